@@ -1,0 +1,153 @@
+//! The command line: `arbor [list|show|context|tree|label|branch|fork|index]`.
+
+mod commands;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+pub use commands::run;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "arbor",
+    version,
+    about = "A fast terminal browser for Atomic and pi agent sessions",
+    long_about = "arbor browses the JSONL session files of the Atomic coding agent (and of the pi agent).\n\
+                  With no command it opens the session picker; the commands below script the same model."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalOpts,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct GlobalOpts {
+    /// A store root laid out like `<agent dir>/sessions` (one folder per project)
+    #[arg(long, global = true, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+    /// Atomic's flat custom session dir (all projects in one folder)
+    #[arg(long, global = true, value_name = "DIR")]
+    pub session_dir: Option<PathBuf>,
+    /// Do not use the persistent index (read every file)
+    #[arg(long, global = true)]
+    pub no_index: bool,
+    /// Write a debug log to FILE
+    #[arg(long, global = true, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List sessions, most recently modified first
+    List(ListArgs),
+    /// Print a session's tree (the /tree rows) or its JSON structure
+    Show(ShowArgs),
+    /// Print what the model sees when the session resumes at a leaf
+    Context(ContextArgs),
+    /// Set or clear the label of an entry (appends a `label` line)
+    Label(LabelArgs),
+    /// Move the leaf to an entry (appends a `branch_summary` line)
+    Branch(BranchArgs),
+    /// Copy root → entry into a new session file
+    Fork(ForkArgs),
+    /// Rename a session (appends a `session_info` line)
+    Rename(RenameArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// All projects instead of the current one
+    #[arg(long)]
+    pub all: bool,
+    /// The project directory (default: the current directory)
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Also list internal workflow sessions
+    #[arg(long)]
+    pub include_internal: bool,
+    /// JSON Lines output
+    #[arg(long)]
+    pub json: bool,
+    /// Apply the picker's search (words, "phrase", re:regex) and rank by relevance
+    #[arg(long, value_name = "Q")]
+    pub query: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// A session file path, id or unique id prefix
+    pub session: String,
+    /// One JSON object instead of the tree text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ContextArgs {
+    /// A session file path, id or unique id prefix
+    pub session: String,
+    /// The entry to resume at (default: the session's leaf)
+    #[arg(long, value_name = "ID")]
+    pub leaf: Option<String>,
+    /// Whose compaction rules to apply: atomic or pi (default: pi for the legacy pi store)
+    #[arg(long, value_name = "FLAVOR")]
+    pub flavor: Option<String>,
+    /// One JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WriteOpts {
+    /// Allow arbor to first rewrite a version 1/2 file as version 3 (keeps a .bak copy)
+    #[arg(long)]
+    pub migrate: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LabelArgs {
+    pub session: String,
+    /// The entry to label
+    pub entry: String,
+    /// The label text (omit with --clear)
+    pub text: Option<String>,
+    /// Remove the label
+    #[arg(long, conflicts_with = "text")]
+    pub clear: bool,
+    #[command(flatten)]
+    pub write: WriteOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct BranchArgs {
+    pub session: String,
+    /// The entry to continue from (a user message: its parent, to re-send it)
+    pub entry: String,
+    /// A summary of the abandoned branch, added to the context
+    #[arg(long, default_value = "")]
+    pub summary: String,
+    #[command(flatten)]
+    pub write: WriteOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct ForkArgs {
+    pub session: String,
+    /// The last entry to copy
+    pub entry: String,
+    /// Where to write the new session (default: beside the source, named like the agent does)
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RenameArgs {
+    pub session: String,
+    /// The new name ("" clears it)
+    pub name: String,
+    #[command(flatten)]
+    pub write: WriteOpts,
+}

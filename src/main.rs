@@ -1,0 +1,17 @@
+use clap::Parser;
+
+fn main() {
+    let cli = arbor::cli::Cli::parse();
+    if let Err(e) = arbor::cli::run(cli) {
+        // A closed pipe (`arbor list | head`) is not an error worth a message.
+        let broken_pipe = e
+            .chain()
+            .filter_map(|c| c.downcast_ref::<std::io::Error>())
+            .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe);
+        if broken_pipe {
+            std::process::exit(0);
+        }
+        eprintln!("arbor: {e:#}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,13 @@
+//! The picker's query language (SPEC §5) and ranking, independent of any UI.
+//!
+//! `word` fuzzy-matches the short fields (name, summary, first message, cwd,
+//! id) with nucleo, or matches the message bodies as a substring — a
+//! subsequence over a long transcript would match almost anything.
+//! `"a phrase"` is a case-insensitive substring with whitespace collapsed;
+//! `re:pattern` a case-insensitive regex. All terms must match.
+
+mod doc;
+mod query;
+
+pub use doc::SearchDoc;
+pub use query::{rank, Query, Term};

@@ -1,0 +1,578 @@
+//! List-row facts of a session in one streaming pass (SPEC §4).
+//!
+//! This is the hot path of every listing: lines are probed with borrowed
+//! `RawValue` fields, so large tool results and images are skipped without
+//! being decoded, and no tree is built. The scanner can be resumed on
+//! appended bytes, which is how the index and the watcher stay incremental.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::entry::{format_iso_ms, is_internal_marker, parse_iso_ms};
+use super::reader::{lines, parse_json_lenient, parse_object, Diagnostics, ReadError};
+
+pub const NO_MESSAGES: &str = "(no messages)";
+
+/// One row of the session list, plus the preview figures.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct SessionInfo {
+    pub path: PathBuf,
+    pub id: String,
+    pub cwd: String,
+    /// Trimmed name of the last `session_info` (empty after a clear).
+    pub name: Option<String>,
+    pub has_name: bool,
+    pub created: String,
+    pub modified_ms: i64,
+    pub message_count: usize,
+    pub first_message: Option<String>,
+    pub parent_session_path: Option<String>,
+    /// Latest session summary and the message id it covers.
+    pub summary_candidate: Option<(String, String)>,
+    /// Id of the last user/assistant message in file order.
+    pub last_message_id: Option<String>,
+    pub internal: bool,
+    /// User/assistant text, the searchable body of the session.
+    pub all_text: String,
+    pub models: BTreeSet<String>,
+    pub total_tokens: u64,
+    pub total_cost: f64,
+    pub diagnostics: Diagnostics,
+    /// Header timestamp missing: `modified` falls back to the file mtime.
+    pub header_ms: Option<i64>,
+    pub newest_message_ms: Option<i64>,
+    pub file_mtime_ms: i64,
+    /// Found in the legacy pi store (read with the pi flavour).
+    #[serde(default)]
+    pub from_pi_store: bool,
+}
+
+impl SessionInfo {
+    /// The summary, when it is fresh (covers the last user/assistant message).
+    pub fn summary(&self) -> Option<&str> {
+        let (text, through) = self.summary_candidate.as_ref()?;
+        (self.last_message_id.as_deref() == Some(through.as_str())).then_some(text.as_str())
+    }
+
+    /// A stale summary exists (the row shows the placeholder).
+    pub fn has_stale_summary(&self) -> bool {
+        self.summary_candidate.is_some() && self.summary().is_none()
+    }
+
+    /// The name when set and not cleared.
+    pub fn display_name(&self) -> Option<&str> {
+        self.name.as_deref().filter(|n| !n.is_empty())
+    }
+
+    pub fn first_message_text(&self) -> &str {
+        self.first_message.as_deref().unwrap_or(NO_MESSAGES)
+    }
+
+    /// Name, else first message: the row title.
+    pub fn title(&self) -> &str {
+        self.display_name()
+            .unwrap_or_else(|| self.first_message_text())
+    }
+
+    pub fn modified(&self) -> String {
+        format_iso_ms(self.modified_ms)
+    }
+
+    fn recompute_modified(&mut self) {
+        self.modified_ms = self
+            .newest_message_ms
+            .or(self.header_ms)
+            .unwrap_or(self.file_mtime_ms);
+    }
+
+    /// The JSON Lines row of `arbor list --json`.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("path".into(), self.path.display().to_string().into());
+        m.insert("id".into(), self.id.clone().into());
+        m.insert("cwd".into(), self.cwd.clone().into());
+        m.insert(
+            "name".into(),
+            self.display_name().map(Value::from).unwrap_or(Value::Null),
+        );
+        m.insert("hasName".into(), self.has_name.into());
+        m.insert("created".into(), self.created.clone().into());
+        m.insert("modified".into(), self.modified().into());
+        m.insert("messageCount".into(), self.message_count.into());
+        m.insert("firstMessage".into(), self.first_message_text().into());
+        m.insert(
+            "parentSessionPath".into(),
+            self.parent_session_path
+                .clone()
+                .map(Value::from)
+                .unwrap_or(Value::Null),
+        );
+        m.insert(
+            "summary".into(),
+            self.summary().map(Value::from).unwrap_or(Value::Null),
+        );
+        m.insert("internal".into(), self.internal.into());
+        let skipped = self.diagnostics.skipped();
+        if skipped > 0 || self.diagnostics.lossy_lines > 0 {
+            m.insert(
+                "diagnostics".into(),
+                serde_json::json!({
+                    "skippedLines": skipped,
+                    "lossyLines": self.diagnostics.lossy_lines,
+                    "partialTail": self.diagnostics.partial_tail,
+                }),
+            );
+        }
+        Value::Object(m)
+    }
+}
+
+/// Top-level fields the list needs; everything else is skipped unparsed.
+#[derive(Deserialize)]
+struct LineProbe<'a> {
+    #[serde(rename = "type", borrow, default)]
+    ty: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    timestamp: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    message: Option<LenientMessage<'a>>,
+    #[serde(borrow, default)]
+    name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    summary: Option<&'a RawValue>,
+    #[serde(rename = "summarizedThroughId", borrow, default)]
+    summarized_through_id: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize, Default)]
+struct MessageProbe<'a> {
+    #[serde(borrow, default)]
+    role: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    timestamp: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    usage: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    model: Option<&'a RawValue>,
+}
+
+/// A `message` field of any JSON type: only an object yields a probe.
+struct LenientMessage<'a>(Option<MessageProbe<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for LenientMessage<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = LenientMessage<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                MessageProbe::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|m| LenientMessage(Some(m)))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(LenientMessage(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(LenientMessage(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(LenientMessage(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(LenientMessage(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(LenientMessage(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(LenientMessage(None))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(LenientMessage(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Deserialize)]
+struct BlockProbe<'a> {
+    #[serde(rename = "type", borrow, default)]
+    ty: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    text: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize, Default)]
+struct UsageProbe {
+    #[serde(rename = "totalTokens", default)]
+    total_tokens: Option<f64>,
+    #[serde(default)]
+    cost: Option<CostProbe>,
+}
+
+#[derive(Deserialize, Default)]
+struct CostProbe {
+    #[serde(default)]
+    total: Option<f64>,
+}
+
+/// The fields of a line the row needs, re-serialized shallow and strict.
+fn shallow_fields(v: &Value) -> Option<String> {
+    let obj = v.as_object()?;
+    let mut m = Map::new();
+    for k in [
+        "type",
+        "id",
+        "timestamp",
+        "name",
+        "summary",
+        "summarizedThroughId",
+    ] {
+        if let Some(x) = obj.get(k) {
+            m.insert(k.into(), x.clone());
+        }
+    }
+    if let Some(Value::Object(msg)) = obj.get("message") {
+        let mut mm = Map::new();
+        for k in ["role", "content", "timestamp", "usage", "model"] {
+            if let Some(x) = msg.get(k) {
+                mm.insert(k.into(), x.clone());
+            }
+        }
+        m.insert("message".into(), Value::Object(mm));
+    }
+    serde_json::to_string(&m).ok()
+}
+
+/// Decodes a JSON string literal, tolerating lone surrogate escapes.
+fn decode_str(g: &str) -> Option<String> {
+    match serde_json::from_str::<String>(g) {
+        Ok(s) => Some(s),
+        Err(_) => match parse_json_lenient(g) {
+            Some(Value::String(s)) => Some(s),
+            _ => None,
+        },
+    }
+}
+
+fn raw_str(r: Option<&RawValue>) -> Option<String> {
+    let r = r?;
+    if !r.get().starts_with('"') {
+        return None;
+    }
+    decode_str(r.get())
+}
+
+fn raw_is(r: Option<&RawValue>, lit: &str) -> bool {
+    // Fast path for the unescaped literal; escaped spellings are vanishingly rare.
+    match r {
+        Some(r) => {
+            let g = r.get();
+            g.len() == lit.len() + 2 && &g[1..g.len() - 1] == lit && g.starts_with('"')
+        }
+        None => false,
+    }
+}
+
+fn raw_id(r: Option<&RawValue>) -> Option<String> {
+    let r = r?;
+    let g = r.get();
+    if g.starts_with('"') {
+        decode_str(g)
+    } else if g == "null" {
+        None
+    } else {
+        Some(g.to_string())
+    }
+}
+
+/// Text of a `content` value: a string, or its text blocks joined by a space.
+fn raw_content_text(r: Option<&RawValue>) -> String {
+    let Some(r) = r else {
+        return String::new();
+    };
+    let g = r.get();
+    if g.starts_with('"') {
+        return decode_str(g).unwrap_or_default();
+    }
+    if !g.starts_with('[') {
+        return String::new();
+    }
+    let Ok(blocks) = serde_json::from_str::<Vec<&RawValue>>(g) else {
+        return String::new();
+    };
+    let mut out = String::new();
+    let mut first = true;
+    for b in blocks {
+        let Ok(bp) = serde_json::from_str::<BlockProbe>(b.get()) else {
+            continue;
+        };
+        if !raw_is(bp.ty, "text") {
+            continue;
+        }
+        if let Some(t) = raw_str(bp.text) {
+            if !first {
+                out.push(' ');
+            }
+            out.push_str(&t);
+            first = false;
+        }
+    }
+    out
+}
+
+/// Streaming extraction of a `SessionInfo`, resumable on appended lines.
+pub struct InfoScanner {
+    info: SessionInfo,
+    header_seen: bool,
+    failed: Option<&'static str>,
+}
+
+impl InfoScanner {
+    pub fn new(path: &Path, file_mtime_ms: i64) -> InfoScanner {
+        InfoScanner {
+            info: SessionInfo {
+                path: path.to_path_buf(),
+                file_mtime_ms,
+                ..SessionInfo::default()
+            },
+            header_seen: false,
+            failed: None,
+        }
+    }
+
+    /// Continues from a finished row (the file grew).
+    pub fn resume(info: SessionInfo) -> InfoScanner {
+        InfoScanner {
+            info,
+            header_seen: true,
+            failed: None,
+        }
+    }
+
+    /// Feeds one line (without its `\n`). `complete` is false for a last
+    /// line with no newline.
+    pub fn feed(&mut self, line: &[u8], complete: bool) {
+        if self.failed.is_some() {
+            return;
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            self.info.diagnostics.blank_lines += 1;
+            return;
+        }
+        if !self.header_seen {
+            let mut lossy = false;
+            match parse_object(line, &mut lossy) {
+                Some(obj) => self.header(obj),
+                None => {
+                    if complete {
+                        self.info.diagnostics.skipped_lines += 1;
+                    } else {
+                        self.info.diagnostics.partial_tail = true;
+                    }
+                }
+            }
+            return;
+        }
+        let text: std::borrow::Cow<str> = match std::str::from_utf8(line) {
+            Ok(s) => s.into(),
+            Err(_) => {
+                self.info.diagnostics.lossy_lines += 1;
+                String::from_utf8_lossy(line)
+            }
+        };
+        let text = text.trim_start_matches('\u{feff}');
+        let shallow;
+        let parsed = match serde_json::from_str::<LineProbe>(text) {
+            Ok(p) => Ok(p),
+            // Rare: what only a JavaScript reader accepts (lone surrogates,
+            // huge numbers, deep nesting). Parse it leniently, keep the fields
+            // the row needs, and probe that.
+            Err(e) => match parse_json_lenient(text).and_then(|v| shallow_fields(&v)) {
+                Some(s) => {
+                    shallow = s;
+                    serde_json::from_str::<LineProbe>(&shallow)
+                }
+                None => Err(e),
+            },
+        };
+        match parsed {
+            Ok(p) => self.entry(p),
+            Err(_) => {
+                if complete {
+                    self.info.diagnostics.skipped_lines += 1;
+                } else {
+                    self.info.diagnostics.partial_tail = true;
+                }
+            }
+        }
+    }
+
+    fn header(&mut self, obj: Map<String, Value>) {
+        let is_header = obj.get("type").and_then(Value::as_str) == Some("session")
+            && obj.get("id").is_some_and(Value::is_string);
+        if !is_header {
+            self.failed = Some("the first entry is not a session header with a string id");
+            return;
+        }
+        self.header_seen = true;
+        let i = &mut self.info;
+        i.id = obj
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        i.cwd = obj
+            .get("cwd")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        i.parent_session_path = obj
+            .get("parentSession")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        i.internal = is_internal_marker(&obj);
+        match obj.get("timestamp") {
+            Some(Value::String(s)) => {
+                i.header_ms = parse_iso_ms(s);
+                // Normalized to UTC like the agents' `toISOString()`.
+                i.created = i.header_ms.map(format_iso_ms).unwrap_or_else(|| s.clone());
+            }
+            Some(Value::Number(n)) => {
+                if let Some(ms) = n.as_f64().filter(|f| f.is_finite()) {
+                    i.created = format_iso_ms(ms as i64);
+                    i.header_ms = Some(ms as i64);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn entry(&mut self, p: LineProbe) {
+        let i = &mut self.info;
+        if raw_is(p.ty, "message") {
+            i.message_count += 1;
+            let Some(m) = p.message.and_then(|m| m.0) else {
+                return;
+            };
+            let is_user = raw_is(m.role, "user");
+            let is_assistant = raw_is(m.role, "assistant");
+            if !(is_user || is_assistant) {
+                return;
+            }
+            let text = raw_content_text(m.content);
+            if is_user && i.first_message.is_none() && !text.trim().is_empty() {
+                i.first_message = Some(text.clone());
+            }
+            if !text.is_empty() {
+                if !i.all_text.is_empty() {
+                    i.all_text.push(' ');
+                }
+                i.all_text.push_str(&text);
+            }
+            let ms = m
+                .timestamp
+                .and_then(|t| t.get().parse::<f64>().ok())
+                .filter(|f| f.is_finite())
+                .map(|f| f as i64)
+                .or_else(|| raw_str(p.timestamp).as_deref().and_then(parse_iso_ms));
+            if let Some(ms) = ms {
+                i.newest_message_ms = Some(i.newest_message_ms.map_or(ms, |c| c.max(ms)));
+            }
+            i.last_message_id = raw_id(p.id);
+            if is_assistant {
+                if let Some(model) = raw_str(m.model) {
+                    if !i.models.contains(&model) {
+                        i.models.insert(model);
+                    }
+                }
+                if let Some(u) = m.usage {
+                    if let Ok(u) = serde_json::from_str::<UsageProbe>(u.get()) {
+                        i.total_tokens += u.total_tokens.unwrap_or(0.0).max(0.0) as u64;
+                        i.total_cost += u.cost.and_then(|c| c.total).unwrap_or(0.0).max(0.0);
+                    }
+                }
+            }
+        } else if raw_is(p.ty, "session_info") {
+            if let Some(n) = raw_str(p.name) {
+                i.name = Some(n.trim().to_string());
+                i.has_name = true;
+            }
+        } else if raw_is(p.ty, "session_summary") {
+            if let (Some(s), Some(t)) = (raw_str(p.summary), raw_id(p.summarized_through_id)) {
+                i.summary_candidate = Some((s, t));
+            }
+        } else if raw_is(p.ty, "branch_summary") {
+            i.summary_candidate = None;
+        }
+    }
+
+    /// The row, or why the file is not a session.
+    pub fn finish(mut self) -> Result<SessionInfo, &'static str> {
+        if let Some(reason) = self.failed {
+            return Err(reason);
+        }
+        if !self.header_seen {
+            return Err("no session header");
+        }
+        self.info.recompute_modified();
+        Ok(self.info)
+    }
+}
+
+/// Reads a file's list row in one pass.
+pub fn scan_info(path: &Path) -> Result<SessionInfo, ReadError> {
+    let meta = std::fs::metadata(path).map_err(|source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if meta.is_dir() {
+        return Err(ReadError::IsDirectory {
+            path: path.to_path_buf(),
+        });
+    }
+    let buf = std::fs::read(path).map_err(|source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    scan_info_bytes(path, &buf, mtime_ms(&meta))
+}
+
+pub fn scan_info_bytes(
+    path: &Path,
+    buf: &[u8],
+    file_mtime_ms: i64,
+) -> Result<SessionInfo, ReadError> {
+    let mut s = InfoScanner::new(path, file_mtime_ms);
+    for (line, nl) in lines(buf) {
+        s.feed(line, nl);
+        if s.failed.is_some() {
+            break;
+        }
+    }
+    s.finish().map_err(|reason| ReadError::NotASession {
+        path: path.to_path_buf(),
+        reason,
+    })
+}
+
+pub fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,21 @@
+//! The session model: reading, migrating and interpreting one session file.
+//!
+//! Nothing in here knows about terminals; the CLI, the TUI, the index and the
+//! tests all drive the same code.
+
+pub mod context;
+pub mod entry;
+pub mod ids;
+pub mod info;
+pub mod reader;
+pub mod render;
+pub mod tree;
+pub mod types;
+pub mod view;
+pub mod writer;
+
+pub use context::{build_context, ContextFlavor, ContextMessage, SessionContext};
+pub use entry::{Entry, Header};
+pub use info::{scan_info, SessionInfo};
+pub use reader::{read_session, Diagnostics, ReadError, Session};
+pub use tree::SessionTree;

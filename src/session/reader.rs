@@ -1,0 +1,380 @@
+//! The tolerant reader: one JSON object per line, never a panic.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::entry::{Entry, Header};
+use super::ids::legacy_entry_id;
+
+/// Why a file could not be read as a session.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is a directory, not a session file")]
+    IsDirectory { path: PathBuf },
+    #[error("{path} is not a session file: {reason}")]
+    NotASession { path: PathBuf, reason: &'static str },
+}
+
+/// What the reader skipped or repaired, for diagnostics rows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Diagnostics {
+    /// Blank lines.
+    pub blank_lines: usize,
+    /// Lines that are not JSON objects (garbage, scalars, `null`, too deep).
+    pub skipped_lines: usize,
+    /// Lines that were not valid UTF-8 and were decoded with replacement characters.
+    pub lossy_lines: usize,
+    /// The last line has no newline and does not parse: probably a writer mid-append.
+    pub partial_tail: bool,
+}
+
+impl Diagnostics {
+    pub fn is_clean(&self) -> bool {
+        self.skipped_lines == 0 && self.lossy_lines == 0 && !self.partial_tail
+    }
+
+    /// Lines not used as entries, the count shown to users.
+    pub fn skipped(&self) -> usize {
+        self.skipped_lines + usize::from(self.partial_tail)
+    }
+}
+
+/// A whole session file, migrated in memory to version 3.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub path: PathBuf,
+    pub header: Header,
+    /// The version the file is written in (1, 2 or 3); entries are always v3 shaped.
+    pub file_version: u32,
+    pub entries: Vec<Entry>,
+    pub diagnostics: Diagnostics,
+    /// Bytes of the file that were read.
+    pub bytes: u64,
+}
+
+impl Session {
+    pub fn id(&self) -> &str {
+        &self.header.id
+    }
+
+    pub fn needs_migration(&self) -> bool {
+        self.file_version < 3
+    }
+}
+
+/// Splits a buffer into lines, tolerating a missing final newline.
+/// Returns `(line, ended_with_newline)`.
+pub fn lines(buf: &[u8]) -> impl Iterator<Item = (&[u8], bool)> {
+    let mut rest = buf;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        match memchr::memchr(b'\n', rest) {
+            Some(i) => {
+                let line = &rest[..i];
+                rest = &rest[i + 1..];
+                Some((line, true))
+            }
+            None => {
+                let line = rest;
+                rest = &[];
+                Some((line, false))
+            }
+        }
+    })
+}
+
+/// Parses one line to a JSON object; `None` when it is not one.
+pub fn parse_object(line: &[u8], lossy: &mut bool) -> Option<Map<String, Value>> {
+    let text: std::borrow::Cow<str> = match std::str::from_utf8(line) {
+        Ok(s) => s.into(),
+        Err(_) => {
+            *lossy = true;
+            String::from_utf8_lossy(line)
+        }
+    };
+    let text = text.trim_start_matches('\u{feff}');
+    match parse_json_lenient(text) {
+        Some(Value::Object(map)) => Some(map),
+        _ => None,
+    }
+}
+
+/// Deepest nesting arbor parses. JavaScript readers accept any depth; this
+/// bound keeps a hostile line from exhausting memory or the stack.
+pub const MAX_DEPTH: usize = 20_000;
+
+/// Rewrites what JavaScript accepts but strict JSON does not: lone UTF-16
+/// surrogate escapes become U+FFFD (what the agents' own UTF-8 encoding
+/// turns them into) and out-of-range numbers become the largest finite
+/// double. Returns the text (`None` when unchanged) and the nesting depth.
+pub fn repair_line(line: &str) -> (Option<String>, usize) {
+    let b = line.as_bytes();
+    let esc = |i: usize| -> Option<u16> {
+        if i + 6 <= b.len() && b[i] == b'\\' && b[i + 1] == b'u' {
+            u16::from_str_radix(std::str::from_utf8(&b[i + 2..i + 6]).ok()?, 16).ok()
+        } else {
+            None
+        }
+    };
+    let mut out = String::with_capacity(line.len());
+    let mut changed = false;
+    let (mut depth, mut max_depth) = (0usize, 0usize);
+    let mut in_string = false;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if in_string {
+            if c == b'\\' {
+                match esc(i) {
+                    Some(0xd800..=0xdbff) if matches!(esc(i + 6), Some(0xdc00..=0xdfff)) => {
+                        out.push_str(&line[i..i + 12]);
+                        i += 12;
+                    }
+                    Some(0xd800..=0xdfff) => {
+                        out.push_str("\\ufffd");
+                        changed = true;
+                        i += 6;
+                    }
+                    _ => {
+                        let end = (i + 2).min(b.len());
+                        out.push_str(&line[i..end]);
+                        i = end;
+                    }
+                }
+                continue;
+            }
+            if c == b'"' {
+                in_string = false;
+            }
+        } else {
+            match c {
+                b'"' => in_string = true,
+                b'{' | b'[' => {
+                    depth += 1;
+                    max_depth = max_depth.max(depth);
+                }
+                b'}' | b']' => depth = depth.saturating_sub(1),
+                b'-' | b'0'..=b'9' => {
+                    let end = b[i..]
+                        .iter()
+                        .position(|x| !matches!(x, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+                        .map_or(b.len(), |p| i + p);
+                    let tok = &line[i..end];
+                    match tok.parse::<f64>() {
+                        Ok(f) if f.is_infinite() => {
+                            out.push_str(if f < 0.0 {
+                                "-1.7976931348623157e308"
+                            } else {
+                                "1.7976931348623157e308"
+                            });
+                            changed = true;
+                        }
+                        _ => out.push_str(tok),
+                    }
+                    i = end;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        // Copy one whole character (multi-byte UTF-8 included).
+        let ch = line[i..].chars().next().unwrap_or('\u{fffd}');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    (changed.then_some(out), max_depth)
+}
+
+/// Parses JSON the way the agents' JavaScript readers accept it.
+pub fn parse_json_lenient(text: &str) -> Option<Value> {
+    if let Ok(v) = serde_json::from_str::<Value>(text) {
+        return Some(v);
+    }
+    let (fixed, depth) = repair_line(text);
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let text = fixed.as_deref().unwrap_or(text);
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let mut v = {
+        let sd = serde_stacker::Deserializer::new(&mut de);
+        <Value as serde::Deserialize>::deserialize(sd).ok()?
+    };
+    de.end().ok()?;
+    if depth > KEEP_DEPTH {
+        // Everything else in arbor (clone, drop, serialize) recurses; deep
+        // subtrees are cut here and freed on a big stack of their own.
+        let mut cut = Vec::new();
+        trim_deep(&mut v, 0, &mut cut);
+        stacker::grow(64 << 20, move || drop(cut));
+    }
+    Some(v)
+}
+
+/// Nesting kept in memory; deeper JSON is replaced by `DEEP_PLACEHOLDER`.
+pub const KEEP_DEPTH: usize = 64;
+pub const DEEP_PLACEHOLDER: &str = "[arbor: JSON nested too deeply to show]";
+
+fn trim_deep(v: &mut Value, depth: usize, cut: &mut Vec<Value>) {
+    if depth >= KEEP_DEPTH && (v.is_array() || v.is_object()) {
+        cut.push(std::mem::replace(v, Value::String(DEEP_PLACEHOLDER.into())));
+        return;
+    }
+    match v {
+        Value::Array(a) => a.iter_mut().for_each(|x| trim_deep(x, depth + 1, cut)),
+        Value::Object(m) => m.values_mut().for_each(|x| trim_deep(x, depth + 1, cut)),
+        _ => {}
+    }
+}
+
+/// Reads and migrates a session file.
+pub fn read_session(path: &Path) -> Result<Session, ReadError> {
+    let meta = std::fs::metadata(path).map_err(|source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if meta.is_dir() {
+        return Err(ReadError::IsDirectory {
+            path: path.to_path_buf(),
+        });
+    }
+    let buf = std::fs::read(path).map_err(|source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_session(path, &buf)
+}
+
+/// Parses a session from bytes already read.
+pub fn parse_session(path: &Path, buf: &[u8]) -> Result<Session, ReadError> {
+    let mut diagnostics = Diagnostics::default();
+    let mut header: Option<Header> = None;
+    let mut raw_entries: Vec<Map<String, Value>> = Vec::new();
+    let mut first_object_seen = false;
+
+    for (line, newline) in lines(buf) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            diagnostics.blank_lines += 1;
+            continue;
+        }
+        let mut lossy = false;
+        let Some(obj) = parse_object(line, &mut lossy) else {
+            if newline {
+                diagnostics.skipped_lines += 1;
+            } else {
+                diagnostics.partial_tail = true;
+            }
+            continue;
+        };
+        if lossy {
+            diagnostics.lossy_lines += 1;
+        }
+        if !first_object_seen {
+            first_object_seen = true;
+            match Header::from_object(obj) {
+                Some(h) => header = Some(h),
+                None => {
+                    return Err(ReadError::NotASession {
+                        path: path.to_path_buf(),
+                        reason: "the first entry is not a session header with a string id",
+                    })
+                }
+            }
+            continue;
+        }
+        raw_entries.push(obj);
+    }
+
+    let Some(header) = header else {
+        return Err(ReadError::NotASession {
+            path: path.to_path_buf(),
+            reason: "no session header",
+        });
+    };
+    let file_version = header.version;
+    let mut entries: Vec<Entry> = Vec::with_capacity(raw_entries.len());
+    if file_version < 2 {
+        migrate_v1(&header.id, &mut raw_entries);
+    }
+    if file_version < 3 {
+        migrate_v2(&mut raw_entries);
+    }
+    for (i, raw) in raw_entries.into_iter().enumerate() {
+        entries.push(Entry::new(i + 1, raw));
+    }
+    Ok(Session {
+        path: path.to_path_buf(),
+        header,
+        file_version,
+        entries,
+        diagnostics,
+        bytes: buf.len() as u64,
+    })
+}
+
+/// v1 → v2: ids, a linear parent chain, and index-based compaction pointers.
+pub fn migrate_v1(session_id: &str, entries: &mut [Map<String, Value>]) {
+    let mut taken: HashSet<String> = entries
+        .iter()
+        .filter_map(|e| e.get("id").and_then(Value::as_str).map(str::to_string))
+        .collect();
+    let mut ids = Vec::with_capacity(entries.len());
+    for (i, e) in entries.iter_mut().enumerate() {
+        let id = match e.get("id").and_then(Value::as_str) {
+            Some(id) => id.to_string(),
+            None => {
+                let mut attempt = 0;
+                loop {
+                    let candidate = legacy_entry_id(session_id, i + 1, attempt);
+                    if taken.insert(candidate.clone()) {
+                        break candidate;
+                    }
+                    attempt += 1;
+                }
+            }
+        };
+        ids.push(id);
+    }
+    for i in 0..entries.len() {
+        let parent = if i == 0 {
+            Value::Null
+        } else {
+            Value::String(ids[i - 1].clone())
+        };
+        let e = &mut entries[i];
+        e.insert("id".into(), Value::String(ids[i].clone()));
+        e.insert("parentId".into(), parent);
+        if e.get("type").and_then(Value::as_str) == Some("compaction") {
+            // The index counts the header as line 0, so entry k sits at index k.
+            if let Some(idx) = e.get("firstKeptEntryIndex").and_then(Value::as_u64) {
+                let target = (idx as usize).checked_sub(1).and_then(|k| ids.get(k));
+                if let Some(target) = target {
+                    e.insert("firstKeptEntryId".into(), Value::String(target.clone()));
+                }
+                e.remove("firstKeptEntryIndex");
+            }
+        }
+    }
+}
+
+/// v2 → v3: the `hookMessage` role became `custom`.
+pub fn migrate_v2(entries: &mut [Map<String, Value>]) {
+    for e in entries {
+        if let Some(Value::Object(m)) = e.get_mut("message") {
+            if m.get("role").and_then(Value::as_str) == Some("hookMessage") {
+                m.insert("role".into(), Value::String("custom".into()));
+            }
+        }
+    }
+}

@@ -1,0 +1,391 @@
+//! Appends in Atomic's exact shapes (SPEC §7), and the two whole-file writes
+//! (fork, migration), both atomic.
+//!
+//! Safety rules: the parent of a new entry is the file's last entry re-read
+//! at write time; one `write` per line on an `O_APPEND` handle; a file that
+//! ends in a partial line (a writer mid-append) is never glued onto.
+
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+use super::entry::{format_iso_ms, Entry};
+use super::ids::{new_entry_id, new_session_id};
+use super::reader::{parse_object, read_session, ReadError, Session};
+use super::tree::SessionTree;
+
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error("cannot write {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is a version {version} file; it must be migrated to version 3 first (arbor rewrites it atomically and keeps a .bak copy)")]
+    NeedsMigration { path: PathBuf, version: u32 },
+    #[error("{path} ends in a partial line (another program is writing it); nothing was written, try again")]
+    PartialLastLine { path: PathBuf },
+    #[error("no entry {id} in {path}")]
+    NoSuchEntry { path: PathBuf, id: String },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
+    move |source| WriteError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// What an append wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written {
+    pub id: String,
+    pub line: String,
+}
+
+pub fn now_iso() -> String {
+    format_iso_ms(chrono::Utc::now().timestamp_millis())
+}
+
+/// Makes sure the file ends in `\n`; returns Err when the last line is partial.
+fn settle_tail(file: &mut File, path: &Path) -> Result<(), WriteError> {
+    // A writer mid-append finishes within milliseconds; give it a few chances.
+    for attempt in 0..5 {
+        let len = file.seek(SeekFrom::End(0)).map_err(io_err(path))?;
+        if len == 0 {
+            return Ok(());
+        }
+        let tail_start = len.saturating_sub(64 * 1024);
+        file.seek(SeekFrom::Start(tail_start))
+            .map_err(io_err(path))?;
+        let mut tail = Vec::new();
+        file.read_to_end(&mut tail).map_err(io_err(path))?;
+        if tail.last() == Some(&b'\n') {
+            return Ok(());
+        }
+        let line_start = memchr::memrchr(b'\n', &tail).map(|i| i + 1);
+        let complete_line = match line_start {
+            Some(s) => parse_object(&tail[s..], &mut false).is_some(),
+            // The line is longer than the tail window: read it whole.
+            None => {
+                let mut all = Vec::new();
+                file.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
+                file.read_to_end(&mut all).map_err(io_err(path))?;
+                let s = memchr::memrchr(b'\n', &all).map_or(0, |i| i + 1);
+                parse_object(&all[s..], &mut false).is_some()
+            }
+        };
+        if complete_line {
+            file.write_all(b"\n").map_err(io_err(path))?;
+            return Ok(());
+        }
+        if attempt < 4 {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    Err(WriteError::PartialLastLine {
+        path: path.to_path_buf(),
+    })
+}
+
+/// Appends one entry built by `make(parent_id, taken_ids)`; the session is
+/// re-read first so the parent is the current last entry.
+pub fn append_entry(
+    path: &Path,
+    make: impl FnOnce(&Session, &str) -> Result<Map<String, Value>, WriteError>,
+) -> Result<Written, WriteError> {
+    let mut file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .open(path)
+        .map_err(io_err(path))?;
+    settle_tail(&mut file, path)?;
+    let session = read_session(path)?;
+    if session.needs_migration() {
+        return Err(WriteError::NeedsMigration {
+            path: path.to_path_buf(),
+            version: session.file_version,
+        });
+    }
+    let taken: HashSet<&str> = session.entries.iter().map(|e| e.id.as_str()).collect();
+    let id = new_entry_id(&taken);
+    let obj = make(&session, &id)?;
+    let mut line = serde_json::to_string(&Value::Object(obj))
+        .map_err(|e| WriteError::Invalid(e.to_string()))?;
+    line.push('\n');
+    // One write call: O_APPEND makes it land after whatever is there now.
+    file.write_all(line.as_bytes()).map_err(io_err(path))?;
+    file.sync_data().map_err(io_err(path))?;
+    line.pop();
+    Ok(Written { id, line })
+}
+
+fn base(ty: &str, id: &str, parent: Option<&str>) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("type".into(), ty.into());
+    m.insert("id".into(), id.into());
+    m.insert(
+        "parentId".into(),
+        parent.map(Value::from).unwrap_or(Value::Null),
+    );
+    m.insert("timestamp".into(), now_iso().into());
+    m
+}
+
+fn last_id(s: &Session) -> Option<&str> {
+    s.entries.last().map(|e| e.id.as_str())
+}
+
+/// Sets (or with `None`/empty, clears) the label of `target`.
+pub fn append_label(path: &Path, target: &str, label: Option<&str>) -> Result<Written, WriteError> {
+    append_entry(path, |s, id| {
+        if !s.entries.iter().any(|e| e.id == target) {
+            return Err(WriteError::NoSuchEntry {
+                path: path.to_path_buf(),
+                id: target.to_string(),
+            });
+        }
+        let mut m = base("label", id, last_id(s));
+        m.insert("targetId".into(), target.into());
+        if let Some(l) = label.map(str::trim).filter(|l| !l.is_empty()) {
+            m.insert("label".into(), l.into());
+        }
+        Ok(m)
+    })
+}
+
+/// Renames the session (`""` clears the name).
+pub fn append_session_name(path: &Path, name: &str) -> Result<Written, WriteError> {
+    append_entry(path, |s, id| {
+        let mut m = base("session_info", id, last_id(s));
+        m.insert("name".into(), name.trim().into());
+        Ok(m)
+    })
+}
+
+/// Where "continue from here" on `entry` puts the leaf: a user message's
+/// parent (its text goes back to the editor), any other entry itself.
+pub fn branch_point(session: &Session, entry_id: &str) -> Option<Option<String>> {
+    let tree = SessionTree::build(session);
+    let i = tree.index_of(entry_id)?;
+    let e = &session.entries[i];
+    if e.role() == Some("user") {
+        Some(tree.parent[i].map(|p| session.entries[p].id.clone()))
+    } else {
+        Some(Some(e.id.clone()))
+    }
+}
+
+/// Moves the leaf: a `branch_summary` child of the branch point.
+pub fn append_branch(path: &Path, entry_id: &str, summary: &str) -> Result<Written, WriteError> {
+    append_entry(path, |s, id| {
+        let point = branch_point(s, entry_id).ok_or_else(|| WriteError::NoSuchEntry {
+            path: path.to_path_buf(),
+            id: entry_id.to_string(),
+        })?;
+        let mut m = base("branch_summary", id, point.as_deref());
+        m.insert(
+            "fromId".into(),
+            point.clone().unwrap_or_else(|| "root".into()).into(),
+        );
+        m.insert("summary".into(), summary.into());
+        Ok(m)
+    })
+}
+
+/// File name of a session: `<ISO with ':' and '.' as '-'>_<id>.jsonl`.
+pub fn session_file_name(timestamp: &str, id: &str) -> String {
+    format!("{}_{id}.jsonl", timestamp.replace([':', '.'], "-"))
+}
+
+/// Writes `bytes` to `path` atomically: temp file in the same folder, fsync, rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(
+        ".{}.arbor-tmp-{}",
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("session"),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    result.map_err(|source| {
+        let _ = std::fs::remove_file(&tmp);
+        WriteError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    })
+}
+
+/// Forks root → `entry` into a new session file; returns its path and id.
+pub fn fork(
+    source: &Path,
+    entry_id: &str,
+    out: Option<&Path>,
+) -> Result<(PathBuf, String), WriteError> {
+    let session = read_session(source)?;
+    let tree = SessionTree::build(&session);
+    let Some(target) = tree.index_of(entry_id) else {
+        return Err(WriteError::NoSuchEntry {
+            path: source.to_path_buf(),
+            id: entry_id.to_string(),
+        });
+    };
+    let path = tree.path_to(target);
+    let entries = &session.entries;
+    let is_label = |i: usize| entries[i].entry_type() == "label";
+
+    // A kept entry whose parent was a dropped label hangs from that label's parent.
+    let kept_parent = |i: usize| {
+        let mut p = tree.parent[i];
+        while let Some(x) = p {
+            if !is_label(x) {
+                break;
+            }
+            p = tree.parent[x];
+        }
+        p.map(|x| entries[x].id.clone())
+    };
+
+    let id = new_session_id();
+    let now = now_iso();
+    let mut header = Map::new();
+    header.insert("type".into(), "session".into());
+    header.insert("version".into(), 3.into());
+    header.insert("id".into(), id.clone().into());
+    header.insert("timestamp".into(), now.clone().into());
+    header.insert(
+        "cwd".into(),
+        session.header.cwd().unwrap_or_default().into(),
+    );
+    let abs_source = std::path::absolute(source).unwrap_or_else(|_| source.to_path_buf());
+    header.insert(
+        "parentSession".into(),
+        abs_source.display().to_string().into(),
+    );
+    for k in ["internal", "workflow"] {
+        if let Some(v) = session.header.raw.get(k) {
+            header.insert(k.into(), v.clone());
+        }
+    }
+
+    if let Some(&i) = path.iter().find(|&&i| is_trimmed(&entries[i])) {
+        return Err(WriteError::Invalid(format!(
+            "entry {} nests JSON too deeply to copy without loss; not forking",
+            entries[i].id
+        )));
+    }
+    let mut out_lines = vec![Value::Object(header).to_string()];
+    let mut last: Option<String> = None;
+    let mut taken: HashSet<String> = HashSet::new();
+    let mut kept_ids = Vec::new();
+    for &i in &path {
+        if is_label(i) {
+            continue;
+        }
+        let mut raw = entries[i].raw.clone();
+        raw.insert(
+            "parentId".into(),
+            kept_parent(i).map(Value::from).unwrap_or(Value::Null),
+        );
+        taken.insert(entries[i].id.clone());
+        kept_ids.push(entries[i].id.clone());
+        last = Some(entries[i].id.clone());
+        out_lines.push(Value::Object(raw).to_string());
+    }
+    for kid in &kept_ids {
+        let Some(label) = tree.labels.get(kid) else {
+            continue;
+        };
+        let taken_ref: HashSet<&str> = taken.iter().map(String::as_str).collect();
+        let lid = new_entry_id(&taken_ref);
+        let line = json!({
+            "type": "label",
+            "id": lid,
+            "parentId": last,
+            "timestamp": label.timestamp.clone().unwrap_or_else(|| now.clone()),
+            "targetId": kid,
+            "label": label.text,
+        });
+        taken.insert(lid.clone());
+        last = Some(lid);
+        out_lines.push(line.to_string());
+    }
+    let mut bytes = out_lines.join("\n");
+    bytes.push('\n');
+
+    let dest = match out {
+        Some(p) => p.to_path_buf(),
+        None => source
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join(session_file_name(&now, &id)),
+    };
+    if dest.exists() {
+        return Err(WriteError::Invalid(format!(
+            "{} already exists; not overwriting it",
+            dest.display()
+        )));
+    }
+    write_atomic(&dest, bytes.as_bytes())?;
+    Ok((dest, id))
+}
+
+/// Rewrites a v1/v2 file as v3 (atomically, keeping `<file>.bak`).
+/// Only called after the user agreed; skipped (malformed) lines stay in the .bak.
+pub fn migrate_file(path: &Path) -> Result<PathBuf, WriteError> {
+    let original = std::fs::read(path).map_err(io_err(path))?;
+    let session = super::reader::parse_session(path, &original)?;
+    if let Some(e) = session.entries.iter().find(|e| is_trimmed(e)) {
+        return Err(WriteError::Invalid(format!(
+            "entry {} nests JSON too deeply to rewrite without loss; not migrating",
+            e.id
+        )));
+    }
+    let bak = PathBuf::from(format!("{}.bak", path.display()));
+    std::fs::write(&bak, &original).map_err(io_err(&bak))?;
+    let mut header = session.header.raw.clone();
+    header.insert("version".into(), 3.into());
+    let mut lines = vec![Value::Object(header).to_string()];
+    lines.extend(session.entries.iter().map(entry_line));
+    let mut bytes = lines.join("\n");
+    bytes.push('\n');
+    write_atomic(path, bytes.as_bytes())?;
+    Ok(bak)
+}
+
+/// Whether the reader cut a too-deep subtree out of this entry.
+fn is_trimmed(e: &Entry) -> bool {
+    fn walk(v: &Value) -> bool {
+        match v {
+            Value::String(s) => s == super::reader::DEEP_PLACEHOLDER,
+            Value::Array(a) => a.iter().any(walk),
+            Value::Object(m) => m.values().any(walk),
+            _ => false,
+        }
+    }
+    e.raw.values().any(walk)
+}
+
+fn entry_line(e: &Entry) -> String {
+    Value::Object(e.raw.clone()).to_string()
+}

@@ -1,0 +1,11 @@
+//! Where sessions live (SPEC §1): agent and session dirs, the per-project
+//! folders, scanning, and resolving a session by path, id or id prefix.
+
+pub mod listing;
+pub mod paths;
+pub mod scan;
+
+pub use paths::{encode_cwd, Origin, StoreConfig, StoreKind, StoreRoot};
+pub use scan::{
+    list_session_files, resolve_session, ResolveError, ScanProblem, Scope, SessionFile,
+};

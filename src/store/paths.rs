@@ -1,0 +1,205 @@
+//! Resolution of the store roots from options, environment and defaults.
+
+use std::path::{Path, PathBuf};
+
+/// How a root is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    /// `<root>/--<encoded cwd>--/*.jsonl`
+    PerProject,
+    /// All projects' files directly in one folder (a custom session dir).
+    Flat,
+}
+
+/// Which agent a root belongs to, for marking rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Atomic,
+    /// The legacy pi store `~/.pi/agent/sessions`.
+    Pi,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreRoot {
+    pub path: PathBuf,
+    pub kind: StoreKind,
+    pub origin: Origin,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StoreConfig {
+    pub roots: Vec<StoreRoot>,
+}
+
+/// Environment lookups, injectable for tests.
+pub trait Env {
+    fn var(&self, key: &str) -> Option<String>;
+    fn home(&self) -> Option<PathBuf>;
+}
+
+pub struct ProcessEnv;
+
+impl Env for ProcessEnv {
+    fn var(&self, key: &str) -> Option<String> {
+        std::env::var(key).ok().filter(|v| !v.is_empty())
+    }
+    fn home(&self) -> Option<PathBuf> {
+        dirs::home_dir()
+    }
+}
+
+fn expand_tilde(p: &str, env: &dyn Env) -> PathBuf {
+    if p == "~" {
+        return env.home().unwrap_or_else(|| PathBuf::from(p));
+    }
+    if let Some(rest) = p.strip_prefix("~/") {
+        if let Some(h) = env.home() {
+            return h.join(rest);
+        }
+    }
+    PathBuf::from(p)
+}
+
+impl StoreConfig {
+    /// Highest first: `--session-dir`, `--store`, the session-dir env vars,
+    /// then the agent dir (env or `~/.atomic/agent`) plus the legacy pi store.
+    pub fn resolve(store: Option<&Path>, session_dir: Option<&Path>, env: &dyn Env) -> StoreConfig {
+        if let Some(d) = session_dir {
+            return StoreConfig::single(d, StoreKind::Flat);
+        }
+        if let Some(s) = store {
+            return StoreConfig::single(s, StoreKind::PerProject);
+        }
+        for key in [
+            "ATOMIC_CODING_AGENT_SESSION_DIR",
+            "PI_CODING_AGENT_SESSION_DIR",
+        ] {
+            if let Some(v) = env.var(key) {
+                return StoreConfig::single(&expand_tilde(&v, env), StoreKind::Flat);
+            }
+        }
+        let agent_dir = ["ATOMIC_CODING_AGENT_DIR", "PI_CODING_AGENT_DIR"]
+            .iter()
+            .find_map(|k| env.var(k))
+            .map(|v| expand_tilde(&v, env))
+            .or_else(|| env.home().map(|h| h.join(".atomic").join("agent")))
+            .unwrap_or_else(|| PathBuf::from(".atomic/agent"));
+        let mut roots = vec![StoreRoot {
+            path: agent_dir.join("sessions"),
+            kind: StoreKind::PerProject,
+            origin: Origin::Atomic,
+        }];
+        if let Some(h) = env.home() {
+            let legacy = h.join(".pi").join("agent").join("sessions");
+            if legacy.is_dir() && !roots.iter().any(|r| same_dir(&r.path, &legacy)) {
+                roots.push(StoreRoot {
+                    path: legacy,
+                    kind: StoreKind::PerProject,
+                    origin: Origin::Pi,
+                });
+            }
+        }
+        StoreConfig { roots }
+    }
+
+    pub fn single(path: &Path, kind: StoreKind) -> StoreConfig {
+        StoreConfig {
+            roots: vec![StoreRoot {
+                path: path.to_path_buf(),
+                kind,
+                origin: Origin::Atomic,
+            }],
+        }
+    }
+
+    /// True when no root exists on disk.
+    pub fn is_missing(&self) -> bool {
+        self.roots.iter().all(|r| !r.path.is_dir())
+    }
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// The per-project folder name of a cwd: `/home/u/my-proj` → `--home-u-my-proj--`.
+pub fn encode_cwd(cwd: &str) -> String {
+    let trimmed = cwd
+        .strip_prefix('/')
+        .or_else(|| cwd.strip_prefix('\\'))
+        .unwrap_or(cwd);
+    let body: String = trimmed
+        .chars()
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':') {
+                '-'
+            } else {
+                c
+            }
+        })
+        .collect();
+    format!("--{body}--")
+}
+
+/// The absolute form of a project path, with `~` expanded and no symlink
+/// resolution (as the agents store it).
+pub fn absolute_cwd(p: &str, env: &dyn Env) -> String {
+    let expanded = expand_tilde(p, env);
+    std::path::absolute(&expanded)
+        .unwrap_or(expanded)
+        .display()
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct FakeEnv(Vec<(&'static str, &'static str)>);
+    impl Env for FakeEnv {
+        fn var(&self, key: &str) -> Option<String> {
+            self.0
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.to_string())
+        }
+        fn home(&self) -> Option<PathBuf> {
+            Some(PathBuf::from("/nonexistent-home"))
+        }
+    }
+
+    #[test]
+    fn encodes_like_the_agent() {
+        assert_eq!(encode_cwd("/home/u/my-proj"), "--home-u-my-proj--");
+        assert_eq!(encode_cwd("C:\\Users\\x"), "--C--Users-x--");
+        assert_eq!(encode_cwd("/"), "----");
+    }
+
+    #[test]
+    fn precedence_of_overrides() {
+        let env = FakeEnv(vec![
+            ("PI_CODING_AGENT_SESSION_DIR", "/flat"),
+            ("ATOMIC_CODING_AGENT_DIR", "/agent"),
+        ]);
+        let c = StoreConfig::resolve(None, None, &env);
+        assert_eq!(c.roots[0].path, PathBuf::from("/flat"));
+        assert_eq!(c.roots[0].kind, StoreKind::Flat);
+        let c = StoreConfig::resolve(None, Some(Path::new("/cli")), &env);
+        assert_eq!(c.roots[0].path, PathBuf::from("/cli"));
+        let env = FakeEnv(vec![("PI_CODING_AGENT_DIR", "~/pi")]);
+        let c = StoreConfig::resolve(None, None, &env);
+        assert_eq!(
+            c.roots[0].path,
+            PathBuf::from("/nonexistent-home/pi/sessions")
+        );
+        assert_eq!(c.roots[0].kind, StoreKind::PerProject);
+        let c = StoreConfig::resolve(None, None, &FakeEnv(vec![]));
+        assert_eq!(
+            c.roots[0].path,
+            PathBuf::from("/nonexistent-home/.atomic/agent/sessions")
+        );
+    }
+}

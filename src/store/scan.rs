@@ -1,0 +1,177 @@
+//! Finding session files without reading them.
+
+use std::path::{Path, PathBuf};
+
+use super::paths::{encode_cwd, Origin, StoreConfig, StoreKind};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionFile {
+    pub path: PathBuf,
+    pub origin: Origin,
+}
+
+impl SessionFile {
+    /// The session id from the file name (`<timestamp>_<id>.jsonl`).
+    pub fn id_from_name(&self) -> Option<&str> {
+        id_from_file_name(&self.path)
+    }
+}
+
+pub fn id_from_file_name(path: &Path) -> Option<&str> {
+    let stem = path.file_name()?.to_str()?.strip_suffix(".jsonl")?;
+    stem.split_once('_').map(|(_, id)| id)
+}
+
+/// A path that looked like a session but could not be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanProblem {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// Which projects to list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    All,
+    /// One project, by its absolute cwd.
+    Project(String),
+}
+
+fn is_session_name(name: &str) -> bool {
+    name.ends_with(".jsonl")
+}
+
+/// Collects `*.jsonl` regular files (following symlinks) in `dir`.
+fn files_in(
+    dir: &Path,
+    origin: Origin,
+    out: &mut Vec<SessionFile>,
+    problems: &mut Vec<ScanProblem>,
+) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for ent in rd.flatten() {
+        let name = ent.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !is_session_name(name) {
+            continue;
+        }
+        let path = ent.path();
+        // `metadata` follows symlinks: loops and dangling links fail here,
+        // FIFOs and directories are not regular files. Opening a FIFO would block.
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_file() => out.push(SessionFile { path, origin }),
+            Ok(m) if m.is_dir() => problems.push(ScanProblem {
+                path,
+                reason: "a directory named like a session file".into(),
+            }),
+            Ok(_) => problems.push(ScanProblem {
+                path,
+                reason: "not a regular file".into(),
+            }),
+            Err(e) => problems.push(ScanProblem {
+                path,
+                reason: format!("unreadable link or file: {e}"),
+            }),
+        }
+    }
+}
+
+/// Project folders of a per-project root: real folders and links to folders.
+fn project_dirs(root: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name != "tool-results"
+                && name != "artifacts"
+                && std::fs::metadata(p).is_ok_and(|m| m.is_dir())
+        })
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// All session files of a store in the given scope (for a project scope the
+/// caller still compares each header's cwd: the folder encoding is lossy).
+pub fn list_session_files(
+    config: &StoreConfig,
+    scope: &Scope,
+) -> (Vec<SessionFile>, Vec<ScanProblem>) {
+    let mut files = Vec::new();
+    let mut problems = Vec::new();
+    for root in &config.roots {
+        match root.kind {
+            StoreKind::Flat => files_in(&root.path, root.origin, &mut files, &mut problems),
+            StoreKind::PerProject => match scope {
+                Scope::All => {
+                    for d in project_dirs(&root.path) {
+                        files_in(&d, root.origin, &mut files, &mut problems);
+                    }
+                }
+                Scope::Project(cwd) => {
+                    let d = root.path.join(encode_cwd(cwd));
+                    if d.is_dir() {
+                        files_in(&d, root.origin, &mut files, &mut problems);
+                    }
+                }
+            },
+        }
+    }
+    (files, problems)
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ResolveError {
+    #[error("no session matches {0:?} (give a path, a session id or a unique id prefix)")]
+    NotFound(String),
+    #[error("{query:?} is ambiguous: {count} sessions match ({examples})")]
+    Ambiguous {
+        query: String,
+        count: usize,
+        examples: String,
+    },
+}
+
+/// A session by path, id or unique id prefix; ids come from file names only.
+pub fn resolve_session(config: &StoreConfig, arg: &str) -> Result<PathBuf, ResolveError> {
+    let p = Path::new(arg);
+    if p.is_file() {
+        return Ok(p.to_path_buf());
+    }
+    if arg.is_empty() {
+        return Err(ResolveError::NotFound(arg.into()));
+    }
+    let (files, _) = list_session_files(config, &Scope::All);
+    let exact: Vec<&SessionFile> = files
+        .iter()
+        .filter(|f| f.id_from_name() == Some(arg))
+        .collect();
+    let matches: Vec<&SessionFile> = if exact.is_empty() {
+        files
+            .iter()
+            .filter(|f| f.id_from_name().is_some_and(|id| id.starts_with(arg)))
+            .collect()
+    } else {
+        exact
+    };
+    match matches.len() {
+        0 => Err(ResolveError::NotFound(arg.into())),
+        1 => Ok(matches[0].path.clone()),
+        n => Err(ResolveError::Ambiguous {
+            query: arg.into(),
+            count: n,
+            examples: matches
+                .iter()
+                .take(3)
+                .filter_map(|f| f.id_from_name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+    }
+}

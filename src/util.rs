@@ -1,0 +1,41 @@
+//! Small helpers shared by the CLI and the UI.
+
+/// Atomic's compact age: `now`, `5m`, `3h`, `2d`, `1w`, `4mo`, `2y`.
+pub fn age(now_ms: i64, then_ms: i64) -> String {
+    let secs = (now_ms - then_ms).max(0) / 1000;
+    let mins = secs / 60;
+    let hours = mins / 60;
+    let days = hours / 24;
+    if mins < 1 {
+        "now".into()
+    } else if hours < 1 {
+        format!("{mins}m")
+    } else if days < 1 {
+        format!("{hours}h")
+    } else if days < 7 {
+        format!("{days}d")
+    } else if days < 30 {
+        format!("{}w", days / 7)
+    } else if days < 365 {
+        format!("{}mo", days / 30)
+    } else {
+        format!("{}y", days / 365)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::age;
+
+    #[test]
+    fn ages() {
+        let m = 60_000;
+        assert_eq!(age(0, 0), "now");
+        assert_eq!(age(5 * m, 0), "5m");
+        assert_eq!(age(3 * 60 * m, 0), "3h");
+        assert_eq!(age(2 * 1440 * m, 0), "2d");
+        assert_eq!(age(8 * 1440 * m, 0), "1w");
+        assert_eq!(age(130 * 1440 * m, 0), "4mo");
+        assert_eq!(age(800 * 1440 * m, 0), "2y");
+    }
+}

@@ -1,0 +1,95 @@
+//! Helpers shared by the integration tests: the built binary, the shared
+//! corpora (generated fresh into temp dirs, never written in place).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// `../shared` beside the repository (override with ARBOR_SHARED).
+pub fn shared_dir() -> PathBuf {
+    match std::env::var_os("ARBOR_SHARED") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"),
+    }
+}
+
+pub fn arbor() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_arbor"));
+    // Keep tests away from the developer's real store and cache.
+    c.env("HOME", "/nonexistent-arbor-home")
+        .env_remove("ATOMIC_CODING_AGENT_DIR")
+        .env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("ATOMIC_CODING_AGENT_SESSION_DIR")
+        .env_remove("PI_CODING_AGENT_SESSION_DIR")
+        .env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("arbor-test-cache-unused"),
+        )
+        .env("NO_COLOR", "1");
+    c
+}
+
+pub fn run_ok(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("run arbor");
+    assert!(
+        out.status.success(),
+        "arbor failed: {:?}\nstderr: {}",
+        cmd,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 stdout")
+}
+
+pub fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("run arbor")
+}
+
+/// Runs the shared corpus generator into `out`.
+pub fn gen_corpus(out: &Path, args: &[&str]) {
+    let script = shared_dir().join("corpus/gen_corpus.py");
+    let status = Command::new("python3")
+        .arg(&script)
+        .arg(out)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("python3 must be installed to generate test corpora");
+    assert!(status.success(), "gen_corpus.py {args:?} failed");
+}
+
+/// The conformance corpus, made exactly as the reference outputs were.
+pub fn conformance_corpus() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("corpus");
+    gen_corpus(
+        &out,
+        &["--profile", "conformance", "--seed", "1", "--small"],
+    );
+    dir
+}
+
+/// A copy of the bundled demo store with its placeholder paths filled in.
+pub fn demo_store() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("sessions");
+    arbor::demo::copy_demo_store(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo-store"),
+        &dest,
+    )
+    .expect("copy demo store");
+    dir
+}
+
+pub fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        let ft = e.file_type().unwrap();
+        let to = dst.join(e.file_name());
+        if ft.is_dir() {
+            copy_dir(&e.path(), &to);
+        } else if ft.is_file() {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+}
