@@ -28,6 +28,15 @@ const FILES: &[DemoFile] = demo![
     "--home-demo-projects-pyledger--/2026-11-28T17-50-08-615Z_01a22347-5ae7-7049-b1b4-c5275182e153.jsonl",
 ];
 
+/// Where the demo store is unpacked: `$ARBOR_CACHE_DIR` or the user cache dir.
+pub fn demo_dir() -> std::path::PathBuf {
+    let base = std::env::var_os("ARBOR_CACHE_DIR")
+        .map(std::path::PathBuf::from)
+        .or_else(|| dirs::cache_dir().map(|d| d.join("arbor")))
+        .unwrap_or_else(|| std::env::temp_dir().join("arbor"));
+    base.join("demo-store")
+}
+
 fn fill(bytes: &[u8], dest: &Path) -> Vec<u8> {
     let text = String::from_utf8_lossy(bytes);
     let root = dest.display().to_string();

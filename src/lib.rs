@@ -8,4 +8,5 @@ pub mod demo;
 pub mod search;
 pub mod session;
 pub mod store;
+pub mod ui;
 pub mod util;

@@ -22,7 +22,10 @@ pub fn run(cli: Cli) -> Result<()> {
     let config = store_config(&cli.global);
     let mut out = std::io::stdout().lock();
     match cli.command {
-        None => list(&config, &cli.global, &default_list(), &mut out),
+        None => {
+            drop(out);
+            picker(config, &cli)
+        }
         Some(Command::List(a)) => list(&config, &cli.global, &a, &mut out),
         Some(Command::Show(a)) => show(&config, &a, &mut out),
         Some(Command::Context(a)) => context(&config, &a, &mut out),
@@ -63,13 +66,84 @@ pub fn run(cli: Cli) -> Result<()> {
     }
 }
 
-fn default_list() -> super::ListArgs {
-    super::ListArgs {
-        all: false,
-        cwd: None,
-        include_internal: false,
-        json: false,
-        query: None,
+/// Opens the picker; on a machine with no sessions, on the bundled demo store.
+fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
+    let (files, _) = list_session_files(&config, &Scope::All);
+    let mut note = None;
+    let mut start_in_all = cli.all;
+    if files.is_empty() {
+        let dest = crate::demo::demo_dir();
+        crate::demo::unpack_demo_store(&dest)
+            .with_context(|| format!("cannot unpack the demo store to {}", dest.display()))?;
+        let looked = config
+            .roots
+            .iter()
+            .map(|r| r.path.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        note = Some(format!("Demo store (no sessions in {looked})"));
+        config = StoreConfig::single(&dest, crate::store::StoreKind::PerProject);
+        start_in_all = true;
+    }
+    let opts = crate::ui::runtime::PickerOptions {
+        config,
+        project_cwd: project_cwd(None)?,
+        print_mode: cli.print,
+        start_in_all,
+        note,
+    };
+    match crate::ui::runtime::run_picker(opts)? {
+        crate::ui::Outcome::Quit => Ok(()),
+        crate::ui::Outcome::Print(path) => {
+            println!("{}", path.display());
+            Ok(())
+        }
+        crate::ui::Outcome::Resume { path, cwd } => resume(&cli.resume_cmd, &path, &cwd),
+    }
+}
+
+/// Runs the agent on a session in its cwd; prints the command when the
+/// agent is not installed.
+fn resume(template: &str, path: &Path, cwd: &str) -> Result<()> {
+    let path_s = path.display().to_string();
+    let mut words: Vec<String> = template.split_whitespace().map(str::to_string).collect();
+    if words.is_empty() {
+        bail!("the resume command is empty");
+    }
+    if words.iter().any(|w| w.contains("{path}")) {
+        for w in &mut words {
+            *w = w.replace("{path}", &path_s);
+        }
+    } else {
+        words.push(path_s.clone());
+    }
+    let dir = Path::new(cwd);
+    let shown = format!(
+        "cd {} && {}",
+        shell_quote(cwd),
+        words.iter().map(|w| shell_quote(w)).collect::<Vec<_>>().join(" ")
+    );
+    let mut cmd = std::process::Command::new(&words[0]);
+    cmd.args(&words[1..]);
+    if dir.is_dir() {
+        cmd.current_dir(dir);
+    }
+    match cmd.status() {
+        Ok(st) if st.success() => Ok(()),
+        Ok(st) => bail!("{} exited with {st}", words[0]),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            println!("{} is not installed here. To resume this session run:\n  {shown}", words[0]);
+            Ok(())
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot run {shown}")),
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:@,".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
     }
 }
 

@@ -19,6 +19,17 @@ pub use commands::run;
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalOpts,
+    /// Picker: Enter prints the chosen session's path on stdout and exits
+    /// (the screen is drawn on the terminal itself): atomic --session "$(arbor --print)"
+    #[arg(long)]
+    pub print: bool,
+    /// Picker: the command Enter runs, in the session's cwd; `{path}` is replaced
+    /// by the session file (appended when absent)
+    #[arg(long, env = "ARBOR_RESUME_CMD", value_name = "CMD", default_value = "atomic --session {path}")]
+    pub resume_cmd: String,
+    /// Picker: start with all projects instead of the current folder
+    #[arg(long)]
+    pub all: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }

@@ -7,7 +7,7 @@
 //! `re:pattern` a case-insensitive regex. All terms must match.
 
 mod doc;
-mod query;
+pub mod query;
 
 pub use doc::SearchDoc;
 pub use query::{rank, Query, Term};

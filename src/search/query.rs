@@ -105,6 +105,7 @@ impl Query {
         matcher: &mut Matcher,
         buf: &mut Vec<char>,
     ) -> Option<u32> {
+        let idx = &mut Vec::new();
         if self.error.is_some() {
             return None;
         }
@@ -112,10 +113,11 @@ impl Query {
         for t in &self.terms {
             let s = match t {
                 Term::Word { atom, lower } => {
+                    let n = lower.chars().count();
                     let field = doc
                         .fields
                         .iter()
-                        .filter_map(|f| atom.score(Utf32Str::new(f, buf), matcher))
+                        .filter_map(|f| compact_fuzzy(atom, f, n, matcher, buf, idx))
                         .max()
                         .map(|s| s as u32 + BODY_SCORE);
                     field.or_else(|| {
@@ -169,6 +171,25 @@ impl Query {
         out.dedup();
         out
     }
+}
+
+/// A fuzzy match of an `n`-character word that stays compact: a subsequence
+/// scattered over a long first message is noise, so the matched characters
+/// must lie within about twice the word's length (typos and a skipped
+/// letter or two still match).
+fn compact_fuzzy(
+    atom: &Atom,
+    field: &str,
+    n: usize,
+    matcher: &mut Matcher,
+    buf: &mut Vec<char>,
+    idx: &mut Vec<u32>,
+) -> Option<u16> {
+    idx.clear();
+    let score = atom.indices(Utf32Str::new(field, buf), matcher, idx)?;
+    let (first, last) = (*idx.iter().min()?, *idx.iter().max()?);
+    let span = (last - first + 1) as usize;
+    (span <= (2 * n).max(n + 2)).then_some(score)
 }
 
 fn find_chars(hay: &[char], needle: &[char]) -> Option<usize> {
@@ -236,6 +257,18 @@ mod tests {
         assert!(matches("flky auth", &d));
         assert!(matches("token", &d));
         assert!(!matches("auth zebra", &d));
+    }
+
+    #[test]
+    fn scattered_subsequences_do_not_match_long_fields() {
+        let d = doc("x", "");
+        let long = SearchDoc {
+            fields: vec!["a quick utility that handles everything".into()],
+            text: String::new(),
+        };
+        assert!(!matches("auth", &long));
+        assert!(matches("quik", &long));
+        assert!(!matches("zzz", &d));
     }
 
     #[test]

@@ -1,0 +1,415 @@
+//! Picker behaviour: keys, mouse and background results (SPEC §5).
+
+use std::path::PathBuf;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind};
+
+use super::state::{Dialog, PickerState, Scope, StatusKind, LIVE_WINDOW_MS};
+use crate::search::Query;
+use crate::ui::app::{App, AppEvent, Effect, Outcome};
+
+pub fn update(app: &mut App, ev: AppEvent) -> Vec<Effect> {
+    let before = app.picker.selected.clone();
+    let mut fx = match ev {
+        AppEvent::Key(k) if k.kind != KeyEventKind::Release => on_key(app, k),
+        AppEvent::Key(_) => Vec::new(),
+        AppEvent::Mouse(m) => on_mouse(app, m),
+        AppEvent::Resize(..) => Vec::new(),
+        AppEvent::Tick(now) => {
+            app.picker.now_ms = now;
+            Vec::new()
+        }
+        other => on_result(&mut app.picker, other),
+    };
+    let p = &mut app.picker;
+    let list_h = super::view::list_area(app.width, app.height).height as usize;
+    p.page = list_h.max(1);
+    p.clamp_scroll(list_h);
+    if p.selected != before && super::view::preview_visible(p, app.width) {
+        if let Some(path) = p.selected.clone() {
+            fx.push(Effect::LoadPreview {
+                path,
+                query: p.parsed.clone(),
+            });
+        }
+    }
+    fx
+}
+
+fn ctrl(k: &KeyEvent) -> bool {
+    k.modifiers.contains(KeyModifiers::CONTROL)
+}
+fn alt(k: &KeyEvent) -> bool {
+    k.modifiers.contains(KeyModifiers::ALT)
+}
+
+fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
+    let print_mode = app.print_mode;
+    let p = &mut app.picker;
+    match &mut p.dialog {
+        Dialog::Help => {
+            p.dialog = Dialog::None;
+            return Vec::new();
+        }
+        Dialog::ConfirmDelete { path, live } => {
+            return match k.code {
+                KeyCode::Enter => {
+                    let path = path.clone();
+                    if *live {
+                        let age = p
+                            .by_path
+                            .get(&path)
+                            .map(|&i| p.now_ms - last_change_ms(&p.rows[i].info))
+                            .unwrap_or(0);
+                        p.dialog = Dialog::ConfirmLiveDelete { path, age_ms: age };
+                        Vec::new()
+                    } else {
+                        p.dialog = Dialog::None;
+                        p.set_status(StatusKind::Info, "Moving session to trash…");
+                        vec![Effect::Trash(path)]
+                    }
+                }
+                KeyCode::Esc => cancel(p),
+                KeyCode::Char('c') if ctrl(&k) => cancel(p),
+                // Every other key is swallowed while the prompt is up.
+                _ => Vec::new(),
+            };
+        }
+        Dialog::ConfirmLiveDelete { path, .. } => {
+            return match k.code {
+                KeyCode::Enter => {
+                    let path = path.clone();
+                    p.dialog = Dialog::None;
+                    p.set_status(StatusKind::Info, "Moving session to trash…");
+                    vec![Effect::Trash(path)]
+                }
+                KeyCode::Esc => cancel(p),
+                KeyCode::Char('c') if ctrl(&k) => cancel(p),
+                _ => Vec::new(),
+            };
+        }
+        Dialog::ConfirmPermanent { path, .. } => {
+            return match k.code {
+                KeyCode::Enter => {
+                    let path = path.clone();
+                    p.dialog = Dialog::None;
+                    vec![Effect::DeletePermanently(path)]
+                }
+                KeyCode::Esc => cancel(p),
+                KeyCode::Char('c') if ctrl(&k) => cancel(p),
+                _ => Vec::new(),
+            };
+        }
+        Dialog::Rename { path, input } => {
+            match k.code {
+                KeyCode::Enter => {
+                    let name = input.trim().to_string();
+                    let path = path.clone();
+                    p.dialog = Dialog::None;
+                    if name.is_empty() {
+                        p.set_status(StatusKind::Info, "Name unchanged (blank names are ignored)");
+                        return Vec::new();
+                    }
+                    p.own_writes.insert(path.clone());
+                    return vec![Effect::Rename { path, name }];
+                }
+                KeyCode::Esc => return cancel(p),
+                KeyCode::Char('c') if ctrl(&k) => return cancel(p),
+                KeyCode::Char('u') if ctrl(&k) => input.clear(),
+                KeyCode::Backspace => {
+                    input.pop();
+                }
+                KeyCode::Char(c) if !ctrl(&k) && !alt(&k) => input.push(c),
+                _ => {}
+            }
+            return Vec::new();
+        }
+        Dialog::None => {}
+    }
+
+    match k.code {
+        KeyCode::Esc => return vec![Effect::Exit(Outcome::Quit)],
+        KeyCode::Char('c') if ctrl(&k) => return vec![Effect::Exit(Outcome::Quit)],
+        KeyCode::Enter => {
+            return match p.selected_row() {
+                Some(r) if print_mode => vec![Effect::Exit(Outcome::Print(r.info.path.clone()))],
+                Some(r) => vec![Effect::Exit(Outcome::Resume {
+                    path: r.info.path.clone(),
+                    cwd: r.info.cwd.clone(),
+                })],
+                None => Vec::new(),
+            };
+        }
+        KeyCode::Tab | KeyCode::BackTab => {
+            p.scope = match p.scope {
+                Scope::Current => Scope::All,
+                Scope::All => Scope::Current,
+            };
+            p.recompute();
+        }
+        KeyCode::F(1) => p.dialog = Dialog::Help,
+        KeyCode::Char('?') if p.query.is_empty() && !ctrl(&k) && !alt(&k) => p.dialog = Dialog::Help,
+        KeyCode::F(2) => {
+            let on = super::view::preview_visible(p, app.width);
+            p.preview_on = Some(!on);
+            if !on {
+                if let Some(path) = p.selected.clone() {
+                    return vec![Effect::LoadPreview { path, query: p.parsed.clone() }];
+                }
+            }
+        }
+        KeyCode::Char('s') if ctrl(&k) => {
+            p.sort = p.sort.next();
+            p.recompute();
+        }
+        KeyCode::Char('n') if ctrl(&k) => {
+            p.named_only = !p.named_only;
+            p.recompute();
+        }
+        KeyCode::Char('p') if ctrl(&k) => p.show_paths = !p.show_paths,
+        KeyCode::Char('i') if alt(&k) => {
+            p.show_internal = !p.show_internal;
+            p.set_status(
+                StatusKind::Info,
+                if p.show_internal { "Showing internal workflow sessions" } else { "Internal workflow sessions hidden" },
+            );
+            p.recompute();
+        }
+        KeyCode::Char('r') if ctrl(&k) => {
+            if let Some(r) = p.selected_row() {
+                let input = r.info.display_name().unwrap_or("").to_string();
+                p.dialog = Dialog::Rename { path: r.info.path.clone(), input };
+            }
+        }
+        KeyCode::Char('d') if ctrl(&k) => return ask_delete(p),
+        KeyCode::Backspace | KeyCode::Char('h') if ctrl(&k) && p.query.is_empty() => return ask_delete(p),
+        KeyCode::Char('z') if ctrl(&k) => {
+            return match p.trashed.pop() {
+                Some(path) => {
+                    p.set_status(StatusKind::Info, "Restoring from trash…");
+                    vec![Effect::Restore(path)]
+                }
+                None => {
+                    p.set_status(StatusKind::Info, "Nothing to undo");
+                    Vec::new()
+                }
+            };
+        }
+        KeyCode::Up => p.move_by(-1),
+        KeyCode::Down => p.move_by(1),
+        KeyCode::PageUp => p.move_by(-(p.page as isize)),
+        KeyCode::PageDown => p.move_by(p.page as isize),
+        KeyCode::Home => p.select_pos(0),
+        KeyCode::End => p.select_pos(p.visible.len().saturating_sub(1)),
+        KeyCode::Char('u') if ctrl(&k) => return set_query(p, String::new()),
+        KeyCode::Char('w') if ctrl(&k) => return set_query(p, without_last_word(&p.query)),
+        KeyCode::Backspace if ctrl(&k) || alt(&k) => return set_query(p, without_last_word(&p.query)),
+        KeyCode::Backspace => {
+            let mut q = p.query.clone();
+            q.pop();
+            return set_query(p, q);
+        }
+        KeyCode::Char(c) if !ctrl(&k) && !alt(&k) => {
+            let mut q = p.query.clone();
+            q.push(c);
+            return set_query(p, q);
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+fn cancel(p: &mut PickerState) -> Vec<Effect> {
+    p.dialog = Dialog::None;
+    Vec::new()
+}
+
+fn without_last_word(q: &str) -> String {
+    let t = q.trim_end();
+    match t.rfind(char::is_whitespace) {
+        Some(i) => t[..=i].to_string(),
+        None => String::new(),
+    }
+}
+
+fn last_change_ms(info: &crate::session::info::SessionInfo) -> i64 {
+    info.file_mtime_ms.max(info.modified_ms)
+}
+
+fn ask_delete(p: &mut PickerState) -> Vec<Effect> {
+    if let Some(r) = p.selected_row() {
+        let live = p.now_ms - last_change_ms(&r.info) < LIVE_WINDOW_MS;
+        p.dialog = Dialog::ConfirmDelete { path: r.info.path.clone(), live };
+    }
+    Vec::new()
+}
+
+/// Changes the query and asks for a search of every row.
+pub fn set_query(p: &mut PickerState, q: String) -> Vec<Effect> {
+    if q == p.query {
+        return Vec::new();
+    }
+    p.query = q;
+    p.parsed = Query::parse(&p.query);
+    p.search_gen += 1;
+    p.select_first_on_results = true;
+    if p.parsed.terms.is_empty() {
+        p.scores = None;
+        p.scored_query.clear();
+        p.recompute();
+        p.select_pos(0);
+        return Vec::new();
+    }
+    if p.parsed.error().is_some() {
+        p.recompute();
+        return Vec::new();
+    }
+    vec![search_effect(p)]
+}
+
+pub fn search_effect(p: &PickerState) -> Effect {
+    Effect::Search {
+        generation: p.search_gen,
+        query: p.parsed.clone(),
+        docs: crate::ui::app::Docs(
+            p.rows
+                .iter()
+                .map(|r| (r.info.path.clone(), r.doc.clone()))
+                .collect(),
+        ),
+    }
+}
+
+fn on_mouse(app: &mut App, m: crossterm::event::MouseEvent) -> Vec<Effect> {
+    let area = super::view::list_area(app.width, app.height);
+    let p = &mut app.picker;
+    if p.dialog != Dialog::None {
+        return Vec::new();
+    }
+    match m.kind {
+        MouseEventKind::ScrollUp => p.move_by(-3),
+        MouseEventKind::ScrollDown => p.move_by(3),
+        MouseEventKind::Down(MouseButton::Left) => {
+            if m.row >= area.y && m.row < area.y + area.height && m.column < area.x + area.width {
+                let pos = p.scroll + (m.row - area.y) as usize;
+                if pos < p.visible.len() {
+                    let already = p.selected_pos() == Some(pos);
+                    p.select_pos(pos);
+                    // A click on the selected row picks it, like a double click.
+                    if already {
+                        return on_key(app, KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+fn on_result(p: &mut PickerState, ev: AppEvent) -> Vec<Effect> {
+    match ev {
+        AppEvent::Rows(rows) => {
+            for r in &rows {
+                p.own_writes.remove(&r.info.path);
+            }
+            p.upsert(rows);
+            p.recompute();
+            if !p.parsed.terms.is_empty() && p.parsed.error().is_none() {
+                // New rows are unscored: score everything again (stale results are dropped).
+                p.search_gen += 1;
+                return vec![search_effect(p)];
+            }
+        }
+        AppEvent::LoadProgress { done, total } => p.loading = Some((done, total)),
+        AppEvent::LoadFinished { problems } => {
+            p.loading = None;
+            if !problems.is_empty() {
+                p.set_status(
+                    StatusKind::Info,
+                    format!(
+                        "{} file{} skipped: not readable sessions (arbor list shows why)",
+                        problems.len(),
+                        if problems.len() == 1 { "" } else { "s" }
+                    ),
+                );
+            }
+        }
+        AppEvent::SearchDone { generation, query, scores } => {
+            if generation == p.search_gen {
+                p.scores = Some(scores);
+                p.scored_query = query;
+                p.recompute();
+                if std::mem::take(&mut p.select_first_on_results) {
+                    p.select_pos(0);
+                    p.scroll = 0;
+                }
+            }
+        }
+        AppEvent::FsChanged(paths) => {
+            let paths: Vec<PathBuf> = paths
+                .into_iter()
+                .filter(|x| x.extension().is_some_and(|e| e == "jsonl"))
+                .collect();
+            if !paths.is_empty() {
+                return vec![Effect::Rescan(paths)];
+            }
+        }
+        AppEvent::RowGone(path) => {
+            if p.by_path.contains_key(&path) {
+                p.remove(&path);
+                p.recompute();
+            }
+        }
+        AppEvent::PreviewLoaded(Ok(preview)) => {
+            if p.selected.as_ref() == Some(&preview.path) {
+                p.preview = Some(preview);
+            }
+        }
+        AppEvent::PreviewLoaded(Err((path, e))) => {
+            if p.selected.as_ref() == Some(&path) {
+                p.preview = None;
+                p.set_status(StatusKind::Error, format!("Preview failed: {e}"));
+            }
+        }
+        AppEvent::Renamed { path, result } => match result {
+            Ok(name) => {
+                p.set_status(StatusKind::Success, format!("Renamed to \u{201c}{}\u{201d}", crate::session::render::sanitize_line(&name)));
+                return vec![Effect::Rescan(vec![path])];
+            }
+            Err(e) => {
+                p.own_writes.remove(&path);
+                p.set_status(StatusKind::Error, format!("Rename failed: {e}"));
+            }
+        },
+        AppEvent::Trashed { path, result } => match result {
+            Ok(()) => {
+                p.remove(&path);
+                p.recompute();
+                p.trashed.push(path);
+                p.set_status(StatusKind::Success, "Session moved to trash · ctrl+z undo");
+            }
+            Err(reason) => {
+                p.status = None;
+                p.dialog = Dialog::ConfirmPermanent { path, reason };
+            }
+        },
+        AppEvent::Deleted { path, result } => match result {
+            Ok(()) => {
+                p.remove(&path);
+                p.recompute();
+                p.set_status(StatusKind::Success, "Session deleted permanently");
+            }
+            Err(e) => p.set_status(StatusKind::Error, format!("Delete failed: {e}")),
+        },
+        AppEvent::Restored { path, result } => match result {
+            Ok(()) => {
+                p.set_status(StatusKind::Success, "Session restored from trash");
+                return vec![Effect::Rescan(vec![path])];
+            }
+            Err(e) => p.set_status(StatusKind::Error, format!("Undo failed: {e}")),
+        },
+        AppEvent::Key(_) | AppEvent::Mouse(_) | AppEvent::Resize(..) | AppEvent::Tick(_) => {}
+    }
+    Vec::new()
+}

@@ -1,0 +1,11 @@
+//! The session picker: Atomic's `/resume` screen, live and searchable.
+
+mod keys;
+mod preview;
+mod state;
+mod view;
+
+pub use preview::{load_preview, Preview};
+pub use state::{Dialog, PickerState, Row, Scope, Sort, Status, StatusKind, VisibleRow};
+pub use keys::update;
+pub use view::{list_area, render};

@@ -1,0 +1,374 @@
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::search::{Query, SearchDoc};
+use crate::session::info::SessionInfo;
+
+use super::preview::Preview;
+
+/// One session in the picker.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub info: SessionInfo,
+    /// The file path with symlinks resolved, to match `parentSession` links.
+    pub canonical: PathBuf,
+    /// The parent session's path, symlinks resolved.
+    pub parent_canonical: Option<PathBuf>,
+    pub doc: Arc<SearchDoc>,
+}
+
+impl Row {
+    /// Builds a row; resolves symlinks, so call it off the UI thread.
+    pub fn new(info: SessionInfo) -> Row {
+        let canonical = info.path.canonicalize().unwrap_or_else(|_| info.path.clone());
+        let parent_canonical = info
+            .parent_session_path
+            .as_deref()
+            .map(|p| Path::new(p).canonicalize().unwrap_or_else(|_| PathBuf::from(p)));
+        let doc = Arc::new(SearchDoc::from_info(&info));
+        Row {
+            info,
+            canonical,
+            parent_canonical,
+            doc,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Current,
+    All,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sort {
+    Threaded,
+    Recent,
+    Relevance,
+}
+
+impl Sort {
+    pub fn next(self) -> Sort {
+        match self {
+            Sort::Threaded => Sort::Recent,
+            Sort::Recent => Sort::Relevance,
+            Sort::Relevance => Sort::Threaded,
+        }
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            Sort::Threaded => "Threaded",
+            Sort::Recent => "Recent",
+            Sort::Relevance => "Fuzzy",
+        }
+    }
+}
+
+/// A modal prompt over the list.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dialog {
+    None,
+    /// `Delete session?`; `live` when the file changed in the last seconds.
+    ConfirmDelete { path: PathBuf, live: bool },
+    /// Asked again: the session changed moments ago (an agent may be writing it).
+    ConfirmLiveDelete { path: PathBuf, age_ms: i64 },
+    /// Trash failed: offer permanent deletion only after this second question.
+    ConfirmPermanent { path: PathBuf, reason: String },
+    Rename { path: PathBuf, input: String },
+    Help,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusKind {
+    Info,
+    Success,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Status {
+    pub text: String,
+    pub kind: StatusKind,
+}
+
+/// A listed row: which session, and its thread prefix (`├─ `, `│  └─ `…).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VisibleRow {
+    pub idx: usize,
+    pub prefix: String,
+}
+
+/// Sessions changed within this window may be in use by a live agent.
+pub const LIVE_WINDOW_MS: i64 = 10_000;
+
+#[derive(Debug)]
+pub struct PickerState {
+    pub project_cwd: String,
+    pub rows: Vec<Row>,
+    pub by_path: HashMap<PathBuf, usize>,
+    pub scope: Scope,
+    pub sort: Sort,
+    pub named_only: bool,
+    pub show_paths: bool,
+    pub show_internal: bool,
+    /// `None`: automatic (on when the terminal is wide enough).
+    pub preview_on: Option<bool>,
+    pub query: String,
+    pub parsed: Query,
+    /// Scores for `scored_query` (None until the first result arrives).
+    pub scores: Option<HashMap<PathBuf, u32>>,
+    pub scored_query: String,
+    pub search_gen: u64,
+    pub visible: Vec<VisibleRow>,
+    pub selected: Option<PathBuf>,
+    pub scroll: usize,
+    /// List height of the last frame, for paging.
+    pub page: usize,
+    pub loading: Option<(usize, usize)>,
+    pub dialog: Dialog,
+    pub status: Option<Status>,
+    /// Trashed sessions, newest last, for undo.
+    pub trashed: Vec<PathBuf>,
+    pub preview: Option<Preview>,
+    pub note: Option<String>,
+    pub now_ms: i64,
+    /// Paths arbor itself just wrote, so the watcher echo is not news.
+    pub own_writes: HashSet<PathBuf>,
+    /// Select the best match when the next search result arrives.
+    pub select_first_on_results: bool,
+}
+
+impl PickerState {
+    pub fn new(project_cwd: String, now_ms: i64) -> PickerState {
+        PickerState {
+            project_cwd,
+            rows: Vec::new(),
+            by_path: HashMap::new(),
+            scope: Scope::Current,
+            sort: Sort::Threaded,
+            named_only: false,
+            show_paths: false,
+            show_internal: false,
+            preview_on: None,
+            query: String::new(),
+            parsed: Query::default(),
+            scores: None,
+            scored_query: String::new(),
+            search_gen: 0,
+            visible: Vec::new(),
+            selected: None,
+            scroll: 0,
+            page: 10,
+            loading: None,
+            dialog: Dialog::None,
+            status: None,
+            trashed: Vec::new(),
+            preview: None,
+            note: None,
+            now_ms,
+            own_writes: HashSet::new(),
+            select_first_on_results: false,
+        }
+    }
+
+    pub fn selected_row(&self) -> Option<&Row> {
+        let p = self.selected.as_ref()?;
+        self.by_path.get(p).map(|&i| &self.rows[i])
+    }
+
+    pub fn selected_pos(&self) -> Option<usize> {
+        let p = self.selected.as_ref()?;
+        self.visible
+            .iter()
+            .position(|v| &self.rows[v.idx].info.path == p)
+    }
+
+    /// Adds or replaces rows (by path).
+    pub fn upsert(&mut self, rows: Vec<Row>) {
+        for r in rows {
+            match self.by_path.get(&r.info.path) {
+                Some(&i) => self.rows[i] = r,
+                None => {
+                    self.by_path.insert(r.info.path.clone(), self.rows.len());
+                    self.rows.push(r);
+                }
+            }
+        }
+    }
+
+    pub fn remove(&mut self, path: &Path) {
+        if let Some(i) = self.by_path.remove(path) {
+            self.rows.swap_remove(i);
+            if i < self.rows.len() {
+                let moved = self.rows[i].info.path.clone();
+                self.by_path.insert(moved, i);
+            }
+            if let Some(s) = &mut self.scores {
+                s.remove(path);
+            }
+        }
+    }
+
+    fn in_scope(&self, r: &Row) -> bool {
+        (self.show_internal || !r.info.internal)
+            && (!self.named_only || r.info.display_name().is_some())
+            && match self.scope {
+                Scope::All => true,
+                Scope::Current => r.info.cwd == self.project_cwd,
+            }
+    }
+
+    pub fn query_active(&self) -> bool {
+        !self.parsed.is_empty()
+    }
+
+    /// Recomputes the visible rows; keeps the selection by path.
+    pub fn recompute(&mut self) {
+        let mut cands: Vec<usize> = (0..self.rows.len())
+            .filter(|&i| self.in_scope(&self.rows[i]))
+            .collect();
+        let by_recent = |rows: &Vec<Row>, a: &usize, b: &usize| {
+            rows[*b]
+                .info
+                .modified_ms
+                .cmp(&rows[*a].info.modified_ms)
+                .then_with(|| rows[*a].info.path.cmp(&rows[*b].info.path))
+        };
+        self.visible = if self.query_active() {
+            if self.parsed.error().is_some() {
+                Vec::new()
+            } else {
+                let empty = HashMap::new();
+                let scores = self.scores.as_ref().unwrap_or(&empty);
+                cands.retain(|i| scores.contains_key(&self.rows[*i].info.path));
+                match self.sort {
+                    Sort::Recent => cands.sort_by(|a, b| by_recent(&self.rows, a, b)),
+                    Sort::Threaded | Sort::Relevance => cands.sort_by(|a, b| {
+                        let sa = scores[&self.rows[*a].info.path];
+                        let sb = scores[&self.rows[*b].info.path];
+                        sb.cmp(&sa).then_with(|| by_recent(&self.rows, a, b))
+                    }),
+                }
+                flat(cands)
+            }
+        } else {
+            cands.sort_by(|a, b| by_recent(&self.rows, a, b));
+            match self.sort {
+                Sort::Threaded => self.thread(cands),
+                Sort::Recent | Sort::Relevance => flat(cands),
+            }
+        };
+        if self.selected_pos().is_none() {
+            self.selected = self.visible.first().map(|v| self.rows[v.idx].info.path.clone());
+        }
+    }
+
+    /// Nests forks under the session they were forked from (when listed).
+    fn thread(&self, sorted: Vec<usize>) -> Vec<VisibleRow> {
+        let listed: HashMap<&Path, usize> = sorted
+            .iter()
+            .map(|&i| (self.rows[i].canonical.as_path(), i))
+            .collect();
+        let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut roots = Vec::new();
+        for &i in &sorted {
+            let parent = self.rows[i]
+                .parent_canonical
+                .as_deref()
+                .and_then(|p| listed.get(p).copied())
+                .filter(|&p| p != i);
+            match parent {
+                Some(p) => children.entry(p).or_default().push(i),
+                None => roots.push(i),
+            }
+        }
+        let mut out = Vec::with_capacity(sorted.len());
+        let mut seen = HashSet::new();
+        // (row, line prefix, continuation prefix); `sorted` is newest first,
+        // and so are the children lists built from it.
+        let mut stack: Vec<(usize, String, String)> = roots
+            .iter()
+            .rev()
+            .map(|&r| (r, String::new(), String::new()))
+            .collect();
+        while let Some((i, line, cont)) = stack.pop() {
+            if !seen.insert(i) {
+                continue; // a parentSession cycle
+            }
+            out.push(VisibleRow { idx: i, prefix: line });
+            if let Some(kids) = children.get(&i) {
+                let n = kids.len();
+                for (k, &c) in kids.iter().enumerate().rev() {
+                    let last = k + 1 == n;
+                    stack.push((
+                        c,
+                        format!("{cont}{}", if last { "└─ " } else { "├─ " }),
+                        format!("{cont}{}", if last { "   " } else { "│  " }),
+                    ));
+                }
+            }
+        }
+        // Rows only reachable through a cycle still get listed.
+        for &i in &sorted {
+            if !seen.contains(&i) {
+                out.push(VisibleRow { idx: i, prefix: String::new() });
+            }
+        }
+        out
+    }
+
+    pub fn select_pos(&mut self, pos: usize) {
+        if let Some(v) = self.visible.get(pos) {
+            self.selected = Some(self.rows[v.idx].info.path.clone());
+        }
+    }
+
+    pub fn move_by(&mut self, delta: isize) {
+        if self.visible.is_empty() {
+            return;
+        }
+        let cur = self.selected_pos().unwrap_or(0) as isize;
+        let max = self.visible.len() as isize - 1;
+        self.select_pos((cur + delta).clamp(0, max) as usize);
+    }
+
+    /// Keeps the selected row inside the list window of `height` rows.
+    pub fn clamp_scroll(&mut self, height: usize) {
+        let pos = self.selected_pos().unwrap_or(0);
+        if height == 0 {
+            return;
+        }
+        if pos < self.scroll {
+            self.scroll = pos;
+        } else if pos >= self.scroll + height {
+            self.scroll = pos + 1 - height;
+        }
+        let max_scroll = self.visible.len().saturating_sub(height);
+        self.scroll = self.scroll.min(max_scroll);
+    }
+
+    /// Whether any listed row has a summary (the summary column is shown).
+    pub fn any_summary(&self) -> bool {
+        self.visible
+            .iter()
+            .any(|v| self.rows[v.idx].info.summary().is_some())
+    }
+
+    pub fn set_status(&mut self, kind: StatusKind, text: impl Into<String>) {
+        self.status = Some(Status {
+            text: text.into(),
+            kind,
+        });
+    }
+}
+
+fn flat(v: Vec<usize>) -> Vec<VisibleRow> {
+    v.into_iter()
+        .map(|idx| VisibleRow {
+            idx,
+            prefix: String::new(),
+        })
+        .collect()
+}

@@ -1,0 +1,344 @@
+//! Drawing the picker from its state.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::Frame;
+
+use super::state::{Dialog, PickerState, Scope, StatusKind};
+use crate::search::query::new_matcher;
+use crate::ui::app::App;
+use crate::ui::text::{fit, sanitize_line, truncate, truncate_left, width};
+use crate::ui::theme::Theme;
+use crate::util::age;
+
+const HEADER_ROWS: u16 = 3;
+const FOOTER_ROWS: u16 = 3;
+/// The preview opens by itself from this width on.
+pub const PREVIEW_MIN_WIDTH: u16 = 110;
+
+/// Where the list rows are drawn (also used to map mouse clicks).
+pub fn list_area(width: u16, height: u16) -> Rect {
+    Rect {
+        x: 0,
+        y: HEADER_ROWS,
+        width,
+        height: height.saturating_sub(HEADER_ROWS + FOOTER_ROWS),
+    }
+}
+
+pub fn preview_visible(p: &PickerState, width: u16) -> bool {
+    p.preview_on.unwrap_or(width >= PREVIEW_MIN_WIDTH) && width >= 60
+}
+
+pub fn render(f: &mut Frame, app: &App, theme: &Theme) {
+    let p = &app.picker;
+    let area = f.area();
+    let full = list_area(area.width, area.height);
+    let (list, preview) = if preview_visible(p, area.width) {
+        let [l, r] = Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(full);
+        (l, Some(r))
+    } else {
+        (full, None)
+    };
+    render_header(f, p, theme, area);
+    render_list(f, p, theme, list);
+    if let Some(r) = preview {
+        render_preview(f, p, theme, r);
+    }
+    render_footer(f, p, theme, area);
+    if p.dialog == Dialog::Help {
+        render_help(f, theme, area);
+    }
+}
+
+fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
+    let title = match p.scope {
+        Scope::Current => "Resume Session (Current Folder)",
+        Scope::All => "Resume Session (All)",
+    };
+    let mut right = String::new();
+    if let Some((done, total)) = p.loading {
+        right = format!("Loading {done}/{total}");
+    } else if let Some(n) = &p.note {
+        right = n.clone();
+    }
+    let pad = (area.width as usize).saturating_sub(width(title) + width(&right) + 1);
+    f.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(title, theme.title()),
+            Span::raw(" ".repeat(pad)),
+            Span::styled(right, theme.dim()),
+        ])),
+        Rect { height: 1, ..area },
+    );
+    let (cur, all) = match p.scope {
+        Scope::Current => ("◉ Current Folder", "○ All"),
+        Scope::All => ("○ Current Folder", "◉ All"),
+    };
+    let mut spans = vec![
+        Span::styled(cur, if p.scope == Scope::Current { theme.accent() } else { theme.dim() }),
+        Span::styled(" | ", theme.dim()),
+        Span::styled(all, if p.scope == Scope::All { theme.accent() } else { theme.dim() }),
+        Span::styled("   Name: ", theme.dim()),
+        Span::raw(if p.named_only { "Named" } else { "All" }),
+        Span::styled("   Sort: ", theme.dim()),
+        Span::raw(p.sort.label()),
+    ];
+    if p.show_internal {
+        spans.push(Span::styled("   Internal: shown", theme.warning()));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), Rect { y: area.y + 1, height: 1, ..area });
+    let mut q = vec![Span::styled("> ", theme.accent()), Span::raw(sanitize_line(&p.query)), Span::styled("▏", theme.accent())];
+    if let Some(err) = p.parsed.error() {
+        q.push(Span::styled(format!("  invalid regex: {}", sanitize_line(err)), theme.error()));
+    }
+    f.render_widget(Paragraph::new(Line::from(q)), Rect { y: area.y + 2, height: 1, ..area });
+}
+
+fn empty_text(p: &PickerState) -> &'static str {
+    if p.query_active() {
+        return "No sessions found";
+    }
+    match (p.named_only, p.scope) {
+        (false, Scope::Current) => "No sessions in current folder. tab view all.",
+        (false, Scope::All) => "No sessions found",
+        (true, Scope::Current) => "No named sessions in current folder. ctrl+n show all · tab view all.",
+        (true, Scope::All) => "No named sessions found. Press ctrl+n to show all.",
+    }
+}
+
+fn short_home(path: &str) -> String {
+    if let Some(h) = dirs::home_dir() {
+        let h = h.display().to_string();
+        if !h.is_empty() && h != "/" {
+            if let Some(rest) = path.strip_prefix(&h) {
+                return format!("~{rest}");
+            }
+        }
+    }
+    path.to_string()
+}
+
+fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
+    if area.height == 0 {
+        return;
+    }
+    if p.visible.is_empty() {
+        let text = if p.loading.is_some() && p.rows.is_empty() { "Loading sessions…" } else { empty_text(p) };
+        f.render_widget(Paragraph::new(Span::styled(text, theme.dim())), Rect { x: area.x + 2, width: area.width.saturating_sub(2), height: 1, ..area });
+        return;
+    }
+    let w = area.width as usize;
+    let summary_col = p.any_summary();
+    let mut matcher = new_matcher();
+    let selected = p.selected_pos();
+    let mut lines = Vec::new();
+    for (pos, v) in p.visible.iter().enumerate().skip(p.scroll).take(area.height as usize) {
+        let r = &p.rows[v.idx];
+        let info = &r.info;
+        let is_sel = selected == Some(pos);
+        let mut right = String::new();
+        if p.show_paths {
+            let path = sanitize_line(&short_home(&info.path.display().to_string()));
+            right.push_str(&format!("{} ", truncate_left(&path, (w / 4).max(12))));
+        }
+        if p.scope == Scope::All {
+            let cwd = sanitize_line(&short_home(&info.cwd));
+            right.push_str(&format!("{} ", truncate_left(&cwd, (w / 6).clamp(10, 30))));
+        }
+        right.push_str(&format!("{:>4} {:>3}", info.message_count, age(p.now_ms, info.modified_ms)));
+        let fixed = 2 + width(&v.prefix) + 1 + width(&right);
+        let avail = w.saturating_sub(fixed);
+        let (title_w, summary_w) = if summary_col && avail >= 60 {
+            let s = avail / 3;
+            (avail - s - 1, s)
+        } else {
+            (avail, 0)
+        };
+        let title = truncate(&sanitize_line(info.title()), title_w);
+        let title_style = if info.display_name().is_some() { theme.warning() } else { Style::default() };
+        let hl = if p.query_active() { p.parsed.highlight(&title, &mut matcher) } else { Vec::new() };
+        let mut spans = vec![
+            Span::styled(if is_sel { "› " } else { "  " }, theme.cursor()),
+            Span::styled(v.prefix.clone(), theme.dim()),
+        ];
+        spans.extend(crate::ui::text::highlighted(&title, &hl, title_style, theme.highlight()));
+        let title_pad = title_w.saturating_sub(width(&title));
+        spans.push(Span::raw(" ".repeat(title_pad)));
+        if summary_w > 0 {
+            spans.push(Span::raw(" "));
+            match info.summary() {
+                Some(s) => spans.push(Span::styled(fit(&sanitize_line(s), summary_w), theme.accent())),
+                None => spans.push(Span::styled(fit("No summary available.", summary_w), theme.dim())),
+            }
+        }
+        spans.push(Span::raw(" "));
+        spans.push(Span::styled(right, theme.dim()));
+        let mut line = Line::from(spans);
+        if is_sel {
+            line = line.patch_style(theme.selected());
+        }
+        lines.push(line);
+    }
+    f.render_widget(Paragraph::new(lines), area);
+}
+
+fn fmt_time(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|d| d.format("%Y-%m-%d %H:%M UTC").to_string())
+        .unwrap_or_default()
+}
+
+fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
+    let block = Block::default().borders(Borders::LEFT).border_style(theme.dim());
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let Some(r) = p.selected_row() else {
+        return;
+    };
+    let info = &r.info;
+    let mut lines: Vec<Line> = Vec::new();
+    let label = |k: &str| Span::styled(format!("{k:<9}"), theme.dim());
+    lines.push(Line::from(Span::styled(sanitize_line(info.title()), if info.display_name().is_some() { theme.warning() } else { theme.title() })));
+    lines.push(Line::from(vec![label("cwd"), Span::raw(sanitize_line(&info.cwd))]));
+    lines.push(Line::from(vec![label("created"), Span::raw(info.created.clone())]));
+    lines.push(Line::from(vec![label("modified"), Span::raw(format!("{} ({})", fmt_time(info.modified_ms), age(p.now_ms, info.modified_ms)))]));
+    lines.push(Line::from(vec![label("messages"), Span::raw(info.message_count.to_string())]));
+    if !info.models.is_empty() {
+        let models: Vec<String> = info.models.iter().map(|m| sanitize_line(m)).collect();
+        lines.push(Line::from(vec![label("models"), Span::raw(models.join(", "))]));
+    }
+    lines.push(Line::from(vec![label("usage"), Span::raw(format!("{} tokens · ${:.2}", group(info.total_tokens), info.total_cost))]));
+    if let Some(parent) = &info.parent_session_path {
+        lines.push(Line::from(vec![label("fork of"), Span::raw(sanitize_line(parent))]));
+    }
+    if info.internal {
+        lines.push(Line::from(Span::styled("internal workflow session", theme.warning())));
+    }
+    if info.diagnostics.skipped() > 0 {
+        lines.push(Line::from(Span::styled(format!("{} unreadable lines skipped", info.diagnostics.skipped()), theme.error())));
+    }
+    lines.push(Line::from(""));
+    lines.push(Line::from(Span::styled("First prompt", theme.dim())));
+    lines.push(Line::from(sanitize_line(info.first_message_text())));
+    let loaded = p.preview.as_ref().filter(|pv| pv.path == info.path);
+    if let Some(pv) = loaded {
+        if let Some((text, range)) = &pv.snippet {
+            lines.push(Line::from(""));
+            lines.push(Line::from(Span::styled("Match", theme.dim())));
+            let positions: Vec<usize> = range.clone().collect();
+            lines.push(Line::from(crate::ui::text::highlighted(text, &positions, Style::default(), theme.highlight())));
+        }
+        lines.push(Line::from(""));
+        lines.push(Line::from(Span::styled("Last messages (active branch)", theme.dim())));
+        for (role, text) in &pv.last_messages {
+            let t = truncate(&sanitize_line(text), (inner.width as usize).saturating_mul(3));
+            lines.push(Line::from(vec![Span::styled(format!("{role}: "), theme.accent()), Span::raw(t)]));
+        }
+    } else {
+        lines.push(Line::from(""));
+        lines.push(Line::from(Span::styled("Loading…", theme.dim())));
+    }
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), Rect { x: inner.x + 1, width: inner.width.saturating_sub(1), ..inner });
+}
+
+fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn render_footer(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
+    if area.height < HEADER_ROWS + FOOTER_ROWS {
+        return;
+    }
+    let y = area.y + area.height - FOOTER_ROWS;
+    let status_line = match (&p.dialog, &p.status) {
+        (Dialog::ConfirmDelete { path, .. }, _) => Line::from(vec![
+            Span::styled("Delete session? ", theme.error()),
+            Span::raw("enter confirm · esc/ctrl+c cancel  "),
+            Span::styled(title_of(p, path), theme.dim()),
+        ]),
+        (Dialog::ConfirmLiveDelete { age_ms, .. }, _) => Line::from(vec![
+            Span::styled(format!("This session changed {}s ago; an agent may be writing it. Delete anyway? ", age_ms / 1000), theme.error()),
+            Span::raw("enter confirm · esc cancel"),
+        ]),
+        (Dialog::ConfirmPermanent { reason, .. }, _) => Line::from(vec![
+            Span::styled(format!("Trash failed: {}. Delete permanently? ", sanitize_line(reason)), theme.error()),
+            Span::raw("enter delete forever · esc keep"),
+        ]),
+        (Dialog::Rename { input, .. }, _) => Line::from(vec![
+            Span::styled("Rename: ", theme.accent()),
+            Span::raw(sanitize_line(input)),
+            Span::styled("▏", theme.accent()),
+            Span::styled("  enter save · esc cancel", theme.dim()),
+        ]),
+        (_, Some(s)) => Line::from(Span::styled(
+            sanitize_line(&s.text),
+            match s.kind {
+                StatusKind::Info => theme.dim(),
+                StatusKind::Success => theme.success(),
+                StatusKind::Error => theme.error(),
+            },
+        )),
+        (_, None) => Line::from(""),
+    };
+    let row = |i: u16| Rect { x: area.x, y: y + i, width: area.width, height: 1 };
+    f.render_widget(Paragraph::new(status_line), row(0));
+    f.render_widget(
+        Paragraph::new(Span::styled("tab scope · re:<pattern> regex · \"phrase\" exact · F1 help", theme.dim())),
+        row(1),
+    );
+    f.render_widget(
+        Paragraph::new(Span::styled("ctrl+s Sort · ctrl+n Named · ctrl+d Delete · ctrl+p Path · ctrl+r Rename", theme.dim())),
+        row(2),
+    );
+}
+
+fn title_of(p: &PickerState, path: &std::path::Path) -> String {
+    p.by_path
+        .get(path)
+        .map(|&i| truncate(&sanitize_line(p.rows[i].info.title()), 50))
+        .unwrap_or_default()
+}
+
+pub const HELP: &[(&str, &str)] = &[
+    ("type", "search: words (all must match), \"exact phrase\", re:regex"),
+    ("↑/↓ PgUp/PgDn", "move; Home/End first/last; mouse wheel and click"),
+    ("enter", "resume the session (with --print: print its path)"),
+    ("tab", "current folder ↔ all projects"),
+    ("ctrl+s", "sort: threaded → recent → relevance"),
+    ("ctrl+n", "named sessions only"),
+    ("ctrl+p", "show file paths"),
+    ("ctrl+r", "rename the session"),
+    ("ctrl+d", "delete to trash (ctrl+backspace with an empty query)"),
+    ("ctrl+z", "undo the last delete (restore from trash)"),
+    ("ctrl+t", "open the session's branch tree"),
+    ("alt+i", "show internal workflow sessions"),
+    ("F2", "preview pane on/off"),
+    ("ctrl+u / ctrl+w", "clear the query / delete a word"),
+    ("F1 or ?", "this help (? when the query is empty)"),
+    ("esc / ctrl+c", "close"),
+];
+
+fn render_help(f: &mut Frame, theme: &Theme, area: Rect) {
+    let w = 74.min(area.width.saturating_sub(2));
+    let h = (HELP.len() as u16 + 4).min(area.height);
+    let r = Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height.saturating_sub(h)) / 2, width: w, height: h };
+    f.render_widget(Clear, r);
+    let block = Block::default().borders(Borders::ALL).title(Span::styled(" arbor · keys ", theme.title())).border_style(theme.accent());
+    let mut lines: Vec<Line> = HELP
+        .iter()
+        .map(|(k, d)| Line::from(vec![Span::styled(format!(" {k:<16}"), theme.accent()), Span::raw(*d)]))
+        .collect();
+    lines.push(Line::from(Span::styled(" any key closes", theme.dim())));
+    f.render_widget(Paragraph::new(lines).block(block), r);
+}

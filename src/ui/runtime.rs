@@ -1,0 +1,364 @@
+//! The event loop: terminal, input, loader, watcher, workers; runs effects.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+use crossterm::event::{DisableMouseCapture, EnableMouseCapture, Event};
+use crossterm::terminal::{disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen};
+use crossterm::ExecutableCommand;
+use ratatui::backend::CrosstermBackend;
+use ratatui::Terminal;
+use rayon::prelude::*;
+
+use super::app::{App, AppEvent, Effect, Outcome};
+use super::picker::{load_preview, Row};
+use super::theme::Theme;
+use crate::search::query::new_matcher;
+use crate::search::Query;
+use crate::session::info::scan_info;
+use crate::store::{list_session_files, Scope, StoreConfig};
+
+/// How the picker was started.
+#[derive(Debug, Clone)]
+pub struct PickerOptions {
+    pub config: StoreConfig,
+    pub project_cwd: String,
+    pub print_mode: bool,
+    pub start_in_all: bool,
+    pub note: Option<String>,
+}
+
+/// The terminal: stdout, or `/dev/tty` when stdout is captured (`--print`),
+/// so that stdout carries only the chosen path.
+type Term = Terminal<CrosstermBackend<Box<dyn Write + Send>>>;
+
+fn tty_writer() -> Result<Box<dyn Write + Send>> {
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal() {
+        Ok(Box::new(std::io::stdout()))
+    } else {
+        let tty = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/tty")
+            .context("no terminal to draw on (stdout is not a terminal and /dev/tty cannot be opened)")?;
+        Ok(Box::new(tty))
+    }
+}
+
+fn setup_terminal() -> Result<Term> {
+    let mut w = tty_writer()?;
+    enable_raw_mode().context("cannot switch the terminal to raw mode")?;
+    w.execute(EnterAlternateScreen)?;
+    w.execute(EnableMouseCapture)?;
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_terminal();
+        hook(info);
+    }));
+    Ok(Terminal::new(CrosstermBackend::new(w))?)
+}
+
+/// Leaves raw mode and the alternate screen; safe to call twice.
+pub fn restore_terminal() {
+    let _ = disable_raw_mode();
+    if let Ok(mut w) = tty_writer() {
+        let _ = w.execute(DisableMouseCapture);
+        let _ = w.execute(LeaveAlternateScreen);
+        let _ = w.execute(crossterm::cursor::Show);
+    }
+}
+
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// Runs the picker until the user leaves; returns what they chose.
+pub fn run_picker(opts: PickerOptions) -> Result<Outcome> {
+    let mut app = App::new(opts.project_cwd.clone(), now_ms());
+    app.print_mode = opts.print_mode;
+    app.picker.note = opts.note.clone();
+    if opts.start_in_all {
+        app.picker.scope = super::picker::Scope::All;
+    }
+    app.picker.loading = Some((0, 0));
+    let theme = Theme::from_env();
+
+    let mut terminal = setup_terminal()?;
+    let result = event_loop(&mut terminal, &mut app, &theme, &opts);
+    restore_terminal();
+    result
+}
+
+fn event_loop(terminal: &mut Term, app: &mut App, theme: &Theme, opts: &PickerOptions) -> Result<Outcome> {
+    let size = terminal.size()?;
+    app.width = size.width;
+    app.height = size.height;
+    // The first frame paints before any file is read.
+    terminal.draw(|f| super::picker::render(f, app, theme))?;
+
+    let (tx, rx) = channel::<AppEvent>();
+    spawn_input(tx.clone());
+    spawn_ticker(tx.clone());
+    spawn_loader(tx.clone(), opts.config.clone());
+    let _watcher = spawn_watcher(tx.clone(), &opts.config);
+    let search_tx = spawn_search_worker(tx.clone());
+    let preview_tx = spawn_preview_worker(tx.clone());
+
+    loop {
+        let ev = rx.recv().context("event channel closed")?;
+        let mut dirty = handle(app, ev, &tx, &search_tx, &preview_tx);
+        // Drain what is already queued, then draw once.
+        while let Ok(ev) = rx.try_recv() {
+            dirty |= handle(app, ev, &tx, &search_tx, &preview_tx);
+            if app.outcome.is_some() {
+                break;
+            }
+        }
+        if let Some(o) = app.outcome.take() {
+            return Ok(o);
+        }
+        if dirty {
+            terminal.draw(|f| super::picker::render(f, app, theme))?;
+        }
+    }
+}
+
+type SearchJob = (u64, Query, super::app::Docs);
+
+fn handle(
+    app: &mut App,
+    ev: AppEvent,
+    tx: &Sender<AppEvent>,
+    search_tx: &Sender<SearchJob>,
+    preview_tx: &Sender<(PathBuf, Query)>,
+) -> bool {
+    for effect in app.update(ev) {
+        run_effect(effect, tx, search_tx, preview_tx);
+    }
+    true
+}
+
+fn run_effect(effect: Effect, tx: &Sender<AppEvent>, search_tx: &Sender<SearchJob>, preview_tx: &Sender<(PathBuf, Query)>) {
+    match effect {
+        Effect::Search { generation, query, docs } => {
+            let _ = search_tx.send((generation, query, docs));
+        }
+        Effect::LoadPreview { path, query } => {
+            let _ = preview_tx.send((path, query));
+        }
+        Effect::Rescan(paths) => {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for p in paths {
+                    match scan_info(&p) {
+                        Ok(info) => {
+                            let _ = tx.send(AppEvent::Rows(vec![Row::new(info)]));
+                        }
+                        Err(_) => {
+                            let _ = tx.send(AppEvent::RowGone(p));
+                        }
+                    }
+                }
+            });
+        }
+        Effect::Rename { path, name } => {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let result = crate::session::writer::append_session_name(&path, &name)
+                    .map(|_| name)
+                    .map_err(|e| e.to_string());
+                let _ = tx.send(AppEvent::Renamed { path, result });
+            });
+        }
+        Effect::Trash(path) => {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let result = trash::delete(&path).map_err(|e| e.to_string());
+                let _ = tx.send(AppEvent::Trashed { path, result });
+            });
+        }
+        Effect::DeletePermanently(path) => {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let result = std::fs::remove_file(&path).map_err(|e| e.to_string());
+                let _ = tx.send(AppEvent::Deleted { path, result });
+            });
+        }
+        Effect::Restore(path) => {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let result = restore_from_trash(&path);
+                let _ = tx.send(AppEvent::Restored { path, result });
+            });
+        }
+        Effect::Exit(_) => {}
+    }
+}
+
+/// Puts the most recently trashed copy of `path` back.
+pub fn restore_from_trash(path: &std::path::Path) -> Result<(), String> {
+    #[cfg(any(target_os = "windows", all(unix, not(target_os = "macos"), not(target_os = "ios"), not(target_os = "android"))))]
+    {
+        let items = trash::os_limited::list().map_err(|e| e.to_string())?;
+        let item = items
+            .into_iter()
+            .filter(|i| i.original_path() == path)
+            .max_by_key(|i| i.time_deleted)
+            .ok_or_else(|| "the session is no longer in the trash".to_string())?;
+        trash::os_limited::restore_all([item]).map_err(|e| e.to_string())
+    }
+    #[cfg(not(any(target_os = "windows", all(unix, not(target_os = "macos"), not(target_os = "ios"), not(target_os = "android")))))]
+    {
+        let _ = path;
+        Err("this platform's trash cannot be restored from a program; use Finder's Put Back".into())
+    }
+}
+
+fn spawn_input(tx: Sender<AppEvent>) {
+    std::thread::spawn(move || loop {
+        let ev = match crossterm::event::read() {
+            Ok(Event::Key(k)) => AppEvent::Key(k),
+            Ok(Event::Mouse(m)) => AppEvent::Mouse(m),
+            Ok(Event::Resize(w, h)) => AppEvent::Resize(w, h),
+            Ok(_) => continue,
+            Err(_) => break,
+        };
+        if tx.send(ev).is_err() {
+            break;
+        }
+    });
+}
+
+fn spawn_ticker(tx: Sender<AppEvent>) {
+    std::thread::spawn(move || loop {
+        std::thread::sleep(Duration::from_secs(1));
+        if tx.send(AppEvent::Tick(now_ms())).is_err() {
+            break;
+        }
+    });
+}
+
+/// Reads every session's row in parallel, streaming batches to the UI.
+fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig) {
+    std::thread::spawn(move || {
+        let (files, mut problems) = list_session_files(&config, &Scope::All);
+        let total = files.len();
+        let _ = tx.send(AppEvent::LoadProgress { done: 0, total });
+        let (row_tx, row_rx) = channel::<Result<Row, crate::store::ScanProblem>>();
+        let reader = std::thread::spawn(move || {
+            files.par_iter().for_each_with(row_tx, |row_tx, f| {
+                let r = scan_info(&f.path)
+                    .map(|mut info| {
+                        info.from_pi_store = f.origin == crate::store::Origin::Pi;
+                        Row::new(info)
+                    })
+                    .map_err(|e| crate::store::ScanProblem {
+                        path: f.path.clone(),
+                        reason: e.to_string(),
+                    });
+                let _ = row_tx.send(r);
+            });
+        });
+        let mut batch = Vec::new();
+        let mut done = 0;
+        let mut last = Instant::now();
+        for r in row_rx {
+            done += 1;
+            match r {
+                Ok(row) => batch.push(row),
+                Err(p) => problems.push(p),
+            }
+            if last.elapsed() >= Duration::from_millis(30) {
+                let _ = tx.send(AppEvent::Rows(std::mem::take(&mut batch)));
+                let _ = tx.send(AppEvent::LoadProgress { done, total });
+                last = Instant::now();
+            }
+        }
+        let _ = reader.join();
+        let _ = tx.send(AppEvent::Rows(batch));
+        let _ = tx.send(AppEvent::LoadFinished { problems });
+    });
+}
+
+/// Scores only the newest request; older ones still queued are dropped.
+fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
+    let (jtx, jrx) = channel::<SearchJob>();
+    std::thread::spawn(move || {
+        let mut matcher = new_matcher();
+        let mut buf = Vec::new();
+        while let Some((generation, query, docs)) = latest(&jrx) {
+            let mut scores = HashMap::new();
+            for (path, doc) in &docs.0 {
+                if let Some(s) = query.score(doc, &mut matcher, &mut buf) {
+                    scores.insert(path.clone(), s);
+                }
+            }
+            let raw = query.raw.clone();
+            if tx.send(AppEvent::SearchDone { generation, query: raw, scores }).is_err() {
+                break;
+            }
+        }
+    });
+    jtx
+}
+
+fn spawn_preview_worker(tx: Sender<AppEvent>) -> Sender<(PathBuf, Query)> {
+    let (jtx, jrx) = channel::<(PathBuf, Query)>();
+    std::thread::spawn(move || {
+        while let Some((path, query)) = latest(&jrx) {
+            let r = load_preview(&path, &query).map_err(|e| (path.clone(), e));
+            if tx.send(AppEvent::PreviewLoaded(r)).is_err() {
+                break;
+            }
+        }
+    });
+    jtx
+}
+
+/// Blocks for a job, then skips to the newest one queued.
+fn latest<T>(rx: &Receiver<T>) -> Option<T> {
+    let mut job = rx.recv().ok()?;
+    while let Ok(newer) = rx.try_recv() {
+        job = newer;
+    }
+    Some(job)
+}
+
+/// Watches the store roots; changes arrive debounced as `FsChanged`.
+fn spawn_watcher(tx: Sender<AppEvent>, config: &StoreConfig) -> Option<Box<dyn std::any::Any>> {
+    use notify::RecursiveMode;
+    use notify_debouncer_full::{new_debouncer, new_debouncer_opt, DebounceEventResult, RecommendedCache};
+
+    let handler = move |res: DebounceEventResult| {
+        if let Ok(events) = res {
+            let paths: Vec<PathBuf> = events.into_iter().flat_map(|e| e.event.paths).collect();
+            if !paths.is_empty() {
+                let _ = tx.send(AppEvent::FsChanged(paths));
+            }
+        }
+    };
+    let roots: Vec<PathBuf> = config.roots.iter().map(|r| r.path.clone()).filter(|p| p.is_dir()).collect();
+    match new_debouncer(Duration::from_millis(250), None, handler.clone()) {
+        Ok(mut d) => {
+            let mut ok = true;
+            for r in &roots {
+                ok &= d.watch(r, RecursiveMode::Recursive).is_ok();
+            }
+            if ok {
+                return Some(Box::new(d));
+            }
+        }
+        Err(_) => {}
+    }
+    // Fallback where native watching is unavailable (or out of watches): polling.
+    let cfg = notify::Config::default().with_poll_interval(Duration::from_secs(2));
+    let mut d = new_debouncer_opt::<_, notify::PollWatcher, RecommendedCache>(Duration::from_millis(250), None, handler, RecommendedCache::new(), cfg).ok()?;
+    for r in &roots {
+        let _ = d.watch(r, RecursiveMode::Recursive);
+    }
+    Some(Box::new(d))
+}
