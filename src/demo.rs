@@ -57,8 +57,21 @@ pub fn unpack_demo_store(dest: &Path) -> std::io::Result<()> {
             std::fs::create_dir_all(parent)?;
         }
         std::fs::write(&to, fill(f.bytes, dest))?;
+        settle_mtime(&to);
     }
     Ok(())
+}
+
+/// Sets a copied session's mtime to its newest message, as if the agent had
+/// just written it then (a fresh copy would otherwise look live).
+fn settle_mtime(path: &Path) {
+    if let Ok(info) = crate::session::info::scan_info(path) {
+        let t = std::time::UNIX_EPOCH
+            + std::time::Duration::from_millis(info.modified_ms.max(0) as u64);
+        if let Ok(f) = std::fs::OpenOptions::new().write(true).open(path) {
+            let _ = f.set_modified(t);
+        }
+    }
 }
 
 /// Copies a demo store folder (e.g. `assets/demo-store`) to `dest`, filling in paths.
@@ -73,7 +86,9 @@ pub fn copy_demo_store(src: &Path, dest: &Path) -> std::io::Result<()> {
         for f in std::fs::read_dir(project.path())? {
             let f = f?;
             let bytes = std::fs::read(f.path())?;
-            std::fs::write(to_dir.join(f.file_name()), fill(&bytes, dest))?;
+            let to = to_dir.join(f.file_name());
+            std::fs::write(&to, fill(&bytes, dest))?;
+            settle_mtime(&to);
         }
     }
     Ok(())

@@ -121,7 +121,11 @@ fn resume(template: &str, path: &Path, cwd: &str) -> Result<()> {
     let shown = format!(
         "cd {} && {}",
         shell_quote(cwd),
-        words.iter().map(|w| shell_quote(w)).collect::<Vec<_>>().join(" ")
+        words
+            .iter()
+            .map(|w| shell_quote(w))
+            .collect::<Vec<_>>()
+            .join(" ")
     );
     let mut cmd = std::process::Command::new(&words[0]);
     cmd.args(&words[1..]);
@@ -132,7 +136,10 @@ fn resume(template: &str, path: &Path, cwd: &str) -> Result<()> {
         Ok(st) if st.success() => Ok(()),
         Ok(st) => bail!("{} exited with {st}", words[0]),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            println!("{} is not installed here. To resume this session run:\n  {shown}", words[0]);
+            println!(
+                "{} is not installed here. To resume this session run:\n  {shown}",
+                words[0]
+            );
             Ok(())
         }
         Err(e) => Err(e).with_context(|| format!("cannot run {shown}")),
@@ -140,7 +147,10 @@ fn resume(template: &str, path: &Path, cwd: &str) -> Result<()> {
 }
 
 fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:@,".contains(c)) {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@,".contains(c))
+    {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))

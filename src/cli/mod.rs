@@ -25,7 +25,12 @@ pub struct Cli {
     pub print: bool,
     /// Picker: the command Enter runs, in the session's cwd; `{path}` is replaced
     /// by the session file (appended when absent)
-    #[arg(long, env = "ARBOR_RESUME_CMD", value_name = "CMD", default_value = "atomic --session {path}")]
+    #[arg(
+        long,
+        env = "ARBOR_RESUME_CMD",
+        value_name = "CMD",
+        default_value = "atomic --session {path}"
+    )]
     pub resume_cmd: String,
     /// Picker: start with all projects instead of the current folder
     #[arg(long)]

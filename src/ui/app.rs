@@ -20,18 +20,39 @@ pub enum AppEvent {
     Tick(i64),
     /// Rows read by the loader (or re-read after a change).
     Rows(Vec<Row>),
-    LoadProgress { done: usize, total: usize },
-    LoadFinished { problems: Vec<ScanProblem> },
-    SearchDone { generation: u64, query: String, scores: HashMap<PathBuf, u32> },
+    LoadProgress {
+        done: usize,
+        total: usize,
+    },
+    LoadFinished {
+        problems: Vec<ScanProblem>,
+    },
+    SearchDone {
+        generation: u64,
+        query: String,
+        scores: HashMap<PathBuf, u32>,
+    },
     /// The watcher saw these paths change.
     FsChanged(Vec<PathBuf>),
     /// A watched file is gone (or no longer a session).
     RowGone(PathBuf),
     PreviewLoaded(Result<Preview, (PathBuf, String)>),
-    Renamed { path: PathBuf, result: Result<String, String> },
-    Trashed { path: PathBuf, result: Result<(), String> },
-    Deleted { path: PathBuf, result: Result<(), String> },
-    Restored { path: PathBuf, result: Result<(), String> },
+    Renamed {
+        path: PathBuf,
+        result: Result<String, String>,
+    },
+    Trashed {
+        path: PathBuf,
+        result: Result<(), String>,
+    },
+    Deleted {
+        path: PathBuf,
+        result: Result<(), String>,
+    },
+    Restored {
+        path: PathBuf,
+        result: Result<(), String>,
+    },
 }
 
 /// I/O requested by `update`, performed by the runtime.
@@ -43,10 +64,16 @@ pub enum Effect {
         query: Query,
         docs: Docs,
     },
-    LoadPreview { path: PathBuf, query: Query },
+    LoadPreview {
+        path: PathBuf,
+        query: Query,
+    },
     /// Re-read these files' rows (after a change on disk).
     Rescan(Vec<PathBuf>),
-    Rename { path: PathBuf, name: String },
+    Rename {
+        path: PathBuf,
+        name: String,
+    },
     Trash(PathBuf),
     DeletePermanently(PathBuf),
     Restore(PathBuf),
@@ -80,7 +107,10 @@ impl PartialEq for Query {
 pub enum Outcome {
     Quit,
     /// Run the agent on this session, in its cwd.
-    Resume { path: PathBuf, cwd: String },
+    Resume {
+        path: PathBuf,
+        cwd: String,
+    },
     /// Print the path on stdout (`--print`).
     Print(PathBuf),
 }

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use crossterm::event::{DisableMouseCapture, EnableMouseCapture, Event};
-use crossterm::terminal::{disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen};
+use crossterm::terminal::{
+    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
+};
 use crossterm::ExecutableCommand;
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
@@ -44,7 +46,9 @@ fn tty_writer() -> Result<Box<dyn Write + Send>> {
         let tty = std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/tty")
-            .context("no terminal to draw on (stdout is not a terminal and /dev/tty cannot be opened)")?;
+            .context(
+                "no terminal to draw on (stdout is not a terminal and /dev/tty cannot be opened)",
+            )?;
         Ok(Box::new(tty))
     }
 }
@@ -93,7 +97,12 @@ pub fn run_picker(opts: PickerOptions) -> Result<Outcome> {
     result
 }
 
-fn event_loop(terminal: &mut Term, app: &mut App, theme: &Theme, opts: &PickerOptions) -> Result<Outcome> {
+fn event_loop(
+    terminal: &mut Term,
+    app: &mut App,
+    theme: &Theme,
+    opts: &PickerOptions,
+) -> Result<Outcome> {
     let size = terminal.size()?;
     app.width = size.width;
     app.height = size.height;
@@ -142,66 +151,110 @@ fn handle(
     true
 }
 
-fn run_effect(effect: Effect, tx: &Sender<AppEvent>, search_tx: &Sender<SearchJob>, preview_tx: &Sender<(PathBuf, Query)>) {
+fn run_effect(
+    effect: Effect,
+    tx: &Sender<AppEvent>,
+    search_tx: &Sender<SearchJob>,
+    preview_tx: &Sender<(PathBuf, Query)>,
+) {
     match effect {
-        Effect::Search { generation, query, docs } => {
+        // Latest-wins workers: stale requests are dropped.
+        Effect::Search {
+            generation,
+            query,
+            docs,
+        } => {
             let _ = search_tx.send((generation, query, docs));
         }
         Effect::LoadPreview { path, query } => {
             let _ = preview_tx.send((path, query));
         }
-        Effect::Rescan(paths) => {
+        Effect::Exit(_) => {}
+        other => {
             let tx = tx.clone();
             std::thread::spawn(move || {
-                for p in paths {
-                    match scan_info(&p) {
-                        Ok(info) => {
-                            let _ = tx.send(AppEvent::Rows(vec![Row::new(info)]));
-                        }
-                        Err(_) => {
-                            let _ = tx.send(AppEvent::RowGone(p));
-                        }
-                    }
+                for ev in perform(other) {
+                    let _ = tx.send(ev);
                 }
             });
         }
+    }
+}
+
+/// Performs an effect to completion and returns the events it produces.
+/// The runtime calls it on worker threads; tests call it directly.
+pub fn perform(effect: Effect) -> Vec<AppEvent> {
+    match effect {
+        Effect::Search {
+            generation,
+            query,
+            docs,
+        } => {
+            let scores = score_docs(&query, &docs);
+            vec![AppEvent::SearchDone {
+                generation,
+                query: query.raw.clone(),
+                scores,
+            }]
+        }
+        Effect::LoadPreview { path, query } => {
+            vec![AppEvent::PreviewLoaded(
+                load_preview(&path, &query).map_err(|e| (path, e)),
+            )]
+        }
+        Effect::Rescan(paths) => paths
+            .into_iter()
+            .map(|p| match scan_info(&p) {
+                Ok(info) => AppEvent::Rows(vec![Row::new(info)]),
+                Err(_) => AppEvent::RowGone(p),
+            })
+            .collect(),
         Effect::Rename { path, name } => {
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                let result = crate::session::writer::append_session_name(&path, &name)
-                    .map(|_| name)
-                    .map_err(|e| e.to_string());
-                let _ = tx.send(AppEvent::Renamed { path, result });
-            });
+            let result = crate::session::writer::append_session_name(&path, &name)
+                .map(|_| name)
+                .map_err(|e| e.to_string());
+            vec![AppEvent::Renamed { path, result }]
         }
         Effect::Trash(path) => {
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                let result = trash::delete(&path).map_err(|e| e.to_string());
-                let _ = tx.send(AppEvent::Trashed { path, result });
-            });
+            let result = trash::delete(&path).map_err(|e| e.to_string());
+            vec![AppEvent::Trashed { path, result }]
         }
         Effect::DeletePermanently(path) => {
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                let result = std::fs::remove_file(&path).map_err(|e| e.to_string());
-                let _ = tx.send(AppEvent::Deleted { path, result });
-            });
+            let result = std::fs::remove_file(&path).map_err(|e| e.to_string());
+            vec![AppEvent::Deleted { path, result }]
         }
         Effect::Restore(path) => {
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                let result = restore_from_trash(&path);
-                let _ = tx.send(AppEvent::Restored { path, result });
-            });
+            let result = restore_from_trash(&path);
+            vec![AppEvent::Restored { path, result }]
         }
-        Effect::Exit(_) => {}
+        Effect::Exit(_) => Vec::new(),
     }
+}
+
+/// Scores every document; the matching ones with their relevance.
+pub fn score_docs(query: &Query, docs: &super::app::Docs) -> HashMap<PathBuf, u32> {
+    let mut matcher = new_matcher();
+    let mut buf = Vec::new();
+    let mut scores = HashMap::new();
+    for (path, doc) in &docs.0 {
+        if let Some(s) = query.score(doc, &mut matcher, &mut buf) {
+            scores.insert(path.clone(), s);
+        }
+    }
+    scores
 }
 
 /// Puts the most recently trashed copy of `path` back.
 pub fn restore_from_trash(path: &std::path::Path) -> Result<(), String> {
-    #[cfg(any(target_os = "windows", all(unix, not(target_os = "macos"), not(target_os = "ios"), not(target_os = "android"))))]
+    #[cfg(any(
+        target_os = "windows",
+        all(
+            unix,
+            not(target_os = "macos"),
+            not(target_os = "ios"),
+            not(target_os = "android")
+        )
+    ))]
     {
         let items = trash::os_limited::list().map_err(|e| e.to_string())?;
         let item = items
@@ -211,7 +264,15 @@ pub fn restore_from_trash(path: &std::path::Path) -> Result<(), String> {
             .ok_or_else(|| "the session is no longer in the trash".to_string())?;
         trash::os_limited::restore_all([item]).map_err(|e| e.to_string())
     }
-    #[cfg(not(any(target_os = "windows", all(unix, not(target_os = "macos"), not(target_os = "ios"), not(target_os = "android")))))]
+    #[cfg(not(any(
+        target_os = "windows",
+        all(
+            unix,
+            not(target_os = "macos"),
+            not(target_os = "ios"),
+            not(target_os = "android")
+        )
+    )))]
     {
         let _ = path;
         Err("this platform's trash cannot be restored from a program; use Finder's Put Back".into())
@@ -264,10 +325,9 @@ fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig) {
             });
         });
         let mut batch = Vec::new();
-        let mut done = 0;
         let mut last = Instant::now();
-        for r in row_rx {
-            done += 1;
+        for (n, r) in row_rx.into_iter().enumerate() {
+            let done = n + 1;
             match r {
                 Ok(row) => batch.push(row),
                 Err(p) => problems.push(p),
@@ -288,17 +348,17 @@ fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig) {
 fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
     let (jtx, jrx) = channel::<SearchJob>();
     std::thread::spawn(move || {
-        let mut matcher = new_matcher();
-        let mut buf = Vec::new();
         while let Some((generation, query, docs)) = latest(&jrx) {
-            let mut scores = HashMap::new();
-            for (path, doc) in &docs.0 {
-                if let Some(s) = query.score(doc, &mut matcher, &mut buf) {
-                    scores.insert(path.clone(), s);
-                }
-            }
+            let scores = score_docs(&query, &docs);
             let raw = query.raw.clone();
-            if tx.send(AppEvent::SearchDone { generation, query: raw, scores }).is_err() {
+            if tx
+                .send(AppEvent::SearchDone {
+                    generation,
+                    query: raw,
+                    scores,
+                })
+                .is_err()
+            {
                 break;
             }
         }
@@ -331,7 +391,9 @@ fn latest<T>(rx: &Receiver<T>) -> Option<T> {
 /// Watches the store roots; changes arrive debounced as `FsChanged`.
 fn spawn_watcher(tx: Sender<AppEvent>, config: &StoreConfig) -> Option<Box<dyn std::any::Any>> {
     use notify::RecursiveMode;
-    use notify_debouncer_full::{new_debouncer, new_debouncer_opt, DebounceEventResult, RecommendedCache};
+    use notify_debouncer_full::{
+        new_debouncer, new_debouncer_opt, DebounceEventResult, RecommendedCache,
+    };
 
     let handler = move |res: DebounceEventResult| {
         if let Ok(events) = res {
@@ -341,22 +403,31 @@ fn spawn_watcher(tx: Sender<AppEvent>, config: &StoreConfig) -> Option<Box<dyn s
             }
         }
     };
-    let roots: Vec<PathBuf> = config.roots.iter().map(|r| r.path.clone()).filter(|p| p.is_dir()).collect();
-    match new_debouncer(Duration::from_millis(250), None, handler.clone()) {
-        Ok(mut d) => {
-            let mut ok = true;
-            for r in &roots {
-                ok &= d.watch(r, RecursiveMode::Recursive).is_ok();
-            }
-            if ok {
-                return Some(Box::new(d));
-            }
+    let roots: Vec<PathBuf> = config
+        .roots
+        .iter()
+        .map(|r| r.path.clone())
+        .filter(|p| p.is_dir())
+        .collect();
+    if let Ok(mut d) = new_debouncer(Duration::from_millis(250), None, handler.clone()) {
+        let mut ok = true;
+        for r in &roots {
+            ok &= d.watch(r, RecursiveMode::Recursive).is_ok();
         }
-        Err(_) => {}
+        if ok {
+            return Some(Box::new(d));
+        }
     }
     // Fallback where native watching is unavailable (or out of watches): polling.
     let cfg = notify::Config::default().with_poll_interval(Duration::from_secs(2));
-    let mut d = new_debouncer_opt::<_, notify::PollWatcher, RecommendedCache>(Duration::from_millis(250), None, handler, RecommendedCache::new(), cfg).ok()?;
+    let mut d = new_debouncer_opt::<_, notify::PollWatcher, RecommendedCache>(
+        Duration::from_millis(250),
+        None,
+        handler,
+        RecommendedCache::new(),
+        cfg,
+    )
+    .ok()?;
     for r in &roots {
         let _ = d.watch(r, RecursiveMode::Recursive);
     }

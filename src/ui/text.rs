@@ -81,13 +81,19 @@ pub fn highlighted<'a>(text: &str, positions: &[usize], base: Style, hl: Style) 
         }
         let is_hl = p.peek() == Some(&&i);
         if is_hl != cur_hl && !cur.is_empty() {
-            spans.push(Span::styled(std::mem::take(&mut cur), if cur_hl { base.patch(hl) } else { base }));
+            spans.push(Span::styled(
+                std::mem::take(&mut cur),
+                if cur_hl { base.patch(hl) } else { base },
+            ));
         }
         cur_hl = is_hl;
         cur.push(c);
     }
     if !cur.is_empty() {
-        spans.push(Span::styled(cur, if cur_hl { base.patch(hl) } else { base }));
+        spans.push(Span::styled(
+            cur,
+            if cur_hl { base.patch(hl) } else { base },
+        ));
     }
     spans
 }

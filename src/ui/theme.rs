@@ -58,7 +58,9 @@ impl Theme {
     }
     pub fn highlight(&self) -> Style {
         if self.color {
-            Style::default().fg(Color::Magenta).add_modifier(Modifier::BOLD)
+            Style::default()
+                .fg(Color::Magenta)
+                .add_modifier(Modifier::BOLD)
         } else {
             Style::default().add_modifier(Modifier::UNDERLINED)
         }

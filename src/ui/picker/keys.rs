@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind};
+use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
+};
 
 use super::state::{Dialog, PickerState, Scope, StatusKind, LIVE_WINDOW_MS};
 use crate::search::Query;
@@ -148,13 +150,18 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
             p.recompute();
         }
         KeyCode::F(1) => p.dialog = Dialog::Help,
-        KeyCode::Char('?') if p.query.is_empty() && !ctrl(&k) && !alt(&k) => p.dialog = Dialog::Help,
+        KeyCode::Char('?') if p.query.is_empty() && !ctrl(&k) && !alt(&k) => {
+            p.dialog = Dialog::Help
+        }
         KeyCode::F(2) => {
             let on = super::view::preview_visible(p, app.width);
             p.preview_on = Some(!on);
             if !on {
                 if let Some(path) = p.selected.clone() {
-                    return vec![Effect::LoadPreview { path, query: p.parsed.clone() }];
+                    return vec![Effect::LoadPreview {
+                        path,
+                        query: p.parsed.clone(),
+                    }];
                 }
             }
         }
@@ -171,18 +178,27 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
             p.show_internal = !p.show_internal;
             p.set_status(
                 StatusKind::Info,
-                if p.show_internal { "Showing internal workflow sessions" } else { "Internal workflow sessions hidden" },
+                if p.show_internal {
+                    "Showing internal workflow sessions"
+                } else {
+                    "Internal workflow sessions hidden"
+                },
             );
             p.recompute();
         }
         KeyCode::Char('r') if ctrl(&k) => {
             if let Some(r) = p.selected_row() {
                 let input = r.info.display_name().unwrap_or("").to_string();
-                p.dialog = Dialog::Rename { path: r.info.path.clone(), input };
+                p.dialog = Dialog::Rename {
+                    path: r.info.path.clone(),
+                    input,
+                };
             }
         }
         KeyCode::Char('d') if ctrl(&k) => return ask_delete(p),
-        KeyCode::Backspace | KeyCode::Char('h') if ctrl(&k) && p.query.is_empty() => return ask_delete(p),
+        KeyCode::Backspace | KeyCode::Char('h') if ctrl(&k) && p.query.is_empty() => {
+            return ask_delete(p)
+        }
         KeyCode::Char('z') if ctrl(&k) => {
             return match p.trashed.pop() {
                 Some(path) => {
@@ -203,7 +219,9 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
         KeyCode::End => p.select_pos(p.visible.len().saturating_sub(1)),
         KeyCode::Char('u') if ctrl(&k) => return set_query(p, String::new()),
         KeyCode::Char('w') if ctrl(&k) => return set_query(p, without_last_word(&p.query)),
-        KeyCode::Backspace if ctrl(&k) || alt(&k) => return set_query(p, without_last_word(&p.query)),
+        KeyCode::Backspace if ctrl(&k) || alt(&k) => {
+            return set_query(p, without_last_word(&p.query))
+        }
         KeyCode::Backspace => {
             let mut q = p.query.clone();
             q.pop();
@@ -239,7 +257,10 @@ fn last_change_ms(info: &crate::session::info::SessionInfo) -> i64 {
 fn ask_delete(p: &mut PickerState) -> Vec<Effect> {
     if let Some(r) = p.selected_row() {
         let live = p.now_ms - last_change_ms(&r.info) < LIVE_WINDOW_MS;
-        p.dialog = Dialog::ConfirmDelete { path: r.info.path.clone(), live };
+        p.dialog = Dialog::ConfirmDelete {
+            path: r.info.path.clone(),
+            live,
+        };
     }
     Vec::new()
 }
@@ -289,8 +310,12 @@ fn on_mouse(app: &mut App, m: crossterm::event::MouseEvent) -> Vec<Effect> {
     match m.kind {
         MouseEventKind::ScrollUp => p.move_by(-3),
         MouseEventKind::ScrollDown => p.move_by(3),
-        MouseEventKind::Down(MouseButton::Left) => {
-            if m.row >= area.y && m.row < area.y + area.height && m.column < area.x + area.width {
+        MouseEventKind::Down(MouseButton::Left)
+            if m.row >= area.y
+                && m.row < area.y + area.height
+                && m.column < area.x + area.width =>
+        {
+            {
                 let pos = p.scroll + (m.row - area.y) as usize;
                 if pos < p.visible.len() {
                     let already = p.selected_pos() == Some(pos);
@@ -335,7 +360,11 @@ fn on_result(p: &mut PickerState, ev: AppEvent) -> Vec<Effect> {
                 );
             }
         }
-        AppEvent::SearchDone { generation, query, scores } => {
+        AppEvent::SearchDone {
+            generation,
+            query,
+            scores,
+        } => {
             if generation == p.search_gen {
                 p.scores = Some(scores);
                 p.scored_query = query;
@@ -374,7 +403,13 @@ fn on_result(p: &mut PickerState, ev: AppEvent) -> Vec<Effect> {
         }
         AppEvent::Renamed { path, result } => match result {
             Ok(name) => {
-                p.set_status(StatusKind::Success, format!("Renamed to \u{201c}{}\u{201d}", crate::session::render::sanitize_line(&name)));
+                p.set_status(
+                    StatusKind::Success,
+                    format!(
+                        "Renamed to \u{201c}{}\u{201d}",
+                        crate::session::render::sanitize_line(&name)
+                    ),
+                );
                 return vec![Effect::Rescan(vec![path])];
             }
             Err(e) => {

@@ -5,7 +5,7 @@ mod preview;
 mod state;
 mod view;
 
+pub use keys::update;
 pub use preview::{load_preview, Preview};
 pub use state::{Dialog, PickerState, Row, Scope, Sort, Status, StatusKind, VisibleRow};
-pub use keys::update;
 pub use view::{list_area, render};

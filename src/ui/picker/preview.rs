@@ -70,7 +70,11 @@ pub fn load_preview(path: &Path, query: &Query) -> Result<Preview, String> {
 fn find_snippet(body: &str, query: &Query) -> Option<(String, std::ops::Range<usize>)> {
     let lower = body.to_lowercase();
     // Lowercasing can change byte lengths; only use the fast path when it did not.
-    let lower = if lower.len() == body.len() { lower } else { return None };
+    let lower = if lower.len() == body.len() {
+        lower
+    } else {
+        return None;
+    };
     let (start, end) = query.terms.iter().find_map(|t| match t {
         Term::Word { lower: w, .. } => lower.find(w.as_str()).map(|s| (s, s + w.len())),
         Term::Phrase(p) => lower.find(p.as_str()).map(|s| (s, s + p.len())),
@@ -79,7 +83,14 @@ fn find_snippet(body: &str, query: &Query) -> Option<(String, std::ops::Range<us
     if !body.is_char_boundary(start) || !body.is_char_boundary(end) {
         return None;
     }
-    let before: String = body[..start].chars().rev().take(SNIPPET_RADIUS).collect::<Vec<_>>().into_iter().rev().collect();
+    let before: String = body[..start]
+        .chars()
+        .rev()
+        .take(SNIPPET_RADIUS)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
     let matched = &body[start..end];
     let after: String = body[end..].chars().take(SNIPPET_RADIUS).collect();
     let b = crate::session::render::sanitize_line(&before);

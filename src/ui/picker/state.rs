@@ -21,11 +21,15 @@ pub struct Row {
 impl Row {
     /// Builds a row; resolves symlinks, so call it off the UI thread.
     pub fn new(info: SessionInfo) -> Row {
-        let canonical = info.path.canonicalize().unwrap_or_else(|_| info.path.clone());
-        let parent_canonical = info
-            .parent_session_path
-            .as_deref()
-            .map(|p| Path::new(p).canonicalize().unwrap_or_else(|_| PathBuf::from(p)));
+        let canonical = info
+            .path
+            .canonicalize()
+            .unwrap_or_else(|_| info.path.clone());
+        let parent_canonical = info.parent_session_path.as_deref().map(|p| {
+            Path::new(p)
+                .canonicalize()
+                .unwrap_or_else(|_| PathBuf::from(p))
+        });
         let doc = Arc::new(SearchDoc::from_info(&info));
         Row {
             info,
@@ -71,12 +75,24 @@ impl Sort {
 pub enum Dialog {
     None,
     /// `Delete session?`; `live` when the file changed in the last seconds.
-    ConfirmDelete { path: PathBuf, live: bool },
+    ConfirmDelete {
+        path: PathBuf,
+        live: bool,
+    },
     /// Asked again: the session changed moments ago (an agent may be writing it).
-    ConfirmLiveDelete { path: PathBuf, age_ms: i64 },
+    ConfirmLiveDelete {
+        path: PathBuf,
+        age_ms: i64,
+    },
     /// Trash failed: offer permanent deletion only after this second question.
-    ConfirmPermanent { path: PathBuf, reason: String },
-    Rename { path: PathBuf, input: String },
+    ConfirmPermanent {
+        path: PathBuf,
+        reason: String,
+    },
+    Rename {
+        path: PathBuf,
+        input: String,
+    },
     Help,
 }
 
@@ -261,7 +277,10 @@ impl PickerState {
             }
         };
         if self.selected_pos().is_none() {
-            self.selected = self.visible.first().map(|v| self.rows[v.idx].info.path.clone());
+            self.selected = self
+                .visible
+                .first()
+                .map(|v| self.rows[v.idx].info.path.clone());
         }
     }
 
@@ -297,7 +316,10 @@ impl PickerState {
             if !seen.insert(i) {
                 continue; // a parentSession cycle
             }
-            out.push(VisibleRow { idx: i, prefix: line });
+            out.push(VisibleRow {
+                idx: i,
+                prefix: line,
+            });
             if let Some(kids) = children.get(&i) {
                 let n = kids.len();
                 for (k, &c) in kids.iter().enumerate().rev() {
@@ -313,7 +335,10 @@ impl PickerState {
         // Rows only reachable through a cycle still get listed.
         for &i in &sorted {
             if !seen.contains(&i) {
-                out.push(VisibleRow { idx: i, prefix: String::new() });
+                out.push(VisibleRow {
+                    idx: i,
+                    prefix: String::new(),
+                });
             }
         }
         out

@@ -37,7 +37,8 @@ pub fn render(f: &mut Frame, app: &App, theme: &Theme) {
     let area = f.area();
     let full = list_area(area.width, area.height);
     let (list, preview) = if preview_visible(p, area.width) {
-        let [l, r] = Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(full);
+        let [l, r] = Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)])
+            .areas(full);
         (l, Some(r))
     } else {
         (full, None)
@@ -78,9 +79,23 @@ fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         Scope::All => ("○ Current Folder", "◉ All"),
     };
     let mut spans = vec![
-        Span::styled(cur, if p.scope == Scope::Current { theme.accent() } else { theme.dim() }),
+        Span::styled(
+            cur,
+            if p.scope == Scope::Current {
+                theme.accent()
+            } else {
+                theme.dim()
+            },
+        ),
         Span::styled(" | ", theme.dim()),
-        Span::styled(all, if p.scope == Scope::All { theme.accent() } else { theme.dim() }),
+        Span::styled(
+            all,
+            if p.scope == Scope::All {
+                theme.accent()
+            } else {
+                theme.dim()
+            },
+        ),
         Span::styled("   Name: ", theme.dim()),
         Span::raw(if p.named_only { "Named" } else { "All" }),
         Span::styled("   Sort: ", theme.dim()),
@@ -89,12 +104,33 @@ fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     if p.show_internal {
         spans.push(Span::styled("   Internal: shown", theme.warning()));
     }
-    f.render_widget(Paragraph::new(Line::from(spans)), Rect { y: area.y + 1, height: 1, ..area });
-    let mut q = vec![Span::styled("> ", theme.accent()), Span::raw(sanitize_line(&p.query)), Span::styled("▏", theme.accent())];
+    f.render_widget(
+        Paragraph::new(Line::from(spans)),
+        Rect {
+            y: area.y + 1,
+            height: 1,
+            ..area
+        },
+    );
+    let mut q = vec![
+        Span::styled("> ", theme.accent()),
+        Span::raw(sanitize_line(&p.query)),
+        Span::styled("▏", theme.accent()),
+    ];
     if let Some(err) = p.parsed.error() {
-        q.push(Span::styled(format!("  invalid regex: {}", sanitize_line(err)), theme.error()));
+        q.push(Span::styled(
+            format!("  invalid regex: {}", sanitize_line(err)),
+            theme.error(),
+        ));
     }
-    f.render_widget(Paragraph::new(Line::from(q)), Rect { y: area.y + 2, height: 1, ..area });
+    f.render_widget(
+        Paragraph::new(Line::from(q)),
+        Rect {
+            y: area.y + 2,
+            height: 1,
+            ..area
+        },
+    );
 }
 
 fn empty_text(p: &PickerState) -> &'static str {
@@ -104,7 +140,9 @@ fn empty_text(p: &PickerState) -> &'static str {
     match (p.named_only, p.scope) {
         (false, Scope::Current) => "No sessions in current folder. tab view all.",
         (false, Scope::All) => "No sessions found",
-        (true, Scope::Current) => "No named sessions in current folder. ctrl+n show all · tab view all.",
+        (true, Scope::Current) => {
+            "No named sessions in current folder. ctrl+n show all · tab view all."
+        }
         (true, Scope::All) => "No named sessions found. Press ctrl+n to show all.",
     }
 }
@@ -126,8 +164,20 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         return;
     }
     if p.visible.is_empty() {
-        let text = if p.loading.is_some() && p.rows.is_empty() { "Loading sessions…" } else { empty_text(p) };
-        f.render_widget(Paragraph::new(Span::styled(text, theme.dim())), Rect { x: area.x + 2, width: area.width.saturating_sub(2), height: 1, ..area });
+        let text = if p.loading.is_some() && p.rows.is_empty() {
+            "Loading sessions…"
+        } else {
+            empty_text(p)
+        };
+        f.render_widget(
+            Paragraph::new(Span::styled(text, theme.dim())),
+            Rect {
+                x: area.x + 2,
+                width: area.width.saturating_sub(2),
+                height: 1,
+                ..area
+            },
+        );
         return;
     }
     let w = area.width as usize;
@@ -135,7 +185,13 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     let mut matcher = new_matcher();
     let selected = p.selected_pos();
     let mut lines = Vec::new();
-    for (pos, v) in p.visible.iter().enumerate().skip(p.scroll).take(area.height as usize) {
+    for (pos, v) in p
+        .visible
+        .iter()
+        .enumerate()
+        .skip(p.scroll)
+        .take(area.height as usize)
+    {
         let r = &p.rows[v.idx];
         let info = &r.info;
         let is_sel = selected == Some(pos);
@@ -148,7 +204,11 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             let cwd = sanitize_line(&short_home(&info.cwd));
             right.push_str(&format!("{} ", truncate_left(&cwd, (w / 6).clamp(10, 30))));
         }
-        right.push_str(&format!("{:>4} {:>3}", info.message_count, age(p.now_ms, info.modified_ms)));
+        right.push_str(&format!(
+            "{:>4} {:>3}",
+            info.message_count,
+            age(p.now_ms, info.modified_ms)
+        ));
         let fixed = 2 + width(&v.prefix) + 1 + width(&right);
         let avail = w.saturating_sub(fixed);
         let (title_w, summary_w) = if summary_col && avail >= 60 {
@@ -158,20 +218,39 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             (avail, 0)
         };
         let title = truncate(&sanitize_line(info.title()), title_w);
-        let title_style = if info.display_name().is_some() { theme.warning() } else { Style::default() };
-        let hl = if p.query_active() { p.parsed.highlight(&title, &mut matcher) } else { Vec::new() };
+        let title_style = if info.display_name().is_some() {
+            theme.warning()
+        } else {
+            Style::default()
+        };
+        let hl = if p.query_active() {
+            p.parsed.highlight(&title, &mut matcher)
+        } else {
+            Vec::new()
+        };
         let mut spans = vec![
             Span::styled(if is_sel { "› " } else { "  " }, theme.cursor()),
             Span::styled(v.prefix.clone(), theme.dim()),
         ];
-        spans.extend(crate::ui::text::highlighted(&title, &hl, title_style, theme.highlight()));
+        spans.extend(crate::ui::text::highlighted(
+            &title,
+            &hl,
+            title_style,
+            theme.highlight(),
+        ));
         let title_pad = title_w.saturating_sub(width(&title));
         spans.push(Span::raw(" ".repeat(title_pad)));
         if summary_w > 0 {
             spans.push(Span::raw(" "));
             match info.summary() {
-                Some(s) => spans.push(Span::styled(fit(&sanitize_line(s), summary_w), theme.accent())),
-                None => spans.push(Span::styled(fit("No summary available.", summary_w), theme.dim())),
+                Some(s) => spans.push(Span::styled(
+                    fit(&sanitize_line(s), summary_w),
+                    theme.accent(),
+                )),
+                None => spans.push(Span::styled(
+                    fit("No summary available.", summary_w),
+                    theme.dim(),
+                )),
             }
         }
         spans.push(Span::raw(" "));
@@ -192,7 +271,9 @@ fn fmt_time(ms: i64) -> String {
 }
 
 fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
-    let block = Block::default().borders(Borders::LEFT).border_style(theme.dim());
+    let block = Block::default()
+        .borders(Borders::LEFT)
+        .border_style(theme.dim());
     let inner = block.inner(area);
     f.render_widget(block, area);
     let Some(r) = p.selected_row() else {
@@ -201,24 +282,66 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     let info = &r.info;
     let mut lines: Vec<Line> = Vec::new();
     let label = |k: &str| Span::styled(format!("{k:<9}"), theme.dim());
-    lines.push(Line::from(Span::styled(sanitize_line(info.title()), if info.display_name().is_some() { theme.warning() } else { theme.title() })));
-    lines.push(Line::from(vec![label("cwd"), Span::raw(sanitize_line(&info.cwd))]));
-    lines.push(Line::from(vec![label("created"), Span::raw(info.created.clone())]));
-    lines.push(Line::from(vec![label("modified"), Span::raw(format!("{} ({})", fmt_time(info.modified_ms), age(p.now_ms, info.modified_ms)))]));
-    lines.push(Line::from(vec![label("messages"), Span::raw(info.message_count.to_string())]));
+    lines.push(Line::from(Span::styled(
+        sanitize_line(info.title()),
+        if info.display_name().is_some() {
+            theme.warning()
+        } else {
+            theme.title()
+        },
+    )));
+    lines.push(Line::from(vec![
+        label("cwd"),
+        Span::raw(sanitize_line(&info.cwd)),
+    ]));
+    lines.push(Line::from(vec![
+        label("created"),
+        Span::raw(info.created.clone()),
+    ]));
+    lines.push(Line::from(vec![
+        label("modified"),
+        Span::raw(format!(
+            "{} ({})",
+            fmt_time(info.modified_ms),
+            age(p.now_ms, info.modified_ms)
+        )),
+    ]));
+    lines.push(Line::from(vec![
+        label("messages"),
+        Span::raw(info.message_count.to_string()),
+    ]));
     if !info.models.is_empty() {
         let models: Vec<String> = info.models.iter().map(|m| sanitize_line(m)).collect();
-        lines.push(Line::from(vec![label("models"), Span::raw(models.join(", "))]));
+        lines.push(Line::from(vec![
+            label("models"),
+            Span::raw(models.join(", ")),
+        ]));
     }
-    lines.push(Line::from(vec![label("usage"), Span::raw(format!("{} tokens · ${:.2}", group(info.total_tokens), info.total_cost))]));
+    lines.push(Line::from(vec![
+        label("usage"),
+        Span::raw(format!(
+            "{} tokens · ${:.2}",
+            group(info.total_tokens),
+            info.total_cost
+        )),
+    ]));
     if let Some(parent) = &info.parent_session_path {
-        lines.push(Line::from(vec![label("fork of"), Span::raw(sanitize_line(parent))]));
+        lines.push(Line::from(vec![
+            label("fork of"),
+            Span::raw(sanitize_line(parent)),
+        ]));
     }
     if info.internal {
-        lines.push(Line::from(Span::styled("internal workflow session", theme.warning())));
+        lines.push(Line::from(Span::styled(
+            "internal workflow session",
+            theme.warning(),
+        )));
     }
     if info.diagnostics.skipped() > 0 {
-        lines.push(Line::from(Span::styled(format!("{} unreadable lines skipped", info.diagnostics.skipped()), theme.error())));
+        lines.push(Line::from(Span::styled(
+            format!("{} unreadable lines skipped", info.diagnostics.skipped()),
+            theme.error(),
+        )));
     }
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled("First prompt", theme.dim())));
@@ -229,19 +352,40 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             lines.push(Line::from(""));
             lines.push(Line::from(Span::styled("Match", theme.dim())));
             let positions: Vec<usize> = range.clone().collect();
-            lines.push(Line::from(crate::ui::text::highlighted(text, &positions, Style::default(), theme.highlight())));
+            lines.push(Line::from(crate::ui::text::highlighted(
+                text,
+                &positions,
+                Style::default(),
+                theme.highlight(),
+            )));
         }
         lines.push(Line::from(""));
-        lines.push(Line::from(Span::styled("Last messages (active branch)", theme.dim())));
+        lines.push(Line::from(Span::styled(
+            "Last messages (active branch)",
+            theme.dim(),
+        )));
         for (role, text) in &pv.last_messages {
-            let t = truncate(&sanitize_line(text), (inner.width as usize).saturating_mul(3));
-            lines.push(Line::from(vec![Span::styled(format!("{role}: "), theme.accent()), Span::raw(t)]));
+            let t = truncate(
+                &sanitize_line(text),
+                (inner.width as usize).saturating_mul(3),
+            );
+            lines.push(Line::from(vec![
+                Span::styled(format!("{role}: "), theme.accent()),
+                Span::raw(t),
+            ]));
         }
     } else {
         lines.push(Line::from(""));
         lines.push(Line::from(Span::styled("Loading…", theme.dim())));
     }
-    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), Rect { x: inner.x + 1, width: inner.width.saturating_sub(1), ..inner });
+    f.render_widget(
+        Paragraph::new(lines).wrap(Wrap { trim: false }),
+        Rect {
+            x: inner.x + 1,
+            width: inner.width.saturating_sub(1),
+            ..inner
+        },
+    );
 }
 
 fn group(n: u64) -> String {
@@ -268,11 +412,23 @@ fn render_footer(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             Span::styled(title_of(p, path), theme.dim()),
         ]),
         (Dialog::ConfirmLiveDelete { age_ms, .. }, _) => Line::from(vec![
-            Span::styled(format!("This session changed {}s ago; an agent may be writing it. Delete anyway? ", age_ms / 1000), theme.error()),
+            Span::styled(
+                format!(
+                    "This session changed {}s ago; an agent may be writing it. Delete anyway? ",
+                    age_ms / 1000
+                ),
+                theme.error(),
+            ),
             Span::raw("enter confirm · esc cancel"),
         ]),
         (Dialog::ConfirmPermanent { reason, .. }, _) => Line::from(vec![
-            Span::styled(format!("Trash failed: {}. Delete permanently? ", sanitize_line(reason)), theme.error()),
+            Span::styled(
+                format!(
+                    "Trash failed: {}. Delete permanently? ",
+                    sanitize_line(reason)
+                ),
+                theme.error(),
+            ),
             Span::raw("enter delete forever · esc keep"),
         ]),
         (Dialog::Rename { input, .. }, _) => Line::from(vec![
@@ -291,14 +447,25 @@ fn render_footer(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         )),
         (_, None) => Line::from(""),
     };
-    let row = |i: u16| Rect { x: area.x, y: y + i, width: area.width, height: 1 };
+    let row = |i: u16| Rect {
+        x: area.x,
+        y: y + i,
+        width: area.width,
+        height: 1,
+    };
     f.render_widget(Paragraph::new(status_line), row(0));
     f.render_widget(
-        Paragraph::new(Span::styled("tab scope · re:<pattern> regex · \"phrase\" exact · F1 help", theme.dim())),
+        Paragraph::new(Span::styled(
+            "tab scope · re:<pattern> regex · \"phrase\" exact · F1 help",
+            theme.dim(),
+        )),
         row(1),
     );
     f.render_widget(
-        Paragraph::new(Span::styled("ctrl+s Sort · ctrl+n Named · ctrl+d Delete · ctrl+p Path · ctrl+r Rename", theme.dim())),
+        Paragraph::new(Span::styled(
+            "ctrl+s Sort · ctrl+n Named · ctrl+d Delete · ctrl+p Path · ctrl+r Rename",
+            theme.dim(),
+        )),
         row(2),
     );
 }
@@ -311,15 +478,24 @@ fn title_of(p: &PickerState, path: &std::path::Path) -> String {
 }
 
 pub const HELP: &[(&str, &str)] = &[
-    ("type", "search: words (all must match), \"exact phrase\", re:regex"),
-    ("↑/↓ PgUp/PgDn", "move; Home/End first/last; mouse wheel and click"),
+    (
+        "type",
+        "search: words (all must match), \"phrase\", re:regex",
+    ),
+    (
+        "↑/↓ PgUp/PgDn",
+        "move; Home/End first/last; mouse wheel and click",
+    ),
     ("enter", "resume the session (with --print: print its path)"),
     ("tab", "current folder ↔ all projects"),
     ("ctrl+s", "sort: threaded → recent → relevance"),
     ("ctrl+n", "named sessions only"),
     ("ctrl+p", "show file paths"),
     ("ctrl+r", "rename the session"),
-    ("ctrl+d", "delete to trash (ctrl+backspace with an empty query)"),
+    (
+        "ctrl+d",
+        "delete to trash (ctrl+backspace with an empty query)",
+    ),
     ("ctrl+z", "undo the last delete (restore from trash)"),
     ("ctrl+t", "open the session's branch tree"),
     ("alt+i", "show internal workflow sessions"),
@@ -332,12 +508,25 @@ pub const HELP: &[(&str, &str)] = &[
 fn render_help(f: &mut Frame, theme: &Theme, area: Rect) {
     let w = 74.min(area.width.saturating_sub(2));
     let h = (HELP.len() as u16 + 4).min(area.height);
-    let r = Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height.saturating_sub(h)) / 2, width: w, height: h };
+    let r = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height.saturating_sub(h)) / 2,
+        width: w,
+        height: h,
+    };
     f.render_widget(Clear, r);
-    let block = Block::default().borders(Borders::ALL).title(Span::styled(" arbor · keys ", theme.title())).border_style(theme.accent());
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(Span::styled(" arbor · keys ", theme.title()))
+        .border_style(theme.accent());
     let mut lines: Vec<Line> = HELP
         .iter()
-        .map(|(k, d)| Line::from(vec![Span::styled(format!(" {k:<16}"), theme.accent()), Span::raw(*d)]))
+        .map(|(k, d)| {
+            Line::from(vec![
+                Span::styled(format!(" {k:<16}"), theme.accent()),
+                Span::raw(*d),
+            ])
+        })
         .collect();
     lines.push(Line::from(Span::styled(" any key closes", theme.dim())));
     f.render_widget(Paragraph::new(lines).block(block), r);

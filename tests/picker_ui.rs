@@ -1,0 +1,500 @@
+//! The picker screen: whole-screen snapshots on a TestBackend (fixed size
+//! and clock, no colour), and key sequences that assert state and effects.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+
+use arbor::session::info::scan_info;
+use arbor::store::{list_session_files, Scope, StoreConfig, StoreKind};
+use arbor::ui::picker::{Dialog, Row, Sort};
+use arbor::ui::runtime::perform;
+use arbor::ui::theme::Theme;
+use arbor::ui::{App, AppEvent, Effect, Outcome};
+
+/// 2026-11-29T12:00:00Z: the demo sessions are 1 day to 9 days old.
+const NOW: i64 = 1_795_953_600_000;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let dir = common::demo_store();
+    let root = dir.path().join("sessions");
+    Fixture { _dir: dir, root }
+}
+
+fn rows(root: &Path) -> Vec<Row> {
+    let (files, _) = list_session_files(
+        &StoreConfig::single(root, StoreKind::PerProject),
+        &Scope::All,
+    );
+    files
+        .iter()
+        .map(|f| Row::new(scan_info(&f.path).unwrap()))
+        .collect()
+}
+
+fn app_with(root: &Path, cwd: &str) -> App {
+    let mut app = App::new(cwd.to_string(), NOW);
+    app.width = 100;
+    app.height = 24;
+    drive(&mut app, AppEvent::Rows(rows(root)));
+    drive(&mut app, AppEvent::LoadFinished { problems: vec![] });
+    app
+}
+
+/// Feeds an event and performs the effects a test can run synchronously
+/// (search, preview), feeding their results back. Returns all effects.
+fn drive(app: &mut App, ev: AppEvent) -> Vec<Effect> {
+    let mut all = Vec::new();
+    let mut queue = vec![ev];
+    while let Some(ev) = queue.pop() {
+        for fx in app.update(ev) {
+            all.push(fx.clone());
+            if matches!(fx, Effect::Search { .. } | Effect::LoadPreview { .. }) {
+                queue.extend(perform(fx));
+            }
+        }
+    }
+    all
+}
+
+fn key(app: &mut App, code: KeyCode) -> Vec<Effect> {
+    drive(app, AppEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+fn ctrl(app: &mut App, c: char) -> Vec<Effect> {
+    drive(
+        app,
+        AppEvent::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)),
+    )
+}
+
+fn typ(app: &mut App, s: &str) {
+    for c in s.chars() {
+        key(app, KeyCode::Char(c));
+    }
+}
+
+fn screen(app: &App, root: &Path) -> String {
+    let mut t = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
+    t.draw(|f| arbor::ui::picker::render(f, app, &Theme::plain()))
+        .unwrap();
+    let buf = t.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        for x in 0..buf.area.width {
+            line.push_str(buf[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out.replace(&root.display().to_string(), "[store]")
+}
+
+const WEBAPP: &str = "/home/demo/projects/webapp";
+
+#[test]
+fn loading_frame_paints_before_any_row() {
+    let mut app = App::new(WEBAPP.into(), NOW);
+    app.width = 100;
+    app.height = 12;
+    app.picker.loading = Some((0, 9));
+    insta::assert_snapshot!("loading", screen(&app, Path::new("/x")));
+}
+
+#[test]
+fn current_folder_threads_the_fork_under_its_parent() {
+    let fx = fixture();
+    let app = app_with(&fx.root, WEBAPP);
+    let s = screen(&app, &fx.root);
+    assert!(s.contains("└─ "), "the fork nests under its parent:\n{s}");
+    insta::assert_snapshot!("current_threaded", s);
+}
+
+#[test]
+fn all_scope_and_each_sort_mode() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    key(&mut app, KeyCode::Tab);
+    insta::assert_snapshot!("all_threaded", screen(&app, &fx.root));
+    ctrl(&mut app, 's');
+    assert_eq!(app.picker.sort, Sort::Recent);
+    let recent = screen(&app, &fx.root);
+    assert!(!recent.contains("└─ "), "recent is flat");
+    insta::assert_snapshot!("all_recent", recent);
+    ctrl(&mut app, 's');
+    assert_eq!(app.picker.sort, Sort::Relevance);
+    typ(&mut app, "auth");
+    insta::assert_snapshot!("all_relevance_query", screen(&app, &fx.root));
+    ctrl(&mut app, 's');
+    assert_eq!(app.picker.sort, Sort::Threaded);
+}
+
+#[test]
+fn named_filter_paths_and_summary_column() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    key(&mut app, KeyCode::Tab);
+    ctrl(&mut app, 'n');
+    let named = screen(&app, &fx.root);
+    assert!(named.contains("Name: Named"));
+    insta::assert_snapshot!("all_named", named);
+    ctrl(&mut app, 'n');
+    ctrl(&mut app, 'p');
+    let paths = screen(&app, &fx.root);
+    assert!(paths.contains(".jsonl"), "paths shown:\n{paths}");
+    insta::assert_snapshot!("all_paths", paths);
+}
+
+#[test]
+fn summary_column_shows_placeholder_for_stale_rows() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, "/home/demo/projects/pyledger");
+    let s = screen(&app, &fx.root);
+    assert!(s.contains("No summary available."), "{s}");
+    insta::assert_snapshot!("summary_column", s);
+    app.picker.preview_on = Some(false);
+}
+
+#[test]
+fn empty_states() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, "/nowhere");
+    assert!(screen(&app, &fx.root).contains("No sessions in current folder. tab view all."));
+    ctrl(&mut app, 'n');
+    assert!(screen(&app, &fx.root)
+        .contains("No named sessions in current folder. ctrl+n show all · tab view all."));
+    let mut only_unnamed = App::new("/nowhere".into(), NOW);
+    only_unnamed.width = 100;
+    only_unnamed.height = 10;
+    let unnamed: Vec<Row> = rows(&fx.root)
+        .into_iter()
+        .filter(|r| r.info.display_name().is_none())
+        .collect();
+    drive(&mut only_unnamed, AppEvent::Rows(unnamed));
+    key(&mut only_unnamed, KeyCode::Tab);
+    ctrl(&mut only_unnamed, 'n');
+    assert!(screen(&only_unnamed, &fx.root)
+        .contains("No named sessions found. Press ctrl+n to show all."));
+    let mut none = App::new("/nowhere".into(), NOW);
+    none.width = 100;
+    none.height = 10;
+    key(&mut none, KeyCode::Tab);
+    let s = screen(&none, &fx.root);
+    assert!(s.contains("No sessions found"));
+    insta::assert_snapshot!("empty_all", s);
+}
+
+#[test]
+fn query_highlights_matches_and_bad_regex_says_why() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    key(&mut app, KeyCode::Tab);
+    typ(&mut app, "flaky");
+    let s = screen(&app, &fx.root);
+    assert!(s.contains("Fix flaky auth test"));
+    // The matched characters carry the highlight style.
+    let mut t = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
+    let theme = Theme { color: true };
+    t.draw(|f| arbor::ui::picker::render(f, &app, &theme))
+        .unwrap();
+    let buf = t.backend().buffer();
+    let row = (0..buf.area.height)
+        .find(|&y| {
+            (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                .contains("Fix flaky")
+        })
+        .unwrap();
+    let line: String = (0..buf.area.width)
+        .map(|x| buf[(x, row)].symbol())
+        .collect();
+    let start = line.find("flaky").unwrap();
+    let col = line[..start].chars().count() as u16;
+    for x in col..col + 5 {
+        assert_eq!(
+            buf[(x, row)].style().fg,
+            theme.highlight().fg,
+            "cell {x} highlighted"
+        );
+    }
+    insta::assert_snapshot!("query_flaky", s);
+    ctrl(&mut app, 'u');
+    typ(&mut app, "re:([");
+    let s = screen(&app, &fx.root);
+    assert!(s.contains("invalid regex"), "{s}");
+    assert!(app.picker.visible.is_empty());
+    insta::assert_snapshot!("regex_error", s);
+}
+
+#[test]
+fn phrase_and_body_search() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    key(&mut app, KeyCode::Tab);
+    typ(&mut app, "\"fake timers\"");
+    let titles: Vec<String> = app
+        .picker
+        .visible
+        .iter()
+        .map(|v| app.picker.rows[v.idx].info.title().to_string())
+        .collect();
+    assert!(!titles.is_empty());
+    for v in &app.picker.visible {
+        let text = app.picker.rows[v.idx].info.all_text.to_lowercase();
+        assert!(
+            text.contains("fake timers"),
+            "every match contains the phrase"
+        );
+    }
+}
+
+#[test]
+fn delete_confirm_swallows_keys_and_trashes_exactly_that_path() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    let path = app.picker.selected.clone().unwrap();
+    assert!(ctrl(&mut app, 'd').is_empty());
+    assert!(matches!(app.picker.dialog, Dialog::ConfirmDelete { .. }));
+    insta::assert_snapshot!("delete_confirm", screen(&app, &fx.root));
+    // Other keys are swallowed while the prompt is up.
+    assert!(key(&mut app, KeyCode::Char('x')).is_empty());
+    assert!(key(&mut app, KeyCode::Down).is_empty());
+    assert_eq!(app.picker.query, "");
+    let fx2 = key(&mut app, KeyCode::Enter);
+    assert_eq!(fx2, vec![Effect::Trash(path.clone())]);
+    // The trash result removes the row; ctrl+z asks for exactly that restore.
+    drive(
+        &mut app,
+        AppEvent::Trashed {
+            path: path.clone(),
+            result: Ok(()),
+        },
+    );
+    assert!(!app.picker.by_path.contains_key(&path));
+    assert!(screen(&app, &fx.root).contains("Session moved to trash"));
+    assert_eq!(ctrl(&mut app, 'z'), vec![Effect::Restore(path.clone())]);
+    // Esc cancels a second prompt.
+    ctrl(&mut app, 'd');
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.picker.dialog, Dialog::None);
+}
+
+#[test]
+fn ctrl_backspace_deletes_only_with_an_empty_query() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    typ(&mut app, "fix flaky");
+    drive(
+        &mut app,
+        AppEvent::Key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::CONTROL)),
+    );
+    assert_eq!(app.picker.dialog, Dialog::None);
+    assert_eq!(app.picker.query, "fix ");
+    ctrl(&mut app, 'u');
+    drive(
+        &mut app,
+        AppEvent::Key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::CONTROL)),
+    );
+    assert!(matches!(app.picker.dialog, Dialog::ConfirmDelete { .. }));
+}
+
+#[test]
+fn trash_failure_asks_before_permanent_deletion() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    let path = app.picker.selected.clone().unwrap();
+    drive(
+        &mut app,
+        AppEvent::Trashed {
+            path: path.clone(),
+            result: Err("no trash on this volume".into()),
+        },
+    );
+    assert!(matches!(app.picker.dialog, Dialog::ConfirmPermanent { .. }));
+    assert!(
+        app.picker.by_path.contains_key(&path),
+        "nothing deleted yet"
+    );
+    insta::assert_snapshot!("trash_failed", screen(&app, &fx.root));
+    assert_eq!(
+        key(&mut app, KeyCode::Enter),
+        vec![Effect::DeletePermanently(path)]
+    );
+}
+
+#[test]
+fn live_session_delete_asks_again() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    let path = app.picker.selected.clone().unwrap();
+    let i = app.picker.by_path[&path];
+    app.picker.rows[i].info.file_mtime_ms = NOW - 2_000;
+    ctrl(&mut app, 'd');
+    assert!(key(&mut app, KeyCode::Enter).is_empty());
+    assert!(matches!(
+        app.picker.dialog,
+        Dialog::ConfirmLiveDelete { .. }
+    ));
+    assert!(screen(&app, &fx.root).contains("an agent may be writing it"));
+    assert_eq!(key(&mut app, KeyCode::Enter), vec![Effect::Trash(path)]);
+}
+
+#[test]
+fn rename_writes_one_session_info_line_after_the_last_entry() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    let path = app.picker.selected.clone().unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let last_id = {
+        let s = arbor::session::read_session(&path).unwrap();
+        s.entries.last().unwrap().id.clone()
+    };
+    ctrl(&mut app, 'r');
+    let Dialog::Rename { input, .. } = &app.picker.dialog else {
+        panic!("rename panel")
+    };
+    assert_eq!(
+        input,
+        app.picker
+            .selected_row()
+            .unwrap()
+            .info
+            .display_name()
+            .unwrap_or("")
+    );
+    ctrl(&mut app, 'u');
+    typ(&mut app, "Auth test, fixed");
+    insta::assert_snapshot!("rename_panel", screen(&app, &fx.root));
+    let fxs = key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        fxs,
+        vec![Effect::Rename {
+            path: path.clone(),
+            name: "Auth test, fixed".into()
+        }]
+    );
+    for ev in perform(fxs[0].clone()) {
+        drive(&mut app, ev);
+    }
+    let after = std::fs::read(&path).unwrap();
+    assert!(after.starts_with(&before), "append only");
+    let added = std::str::from_utf8(&after[before.len()..]).unwrap();
+    assert_eq!(added.lines().count(), 1);
+    let v: serde_json::Value = serde_json::from_str(added.trim_end()).unwrap();
+    assert_eq!(v["type"], "session_info");
+    assert_eq!(v["parentId"], serde_json::Value::String(last_id));
+    assert_eq!(v["name"], "Auth test, fixed");
+    // Blank names are ignored.
+    ctrl(&mut app, 'r');
+    ctrl(&mut app, 'u');
+    assert!(key(&mut app, KeyCode::Enter).is_empty());
+}
+
+#[test]
+fn help_overlay_and_preview_pane() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    key(&mut app, KeyCode::Char('?'));
+    assert_eq!(app.picker.dialog, Dialog::Help);
+    insta::assert_snapshot!("help", screen(&app, &fx.root));
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.picker.dialog, Dialog::None);
+    key(&mut app, KeyCode::F(1));
+    assert_eq!(app.picker.dialog, Dialog::Help);
+    key(&mut app, KeyCode::F(1));
+    let mut wide = app_with(&fx.root, WEBAPP);
+    wide.width = 140;
+    wide.height = 30;
+    // The preview loads for the selected row (moving there triggers it).
+    key(&mut wide, KeyCode::Down);
+    key(&mut wide, KeyCode::Up);
+    let s = screen(&wide, &fx.root);
+    assert!(s.contains("Last messages"), "{s}");
+    insta::assert_snapshot!("preview", s);
+}
+
+#[test]
+fn enter_resumes_or_prints() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    let path = app.picker.selected.clone().unwrap();
+    assert_eq!(
+        key(&mut app, KeyCode::Enter),
+        vec![Effect::Exit(Outcome::Resume {
+            path: path.clone(),
+            cwd: WEBAPP.into()
+        })]
+    );
+    let mut app = app_with(&fx.root, WEBAPP);
+    app.print_mode = true;
+    assert_eq!(
+        key(&mut app, KeyCode::Enter),
+        vec![Effect::Exit(Outcome::Print(path))]
+    );
+    let mut app = app_with(&fx.root, WEBAPP);
+    assert_eq!(
+        key(&mut app, KeyCode::Esc),
+        vec![Effect::Exit(Outcome::Quit)]
+    );
+}
+
+#[test]
+fn selection_is_kept_by_path_across_live_updates() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    key(&mut app, KeyCode::Tab);
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Down);
+    let sel = app.picker.selected.clone().unwrap();
+    // A new session appears at the top (newest): the selection stays put.
+    let mut newest = app.picker.rows[0].info.clone();
+    newest.path = fx.root.join("--home-demo-projects-webapp--/new.jsonl");
+    newest.modified_ms = NOW;
+    drive(&mut app, AppEvent::Rows(vec![Row::new(newest)]));
+    assert_eq!(app.picker.selected.as_ref(), Some(&sel));
+    // Internal sessions are hidden until asked for.
+    let n = app.picker.visible.len();
+    drive(
+        &mut app,
+        AppEvent::Key(KeyEvent::new(KeyCode::Char('i'), KeyModifiers::ALT)),
+    );
+    assert_eq!(app.picker.visible.len(), n + 1);
+}
+
+#[test]
+fn up_down_clamp_and_page() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    key(&mut app, KeyCode::Tab);
+    key(&mut app, KeyCode::Home);
+    key(&mut app, KeyCode::Up);
+    assert_eq!(app.picker.selected_pos(), Some(0));
+    key(&mut app, KeyCode::PageDown);
+    assert_eq!(
+        app.picker.selected_pos(),
+        Some(app.picker.visible.len() - 1)
+    );
+    key(&mut app, KeyCode::Down);
+    assert_eq!(
+        app.picker.selected_pos(),
+        Some(app.picker.visible.len() - 1)
+    );
+    key(&mut app, KeyCode::Home);
+    assert_eq!(app.picker.selected_pos(), Some(0));
+    key(&mut app, KeyCode::End);
+    assert_eq!(
+        app.picker.selected_pos(),
+        Some(app.picker.visible.len() - 1)
+    );
+}

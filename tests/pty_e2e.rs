@@ -1,0 +1,168 @@
+//! The real binary in a pseudo-terminal: type a query, rename a session,
+//! trash one and undo, and check the files on disk.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{native_pty_system, CommandBuilder, PtySize};
+
+struct Screen {
+    parser: Arc<Mutex<vt100::Parser>>,
+}
+
+impl Screen {
+    fn text(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let t = self.text();
+            if pred(&t) {
+                return t;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out waiting for {what}; screen:\n{t}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+fn wait_file(what: &str, pred: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !pred() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn picker_in_a_real_terminal() {
+    let store = common::demo_store();
+    let root = store.path().join("sessions");
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+
+    let pty = native_pty_system();
+    let pair = pty
+        .openpty(PtySize {
+            rows: 40,
+            cols: 120,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("open a pty");
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_arbor"));
+    cmd.arg("--store");
+    cmd.arg(&root);
+    cmd.arg("--all");
+    cmd.env("HOME", home.path());
+    cmd.env("XDG_DATA_HOME", &data);
+    cmd.env("ARBOR_CACHE_DIR", home.path().join("cache"));
+    cmd.env("TERM", "xterm-256color");
+    cmd.env("NO_COLOR", "1");
+    cmd.cwd(home.path());
+    let mut child = pair.slave.spawn_command(cmd).expect("spawn arbor");
+    drop(pair.slave);
+
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(40, 120, 0)));
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    {
+        let parser = parser.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                parser.lock().unwrap().process(&buf[..n]);
+            }
+        });
+    }
+    let mut w = pair.master.take_writer().unwrap();
+    let mut send = |s: &[u8]| {
+        w.write_all(s).unwrap();
+        w.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(60));
+    };
+    let screen = Screen { parser };
+
+    screen.wait_for("the list", |t| {
+        t.contains("Resume Session (All)") && t.contains("Fix flaky auth test")
+    });
+
+    // A query narrows the list to the matching session.
+    send(b"flaky");
+    let t = screen.wait_for("the query result", |t| {
+        t.contains("> flaky") && !t.contains("Add --delimiter flag")
+    });
+    assert!(t.contains("Fix flaky auth test"), "{t}");
+
+    // Rename it: ctrl+r, clear, type, enter.
+    let target = find(&root, "01a1fd62");
+    send(b"\x12");
+    send(b"\x15");
+    send(b"Renamed in a pty");
+    send(b"\r");
+    wait_file("the session_info line", || {
+        std::fs::read_to_string(&target)
+            .unwrap()
+            .contains("Renamed in a pty")
+    });
+    screen.wait_for("the new name", |t| t.contains("Renamed in a pty"));
+    let last = std::fs::read_to_string(&target).unwrap();
+    let last: serde_json::Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "session_info");
+
+    // Trash the selected session, then undo.
+    send(b"\x04");
+    screen.wait_for("the delete prompt", |t| t.contains("Delete session?"));
+    send(b"\r");
+    // We renamed it a moment ago, so arbor takes it for a live session and asks again.
+    screen.wait_for("the live-session prompt", |t| {
+        t.contains("an agent may be writing it")
+    });
+    send(b"\r");
+    screen.wait_for("the trash status", |t| t.contains("Session moved to trash"));
+    assert!(!target.exists(), "the file left the store");
+    let trashed = data.join("Trash/files").join(target.file_name().unwrap());
+    assert!(
+        trashed.exists(),
+        "the file is in the freedesktop trash at {}",
+        trashed.display()
+    );
+    send(b"\x1a");
+    screen.wait_for("the restore status", |t| t.contains("Session restored"));
+    wait_file("the restored file", || target.exists());
+
+    // Esc leaves and restores the terminal.
+    send(b"\x1b");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "arbor exited with {status:?}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "arbor did not exit on Esc");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn find(root: &Path, id_part: &str) -> std::path::PathBuf {
+    for d in std::fs::read_dir(root).unwrap() {
+        for f in std::fs::read_dir(d.unwrap().path()).unwrap() {
+            let p = f.unwrap().path();
+            if p.to_string_lossy().contains(id_part) {
+                return p;
+            }
+        }
+    }
+    panic!("no session {id_part}");
+}
