@@ -29,6 +29,22 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::List(a)) => list(&config, &cli.global, &a, &mut out),
         Some(Command::Show(a)) => show(&config, &a, &mut out),
         Some(Command::Context(a)) => context(&config, &a, &mut out),
+        Some(Command::Tree(ref a)) => {
+            drop(out);
+            let path = resolve(&config, &a.session)?;
+            let flavor = default_flavor(&config, &path);
+            // Fail before the screen opens when the file is not a session.
+            read_session(&path)?;
+            let opts = crate::ui::runtime::PickerOptions {
+                config: config.clone(),
+                project_cwd: project_cwd(None)?,
+                print_mode: cli.print,
+                start_in_all: false,
+                note: None,
+                open_tree: Some((path, flavor)),
+            };
+            finish(crate::ui::runtime::run_picker(opts)?, &cli.resume_cmd)
+        }
         Some(Command::Label(a)) => {
             let path = resolve(&config, &a.session)?;
             if !a.clear && a.text.as_deref().is_none_or(|t| t.trim().is_empty()) {
@@ -91,14 +107,19 @@ fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
         print_mode: cli.print,
         start_in_all,
         note,
+        open_tree: None,
     };
-    match crate::ui::runtime::run_picker(opts)? {
+    finish(crate::ui::runtime::run_picker(opts)?, &cli.resume_cmd)
+}
+
+fn finish(outcome: crate::ui::Outcome, resume_cmd: &str) -> Result<()> {
+    match outcome {
         crate::ui::Outcome::Quit => Ok(()),
         crate::ui::Outcome::Print(path) => {
             println!("{}", path.display());
             Ok(())
         }
-        crate::ui::Outcome::Resume { path, cwd } => resume(&cli.resume_cmd, &path, &cwd),
+        crate::ui::Outcome::Resume { path, cwd } => resume(resume_cmd, &path, &cwd),
     }
 }
 

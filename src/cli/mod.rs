@@ -63,6 +63,8 @@ pub enum Command {
     Show(ShowArgs),
     /// Print what the model sees when the session resumes at a leaf
     Context(ContextArgs),
+    /// Open a session's branch tree (the /tree screen) directly
+    Tree(TreeArgs),
     /// Set or clear the label of an entry (appends a `label` line)
     Label(LabelArgs),
     /// Move the leaf to an entry (appends a `branch_summary` line)
@@ -99,6 +101,12 @@ pub struct ShowArgs {
     /// One JSON object instead of the tree text
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TreeArgs {
+    /// A session file path, id or unique id prefix
+    pub session: String,
 }
 
 #[derive(Debug, Args)]

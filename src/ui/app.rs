@@ -7,6 +7,8 @@ use std::sync::Arc;
 use crossterm::event::{KeyEvent, MouseEvent};
 
 use super::picker::{PickerState, Preview, Row};
+use super::tree::{Loaded, TreeDialog, TreeState};
+use crate::session::ContextFlavor;
 use crate::search::{Query, SearchDoc};
 use crate::store::ScanProblem;
 
@@ -53,6 +55,25 @@ pub enum AppEvent {
         path: PathBuf,
         result: Result<(), String>,
     },
+    /// A session read for the tree view (`reload`: the open tree's file changed).
+    TreeLoaded {
+        path: PathBuf,
+        reload: bool,
+        result: Result<Box<Loaded>, String>,
+    },
+    /// A label / branch / fork / migration finished; `new_path` for a fork.
+    Wrote {
+        path: PathBuf,
+        what: WriteKind,
+        result: Result<Option<PathBuf>, String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteKind {
+    Label,
+    Branch,
+    Fork,
 }
 
 /// I/O requested by `update`, performed by the runtime.
@@ -77,6 +98,18 @@ pub enum Effect {
     Trash(PathBuf),
     DeletePermanently(PathBuf),
     Restore(PathBuf),
+    /// Read a session for the tree view.
+    OpenTree { path: PathBuf, flavor: ContextFlavor },
+    ReloadTree { path: PathBuf, flavor: ContextFlavor },
+    /// Back from the tree view to the picker.
+    CloseTree,
+    Label { path: PathBuf, target: String, label: Option<String> },
+    Branch { path: PathBuf, entry: String, summary: String },
+    Fork { path: PathBuf, entry: String },
+    /// Rewrite a v1/v2 file as v3 (the user agreed), then perform `then`.
+    MigrateThen { path: PathBuf, then: Box<Effect> },
+    /// Put text on the clipboard (OSC 52, through the terminal).
+    Copy(String),
     /// Leave the UI with this outcome.
     Exit(Outcome),
 }
@@ -115,8 +148,16 @@ pub enum Outcome {
     Print(PathBuf),
 }
 
+/// Which screen is open.
+#[derive(Debug)]
+pub enum Mode {
+    Picker,
+    Tree(Box<TreeState>),
+}
+
 #[derive(Debug)]
 pub struct App {
+    pub mode: Mode,
     pub picker: PickerState,
     pub width: u16,
     pub height: u16,
@@ -124,16 +165,20 @@ pub struct App {
     pub print_mode: bool,
     /// Set when the loop should end.
     pub outcome: Option<Outcome>,
+    /// Opened as `arbor tree SESSION`: Esc quits instead of going to a picker.
+    pub tree_only: bool,
 }
 
 impl App {
     pub fn new(project_cwd: String, now_ms: i64) -> App {
         App {
+            mode: Mode::Picker,
             picker: PickerState::new(project_cwd, now_ms),
             width: 80,
             height: 24,
             print_mode: false,
             outcome: None,
+            tree_only: false,
         }
     }
 
@@ -144,12 +189,94 @@ impl App {
             self.height = h;
             return Vec::new();
         }
-        let effects = super::picker::update(self, ev);
+        let effects = self.route(ev);
         for e in &effects {
             if let Effect::Exit(o) = e {
                 self.outcome = Some(o.clone());
             }
         }
         effects
+    }
+
+    fn route(&mut self, ev: AppEvent) -> Vec<Effect> {
+        match ev {
+            AppEvent::TreeLoaded { path, reload, result } => self.tree_loaded(path, reload, result),
+            AppEvent::Wrote { path, what, result } => self.wrote(path, what, result),
+            AppEvent::FsChanged(paths) => {
+                let mut fx = Vec::new();
+                if let Mode::Tree(t) = &self.mode {
+                    if paths.iter().any(|p| p == &t.path) {
+                        fx.push(Effect::ReloadTree { path: t.path.clone(), flavor: t.loaded.flavor });
+                    }
+                }
+                fx.extend(super::picker::update(self, AppEvent::FsChanged(paths)));
+                fx
+            }
+            ev @ (AppEvent::Key(_) | AppEvent::Mouse(_) | AppEvent::Tick(_)) if matches!(self.mode, Mode::Tree(_)) => {
+                if let AppEvent::Tick(now) = ev {
+                    self.picker.now_ms = now;
+                }
+                super::tree::update(self, ev)
+            }
+            // Background results keep the picker current while the tree is open.
+            ev => super::picker::update(self, ev),
+        }
+    }
+
+    fn tree_loaded(&mut self, path: PathBuf, reload: bool, result: Result<Box<Loaded>, String>) -> Vec<Effect> {
+        match (result, &mut self.mode) {
+            (Ok(loaded), Mode::Tree(t)) if reload && t.path == path => t.replace(*loaded),
+            (Ok(loaded), _) if !reload => {
+                let mut t = TreeState::new(path, *loaded, self.picker.now_ms);
+                t.from_picker = !self.tree_only;
+                self.mode = Mode::Tree(Box::new(t));
+            }
+            (Err(e), Mode::Tree(t)) if t.path == path => t.status = Some((format!("Reload failed: {e}"), true)),
+            (Err(e), _) => {
+                self.picker.set_status(super::picker::StatusKind::Error, format!("Cannot open the tree: {e}"));
+                if self.tree_only {
+                    return vec![Effect::Exit(Outcome::Quit)];
+                }
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn wrote(&mut self, path: PathBuf, what: WriteKind, result: Result<Option<PathBuf>, String>) -> Vec<Effect> {
+        let Mode::Tree(t) = &mut self.mode else {
+            return Vec::new();
+        };
+        let flavor = t.loaded.flavor;
+        let cwd = t.loaded.session.header.cwd().unwrap_or_default().to_string();
+        match result {
+            Err(e) => {
+                t.status = Some((format!("Nothing written: {e}"), true));
+                vec![Effect::ReloadTree { path, flavor }]
+            }
+            Ok(new_path) => {
+                match what {
+                    WriteKind::Label => t.status = Some(("Label saved".into(), false)),
+                    WriteKind::Branch => {
+                        t.dialog = TreeDialog::OfferResume {
+                            path: path.clone(),
+                            cwd,
+                            what: "Branched: the session now continues from there.".into(),
+                        };
+                    }
+                    WriteKind::Fork => {
+                        let new_path = new_path.unwrap_or_else(|| path.clone());
+                        let name = new_path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+                        t.dialog = TreeDialog::OfferResume {
+                            path: new_path.clone(),
+                            cwd,
+                            what: format!("Forked to {name}."),
+                        };
+                        return vec![Effect::ReloadTree { path, flavor }, Effect::Rescan(vec![new_path])];
+                    }
+                }
+                vec![Effect::ReloadTree { path, flavor }]
+            }
+        }
     }
 }

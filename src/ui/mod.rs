@@ -10,5 +10,21 @@ pub mod picker;
 pub mod runtime;
 pub mod text;
 pub mod theme;
+pub mod tree;
 
-pub use app::{App, AppEvent, Effect, Outcome};
+pub use app::{App, AppEvent, Effect, Mode, Outcome};
+
+/// Draws whichever screen is open.
+pub fn render(f: &mut ratatui::Frame, app: &App, theme: &theme::Theme) {
+    match &app.mode {
+        Mode::Picker if app.tree_only => {
+            let text = match &app.picker.status {
+                Some(s) => s.text.clone(),
+                None => "Loading session…".to_string(),
+            };
+            f.render_widget(ratatui::widgets::Paragraph::new(text::sanitize_line(&text)), f.area());
+        }
+        Mode::Picker => picker::render(f, app, theme),
+        Mode::Tree(t) => tree::render(f, t, theme),
+    }
+}

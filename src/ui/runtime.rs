@@ -16,7 +16,7 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 use rayon::prelude::*;
 
-use super::app::{App, AppEvent, Effect, Outcome};
+use super::app::{App, AppEvent, Effect, Outcome, WriteKind};
 use super::picker::{load_preview, Row};
 use super::theme::Theme;
 use crate::search::query::new_matcher;
@@ -32,6 +32,8 @@ pub struct PickerOptions {
     pub print_mode: bool,
     pub start_in_all: bool,
     pub note: Option<String>,
+    /// `arbor tree SESSION`: open this session's tree directly, no picker.
+    pub open_tree: Option<(PathBuf, crate::session::ContextFlavor)>,
 }
 
 /// The terminal: stdout, or `/dev/tty` when stdout is captured (`--print`),
@@ -80,7 +82,7 @@ pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
-/// Runs the picker until the user leaves; returns what they chose.
+/// Runs the picker (or a tree) until the user leaves; returns what they chose.
 pub fn run_picker(opts: PickerOptions) -> Result<Outcome> {
     let mut app = App::new(opts.project_cwd.clone(), now_ms());
     app.print_mode = opts.print_mode;
@@ -89,6 +91,7 @@ pub fn run_picker(opts: PickerOptions) -> Result<Outcome> {
         app.picker.scope = super::picker::Scope::All;
     }
     app.picker.loading = Some((0, 0));
+    app.tree_only = opts.open_tree.is_some();
     let theme = Theme::from_env();
 
     let mut terminal = setup_terminal()?;
@@ -107,15 +110,24 @@ fn event_loop(
     app.width = size.width;
     app.height = size.height;
     // The first frame paints before any file is read.
-    terminal.draw(|f| super::picker::render(f, app, theme))?;
+    terminal.draw(|f| super::render(f, app, theme))?;
 
     let (tx, rx) = channel::<AppEvent>();
     spawn_input(tx.clone());
     spawn_ticker(tx.clone());
-    spawn_loader(tx.clone(), opts.config.clone());
-    let _watcher = spawn_watcher(tx.clone(), &opts.config);
     let search_tx = spawn_search_worker(tx.clone());
     let preview_tx = spawn_preview_worker(tx.clone());
+    let _watcher = match &opts.open_tree {
+        None => {
+            spawn_loader(tx.clone(), opts.config.clone());
+            spawn_watcher(tx.clone(), &opts.config.roots.iter().map(|r| r.path.clone()).collect::<Vec<_>>())
+        }
+        Some((path, flavor)) => {
+            run_effect(Effect::OpenTree { path: path.clone(), flavor: *flavor }, &tx, &search_tx, &preview_tx);
+            let dir = path.parent().map(|d| d.to_path_buf()).into_iter().collect::<Vec<_>>();
+            spawn_watcher(tx.clone(), &dir)
+        }
+    };
 
     loop {
         let ev = rx.recv().context("event channel closed")?;
@@ -131,7 +143,7 @@ fn event_loop(
             return Ok(o);
         }
         if dirty {
-            terminal.draw(|f| super::picker::render(f, app, theme))?;
+            terminal.draw(|f| super::render(f, app, theme))?;
         }
     }
 }
@@ -169,7 +181,8 @@ fn run_effect(
         Effect::LoadPreview { path, query } => {
             let _ = preview_tx.send((path, query));
         }
-        Effect::Exit(_) => {}
+        Effect::Exit(_) | Effect::CloseTree => {}
+        Effect::Copy(text) => copy_osc52(&text),
         other => {
             let tx = tx.clone();
             std::thread::spawn(move || {
@@ -177,6 +190,45 @@ fn run_effect(
                     let _ = tx.send(ev);
                 }
             });
+        }
+    }
+}
+
+/// Asks the terminal to put `text` on the clipboard (OSC 52).
+fn copy_osc52(text: &str) {
+    use base64_lite::encode;
+    if let Ok(mut w) = tty_writer() {
+        let _ = write!(w, "\x1b]52;c;{}\x07", encode(text.as_bytes()));
+        let _ = w.flush();
+    }
+}
+
+mod base64_lite {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+    pub fn encode(bytes: &[u8]) -> String {
+        let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+        for chunk in bytes.chunks(3) {
+            let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+            let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+            for i in 0..4 {
+                if i <= chunk.len() {
+                    out.push(ALPHABET[(n >> (18 - 6 * i)) as usize & 63] as char);
+                } else {
+                    out.push('=');
+                }
+            }
+        }
+        out
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn encodes_like_rfc4648() {
+            assert_eq!(super::encode(b"Man"), "TWFu");
+            assert_eq!(super::encode(b"Ma"), "TWE=");
+            assert_eq!(super::encode(b"M"), "TQ==");
         }
     }
 }
@@ -227,7 +279,37 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
             let result = restore_from_trash(&path);
             vec![AppEvent::Restored { path, result }]
         }
-        Effect::Exit(_) => Vec::new(),
+        Effect::OpenTree { path, flavor } => {
+            let result = super::tree::Loaded::read(&path, flavor).map(Box::new);
+            vec![AppEvent::TreeLoaded { path, reload: false, result }]
+        }
+        Effect::ReloadTree { path, flavor } => {
+            let result = super::tree::Loaded::read(&path, flavor).map(Box::new);
+            vec![AppEvent::TreeLoaded { path, reload: true, result }]
+        }
+        Effect::Label { path, target, label } => {
+            let result = crate::session::writer::append_label(&path, &target, label.as_deref())
+                .map(|_| None)
+                .map_err(|e| e.to_string());
+            vec![AppEvent::Wrote { path, what: WriteKind::Label, result }]
+        }
+        Effect::Branch { path, entry, summary } => {
+            let result = crate::session::writer::append_branch(&path, &entry, &summary)
+                .map(|_| None)
+                .map_err(|e| e.to_string());
+            vec![AppEvent::Wrote { path, what: WriteKind::Branch, result }]
+        }
+        Effect::Fork { path, entry } => {
+            let result = crate::session::writer::fork(&path, &entry, None)
+                .map(|(p, _)| Some(p))
+                .map_err(|e| e.to_string());
+            vec![AppEvent::Wrote { path, what: WriteKind::Fork, result }]
+        }
+        Effect::MigrateThen { path, then } => match crate::session::writer::migrate_file(&path) {
+            Ok(_) => perform(*then),
+            Err(e) => vec![AppEvent::Wrote { path, what: WriteKind::Label, result: Err(e.to_string()) }],
+        },
+        Effect::CloseTree | Effect::Copy(_) | Effect::Exit(_) => Vec::new(),
     }
 }
 
@@ -389,7 +471,7 @@ fn latest<T>(rx: &Receiver<T>) -> Option<T> {
 }
 
 /// Watches the store roots; changes arrive debounced as `FsChanged`.
-fn spawn_watcher(tx: Sender<AppEvent>, config: &StoreConfig) -> Option<Box<dyn std::any::Any>> {
+fn spawn_watcher(tx: Sender<AppEvent>, dirs: &[PathBuf]) -> Option<Box<dyn std::any::Any>> {
     use notify::RecursiveMode;
     use notify_debouncer_full::{
         new_debouncer, new_debouncer_opt, DebounceEventResult, RecommendedCache,
@@ -403,12 +485,7 @@ fn spawn_watcher(tx: Sender<AppEvent>, config: &StoreConfig) -> Option<Box<dyn s
             }
         }
     };
-    let roots: Vec<PathBuf> = config
-        .roots
-        .iter()
-        .map(|r| r.path.clone())
-        .filter(|p| p.is_dir())
-        .collect();
+    let roots: Vec<PathBuf> = dirs.iter().filter(|p| p.is_dir()).cloned().collect();
     if let Ok(mut d) = new_debouncer(Duration::from_millis(250), None, handler.clone()) {
         let mut ok = true;
         for r in &roots {

@@ -165,6 +165,16 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
                 }
             }
         }
+        KeyCode::Char('t') if ctrl(&k) => {
+            if let Some(r) = p.selected_row() {
+                let flavor = if r.info.from_pi_store {
+                    crate::session::ContextFlavor::Pi
+                } else {
+                    crate::session::ContextFlavor::Atomic
+                };
+                return vec![Effect::OpenTree { path: r.info.path.clone(), flavor }];
+            }
+        }
         KeyCode::Char('s') if ctrl(&k) => {
             p.sort = p.sort.next();
             p.recompute();
@@ -444,7 +454,12 @@ fn on_result(p: &mut PickerState, ev: AppEvent) -> Vec<Effect> {
             }
             Err(e) => p.set_status(StatusKind::Error, format!("Undo failed: {e}")),
         },
-        AppEvent::Key(_) | AppEvent::Mouse(_) | AppEvent::Resize(..) | AppEvent::Tick(_) => {}
+        AppEvent::Key(_)
+        | AppEvent::Mouse(_)
+        | AppEvent::Resize(..)
+        | AppEvent::Tick(_)
+        | AppEvent::TreeLoaded { .. }
+        | AppEvent::Wrote { .. } => {}
     }
     Vec::new()
 }
