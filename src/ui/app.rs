@@ -8,8 +8,8 @@ use crossterm::event::{KeyEvent, MouseEvent};
 
 use super::picker::{PickerState, Preview, Row};
 use super::tree::{Loaded, TreeDialog, TreeState};
-use crate::session::ContextFlavor;
 use crate::search::{Query, SearchDoc};
+use crate::session::ContextFlavor;
 use crate::store::ScanProblem;
 
 /// Everything that can happen: input, background results, file changes, time.
@@ -99,15 +99,35 @@ pub enum Effect {
     DeletePermanently(PathBuf),
     Restore(PathBuf),
     /// Read a session for the tree view.
-    OpenTree { path: PathBuf, flavor: ContextFlavor },
-    ReloadTree { path: PathBuf, flavor: ContextFlavor },
+    OpenTree {
+        path: PathBuf,
+        flavor: ContextFlavor,
+    },
+    ReloadTree {
+        path: PathBuf,
+        flavor: ContextFlavor,
+    },
     /// Back from the tree view to the picker.
     CloseTree,
-    Label { path: PathBuf, target: String, label: Option<String> },
-    Branch { path: PathBuf, entry: String, summary: String },
-    Fork { path: PathBuf, entry: String },
+    Label {
+        path: PathBuf,
+        target: String,
+        label: Option<String>,
+    },
+    Branch {
+        path: PathBuf,
+        entry: String,
+        summary: String,
+    },
+    Fork {
+        path: PathBuf,
+        entry: String,
+    },
     /// Rewrite a v1/v2 file as v3 (the user agreed), then perform `then`.
-    MigrateThen { path: PathBuf, then: Box<Effect> },
+    MigrateThen {
+        path: PathBuf,
+        then: Box<Effect>,
+    },
     /// Put text on the clipboard (OSC 52, through the terminal).
     Copy(String),
     /// Leave the UI with this outcome.
@@ -200,19 +220,28 @@ impl App {
 
     fn route(&mut self, ev: AppEvent) -> Vec<Effect> {
         match ev {
-            AppEvent::TreeLoaded { path, reload, result } => self.tree_loaded(path, reload, result),
+            AppEvent::TreeLoaded {
+                path,
+                reload,
+                result,
+            } => self.tree_loaded(path, reload, result),
             AppEvent::Wrote { path, what, result } => self.wrote(path, what, result),
             AppEvent::FsChanged(paths) => {
                 let mut fx = Vec::new();
                 if let Mode::Tree(t) = &self.mode {
                     if paths.iter().any(|p| p == &t.path) {
-                        fx.push(Effect::ReloadTree { path: t.path.clone(), flavor: t.loaded.flavor });
+                        fx.push(Effect::ReloadTree {
+                            path: t.path.clone(),
+                            flavor: t.loaded.flavor,
+                        });
                     }
                 }
                 fx.extend(super::picker::update(self, AppEvent::FsChanged(paths)));
                 fx
             }
-            ev @ (AppEvent::Key(_) | AppEvent::Mouse(_) | AppEvent::Tick(_)) if matches!(self.mode, Mode::Tree(_)) => {
+            ev @ (AppEvent::Key(_) | AppEvent::Mouse(_) | AppEvent::Tick(_))
+                if matches!(self.mode, Mode::Tree(_)) =>
+            {
                 if let AppEvent::Tick(now) = ev {
                     self.picker.now_ms = now;
                 }
@@ -223,7 +252,12 @@ impl App {
         }
     }
 
-    fn tree_loaded(&mut self, path: PathBuf, reload: bool, result: Result<Box<Loaded>, String>) -> Vec<Effect> {
+    fn tree_loaded(
+        &mut self,
+        path: PathBuf,
+        reload: bool,
+        result: Result<Box<Loaded>, String>,
+    ) -> Vec<Effect> {
         match (result, &mut self.mode) {
             (Ok(loaded), Mode::Tree(t)) if reload && t.path == path => t.replace(*loaded),
             (Ok(loaded), _) if !reload => {
@@ -231,9 +265,14 @@ impl App {
                 t.from_picker = !self.tree_only;
                 self.mode = Mode::Tree(Box::new(t));
             }
-            (Err(e), Mode::Tree(t)) if t.path == path => t.status = Some((format!("Reload failed: {e}"), true)),
+            (Err(e), Mode::Tree(t)) if t.path == path => {
+                t.status = Some((format!("Reload failed: {e}"), true))
+            }
             (Err(e), _) => {
-                self.picker.set_status(super::picker::StatusKind::Error, format!("Cannot open the tree: {e}"));
+                self.picker.set_status(
+                    super::picker::StatusKind::Error,
+                    format!("Cannot open the tree: {e}"),
+                );
                 if self.tree_only {
                     return vec![Effect::Exit(Outcome::Quit)];
                 }
@@ -243,12 +282,23 @@ impl App {
         Vec::new()
     }
 
-    fn wrote(&mut self, path: PathBuf, what: WriteKind, result: Result<Option<PathBuf>, String>) -> Vec<Effect> {
+    fn wrote(
+        &mut self,
+        path: PathBuf,
+        what: WriteKind,
+        result: Result<Option<PathBuf>, String>,
+    ) -> Vec<Effect> {
         let Mode::Tree(t) = &mut self.mode else {
             return Vec::new();
         };
         let flavor = t.loaded.flavor;
-        let cwd = t.loaded.session.header.cwd().unwrap_or_default().to_string();
+        let cwd = t
+            .loaded
+            .session
+            .header
+            .cwd()
+            .unwrap_or_default()
+            .to_string();
         match result {
             Err(e) => {
                 t.status = Some((format!("Nothing written: {e}"), true));
@@ -266,13 +316,19 @@ impl App {
                     }
                     WriteKind::Fork => {
                         let new_path = new_path.unwrap_or_else(|| path.clone());
-                        let name = new_path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+                        let name = new_path
+                            .file_name()
+                            .map(|n| n.to_string_lossy().to_string())
+                            .unwrap_or_default();
                         t.dialog = TreeDialog::OfferResume {
                             path: new_path.clone(),
                             cwd,
                             what: format!("Forked to {name}."),
                         };
-                        return vec![Effect::ReloadTree { path, flavor }, Effect::Rescan(vec![new_path])];
+                        return vec![
+                            Effect::ReloadTree { path, flavor },
+                            Effect::Rescan(vec![new_path]),
+                        ];
                     }
                 }
                 vec![Effect::ReloadTree { path, flavor }]

@@ -22,7 +22,10 @@ pub fn render(f: &mut ratatui::Frame, app: &App, theme: &theme::Theme) {
                 Some(s) => s.text.clone(),
                 None => "Loading session…".to_string(),
             };
-            f.render_widget(ratatui::widgets::Paragraph::new(text::sanitize_line(&text)), f.area());
+            f.render_widget(
+                ratatui::widgets::Paragraph::new(text::sanitize_line(&text)),
+                f.area(),
+            );
         }
         Mode::Picker => picker::render(f, app, theme),
         Mode::Tree(t) => tree::render(f, t, theme),

@@ -120,11 +120,31 @@ fn event_loop(
     let _watcher = match &opts.open_tree {
         None => {
             spawn_loader(tx.clone(), opts.config.clone());
-            spawn_watcher(tx.clone(), &opts.config.roots.iter().map(|r| r.path.clone()).collect::<Vec<_>>())
+            spawn_watcher(
+                tx.clone(),
+                &opts
+                    .config
+                    .roots
+                    .iter()
+                    .map(|r| r.path.clone())
+                    .collect::<Vec<_>>(),
+            )
         }
         Some((path, flavor)) => {
-            run_effect(Effect::OpenTree { path: path.clone(), flavor: *flavor }, &tx, &search_tx, &preview_tx);
-            let dir = path.parent().map(|d| d.to_path_buf()).into_iter().collect::<Vec<_>>();
+            run_effect(
+                Effect::OpenTree {
+                    path: path.clone(),
+                    flavor: *flavor,
+                },
+                &tx,
+                &search_tx,
+                &preview_tx,
+            );
+            let dir = path
+                .parent()
+                .map(|d| d.to_path_buf())
+                .into_iter()
+                .collect::<Vec<_>>();
             spawn_watcher(tx.clone(), &dir)
         }
     };
@@ -209,7 +229,11 @@ mod base64_lite {
     pub fn encode(bytes: &[u8]) -> String {
         let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
         for chunk in bytes.chunks(3) {
-            let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+            let b = [
+                chunk[0],
+                *chunk.get(1).unwrap_or(&0),
+                *chunk.get(2).unwrap_or(&0),
+            ];
             let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
             for i in 0..4 {
                 if i <= chunk.len() {
@@ -281,33 +305,65 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
         }
         Effect::OpenTree { path, flavor } => {
             let result = super::tree::Loaded::read(&path, flavor).map(Box::new);
-            vec![AppEvent::TreeLoaded { path, reload: false, result }]
+            vec![AppEvent::TreeLoaded {
+                path,
+                reload: false,
+                result,
+            }]
         }
         Effect::ReloadTree { path, flavor } => {
             let result = super::tree::Loaded::read(&path, flavor).map(Box::new);
-            vec![AppEvent::TreeLoaded { path, reload: true, result }]
+            vec![AppEvent::TreeLoaded {
+                path,
+                reload: true,
+                result,
+            }]
         }
-        Effect::Label { path, target, label } => {
+        Effect::Label {
+            path,
+            target,
+            label,
+        } => {
             let result = crate::session::writer::append_label(&path, &target, label.as_deref())
                 .map(|_| None)
                 .map_err(|e| e.to_string());
-            vec![AppEvent::Wrote { path, what: WriteKind::Label, result }]
+            vec![AppEvent::Wrote {
+                path,
+                what: WriteKind::Label,
+                result,
+            }]
         }
-        Effect::Branch { path, entry, summary } => {
+        Effect::Branch {
+            path,
+            entry,
+            summary,
+        } => {
             let result = crate::session::writer::append_branch(&path, &entry, &summary)
                 .map(|_| None)
                 .map_err(|e| e.to_string());
-            vec![AppEvent::Wrote { path, what: WriteKind::Branch, result }]
+            vec![AppEvent::Wrote {
+                path,
+                what: WriteKind::Branch,
+                result,
+            }]
         }
         Effect::Fork { path, entry } => {
             let result = crate::session::writer::fork(&path, &entry, None)
                 .map(|(p, _)| Some(p))
                 .map_err(|e| e.to_string());
-            vec![AppEvent::Wrote { path, what: WriteKind::Fork, result }]
+            vec![AppEvent::Wrote {
+                path,
+                what: WriteKind::Fork,
+                result,
+            }]
         }
         Effect::MigrateThen { path, then } => match crate::session::writer::migrate_file(&path) {
             Ok(_) => perform(*then),
-            Err(e) => vec![AppEvent::Wrote { path, what: WriteKind::Label, result: Err(e.to_string()) }],
+            Err(e) => vec![AppEvent::Wrote {
+                path,
+                what: WriteKind::Label,
+                result: Err(e.to_string()),
+            }],
         },
         Effect::CloseTree | Effect::Copy(_) | Effect::Exit(_) => Vec::new(),
     }

@@ -172,7 +172,10 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
                 } else {
                     crate::session::ContextFlavor::Atomic
                 };
-                return vec![Effect::OpenTree { path: r.info.path.clone(), flavor }];
+                return vec![Effect::OpenTree {
+                    path: r.info.path.clone(),
+                    flavor,
+                }];
             }
         }
         KeyCode::Char('s') if ctrl(&k) => {

@@ -34,8 +34,18 @@ fn push_text<'a>(out: &mut Vec<Line<'a>>, text: &str, style: Style, search: &str
                 }
             }
         }
-        let positions: Vec<usize> = marks.iter().enumerate().filter(|(_, m)| **m).map(|(i, _)| i).collect();
-        out.push(Line::from(crate::ui::text::highlighted(l, &positions, style, theme.highlight())));
+        let positions: Vec<usize> = marks
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| **m)
+            .map(|(i, _)| i)
+            .collect();
+        out.push(Line::from(crate::ui::text::highlighted(
+            l,
+            &positions,
+            style,
+            theme.highlight(),
+        )));
     }
 }
 
@@ -53,30 +63,58 @@ fn blocks<'a>(out: &mut Vec<Line<'a>>, content: Option<&Value>, search: &str, th
         Some(Value::Array(bs)) => {
             for b in bs {
                 match b.get("type").and_then(Value::as_str) {
-                    Some("text") => push_text(out, b.get("text").and_then(Value::as_str).unwrap_or(""), Style::default(), search, theme),
+                    Some("text") => push_text(
+                        out,
+                        b.get("text").and_then(Value::as_str).unwrap_or(""),
+                        Style::default(),
+                        search,
+                        theme,
+                    ),
                     Some("thinking") => {
                         out.push(Line::from(Span::styled("thinking:", theme.dim())));
-                        push_text(out, b.get("thinking").and_then(Value::as_str).unwrap_or(""), theme.dim(), search, theme);
+                        push_text(
+                            out,
+                            b.get("thinking").and_then(Value::as_str).unwrap_or(""),
+                            theme.dim(),
+                            search,
+                            theme,
+                        );
                     }
                     Some("toolCall") => {
                         let name = b.get("name").and_then(Value::as_str).unwrap_or("?");
-                        out.push(Line::from(Span::styled(format!("tool call: {}", crate::session::render::sanitize_line(name)), theme.accent())));
-                        let args = b.get("arguments").map(|a| serde_json::to_string_pretty(a).unwrap_or_default()).unwrap_or_default();
+                        out.push(Line::from(Span::styled(
+                            format!("tool call: {}", crate::session::render::sanitize_line(name)),
+                            theme.accent(),
+                        )));
+                        let args = b
+                            .get("arguments")
+                            .map(|a| serde_json::to_string_pretty(a).unwrap_or_default())
+                            .unwrap_or_default();
                         push_text(out, &args, Style::default(), search, theme);
                     }
                     Some("image") => out.push(Line::from(Span::styled(image_line(b), theme.dim()))),
-                    Some(other) => out.push(Line::from(Span::styled(format!("[{}]", crate::session::render::sanitize_line(other)), theme.dim()))),
+                    Some(other) => out.push(Line::from(Span::styled(
+                        format!("[{}]", crate::session::render::sanitize_line(other)),
+                        theme.dim(),
+                    ))),
                     None => {}
                 }
             }
         }
-        Some(other) if !other.is_null() => push_text(out, &other.to_string(), theme.dim(), search, theme),
+        Some(other) if !other.is_null() => {
+            push_text(out, &other.to_string(), theme.dim(), search, theme)
+        }
         _ => {}
     }
 }
 
 /// Every line of the detail pane for `e`.
-pub fn detail_lines<'a>(e: &Entry, label: Option<&str>, search: &str, theme: &Theme) -> Vec<Line<'a>> {
+pub fn detail_lines<'a>(
+    e: &Entry,
+    label: Option<&str>,
+    search: &str,
+    theme: &Theme,
+) -> Vec<Line<'a>> {
     let mut out = Vec::new();
     let ty = e.entry_type();
     let head = match e.role() {
@@ -85,10 +123,16 @@ pub fn detail_lines<'a>(e: &Entry, label: Option<&str>, search: &str, theme: &Th
     };
     out.push(Line::from(vec![
         Span::styled(crate::session::render::sanitize_line(&head), theme.title()),
-        Span::styled(format!("  {}  {}", e.id, e.timestamp().unwrap_or("")), theme.dim()),
+        Span::styled(
+            format!("  {}  {}", e.id, e.timestamp().unwrap_or("")),
+            theme.dim(),
+        ),
     ]));
     if let Some(l) = label {
-        out.push(Line::from(Span::styled(format!("[{}]", crate::session::render::sanitize_line(l)), theme.label())));
+        out.push(Line::from(Span::styled(
+            format!("[{}]", crate::session::render::sanitize_line(l)),
+            theme.label(),
+        )));
     }
     out.push(Line::from(""));
     if let Some(m) = e.message() {
@@ -99,12 +143,18 @@ pub fn detail_lines<'a>(e: &Entry, label: Option<&str>, search: &str, theme: &Th
                 let provider = m.get("provider").and_then(Value::as_str).unwrap_or("?");
                 let stop = m.get("stopReason").and_then(Value::as_str).unwrap_or("?");
                 out.push(Line::from(Span::styled(
-                    crate::session::render::sanitize_line(&format!("model {provider}/{model} · stop {stop}")),
+                    crate::session::render::sanitize_line(&format!(
+                        "model {provider}/{model} · stop {stop}"
+                    )),
                     theme.dim(),
                 )));
                 if let Some(u) = m.get("usage") {
                     let n = |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-                    let cost = u.get("cost").and_then(|c| c.get("total")).and_then(Value::as_f64).unwrap_or(0.0);
+                    let cost = u
+                        .get("cost")
+                        .and_then(|c| c.get("total"))
+                        .and_then(Value::as_f64)
+                        .unwrap_or(0.0);
                     out.push(Line::from(Span::styled(
                         format!(
                             "usage in {} · out {} · cache read {} · cache write {} · total {} · ${cost:.4}",
@@ -114,7 +164,10 @@ pub fn detail_lines<'a>(e: &Entry, label: Option<&str>, search: &str, theme: &Th
                     )));
                 }
                 if let Some(err) = m.get("errorMessage").and_then(Value::as_str) {
-                    out.push(Line::from(Span::styled(format!("error: {}", crate::session::render::sanitize_line(err)), theme.error())));
+                    out.push(Line::from(Span::styled(
+                        format!("error: {}", crate::session::render::sanitize_line(err)),
+                        theme.error(),
+                    )));
                 }
                 out.push(Line::from(""));
                 blocks(&mut out, m.get("content"), search, theme);
@@ -123,7 +176,11 @@ pub fn detail_lines<'a>(e: &Entry, label: Option<&str>, search: &str, theme: &Th
                 let name = m.get("toolName").and_then(Value::as_str).unwrap_or("tool");
                 let err = m.get("isError") == Some(&Value::Bool(true));
                 out.push(Line::from(Span::styled(
-                    format!("{}{}", crate::session::render::sanitize_line(name), if err { " (error)" } else { "" }),
+                    format!(
+                        "{}{}",
+                        crate::session::render::sanitize_line(name),
+                        if err { " (error)" } else { "" }
+                    ),
                     if err { theme.error() } else { theme.accent() },
                 )));
                 blocks(&mut out, m.get("content"), search, theme);
@@ -131,28 +188,51 @@ pub fn detail_lines<'a>(e: &Entry, label: Option<&str>, search: &str, theme: &Th
             "bashExecution" => {
                 let cmd = m.get("command").and_then(Value::as_str).unwrap_or("");
                 push_text(&mut out, &format!("$ {cmd}"), theme.accent(), search, theme);
-                push_text(&mut out, m.get("output").and_then(Value::as_str).unwrap_or(""), Style::default(), search, theme);
+                push_text(
+                    &mut out,
+                    m.get("output").and_then(Value::as_str).unwrap_or(""),
+                    Style::default(),
+                    search,
+                    theme,
+                );
                 if let Some(code) = m.get("exitCode").and_then(Value::as_i64) {
-                    out.push(Line::from(Span::styled(format!("exit code {code}"), theme.dim())));
+                    out.push(Line::from(Span::styled(
+                        format!("exit code {code}"),
+                        theme.dim(),
+                    )));
                 }
             }
-            "branchSummary" | "compactionSummary" => {
-                push_text(&mut out, m.get("summary").and_then(Value::as_str).unwrap_or(""), Style::default(), search, theme)
-            }
+            "branchSummary" | "compactionSummary" => push_text(
+                &mut out,
+                m.get("summary").and_then(Value::as_str).unwrap_or(""),
+                Style::default(),
+                search,
+                theme,
+            ),
             _ => blocks(&mut out, m.get("content"), search, theme),
         }
         return out;
     }
     match ty {
         "compaction" | "branch_summary" | "session_summary" => {
-            push_text(&mut out, e.str_field("summary").unwrap_or(""), Style::default(), search, theme);
+            push_text(
+                &mut out,
+                e.str_field("summary").unwrap_or(""),
+                Style::default(),
+                search,
+                theme,
+            );
             if let Some(k) = e.str_field("firstKeptEntryId") {
-                out.push(Line::from(Span::styled(format!("first kept entry {k}"), theme.dim())));
+                out.push(Line::from(Span::styled(
+                    format!("first kept entry {k}"),
+                    theme.dim(),
+                )));
             }
         }
         "custom_message" => blocks(&mut out, e.raw.get("content"), search, theme),
         _ => {
-            let json = serde_json::to_string_pretty(&Value::Object(e.raw.clone())).unwrap_or_default();
+            let json =
+                serde_json::to_string_pretty(&Value::Object(e.raw.clone())).unwrap_or_default();
             push_text(&mut out, &json, theme.dim(), search, theme);
         }
     }

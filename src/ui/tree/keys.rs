@@ -1,6 +1,8 @@
 //! Tree view behaviour (SPEC §6–7).
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind};
+use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
+};
 
 use super::state::{Pending, TreeDialog, TreeState};
 use crate::session::view::Filter;
@@ -31,7 +33,9 @@ pub fn update(app: &mut App, ev: AppEvent) -> Vec<Effect> {
             match m.kind {
                 MouseEventKind::ScrollUp => move_by(t, -3, false),
                 MouseEventKind::ScrollDown => move_by(t, 3, false),
-                MouseEventKind::Down(MouseButton::Left) if m.row >= area.y && m.row < area.y + area.height => {
+                MouseEventKind::Down(MouseButton::Left)
+                    if m.row >= area.y && m.row < area.y + area.height =>
+                {
                     let pos = t.scroll + (m.row - area.y) as usize;
                     if pos < t.rows.len() {
                         t.select_row(pos);
@@ -64,7 +68,11 @@ fn move_by(t: &mut TreeState, delta: isize, wrap: bool) {
         return;
     }
     let cur = t.selected.unwrap_or(0) as isize;
-    let next = if wrap { (cur + delta).rem_euclid(n) } else { (cur + delta).clamp(0, n - 1) };
+    let next = if wrap {
+        (cur + delta).rem_euclid(n)
+    } else {
+        (cur + delta).clamp(0, n - 1)
+    };
     t.select_row(next as usize);
 }
 
@@ -73,8 +81,12 @@ fn move_by(t: &mut TreeState, delta: isize, wrap: bool) {
 fn segment_start(t: &TreeState, pos: usize) -> usize {
     let mut p = pos;
     loop {
-        let Some(parent) = t.rows[p].visible_parent else { return p };
-        let Some(pp) = t.rows.iter().position(|r| r.entry == parent) else { return p };
+        let Some(parent) = t.rows[p].visible_parent else {
+            return p;
+        };
+        let Some(pp) = t.rows.iter().position(|r| r.entry == parent) else {
+            return p;
+        };
         if t.rows[pp].visible_children != 1 {
             return p;
         }
@@ -139,7 +151,10 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
                     let start = segment_start(t, pos);
                     let target = if start == pos {
                         // Already at the start: go up to the fork above.
-                        t.rows[pos].visible_parent.and_then(|p| t.rows.iter().position(|r| r.entry == p)).unwrap_or(pos)
+                        t.rows[pos]
+                            .visible_parent
+                            .and_then(|p| t.rows.iter().position(|r| r.entry == p))
+                            .unwrap_or(pos)
                     } else {
                         start
                     };
@@ -163,7 +178,9 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
         KeyCode::Right | KeyCode::PageDown => move_by(t, page, false),
         KeyCode::Home => t.select_row(0),
         KeyCode::End => t.select_row(t.rows.len().saturating_sub(1)),
-        KeyCode::Char(c) if ctrl(&k) && matches!(c.to_ascii_lowercase(), 'd' | 't' | 'u' | 'l' | 'a') => {
+        KeyCode::Char(c)
+            if ctrl(&k) && matches!(c.to_ascii_lowercase(), 'd' | 't' | 'u' | 'l' | 'a') =>
+        {
             let f = match c.to_ascii_lowercase() {
                 't' => Filter::NoTools,
                 'u' => Filter::UserOnly,
@@ -175,7 +192,11 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
             t.set_filter(if t.filter == f { Filter::Default } else { f });
         }
         KeyCode::Char('o') | KeyCode::Char('O') if ctrl(&k) => {
-            let f = if shift(&k) || k.code == KeyCode::Char('O') { t.filter.prev() } else { t.filter.next() };
+            let f = if shift(&k) || k.code == KeyCode::Char('O') {
+                t.filter.prev()
+            } else {
+                t.filter.next()
+            };
             t.set_filter(f);
         }
         KeyCode::F(1) => t.dialog = TreeDialog::Help,
@@ -188,7 +209,13 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
         KeyCode::Char('L') if !ctrl(&k) && !alt(&k) => {
             if let Some(i) = t.selected_entry() {
                 let target = t.entry_id(i).to_string();
-                let input = t.loaded.tree.labels.get(&target).map(|l| l.text.clone()).unwrap_or_default();
+                let input = t
+                    .loaded
+                    .tree
+                    .labels
+                    .get(&target)
+                    .map(|l| l.text.clone())
+                    .unwrap_or_default();
                 t.dialog = TreeDialog::Label { target, input };
             }
         }
@@ -200,15 +227,13 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
                 if t.is_leaf(i) {
                     t.status = Some(("Already at this point".into(), false));
                 } else {
-                    t.dialog = TreeDialog::Continue { entry: t.entry_id(i).to_string() };
+                    t.dialog = TreeDialog::Continue {
+                        entry: t.entry_id(i).to_string(),
+                    };
                 }
             }
         }
-        KeyCode::Backspace => {
-            if t.search.pop().is_some() {
-                t.rebuild();
-            }
-        }
+        KeyCode::Backspace if t.search.pop().is_some() => t.rebuild(),
         KeyCode::Char(c) if !ctrl(&k) && !alt(&k) => {
             t.search.push(c);
             t.rebuild();
@@ -230,8 +255,16 @@ fn write(t: &mut TreeState, p: Pending) -> Vec<Effect> {
 
 pub fn pending_effect(t: &TreeState, p: Pending) -> Effect {
     match p {
-        Pending::Label { target, label } => Effect::Label { path: t.path.clone(), target, label },
-        Pending::Branch { entry, summary } => Effect::Branch { path: t.path.clone(), entry, summary },
+        Pending::Label { target, label } => Effect::Label {
+            path: t.path.clone(),
+            target,
+            label,
+        },
+        Pending::Branch { entry, summary } => Effect::Branch {
+            path: t.path.clone(),
+            entry,
+            summary,
+        },
     }
 }
 
@@ -269,12 +302,18 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
             let entry = entry.clone();
             match k.code {
                 KeyCode::Char('1') | KeyCode::Char('b') => {
-                    t.dialog = TreeDialog::BranchSummary { entry, input: String::new() };
+                    t.dialog = TreeDialog::BranchSummary {
+                        entry,
+                        input: String::new(),
+                    };
                 }
                 KeyCode::Char('2') | KeyCode::Char('f') => {
                     t.dialog = TreeDialog::None;
                     t.status = Some(("Forking…".into(), false));
-                    return Some(vec![Effect::Fork { path: t.path.clone(), entry }]);
+                    return Some(vec![Effect::Fork {
+                        path: t.path.clone(),
+                        entry,
+                    }]);
                 }
                 KeyCode::Char('y') => {
                     if let Some(text) = user_text(t, &entry) {
@@ -295,7 +334,10 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
             }
             match k.code {
                 KeyCode::Enter => {
-                    let p = Pending::Branch { entry: entry.clone(), summary: input.trim().to_string() };
+                    let p = Pending::Branch {
+                        entry: entry.clone(),
+                        summary: input.trim().to_string(),
+                    };
                     return Some(write(t, p));
                 }
                 KeyCode::Backspace => {
@@ -312,7 +354,10 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
             match k.code {
                 KeyCode::Enter => {
                     t.dialog = TreeDialog::None;
-                    Some(vec![Effect::MigrateThen { path: t.path.clone(), then: Box::new(pending_effect(t, then)) }])
+                    Some(vec![Effect::MigrateThen {
+                        path: t.path.clone(),
+                        then: Box::new(pending_effect(t, then)),
+                    }])
                 }
                 _ if cancel => {
                     t.dialog = TreeDialog::None;
@@ -343,5 +388,7 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
 pub fn user_text(t: &TreeState, id: &str) -> Option<String> {
     let i = t.loaded.tree.index_of(id)?;
     let e = &t.loaded.session.entries[i];
-    (e.role() == Some("user")).then(|| crate::session::entry::content_text(e.message().and_then(|m| m.get("content")), "\n"))
+    (e.role() == Some("user")).then(|| {
+        crate::session::entry::content_text(e.message().and_then(|m| m.get("content")), "\n")
+    })
 }

@@ -5,7 +5,9 @@ use serde_json::Value;
 
 use crate::session::context::ContextFlavor;
 use crate::session::render::entry_text;
-use crate::session::view::{flatten, matches_search, passes_filter, search_haystack, Filter, TreeRow};
+use crate::session::view::{
+    flatten, matches_search, passes_filter, search_haystack, Filter, TreeRow,
+};
 use crate::session::{Session, SessionTree};
 
 /// A session read for the tree view (built off the UI thread).
@@ -20,7 +22,11 @@ impl Loaded {
     pub fn read(path: &std::path::Path, flavor: ContextFlavor) -> Result<Loaded, String> {
         let session = crate::session::read_session(path).map_err(|e| e.to_string())?;
         let tree = SessionTree::build(&session);
-        Ok(Loaded { session, tree, flavor })
+        Ok(Loaded {
+            session,
+            tree,
+            flavor,
+        })
     }
 }
 
@@ -29,22 +35,42 @@ pub enum TreeDialog {
     None,
     Help,
     /// Shift+L: the label being edited for `target`.
-    Label { target: String, input: String },
+    Label {
+        target: String,
+        input: String,
+    },
     /// Enter: continue from the selected entry.
-    Continue { entry: String },
+    Continue {
+        entry: String,
+    },
     /// Option 1 chosen: the optional summary of the abandoned branch.
-    BranchSummary { entry: String, input: String },
+    BranchSummary {
+        entry: String,
+        input: String,
+    },
     /// The file is v1/v2: rewrite it first?
-    ConfirmMigrate { then: Pending },
+    ConfirmMigrate {
+        then: Pending,
+    },
     /// A write finished: resume the agent on the result?
-    OfferResume { path: PathBuf, cwd: String, what: String },
+    OfferResume {
+        path: PathBuf,
+        cwd: String,
+        what: String,
+    },
 }
 
 /// A write waiting for the migration question.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Pending {
-    Label { target: String, label: Option<String> },
-    Branch { entry: String, summary: String },
+    Label {
+        target: String,
+        label: Option<String>,
+    },
+    Branch {
+        entry: String,
+        summary: String,
+    },
 }
 
 #[derive(Debug)]
@@ -107,7 +133,11 @@ impl TreeState {
         };
         t.index_session();
         // The initial selection is the leaf (or its nearest visible ancestor).
-        t.anchor = t.loaded.tree.leaf.map(|l| t.loaded.session.entries[l].id.clone());
+        t.anchor = t
+            .loaded
+            .tree
+            .leaf
+            .map(|l| t.loaded.session.entries[l].id.clone());
         t.rebuild();
         t
     }
@@ -129,7 +159,10 @@ impl TreeState {
     }
 
     pub fn calls_ref(&self) -> HashMap<&str, (&str, &Value)> {
-        self.calls.iter().map(|(k, (n, a))| (k.as_str(), (n.as_str(), a))).collect()
+        self.calls
+            .iter()
+            .map(|(k, (n, a))| (k.as_str(), (n.as_str(), a)))
+            .collect()
     }
 
     pub fn entry_id(&self, i: usize) -> &str {
@@ -176,7 +209,12 @@ impl TreeState {
             .iter()
             .filter_map(|id| self.loaded.tree.index_of(id))
             .collect();
-        self.rows = flatten(&self.loaded.session.entries, &self.loaded.tree, &|i| vis[i], &folded);
+        self.rows = flatten(
+            &self.loaded.session.entries,
+            &self.loaded.tree,
+            &|i| vis[i],
+            &folded,
+        );
         self.selected = self.shown_selection();
     }
 
@@ -185,7 +223,12 @@ impl TreeState {
         if self.rows.is_empty() {
             return None;
         }
-        let pos_of: HashMap<usize, usize> = self.rows.iter().enumerate().map(|(p, r)| (r.entry, p)).collect();
+        let pos_of: HashMap<usize, usize> = self
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(p, r)| (r.entry, p))
+            .collect();
         let tree = &self.loaded.tree;
         let mut cur = self.anchor.as_deref().and_then(|id| tree.index_of(id));
         while let Some(i) = cur {
@@ -198,7 +241,9 @@ impl TreeState {
     }
 
     pub fn selected_entry(&self) -> Option<usize> {
-        self.selected.and_then(|p| self.rows.get(p)).map(|r| r.entry)
+        self.selected
+            .and_then(|p| self.rows.get(p))
+            .map(|r| r.entry)
     }
 
     /// Moves the selection to row `pos` (and the anchor with it).
@@ -247,13 +292,20 @@ impl TreeState {
         let Some(ms) = crate::session::entry::parse_iso_ms(ts) else {
             return String::new();
         };
-        let fmt = |d: chrono::DateTime<chrono::FixedOffset>, now: chrono::DateTime<chrono::FixedOffset>| {
+        let fmt = |d: chrono::DateTime<chrono::FixedOffset>,
+                   now: chrono::DateTime<chrono::FixedOffset>| {
             if d.date_naive() == now.date_naive() {
                 d.format("%H:%M").to_string()
             } else if d.year() == now.year() {
                 format!("{}/{} {}", d.month(), d.day(), d.format("%H:%M"))
             } else {
-                format!("{:02}/{}/{} {}", d.year() % 100, d.month(), d.day(), d.format("%H:%M"))
+                format!(
+                    "{:02}/{}/{} {}",
+                    d.year() % 100,
+                    d.month(),
+                    d.day(),
+                    d.format("%H:%M")
+                )
             }
         };
         let off = if self.utc {
@@ -261,7 +313,10 @@ impl TreeState {
         } else {
             *chrono::Local::now().offset()
         };
-        match (off.timestamp_millis_opt(ms).single(), off.timestamp_millis_opt(self.now_ms).single()) {
+        match (
+            off.timestamp_millis_opt(ms).single(),
+            off.timestamp_millis_opt(self.now_ms).single(),
+        ) {
             (Some(d), Some(now)) => fmt(d, now),
             _ => String::new(),
         }

@@ -17,7 +17,12 @@ const FOOTER_ROWS: u16 = 3;
 pub const DETAIL_MIN_WIDTH: u16 = 110;
 
 pub fn list_area(width: u16, height: u16) -> Rect {
-    Rect { x: 0, y: HEADER_ROWS, width, height: height.saturating_sub(HEADER_ROWS + FOOTER_ROWS) }
+    Rect {
+        x: 0,
+        y: HEADER_ROWS,
+        width,
+        height: height.saturating_sub(HEADER_ROWS + FOOTER_ROWS),
+    }
 }
 
 fn detail_visible(t: &TreeState, width: u16) -> bool {
@@ -31,7 +36,8 @@ pub fn render(f: &mut Frame, t: &TreeState, theme: &Theme) {
     if t.context_view {
         render_context(f, t, theme, main);
     } else if detail_visible(t, area.width) {
-        let [l, r] = Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(main);
+        let [l, r] = Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)])
+            .areas(main);
         render_list(f, t, theme, l);
         render_detail(f, t, theme, r);
     } else {
@@ -63,24 +69,52 @@ fn render_header(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     if !s.diagnostics.is_clean() {
         right.push_str(&format!("{} lines skipped ", s.diagnostics.skipped()));
     }
-    let title = if t.context_view { "Context" } else { "Session Tree" };
-    let left = format!("{title} · {}", truncate(&name, (area.width as usize).saturating_sub(width(&right) + 20)));
+    let title = if t.context_view {
+        "Context"
+    } else {
+        "Session Tree"
+    };
+    let left = format!(
+        "{title} · {}",
+        truncate(
+            &name,
+            (area.width as usize).saturating_sub(width(&right) + 20)
+        )
+    );
     let pad = (area.width as usize).saturating_sub(width(&left) + width(&right));
     f.render_widget(
-        Paragraph::new(Line::from(vec![Span::styled(left, theme.title()), Span::raw(" ".repeat(pad)), Span::styled(right, theme.dim())])),
+        Paragraph::new(Line::from(vec![
+            Span::styled(left, theme.title()),
+            Span::raw(" ".repeat(pad)),
+            Span::styled(right, theme.dim()),
+        ])),
         Rect { height: 1, ..area },
     );
     let search = if t.search.is_empty() {
         Line::from(Span::styled("type to search · F1 help", theme.dim()))
     } else {
-        Line::from(vec![Span::styled("search: ", theme.accent()), Span::raw(sanitize_line(&t.search)), Span::styled("▏", theme.accent())])
+        Line::from(vec![
+            Span::styled("search: ", theme.accent()),
+            Span::raw(sanitize_line(&t.search)),
+            Span::styled("▏", theme.accent()),
+        ])
     };
-    f.render_widget(Paragraph::new(search), Rect { y: area.y + 1, height: 1, ..area });
+    f.render_widget(
+        Paragraph::new(search),
+        Rect {
+            y: area.y + 1,
+            height: 1,
+            ..area
+        },
+    );
 }
 
 fn render_list(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     if t.rows.is_empty() {
-        f.render_widget(Paragraph::new(Span::styled("  No entries found", theme.dim())), area);
+        f.render_widget(
+            Paragraph::new(Span::styled("  No entries found", theme.dim())),
+            area,
+        );
         return;
     }
     let calls = t.calls_ref();
@@ -88,12 +122,24 @@ fn render_list(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     let fmt = |ts: &str| t.label_time(ts);
     let lt: Option<&dyn Fn(&str) -> String> = if t.label_times { Some(&fmt) } else { None };
     let mut lines = Vec::new();
-    for (pos, r) in t.rows.iter().enumerate().skip(t.scroll).take(area.height as usize) {
+    for (pos, r) in t
+        .rows
+        .iter()
+        .enumerate()
+        .skip(t.scroll)
+        .take(area.height as usize)
+    {
         let e = &t.loaded.session.entries[r.entry];
         let sel = t.selected == Some(pos);
-        let mut spans = vec![Span::styled(if sel { "› " } else { "  " }, theme.cursor()), Span::styled(r.prefix.clone(), theme.dim())];
+        let mut spans = vec![
+            Span::styled(if sel { "› " } else { "  " }, theme.cursor()),
+            Span::styled(r.prefix.clone(), theme.dim()),
+        ];
         if r.foldable {
-            spans.push(Span::styled(if r.folded { "⊞ " } else { "⊟ " }, theme.accent()));
+            spans.push(Span::styled(
+                if r.folded { "⊞ " } else { "⊟ " },
+                theme.accent(),
+            ));
         }
         if r.on_active_path {
             spans.push(Span::styled("• ", theme.active_path()));
@@ -108,7 +154,10 @@ fn render_list(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
             spans.push(Span::styled(s, theme.label()));
         }
         let used: usize = spans.iter().map(|s| width(&s.content)).sum();
-        let text = truncate(&sanitize_line(&crate::session::render::entry_text(e, &calls)), (area.width as usize).saturating_sub(used));
+        let text = truncate(
+            &sanitize_line(&crate::session::render::entry_text(e, &calls)),
+            (area.width as usize).saturating_sub(used),
+        );
         let style = match e.role() {
             Some("user") => theme.accent(),
             Some("assistant") => Style::default(),
@@ -125,7 +174,9 @@ fn render_list(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
 }
 
 fn render_detail(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
-    let block = Block::default().borders(Borders::LEFT).border_style(theme.dim());
+    let block = Block::default()
+        .borders(Borders::LEFT)
+        .border_style(theme.dim());
     let inner = block.inner(area);
     f.render_widget(block, area);
     let Some(i) = t.selected_entry() else { return };
@@ -133,8 +184,14 @@ fn render_detail(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     let label = t.loaded.tree.labels.get(&e.id).map(|l| l.text.as_str());
     let lines = super::detail::detail_lines(e, label, &t.search, theme);
     f.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((t.detail_scroll, 0)),
-        Rect { x: inner.x + 1, width: inner.width.saturating_sub(1), ..inner },
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((t.detail_scroll, 0)),
+        Rect {
+            x: inner.x + 1,
+            width: inner.width.saturating_sub(1),
+            ..inner
+        },
     );
 }
 
@@ -148,7 +205,13 @@ fn render_context(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     let model = ctx
         .model
         .as_ref()
-        .map(|(p, m)| format!("{}/{}", p.as_str().unwrap_or("?"), m.as_str().unwrap_or("?")))
+        .map(|(p, m)| {
+            format!(
+                "{}/{}",
+                p.as_str().unwrap_or("?"),
+                m.as_str().unwrap_or("?")
+            )
+        })
         .unwrap_or_else(|| "(none)".into());
     lines.push(Line::from(Span::styled(
         sanitize_line(&format!(
@@ -165,7 +228,7 @@ fn render_context(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     for (k, m) in ctx.messages.iter().enumerate() {
         if Some(k) == ctx.boundary {
             lines.push(Line::from(Span::styled(
-                format!("──── compaction boundary ({}) · everything above was summarized ────", m.entry_id),
+                format!("──── compaction boundary ({}): earlier entries reach the model only as this summary ────", m.entry_id),
                 theme.warning(),
             )));
         }
@@ -177,10 +240,18 @@ fn render_context(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
             lines.push(Line::from(format!("  {l}")));
         }
         if Some(k) == ctx.boundary {
-            lines.push(Line::from(Span::styled("──── end of compaction summary ────", theme.warning())));
+            lines.push(Line::from(Span::styled(
+                "──── end of compaction summary ────",
+                theme.warning(),
+            )));
         }
     }
-    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((t.context_scroll, 0)), area);
+    f.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((t.context_scroll, 0)),
+        area,
+    );
 }
 
 fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
@@ -188,7 +259,12 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         return;
     }
     let y = area.y + area.height - FOOTER_ROWS;
-    let row = |i: u16| Rect { x: area.x, y: y + i, width: area.width, height: 1 };
+    let row = |i: u16| Rect {
+        x: area.x,
+        y: y + i,
+        width: area.width,
+        height: 1,
+    };
     let mut status = if t.rows.is_empty() {
         "(0/0)".to_string()
     } else {
@@ -235,7 +311,10 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         None => {
             if let Some((msg, err)) = &t.status {
                 spans.push(Span::raw("  "));
-                spans.push(Span::styled(sanitize_line(msg), if *err { theme.error() } else { theme.success() }));
+                spans.push(Span::styled(
+                    sanitize_line(msg),
+                    if *err { theme.error() } else { theme.success() },
+                ));
             }
             Line::from(spans)
         }
@@ -256,41 +335,83 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width.saturating_sub(2));
     let h = h.min(area.height);
-    Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height.saturating_sub(h)) / 2, width: w, height: h }
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height.saturating_sub(h)) / 2,
+        width: w,
+        height: h,
+    }
 }
 
 fn render_continue(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect, entry: &str) {
-    let Some(i) = t.loaded.tree.index_of(entry) else { return };
+    let Some(i) = t.loaded.tree.index_of(entry) else {
+        return;
+    };
     let user = super::keys::user_text(t, entry);
     let mut lines = vec![
         Line::from(Span::styled(truncate(&t.entry_line(i), 70), theme.accent())),
         Line::from(""),
     ];
     if let Some(text) = &user {
-        lines.push(Line::from(Span::styled("Continuing before this user message; its text, to re-send or edit:", theme.dim())));
+        lines.push(Line::from(Span::styled(
+            "Continuing before this user message; its text, to re-send or edit:",
+            theme.dim(),
+        )));
         for l in crate::ui::text::sanitize_block(text).lines().take(6) {
             lines.push(Line::from(format!("  {l}")));
         }
-        lines.push(Line::from(Span::styled("  (y copies it to the clipboard)", theme.dim())));
+        lines.push(Line::from(Span::styled(
+            "  (y copies it to the clipboard)",
+            theme.dim(),
+        )));
         lines.push(Line::from(""));
     }
-    lines.push(Line::from(vec![Span::styled(" 1 ", theme.cursor()), Span::raw("branch here, in place (append a branch_summary; optional summary)")]));
-    lines.push(Line::from(vec![Span::styled(" 2 ", theme.cursor()), Span::raw("fork to a new session file (root → here, labels kept)")]));
-    lines.push(Line::from(vec![Span::styled(" 3 ", theme.cursor()), Span::raw("cancel (esc)")]));
+    lines.push(Line::from(vec![
+        Span::styled(" 1 ", theme.cursor()),
+        Span::raw("branch here, in place (append a branch_summary; optional summary)"),
+    ]));
+    lines.push(Line::from(vec![
+        Span::styled(" 2 ", theme.cursor()),
+        Span::raw("fork to a new session file (root → here, labels kept)"),
+    ]));
+    lines.push(Line::from(vec![
+        Span::styled(" 3 ", theme.cursor()),
+        Span::raw("cancel (esc)"),
+    ]));
     let h = lines.len() as u16 + 2;
     let r = centered(area, 78, h);
     f.render_widget(Clear, r);
-    let block = Block::default().borders(Borders::ALL).title(Span::styled(" Continue from here ", theme.title())).border_style(theme.accent());
-    f.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), r);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(Span::styled(" Continue from here ", theme.title()))
+        .border_style(theme.accent());
+    f.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false }),
+        r,
+    );
 }
 
 pub const HELP: &[(&str, &str)] = &[
     ("↑/↓", "move (wraps around)"),
     ("←/→ PgUp/PgDn", "page up / down; Home/End first/last"),
-    ("ctrl+← / alt+←", "fold, or jump to the start of the branch segment"),
-    ("ctrl+→ / alt+→", "unfold, or jump to the next fork / branch end"),
-    ("type / backspace", "search (every word must match); esc clears"),
-    ("enter", "continue from here: branch in place or fork to a new file"),
+    (
+        "ctrl+← / alt+←",
+        "fold, or jump to the start of the branch segment",
+    ),
+    (
+        "ctrl+→ / alt+→",
+        "unfold, or jump to the next fork / branch end",
+    ),
+    (
+        "type / backspace",
+        "search (every word must match); esc clears",
+    ),
+    (
+        "enter",
+        "continue from here: branch in place or fork to a new file",
+    ),
     ("shift+l", "edit the label (empty removes it)"),
     ("shift+t", "show label times"),
     ("ctrl+d", "default filter"),
@@ -308,10 +429,18 @@ pub const HELP: &[(&str, &str)] = &[
 fn render_help(f: &mut Frame, theme: &Theme, area: Rect) {
     let r = centered(area, 80, HELP.len() as u16 + 3);
     f.render_widget(Clear, r);
-    let block = Block::default().borders(Borders::ALL).title(Span::styled(" arbor tree · keys ", theme.title())).border_style(theme.accent());
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(Span::styled(" arbor tree · keys ", theme.title()))
+        .border_style(theme.accent());
     let mut lines: Vec<Line> = HELP
         .iter()
-        .map(|(k, d)| Line::from(vec![Span::styled(format!(" {k:<22}"), theme.accent()), Span::raw(*d)]))
+        .map(|(k, d)| {
+            Line::from(vec![
+                Span::styled(format!(" {k:<22}"), theme.accent()),
+                Span::raw(*d),
+            ])
+        })
         .collect();
     lines.push(Line::from(Span::styled(" any key closes", theme.dim())));
     f.render_widget(Paragraph::new(lines).block(block), r);

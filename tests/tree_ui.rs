@@ -1,0 +1,554 @@
+//! The tree screen: snapshots (TestBackend, fixed size and clock, no
+//! colour) and key sequences for folding, segment jumps, filters and labels.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+
+use arbor::session::view::Filter;
+use arbor::session::ContextFlavor;
+use arbor::ui::runtime::perform;
+use arbor::ui::theme::Theme;
+use arbor::ui::tree::{TreeDialog, TreeState};
+use arbor::ui::{App, AppEvent, Effect, Mode};
+
+/// 2026-11-29T12:00:00Z
+const NOW: i64 = 1_795_953_600_000;
+
+fn find(root: &Path, part: &str) -> PathBuf {
+    for d in std::fs::read_dir(root).unwrap() {
+        let d = d.unwrap().path();
+        if !d.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&d).unwrap() {
+            let p = f.unwrap().path();
+            if p.file_name().unwrap().to_string_lossy().contains(part) {
+                return p;
+            }
+        }
+    }
+    panic!("no session {part} under {}", root.display());
+}
+
+fn open(path: &Path, w: u16, h: u16) -> App {
+    let mut app = App::new("/".into(), NOW);
+    app.width = w;
+    app.height = h;
+    drive(
+        &mut app,
+        Effect::OpenTree {
+            path: path.to_path_buf(),
+            flavor: ContextFlavor::Atomic,
+        },
+    );
+    if let Mode::Tree(t) = &mut app.mode {
+        t.utc = true;
+        t.now_ms = NOW;
+    } else {
+        panic!("the tree did not open");
+    }
+    app
+}
+
+/// Performs an effect and feeds its events back, like the runtime does.
+fn drive(app: &mut App, fx: Effect) {
+    let mut queue = vec![fx];
+    while let Some(fx) = queue.pop() {
+        for ev in perform(fx) {
+            for more in app.update(ev) {
+                if !matches!(more, Effect::Exit(_) | Effect::CloseTree | Effect::Copy(_)) {
+                    queue.push(more);
+                }
+            }
+        }
+    }
+}
+
+fn press(app: &mut App, code: KeyCode, m: KeyModifiers) -> Vec<Effect> {
+    app.update(AppEvent::Key(KeyEvent::new(code, m)))
+}
+fn key(app: &mut App, code: KeyCode) -> Vec<Effect> {
+    press(app, code, KeyModifiers::NONE)
+}
+fn ctrl(app: &mut App, c: char) -> Vec<Effect> {
+    press(app, KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn tree(app: &App) -> &TreeState {
+    match &app.mode {
+        Mode::Tree(t) => t,
+        Mode::Picker => panic!("not in the tree"),
+    }
+}
+
+fn selected_text(app: &App) -> String {
+    let t = tree(app);
+    t.entry_line(t.selected_entry().unwrap())
+}
+
+fn screen(app: &App) -> String {
+    let mut term = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
+    term.draw(|f| arbor::ui::render(f, app, &Theme::plain()))
+        .unwrap();
+    let buf = term.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        // A wide character fills two cells; the second holds no symbol of its own.
+        let mut line = String::new();
+        let mut skip = 0;
+        for x in 0..buf.area.width {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let sym = buf[(x, y)].symbol();
+            skip = unicode_width::UnicodeWidthStr::width(sym).saturating_sub(1);
+            line.push_str(sym);
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn branches_labels_and_the_active_path() {
+    let store = common::demo_store();
+    let path = find(&store.path().join("sessions"), "01a1fd62");
+    let mut app = open(&path, 100, 40);
+    let s = screen(&app);
+    assert!(
+        s.contains("⊟ • "),
+        "the fork is foldable and on the active path:\n{s}"
+    );
+    assert!(
+        s.contains("├─ • [branch summary]"),
+        "active branch first:\n{s}"
+    );
+    assert!(
+        s.contains("└─ user: Let's keep it simple"),
+        "abandoned branch last, without the marker:\n{s}"
+    );
+    assert!(s.contains("[checkpoint] "), "labels before the text");
+    insta::assert_snapshot!("demo_branches", s);
+    // Label times (shift+t).
+    key(&mut app, KeyCode::Char('T'));
+    let s = screen(&app);
+    assert!(s.contains("[+label time]"));
+    assert!(s.contains("[checkpoint 11/21 09:"), "{s}");
+    insta::assert_snapshot!("demo_label_times", s);
+}
+
+#[test]
+fn fold_and_segment_jumps() {
+    let store = common::demo_store();
+    let path = find(&store.path().join("sessions"), "01a1fd62");
+    let mut app = open(&path, 100, 40);
+    // Start: the leaf (a session_info, hidden) → its nearest visible ancestor.
+    assert!(
+        selected_text(&app).contains("Committed as"),
+        "{}",
+        selected_text(&app)
+    );
+    // ctrl+← from inside a segment jumps to the segment start (the branch summary).
+    ctrl_arrow(&mut app, KeyCode::Left);
+    assert!(
+        selected_text(&app).starts_with("[branch summary]"),
+        "{}",
+        selected_text(&app)
+    );
+    // Again: already at the start, so up to the fork.
+    ctrl_arrow(&mut app, KeyCode::Left);
+    assert!(
+        selected_text(&app).starts_with("assistant: Reproduced"),
+        "{}",
+        selected_text(&app)
+    );
+    let before = tree(&app).rows.len();
+    // On an unfolded fork, ctrl+← folds.
+    ctrl_arrow(&mut app, KeyCode::Left);
+    let after = tree(&app).rows.len();
+    assert!(
+        after < before,
+        "folding hides the branches ({before} → {after})"
+    );
+    let s = screen(&app);
+    assert!(s.contains("⊞ • assistant: Reproduced"), "{s}");
+    insta::assert_snapshot!("demo_folded", s);
+    // ctrl+→ unfolds, then jumps to the end of the first (active) branch.
+    ctrl_arrow(&mut app, KeyCode::Right);
+    assert_eq!(tree(&app).rows.len(), before);
+    ctrl_arrow(&mut app, KeyCode::Right);
+    assert!(
+        selected_text(&app).contains("Committed as"),
+        "{}",
+        selected_text(&app)
+    );
+    // Alt works like ctrl.
+    press(&mut app, KeyCode::Left, KeyModifiers::ALT);
+    assert!(selected_text(&app).starts_with("[branch summary]"));
+    // ↑/↓ wrap around.
+    key(&mut app, KeyCode::Home);
+    key(&mut app, KeyCode::Up);
+    assert_eq!(tree(&app).selected, Some(tree(&app).rows.len() - 1));
+    key(&mut app, KeyCode::Down);
+    assert_eq!(tree(&app).selected, Some(0));
+}
+
+fn ctrl_arrow(app: &mut App, code: KeyCode) {
+    press(app, code, KeyModifiers::CONTROL);
+}
+
+#[test]
+fn each_filter_and_selection_through_an_empty_filter() {
+    let dir = common::conformance_corpus();
+    let root = dir.path().join("corpus");
+    let path = find(&root, "0199a080-8000"); // c16_labels
+    let mut app = open(&path, 100, 30);
+    let start = tree(&app).selected_entry();
+    for (c, f, name) in [
+        ('t', Filter::NoTools, "filter_no_tools"),
+        ('u', Filter::UserOnly, "filter_user_only"),
+        ('l', Filter::LabeledOnly, "filter_labeled_only"),
+        ('a', Filter::All, "filter_all"),
+    ] {
+        ctrl(&mut app, c);
+        assert_eq!(tree(&app).filter, f);
+        insta::assert_snapshot!(name, screen(&app));
+        ctrl(&mut app, c);
+        assert_eq!(
+            tree(&app).filter,
+            Filter::Default,
+            "the same key toggles back"
+        );
+        assert_eq!(
+            tree(&app).selected_entry(),
+            start,
+            "the selection comes back"
+        );
+    }
+    // ctrl+o cycles, ctrl+shift+o goes back.
+    ctrl(&mut app, 'o');
+    assert_eq!(tree(&app).filter, Filter::NoTools);
+    press(
+        &mut app,
+        KeyCode::Char('O'),
+        KeyModifiers::CONTROL | KeyModifiers::SHIFT,
+    );
+    assert_eq!(tree(&app).filter, Filter::Default);
+
+    // A session without labels: labeled-only is empty, and the selection survives it.
+    let plain = find(&root, "01999d48-8680"); // c01_minimal
+    let mut app = open(&plain, 100, 20);
+    let sel = tree(&app).selected_entry();
+    ctrl(&mut app, 'l');
+    assert!(tree(&app).rows.is_empty());
+    let s = screen(&app);
+    assert!(
+        s.contains("No entries found") && s.contains("(0/0) [labeled-only]"),
+        "{s}"
+    );
+    ctrl(&mut app, 'd');
+    assert_eq!(tree(&app).selected_entry(), sel);
+}
+
+#[test]
+fn user_only_moves_the_selection_to_the_nearest_visible_ancestor() {
+    let store = common::demo_store();
+    let path = find(&store.path().join("sessions"), "01a1fd62");
+    let mut app = open(&path, 100, 40);
+    let anchor = tree(&app).anchor.clone();
+    ctrl(&mut app, 'u');
+    let shown = selected_text(&app);
+    assert!(
+        shown.starts_with("user: Great. Commit it"),
+        "nearest visible ancestor: {shown}"
+    );
+    assert_eq!(
+        tree(&app).anchor,
+        anchor,
+        "the real selection is remembered"
+    );
+    ctrl(&mut app, 'u');
+    assert!(selected_text(&app).contains("Committed as"));
+}
+
+#[test]
+fn search_filters_rows_and_highlights_the_detail() {
+    let store = common::demo_store();
+    let path = find(&store.path().join("sessions"), "01a1fd62");
+    let mut app = open(&path, 140, 36);
+    for c in "fake timers".chars() {
+        key(&mut app, KeyCode::Char(c));
+    }
+    let t = tree(&app);
+    assert!(!t.rows.is_empty());
+    let s = screen(&app);
+    assert!(s.contains("search: fake timers"));
+    insta::assert_snapshot!("search_fake_timers", s);
+    // Backspace edits, Esc clears, a second Esc closes.
+    key(&mut app, KeyCode::Backspace);
+    assert_eq!(tree(&app).search, "fake timer");
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(tree(&app).search, "");
+    // Opened from the picker: back there.
+    assert_eq!(key(&mut app, KeyCode::Esc), vec![Effect::CloseTree]);
+    assert!(matches!(app.mode, Mode::Picker));
+}
+
+#[test]
+fn multiple_roots_and_a_deep_chain() {
+    let dir = common::conformance_corpus();
+    let root = dir.path().join("corpus");
+    let app = open(&find(&root, "0199a9ba-8f80"), 100, 20); // c59_multiple_roots
+    let s = screen(&app);
+    assert!(
+        s.contains("├─ ") && s.contains("└─ "),
+        "roots as branches:\n{s}"
+    );
+    insta::assert_snapshot!("multiple_roots", s);
+    let mut app = open(&find(&root, "0199a012-a300"), 100, 20); // c14_deep_chain
+                                                                // Even under "all", assistant messages without text (tool calls only) stay hidden.
+    ctrl(&mut app, 'a');
+    let t = tree(&app);
+    let textless = t
+        .loaded
+        .session
+        .entries
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| e.role() == Some("assistant") && !t.is_leaf(*i))
+        .filter(|(_, e)| {
+            arbor::session::entry::content_text(e.message().unwrap().get("content"), "")
+                .trim()
+                .is_empty()
+        })
+        .count();
+    assert!(textless > 0);
+    assert_eq!(t.rows.len(), 1500 - textless);
+    assert!(
+        t.rows.iter().all(|r| r.prefix.is_empty()),
+        "a single chain stays at one indent"
+    );
+    key(&mut app, KeyCode::Home);
+    insta::assert_snapshot!("deep_chain_top", screen(&app));
+    key(&mut app, KeyCode::End);
+    assert_eq!(tree(&app).selected, Some(tree(&app).rows.len() - 1));
+}
+
+#[test]
+fn detail_pane_and_context_view_with_a_compaction() {
+    let store = common::demo_store();
+    let path = find(&store.path().join("sessions"), "01a212e6"); // pyledger, compacted
+    let mut app = open(&path, 140, 40);
+    let s = screen(&app);
+    assert!(
+        s.contains("message · assistant"),
+        "detail pane header:\n{s}"
+    );
+    insta::assert_snapshot!("detail_pane", s);
+    key(&mut app, KeyCode::F(3));
+    let s = screen(&app);
+    assert!(s.contains("compaction boundary"), "{s}");
+    assert!(s.contains("tokens"));
+    insta::assert_snapshot!("context_view", s);
+    key(&mut app, KeyCode::Esc);
+    assert!(!tree(&app).context_view);
+}
+
+#[test]
+fn label_editor_writes_and_clears_a_label() {
+    let store = common::demo_store();
+    let path = find(&store.path().join("sessions"), "01a20947"); // tidy-csv, no labels
+    let mut app = open(&path, 100, 30);
+    key(&mut app, KeyCode::Home);
+    let target = tree(&app)
+        .entry_id(tree(&app).selected_entry().unwrap())
+        .to_string();
+    key(&mut app, KeyCode::Char('L'));
+    assert!(matches!(tree(&app).dialog, TreeDialog::Label { .. }));
+    for c in "first ask".chars() {
+        key(&mut app, KeyCode::Char(c));
+    }
+    insta::assert_snapshot!("label_editor", screen(&app));
+    let fx = key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        fx,
+        vec![Effect::Label {
+            path: path.clone(),
+            target: target.clone(),
+            label: Some("first ask".into())
+        }]
+    );
+    let before = std::fs::read(&path).unwrap();
+    drive(&mut app, fx[0].clone());
+    let after = std::fs::read(&path).unwrap();
+    assert!(after.starts_with(&before));
+    assert_eq!(
+        tree(&app)
+            .loaded
+            .tree
+            .labels
+            .get(&target)
+            .map(|l| l.text.as_str()),
+        Some("first ask")
+    );
+    assert!(screen(&app).contains("[first ask] "));
+    // Empty removes it.
+    key(&mut app, KeyCode::Home);
+    key(&mut app, KeyCode::Char('L'));
+    ctrl(&mut app, 'u');
+    let fx = key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        fx,
+        vec![Effect::Label {
+            path: path.clone(),
+            target: target.clone(),
+            label: None
+        }]
+    );
+    drive(&mut app, fx[0].clone());
+    assert!(!tree(&app).loaded.tree.labels.contains_key(&target));
+    let last: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(last["type"], "label");
+    assert!(last.get("label").is_none(), "a clear omits the label");
+}
+
+#[test]
+fn continue_from_here_branches_in_place() {
+    let store = common::demo_store();
+    let path = find(&store.path().join("sessions"), "01a20947");
+    let mut app = open(&path, 100, 30);
+    // On the leaf: nothing to do.
+    key(&mut app, KeyCode::End);
+    let t = tree(&app);
+    if t.is_leaf(t.selected_entry().unwrap()) {
+        key(&mut app, KeyCode::Enter);
+        assert!(screen(&app).contains("Already at this point"));
+    }
+    // A user message in the middle: the dialog shows its text.
+    let rows = tree(&app).rows.clone();
+    let pos = rows
+        .iter()
+        .enumerate()
+        .skip(2)
+        .find(|(_, r)| tree(&app).loaded.session.entries[r.entry].role() == Some("user"))
+        .map(|(p, _)| p)
+        .unwrap();
+    tree_select(&mut app, pos);
+    let user_entry = tree(&app).selected_entry().unwrap();
+    let parent = tree(&app).loaded.tree.parent[user_entry].unwrap();
+    let parent_id = tree(&app).entry_id(parent).to_string();
+    key(&mut app, KeyCode::Enter);
+    assert!(matches!(tree(&app).dialog, TreeDialog::Continue { .. }));
+    let s = screen(&app);
+    assert!(
+        s.contains("Continue from here") && s.contains("to re-send or edit"),
+        "{s}"
+    );
+    insta::assert_snapshot!("continue_dialog", s);
+    key(&mut app, KeyCode::Char('1'));
+    for c in "tried the csv crate".chars() {
+        key(&mut app, KeyCode::Char(c));
+    }
+    let fx = key(&mut app, KeyCode::Enter);
+    assert!(matches!(&fx[..], [Effect::Branch { .. }]));
+    drive(&mut app, fx[0].clone());
+    let last: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(last["type"], "branch_summary");
+    assert_eq!(
+        last["parentId"],
+        serde_json::Value::String(parent_id.clone())
+    );
+    assert_eq!(last["fromId"], serde_json::Value::String(parent_id));
+    assert_eq!(last["summary"], "tried the csv crate");
+    assert!(
+        matches!(tree(&app).dialog, TreeDialog::OfferResume { .. }),
+        "offers to resume"
+    );
+    // The leaf moved: the new branch summary is the active leaf.
+    let t = tree(&app);
+    assert_eq!(t.loaded.tree.leaf, Some(t.loaded.session.entries.len() - 1));
+}
+
+fn tree_select(app: &mut App, pos: usize) {
+    key(app, KeyCode::Home);
+    for _ in 0..pos {
+        key(app, KeyCode::Down);
+    }
+}
+
+#[test]
+fn a_legacy_file_asks_before_the_migration_rewrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path().join("--p--");
+    std::fs::create_dir_all(&proj).unwrap();
+    let src = common::shared_dir().join("realdata/large-session.jsonl");
+    let path = proj.join("2025-01-01T00-00-00-000Z_legacy.jsonl");
+    std::fs::copy(&src, &path).unwrap();
+    let original = std::fs::read(&path).unwrap();
+    let mut app = open(&path, 100, 30);
+    key(&mut app, KeyCode::Home);
+    key(&mut app, KeyCode::Char('L'));
+    key(&mut app, KeyCode::Char('x'));
+    assert!(
+        key(&mut app, KeyCode::Enter).is_empty(),
+        "nothing written before the answer"
+    );
+    assert!(matches!(
+        tree(&app).dialog,
+        TreeDialog::ConfirmMigrate { .. }
+    ));
+    assert!(screen(&app).contains("rewrite it as version 3"));
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        original,
+        "untouched after esc"
+    );
+    key(&mut app, KeyCode::Char('L'));
+    key(&mut app, KeyCode::Char('x'));
+    key(&mut app, KeyCode::Enter);
+    let fx = key(&mut app, KeyCode::Enter);
+    assert!(matches!(&fx[..], [Effect::MigrateThen { .. }]));
+    drive(&mut app, fx[0].clone());
+    let bak = std::fs::read(proj.join("2025-01-01T00-00-00-000Z_legacy.jsonl.bak")).unwrap();
+    assert_eq!(bak, original, "the original is kept");
+    let s = arbor::session::read_session(&path).unwrap();
+    assert_eq!(s.file_version, 3);
+    assert_eq!(s.entries.last().unwrap().entry_type(), "label");
+}
+
+#[test]
+fn help_overlay() {
+    let store = common::demo_store();
+    let path = find(&store.path().join("sessions"), "01a1fd62");
+    let mut app = open(&path, 100, 30);
+    key(&mut app, KeyCode::F(1));
+    assert_eq!(tree(&app).dialog, TreeDialog::Help);
+    insta::assert_snapshot!("tree_help", screen(&app));
+    key(&mut app, KeyCode::Char('x'));
+    assert_eq!(tree(&app).dialog, TreeDialog::None);
+    assert_eq!(tree(&app).search, "", "the closing key is not typed");
+    key(&mut app, KeyCode::Char('?'));
+    assert_eq!(tree(&app).dialog, TreeDialog::Help);
+}
