@@ -142,6 +142,39 @@ fn picker_in_a_real_terminal() {
     screen.wait_for("the restore status", |t| t.contains("Session restored"));
     wait_file("the restored file", || target.exists());
 
+    // Live: a session created by an agent right now appears without a rescan…
+    send(b"\x15");
+    let proj = root.join("--home-demo-projects-webapp--");
+    let new_file = proj.join("2026-11-29T10-00-00-000Z_019ad000-0000-7000-8000-000000000001.jsonl");
+    std::fs::write(
+        &new_file,
+        concat!(
+            r#"{"type":"session","version":3,"id":"019ad000-0000-7000-8000-000000000001","timestamp":"2026-11-29T10:00:00.000Z","cwd":"/home/demo/projects/webapp"}"#,
+            "\n",
+            r#"{"type":"message","id":"aa000001","parentId":null,"timestamp":"2026-11-29T10:00:01.000Z","message":{"role":"user","content":"a brand new live session","timestamp":1795946401000}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    screen.wait_for("the new session", |t| t.contains("a brand new live session"));
+    // …and grows in place: its message count follows the file.
+    let mut f = std::fs::OpenOptions::new().append(true).open(&new_file).unwrap();
+    f.write_all(
+        concat!(
+            r#"{"type":"message","id":"aa000002","parentId":"aa000001","timestamp":"2026-11-29T10:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"timestamp":1795946402000}}"#,
+            "\n"
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    drop(f);
+    screen.wait_for("the grown session", |t| {
+        t.lines().any(|l| l.contains("a brand new live session") && l.contains("   2 "))
+    });
+    // A file deleted behind arbor's back vanishes from the list.
+    std::fs::remove_file(&new_file).unwrap();
+    screen.wait_for("the deleted session to vanish", |t| !t.contains("a brand new live session"));
+
     // Esc leaves and restores the terminal.
     send(b"\x1b");
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -1,0 +1,165 @@
+//! Picker benchmark on the realistic corpus (2,000 sessions by default):
+//! time to first frame and to a full list of the real binary in a
+//! pseudo-terminal, and keystroke-to-frame latency of a typed query
+//! (update + search + render, as the event loop runs them).
+//!
+//! `cargo bench --bench picker` (ARBOR_BENCH_SESSIONS=200 for a quick run).
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+
+use arbor::session::info::scan_info;
+use arbor::store::{list_session_files, Scope, StoreConfig, StoreKind};
+use arbor::ui::picker::Row;
+use arbor::ui::runtime::perform;
+use arbor::ui::theme::Theme;
+use arbor::ui::{App, AppEvent, Effect};
+
+fn corpus(n: usize) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = root.join(format!("target/bench-corpus/realistic-{n}"));
+    if !out.join("MANIFEST.json").exists() {
+        eprintln!("generating the realistic corpus ({n} sessions) into {} …", out.display());
+        let status = std::process::Command::new("python3")
+            .arg(root.join("../shared/corpus/gen_corpus.py"))
+            .arg(&out)
+            .args(["--profile", "realistic", "--sessions", &n.to_string(), "--seed", "1", "--jobs", "2"])
+            .status()
+            .expect("python3");
+        assert!(status.success());
+    }
+    out
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+/// The real binary in a pty: when does the first frame appear, and when is
+/// the list complete (the `Loading n/N` counter gone)?
+fn pty_run(root: &Path) -> (f64, f64) {
+    use portable_pty::{native_pty_system, CommandBuilder, PtySize};
+    let pair = native_pty_system()
+        .openpty(PtySize { rows: 40, cols: 140, pixel_width: 0, pixel_height: 0 })
+        .unwrap();
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_arbor"));
+    cmd.args(["--store", &root.display().to_string(), "--all"]);
+    cmd.env("TERM", "xterm-256color");
+    cmd.env("NO_COLOR", "1");
+    let start = Instant::now();
+    let mut child = pair.slave.spawn_command(cmd).unwrap();
+    drop(pair.slave);
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(40, 140, 0)));
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    let p2 = parser.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 16384];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            p2.lock().unwrap().process(&buf[..n]);
+        }
+    });
+    let mut first = None;
+    let full;
+    loop {
+        let text = parser.lock().unwrap().screen().contents();
+        if first.is_none() && text.contains("Resume Session") {
+            first = Some(start.elapsed().as_secs_f64());
+        }
+        if first.is_some() && !text.contains("Loading") && text.contains(" 1") {
+            full = start.elapsed().as_secs_f64();
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "the picker never finished loading");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let mut w = pair.master.take_writer().unwrap();
+    let _ = w.write_all(b"\x1b");
+    let _ = child.wait();
+    (first.unwrap_or(0.0), full)
+}
+
+use std::io::Write;
+
+fn main() {
+    let n: usize = std::env::var("ARBOR_BENCH_SESSIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
+    let root = corpus(n);
+    let bytes: u64 = walk_bytes(&root);
+    println!("corpus: {n} sessions, {:.0} MB", bytes as f64 / 1e6);
+
+    let mut firsts = Vec::new();
+    let mut fulls = Vec::new();
+    for _ in 0..5 {
+        let (f, l) = pty_run(&root);
+        firsts.push(f * 1000.0);
+        fulls.push(l * 1000.0);
+    }
+    println!("first frame (process start → header drawn): median {:.1} ms", median(&mut firsts));
+    println!("full list (process start → all rows, Loading gone): median {:.0} ms", median(&mut fulls));
+
+    // Keystroke-to-frame, in process: the loaded picker, a query typed key by key.
+    let config = StoreConfig::single(&root, StoreKind::PerProject);
+    let (files, _) = list_session_files(&config, &Scope::All);
+    let rows: Vec<Row> = files.iter().filter_map(|f| scan_info(&f.path).ok()).map(Row::new).collect();
+    let mut app = App::new("/".into(), 0);
+    app.width = 140;
+    app.height = 40;
+    app.update(AppEvent::Rows(rows));
+    app.update(AppEvent::LoadFinished { problems: vec![] });
+    app.update(AppEvent::Key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE)));
+    let mut term = Terminal::new(TestBackend::new(140, 40)).unwrap();
+    let theme = Theme::plain();
+    let mut lat = Vec::new();
+    for query in ["session parser", "\"token refresh\"", "re:fn\\s+main", "cache"] {
+        for _ in 0..query.len() {
+            app.update(AppEvent::Key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE)));
+        }
+        for c in query.chars() {
+            let t = Instant::now();
+            let mut queue = app.update(AppEvent::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)));
+            while let Some(fx) = queue.pop() {
+                if matches!(fx, Effect::Search { .. }) {
+                    for ev in perform(fx) {
+                        queue.extend(app.update(ev));
+                    }
+                }
+            }
+            term.draw(|f| arbor::ui::render(f, &app, &theme)).unwrap();
+            lat.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    let worst = lat.iter().cloned().fold(0.0, f64::max);
+    println!(
+        "keystroke → frame over {} keys: median {:.2} ms, worst {:.2} ms",
+        lat.len(),
+        median(&mut lat),
+        worst
+    );
+}
+
+fn walk_bytes(p: &Path) -> u64 {
+    let mut total = 0;
+    if let Ok(rd) = std::fs::read_dir(p) {
+        for e in rd.flatten() {
+            let m = match e.metadata() {
+                Ok(m) => m,
+                Err(_) => continue,
+            };
+            if m.is_dir() {
+                total += walk_bytes(&e.path());
+            } else {
+                total += m.len();
+            }
+        }
+    }
+    total
+}
