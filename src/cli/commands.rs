@@ -19,7 +19,11 @@ pub fn store_config(g: &GlobalOpts) -> StoreConfig {
 
 /// Runs a subcommand; the caller prints the error and exits non-zero.
 pub fn run(cli: Cli) -> Result<()> {
+    if let Some(p) = &cli.global.log {
+        crate::log::init(p).with_context(|| format!("cannot open the log file {}", p.display()))?;
+    }
     let config = store_config(&cli.global);
+    crate::log::line(format!("arbor {} with store roots {:?}", env!("CARGO_PKG_VERSION"), config.roots));
     let mut out = std::io::stdout().lock();
     match cli.command {
         None => {

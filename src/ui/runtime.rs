@@ -205,6 +205,7 @@ fn run_effect(
         Effect::Copy(text) => copy_osc52(&text),
         other => {
             let tx = tx.clone();
+            crate::log::line(format!("effect: {other:?}"));
             std::thread::spawn(move || {
                 for ev in perform(other) {
                     let _ = tx.send(ev);
@@ -420,6 +421,10 @@ pub fn restore_from_trash(path: &std::path::Path) -> Result<(), String> {
 fn spawn_input(tx: Sender<AppEvent>) {
     std::thread::spawn(move || loop {
         let ev = match crossterm::event::read() {
+            Ok(Event::Key(k)) if crate::log::enabled() => {
+                crate::log::line(format!("key: {:?} {:?}", k.code, k.modifiers));
+                AppEvent::Key(k)
+            }
             Ok(Event::Key(k)) => AppEvent::Key(k),
             Ok(Event::Mouse(m)) => AppEvent::Mouse(m),
             Ok(Event::Resize(w, h)) => AppEvent::Resize(w, h),
@@ -444,8 +449,10 @@ fn spawn_ticker(tx: Sender<AppEvent>) {
 /// Reads every session's row in parallel, streaming batches to the UI.
 fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig) {
     std::thread::spawn(move || {
+        let started = Instant::now();
         let (files, mut problems) = list_session_files(&config, &Scope::All);
         let total = files.len();
+        crate::log::line(format!("loader: {total} files found in {:?}", started.elapsed()));
         let _ = tx.send(AppEvent::LoadProgress { done: 0, total });
         let (row_tx, row_rx) = channel::<Result<Row, crate::store::ScanProblem>>();
         let reader = std::thread::spawn(move || {
@@ -477,6 +484,10 @@ fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig) {
             }
         }
         let _ = reader.join();
+        crate::log::line(format!("loader: {total} files read in {:?}, {} problems", started.elapsed(), problems.len()));
+        for p in &problems {
+            crate::log::line(format!("loader: skipped {}: {}", p.path.display(), p.reason));
+        }
         let _ = tx.send(AppEvent::Rows(batch));
         let _ = tx.send(AppEvent::LoadFinished { problems });
     });
@@ -552,6 +563,7 @@ fn spawn_watcher(tx: Sender<AppEvent>, dirs: &[PathBuf]) -> Option<Box<dyn std::
         }
     }
     // Fallback where native watching is unavailable (or out of watches): polling.
+    crate::log::line("watcher: native watching failed, polling every 2 s");
     let cfg = notify::Config::default().with_poll_interval(Duration::from_secs(2));
     let mut d = new_debouncer_opt::<_, notify::PollWatcher, RecommendedCache>(
         Duration::from_millis(250),
