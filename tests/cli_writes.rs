@@ -287,11 +287,12 @@ fn branch_at_the_root_user_message() {
     assert_eq!(texts, ["start over"], "only the summary: a fresh start");
 }
 
+/// Entries a fork keeps (parents re-linked), and its fresh labels as
+/// (target, text, original timestamp).
+type ExpectedFork = (Vec<Map<String, Value>>, Vec<(String, String, Value)>);
+
 /// What a fork of `source` at `entry` must contain, from the raw lines.
-fn expected_fork(
-    source: &Path,
-    entry: &str,
-) -> (Vec<Map<String, Value>>, Vec<(String, String, Value)>) {
+fn expected_fork(source: &Path, entry: &str) -> ExpectedFork {
     let raw = lines(source);
     let entries = &raw[1..];
     let by_id = |id: &str| entries.iter().position(|e| e["id"] == id);

@@ -98,7 +98,6 @@ fn conformance_sessions() {
 /// The tree of SPEC §3, built here from the raw lines.
 struct Model {
     raw: Vec<Map<String, Value>>,
-    parent: Vec<Option<usize>>,
     children: Vec<Vec<usize>>,
     roots: Vec<usize>,
     active: Vec<bool>,
@@ -169,9 +168,9 @@ impl Model {
         };
         let mut children = vec![Vec::new(); n];
         let mut roots = Vec::new();
-        for i in 0..n {
-            match parent[i] {
-                Some(p) => children[p].push(i),
+        for (i, p) in parent.iter().enumerate() {
+            match p {
+                Some(p) => children[*p].push(i),
                 None => roots.push(i),
             }
         }
@@ -207,7 +206,6 @@ impl Model {
         }
         Some(Model {
             raw,
-            parent,
             children,
             roots,
             active,

@@ -70,10 +70,7 @@ fn walk(root: &Path, label: &str, tally: &mut Tally) {
     assert!(!files.is_empty());
     for f in files {
         let Ok(s) = read_session(&f) else { continue };
-        let name = format!(
-            "{label}/{}",
-            f.strip_prefix(root).unwrap().display().to_string()
-        );
+        let name = format!("{label}/{}", f.strip_prefix(root).unwrap().display());
         for e in &s.entries {
             match TypedEntry::from_raw(&e.raw) {
                 TypedEntry::Unknown(m) => {

@@ -133,7 +133,7 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        usage: Option<Usage>,
+        usage: Option<Box<Usage>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stop_reason: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
