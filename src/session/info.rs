@@ -277,11 +277,20 @@ fn raw_str(r: Option<&RawValue>) -> Option<String> {
 }
 
 fn raw_is(r: Option<&RawValue>, lit: &str) -> bool {
-    // Fast path for the unescaped literal; escaped spellings are vanishingly rare.
     match r {
         Some(r) => {
             let g = r.get();
-            g.len() == lit.len() + 2 && &g[1..g.len() - 1] == lit && g.starts_with('"')
+            if !g.starts_with('"') {
+                return false;
+            }
+            // Fast path for the unescaped literal. An escaped spelling
+            // (`"m\u0065ssage"`) is the same JSON string and must match too,
+            // or the row's counts would differ from the full reader's.
+            if g.contains('\\') {
+                decode_str(g).is_some_and(|s| s == lit)
+            } else {
+                g.len() == lit.len() + 2 && &g[1..g.len() - 1] == lit
+            }
         }
         None => false,
     }
@@ -395,6 +404,21 @@ impl InfoScanner {
             }
         };
         let text = text.trim_start_matches('\u{feff}');
+        // Only JSON objects are entries. Without this check a JSON array
+        // would probe as a line: serde's derive fills a struct from a
+        // sequence positionally, so `["message", …]` counted as a message
+        // that the full reader (rightly) skips.
+        if !text
+            .trim_start_matches([' ', '\t', '\r', '\n'])
+            .starts_with('{')
+        {
+            if complete {
+                self.info.diagnostics.skipped_lines += 1;
+            } else {
+                self.info.diagnostics.partial_tail = true;
+            }
+            return;
+        }
         let shallow;
         let parsed = match serde_json::from_str::<LineProbe>(text) {
             Ok(p) => Ok(p),

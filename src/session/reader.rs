@@ -146,9 +146,16 @@ pub fn repair_line(line: &str) -> (Option<String>, usize) {
                         i += 6;
                     }
                     _ => {
-                        let end = (i + 2).min(b.len());
-                        out.push_str(&line[i..end]);
-                        i = end;
+                        // The backslash and the character it escapes, which
+                        // may be multi-byte in invalid JSON (`"\é"`, or `\`
+                        // before a lossy U+FFFD): slicing a fixed two bytes
+                        // here used to panic on a non-char boundary.
+                        out.push('\\');
+                        i += 1;
+                        if let Some(ch) = line[i..].chars().next() {
+                            out.push(ch);
+                            i += ch.len_utf8();
+                        }
                     }
                 }
                 continue;

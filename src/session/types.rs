@@ -5,9 +5,13 @@
 //! know in `extra`, so a typed round trip preserves the meaning of a line.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{Map, Number, Value};
 
 type Extra = Map<String, Value>;
+
+// Numbers are kept as `serde_json::Number`, not `f64`: an `f64` turns the
+// integer `5` into `5.0` on the way back, so a typed round trip changed
+// every usage figure and `tokensBefore` of the files it read.
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -27,6 +31,16 @@ pub struct SessionHeader {
     pub workflow: Option<Value>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// For `Option<Option<T>>` fields: a present key (even `null`) is `Some`,
+/// so that a missing key and an explicit `null` both survive a round trip.
+fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
 }
 
 /// Fields every entry has.
@@ -77,21 +91,27 @@ pub enum Content {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Cost {
-    pub input: f64,
-    pub output: f64,
-    pub cache_read: f64,
-    pub cache_write: f64,
-    pub total: f64,
+    pub input: Number,
+    pub output: Number,
+    pub cache_read: Number,
+    pub cache_write: Number,
+    pub total: Number,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
-    pub input: f64,
-    pub output: f64,
-    pub cache_read: f64,
-    pub cache_write: f64,
-    pub total_tokens: f64,
+    pub input: Number,
+    pub output: Number,
+    pub cache_read: Number,
+    pub cache_write: Number,
+    /// Missing in legacy (pi v1) usage records; `Some(None)` is an explicit null.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub total_tokens: Option<Option<Number>>,
     pub cost: Cost,
     #[serde(flatten)]
     pub extra: Extra,
@@ -113,7 +133,7 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        usage: Option<Usage>,
+        usage: Option<Box<Usage>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stop_reason: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -148,6 +168,13 @@ pub enum Message {
     },
     #[serde(rename_all = "camelCase")]
     BranchSummary {
+        summary: String,
+        #[serde(flatten)]
+        extra: Extra,
+    },
+    /// Historical role of older files (session-format.md); inert today.
+    #[serde(rename_all = "camelCase")]
+    CompactionSummary {
         summary: String,
         #[serde(flatten)]
         extra: Extra,
@@ -190,7 +217,7 @@ pub enum TypedEntry {
         #[serde(default)]
         first_kept_entry_id: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        tokens_before: Option<f64>,
+        tokens_before: Option<Number>,
         #[serde(flatten)]
         extra: Extra,
     },

@@ -130,6 +130,8 @@ pub fn list_session_files(
 pub enum ResolveError {
     #[error("no session matches {0:?} (give a path, a session id or a unique id prefix)")]
     NotFound(String),
+    #[error("{} is not a session file: {reason}", path.display())]
+    NotAFile { path: PathBuf, reason: String },
     #[error("{query:?} is ambiguous: {count} sessions match ({examples})")]
     Ambiguous {
         query: String,
@@ -143,6 +145,25 @@ pub fn resolve_session(config: &StoreConfig, arg: &str) -> Result<PathBuf, Resol
     let p = Path::new(arg);
     if p.is_file() {
         return Ok(p.to_path_buf());
+    }
+    // A path that exists but is no regular file (a directory, a FIFO, a
+    // broken or looping link) gets its own reason instead of a misleading
+    // "no session matches". Only for arguments that look like paths, so an
+    // id prefix that happens to name something in the cwd still resolves.
+    let looks_like_path = arg.ends_with(".jsonl") || arg.contains(std::path::MAIN_SEPARATOR);
+    if looks_like_path {
+        if let Ok(lm) = std::fs::symlink_metadata(p) {
+            let reason = match std::fs::metadata(p) {
+                Ok(m) if m.is_dir() => "it is a directory".to_string(),
+                Ok(_) => "it is not a regular file".to_string(),
+                Err(e) if lm.file_type().is_symlink() => format!("unreadable link: {e}"),
+                Err(e) => e.to_string(),
+            };
+            return Err(ResolveError::NotAFile {
+                path: p.to_path_buf(),
+                reason,
+            });
+        }
     }
     if arg.is_empty() {
         return Err(ResolveError::NotFound(arg.into()));

@@ -93,3 +93,68 @@ pub fn copy_dir(src: &Path, dst: &Path) {
         }
     }
 }
+
+/// What a command run under a deadline produced.
+pub struct Timed {
+    pub status: std::process::ExitStatus,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub elapsed: std::time::Duration,
+}
+
+impl Timed {
+    pub fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+    pub fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+}
+
+/// Runs `cmd` with a deadline: spawn, poll, kill on timeout and fail the
+/// test with "hang". Output goes to temp files, not pipes, so a large
+/// output can never deadlock the child against an unread pipe.
+pub fn run_timeout(cmd: &mut Command, limit: std::time::Duration) -> Timed {
+    use std::io::{Read, Seek};
+    let mut out = tempfile::tempfile().unwrap();
+    let mut err = tempfile::tempfile().unwrap();
+    let start = std::time::Instant::now();
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(out.try_clone().unwrap())
+        .stderr(err.try_clone().unwrap())
+        .spawn()
+        .expect("spawn arbor");
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("hang: {cmd:?} still running after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let elapsed = start.elapsed();
+    let mut stdout = Vec::new();
+    let mut stderr = Vec::new();
+    out.rewind().unwrap();
+    out.read_to_end(&mut stdout).unwrap();
+    err.rewind().unwrap();
+    err.read_to_end(&mut stderr).unwrap();
+    Timed {
+        status,
+        stdout,
+        stderr,
+        elapsed,
+    }
+}
+
+/// Code points a terminal could act on: C0 controls other than `\n`, DEL,
+/// C1 controls (ESC and BEL included).
+pub fn terminal_controls(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|&c| c != '\n' && (c < ' ' || ('\u{7f}'..='\u{9f}').contains(&c)))
+        .collect()
+}
