@@ -27,12 +27,19 @@ pub fn update(app: &mut App, ev: AppEvent) -> Vec<Effect> {
     let list_h = super::view::list_area(app.width, app.height).height as usize;
     p.page = list_h.max(1);
     p.clamp_scroll(list_h);
-    if p.selected != before && super::view::preview_visible(p, app.width) {
+    // The preview follows the selection, and the query once its results are
+    // in (for the match snippet); each (session, query) pair is loaded once.
+    let _ = before;
+    if super::view::preview_visible(p, app.width) {
         if let Some(path) = p.selected.clone() {
-            fx.push(Effect::LoadPreview {
-                path,
-                query: p.parsed.clone(),
-            });
+            let want = (path.clone(), p.scored_query.clone());
+            if p.preview_requested.as_ref() != Some(&want) {
+                p.preview_requested = Some(want);
+                fx.push(Effect::LoadPreview {
+                    path,
+                    query: Query::parse(&p.scored_query),
+                });
+            }
         }
     }
     fx
@@ -156,14 +163,8 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
         KeyCode::F(2) => {
             let on = super::view::preview_visible(p, app.width);
             p.preview_on = Some(!on);
-            if !on {
-                if let Some(path) = p.selected.clone() {
-                    return vec![Effect::LoadPreview {
-                        path,
-                        query: p.parsed.clone(),
-                    }];
-                }
-            }
+            // Load afresh when it opens again.
+            p.preview_requested = None;
         }
         KeyCode::Char('t') if ctrl(&k) => {
             if let Some(r) = p.selected_row() {

@@ -154,6 +154,8 @@ pub struct PickerState {
     pub own_writes: HashSet<PathBuf>,
     /// Select the best match when the next search result arrives.
     pub select_first_on_results: bool,
+    /// The last preview asked for: (session, query).
+    pub preview_requested: Option<(PathBuf, String)>,
 }
 
 impl PickerState {
@@ -186,6 +188,7 @@ impl PickerState {
             now_ms,
             own_writes: HashSet::new(),
             select_first_on_results: false,
+            preview_requested: None,
         }
     }
 
