@@ -25,11 +25,23 @@ fn corpus(n: usize) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = root.join(format!("target/bench-corpus/realistic-{n}"));
     if !out.join("MANIFEST.json").exists() {
-        eprintln!("generating the realistic corpus ({n} sessions) into {} …", out.display());
+        eprintln!(
+            "generating the realistic corpus ({n} sessions) into {} …",
+            out.display()
+        );
         let status = std::process::Command::new("python3")
             .arg(root.join("../shared/corpus/gen_corpus.py"))
             .arg(&out)
-            .args(["--profile", "realistic", "--sessions", &n.to_string(), "--seed", "1", "--jobs", "2"])
+            .args([
+                "--profile",
+                "realistic",
+                "--sessions",
+                &n.to_string(),
+                "--seed",
+                "1",
+                "--jobs",
+                "2",
+            ])
             .status()
             .expect("python3");
         assert!(status.success());
@@ -47,7 +59,12 @@ fn median(v: &mut [f64]) -> f64 {
 fn pty_run(root: &Path) -> (f64, f64) {
     use portable_pty::{native_pty_system, CommandBuilder, PtySize};
     let pair = native_pty_system()
-        .openpty(PtySize { rows: 40, cols: 140, pixel_width: 0, pixel_height: 0 })
+        .openpty(PtySize {
+            rows: 40,
+            cols: 140,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
         .unwrap();
     let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_arbor"));
     cmd.args(["--store", &root.display().to_string(), "--all"]);
@@ -79,7 +96,10 @@ fn pty_run(root: &Path) -> (f64, f64) {
             full = start.elapsed().as_secs_f64();
             break;
         }
-        assert!(start.elapsed() < Duration::from_secs(120), "the picker never finished loading");
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the picker never finished loading"
+        );
         std::thread::sleep(Duration::from_millis(2));
     }
     let mut w = pair.master.take_writer().unwrap();
@@ -91,7 +111,10 @@ fn pty_run(root: &Path) -> (f64, f64) {
 use std::io::Write;
 
 fn main() {
-    let n: usize = std::env::var("ARBOR_BENCH_SESSIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
+    let n: usize = std::env::var("ARBOR_BENCH_SESSIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
     let root = corpus(n);
     let bytes: u64 = walk_bytes(&root);
     println!("corpus: {n} sessions, {:.0} MB", bytes as f64 / 1e6);
@@ -103,29 +126,53 @@ fn main() {
         firsts.push(f * 1000.0);
         fulls.push(l * 1000.0);
     }
-    println!("first frame (process start → header drawn): median {:.1} ms", median(&mut firsts));
-    println!("full list (process start → all rows, Loading gone): median {:.0} ms", median(&mut fulls));
+    println!(
+        "first frame (process start → header drawn): median {:.1} ms",
+        median(&mut firsts)
+    );
+    println!(
+        "full list (process start → all rows, Loading gone): median {:.0} ms",
+        median(&mut fulls)
+    );
 
     // Keystroke-to-frame, in process: the loaded picker, a query typed key by key.
     let config = StoreConfig::single(&root, StoreKind::PerProject);
     let (files, _) = list_session_files(&config, &Scope::All);
-    let rows: Vec<Row> = files.iter().filter_map(|f| scan_info(&f.path).ok()).map(Row::new).collect();
+    let rows: Vec<Row> = files
+        .iter()
+        .filter_map(|f| scan_info(&f.path).ok())
+        .map(Row::new)
+        .collect();
     let mut app = App::new("/".into(), 0);
     app.width = 140;
     app.height = 40;
     app.update(AppEvent::Rows(rows));
     app.update(AppEvent::LoadFinished { problems: vec![] });
-    app.update(AppEvent::Key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE)));
+    app.update(AppEvent::Key(KeyEvent::new(
+        KeyCode::Tab,
+        KeyModifiers::NONE,
+    )));
     let mut term = Terminal::new(TestBackend::new(140, 40)).unwrap();
     let theme = Theme::plain();
     let mut lat = Vec::new();
-    for query in ["session parser", "\"token refresh\"", "re:fn\\s+main", "cache"] {
+    for query in [
+        "session parser",
+        "\"token refresh\"",
+        "re:fn\\s+main",
+        "cache",
+    ] {
         for _ in 0..query.len() {
-            app.update(AppEvent::Key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE)));
+            app.update(AppEvent::Key(KeyEvent::new(
+                KeyCode::Backspace,
+                KeyModifiers::NONE,
+            )));
         }
         for c in query.chars() {
             let t = Instant::now();
-            let mut queue = app.update(AppEvent::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)));
+            let mut queue = app.update(AppEvent::Key(KeyEvent::new(
+                KeyCode::Char(c),
+                KeyModifiers::NONE,
+            )));
             while let Some(fx) = queue.pop() {
                 if matches!(fx, Effect::Search { .. }) {
                     for ev in perform(fx) {

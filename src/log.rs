@@ -8,7 +8,10 @@ static LOG: OnceLock<Mutex<std::fs::File>> = OnceLock::new();
 
 /// Opens (appends to) the log file.
 pub fn init(path: &std::path::Path) -> std::io::Result<()> {
-    let f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
     let _ = LOG.set(Mutex::new(f));
     Ok(())
 }
@@ -17,7 +20,12 @@ pub fn init(path: &std::path::Path) -> std::io::Result<()> {
 pub fn line(msg: impl AsRef<str>) {
     if let Some(m) = LOG.get() {
         if let Ok(mut f) = m.lock() {
-            let _ = writeln!(f, "{} {}", chrono::Utc::now().format("%H:%M:%S%.3f"), msg.as_ref());
+            let _ = writeln!(
+                f,
+                "{} {}",
+                chrono::Utc::now().format("%H:%M:%S%.3f"),
+                msg.as_ref()
+            );
         }
     }
 }

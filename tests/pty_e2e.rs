@@ -156,9 +156,14 @@ fn picker_in_a_real_terminal() {
         ),
     )
     .unwrap();
-    screen.wait_for("the new session", |t| t.contains("a brand new live session"));
+    screen.wait_for("the new session", |t| {
+        t.contains("a brand new live session")
+    });
     // …and grows in place: its message count follows the file.
-    let mut f = std::fs::OpenOptions::new().append(true).open(&new_file).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&new_file)
+        .unwrap();
     f.write_all(
         concat!(
             r#"{"type":"message","id":"aa000002","parentId":"aa000001","timestamp":"2026-11-29T10:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"timestamp":1795946402000}}"#,
@@ -169,11 +174,14 @@ fn picker_in_a_real_terminal() {
     .unwrap();
     drop(f);
     screen.wait_for("the grown session", |t| {
-        t.lines().any(|l| l.contains("a brand new live session") && l.contains("   2 "))
+        t.lines()
+            .any(|l| l.contains("a brand new live session") && l.contains("   2 "))
     });
     // A file deleted behind arbor's back vanishes from the list.
     std::fs::remove_file(&new_file).unwrap();
-    screen.wait_for("the deleted session to vanish", |t| !t.contains("a brand new live session"));
+    screen.wait_for("the deleted session to vanish", |t| {
+        !t.contains("a brand new live session")
+    });
 
     // Esc leaves and restores the terminal.
     send(b"\x1b");

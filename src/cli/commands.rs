@@ -23,7 +23,11 @@ pub fn run(cli: Cli) -> Result<()> {
         crate::log::init(p).with_context(|| format!("cannot open the log file {}", p.display()))?;
     }
     let config = store_config(&cli.global);
-    crate::log::line(format!("arbor {} with store roots {:?}", env!("CARGO_PKG_VERSION"), config.roots));
+    crate::log::line(format!(
+        "arbor {} with store roots {:?}",
+        env!("CARGO_PKG_VERSION"),
+        config.roots
+    ));
     let mut out = std::io::stdout().lock();
     match cli.command {
         None => {
@@ -244,7 +248,7 @@ fn list(
     let now = chrono::Utc::now().timestamp_millis();
     for r in &rows {
         if a.json {
-            writeln!(out, "{}", r.to_json())?;
+            writeln!(out, "{}", json_text(&r.to_json()))?;
         } else {
             let title = crate::session::render::sanitize_line(r.title());
             let title: String = title.chars().take(70).collect();
@@ -310,7 +314,7 @@ fn show(config: &StoreConfig, a: &super::ShowArgs, out: &mut impl Write) -> Resu
             "labels": labels,
             "entries": entries,
         });
-        writeln!(out, "{v}")?;
+        writeln!(out, "{}", json_text(&v))?;
         return Ok(());
     }
     let calls = collect_tool_calls(&s.entries);
@@ -373,7 +377,7 @@ fn context(config: &StoreConfig, a: &super::ContextArgs, out: &mut impl Write) -
     };
     let ctx = build_context(&s, &t, leaf, flavor);
     if a.json {
-        writeln!(out, "{}", ctx.to_json())?;
+        writeln!(out, "{}", json_text(&ctx.to_json()))?;
         return Ok(());
     }
     let model = ctx
@@ -398,6 +402,24 @@ fn context(config: &StoreConfig, a: &super::ContextArgs, out: &mut impl Write) -
         writeln!(out, "{}", crate::session::render::sanitize_block(&m.text))?;
     }
     Ok(())
+}
+
+/// JSON text safe to print on a terminal: DEL and C1 controls (which
+/// serde_json leaves raw and some terminals obey) are written as escapes.
+pub fn json_text(v: &Value) -> String {
+    let s = v.to_string();
+    if !s.chars().any(|c| ('\u{7f}'..='\u{9f}').contains(&c)) {
+        return s;
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if ('\u{7f}'..='\u{9f}').contains(&c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn plain(v: &Value) -> String {

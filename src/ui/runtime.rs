@@ -452,7 +452,10 @@ fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig) {
         let started = Instant::now();
         let (files, mut problems) = list_session_files(&config, &Scope::All);
         let total = files.len();
-        crate::log::line(format!("loader: {total} files found in {:?}", started.elapsed()));
+        crate::log::line(format!(
+            "loader: {total} files found in {:?}",
+            started.elapsed()
+        ));
         let _ = tx.send(AppEvent::LoadProgress { done: 0, total });
         let (row_tx, row_rx) = channel::<Result<Row, crate::store::ScanProblem>>();
         let reader = std::thread::spawn(move || {
@@ -484,9 +487,17 @@ fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig) {
             }
         }
         let _ = reader.join();
-        crate::log::line(format!("loader: {total} files read in {:?}, {} problems", started.elapsed(), problems.len()));
+        crate::log::line(format!(
+            "loader: {total} files read in {:?}, {} problems",
+            started.elapsed(),
+            problems.len()
+        ));
         for p in &problems {
-            crate::log::line(format!("loader: skipped {}: {}", p.path.display(), p.reason));
+            crate::log::line(format!(
+                "loader: skipped {}: {}",
+                p.path.display(),
+                p.reason
+            ));
         }
         let _ = tx.send(AppEvent::Rows(batch));
         let _ = tx.send(AppEvent::LoadFinished { problems });
