@@ -548,6 +548,19 @@ fn latest<T>(rx: &Receiver<T>) -> Option<T> {
     Some(job)
 }
 
+/// Whether a file-system event changes content (not an open, a read or an
+/// attribute update).
+pub fn is_change(kind: &notify::EventKind) -> bool {
+    use notify::event::ModifyKind;
+    use notify::EventKind;
+    match kind {
+        EventKind::Create(_) | EventKind::Remove(_) => true,
+        EventKind::Modify(ModifyKind::Metadata(_)) => false,
+        EventKind::Modify(_) => true,
+        EventKind::Access(_) | EventKind::Any | EventKind::Other => false,
+    }
+}
+
 /// Watches the store roots; changes arrive debounced as `FsChanged`.
 fn spawn_watcher(tx: Sender<AppEvent>, dirs: &[PathBuf]) -> Option<Box<dyn std::any::Any>> {
     use notify::RecursiveMode;
@@ -557,7 +570,13 @@ fn spawn_watcher(tx: Sender<AppEvent>, dirs: &[PathBuf]) -> Option<Box<dyn std::
 
     let handler = move |res: DebounceEventResult| {
         if let Ok(events) = res {
-            let paths: Vec<PathBuf> = events.into_iter().flat_map(|e| e.event.paths).collect();
+            // Only changes count: inotify also reports opens and reads, and
+            // arbor's own reading of a file must not trigger a re-read of it.
+            let paths: Vec<PathBuf> = events
+                .into_iter()
+                .filter(|e| is_change(&e.event.kind))
+                .flat_map(|e| e.event.paths)
+                .collect();
             if !paths.is_empty() {
                 let _ = tx.send(AppEvent::FsChanged(paths));
             }
@@ -588,4 +607,24 @@ fn spawn_watcher(tx: Sender<AppEvent>, dirs: &[PathBuf]) -> Option<Box<dyn std::
         let _ = d.watch(r, RecursiveMode::Recursive);
     }
     Some(Box::new(d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_change;
+    use notify::event::{AccessKind, CreateKind, DataChange, MetadataKind, ModifyKind, RemoveKind};
+    use notify::EventKind;
+
+    #[test]
+    fn reads_are_not_changes() {
+        assert!(!is_change(&EventKind::Access(AccessKind::Any)));
+        assert!(!is_change(&EventKind::Modify(ModifyKind::Metadata(
+            MetadataKind::AccessTime
+        ))));
+        assert!(is_change(&EventKind::Modify(ModifyKind::Data(
+            DataChange::Any
+        ))));
+        assert!(is_change(&EventKind::Create(CreateKind::File)));
+        assert!(is_change(&EventKind::Remove(RemoveKind::File)));
+    }
 }
