@@ -207,3 +207,78 @@ fn find(root: &Path, id_part: &str) -> std::path::PathBuf {
     }
     panic!("no session {id_part}");
 }
+
+/// `atomic --session "$(arbor --print)"`: the screen goes to the terminal
+/// device and stdout carries only the chosen path.
+#[test]
+fn print_mode_writes_only_the_path_to_stdout() {
+    let store = common::demo_store();
+    let root = store.path().join("sessions");
+    let home = tempfile::tempdir().unwrap();
+    let out = home.path().join("out.txt");
+    let pty = native_pty_system();
+    let pair = pty
+        .openpty(PtySize {
+            rows: 30,
+            cols: 120,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("open a pty");
+    let mut cmd = CommandBuilder::new("sh");
+    cmd.arg("-c");
+    cmd.arg(format!(
+        "'{}' --print --store '{}' --all > '{}'",
+        env!("CARGO_BIN_EXE_arbor"),
+        root.display(),
+        out.display()
+    ));
+    cmd.env("HOME", home.path());
+    cmd.env("TERM", "xterm-256color");
+    cmd.env("NO_COLOR", "1");
+    let mut child = pair.slave.spawn_command(cmd).expect("spawn");
+    drop(pair.slave);
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(30, 120, 0)));
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    {
+        let parser = parser.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                parser.lock().unwrap().process(&buf[..n]);
+            }
+        });
+    }
+    let screen = Screen { parser };
+    screen.wait_for("the list on the terminal", |t| {
+        t.contains("Fix flaky auth test")
+    });
+    let mut w = pair.master.take_writer().unwrap();
+    w.write_all(b"flaky").unwrap();
+    w.flush().unwrap();
+    screen.wait_for("the query", |t| {
+        t.contains("> flaky") && !t.contains("Add --delimiter")
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    w.write_all(b"\r").unwrap();
+    w.flush().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success());
+            break;
+        }
+        assert!(Instant::now() < deadline, "arbor did not exit on Enter");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let printed = std::fs::read_to_string(&out).unwrap();
+    let expected = find(&root, "01a1fd62");
+    assert_eq!(
+        printed,
+        format!("{}\n", expected.display()),
+        "stdout holds the path alone"
+    );
+}
