@@ -8,7 +8,25 @@ use crate::session::entry::Entry;
 use crate::ui::text::sanitize_block;
 use crate::ui::theme::Theme;
 
+/// Text shown per block: multi-megabyte tool output would make every frame slow.
+const MAX_BLOCK_BYTES: usize = 64 * 1024;
+
 fn push_text<'a>(out: &mut Vec<Line<'a>>, text: &str, style: Style, search: &str, theme: &Theme) {
+    if text.len() > MAX_BLOCK_BYTES {
+        let mut cut = MAX_BLOCK_BYTES;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        push_text(out, &text[..cut], style, search, theme);
+        out.push(Line::from(Span::styled(
+            format!(
+                "… {} KB more not shown (arbor show / context print it all)",
+                (text.len() - cut) / 1024
+            ),
+            theme.dim(),
+        )));
+        return;
+    }
     let words: Vec<String> = search.split_whitespace().map(str::to_lowercase).collect();
     for l in sanitize_block(text).lines() {
         if words.is_empty() {

@@ -203,8 +203,8 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
         KeyCode::Char('?') if t.search.is_empty() && !ctrl(&k) => t.dialog = TreeDialog::Help,
         KeyCode::F(2) => t.detail_on = Some(!t.detail_on.unwrap_or(true)),
         KeyCode::F(3) => {
-            t.context_view = true;
             t.context_scroll = 0;
+            t.open_context();
         }
         KeyCode::Char('L') if !ctrl(&k) && !alt(&k) => {
             if let Some(i) = t.selected_entry() {

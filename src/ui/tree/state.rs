@@ -96,6 +96,8 @@ pub struct TreeState {
     pub detail_scroll: u16,
     pub context_view: bool,
     pub context_scroll: u16,
+    /// The context shown by the context view, built when it opens.
+    pub context: Option<crate::session::SessionContext>,
     pub dialog: TreeDialog,
     pub status: Option<(String, bool)>,
     pub now_ms: i64,
@@ -125,6 +127,7 @@ impl TreeState {
             detail_scroll: 0,
             context_view: false,
             context_scroll: 0,
+            context: None,
             dialog: TreeDialog::None,
             status: None,
             now_ms,
@@ -156,6 +159,22 @@ impl TreeState {
         self.loaded = loaded;
         self.index_session();
         self.rebuild();
+        if self.context_view {
+            self.open_context();
+        }
+    }
+
+    /// Builds the context at the selected entry for the context view.
+    pub fn open_context(&mut self) {
+        self.context_view = true;
+        self.context = self.selected_entry().map(|i| {
+            crate::session::build_context(
+                &self.loaded.session,
+                &self.loaded.tree,
+                Some(i),
+                self.loaded.flavor,
+            )
+        });
     }
 
     pub fn calls_ref(&self) -> HashMap<&str, (&str, &Value)> {

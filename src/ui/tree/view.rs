@@ -7,7 +7,6 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::state::{TreeDialog, TreeState};
-use crate::session::build_context;
 use crate::session::render::sanitize_line;
 use crate::ui::text::{truncate, width};
 use crate::ui::theme::Theme;
@@ -196,11 +195,10 @@ fn render_detail(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
 }
 
 fn render_context(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
-    let Some(i) = t.selected_entry() else {
+    let (Some(i), Some(ctx)) = (t.selected_entry(), t.context.as_ref()) else {
         f.render_widget(Paragraph::new("No entry selected"), area);
         return;
     };
-    let ctx = build_context(&t.loaded.session, &t.loaded.tree, Some(i), t.loaded.flavor);
     let mut lines: Vec<Line> = Vec::new();
     let model = ctx
         .model
