@@ -32,6 +32,10 @@ pub enum WriteError {
     NeedsMigration { path: PathBuf, version: u32 },
     #[error("{path} ends in a partial line (another program is writing it); nothing was written, try again")]
     PartialLastLine { path: PathBuf },
+    #[error("{path} kept changing while arbor read it (another program is writing it); nothing was written, try again")]
+    Busy { path: PathBuf },
+    #[error("{path}: another program started a line at the very moment arbor appended, so arbor's line was joined onto its partial line; readers skip the joined line, nothing else changed; try again")]
+    Interleaved { path: PathBuf },
     #[error("no entry {id} in {path}")]
     NoSuchEntry { path: PathBuf, id: String },
     #[error("{0}")]
@@ -97,11 +101,66 @@ fn settle_tail(file: &mut File, path: &Path) -> Result<(), WriteError> {
     })
 }
 
-/// Appends one entry built by `make(parent_id, taken_ids)`; the session is
+/// How often `append_entry` catches up with a file that grew meanwhile.
+const APPEND_ATTEMPTS: usize = 50;
+
+/// The file as read so far: its bytes, and the session parsed from its
+/// complete lines (`buf[..parsed]`).
+struct Snapshot {
+    buf: Vec<u8>,
+    parsed: usize,
+    session: Session,
+}
+
+impl Snapshot {
+    /// Reads through the handle arbor will write with (the same file even
+    /// if the path is replaced meanwhile).
+    fn read(file: &mut File, path: &Path) -> Result<Snapshot, WriteError> {
+        let mut buf = Vec::new();
+        file.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
+        file.read_to_end(&mut buf).map_err(io_err(path))?;
+        let parsed = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
+        let session = super::reader::parse_session(path, &buf[..parsed])?;
+        Ok(Snapshot {
+            buf,
+            parsed,
+            session,
+        })
+    }
+
+    /// Reads what was appended since, and parses its complete lines only
+    /// (re-parsing a multi-MB file each time would never catch up with a
+    /// busy writer).
+    fn catch_up(&mut self, file: &mut File, path: &Path) -> Result<(), WriteError> {
+        file.seek(SeekFrom::Start(self.buf.len() as u64))
+            .map_err(io_err(path))?;
+        file.read_to_end(&mut self.buf).map_err(io_err(path))?;
+        let new = &self.buf[self.parsed..];
+        let end = self.parsed + memchr::memrchr(b'\n', new).map_or(0, |i| i + 1);
+        for (line, _) in super::reader::lines(&self.buf[self.parsed..end]) {
+            if let Some(obj) = parse_object(line, &mut false) {
+                let index = self.session.entries.len() + 1;
+                self.session.entries.push(Entry::new(index, obj));
+            }
+        }
+        self.parsed = end;
+        self.session.bytes = end as u64;
+        Ok(())
+    }
+}
+
+/// Appends one entry built by `make(session, new_id)`; the session is
 /// re-read first so the parent is the current last entry.
+///
+/// Another writer may append while arbor reads and builds its line (found by
+/// tests/concurrency.rs: a line started after the tail check got arbor's
+/// line glued onto its first half, and lines written meanwhile made the
+/// parent stale). So the line is built from the file as it is right before
+/// the write: when the file grew since it was read, arbor catches up with
+/// the new lines (waiting for a partial one to end) and builds it again.
 pub fn append_entry(
     path: &Path,
-    make: impl FnOnce(&Session, &str) -> Result<Map<String, Value>, WriteError>,
+    make: impl Fn(&Session, &str) -> Result<Map<String, Value>, WriteError>,
 ) -> Result<Written, WriteError> {
     let mut file = OpenOptions::new()
         .read(true)
@@ -109,24 +168,79 @@ pub fn append_entry(
         .open(path)
         .map_err(io_err(path))?;
     settle_tail(&mut file, path)?;
-    let session = read_session(path)?;
-    if session.needs_migration() {
+    let mut snap = Snapshot::read(&mut file, path)?;
+    if snap.session.needs_migration() {
         return Err(WriteError::NeedsMigration {
             path: path.to_path_buf(),
-            version: session.file_version,
+            version: snap.session.file_version,
         });
     }
-    let taken: HashSet<&str> = session.entries.iter().map(|e| e.id.as_str()).collect();
-    let id = new_entry_id(&taken);
-    let obj = make(&session, &id)?;
-    let mut line = serde_json::to_string(&Value::Object(obj))
-        .map_err(|e| WriteError::Invalid(e.to_string()))?;
-    line.push('\n');
-    // One write call: O_APPEND makes it land after whatever is there now.
-    file.write_all(line.as_bytes()).map_err(io_err(path))?;
-    file.sync_data().map_err(io_err(path))?;
-    line.pop();
-    Ok(Written { id, line })
+    for _ in 0..APPEND_ATTEMPTS {
+        if snap.parsed < snap.buf.len() {
+            // A line was started after the tail check: wait for its end.
+            settle_tail(&mut file, path)?;
+            snap.catch_up(&mut file, path)?;
+            continue;
+        }
+        let session = &snap.session;
+        let taken: HashSet<&str> = session.entries.iter().map(|e| e.id.as_str()).collect();
+        let id = new_entry_id(&taken);
+        let obj = make(session, &id)?;
+        let mut line = serde_json::to_string(&Value::Object(obj))
+            .map_err(|e| WriteError::Invalid(e.to_string()))?;
+        line.push('\n');
+        // Appends only grow a file: the length as read means nothing was
+        // added since, so the file still ends in `\n` and the parent is still
+        // the last entry. (A window of two system calls remains between this
+        // check and the write: O_APPEND has no compare-and-append, and the
+        // agents do not lock. It is checked for after the write.)
+        let len = file.metadata().map_err(io_err(path))?.len();
+        if len == snap.buf.len() as u64 {
+            // One write call: O_APPEND makes it land after whatever is there now.
+            file.write_all(line.as_bytes()).map_err(io_err(path))?;
+            file.sync_data().map_err(io_err(path))?;
+            // The window cannot be closed, but it can be seen: if another
+            // writer started a line in it (one that writes a line in several
+            // calls; Atomic writes each line in one), arbor's line follows
+            // that partial line and both are unreadable. Say so; never report
+            // such a write as done.
+            if !landed_on_line_start(&mut file, len, line.as_bytes()).map_err(io_err(path))? {
+                return Err(WriteError::Interleaved {
+                    path: path.to_path_buf(),
+                });
+            }
+            line.pop();
+            return Ok(Written { id, line });
+        }
+        if len < snap.buf.len() as u64 {
+            // Rewritten meanwhile (not an append): start over.
+            snap = Snapshot::read(&mut file, path)?;
+            if snap.session.needs_migration() {
+                return Err(WriteError::NeedsMigration {
+                    path: path.to_path_buf(),
+                    version: snap.session.file_version,
+                });
+            }
+        } else {
+            snap.catch_up(&mut file, path)?;
+        }
+    }
+    Err(WriteError::Busy {
+        path: path.to_path_buf(),
+    })
+}
+
+/// Whether `line`, just appended to a file that was `from` bytes long and
+/// ended in `\n`, starts a line (whatever others appended before it ended
+/// in `\n` too). Unverifiable (not found) counts as yes.
+fn landed_on_line_start(file: &mut File, from: u64, line: &[u8]) -> std::io::Result<bool> {
+    file.seek(SeekFrom::Start(from))?;
+    let mut region = Vec::new();
+    file.read_to_end(&mut region)?;
+    Ok(match memchr::memmem::find(&region, line) {
+        Some(0) | None => true,
+        Some(i) => region[i - 1] == b'\n',
+    })
 }
 
 fn base(ty: &str, id: &str, parent: Option<&str>) -> Map<String, Value> {
@@ -388,4 +502,29 @@ fn is_trimmed(e: &Entry) -> bool {
 
 fn entry_line(e: &Entry) -> String {
     Value::Object(e.raw.clone()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn landed(before: &[u8], others: &[u8], line: &[u8]) -> bool {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut all = before.to_vec();
+        all.extend_from_slice(others);
+        all.extend_from_slice(line);
+        std::fs::write(&path, &all).unwrap();
+        let mut f = File::open(&path).unwrap();
+        landed_on_line_start(&mut f, before.len() as u64, line).unwrap()
+    }
+
+    #[test]
+    fn sees_a_line_joined_onto_a_partial_one() {
+        let line = b"{\"type\":\"label\",\"id\":\"0badc0de\"}\n";
+        assert!(landed(b"{\"h\":1}\n", b"", line));
+        assert!(landed(b"{\"h\":1}\n", b"{\"a\":2}\n{\"b\":3}\n", line));
+        assert!(!landed(b"{\"h\":1}\n", b"{\"type\":\"mess", line));
+        assert!(!landed(b"{\"h\":1}\n", b"{\"a\":2}\n{\"ty", line));
+    }
 }

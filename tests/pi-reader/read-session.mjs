@@ -173,6 +173,7 @@ function readSession(SessionManager, file, tmpDir) {
     if (label !== undefined) labels[e.id] = label;
   }
   const ctx = sm.buildSessionContext();
+  const src = contextSources(sm.getBranch(), ctx.messages);
   return {
     ok: true,
     sessionId: sm.getSessionId(),
@@ -187,9 +188,29 @@ function readSession(SessionManager, file, tmpDir) {
       model: ctx.model ?? null,
       thinkingLevel: ctx.thinkingLevel ?? null,
       messageCount: ctx.messages.length,
-      messages: ctx.messages.map((m) => ({ role: m.role, text: renderText(m) })),
+      messages: ctx.messages.map((m, i) => ({ role: m.role, src: src[i], text: renderText(m) })),
     },
   };
+}
+
+// The id of the entry each context message came from (null when none matches). pi passes a
+// `message` entry's own message object through, so those match by identity; the messages it
+// synthesizes (custom_message -> custom, branch_summary -> branchSummary, compaction ->
+// compactionSummary) carry the entry's timestamp as ms, so those match by type + time on the
+// active path (the latest match wins, as pi applies the latest compaction).
+function contextSources(branch, messages) {
+  const byMessage = new Map();
+  for (const e of branch) if (e.type === "message" && e.message) byMessage.set(e.message, e.id);
+  const synthesized = { custom: "custom_message", branchSummary: "branch_summary", compactionSummary: "compaction" };
+  return messages.map((m) => {
+    if (byMessage.has(m)) return byMessage.get(m);
+    const type = synthesized[m.role];
+    let id = null;
+    for (const e of branch) {
+      if (e.type === type && new Date(e.timestamp).getTime() === m.timestamp) id = e.id;
+    }
+    return id;
+  });
 }
 
 // Plain rendering: compaction/branch summaries -> .summary; string content as is; content
