@@ -57,6 +57,19 @@ fn render_header(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         .tree
         .display_name()
         .map(sanitize_line)
+        .or_else(|| {
+            // No name: the first prompt, like the picker's row title.
+            s.entries
+                .iter()
+                .find(|e| e.role() == Some("user"))
+                .map(|e| {
+                    sanitize_line(&crate::session::entry::content_text(
+                        e.message().and_then(|m| m.get("content")),
+                        " ",
+                    ))
+                })
+        })
+        .filter(|t| !t.trim().is_empty())
         .unwrap_or_else(|| s.id().to_string());
     let mut right = String::new();
     if s.needs_migration() {
