@@ -9,5 +9,5 @@
 mod doc;
 mod query;
 
-pub use doc::SearchDoc;
+pub use doc::{normalize, SearchDoc};
 pub use query::{rank, Query, Term};

@@ -146,7 +146,10 @@ pub fn repair_line(line: &str) -> (Option<String>, usize) {
                         i += 6;
                     }
                     _ => {
-                        let end = (i + 2).min(b.len());
+                        // The backslash and the whole character after it
+                        // (which may be multi-byte in an invalid escape).
+                        let next = line[i + 1..].chars().next().map_or(0, char::len_utf8);
+                        let end = i + 1 + next;
                         out.push_str(&line[i..end]);
                         i = end;
                     }
