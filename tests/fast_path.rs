@@ -19,7 +19,11 @@ fn jsonl_files(root: &Path, out: &mut Vec<PathBuf>) {
             continue;
         };
         if m.is_dir() {
-            if !std::fs::symlink_metadata(&p).unwrap().file_type().is_symlink() {
+            if !std::fs::symlink_metadata(&p)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+            {
                 jsonl_files(&p, out);
             }
         } else if m.is_file() && p.extension().is_some_and(|x| x == "jsonl") {

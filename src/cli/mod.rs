@@ -1,4 +1,4 @@
-//! The command line: `arbor [list|show|context|tree|label|branch|fork|index]`.
+//! The command line: `arbor [list|show|context|label|branch|fork|rename|index]`.
 
 mod commands;
 
@@ -55,6 +55,21 @@ pub enum Command {
     Fork(ForkArgs),
     /// Rename a session (appends a `session_info` line)
     Rename(RenameArgs),
+    /// Update the persistent index of the store, or show its figures
+    Index(IndexArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Delete the index and build it again from the session files
+    #[arg(long, conflicts_with = "stats")]
+    pub rebuild: bool,
+    /// Only show the index's figures (size, sessions, last update); do not update it
+    #[arg(long)]
+    pub stats: bool,
+    /// Print the figures as one JSON object
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -91,10 +91,69 @@ impl SessionInfo {
             .unwrap_or(self.file_mtime_ms);
     }
 
+    /// Appends the `arbor list --json` line (with its `\n`): the same bytes
+    /// as `to_json().to_string()`, without building a JSON value.
+    pub fn write_json_line(&self, out: &mut Vec<u8>) {
+        #[derive(serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Diag {
+            skipped_lines: usize,
+            lossy_lines: usize,
+            partial_tail: bool,
+        }
+        #[derive(serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Row<'a> {
+            path: std::borrow::Cow<'a, str>,
+            id: &'a str,
+            cwd: &'a str,
+            name: Option<&'a str>,
+            has_name: bool,
+            created: &'a str,
+            modified: String,
+            message_count: usize,
+            first_message: &'a str,
+            parent_session_path: Option<&'a str>,
+            summary: Option<&'a str>,
+            internal: bool,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            diagnostics: Option<Diag>,
+        }
+        let skipped = self.diagnostics.skipped();
+        let row = Row {
+            path: match self.path.to_str() {
+                Some(p) => std::borrow::Cow::Borrowed(p),
+                None => self.path.to_string_lossy(),
+            },
+            id: &self.id,
+            cwd: &self.cwd,
+            name: self.display_name(),
+            has_name: self.has_name,
+            created: &self.created,
+            modified: self.modified(),
+            message_count: self.message_count,
+            first_message: self.first_message_text(),
+            parent_session_path: self.parent_session_path.as_deref(),
+            summary: self.summary(),
+            internal: self.internal,
+            diagnostics: (skipped > 0 || self.diagnostics.lossy_lines > 0).then_some(Diag {
+                skipped_lines: skipped,
+                lossy_lines: self.diagnostics.lossy_lines,
+                partial_tail: self.diagnostics.partial_tail,
+            }),
+        };
+        // Serializing plain strings, numbers and booleans cannot fail.
+        let _ = serde_json::to_writer(&mut *out, &row);
+        out.push(b'\n');
+    }
+
     /// The JSON Lines row of `arbor list --json`.
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
-        m.insert("path".into(), self.path.display().to_string().into());
+        m.insert(
+            "path".into(),
+            self.path.to_string_lossy().into_owned().into(),
+        );
         m.insert("id".into(), self.id.clone().into());
         m.insert("cwd".into(), self.cwd.clone().into());
         m.insert(
@@ -426,7 +485,10 @@ fn raw_content_text(r: Option<&[u8]>) -> String {
         }
         let mut f: [Option<&[u8]>; 2] = [None; 2];
         // A block with a duplicated `type`/`text` fails in serde too: skipped.
-        if Skim::new(b).object(1, &[b"type", b"text"], &mut f).is_none() {
+        if Skim::new(b)
+            .object(1, &[b"type", b"text"], &mut f)
+            .is_none()
+        {
             return;
         }
         if f[0] != Some(&b"\"text\""[..]) {
@@ -845,11 +907,7 @@ pub fn scan_info_bytes_reference(
     )
 }
 
-fn scan_bytes_with(
-    mut s: InfoScanner,
-    path: &Path,
-    buf: &[u8],
-) -> Result<SessionInfo, ReadError> {
+fn scan_bytes_with(mut s: InfoScanner, path: &Path, buf: &[u8]) -> Result<SessionInfo, ReadError> {
     for (line, nl) in lines(buf) {
         s.feed(line, nl);
         if s.failed.is_some() {

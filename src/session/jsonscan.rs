@@ -55,13 +55,19 @@ fn classify16(b: &[u8], p: usize) -> (u32, u32) {
         let backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
         // x >= 0x20 (unsigned) <=> max(x, 0x20) == x
         let printable = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x20)), x);
-        let special = _mm_or_si128(_mm_or_si128(quote, backslash), _mm_andnot_si128(printable, _mm_set1_epi8(-1)));
+        let special = _mm_or_si128(
+            _mm_or_si128(quote, backslash),
+            _mm_andnot_si128(printable, _mm_set1_epi8(-1)),
+        );
         (
             _mm_movemask_epi8(special) as u32,
             _mm_movemask_epi8(x) as u32,
         )
     }
 }
+
+/// Takes over the value of a captured key (see [`Skim::object_with`]).
+pub type Nested<'n, 'a> = dyn FnMut(&[u8], &mut Skim<'a>) -> Option<Option<()>> + 'n;
 
 /// A cursor over one line.
 pub struct Skim<'a> {
@@ -280,7 +286,7 @@ impl<'a> Skim<'a> {
         depth: u32,
         keys: &[&[u8]],
         out: &mut [Option<&'a [u8]>],
-        nested: &mut dyn FnMut(&[u8], &mut Skim<'a>) -> Option<Option<()>>,
+        nested: &mut Nested<'_, 'a>,
     ) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;

@@ -47,9 +47,50 @@ pub fn filter_rows(rows: &mut Vec<SessionInfo>, scope: &Scope, include_internal:
 
 /// Most recently modified first; ties by path for a stable order.
 pub fn sort_recent(rows: &mut [SessionInfo]) {
-    rows.sort_by(|a, b| {
+    // Rows are big: sort an index, then move each row into place once.
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (a, b) = (&rows[a], &rows[b]);
         b.modified_ms
             .cmp(&a.modified_ms)
             .then_with(|| a.path.cmp(&b.path))
     });
+    apply_order(rows, order);
+}
+
+/// Rearranges `v` so that `v[k]` becomes the old `v[order[k]]`.
+fn apply_order<T>(v: &mut [T], mut order: Vec<usize>) {
+    for start in 0..v.len() {
+        // Follow the cycle through `start`, marking visited slots.
+        let mut k = start;
+        while order[k] != usize::MAX {
+            let from = order[k];
+            order[k] = usize::MAX;
+            if from == start || order[from] == usize::MAX {
+                break;
+            }
+            v.swap(k, from);
+            k = from;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn apply_order_permutes() {
+        for n in 0..8usize {
+            // every rotation and the reversal
+            let mut orders: Vec<Vec<usize>> = (0..n)
+                .map(|r| (0..n).map(|i| (i + r) % n).collect())
+                .collect();
+            orders.push((0..n).rev().collect());
+            for order in orders {
+                let mut v: Vec<usize> = (0..n).map(|i| i * 10).collect();
+                super::apply_order(&mut v, order.clone());
+                let want: Vec<usize> = order.iter().map(|&i| i * 10).collect();
+                assert_eq!(v, want, "{order:?}");
+            }
+        }
+    }
 }
