@@ -483,6 +483,45 @@ fn killed_during_a_rebuild_then_correct() {
     }
     let s = stats_json(&root, &cache);
     assert_eq!(s["sessions"], 300);
+    // Searches (which read the stored text) agree too.
+    for q in ["\"two words\"", "error", "re:fail\\w+", "\"the session\""] {
+        let (a, _) = list(
+            &root,
+            &cache,
+            &["--no-index", "--include-internal", "--query", q],
+        );
+        let (b, _) = list(&root, &cache, &["--include-internal", "--query", q]);
+        assert_eq!(a, b, "query {q}");
+    }
+}
+
+#[test]
+fn a_lost_or_cut_text_file_means_a_rebuild() {
+    let s = Store::new();
+    s.write(1, &first_lines(1));
+    s.write(2, &first_lines(2));
+    let (expected, _) = list(
+        &s.root,
+        &s.cache,
+        &["--no-index", "--query", "\"brown fox\""],
+    );
+    let (first, _) = list(&s.root, &s.cache, &["--query", "\"brown fox\""]);
+    assert_eq!(first, expected);
+    assert_eq!(expected.lines().count(), 2);
+    let text = s.cache.join("index.sqlite-text");
+    let len = std::fs::metadata(&text).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&text)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    let (got, err) = list(&s.root, &s.cache, &["--query", "\"brown fox\""]);
+    assert_eq!(got, expected, "{err}");
+    std::fs::remove_file(&text).unwrap();
+    let (got, _) = list(&s.root, &s.cache, &["--query", "\"brown fox\""]);
+    assert_eq!(got, expected);
+    assert_eq!(stats_json(&s.root, &s.cache)["sessions"], 2);
 }
 
 #[test]

@@ -16,7 +16,7 @@ use crate::session::render::collect_tool_calls;
 use crate::session::view::{flatten, row_line};
 use crate::session::writer::{self, WriteError};
 use crate::session::{build_context, read_session, ContextFlavor, Session, SessionTree};
-use crate::store::listing::{filter_rows, read_rows, sort_recent};
+use crate::store::listing::{filter_rows, read_rows, read_rows_with, sort_recent};
 use crate::store::paths::{absolute_cwd, Origin, ProcessEnv};
 use crate::store::{
     list_session_files, resolve_session, ScanProblem, Scope, SessionFile, StoreConfig,
@@ -125,6 +125,7 @@ pub fn project_cwd(cwd: Option<&Path>) -> Result<String> {
 fn read_rows_indexed(
     files: &[SessionFile],
     no_index: bool,
+    text: bool,
 ) -> (Vec<SessionInfo>, Vec<ScanProblem>, Option<Index>) {
     if !no_index {
         match Index::open_default() {
@@ -144,7 +145,7 @@ fn read_rows_indexed(
             Err(e) => eprintln!("arbor: index unavailable ({e}); reading the files"),
         }
     }
-    let (rows, problems) = read_rows(files);
+    let (rows, problems) = read_rows_with(files, text);
     (rows, problems, None)
 }
 
@@ -172,7 +173,7 @@ fn list(
     crate::util::trace("start");
     let (files, mut problems) = list_session_files(config, &scope);
     crate::util::trace("files listed");
-    let (mut rows, p2, index) = read_rows_indexed(&files, g.no_index);
+    let (mut rows, p2, index) = read_rows_indexed(&files, g.no_index, query.is_some());
     crate::util::trace("rows read");
     problems.extend(p2);
     filter_rows(&mut rows, &scope, a.include_internal);
@@ -262,6 +263,36 @@ fn human_bytes(b: u64) -> String {
 
 fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -> Result<()> {
     let mut index = Index::open_default().context("cannot open the index")?;
+    if !a.files.is_empty() {
+        for path in &a.files {
+            let t = std::time::Instant::now();
+            let row = index.update_file(path)?;
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            if a.json {
+                let v = json!({
+                    "path": path.display().to_string(),
+                    "ms": ms,
+                    "row": row.as_ref().map(|r| r.to_json()),
+                });
+                writeln!(out, "{v}")?;
+            } else {
+                match &row {
+                    Some(r) => writeln!(
+                        out,
+                        "{}: {} messages, updated in {ms:.1} ms",
+                        path.display(),
+                        r.message_count
+                    )?,
+                    None => writeln!(
+                        out,
+                        "{}: not a session (or gone), updated in {ms:.1} ms",
+                        path.display()
+                    )?,
+                }
+            }
+        }
+        return Ok(());
+    }
     let mut update = None;
     if !a.stats {
         if a.rebuild {

@@ -67,6 +67,10 @@ pub struct IndexArgs {
     /// Only show the index's figures (size, sessions, last update); do not update it
     #[arg(long)]
     pub stats: bool,
+    /// Re-read only these session files (their appended bytes when they
+    /// just grew), as the picker's file watcher does
+    #[arg(long = "file", value_name = "PATH", conflicts_with_all = ["rebuild", "stats"])]
+    pub files: Vec<PathBuf>,
     /// Print the figures as one JSON object
     #[arg(long)]
     pub json: bool,

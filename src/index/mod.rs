@@ -180,11 +180,21 @@ impl Index {
         files: &[SessionFile],
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
     ) -> Result<RefreshStats, IndexError> {
-        match refresh::refresh(&self.conn, files, on_rows) {
+        self.refresh_inner(files, None, on_rows)
+    }
+
+    fn refresh_inner(
+        &mut self,
+        files: &[SessionFile],
+        metas: Option<&[std::fs::Metadata]>,
+        on_rows: &mut dyn FnMut(Vec<SessionInfo>),
+    ) -> Result<RefreshStats, IndexError> {
+        let text = db::text_path(&self.path);
+        match refresh::refresh(&self.conn, &text, files, metas, on_rows) {
             Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
                 // Nothing was delivered yet (reading the rows failed): rebuild.
                 self.clear()?;
-                refresh::refresh(&self.conn, files, on_rows)
+                refresh::refresh(&self.conn, &text, files, metas, on_rows)
             }
             other => other,
         }
@@ -200,7 +210,7 @@ impl Index {
             origin: Origin::Atomic,
         };
         let is_file = std::fs::metadata(path).is_ok_and(|m| m.is_file());
-        let mut w = refresh::Writer::new(&self.conn);
+        let mut w = refresh::Writer::new(&self.conn, db::text_path(&self.path));
         if !is_file {
             w.delete_path(path)?;
             w.commit()?;
@@ -230,7 +240,7 @@ impl Index {
     /// Which sessions match each body term of `query` (see [`BodyHits`]);
     /// `None` when the query has no term that looks at message bodies.
     pub fn search(&self, query: &Query) -> Result<Option<BodyHits>, IndexError> {
-        search::search(&self.conn, query, None)
+        search::search(&self.conn, &db::text_path(&self.path), query, None)
     }
 
     /// Like [`Index::search`], limited to the sessions in `within` (the
@@ -240,7 +250,7 @@ impl Index {
         query: &Query,
         within: &std::collections::HashSet<PathBuf>,
     ) -> Result<Option<BodyHits>, IndexError> {
-        search::search(&self.conn, query, Some(within))
+        search::search(&self.conn, &db::text_path(&self.path), query, Some(within))
     }
 
     pub fn stats(&self) -> Result<IndexStats, IndexError> {

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -13,10 +13,9 @@ use rayon::prelude::*;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use super::codec::{self, fingerprint, FxBuild};
-use super::db::{key_path, path_key, set_meta};
-use super::terms::{distinct_tokens, merge, Segment, SegmentBuilder};
+use super::db::{get_meta, key_path, path_key, set_meta, write_at};
+use super::terms::{distinct_token_ranges, merge, Segment, SegmentBuilder};
 use super::{IndexError, RefreshStats};
-use crate::search::doc::normalized;
 use crate::session::info::{mtime_ms, read_lines, with_read_buffer, InfoScanner, SessionInfo};
 use crate::session::reader::ReadError;
 use crate::store::paths::Origin;
@@ -58,6 +57,14 @@ impl Stat {
             }
         }
     }
+}
+
+/// Stats every file, on all cores.
+fn stat_all(files: &[SessionFile]) -> Vec<std::io::Result<Stat>> {
+    files
+        .par_iter()
+        .map(|f| std::fs::metadata(&f.path).map(|m| Stat::of(&m)))
+        .collect()
 }
 
 /// A row as stored.
@@ -124,17 +131,14 @@ fn finish_info(info: SessionInfo, is_row: bool, file: &SessionFile) -> Option<Se
     Some(info)
 }
 
-/// The path bytes of a file, borrowed where the platform allows.
+/// The key of a file, borrowed where the path is absolute already.
 fn path_bytes(p: &Path) -> Cow<'_, [u8]> {
     #[cfg(unix)]
-    {
+    if p.is_absolute() {
         use std::os::unix::ffi::OsStrExt;
-        Cow::Borrowed(p.as_os_str().as_bytes())
+        return Cow::Borrowed(p.as_os_str().as_bytes());
     }
-    #[cfg(not(unix))]
-    {
-        Cow::Owned(path_key(p))
-    }
+    Cow::Owned(path_key(p))
 }
 
 /// The parent folder of a path key (everything before the last separator).
@@ -232,6 +236,14 @@ pub struct Parsed {
     pub bytes_parsed: u64,
 }
 
+/// Normalized text without its possible trailing space.
+fn trimmed(mut s: String) -> String {
+    if s.ends_with(' ') {
+        s.pop();
+    }
+    s
+}
+
 fn not_a_session(path: &Path, reason: &'static str) -> String {
     ReadError::NotASession {
         path: path.to_path_buf(),
@@ -274,7 +286,9 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
             }
         }
     }
-    let mut s = scanner.unwrap_or_else(|| InfoScanner::new(path, mtime_ms(&meta)));
+    let mut s = scanner
+        .unwrap_or_else(|| InfoScanner::new(path, mtime_ms(&meta)))
+        .with_normalized_text();
     s.set_file_mtime(mtime_ms(&meta));
     f.seek(SeekFrom::Start(start)).map_err(io)?;
     let mut complete_end = start;
@@ -301,7 +315,7 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
     };
     let stat = Stat { size, ..stat };
     let (head_fp, tail_fp) = fingerprints(&mut f, complete_end).map_err(io)?;
-    let text = normalized(&s.take_text());
+    let text = trimmed(s.take_text());
     let mut out = Parsed {
         file: file.clone(),
         continued,
@@ -327,7 +341,7 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
         Some(t) => {
             let mut s2 = s.clone();
             s2.feed(&t, false);
-            let tt = normalized(&s2.take_text());
+            let tt = trimmed(s2.take_text());
             if !tt.is_empty() {
                 out.tail_text = Some(tt);
             }
@@ -349,13 +363,7 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
                 out.parsed = 0;
                 out.text.clear();
             }
-            out.terms = distinct_tokens(&out.text)
-                .into_iter()
-                .map(|t| {
-                    let start = t.as_ptr() as usize - out.text.as_ptr() as usize;
-                    (start as u32, t.len() as u32)
-                })
-                .collect();
+            out.terms = distinct_token_ranges(&out.text);
         }
         Err(reason) => {
             out.state = Err(not_a_session(path, reason));
@@ -370,16 +378,44 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
 /// Writes parse results; one open transaction at a time.
 pub struct Writer<'c> {
     conn: &'c Connection,
+    text_path: PathBuf,
     in_tx: bool,
+    /// The text file and the end of what this transaction appended.
+    text: Option<(File, u64)>,
     builder: SegmentBuilder,
     pub wrote: bool,
 }
 
+fn text_file_broken() -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+        Some("the index's text file is shorter than recorded".into()),
+    )
+}
+
+/// The text file holds at least what the database says was committed.
+pub fn check_text_file(conn: &Connection, text_path: &Path) -> rusqlite::Result<()> {
+    let committed: u64 = get_meta(conn, "text_len")?
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let len = std::fs::metadata(text_path).map_or(0, |m| m.len());
+    if len < committed {
+        return Err(text_file_broken());
+    }
+    Ok(())
+}
+
+fn io_err(e: std::io::Error) -> rusqlite::Error {
+    rusqlite::Error::ToSqlConversionFailure(Box::new(e))
+}
+
 impl<'c> Writer<'c> {
-    pub fn new(conn: &'c Connection) -> Writer<'c> {
+    pub fn new(conn: &'c Connection, text_path: PathBuf) -> Writer<'c> {
         Writer {
             conn,
+            text_path,
             in_tx: false,
+            text: None,
             builder: SegmentBuilder::default(),
             wrote: false,
         }
@@ -391,6 +427,33 @@ impl<'c> Writer<'c> {
             self.in_tx = true;
         }
         Ok(())
+    }
+
+    /// The text file, opened in the write transaction: bytes beyond the
+    /// committed length were appended by a writer that never committed
+    /// (killed), and are cut off; a shorter file means a broken index.
+    fn text_file(&mut self) -> rusqlite::Result<&mut (File, u64)> {
+        if self.text.is_none() {
+            let committed: u64 = get_meta(self.conn, "text_len")?
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&self.text_path)
+                .map_err(io_err)?;
+            let len = f.metadata().map_err(io_err)?.len();
+            if len < committed {
+                return Err(text_file_broken());
+            }
+            if len > committed {
+                f.set_len(committed).map_err(io_err)?;
+            }
+            self.text = Some((f, committed));
+        }
+        Ok(self.text.as_mut().expect("just set"))
     }
 
     pub fn builder_full(&self) -> bool {
@@ -473,9 +536,13 @@ impl<'c> Writer<'c> {
             }
         };
         if !p.text.is_empty() {
+            let (f, end) = self.text_file()?;
+            let off = *end;
+            write_at(f, off, p.text.as_bytes()).map_err(io_err)?;
+            *end += p.text.len() as u64;
             self.conn.execute(
-                "INSERT INTO chunks(file_id, text) VALUES (?1, ?2)",
-                params![id, p.text],
+                "INSERT INTO chunks(file_id, off, len) VALUES (?1, ?2, ?3)",
+                params![id, off as i64, p.text.len() as i64],
             )?;
             if let Ok(id) = u32::try_from(id) {
                 let b = p.text.as_bytes();
@@ -524,6 +591,9 @@ impl<'c> Writer<'c> {
             let e = self.builder.take();
             store_segment(self.conn, &e)?;
         }
+        if let Some((_, end)) = &self.text {
+            set_meta(self.conn, "text_len", &end.to_string())?;
+        }
         if self.wrote {
             set_meta(
                 self.conn,
@@ -533,6 +603,8 @@ impl<'c> Writer<'c> {
         }
         self.conn.execute_batch("COMMIT")?;
         self.in_tx = false;
+        // The next transaction re-reads the committed length.
+        self.text = None;
         Ok(())
     }
 }
@@ -575,12 +647,21 @@ pub fn maybe_merge(conn: &Connection) -> rusqlite::Result<()> {
         .iter()
         .map(|s| s.0)
         .collect();
+    let victim_bytes: i64 = segs[..victims.len()].iter().map(|s| s.1).sum();
     let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-    let live: HashSet<u32> = tx
-        .prepare("SELECT id FROM files WHERE problem IS NULL")?
-        .query_map([], |r| r.get::<_, i64>(0))?
-        .filter_map(|r| r.ok().and_then(|id| u32::try_from(id).ok()))
-        .collect();
+    // Postings of files that are gone are dropped when merging big segments;
+    // small merges (after a few appends) keep them: queries ignore them, and
+    // reading every row id would cost more than the merge.
+    let live: Option<HashSet<u32>> = if victim_bytes > 4 << 20 {
+        Some(
+            tx.prepare("SELECT id FROM files WHERE problem IS NULL")?
+                .query_map([], |r| r.get::<_, i64>(0))?
+                .filter_map(|r| r.ok().and_then(|id| u32::try_from(id).ok()))
+                .collect(),
+        )
+    } else {
+        None
+    };
     let mut loaded = Vec::new();
     for id in &victims {
         let seg = tx
@@ -603,7 +684,7 @@ pub fn maybe_merge(conn: &Connection) -> rusqlite::Result<()> {
             None => return Err(rusqlite::Error::InvalidQuery),
         }
     }
-    let merged = merge(&loaded, &|id| live.contains(&id));
+    let merged = merge(&loaded, &|id| live.as_ref().is_none_or(|l| l.contains(&id)));
     drop(loaded);
     for id in &victims {
         tx.execute("DELETE FROM segments WHERE id=?1", [id])?;
@@ -615,7 +696,9 @@ pub fn maybe_merge(conn: &Connection) -> rusqlite::Result<()> {
 /// Refreshes the index for `files`; see [`super::Index::refresh`].
 pub fn refresh(
     conn: &Connection,
+    text_path: &Path,
     files: &[SessionFile],
+    metas: Option<&[std::fs::Metadata]>,
     on_rows: &mut dyn FnMut(Vec<SessionInfo>),
 ) -> Result<RefreshStats, IndexError> {
     let t0 = Instant::now();
@@ -624,6 +707,7 @@ pub fn refresh(
         files: files.len(),
         ..Default::default()
     };
+    check_text_file(conn, text_path)?;
     // 1. A stat per file (on all cores) while the stored rows are read.
     //    Stored blobs are copied into one arena and decoded in parallel.
     let keys: Vec<Cow<[u8]>> = files.iter().map(|f| path_bytes(&f.path)).collect();
@@ -637,10 +721,10 @@ pub fn refresh(
     let mut unlisted: Vec<Vec<u8>> = Vec::new();
     let (stat_result, read_result) = std::thread::scope(|scope| {
         let stats = scope.spawn(|| {
-            let v = files
-                .par_iter()
-                .map(|f| std::fs::metadata(&f.path).map(|m| Stat::of(&m)))
-                .collect::<Vec<_>>();
+            let v: Vec<std::io::Result<Stat>> = match metas {
+                Some(m) if m.len() == files.len() => m.iter().map(|m| Ok(Stat::of(m))).collect(),
+                _ => stat_all(files),
+            };
             crate::util::trace("index stats done");
             v
         });
@@ -732,7 +816,7 @@ pub fn refresh(
     //    or the folder itself is gone. Rows of other stores are kept.
     let dirs: HashSet<&[u8], FxBuild> = keys.iter().filter_map(|k| parent_bytes(k)).collect();
     let mut dir_exists: HashMap<Vec<u8>, bool, FxBuild> = HashMap::default();
-    let mut writer = Writer::new(conn);
+    let mut writer = Writer::new(conn, text_path.to_path_buf());
     for key in &unlisted {
         let Some(parent) = parent_bytes(key) else {
             continue;

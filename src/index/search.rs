@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use memchr::memmem;
 use rusqlite::Connection;
 
-use super::db::key_path;
+use super::db::{absolute, key_path, read_at};
 use super::terms::{Match, Segment};
 use super::IndexError;
 use crate::search::{Query, Term};
@@ -88,17 +88,22 @@ fn lookup(segs: &[Segment], needle: &str, how: Match) -> HashSet<u32> {
 /// last line's text.
 fn body_text(
     st: &mut rusqlite::Statement,
+    text_file: Option<&std::fs::File>,
     id: u32,
     tail: Option<&str>,
-) -> rusqlite::Result<String> {
+) -> Result<String, IndexError> {
     let mut text = String::new();
     let mut rows = st.query([id as i64])?;
     while let Some(r) = rows.next()? {
-        let chunk = r.get_ref(0)?.as_str()?;
+        let (off, len): (i64, i64) = (r.get(0)?, r.get(1)?);
+        let chunk = text_file
+            .and_then(|f| read_at(f, off as u64, len as usize).ok())
+            .and_then(|b| String::from_utf8(b).ok())
+            .ok_or_else(|| IndexError::Corrupt(PathBuf::new()))?;
         if !text.is_empty() {
             text.push(' ');
         }
-        text.push_str(chunk);
+        text.push_str(&chunk);
     }
     if let Some(t) = tail {
         if !text.is_empty() {
@@ -116,6 +121,7 @@ enum Check<'q> {
 
 pub fn search(
     conn: &Connection,
+    text_path: &std::path::Path,
     query: &Query,
     within: Option<&HashSet<PathBuf>>,
 ) -> Result<Option<BodyHits>, IndexError> {
@@ -129,6 +135,10 @@ pub fn search(
         return Ok(None);
     }
     let files = load_files(conn)?;
+    // The index knows absolute paths.
+    let within: Option<HashSet<PathBuf>> =
+        within.map(|w| w.iter().map(|p| absolute(p).into_owned()).collect());
+    let within = within.as_ref();
     let allowed = |id: &u32| -> bool {
         match (files.paths.get(id), within) {
             (None, _) => false,
@@ -218,9 +228,11 @@ pub fn search(
             s.into_iter().collect()
         };
         to_read.sort_unstable();
-        let mut st = conn.prepare("SELECT text FROM chunks WHERE file_id=?1 ORDER BY id")?;
+        let mut st = conn.prepare("SELECT off, len FROM chunks WHERE file_id=?1 ORDER BY id")?;
+        // Missing when no text was ever stored (then no chunk refers to it).
+        let text_file = std::fs::File::open(text_path).ok();
         for id in to_read {
-            let text = body_text(&mut st, id, tail_of.get(&id).copied())?;
+            let text = body_text(&mut st, text_file.as_ref(), id, tail_of.get(&id).copied())?;
             for (bit, check, cands) in &checks {
                 if cands.as_ref().is_some_and(|c| !c.contains(&id)) {
                     continue;

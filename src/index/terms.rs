@@ -11,47 +11,120 @@
 //! `\nw`, "is w" finds `\nw\n`. Since a token never contains a space, a word
 //! is a substring of a text exactly when it is a substring of one of its terms.
 
-use std::collections::HashMap;
-
 use memchr::memmem;
 
-use super::codec::FxBuild;
-
 /// Gathers postings in memory until they are written as a segment.
-#[derive(Default)]
+///
+/// Terms live in one arena and are found through an open-addressing table
+/// keyed like [`distinct_token_ranges`] does (a term of up to 8 bytes is its
+/// own key): this is the single writer's hot loop during a build.
 pub struct SegmentBuilder {
-    map: HashMap<Box<[u8]>, Vec<u32>, FxBuild>,
+    table: Vec<(u64, u32, u32)>,
+    arena: Vec<u8>,
+    starts: Vec<u32>,
+    ids: Vec<Vec<u32>>,
     postings: usize,
-    term_bytes: usize,
     docs: usize,
+}
+
+impl Default for SegmentBuilder {
+    fn default() -> Self {
+        SegmentBuilder {
+            table: vec![(0, 0, 0); 1024],
+            arena: Vec::new(),
+            starts: Vec::new(),
+            ids: Vec::new(),
+            postings: 0,
+            docs: 0,
+        }
+    }
 }
 
 /// Flush a builder above roughly this many bytes of memory.
 const BUILDER_LIMIT: usize = 48 << 20;
 
+fn term_key(t: &[u8]) -> u64 {
+    if t.len() <= 8 {
+        let mut w = [0u8; 8];
+        w[..t.len()].copy_from_slice(t);
+        u64::from_le_bytes(w)
+    } else {
+        use std::hash::Hasher;
+        let mut h = super::codec::FxHasher::default();
+        h.write(t);
+        h.finish()
+    }
+}
+
+fn term_slot(key: u64, len: usize) -> usize {
+    ((key ^ (len as u64).rotate_left(59)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 7) as usize
+}
+
 impl SegmentBuilder {
+    fn term(&self, t: usize) -> &[u8] {
+        let s = self.starts[t] as usize;
+        let e = self
+            .starts
+            .get(t + 1)
+            .map_or(self.arena.len(), |&e| e as usize);
+        &self.arena[s..e]
+    }
+
     /// Adds the distinct terms of one file's new text.
     pub fn add<'a>(&mut self, file_id: u32, terms: impl IntoIterator<Item = &'a [u8]>) {
         self.docs += 1;
         for t in terms {
-            match self.map.get_mut(t) {
-                Some(v) => {
-                    if v.last() != Some(&file_id) {
-                        v.push(file_id);
-                        self.postings += 1;
+            if t.is_empty() {
+                continue;
+            }
+            let key = term_key(t);
+            let mask = self.table.len() - 1;
+            let mut i = term_slot(key, t.len()) & mask;
+            let idx = loop {
+                let (k, idx, len) = self.table[i];
+                if len == 0 {
+                    // A new term (slots hold len + 1; 0 is empty).
+                    let idx = self.ids.len() as u32;
+                    self.table[i] = (key, idx, t.len() as u32 + 1);
+                    self.starts.push(self.arena.len() as u32);
+                    self.arena.extend_from_slice(t);
+                    self.ids.push(Vec::new());
+                    if self.ids.len() * 2 > self.table.len() {
+                        self.grow();
                     }
+                    break idx as usize;
                 }
-                None => {
-                    self.term_bytes += t.len();
-                    self.postings += 1;
-                    self.map.insert(t.into(), vec![file_id]);
+                if k == key
+                    && len as usize == t.len() + 1
+                    && (t.len() <= 8 || self.term(idx as usize) == t)
+                {
+                    break idx as usize;
                 }
+                i = (i + 1) & mask;
+            };
+            let v = &mut self.ids[idx];
+            if v.last() != Some(&file_id) {
+                v.push(file_id);
+                self.postings += 1;
             }
         }
     }
 
+    fn grow(&mut self) {
+        let bigger = self.table.len() * 2;
+        let old = std::mem::replace(&mut self.table, vec![(0, 0, 0); bigger]);
+        let mask = bigger - 1;
+        for (k, idx, len) in old.into_iter().filter(|e| e.2 != 0) {
+            let mut j = term_slot(k, len as usize - 1) & mask;
+            while self.table[j].2 != 0 {
+                j = (j + 1) & mask;
+            }
+            self.table[j] = (k, idx, len);
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.ids.is_empty()
     }
 
     pub fn docs(&self) -> usize {
@@ -59,24 +132,23 @@ impl SegmentBuilder {
     }
 
     pub fn full(&self) -> bool {
-        self.postings * 4 + self.map.len() * 96 + self.term_bytes > BUILDER_LIMIT
+        self.postings * 4 + self.ids.len() * 56 + self.arena.len() > BUILDER_LIMIT
     }
 
     /// Encodes and empties the builder.
     pub fn take(&mut self) -> Encoded {
-        let map = std::mem::take(&mut self.map);
-        let docs = std::mem::take(&mut self.docs);
-        self.postings = 0;
-        self.term_bytes = 0;
-        let mut terms: Vec<(Box<[u8]>, Vec<u32>)> = map.into_iter().collect();
-        terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut b = std::mem::take(self);
+        let mut order: Vec<u32> = (0..b.ids.len() as u32).collect();
+        order.sort_unstable_by(|&x, &y| b.term(x as usize).cmp(b.term(y as usize)));
+        let mut ids = std::mem::take(&mut b.ids);
         let mut w = Writer::default();
-        for (t, mut ids) in terms {
-            ids.sort_unstable();
-            ids.dedup();
-            w.push(&t, &ids);
+        for t in order {
+            let v = &mut ids[t as usize];
+            v.sort_unstable();
+            v.dedup();
+            w.push(b.term(t as usize), v);
         }
-        w.finish(docs)
+        w.finish(b.docs)
     }
 }
 
@@ -318,11 +390,77 @@ pub fn merge(segs: &[Segment], live: &dyn Fn(u32) -> bool) -> Encoded {
 
 /// The distinct space-separated tokens of a normalized text.
 pub fn distinct_tokens(text: &str) -> Vec<&[u8]> {
-    let mut seen: std::collections::HashSet<&[u8], FxBuild> = Default::default();
-    text.as_bytes()
-        .split(|&b| b == b' ')
-        .filter(|t| !t.is_empty() && seen.insert(t))
+    let b = text.as_bytes();
+    distinct_token_ranges(text)
+        .into_iter()
+        .map(|(s, n)| &b[s as usize..(s + n) as usize])
         .collect()
+}
+
+/// [`distinct_tokens`] as `(start, len)` byte ranges, in order of first
+/// appearance. This is on the indexing hot path: an open-addressing table
+/// of `(key, start, len)` where a token of up to 8 bytes is its own key
+/// (so equal keys mean equal tokens) and a longer one is keyed by its hash
+/// and compared byte by byte.
+pub fn distinct_token_ranges(text: &str) -> Vec<(u32, u32)> {
+    let b = text.as_bytes();
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    let mut table: Vec<(u64, u32, u32)> = vec![(0, 0, 0); 256];
+    let mut mask = table.len() - 1;
+    let key_of = |t: &[u8]| -> u64 {
+        if t.len() <= 8 {
+            let mut w = [0u8; 8];
+            w[..t.len()].copy_from_slice(t);
+            u64::from_le_bytes(w)
+        } else {
+            use std::hash::Hasher;
+            let mut h = super::codec::FxHasher::default();
+            h.write(t);
+            h.finish()
+        }
+    };
+    let slot_of = |key: u64, len: u32| -> usize {
+        (key ^ (len as u64).rotate_left(59)).wrapping_mul(0x9e37_79b9_7f4a_7c15) as usize
+    };
+    let mut start = 0usize;
+    for end in memchr::memchr_iter(b' ', b).chain(std::iter::once(b.len())) {
+        let t = &b[start..end];
+        let s = start;
+        start = end + 1;
+        if t.is_empty() || t.len() > u32::MAX as usize {
+            continue;
+        }
+        let (key, len) = (key_of(t), t.len() as u32);
+        // Slots hold len + 1 so that 0 means empty.
+        let mut i = (slot_of(key, len) >> 7) & mask;
+        loop {
+            let (k, ts, tl) = table[i];
+            if tl == 0 {
+                table[i] = (key, s as u32, len + 1);
+                out.push((s as u32, len));
+                break;
+            }
+            if k == key && tl == len + 1 && (len <= 8 || b[ts as usize..(ts + len) as usize] == *t)
+            {
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        if out.len() * 2 > table.len() {
+            // Grow and re-insert.
+            let bigger = table.len() * 2;
+            let old = std::mem::replace(&mut table, vec![(0, 0, 0); bigger]);
+            mask = bigger - 1;
+            for (k, ts, tl) in old.into_iter().filter(|e| e.2 != 0) {
+                let mut j = (slot_of(k, tl - 1) >> 7) & mask;
+                while table[j].2 != 0 {
+                    j = (j + 1) & mask;
+                }
+                table[j] = (k, ts, tl);
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -363,6 +501,22 @@ mod tests {
         assert_eq!(ids(&s, "own", Match::EndsWith), [1, 300]);
         assert_eq!(ids(&s, "zebra", Match::Contains), Vec::<u32>::new());
         assert_eq!(ids(&s, "x f", Match::Contains), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn distinct_tokens_are_exact() {
+        let text = "a b a  bb abcdefgh abcdefgh abcdefghi abcdefghj abcdefghi x\u{0} x é é";
+        let got: Vec<&[u8]> = distinct_tokens(text);
+        let mut want: Vec<&[u8]> = Vec::new();
+        for t in text.as_bytes().split(|&b| b == b' ') {
+            if !t.is_empty() && !want.contains(&t) {
+                want.push(t);
+            }
+        }
+        assert_eq!(got, want);
+        // Many distinct tokens (the table grows).
+        let many: String = (0..5000).map(|i| format!("t{} ", i % 3000)).collect();
+        assert_eq!(distinct_tokens(&many).len(), 3000);
     }
 
     #[test]

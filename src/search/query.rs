@@ -267,7 +267,19 @@ pub fn rank_with_index(
         .into_iter()
         .filter_map(|r| {
             let doc = SearchDoc::from_info(&r);
-            let bits = body_hits.map(|h| h.get(&r.path).copied().unwrap_or(0));
+            let bits = body_hits.map(|h| {
+                // The index reports absolute paths.
+                h.get(&r.path)
+                    .or_else(|| {
+                        r.path
+                            .is_relative()
+                            .then(|| std::path::absolute(&r.path).ok())
+                            .flatten()
+                            .and_then(|a| h.get(&a))
+                    })
+                    .copied()
+                    .unwrap_or(0)
+            });
             query
                 .score_with(&doc, &mut matcher, &mut buf, bits)
                 .map(|s| (s, r))

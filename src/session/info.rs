@@ -94,57 +94,54 @@ impl SessionInfo {
     /// Appends the `arbor list --json` line (with its `\n`): the same bytes
     /// as `to_json().to_string()`, without building a JSON value.
     pub fn write_json_line(&self, out: &mut Vec<u8>) {
-        #[derive(serde::Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Diag {
-            skipped_lines: usize,
-            lossy_lines: usize,
-            partial_tail: bool,
+        use super::jsonscan::write_json_str as st;
+        fn opt(out: &mut Vec<u8>, v: Option<&str>) {
+            match v {
+                Some(s) => st(out, s),
+                None => out.extend_from_slice(b"null"),
+            }
         }
-        #[derive(serde::Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Row<'a> {
-            path: std::borrow::Cow<'a, str>,
-            id: &'a str,
-            cwd: &'a str,
-            name: Option<&'a str>,
-            has_name: bool,
-            created: &'a str,
-            modified: String,
-            message_count: usize,
-            first_message: &'a str,
-            parent_session_path: Option<&'a str>,
-            summary: Option<&'a str>,
-            internal: bool,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            diagnostics: Option<Diag>,
+        fn boolean(out: &mut Vec<u8>, v: bool) {
+            out.extend_from_slice(if v { b"true" } else { b"false" });
         }
+        out.extend_from_slice(b"{\"path\":");
+        match self.path.to_str() {
+            Some(p) => st(out, p),
+            None => st(out, &self.path.to_string_lossy()),
+        }
+        out.extend_from_slice(b",\"id\":");
+        st(out, &self.id);
+        out.extend_from_slice(b",\"cwd\":");
+        st(out, &self.cwd);
+        out.extend_from_slice(b",\"name\":");
+        opt(out, self.display_name());
+        out.extend_from_slice(b",\"hasName\":");
+        boolean(out, self.has_name);
+        out.extend_from_slice(b",\"created\":");
+        st(out, &self.created);
+        out.extend_from_slice(b",\"modified\":");
+        st(out, &self.modified());
+        out.extend_from_slice(b",\"messageCount\":");
+        out.extend_from_slice(self.message_count.to_string().as_bytes());
+        out.extend_from_slice(b",\"firstMessage\":");
+        st(out, self.first_message_text());
+        out.extend_from_slice(b",\"parentSessionPath\":");
+        opt(out, self.parent_session_path.as_deref());
+        out.extend_from_slice(b",\"summary\":");
+        opt(out, self.summary());
+        out.extend_from_slice(b",\"internal\":");
+        boolean(out, self.internal);
         let skipped = self.diagnostics.skipped();
-        let row = Row {
-            path: match self.path.to_str() {
-                Some(p) => std::borrow::Cow::Borrowed(p),
-                None => self.path.to_string_lossy(),
-            },
-            id: &self.id,
-            cwd: &self.cwd,
-            name: self.display_name(),
-            has_name: self.has_name,
-            created: &self.created,
-            modified: self.modified(),
-            message_count: self.message_count,
-            first_message: self.first_message_text(),
-            parent_session_path: self.parent_session_path.as_deref(),
-            summary: self.summary(),
-            internal: self.internal,
-            diagnostics: (skipped > 0 || self.diagnostics.lossy_lines > 0).then_some(Diag {
-                skipped_lines: skipped,
-                lossy_lines: self.diagnostics.lossy_lines,
-                partial_tail: self.diagnostics.partial_tail,
-            }),
-        };
-        // Serializing plain strings, numbers and booleans cannot fail.
-        let _ = serde_json::to_writer(&mut *out, &row);
-        out.push(b'\n');
+        if skipped > 0 || self.diagnostics.lossy_lines > 0 {
+            out.extend_from_slice(b",\"diagnostics\":{\"skippedLines\":");
+            out.extend_from_slice(skipped.to_string().as_bytes());
+            out.extend_from_slice(b",\"lossyLines\":");
+            out.extend_from_slice(self.diagnostics.lossy_lines.to_string().as_bytes());
+            out.extend_from_slice(b",\"partialTail\":");
+            boolean(out, self.diagnostics.partial_tail);
+            out.push(b'}');
+        }
+        out.extend_from_slice(b"}\n");
     }
 
     /// The JSON Lines row of `arbor list --json`.
@@ -542,6 +539,10 @@ pub struct InfoScanner {
     header_seen: bool,
     failed: Option<&'static str>,
     fast: bool,
+    /// Gather `all_text` (else only the first user message is decoded).
+    keep_text: bool,
+    /// Gather it normalized (see [`crate::search::normalize`]) rather than raw.
+    normalize_text: bool,
 }
 
 impl InfoScanner {
@@ -555,7 +556,23 @@ impl InfoScanner {
             header_seen: false,
             failed: None,
             fast: true,
+            keep_text: true,
+            normalize_text: false,
         }
+    }
+
+    /// Gathers `all_text` already normalized: lowercased, whitespace runs
+    /// collapsed (a trailing space may remain). The index wants only that.
+    pub fn with_normalized_text(mut self) -> InfoScanner {
+        self.normalize_text = true;
+        self
+    }
+
+    /// Does not gather `all_text` (a listing without search): message text
+    /// is then only decoded until the first user message is found.
+    pub fn without_text(mut self) -> InfoScanner {
+        self.keep_text = false;
+        self
     }
 
     /// Turns the fast path off: every line goes through `serde_json`.
@@ -573,6 +590,8 @@ impl InfoScanner {
             header_seen: true,
             failed: None,
             fast: true,
+            keep_text: true,
+            normalize_text: false,
         }
     }
 
@@ -701,6 +720,29 @@ impl InfoScanner {
         }
     }
 
+    fn message_text(&mut self, content: Option<&[u8]>, wants_first: bool) {
+        let i = &mut self.info;
+        let text = raw_content_text(content);
+        if wants_first && !text.trim().is_empty() {
+            i.first_message = Some(text.clone());
+        }
+        if self.keep_text && !text.is_empty() {
+            if self.normalize_text {
+                // normalize(a + " " + b) == normalize(a) + " " + normalize(b),
+                // up to the single spaces normalize already collapses.
+                if !i.all_text.is_empty() && !i.all_text.ends_with(' ') {
+                    i.all_text.push(' ');
+                }
+                crate::search::normalize(&text, &mut i.all_text);
+            } else {
+                if !i.all_text.is_empty() {
+                    i.all_text.push(' ');
+                }
+                i.all_text.push_str(&text);
+            }
+        }
+    }
+
     fn entry(&mut self, p: LineFields) {
         let i = &mut self.info;
         if raw_is(p.ty, "message") {
@@ -713,16 +755,13 @@ impl InfoScanner {
             if !(is_user || is_assistant) {
                 return;
             }
-            let text = raw_content_text(m.content);
-            if is_user && i.first_message.is_none() && !text.trim().is_empty() {
-                i.first_message = Some(text.clone());
+            let wants_first = is_user && i.first_message.is_none();
+            if !self.keep_text && !wants_first {
+                // The row needs no text from this message: do not decode it.
+            } else {
+                self.message_text(m.content, wants_first);
             }
-            if !text.is_empty() {
-                if !i.all_text.is_empty() {
-                    i.all_text.push(' ');
-                }
-                i.all_text.push_str(&text);
-            }
+            let i = &mut self.info;
             let ms = m
                 .timestamp
                 .and_then(|t| t.parse::<f64>().ok())
@@ -775,6 +814,11 @@ impl InfoScanner {
 
 /// Reads a file's list row in one pass.
 pub fn scan_info(path: &Path) -> Result<SessionInfo, ReadError> {
+    scan_info_with(path, true)
+}
+
+/// [`scan_info`], gathering the searchable `all_text` only when `text`.
+pub fn scan_info_with(path: &Path, text: bool) -> Result<SessionInfo, ReadError> {
     let io = |source| ReadError::Io {
         path: path.to_path_buf(),
         source,
@@ -787,6 +831,9 @@ pub fn scan_info(path: &Path) -> Result<SessionInfo, ReadError> {
         });
     }
     let mut s = InfoScanner::new(path, mtime_ms(&meta));
+    if !text {
+        s = s.without_text();
+    }
     with_read_buffer(|buf| {
         read_lines(&mut f, buf, |line, complete, _end| {
             s.feed(line, complete);
@@ -926,4 +973,48 @@ pub fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_line_is_to_json() {
+        let mut rows = vec![SessionInfo::default()];
+        let mut r = SessionInfo {
+            path: PathBuf::from("/a/\"b\"\n.jsonl"),
+            id: "x\u{1}".into(),
+            cwd: "C:\\Users".into(),
+            name: Some("n ✓".into()),
+            has_name: true,
+            created: "2026".into(),
+            modified_ms: 1_767_225_600_123,
+            message_count: 12,
+            first_message: Some("hi\t\"there\"".into()),
+            parent_session_path: Some("/p".into()),
+            summary_candidate: Some(("sum".into(), "m1".into())),
+            last_message_id: Some("m1".into()),
+            internal: true,
+            ..Default::default()
+        };
+        rows.push(r.clone());
+        r.diagnostics.skipped_lines = 2;
+        r.diagnostics.partial_tail = true;
+        rows.push(r.clone());
+        r.diagnostics = Diagnostics {
+            lossy_lines: 1,
+            ..Default::default()
+        };
+        r.modified_ms = -62_200_000_000_000;
+        rows.push(r);
+        for r in rows {
+            let mut out = Vec::new();
+            r.write_json_line(&mut out);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                format!("{}\n", r.to_json())
+            );
+        }
+    }
 }

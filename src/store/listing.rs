@@ -4,14 +4,20 @@ use rayon::prelude::*;
 
 use super::paths::Origin;
 use super::scan::{ScanProblem, Scope, SessionFile};
-use crate::session::info::{scan_info, SessionInfo};
+use crate::session::info::{scan_info_with, SessionInfo};
 
 /// Reads the rows of `files` on all cores; failures become problems.
 pub fn read_rows(files: &[SessionFile]) -> (Vec<SessionInfo>, Vec<ScanProblem>) {
+    read_rows_with(files, true)
+}
+
+/// [`read_rows`] with the searchable `all_text` only when `text` (a plain
+/// listing does not need it: faster, and far less memory).
+pub fn read_rows_with(files: &[SessionFile], text: bool) -> (Vec<SessionInfo>, Vec<ScanProblem>) {
     let results: Vec<Result<SessionInfo, ScanProblem>> = files
         .par_iter()
         .map(|f| {
-            scan_info(&f.path)
+            scan_info_with(&f.path, text)
                 .map(|mut info| {
                     info.from_pi_store = f.origin == Origin::Pi;
                     info
