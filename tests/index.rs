@@ -630,3 +630,34 @@ fn rows_from_the_pi_store_are_marked() {
         assert!(rows[0].from_pi_store);
     }
 }
+
+#[test]
+fn a_relative_store_path_works_with_the_index() {
+    let s = Store::new();
+    s.write(1, &first_lines(1));
+    s.write(2, &first_lines(2));
+    let base = s.root.parent().unwrap();
+    let run = |args: &[&str]| {
+        run_ok(
+            arbor()
+                .current_dir(base)
+                .env("ARBOR_CACHE_DIR", &s.cache)
+                .args(["--store", "sessions", "list", "--all", "--json"])
+                .args(args),
+        )
+    };
+    for q in [
+        &[][..],
+        &["--query", "\"brown fox\""][..],
+        &["--query", "re:jump"][..],
+    ] {
+        let plain = run(&[&["--no-index"][..], q].concat());
+        assert_eq!(run(q), plain, "{q:?}");
+        assert_eq!(run(q), plain, "{q:?}");
+        assert!(plain.contains("\"path\":\"sessions/"), "{plain}");
+    }
+    // The same files under their absolute paths share the rows.
+    let mut index = s.index();
+    let st = refresh_checked(&mut index, &s.files());
+    assert_eq!(st.cached, 2);
+}

@@ -190,6 +190,7 @@ fn list(
             }
             None => Ok(None),
         };
+        crate::util::trace("searched");
         rows = match hits {
             Ok(hits) => rank_with_index(query, rows, hits.as_ref()),
             Err(e) => {
@@ -206,6 +207,7 @@ fn list(
             }
         };
     }
+    crate::util::trace("ranked");
     let now = chrono::Utc::now().timestamp_millis();
     if a.json {
         // Formatted on all cores, written in one go.

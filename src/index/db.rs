@@ -13,7 +13,7 @@ use super::IndexError;
 
 /// Changes whenever the schema or the meaning of stored data changes; the
 /// arbor version is part of it, so another arbor version rebuilds.
-pub const FORMAT: &str = concat!("arbor-index-4/", env!("CARGO_PKG_VERSION"));
+pub const FORMAT: &str = concat!("arbor-index-5/", env!("CARGO_PKG_VERSION"));
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -50,6 +50,9 @@ CREATE TABLE chunks(
     len INTEGER NOT NULL
 );
 CREATE INDEX chunks_file ON chunks(file_id);
+-- Searches list the sessions and the partial last lines without reading rows.
+CREATE INDEX files_sessions ON files(path) WHERE problem IS NULL;
+CREATE INDEX files_tails ON files(id) WHERE tail_text IS NOT NULL;
 -- The word index: immutable segments of sorted terms with posting lists.
 CREATE TABLE segments(
     id INTEGER PRIMARY KEY,
@@ -267,10 +270,57 @@ pub fn write_at(f: &std::fs::File, off: u64, b: &[u8]) -> std::io::Result<()> {
 /// A path made absolute (without resolving symlinks): rows are keyed by
 /// absolute paths, whatever the caller's working directory.
 pub fn absolute(p: &Path) -> std::borrow::Cow<'_, Path> {
-    if p.is_absolute() {
-        std::borrow::Cow::Borrowed(p)
-    } else {
-        std::borrow::Cow::Owned(std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
+    Keys::new().absolute(p)
+}
+
+/// Makes many paths absolute with one look-up of the working directory.
+pub struct Keys {
+    cwd: Option<PathBuf>,
+}
+
+impl Keys {
+    pub fn new() -> Keys {
+        Keys { cwd: None }
+    }
+
+    pub fn absolute<'p>(&mut self, p: &'p Path) -> std::borrow::Cow<'p, Path> {
+        use std::borrow::Cow;
+        if p.is_absolute() {
+            return Cow::Borrowed(p);
+        }
+        if self.cwd.is_none() {
+            self.cwd = std::env::current_dir().ok();
+        }
+        match &self.cwd {
+            // Joined to an absolute path, `absolute` only normalizes.
+            Some(cwd) => {
+                Cow::Owned(std::path::absolute(cwd.join(p)).unwrap_or_else(|_| p.to_path_buf()))
+            }
+            None => Cow::Owned(std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())),
+        }
+    }
+
+    /// The key of a row (see [`path_key`]), borrowed when already absolute.
+    pub fn key<'p>(&mut self, p: &'p Path) -> std::borrow::Cow<'p, [u8]> {
+        use std::borrow::Cow;
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            match self.absolute(p) {
+                Cow::Borrowed(a) => Cow::Borrowed(a.as_os_str().as_bytes()),
+                Cow::Owned(a) => Cow::Owned(a.as_os_str().as_bytes().to_vec()),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            Cow::Owned(self.absolute(p).to_string_lossy().into_owned().into_bytes())
+        }
+    }
+}
+
+impl Default for Keys {
+    fn default() -> Self {
+        Keys::new()
     }
 }
 

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use super::codec::{self, fingerprint, FxBuild};
-use super::db::{get_meta, key_path, path_key, set_meta, write_at};
+use super::db::{get_meta, key_path, path_key, set_meta, write_at, Keys};
 use super::terms::{distinct_token_ranges, merge, Segment, SegmentBuilder};
 use super::{IndexError, RefreshStats};
 use crate::session::info::{mtime_ms, read_lines, with_read_buffer, InfoScanner, SessionInfo};
@@ -129,16 +129,6 @@ fn finish_info(info: SessionInfo, is_row: bool, file: &SessionFile) -> Option<Se
     info.path = file.path.clone();
     info.from_pi_store = file.origin == Origin::Pi;
     Some(info)
-}
-
-/// The key of a file, borrowed where the path is absolute already.
-fn path_bytes(p: &Path) -> Cow<'_, [u8]> {
-    #[cfg(unix)]
-    if p.is_absolute() {
-        use std::os::unix::ffi::OsStrExt;
-        return Cow::Borrowed(p.as_os_str().as_bytes());
-    }
-    Cow::Owned(path_key(p))
 }
 
 /// The parent folder of a path key (everything before the last separator).
@@ -710,7 +700,8 @@ pub fn refresh(
     check_text_file(conn, text_path)?;
     // 1. A stat per file (on all cores) while the stored rows are read.
     //    Stored blobs are copied into one arena and decoded in parallel.
-    let keys: Vec<Cow<[u8]>> = files.iter().map(|f| path_bytes(&f.path)).collect();
+    let mut k = Keys::new();
+    let keys: Vec<Cow<[u8]>> = files.iter().map(|f| k.key(&f.path)).collect();
     let by_key: HashMap<&[u8], usize, FxBuild> = keys
         .iter()
         .enumerate()

@@ -233,6 +233,17 @@ pub struct Segment {
 impl Segment {
     /// `None` when the blobs are inconsistent (a corrupt index).
     pub fn from_blobs(terms: Vec<u8>, starts: &[u8], postings: Vec<u8>) -> Option<Segment> {
+        let mut s = Segment::dictionary_only(terms, starts)?;
+        if s.postings_len() != postings.len() {
+            return None;
+        }
+        s.postings = postings;
+        Some(s)
+    }
+
+    /// A segment whose dictionary is loaded but not its postings (read
+    /// them with [`Segment::postings_range`] and [`decode_postings`]).
+    pub fn dictionary_only(terms: Vec<u8>, starts: &[u8]) -> Option<Segment> {
         let n = u32::from_le_bytes(starts.get(..4)?.try_into().ok()?) as usize;
         let words: Vec<u32> = starts[4..]
             .chunks_exact(4)
@@ -244,16 +255,18 @@ impl Segment {
         let term_starts = words[..n].to_vec();
         let post_starts = words[n..].to_vec();
         let ok = term_starts.iter().all(|&s| (s as usize) <= terms.len())
-            && post_starts.windows(2).all(|w| w[0] <= w[1])
-            && post_starts
-                .last()
-                .is_some_and(|&e| e as usize == postings.len());
+            && post_starts.windows(2).all(|w| w[0] <= w[1]);
         ok.then_some(Segment {
             terms,
             term_starts,
             post_starts,
-            postings,
+            postings: Vec::new(),
         })
+    }
+
+    /// The length of the postings blob the dictionary expects.
+    pub fn postings_len(&self) -> usize {
+        self.post_starts.last().map_or(0, |&e| e as usize)
     }
 
     pub fn len(&self) -> usize {
@@ -280,27 +293,18 @@ impl Segment {
         k.checked_sub(1)
     }
 
-    /// Calls `f` with each file id of term `t`.
+    /// Calls `f` with each file id of term `t` (postings must be loaded).
     pub fn postings(&self, t: usize, f: &mut dyn FnMut(u32)) {
-        let s = self.post_starts[t] as usize;
-        let e = self.post_starts[t + 1] as usize;
-        let b = &self.postings[s..e];
-        let (mut i, mut id) = (0usize, 0u32);
-        while i < b.len() {
-            let mut v = 0u32;
-            let mut shift = 0;
-            while i < b.len() {
-                let byte = b[i];
-                i += 1;
-                v |= ((byte & 0x7f) as u32) << shift;
-                if byte < 0x80 {
-                    break;
-                }
-                shift += 7;
-            }
-            id = id.wrapping_add(v);
-            f(id);
-        }
+        let (s, e) = self.postings_range(t);
+        decode_postings(&self.postings[s..e], f);
+    }
+
+    /// Where term `t`'s posting list lies in the postings blob.
+    pub fn postings_range(&self, t: usize) -> (usize, usize) {
+        (
+            self.post_starts[t] as usize,
+            self.post_starts[t + 1] as usize,
+        )
     }
 
     /// Terms that match `how`; each term reported once, in order.
@@ -342,6 +346,26 @@ impl Segment {
                 break;
             }
         }
+    }
+}
+
+/// Calls `f` with each file id of an encoded posting list.
+pub fn decode_postings(b: &[u8], f: &mut dyn FnMut(u32)) {
+    let (mut i, mut id) = (0usize, 0u32);
+    while i < b.len() {
+        let mut v = 0u32;
+        let mut shift = 0;
+        while i < b.len() {
+            let byte = b[i];
+            i += 1;
+            v |= ((byte & 0x7f) as u32) << shift;
+            if byte < 0x80 {
+                break;
+            }
+            shift += 7;
+        }
+        id = id.wrapping_add(v);
+        f(id);
     }
 }
 

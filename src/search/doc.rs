@@ -72,7 +72,12 @@ impl SearchDoc {
         if let Some(s) = info.summary() {
             fields.push(s.to_string());
         }
-        fields.push(info.first_message_text().chars().take(500).collect());
+        let first = info.first_message_text();
+        let cut = first
+            .char_indices()
+            .nth(500)
+            .map_or(first.len(), |(i, _)| i);
+        fields.push(first[..cut].to_string());
         fields.push(info.cwd.clone());
         fields.push(info.id.clone());
         let mut text = String::with_capacity(info.all_text.len() + 256);

@@ -261,32 +261,48 @@ pub fn rank_with_index(
     if query.terms.is_empty() && query.error().is_none() {
         return rows;
     }
-    let mut matcher = new_matcher();
-    let mut buf = Vec::new();
-    let mut scored: Vec<(u32, SessionInfo)> = rows
-        .into_iter()
-        .filter_map(|r| {
-            let doc = SearchDoc::from_info(&r);
-            let bits = body_hits.map(|h| {
-                // The index reports absolute paths.
-                h.get(&r.path)
-                    .or_else(|| {
-                        r.path
-                            .is_relative()
-                            .then(|| std::path::absolute(&r.path).ok())
-                            .flatten()
-                            .and_then(|a| h.get(&a))
-                    })
-                    .copied()
-                    .unwrap_or(0)
-            });
-            query
-                .score_with(&doc, &mut matcher, &mut buf, bits)
-                .map(|s| (s, r))
-        })
+    use rayon::prelude::*;
+    // The index reports absolute paths: relative row paths are joined to
+    // the working directory (looked up once, not per row).
+    let cwd = std::env::current_dir().ok();
+    let key = |p: &std::path::Path| -> Option<PathBuf> {
+        let cwd = cwd.as_ref()?;
+        std::path::absolute(cwd.join(p)).ok()
+    };
+    let scores: Vec<Option<u32>> = rows
+        .par_iter()
+        .map_init(
+            || (new_matcher(), Vec::new()),
+            |(matcher, buf), r| {
+                let doc = SearchDoc::from_info(r);
+                let bits = body_hits.map(|h| {
+                    h.get(&r.path)
+                        .or_else(|| {
+                            if r.path.is_relative() {
+                                key(&r.path).and_then(|a| h.get(&a))
+                            } else {
+                                None
+                            }
+                        })
+                        .copied()
+                        .unwrap_or(0)
+                });
+                query.score_with(&doc, matcher, buf, bits)
+            },
+        )
         .collect();
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.modified_ms.cmp(&a.1.modified_ms)));
-    scored.into_iter().map(|(_, r)| r).collect()
+    // Rows are big: order indices, then move each kept row once.
+    let mut order: Vec<usize> = (0..rows.len()).filter(|&i| scores[i].is_some()).collect();
+    order.sort_by(|&a, &b| {
+        scores[b]
+            .cmp(&scores[a])
+            .then(rows[b].modified_ms.cmp(&rows[a].modified_ms))
+    });
+    let mut rows = rows;
+    order
+        .into_iter()
+        .map(|i| std::mem::take(&mut rows[i]))
+        .collect()
 }
 
 #[cfg(test)]
