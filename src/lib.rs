@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod demo;
+pub mod index;
 pub mod log;
 pub mod search;
 pub mod session;

@@ -1,5 +1,17 @@
 //! Small helpers shared by the CLI and the UI.
 
+/// With `ARBOR_TRACE` set, prints `label` and the time since the first call
+/// on stderr (used to profile `arbor list`).
+pub fn trace(label: &str) {
+    use std::sync::OnceLock;
+    use std::time::Instant;
+    static START: OnceLock<Option<Instant>> = OnceLock::new();
+    let start = START.get_or_init(|| std::env::var_os("ARBOR_TRACE").map(|_| Instant::now()));
+    if let Some(t) = start {
+        eprintln!("arbor: {label}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+    }
+}
+
 /// Atomic's compact age: `now`, `5m`, `3h`, `2d`, `1w`, `4mo`, `2y`.
 pub fn age(now_ms: i64, then_ms: i64) -> String {
     let secs = (now_ms - then_ms).max(0) / 1000;

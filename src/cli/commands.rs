@@ -5,13 +5,22 @@ use anyhow::{bail, Context as _, Result};
 use serde_json::{json, Map, Value};
 
 use super::{Cli, Command, GlobalOpts};
+use std::collections::HashSet;
+
+use rayon::prelude::*;
+
+use crate::index::Index;
+use crate::search::{rank_with_index, Query};
+use crate::session::info::SessionInfo;
 use crate::session::render::collect_tool_calls;
 use crate::session::view::{flatten, row_line};
 use crate::session::writer::{self, WriteError};
 use crate::session::{build_context, read_session, ContextFlavor, Session, SessionTree};
-use crate::store::listing::{filter_rows, read_rows, sort_recent};
+use crate::store::listing::{filter_rows, read_rows, read_rows_with, sort_recent};
 use crate::store::paths::{absolute_cwd, Origin, ProcessEnv};
-use crate::store::{list_session_files, resolve_session, Scope, StoreConfig};
+use crate::store::{
+    list_session_files, resolve_session, ScanProblem, Scope, SessionFile, StoreConfig,
+};
 
 pub fn store_config(g: &GlobalOpts) -> StoreConfig {
     StoreConfig::resolve(g.store.as_deref(), g.session_dir.as_deref(), &ProcessEnv)
@@ -81,6 +90,7 @@ pub fn run(cli: Cli) -> Result<()> {
             writeln!(out, "{}", w.id)?;
             Ok(())
         }
+        Some(Command::Index(a)) => index_cmd(&config, &a, &mut out),
         Some(Command::Fork(a)) => {
             let path = resolve(&config, &a.session)?;
             let (dest, _id) = writer::fork(&path, &a.entry, a.out.as_deref())?;
@@ -222,9 +232,39 @@ pub fn project_cwd(cwd: Option<&Path>) -> Result<String> {
     Ok(absolute_cwd(&p.display().to_string(), &ProcessEnv))
 }
 
+/// Reads the rows of `files` through the index (updating it), or straight
+/// from the files when the index is off or unusable. Returns the index when
+/// the rows came from it (their `all_text` is then empty).
+fn read_rows_indexed(
+    files: &[SessionFile],
+    no_index: bool,
+    text: bool,
+) -> (Vec<SessionInfo>, Vec<ScanProblem>, Option<Index>) {
+    if !no_index {
+        match Index::open_default() {
+            Ok(mut index) => {
+                crate::util::trace("index opened");
+                let mut rows = Vec::with_capacity(files.len());
+                match index.refresh(files, &mut |batch| rows.extend(batch)) {
+                    Ok(stats) => {
+                        if let Some(e) = stats.write_error {
+                            eprintln!("arbor: the index could not be updated: {e}");
+                        }
+                        return (rows, stats.problems, Some(index));
+                    }
+                    Err(e) => eprintln!("arbor: index unavailable ({e}); reading the files"),
+                }
+            }
+            Err(e) => eprintln!("arbor: index unavailable ({e}); reading the files"),
+        }
+    }
+    let (rows, problems) = read_rows_with(files, text);
+    (rows, problems, None)
+}
+
 fn list(
     config: &StoreConfig,
-    _g: &GlobalOpts,
+    g: &GlobalOpts,
     a: &super::ListArgs,
     out: &mut impl Write,
 ) -> Result<()> {
@@ -233,23 +273,74 @@ fn list(
     } else {
         Scope::Project(project_cwd(a.cwd.as_deref())?)
     };
+    let query = match &a.query {
+        Some(q) => {
+            let query = Query::parse(q);
+            if let Some(err) = query.error() {
+                bail!("invalid query: {err}");
+            }
+            Some(query)
+        }
+        None => None,
+    };
+    crate::util::trace("start");
     let (files, mut problems) = list_session_files(config, &scope);
-    let (mut rows, p2) = read_rows(&files);
+    crate::util::trace("files listed");
+    let (mut rows, p2, index) = read_rows_indexed(&files, g.no_index, query.is_some());
+    crate::util::trace("rows read");
     problems.extend(p2);
     filter_rows(&mut rows, &scope, a.include_internal);
     sort_recent(&mut rows);
-    if let Some(q) = &a.query {
-        let query = crate::search::Query::parse(q);
-        if let Some(err) = query.error() {
-            bail!("invalid query: {err}");
-        }
-        rows = crate::search::rank(&query, rows);
+    crate::util::trace("rows sorted");
+    if let Some(query) = &query {
+        let hits = match &index {
+            Some(index) => {
+                let within: HashSet<PathBuf> = rows.iter().map(|r| r.path.clone()).collect();
+                match index.search_within(query, &within) {
+                    Ok(hits) => Ok(hits),
+                    Err(e) => Err(e),
+                }
+            }
+            None => Ok(None),
+        };
+        crate::util::trace("searched");
+        rows = match hits {
+            Ok(hits) => rank_with_index(query, rows, hits.as_ref()),
+            Err(e) => {
+                // Search the files themselves.
+                eprintln!("arbor: index search failed ({e}); reading the files");
+                let listed: Vec<SessionFile> = files
+                    .iter()
+                    .filter(|f| rows.iter().any(|r| r.path == f.path))
+                    .cloned()
+                    .collect();
+                let (mut full, _) = read_rows(&listed);
+                sort_recent(&mut full);
+                rank_with_index(query, full, None)
+            }
+        };
     }
+    crate::util::trace("ranked");
     let now = chrono::Utc::now().timestamp_millis();
-    for r in &rows {
-        if a.json {
-            writeln!(out, "{}", json_text(&r.to_json()))?;
-        } else {
+    if a.json {
+        // Formatted on all cores, written in one go.
+        let chunks: Vec<Vec<u8>> = rows
+            .par_chunks(512)
+            .map(|c| {
+                let mut buf = Vec::with_capacity(c.len() * 700);
+                for r in c {
+                    r.write_json_line(&mut buf);
+                }
+                escape_c1(buf)
+            })
+            .collect();
+        crate::util::trace("json formatted");
+        for c in chunks {
+            out.write_all(&c)?;
+        }
+        crate::util::trace("json written");
+    } else {
+        for r in &rows {
             let title = crate::session::render::sanitize_line(r.title());
             let title: String = title.chars().take(70).collect();
             writeln!(
@@ -262,9 +353,143 @@ fn list(
             )?;
         }
     }
+    problems.sort_by(|a, b| a.path.cmp(&b.path));
     for p in problems {
         eprintln!("arbor: skipped {}: {}", p.path.display(), p.reason);
     }
+    // The process ends now: skip freeing thousands of rows one by one.
+    std::mem::forget(rows);
+    std::mem::forget(files);
+    Ok(())
+}
+
+fn human_bytes(b: u64) -> String {
+    let b = b as f64;
+    if b >= 1e9 {
+        format!("{:.2} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.1} MB", b / 1e6)
+    } else if b >= 1e3 {
+        format!("{:.1} kB", b / 1e3)
+    } else {
+        format!("{b} B")
+    }
+}
+
+fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -> Result<()> {
+    let mut index = Index::open_default().context("cannot open the index")?;
+    if !a.files.is_empty() {
+        for path in &a.files {
+            let t = std::time::Instant::now();
+            let row = index.update_file(path)?;
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            if a.json {
+                let v = json!({
+                    "path": path.display().to_string(),
+                    "ms": ms,
+                    "row": row.as_ref().map(|r| r.to_json()),
+                });
+                writeln!(out, "{v}")?;
+            } else {
+                match &row {
+                    Some(r) => writeln!(
+                        out,
+                        "{}: {} messages, updated in {ms:.1} ms",
+                        path.display(),
+                        r.message_count
+                    )?,
+                    None => writeln!(
+                        out,
+                        "{}: not a session (or gone), updated in {ms:.1} ms",
+                        path.display()
+                    )?,
+                }
+            }
+        }
+        return Ok(());
+    }
+    let mut update = None;
+    if !a.stats {
+        if a.rebuild {
+            index.clear().context("cannot delete the index")?;
+        }
+        let (files, mut problems) = list_session_files(config, &Scope::All);
+        let stats = index.refresh(&files, &mut |_| {})?;
+        if let Some(e) = &stats.write_error {
+            bail!("the index could not be updated: {e}");
+        }
+        problems.extend(stats.problems.iter().cloned());
+        problems.sort_by(|a, b| a.path.cmp(&b.path));
+        for p in &problems {
+            eprintln!("arbor: skipped {}: {}", p.path.display(), p.reason);
+        }
+        update = Some(stats);
+    }
+    let s = index.stats()?;
+    let ratio = if s.store_bytes > 0 {
+        s.disk_bytes as f64 * 100.0 / s.store_bytes as f64
+    } else {
+        0.0
+    };
+    if a.json {
+        let mut v = json!({
+            "path": s.path.display().to_string(),
+            "format": s.format,
+            "sizeBytes": s.disk_bytes,
+            "sessions": s.sessions,
+            "notSessions": s.not_sessions,
+            "storeBytes": s.store_bytes,
+            "textBytes": s.text_bytes,
+            "segments": s.segments,
+            "lastUpdate": s.last_update,
+        });
+        if let Some(u) = &update {
+            v["update"] = json!({
+                "files": u.files,
+                "cached": u.cached,
+                "appended": u.appended,
+                "reparsed": u.reparsed,
+                "removed": u.removed,
+                "bytesParsed": u.bytes_parsed,
+                "seconds": u.elapsed.as_secs_f64(),
+            });
+        }
+        writeln!(out, "{v}")?;
+        return Ok(());
+    }
+    if let Some(u) = &update {
+        writeln!(
+            out,
+            "updated in {:.2} s: {} files, {} unchanged, {} appended, {} read in full, {} removed, {} parsed",
+            u.elapsed.as_secs_f64(),
+            u.files,
+            u.cached,
+            u.appended,
+            u.reparsed,
+            u.removed,
+            human_bytes(u.bytes_parsed)
+        )?;
+    }
+    writeln!(out, "index:     {}", s.path.display())?;
+    writeln!(
+        out,
+        "size:      {} ({ratio:.1} % of the {} of session files)",
+        human_bytes(s.disk_bytes),
+        human_bytes(s.store_bytes)
+    )?;
+    writeln!(
+        out,
+        "sessions:  {} (+{} files that are not sessions)",
+        s.sessions, s.not_sessions
+    )?;
+    writeln!(out, "text:      {} searchable", human_bytes(s.text_bytes))?;
+    writeln!(out, "segments:  {}", s.segments)?;
+    writeln!(
+        out,
+        "updated:   {}",
+        s.last_update.as_deref().unwrap_or("never")
+    )?;
+    writeln!(out, "format:    {}", s.format)?;
     Ok(())
 }
 
@@ -402,6 +627,32 @@ fn context(config: &StoreConfig, a: &super::ContextArgs, out: &mut impl Write) -
         writeln!(out, "{}", crate::session::render::sanitize_block(&m.text))?;
     }
     Ok(())
+}
+
+/// Rewrites DEL and C1 controls (raw in JSON strings) as `\u` escapes; they
+/// can only occur inside strings, where the escape means the same.
+fn escape_c1(buf: Vec<u8>) -> Vec<u8> {
+    let needs = memchr::memchr(0x7f, &buf).is_some()
+        || memchr::memmem::find_iter(&buf, b"\xc2")
+            .any(|i| buf.get(i + 1).is_some_and(|b| (0x80..=0x9f).contains(b)));
+    if !needs {
+        return buf;
+    }
+    let mut out = Vec::with_capacity(buf.len() + 16);
+    let mut i = 0;
+    while i < buf.len() {
+        let b = buf[i];
+        if b == 0x7f {
+            out.extend_from_slice(b"\\u007f");
+        } else if b == 0xc2 && buf.get(i + 1).is_some_and(|n| (0x80..=0x9f).contains(n)) {
+            out.extend_from_slice(format!("\\u{:04x}", buf[i + 1]).as_bytes());
+            i += 1;
+        } else {
+            out.push(b);
+        }
+        i += 1;
+    }
+    out
 }
 
 /// JSON text safe to print on a terminal: DEL and C1 controls (which

@@ -1,4 +1,4 @@
-//! The command line: `arbor [list|show|context|tree|label|branch|fork|index]`.
+//! The command line: `arbor [list|show|context|label|branch|fork|rename|index]`.
 
 mod commands;
 
@@ -73,6 +73,25 @@ pub enum Command {
     Fork(ForkArgs),
     /// Rename a session (appends a `session_info` line)
     Rename(RenameArgs),
+    /// Update the persistent index of the store, or show its figures
+    Index(IndexArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Delete the index and build it again from the session files
+    #[arg(long, conflicts_with = "stats")]
+    pub rebuild: bool,
+    /// Only show the index's figures (size, sessions, last update); do not update it
+    #[arg(long)]
+    pub stats: bool,
+    /// Re-read only these session files (their appended bytes when they
+    /// just grew), as the picker's file watcher does
+    #[arg(long = "file", value_name = "PATH", conflicts_with_all = ["rebuild", "stats"])]
+    pub files: Vec<PathBuf>,
+    /// Print the figures as one JSON object
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -5,25 +5,47 @@ use crate::session::info::SessionInfo;
 pub struct SearchDoc {
     /// Short fields, original case (fuzzy matching ignores case itself).
     pub fields: Vec<String>,
-    /// Everything searchable, lowercased, whitespace runs collapsed to one space.
+    /// The searchable parts, each normalized (lowercased, whitespace runs
+    /// collapsed to one space) and separated by `\n` (which a normalized
+    /// part never contains, so no match spans two parts): id, name,
+    /// summary, cwd, then the message bodies from `body_start` on.
     pub text: String,
+    /// Where the bodies start in `text`.
+    pub body_start: usize,
 }
 
-/// Lowercases and collapses whitespace runs to single spaces.
+/// Lowercases and collapses whitespace runs to single spaces (leading
+/// whitespace is dropped when `out` is empty or ends in a space).
 pub fn normalize(s: &str, out: &mut String) {
-    if s.is_ascii() {
-        normalize_ascii(s.as_bytes(), out);
-        return;
-    }
     let mut in_space = out.ends_with(' ') || out.is_empty();
-    for c in s.chars() {
-        if c.is_whitespace() {
+    out.reserve(s.len());
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c < 0x80 {
+            // ASCII: the same as the general case below, without decoding.
+            if matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
+                if !in_space {
+                    out.push(' ');
+                    in_space = true;
+                }
+            } else {
+                out.push(c.to_ascii_lowercase() as char);
+                in_space = false;
+            }
+            i += 1;
+            continue;
+        }
+        let ch = s[i..].chars().next().unwrap_or(' ');
+        i += ch.len_utf8();
+        if ch.is_whitespace() {
             if !in_space {
                 out.push(' ');
                 in_space = true;
             }
         } else {
-            for l in c.to_lowercase() {
+            for l in ch.to_lowercase() {
                 out.push(l);
             }
             in_space = false;
@@ -31,24 +53,14 @@ pub fn normalize(s: &str, out: &mut String) {
     }
 }
 
-/// The byte-level fast path of `normalize` for ASCII text (most transcripts).
-fn normalize_ascii(s: &[u8], out: &mut String) {
-    let mut buf = std::mem::take(out).into_bytes();
-    buf.reserve(s.len());
-    let mut in_space = buf.last() == Some(&b' ') || buf.is_empty();
-    for &b in s {
-        if b.is_ascii_whitespace() || b == 0x0b {
-            if !in_space {
-                buf.push(b' ');
-                in_space = true;
-            }
-        } else {
-            buf.push(b.to_ascii_lowercase());
-            in_space = false;
-        }
+/// The normalized form of one searchable part (no leading or trailing space).
+pub fn normalized(s: &str) -> String {
+    let mut out = String::new();
+    normalize(s, &mut out);
+    if out.ends_with(' ') {
+        out.pop();
     }
-    // Only ASCII bytes were added to valid UTF-8.
-    *out = String::from_utf8(buf).unwrap_or_default();
+    out
 }
 
 impl SearchDoc {
@@ -60,7 +72,12 @@ impl SearchDoc {
         if let Some(s) = info.summary() {
             fields.push(s.to_string());
         }
-        fields.push(info.first_message_text().chars().take(500).collect());
+        let first = info.first_message_text();
+        let cut = first
+            .char_indices()
+            .nth(500)
+            .map_or(first.len(), |(i, _)| i);
+        fields.push(first[..cut].to_string());
         fields.push(info.cwd.clone());
         fields.push(info.id.clone());
         let mut text = String::with_capacity(info.all_text.len() + 256);
@@ -69,14 +86,27 @@ impl SearchDoc {
             info.display_name().unwrap_or(""),
             info.summary().unwrap_or(""),
             info.cwd.as_str(),
-            info.all_text.as_str(),
         ] {
-            normalize(f, &mut text);
-            if !text.ends_with(' ') {
-                text.push(' ');
-            }
+            text.push_str(&normalized(f));
+            text.push('\n');
         }
-        SearchDoc { fields, text }
+        let body_start = text.len();
+        text.push_str(&normalized(&info.all_text));
+        SearchDoc {
+            fields,
+            text,
+            body_start,
+        }
+    }
+
+    /// The short fields' part of `text`.
+    pub fn fields_text(&self) -> &str {
+        &self.text[..self.body_start]
+    }
+
+    /// The bodies' part of `text` (empty for rows from the index).
+    pub fn body_text(&self) -> &str {
+        &self.text[self.body_start..]
     }
 }
 

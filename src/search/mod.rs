@@ -6,8 +6,8 @@
 //! `"a phrase"` is a case-insensitive substring with whitespace collapsed;
 //! `re:pattern` a case-insensitive regex. All terms must match.
 
-mod doc;
+pub mod doc;
 pub mod query;
 
-pub use doc::SearchDoc;
-pub use query::{rank, Query, Term};
+pub use doc::{normalize, normalized, SearchDoc};
+pub use query::{rank, rank_with_index, Query, Term, MAX_TERMS, MIN_BODY_WORD};

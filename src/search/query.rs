@@ -3,13 +3,16 @@ use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 use regex::Regex;
 
-use super::doc::{normalize, SearchDoc};
+use super::doc::{normalize, normalized, SearchDoc};
 use crate::session::info::SessionInfo;
+use std::collections::HashMap;
+use std::path::PathBuf;
 
 /// One search term.
 #[derive(Debug, Clone)]
 pub enum Term {
-    /// Fuzzy on short fields, or substring of the bodies.
+    /// Fuzzy on short fields, or a substring of a field or (3+ characters)
+    /// of the bodies. `lower` is the word normalized like the text.
     Word {
         atom: Atom,
         lower: String,
@@ -26,6 +29,27 @@ pub struct Query {
     error: Option<String>,
 }
 
+/// At most this many terms are used (the index reports body matches as a
+/// bit per term in a `u32`).
+pub const MAX_TERMS: usize = 32;
+
+/// Words shorter than this (in characters) are not looked up in message
+/// bodies: as a substring they match nearly every transcript, so they would
+/// filter nothing and cost a pass over the whole store. They still match the
+/// short fields (fuzzily, or as a substring).
+pub const MIN_BODY_WORD: usize = 3;
+
+impl Term {
+    /// True when the term is matched against message bodies (then the
+    /// index answers it; see `crate::index::Index::search`).
+    pub fn searches_body(&self) -> bool {
+        match self {
+            Term::Word { lower, .. } => lower.chars().count() >= MIN_BODY_WORD,
+            Term::Phrase(_) | Term::Regex(_) => true,
+        }
+    }
+}
+
 /// Score bonus of a field match over a body match, so names and first
 /// messages outrank a word buried in a transcript.
 const BODY_SCORE: u32 = 20;
@@ -37,7 +61,7 @@ impl Query {
         let mut terms = Vec::new();
         let mut error = None;
         let mut rest = raw.trim();
-        while !rest.is_empty() {
+        while !rest.is_empty() && terms.len() < MAX_TERMS {
             if let Some(after) = rest.strip_prefix('"') {
                 let (phrase, tail) = match after.find('"') {
                     Some(end) => (&after[..end], &after[end + 1..]),
@@ -79,7 +103,7 @@ impl Query {
                     AtomKind::Fuzzy,
                     false,
                 ),
-                lower: word.to_lowercase(),
+                lower: normalized(word),
             });
         }
         Query {
@@ -105,12 +129,30 @@ impl Query {
         matcher: &mut Matcher,
         buf: &mut Vec<char>,
     ) -> Option<u32> {
+        self.score_with(doc, matcher, buf, None)
+    }
+
+    /// Like [`Query::score`]; `body_bits` (from the index: bit `i` set when
+    /// term `i` matched the bodies) replaces searching `doc`'s body text.
+    pub fn score_with(
+        &self,
+        doc: &SearchDoc,
+        matcher: &mut Matcher,
+        buf: &mut Vec<char>,
+        body_bits: Option<u32>,
+    ) -> Option<u32> {
         let idx = &mut Vec::new();
         if self.error.is_some() {
             return None;
         }
+        let fields = doc.fields_text();
+        let body = doc.body_text();
         let mut total = 0u32;
-        for t in &self.terms {
+        for (i, t) in self.terms.iter().enumerate() {
+            let in_body = |local: &dyn Fn(&str) -> bool| match body_bits {
+                Some(bits) => i < 32 && bits & (1 << i) != 0,
+                None => local(body),
+            };
             let s = match t {
                 Term::Word { atom, lower } => {
                     let n = lower.chars().count();
@@ -121,13 +163,24 @@ impl Query {
                         .max()
                         .map(|s| s as u32 + BODY_SCORE);
                     field.or_else(|| {
-                        memmem::find(doc.text.as_bytes(), lower.as_bytes()).map(|_| BODY_SCORE)
+                        let hit = memmem::find(fields.as_bytes(), lower.as_bytes()).is_some()
+                            || (t.searches_body()
+                                && in_body(&|b| {
+                                    memmem::find(b.as_bytes(), lower.as_bytes()).is_some()
+                                }));
+                        hit.then_some(BODY_SCORE)
                     })
                 }
                 Term::Phrase(p) => {
-                    memmem::find(doc.text.as_bytes(), p.as_bytes()).map(|_| PHRASE_SCORE)
+                    let hit = memmem::find(fields.as_bytes(), p.as_bytes()).is_some()
+                        || in_body(&|b| memmem::find(b.as_bytes(), p.as_bytes()).is_some());
+                    hit.then_some(PHRASE_SCORE)
                 }
-                Term::Regex(r) => r.is_match(&doc.text).then_some(REGEX_SCORE),
+                Term::Regex(r) => {
+                    let hit =
+                        fields.split('\n').any(|f| r.is_match(f)) || in_body(&|b| r.is_match(b));
+                    hit.then_some(REGEX_SCORE)
+                }
             }?;
             total = total.saturating_add(s);
         }
@@ -211,22 +264,66 @@ pub fn new_matcher() -> Matcher {
     Matcher::new(Config::DEFAULT)
 }
 
-/// Keeps the rows that match, best first, ties newest first.
+/// Keeps the rows that match, best first, ties newest first. Bodies are
+/// searched in each row's `all_text` (rows read without the index).
 pub fn rank(query: &Query, rows: Vec<SessionInfo>) -> Vec<SessionInfo> {
+    rank_with_index(query, rows, None)
+}
+
+/// The final ranking, shared by `arbor list --query` and the picker.
+/// `body_hits` is the index's answer ([`crate::index::Index::search`]) for
+/// these rows, whose `all_text` is then empty; `None` searches each row's
+/// own `all_text`. Both give the same result for the same sessions.
+pub fn rank_with_index(
+    query: &Query,
+    rows: Vec<SessionInfo>,
+    body_hits: Option<&HashMap<PathBuf, u32>>,
+) -> Vec<SessionInfo> {
     if query.terms.is_empty() && query.error().is_none() {
         return rows;
     }
-    let mut matcher = new_matcher();
-    let mut buf = Vec::new();
-    let mut scored: Vec<(u32, SessionInfo)> = rows
-        .into_iter()
-        .filter_map(|r| {
-            let doc = SearchDoc::from_info(&r);
-            query.score(&doc, &mut matcher, &mut buf).map(|s| (s, r))
-        })
+    use rayon::prelude::*;
+    // The index reports absolute paths: relative row paths are joined to
+    // the working directory (looked up once, not per row).
+    let cwd = std::env::current_dir().ok();
+    let key = |p: &std::path::Path| -> Option<PathBuf> {
+        let cwd = cwd.as_ref()?;
+        std::path::absolute(cwd.join(p)).ok()
+    };
+    let scores: Vec<Option<u32>> = rows
+        .par_iter()
+        .map_init(
+            || (new_matcher(), Vec::new()),
+            |(matcher, buf), r| {
+                let doc = SearchDoc::from_info(r);
+                let bits = body_hits.map(|h| {
+                    h.get(&r.path)
+                        .or_else(|| {
+                            if r.path.is_relative() {
+                                key(&r.path).and_then(|a| h.get(&a))
+                            } else {
+                                None
+                            }
+                        })
+                        .copied()
+                        .unwrap_or(0)
+                });
+                query.score_with(&doc, matcher, buf, bits)
+            },
+        )
         .collect();
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.modified_ms.cmp(&a.1.modified_ms)));
-    scored.into_iter().map(|(_, r)| r).collect()
+    // Rows are big: order indices, then move each kept row once.
+    let mut order: Vec<usize> = (0..rows.len()).filter(|&i| scores[i].is_some()).collect();
+    order.sort_by(|&a, &b| {
+        scores[b]
+            .cmp(&scores[a])
+            .then(rows[b].modified_ms.cmp(&rows[a].modified_ms))
+    });
+    let mut rows = rows;
+    order
+        .into_iter()
+        .map(|i| std::mem::take(&mut rows[i]))
+        .collect()
 }
 
 #[cfg(test)]
@@ -265,6 +362,7 @@ mod tests {
         let long = SearchDoc {
             fields: vec!["a quick utility that handles everything".into()],
             text: String::new(),
+            body_start: 0,
         };
         assert!(!matches("auth", &long));
         assert!(matches("quik", &long));
@@ -283,6 +381,42 @@ mod tests {
         let d = doc("x", "Refresh   the\nTOKEN now");
         assert!(matches("\"refresh the token\"", &d));
         assert!(!matches("\"token refresh\"", &d));
+    }
+
+    #[test]
+    fn short_words_only_match_fields() {
+        let d = doc("x", "an ox in the body");
+        assert!(!matches("ox", &d));
+        assert!(matches("\"ox\"", &d));
+        assert!(matches("ox ", &doc("ox", "")));
+    }
+
+    #[test]
+    fn no_match_spans_two_parts() {
+        let d = doc("alpha", "beta gamma");
+        assert!(!matches("\"alpha beta\"", &d));
+        assert!(!matches("re:alpha.beta", &d));
+        assert!(matches("re:^beta", &d));
+        assert!(matches("re:^alpha$", &d));
+    }
+
+    #[test]
+    fn body_bits_replace_the_body_text() {
+        let info = SessionInfo {
+            id: "0199aaaa-bbbb".into(),
+            cwd: "/home/dev/app".into(),
+            ..Default::default()
+        };
+        let d = SearchDoc::from_info(&info);
+        let q = Query::parse("zebra \"two words\"");
+        let mut m = new_matcher();
+        assert!(q
+            .score_with(&d, &mut m, &mut Vec::new(), Some(0b11))
+            .is_some());
+        assert!(q
+            .score_with(&d, &mut m, &mut Vec::new(), Some(0b01))
+            .is_none());
+        assert!(q.score_with(&d, &mut m, &mut Vec::new(), None).is_none());
     }
 
     #[test]

@@ -165,8 +165,43 @@ pub fn parse_iso_ms(s: &str) -> Option<i64> {
 
 /// ISO 8601 UTC with milliseconds, the shape every agent writes.
 pub fn format_iso_ms(ms: i64) -> String {
+    use chrono::{Datelike, Timelike};
     match chrono::DateTime::from_timestamp_millis(ms) {
+        Some(d) if (0..=9999).contains(&d.year()) => format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+            d.year(),
+            d.month(),
+            d.day(),
+            d.hour(),
+            d.minute(),
+            d.second(),
+            d.timestamp_subsec_millis()
+        ),
         Some(d) => d.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
         None => "1970-01-01T00:00:00.000Z".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn iso_format_matches_chrono() {
+        for ms in [
+            0i64,
+            1,
+            999,
+            1_767_225_600_123,
+            253_402_300_799_999,
+            253_402_300_800_000,
+            -1,
+            -62_167_219_200_000,
+            -62_200_000_000_000,
+        ] {
+            let chrono = chrono::DateTime::from_timestamp_millis(ms)
+                .unwrap()
+                .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+                .to_string();
+            assert_eq!(super::format_iso_ms(ms), chrono, "{ms}");
+        }
     }
 }

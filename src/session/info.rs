@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::entry::{format_iso_ms, is_internal_marker, parse_iso_ms};
+use super::jsonscan::{for_each_element, Skim};
 use super::reader::{lines, parse_json_lenient, parse_object, Diagnostics, ReadError};
 
 pub const NO_MESSAGES: &str = "(no messages)";
@@ -90,10 +91,66 @@ impl SessionInfo {
             .unwrap_or(self.file_mtime_ms);
     }
 
+    /// Appends the `arbor list --json` line (with its `\n`): the same bytes
+    /// as `to_json().to_string()`, without building a JSON value.
+    pub fn write_json_line(&self, out: &mut Vec<u8>) {
+        use super::jsonscan::write_json_str as st;
+        fn opt(out: &mut Vec<u8>, v: Option<&str>) {
+            match v {
+                Some(s) => st(out, s),
+                None => out.extend_from_slice(b"null"),
+            }
+        }
+        fn boolean(out: &mut Vec<u8>, v: bool) {
+            out.extend_from_slice(if v { b"true" } else { b"false" });
+        }
+        out.extend_from_slice(b"{\"path\":");
+        match self.path.to_str() {
+            Some(p) => st(out, p),
+            None => st(out, &self.path.to_string_lossy()),
+        }
+        out.extend_from_slice(b",\"id\":");
+        st(out, &self.id);
+        out.extend_from_slice(b",\"cwd\":");
+        st(out, &self.cwd);
+        out.extend_from_slice(b",\"name\":");
+        opt(out, self.display_name());
+        out.extend_from_slice(b",\"hasName\":");
+        boolean(out, self.has_name);
+        out.extend_from_slice(b",\"created\":");
+        st(out, &self.created);
+        out.extend_from_slice(b",\"modified\":");
+        st(out, &self.modified());
+        out.extend_from_slice(b",\"messageCount\":");
+        out.extend_from_slice(self.message_count.to_string().as_bytes());
+        out.extend_from_slice(b",\"firstMessage\":");
+        st(out, self.first_message_text());
+        out.extend_from_slice(b",\"parentSessionPath\":");
+        opt(out, self.parent_session_path.as_deref());
+        out.extend_from_slice(b",\"summary\":");
+        opt(out, self.summary());
+        out.extend_from_slice(b",\"internal\":");
+        boolean(out, self.internal);
+        let skipped = self.diagnostics.skipped();
+        if skipped > 0 || self.diagnostics.lossy_lines > 0 {
+            out.extend_from_slice(b",\"diagnostics\":{\"skippedLines\":");
+            out.extend_from_slice(skipped.to_string().as_bytes());
+            out.extend_from_slice(b",\"lossyLines\":");
+            out.extend_from_slice(self.diagnostics.lossy_lines.to_string().as_bytes());
+            out.extend_from_slice(b",\"partialTail\":");
+            boolean(out, self.diagnostics.partial_tail);
+            out.push(b'}');
+        }
+        out.extend_from_slice(b"}\n");
+    }
+
     /// The JSON Lines row of `arbor list --json`.
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
-        m.insert("path".into(), self.path.display().to_string().into());
+        m.insert(
+            "path".into(),
+            self.path.to_string_lossy().into_owned().into(),
+        );
         m.insert("id".into(), self.id.clone().into());
         m.insert("cwd".into(), self.cwd.clone().into());
         m.insert(
@@ -229,6 +286,110 @@ struct CostProbe {
     total: Option<f64>,
 }
 
+/// The raw JSON text of the fields a row needs (`None` when absent).
+#[derive(Default)]
+struct LineFields<'a> {
+    ty: Option<&'a str>,
+    id: Option<&'a str>,
+    timestamp: Option<&'a str>,
+    name: Option<&'a str>,
+    summary: Option<&'a str>,
+    summarized_through_id: Option<&'a str>,
+    /// Present only when `message` is an object.
+    message: Option<MessageFields<'a>>,
+}
+
+#[derive(Default)]
+struct MessageFields<'a> {
+    role: Option<&'a str>,
+    /// Raw bytes: only decoded (and UTF-8 checked) for user/assistant messages.
+    content: Option<&'a [u8]>,
+    timestamp: Option<&'a str>,
+    usage: Option<&'a str>,
+    model: Option<&'a str>,
+}
+
+impl<'a> LineProbe<'a> {
+    fn fields(self) -> LineFields<'a> {
+        let g = |r: Option<&'a RawValue>| r.map(RawValue::get);
+        LineFields {
+            ty: g(self.ty),
+            id: g(self.id),
+            timestamp: g(self.timestamp),
+            name: g(self.name),
+            summary: g(self.summary),
+            summarized_through_id: g(self.summarized_through_id),
+            message: self.message.and_then(|m| m.0).map(|m| MessageFields {
+                role: g(m.role),
+                content: g(m.content).map(str::as_bytes),
+                timestamp: g(m.timestamp),
+                usage: g(m.usage),
+                model: g(m.model),
+            }),
+        }
+    }
+}
+
+const LINE_KEYS: [&[u8]; 7] = [
+    b"type",
+    b"id",
+    b"timestamp",
+    b"name",
+    b"summary",
+    b"summarizedThroughId",
+    b"message",
+];
+const MESSAGE_KEYS: [&[u8]; 5] = [b"role", b"content", b"timestamp", b"usage", b"model"];
+
+/// The fast path: one validating pass that captures the row's fields and
+/// crosses everything else (tool results, images) without decoding it.
+/// `None` means "unusual line": the general `serde_json` path decides.
+fn probe_fast(line: &[u8]) -> Option<LineFields<'_>> {
+    let mut top: [Option<&[u8]>; 7] = [None; 7];
+    let mut msg: [Option<&[u8]>; 5] = [None; 5];
+    let mut msg_is_object = false;
+    let mut sk = Skim::new(line);
+    sk.object_with(0, &LINE_KEYS, &mut top, &mut |key, sk| {
+        if key != b"message" || sk.peek_nonws() != Some(b'{') {
+            return None;
+        }
+        msg_is_object = true;
+        Some(sk.object(1, &MESSAGE_KEYS, &mut msg))
+    })?;
+    if !sk.at_end() {
+        return None;
+    }
+    // Captured values are valid JSON, so valid UTF-8; the check is cheap on
+    // these short fields. `content` stays raw until it is needed.
+    fn st(b: Option<&[u8]>) -> Option<Option<&str>> {
+        match b {
+            None => Some(None),
+            Some(b) => std::str::from_utf8(b).ok().map(Some),
+        }
+    }
+    let [ty, id, timestamp, name, summary, summarized_through_id, _] = top;
+    let [role, content, m_ts, usage, model] = msg;
+    Some(LineFields {
+        ty: st(ty)?,
+        id: st(id)?,
+        timestamp: st(timestamp)?,
+        name: st(name)?,
+        summary: st(summary)?,
+        summarized_through_id: st(summarized_through_id)?,
+        message: if msg_is_object {
+            Some(MessageFields {
+                role: st(role)?,
+                content,
+                timestamp: st(m_ts)?,
+                usage: st(usage)?,
+                model: st(model)?,
+            })
+        } else {
+            None
+        },
+    })
+}
+
 /// The fields of a line the row needs, re-serialized shallow and strict.
 fn shallow_fields(v: &Value) -> Option<String> {
     let obj = v.as_object()?;
@@ -268,18 +429,21 @@ fn decode_str(g: &str) -> Option<String> {
     }
 }
 
-fn raw_str(r: Option<&RawValue>) -> Option<String> {
+fn raw_str(r: Option<&str>) -> Option<String> {
     let r = r?;
-    if !r.get().starts_with('"') {
+    if !r.starts_with('"') {
         return None;
     }
-    decode_str(r.get())
+    if !r.contains('\\') {
+        // Already validated JSON without escapes: the text between the quotes.
+        return Some(r[1..r.len() - 1].to_string());
+    }
+    decode_str(r)
 }
 
-fn raw_is(r: Option<&RawValue>, lit: &str) -> bool {
+fn raw_is(r: Option<&str>, lit: &str) -> bool {
     match r {
-        Some(r) => {
-            let g = r.get();
+        Some(g) => {
             if !g.starts_with('"') {
                 return false;
             }
@@ -296,9 +460,8 @@ fn raw_is(r: Option<&RawValue>, lit: &str) -> bool {
     }
 }
 
-fn raw_id(r: Option<&RawValue>) -> Option<String> {
-    let r = r?;
-    let g = r.get();
+fn raw_id(r: Option<&str>) -> Option<String> {
+    let g = r?;
     if g.starts_with('"') {
         decode_str(g)
     } else if g == "null" {
@@ -309,17 +472,54 @@ fn raw_id(r: Option<&RawValue>) -> Option<String> {
 }
 
 /// Text of a `content` value: a string, or its text blocks joined by a space.
-fn raw_content_text(r: Option<&RawValue>) -> String {
-    let Some(r) = r else {
+fn raw_content_text(r: Option<&[u8]>) -> String {
+    let Some(g) = r else {
         return String::new();
     };
-    let g = r.get();
-    if g.starts_with('"') {
-        return decode_str(g).unwrap_or_default();
+    if g.first() == Some(&b'"') {
+        return std::str::from_utf8(g)
+            .ok()
+            .and_then(|g| raw_str(Some(g)))
+            .unwrap_or_default();
     }
-    if !g.starts_with('[') {
+    if g.first() != Some(&b'[') {
         return String::new();
     }
+    let mut out = String::new();
+    let mut first = true;
+    let fast = for_each_element(g, |b| {
+        if b.first() != Some(&b'{') {
+            return;
+        }
+        let mut f: [Option<&[u8]>; 2] = [None; 2];
+        // A block with a duplicated `type`/`text` fails in serde too: skipped.
+        if Skim::new(b)
+            .object(1, &[b"type", b"text"], &mut f)
+            .is_none()
+        {
+            return;
+        }
+        if f[0] != Some(&b"\"text\""[..]) {
+            return;
+        }
+        if let Some(t) = f[1]
+            .and_then(|t| std::str::from_utf8(t).ok())
+            .and_then(|t| raw_str(Some(t)))
+        {
+            if !first {
+                out.push(' ');
+            }
+            out.push_str(&t);
+            first = false;
+        }
+    });
+    if fast.is_some() {
+        return out;
+    }
+    // Content the skimmer refused (surrogate escapes, deep nesting): serde decides.
+    let Ok(g) = std::str::from_utf8(g) else {
+        return String::new();
+    };
     let Ok(blocks) = serde_json::from_str::<Vec<&RawValue>>(g) else {
         return String::new();
     };
@@ -329,10 +529,10 @@ fn raw_content_text(r: Option<&RawValue>) -> String {
         let Ok(bp) = serde_json::from_str::<BlockProbe>(b.get()) else {
             continue;
         };
-        if !raw_is(bp.ty, "text") {
+        if !raw_is(bp.ty.map(RawValue::get), "text") {
             continue;
         }
-        if let Some(t) = raw_str(bp.text) {
+        if let Some(t) = raw_str(bp.text.map(RawValue::get)) {
             if !first {
                 out.push(' ');
             }
@@ -344,10 +544,16 @@ fn raw_content_text(r: Option<&RawValue>) -> String {
 }
 
 /// Streaming extraction of a `SessionInfo`, resumable on appended lines.
+#[derive(Clone)]
 pub struct InfoScanner {
     info: SessionInfo,
     header_seen: bool,
     failed: Option<&'static str>,
+    fast: bool,
+    /// Gather `all_text` (else only the first user message is decoded).
+    keep_text: bool,
+    /// Gather it normalized (see [`crate::search::normalize`]) rather than raw.
+    normalize_text: bool,
 }
 
 impl InfoScanner {
@@ -360,7 +566,32 @@ impl InfoScanner {
             },
             header_seen: false,
             failed: None,
+            fast: true,
+            keep_text: true,
+            normalize_text: false,
         }
+    }
+
+    /// Gathers `all_text` already normalized: lowercased, whitespace runs
+    /// collapsed (a trailing space may remain). The index wants only that.
+    pub fn with_normalized_text(mut self) -> InfoScanner {
+        self.normalize_text = true;
+        self
+    }
+
+    /// Does not gather `all_text` (a listing without search): message text
+    /// is then only decoded until the first user message is found.
+    pub fn without_text(mut self) -> InfoScanner {
+        self.keep_text = false;
+        self
+    }
+
+    /// Turns the fast path off: every line goes through `serde_json`.
+    /// For tests that check both paths agree.
+    #[doc(hidden)]
+    pub fn without_fast_path(mut self) -> InfoScanner {
+        self.fast = false;
+        self
     }
 
     /// Continues from a finished row (the file grew).
@@ -369,7 +600,31 @@ impl InfoScanner {
             info,
             header_seen: true,
             failed: None,
+            fast: true,
+            keep_text: true,
+            normalize_text: false,
         }
+    }
+
+    /// True once the file is known not to be a session.
+    pub fn failed(&self) -> Option<&'static str> {
+        self.failed
+    }
+
+    /// The row so far (before `finish`), once a header was read.
+    pub fn info(&self) -> Option<&SessionInfo> {
+        (self.header_seen && self.failed.is_none()).then_some(&self.info)
+    }
+
+    /// Takes the searchable text gathered since the last call (the index
+    /// keeps it apart from the row).
+    pub fn take_text(&mut self) -> String {
+        std::mem::take(&mut self.info.all_text)
+    }
+
+    /// The file's mtime changed (it is the fallback `modified` time).
+    pub fn set_file_mtime(&mut self, ms: i64) {
+        self.info.file_mtime_ms = ms;
     }
 
     /// Feeds one line (without its `\n`). `complete` is false for a last
@@ -395,6 +650,12 @@ impl InfoScanner {
                 }
             }
             return;
+        }
+        if self.fast {
+            if let Some(f) = probe_fast(line) {
+                self.entry(f);
+                return;
+            }
         }
         let text: std::borrow::Cow<str> = match std::str::from_utf8(line) {
             Ok(s) => s.into(),
@@ -434,7 +695,7 @@ impl InfoScanner {
             },
         };
         match parsed {
-            Ok(p) => self.entry(p),
+            Ok(p) => self.entry(p.fields()),
             Err(_) => {
                 if complete {
                     self.info.diagnostics.skipped_lines += 1;
@@ -485,11 +746,34 @@ impl InfoScanner {
         }
     }
 
-    fn entry(&mut self, p: LineProbe) {
+    fn message_text(&mut self, content: Option<&[u8]>, wants_first: bool) {
+        let i = &mut self.info;
+        let text = raw_content_text(content);
+        if wants_first && !text.trim().is_empty() {
+            i.first_message = Some(text.clone());
+        }
+        if self.keep_text && !text.is_empty() {
+            if self.normalize_text {
+                // normalize(a + " " + b) == normalize(a) + " " + normalize(b),
+                // up to the single spaces normalize already collapses.
+                if !i.all_text.is_empty() && !i.all_text.ends_with(' ') {
+                    i.all_text.push(' ');
+                }
+                crate::search::normalize(&text, &mut i.all_text);
+            } else {
+                if !i.all_text.is_empty() {
+                    i.all_text.push(' ');
+                }
+                i.all_text.push_str(&text);
+            }
+        }
+    }
+
+    fn entry(&mut self, p: LineFields) {
         let i = &mut self.info;
         if raw_is(p.ty, "message") {
             i.message_count += 1;
-            let Some(m) = p.message.and_then(|m| m.0) else {
+            let Some(m) = p.message else {
                 return;
             };
             let is_user = raw_is(m.role, "user");
@@ -497,19 +781,16 @@ impl InfoScanner {
             if !(is_user || is_assistant) {
                 return;
             }
-            let text = raw_content_text(m.content);
-            if is_user && i.first_message.is_none() && !text.trim().is_empty() {
-                i.first_message = Some(text.clone());
+            let wants_first = is_user && i.first_message.is_none();
+            if !self.keep_text && !wants_first {
+                // The row needs no text from this message: do not decode it.
+            } else {
+                self.message_text(m.content, wants_first);
             }
-            if !text.is_empty() {
-                if !i.all_text.is_empty() {
-                    i.all_text.push(' ');
-                }
-                i.all_text.push_str(&text);
-            }
+            let i = &mut self.info;
             let ms = m
                 .timestamp
-                .and_then(|t| t.get().parse::<f64>().ok())
+                .and_then(|t| t.parse::<f64>().ok())
                 .filter(|f| f.is_finite())
                 .map(|f| f as i64)
                 .or_else(|| raw_str(p.timestamp).as_deref().and_then(parse_iso_ms));
@@ -524,7 +805,7 @@ impl InfoScanner {
                     }
                 }
                 if let Some(u) = m.usage {
-                    if let Ok(u) = serde_json::from_str::<UsageProbe>(u.get()) {
+                    if let Ok(u) = serde_json::from_str::<UsageProbe>(u) {
                         i.total_tokens += u.total_tokens.unwrap_or(0.0).max(0.0) as u64;
                         i.total_cost += u.cost.and_then(|c| c.total).unwrap_or(0.0).max(0.0);
                     }
@@ -559,20 +840,122 @@ impl InfoScanner {
 
 /// Reads a file's list row in one pass.
 pub fn scan_info(path: &Path) -> Result<SessionInfo, ReadError> {
-    let meta = std::fs::metadata(path).map_err(|source| ReadError::Io {
+    scan_info_with(path, true)
+}
+
+/// [`scan_info`], gathering the searchable `all_text` only when `text`.
+pub fn scan_info_with(path: &Path, text: bool) -> Result<SessionInfo, ReadError> {
+    let io = |source| ReadError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    let mut f = std::fs::File::open(path).map_err(io)?;
+    let meta = f.metadata().map_err(io)?;
     if meta.is_dir() {
         return Err(ReadError::IsDirectory {
             path: path.to_path_buf(),
         });
     }
-    let buf = std::fs::read(path).map_err(|source| ReadError::Io {
+    let mut s = InfoScanner::new(path, mtime_ms(&meta));
+    if !text {
+        s = s.without_text();
+    }
+    with_read_buffer(|buf| {
+        read_lines(&mut f, buf, |line, complete, _end| {
+            s.feed(line, complete);
+            s.failed.is_none()
+        })
+    })
+    .map_err(io)?;
+    s.finish().map_err(|reason| ReadError::NotASession {
         path: path.to_path_buf(),
-        source,
-    })?;
-    scan_info_bytes(path, &buf, mtime_ms(&meta))
+        reason,
+    })
+}
+
+thread_local! {
+    static READ_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with this thread's reusable read buffer.
+pub fn with_read_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    READ_BUF.with(|b| match b.try_borrow_mut() {
+        Ok(mut buf) => {
+            let r = f(&mut buf);
+            if buf.len() > 4 * CHUNK {
+                // A huge line grew it: do not keep that alive.
+                *buf = Vec::new();
+            }
+            r
+        }
+        Err(_) => f(&mut Vec::new()),
+    })
+}
+
+/// Read size of [`read_lines`]: small enough that the bytes just read are
+/// still in the CPU cache when they are parsed.
+const CHUNK: usize = 256 << 10;
+
+/// Streams the lines of `r` (from its current position) in cache-sized
+/// chunks. `f(line, complete, end)` gets each line without its `\n`,
+/// whether it had one, and the number of bytes consumed up to and including
+/// it; it returns false to stop. Returns the number of bytes read.
+pub fn read_lines(
+    r: &mut impl std::io::Read,
+    buf: &mut Vec<u8>,
+    mut f: impl FnMut(&[u8], bool, u64) -> bool,
+) -> std::io::Result<u64> {
+    if buf.len() < CHUNK {
+        buf.resize(CHUNK, 0);
+    }
+    // Stream offset of buf[0]; buf[start..filled] is read but not consumed,
+    // and holds no newline before `scanned`.
+    let mut base: u64 = 0;
+    let (mut start, mut filled, mut scanned) = (0usize, 0usize, 0usize);
+    loop {
+        if filled == buf.len() {
+            if start > 0 {
+                buf.copy_within(start..filled, 0);
+                base += start as u64;
+                filled -= start;
+                scanned -= start;
+                start = 0;
+            } else {
+                // One line longer than the buffer: grow it.
+                buf.resize(buf.len() * 2, 0);
+            }
+        }
+        let n = loop {
+            match r.read(&mut buf[filled..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        };
+        if n == 0 {
+            if start < filled {
+                f(&buf[start..filled], false, base + filled as u64);
+            }
+            return Ok(base + filled as u64);
+        }
+        filled += n;
+        while let Some(p) = memchr::memchr(b'\n', &buf[scanned..filled]) {
+            let nl = scanned + p;
+            let keep_going = f(&buf[start..nl], true, base + nl as u64 + 1);
+            start = nl + 1;
+            scanned = start;
+            if !keep_going {
+                return Ok(base + filled as u64);
+            }
+        }
+        scanned = filled;
+        if start == filled {
+            base += start as u64;
+            start = 0;
+            filled = 0;
+            scanned = 0;
+        }
+    }
 }
 
 pub fn scan_info_bytes(
@@ -580,7 +963,24 @@ pub fn scan_info_bytes(
     buf: &[u8],
     file_mtime_ms: i64,
 ) -> Result<SessionInfo, ReadError> {
-    let mut s = InfoScanner::new(path, file_mtime_ms);
+    scan_bytes_with(InfoScanner::new(path, file_mtime_ms), path, buf)
+}
+
+/// [`scan_info_bytes`] through `serde_json` only (the reference for the fast path).
+#[doc(hidden)]
+pub fn scan_info_bytes_reference(
+    path: &Path,
+    buf: &[u8],
+    file_mtime_ms: i64,
+) -> Result<SessionInfo, ReadError> {
+    scan_bytes_with(
+        InfoScanner::new(path, file_mtime_ms).without_fast_path(),
+        path,
+        buf,
+    )
+}
+
+fn scan_bytes_with(mut s: InfoScanner, path: &Path, buf: &[u8]) -> Result<SessionInfo, ReadError> {
     for (line, nl) in lines(buf) {
         s.feed(line, nl);
         if s.failed.is_some() {
@@ -599,4 +999,48 @@ pub fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_line_is_to_json() {
+        let mut rows = vec![SessionInfo::default()];
+        let mut r = SessionInfo {
+            path: PathBuf::from("/a/\"b\"\n.jsonl"),
+            id: "x\u{1}".into(),
+            cwd: "C:\\Users".into(),
+            name: Some("n ✓".into()),
+            has_name: true,
+            created: "2026".into(),
+            modified_ms: 1_767_225_600_123,
+            message_count: 12,
+            first_message: Some("hi\t\"there\"".into()),
+            parent_session_path: Some("/p".into()),
+            summary_candidate: Some(("sum".into(), "m1".into())),
+            last_message_id: Some("m1".into()),
+            internal: true,
+            ..Default::default()
+        };
+        rows.push(r.clone());
+        r.diagnostics.skipped_lines = 2;
+        r.diagnostics.partial_tail = true;
+        rows.push(r.clone());
+        r.diagnostics = Diagnostics {
+            lossy_lines: 1,
+            ..Default::default()
+        };
+        r.modified_ms = -62_200_000_000_000;
+        rows.push(r);
+        for r in rows {
+            let mut out = Vec::new();
+            r.write_json_line(&mut out);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                format!("{}\n", r.to_json())
+            );
+        }
+    }
 }

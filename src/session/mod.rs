@@ -7,6 +7,7 @@ pub mod context;
 pub mod entry;
 pub mod ids;
 pub mod info;
+pub mod jsonscan;
 pub mod reader;
 pub mod render;
 pub mod tree;

@@ -4,14 +4,20 @@ use rayon::prelude::*;
 
 use super::paths::Origin;
 use super::scan::{ScanProblem, Scope, SessionFile};
-use crate::session::info::{scan_info, SessionInfo};
+use crate::session::info::{scan_info_with, SessionInfo};
 
 /// Reads the rows of `files` on all cores; failures become problems.
 pub fn read_rows(files: &[SessionFile]) -> (Vec<SessionInfo>, Vec<ScanProblem>) {
+    read_rows_with(files, true)
+}
+
+/// [`read_rows`] with the searchable `all_text` only when `text` (a plain
+/// listing does not need it: faster, and far less memory).
+pub fn read_rows_with(files: &[SessionFile], text: bool) -> (Vec<SessionInfo>, Vec<ScanProblem>) {
     let results: Vec<Result<SessionInfo, ScanProblem>> = files
         .par_iter()
         .map(|f| {
-            scan_info(&f.path)
+            scan_info_with(&f.path, text)
                 .map(|mut info| {
                     info.from_pi_store = f.origin == Origin::Pi;
                     info
@@ -47,9 +53,50 @@ pub fn filter_rows(rows: &mut Vec<SessionInfo>, scope: &Scope, include_internal:
 
 /// Most recently modified first; ties by path for a stable order.
 pub fn sort_recent(rows: &mut [SessionInfo]) {
-    rows.sort_by(|a, b| {
+    // Rows are big: sort an index, then move each row into place once.
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (a, b) = (&rows[a], &rows[b]);
         b.modified_ms
             .cmp(&a.modified_ms)
             .then_with(|| a.path.cmp(&b.path))
     });
+    apply_order(rows, order);
+}
+
+/// Rearranges `v` so that `v[k]` becomes the old `v[order[k]]`.
+fn apply_order<T>(v: &mut [T], mut order: Vec<usize>) {
+    for start in 0..v.len() {
+        // Follow the cycle through `start`, marking visited slots.
+        let mut k = start;
+        while order[k] != usize::MAX {
+            let from = order[k];
+            order[k] = usize::MAX;
+            if from == start || order[from] == usize::MAX {
+                break;
+            }
+            v.swap(k, from);
+            k = from;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn apply_order_permutes() {
+        for n in 0..8usize {
+            // every rotation and the reversal
+            let mut orders: Vec<Vec<usize>> = (0..n)
+                .map(|r| (0..n).map(|i| (i + r) % n).collect())
+                .collect();
+            orders.push((0..n).rev().collect());
+            for order in orders {
+                let mut v: Vec<usize> = (0..n).map(|i| i * 10).collect();
+                super::apply_order(&mut v, order.clone());
+                let want: Vec<usize> = order.iter().map(|&i| i * 10).collect();
+                assert_eq!(v, want, "{order:?}");
+            }
+        }
+    }
 }

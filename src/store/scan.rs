@@ -58,6 +58,11 @@ fn files_in(
             continue;
         }
         let path = ent.path();
+        // The directory entry's own type saves a stat for plain files.
+        if ent.file_type().is_ok_and(|t| t.is_file()) {
+            out.push(SessionFile { path, origin });
+            continue;
+        }
         // `metadata` follows symlinks: loops and dangling links fail here,
         // FIFOs and directories are not regular files. Opening a FIFO would block.
         match std::fs::metadata(&path) {

@@ -25,8 +25,19 @@ pub fn arbor() -> Command {
             "XDG_CACHE_HOME",
             std::env::temp_dir().join("arbor-test-cache-unused"),
         )
+        // Each test process gets its own index (tests that need a specific
+        // one set ARBOR_CACHE_DIR again).
+        .env("ARBOR_CACHE_DIR", test_cache_dir())
         .env("NO_COLOR", "1");
     c
+}
+
+/// A cache dir private to this test process.
+pub fn test_cache_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().expect("temp cache dir"))
+        .path()
+        .to_path_buf()
 }
 
 pub fn run_ok(cmd: &mut Command) -> String {

@@ -1,0 +1,354 @@
+//! A compact binary encoding of list rows, so that loading 10,000 cached
+//! rows costs a few milliseconds (JSON would cost tens). `path` and
+//! `all_text` are not stored: the path is the row's key, and the text lives
+//! in the full-text tables only.
+
+use std::collections::BTreeSet;
+use std::hash::Hasher;
+
+use crate::session::info::SessionInfo;
+use crate::session::reader::Diagnostics;
+
+const CODEC_VERSION: u8 = 1;
+
+struct Enc(Vec<u8>);
+
+impl Enc {
+    fn u64(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.0.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.0.push(v as u8);
+    }
+    fn i64(&mut self, v: i64) {
+        self.u64(((v << 1) ^ (v >> 63)) as u64);
+    }
+    fn bool(&mut self, v: bool) {
+        self.0.push(v as u8);
+    }
+    fn str(&mut self, s: &str) {
+        self.u64(s.len() as u64);
+        self.0.extend_from_slice(s.as_bytes());
+    }
+    fn opt_str(&mut self, s: Option<&str>) {
+        match s {
+            Some(s) => {
+                self.0.push(1);
+                self.str(s);
+            }
+            None => self.0.push(0),
+        }
+    }
+    fn opt_i64(&mut self, v: Option<i64>) {
+        match v {
+            Some(v) => {
+                self.0.push(1);
+                self.i64(v);
+            }
+            None => self.0.push(0),
+        }
+    }
+}
+
+struct Dec<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Dec<'a> {
+    fn byte(&mut self) -> Option<u8> {
+        let v = *self.b.get(self.i)?;
+        self.i += 1;
+        Some(v)
+    }
+    fn u64(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        let mut shift = 0;
+        loop {
+            let b = self.byte()?;
+            if shift > 63 {
+                return None;
+            }
+            v |= ((b & 0x7f) as u64) << shift;
+            if b < 0x80 {
+                return Some(v);
+            }
+            shift += 7;
+        }
+    }
+    fn usize(&mut self) -> Option<usize> {
+        usize::try_from(self.u64()?).ok()
+    }
+    fn i64(&mut self) -> Option<i64> {
+        let v = self.u64()?;
+        Some(((v >> 1) as i64) ^ -((v & 1) as i64))
+    }
+    fn bool(&mut self) -> Option<bool> {
+        match self.byte()? {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        }
+    }
+    fn str(&mut self) -> Option<String> {
+        let n = self.usize()?;
+        let s = self.b.get(self.i..self.i.checked_add(n)?)?;
+        self.i += n;
+        String::from_utf8(s.to_vec()).ok()
+    }
+    fn opt_str(&mut self) -> Option<Option<String>> {
+        Some(if self.bool()? {
+            Some(self.str()?)
+        } else {
+            None
+        })
+    }
+    fn opt_i64(&mut self) -> Option<Option<i64>> {
+        Some(if self.bool()? {
+            Some(self.i64()?)
+        } else {
+            None
+        })
+    }
+}
+
+/// Encodes a row (without `path` and `all_text`).
+pub fn encode(i: &SessionInfo) -> Vec<u8> {
+    // Destructured so that a new field is a compile error here.
+    let SessionInfo {
+        path: _,
+        id,
+        cwd,
+        name,
+        has_name,
+        created,
+        modified_ms,
+        message_count,
+        first_message,
+        parent_session_path,
+        summary_candidate,
+        last_message_id,
+        internal,
+        all_text: _,
+        models,
+        total_tokens,
+        total_cost,
+        diagnostics,
+        header_ms,
+        newest_message_ms,
+        file_mtime_ms,
+        from_pi_store,
+    } = i;
+    let mut e = Enc(Vec::with_capacity(
+        256 + first_message.as_ref().map_or(0, String::len),
+    ));
+    e.0.push(CODEC_VERSION);
+    e.str(id);
+    e.str(cwd);
+    e.opt_str(name.as_deref());
+    e.bool(*has_name);
+    e.str(created);
+    e.i64(*modified_ms);
+    e.u64(*message_count as u64);
+    e.opt_str(first_message.as_deref());
+    e.opt_str(parent_session_path.as_deref());
+    match summary_candidate {
+        Some((s, t)) => {
+            e.0.push(1);
+            e.str(s);
+            e.str(t);
+        }
+        None => e.0.push(0),
+    }
+    e.opt_str(last_message_id.as_deref());
+    e.bool(*internal);
+    e.u64(models.len() as u64);
+    for m in models {
+        e.str(m);
+    }
+    e.u64(*total_tokens);
+    e.0.extend_from_slice(&total_cost.to_bits().to_le_bytes());
+    e.u64(diagnostics.blank_lines as u64);
+    e.u64(diagnostics.skipped_lines as u64);
+    e.u64(diagnostics.lossy_lines as u64);
+    e.bool(diagnostics.partial_tail);
+    e.opt_i64(*header_ms);
+    e.opt_i64(*newest_message_ms);
+    e.i64(*file_mtime_ms);
+    e.bool(*from_pi_store);
+    e.0
+}
+
+/// Decodes a row; `None` when the bytes are not a row of this version.
+pub fn decode(b: &[u8]) -> Option<SessionInfo> {
+    let mut d = Dec { b, i: 0 };
+    if d.byte()? != CODEC_VERSION {
+        return None;
+    }
+    let id = d.str()?;
+    let cwd = d.str()?;
+    let name = d.opt_str()?;
+    let has_name = d.bool()?;
+    let created = d.str()?;
+    let modified_ms = d.i64()?;
+    let message_count = d.usize()?;
+    let first_message = d.opt_str()?;
+    let parent_session_path = d.opt_str()?;
+    let summary_candidate = if d.bool()? {
+        Some((d.str()?, d.str()?))
+    } else {
+        None
+    };
+    let last_message_id = d.opt_str()?;
+    let internal = d.bool()?;
+    let n = d.usize()?;
+    let mut models = BTreeSet::new();
+    for _ in 0..n {
+        models.insert(d.str()?);
+    }
+    let total_tokens = d.u64()?;
+    let cost = d.b.get(d.i..d.i + 8)?;
+    let total_cost = f64::from_bits(u64::from_le_bytes(cost.try_into().ok()?));
+    d.i += 8;
+    let diagnostics = Diagnostics {
+        blank_lines: d.usize()?,
+        skipped_lines: d.usize()?,
+        lossy_lines: d.usize()?,
+        partial_tail: d.bool()?,
+    };
+    let header_ms = d.opt_i64()?;
+    let newest_message_ms = d.opt_i64()?;
+    let file_mtime_ms = d.i64()?;
+    let from_pi_store = d.bool()?;
+    if d.i != b.len() {
+        return None;
+    }
+    Some(SessionInfo {
+        path: Default::default(),
+        id,
+        cwd,
+        name,
+        has_name,
+        created,
+        modified_ms,
+        message_count,
+        first_message,
+        parent_session_path,
+        summary_candidate,
+        last_message_id,
+        internal,
+        all_text: String::new(),
+        models,
+        total_tokens,
+        total_cost,
+        diagnostics,
+        header_ms,
+        newest_message_ms,
+        file_mtime_ms,
+        from_pi_store,
+    })
+}
+
+/// FxHash: a fast non-cryptographic hash for terms and fingerprints.
+#[derive(Default, Clone, Copy)]
+pub struct FxHasher {
+    hash: u64,
+}
+
+const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, w: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ w).wrapping_mul(SEED);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().unwrap()));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w));
+        }
+        self.add(bytes.len() as u64);
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+pub type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
+
+/// A 64-bit fingerprint of some bytes (stored as SQLite's signed integer).
+pub fn fingerprint(bytes: &[u8]) -> i64 {
+    let mut h = FxHasher::default();
+    h.write(bytes);
+    h.finish() as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        let i = SessionInfo {
+            path: Default::default(),
+            id: "0199-id".into(),
+            cwd: "/home/ü".into(),
+            name: Some("n".into()),
+            has_name: true,
+            created: "2026-01-01T00:00:00.000Z".into(),
+            modified_ms: -5,
+            message_count: 300,
+            first_message: Some("hello ✓".into()),
+            parent_session_path: None,
+            summary_candidate: Some(("s".into(), "a1".into())),
+            last_message_id: Some("a1".into()),
+            internal: true,
+            all_text: String::new(),
+            models: ["m1".to_string(), "m2".to_string()].into_iter().collect(),
+            total_tokens: u64::MAX,
+            total_cost: 0.125,
+            diagnostics: Diagnostics {
+                blank_lines: 1,
+                skipped_lines: 2,
+                lossy_lines: 3,
+                partial_tail: true,
+            },
+            header_ms: Some(1_767_225_600_000),
+            newest_message_ms: None,
+            file_mtime_ms: 42,
+            from_pi_store: true,
+        };
+        let b = encode(&i);
+        assert_eq!(decode(&b), Some(i));
+        assert_eq!(decode(&b[..b.len() - 1]), None);
+        assert_eq!(decode(&[9, 1, 2]), None);
+    }
+}

@@ -1,0 +1,348 @@
+//! The index database: location, schema, version check, recovery.
+//!
+//! One SQLite file in WAL mode. Every write is a transaction, so a crash or
+//! Ctrl+C mid-update leaves the last committed state. A file that is not a
+//! database, is corrupt, or was written by another arbor version is deleted
+//! and rebuilt: the index only ever caches what the session files say.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, ErrorCode, OptionalExtension};
+
+use super::IndexError;
+
+/// Changes whenever the schema or the meaning of stored data changes; the
+/// arbor version is part of it, so another arbor version rebuilds.
+pub const FORMAT: &str = concat!("arbor-index-5/", env!("CARGO_PKG_VERSION"));
+
+const SCHEMA: &str = "
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- One row per session file (path is the raw OS path).
+CREATE TABLE files(
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    path BLOB NOT NULL UNIQUE,
+    dev INTEGER NOT NULL,
+    ino INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    -- Bytes parsed into `state`: the end of the last complete line.
+    parsed INTEGER NOT NULL,
+    -- Fingerprints of the first and of the last (up to) 4 KiB before `parsed`.
+    head_fp INTEGER NOT NULL,
+    tail_fp INTEGER NOT NULL,
+    -- The resumable scanner state at `parsed` (NULL: parse from the start).
+    state BLOB,
+    -- The row, when a partial last line makes it differ from `state`.
+    row BLOB,
+    -- Normalized searchable text of that partial last line.
+    tail_text TEXT,
+    -- Why the file is not a session (then state and row are NULL).
+    problem TEXT,
+    text_bytes INTEGER NOT NULL DEFAULT 0
+);
+-- Normalized searchable text (user/assistant messages), one chunk per parse:
+-- `len` bytes at `off` in the text file beside the database (append-only;
+-- meta `text_len` is its committed length).
+CREATE TABLE chunks(
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL,
+    off INTEGER NOT NULL,
+    len INTEGER NOT NULL
+);
+CREATE INDEX chunks_file ON chunks(file_id);
+-- Searches list the sessions and the partial last lines without reading rows.
+CREATE INDEX files_sessions ON files(path) WHERE problem IS NULL;
+CREATE INDEX files_tails ON files(id) WHERE tail_text IS NOT NULL;
+-- The word index: immutable segments of sorted terms with posting lists.
+CREATE TABLE segments(
+    id INTEGER PRIMARY KEY,
+    docs INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    terms BLOB NOT NULL,
+    starts BLOB NOT NULL,
+    postings BLOB NOT NULL
+);
+";
+
+/// Where the index lives: `$ARBOR_CACHE_DIR`, else `$XDG_CACHE_HOME/arbor`,
+/// else the platform cache dir (`~/.cache/arbor`, `~/Library/Caches/arbor`, …).
+pub fn default_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("ARBOR_CACHE_DIR").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(d));
+    }
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        let d = PathBuf::from(d);
+        if d.is_absolute() {
+            return Some(d.join("arbor"));
+        }
+    }
+    dirs::cache_dir().map(|d| d.join("arbor"))
+}
+
+pub const FILE_NAME: &str = "index.sqlite";
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut p = path.as_os_str().to_os_string();
+    p.push(suffix);
+    PathBuf::from(p)
+}
+
+/// The append-only file of searchable text beside the database.
+pub fn text_path(path: &Path) -> PathBuf {
+    with_suffix(path, "-text")
+}
+
+fn sidecars(path: &Path) -> [PathBuf; 4] {
+    [
+        with_suffix(path, "-wal"),
+        with_suffix(path, "-shm"),
+        with_suffix(path, "-journal"),
+        text_path(path),
+    ]
+}
+
+/// Deletes the database and its WAL files.
+pub fn delete(path: &Path) -> std::io::Result<()> {
+    for p in std::iter::once(path.to_path_buf()).chain(sidecars(path)) {
+        match std::fs::remove_file(&p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Bytes on disk (database plus WAL).
+pub fn disk_bytes(path: &Path) -> u64 {
+    std::iter::once(path.to_path_buf())
+        .chain(sidecars(path))
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum()
+}
+
+/// True for errors that mean "this file is not a usable index".
+pub fn is_broken(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
+    )
+}
+
+enum Opened {
+    Ready(Connection),
+    /// Another arbor version (or a half-created schema): rebuild.
+    Stale,
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    // Before WAL mode fixes it: big pages make the bulk text cheaper to
+    // write and the 10,000 rows fewer pages to read (no effect on an
+    // existing database).
+    conn.execute_batch("PRAGMA page_size=16384")?;
+    // journal_mode returns a row; WAL lets readers (a picker) run beside a writer.
+    conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))?;
+    conn.execute_batch(
+        "PRAGMA synchronous=NORMAL;
+         PRAGMA journal_size_limit=67108864;
+         PRAGMA cache_size=-2048;
+         PRAGMA temp_store=MEMORY;",
+    )?;
+    // Reading through a memory map is cheaper than read() copies.
+    conn.query_row("PRAGMA mmap_size=0", [], |_| Ok(()))
+        .optional()?;
+    Ok(())
+}
+
+fn try_open(path: &Path) -> rusqlite::Result<Opened> {
+    let conn = Connection::open(path)?;
+    configure(&conn)?;
+    let has_meta: bool = conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'",
+        [],
+        |r| r.get::<_, i64>(0).map(|n| n > 0),
+    )?;
+    if !has_meta {
+        // A brand-new file: create the schema, unless another process just did.
+        let tx =
+            rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
+        let tables: i64 = tx.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+        if tables == 0 {
+            tx.execute_batch(SCHEMA)?;
+            tx.execute(
+                "INSERT INTO meta(key, value) VALUES ('format', ?1)",
+                [FORMAT],
+            )?;
+            tx.commit()?;
+            return Ok(Opened::Ready(conn));
+        }
+        drop(tx);
+    }
+    let format: Option<String> = conn
+        .query_row("SELECT value FROM meta WHERE key='format'", [], |r| {
+            r.get(0)
+        })
+        .optional()
+        .unwrap_or(None);
+    if format.as_deref() == Some(FORMAT) {
+        Ok(Opened::Ready(conn))
+    } else {
+        Ok(Opened::Stale)
+    }
+}
+
+/// Opens (creating, or rebuilding a broken or foreign one) the index at `path`.
+pub fn open(path: &Path) -> Result<Connection, IndexError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| IndexError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    let mut last = None;
+    for _attempt in 0..2 {
+        match try_open(path) {
+            Ok(Opened::Ready(c)) => return Ok(c),
+            Ok(Opened::Stale) => last = None,
+            Err(e) if is_broken(&e) => last = Some(e),
+            Err(e) => return Err(e.into()),
+        }
+        delete(path).map_err(|source| IndexError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    }
+    Err(match last {
+        Some(e) => e.into(),
+        None => IndexError::Corrupt(path.to_path_buf()),
+    })
+}
+
+pub fn set_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?1, ?2)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [key, value],
+    )?;
+    Ok(())
+}
+
+pub fn get_meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row("SELECT value FROM meta WHERE key=?1", [key], |r| r.get(0))
+        .optional()
+}
+
+/// Reads `len` bytes at `off`.
+pub fn read_at(f: &std::fs::File, off: u64, len: usize) -> std::io::Result<Vec<u8>> {
+    let mut v = vec![0u8; len];
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        f.read_exact_at(&mut v, off)?;
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = f;
+        f.seek(SeekFrom::Start(off))?;
+        f.read_exact(&mut v)?;
+    }
+    Ok(v)
+}
+
+/// Writes all of `b` at `off`.
+pub fn write_at(f: &std::fs::File, off: u64, b: &[u8]) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        f.write_all_at(b, off)
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = f;
+        f.seek(SeekFrom::Start(off))?;
+        f.write_all(b)
+    }
+}
+
+/// A path made absolute (without resolving symlinks): rows are keyed by
+/// absolute paths, whatever the caller's working directory.
+pub fn absolute(p: &Path) -> std::borrow::Cow<'_, Path> {
+    Keys::new().absolute(p)
+}
+
+/// Makes many paths absolute with one look-up of the working directory.
+pub struct Keys {
+    cwd: Option<PathBuf>,
+}
+
+impl Keys {
+    pub fn new() -> Keys {
+        Keys { cwd: None }
+    }
+
+    pub fn absolute<'p>(&mut self, p: &'p Path) -> std::borrow::Cow<'p, Path> {
+        use std::borrow::Cow;
+        if p.is_absolute() {
+            return Cow::Borrowed(p);
+        }
+        if self.cwd.is_none() {
+            self.cwd = std::env::current_dir().ok();
+        }
+        match &self.cwd {
+            // Joined to an absolute path, `absolute` only normalizes.
+            Some(cwd) => {
+                Cow::Owned(std::path::absolute(cwd.join(p)).unwrap_or_else(|_| p.to_path_buf()))
+            }
+            None => Cow::Owned(std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())),
+        }
+    }
+
+    /// The key of a row (see [`path_key`]), borrowed when already absolute.
+    pub fn key<'p>(&mut self, p: &'p Path) -> std::borrow::Cow<'p, [u8]> {
+        use std::borrow::Cow;
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            match self.absolute(p) {
+                Cow::Borrowed(a) => Cow::Borrowed(a.as_os_str().as_bytes()),
+                Cow::Owned(a) => Cow::Owned(a.as_os_str().as_bytes().to_vec()),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            Cow::Owned(self.absolute(p).to_string_lossy().into_owned().into_bytes())
+        }
+    }
+}
+
+impl Default for Keys {
+    fn default() -> Self {
+        Keys::new()
+    }
+}
+
+/// Raw OS bytes of a path, made absolute (the key of a row).
+#[cfg(unix)]
+pub fn path_key(p: &Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    absolute(p).as_os_str().as_bytes().to_vec()
+}
+
+#[cfg(unix)]
+pub fn key_path(b: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(std::ffi::OsStr::from_bytes(b))
+}
+
+#[cfg(not(unix))]
+pub fn path_key(p: &Path) -> Vec<u8> {
+    absolute(p).to_string_lossy().into_owned().into_bytes()
+}
+
+#[cfg(not(unix))]
+pub fn key_path(b: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(b).into_owned())
+}

@@ -1,0 +1,279 @@
+//! The persistent index: list rows and a full-text index of every session,
+//! kept in one SQLite file under the cache dir and updated incrementally.
+//!
+//! The index is a cache, never required for correctness: it is rebuilt
+//! transparently when missing, corrupt or written by another arbor version,
+//! every write is a transaction (a crash or Ctrl+C leaves the last committed
+//! state), and every answer it gives equals what reading the files gives.
+//!
+//! # What is stored, per session file
+//! * the path, `(dev, inode, size, mtime)`, the byte offset parsed so far
+//!   (always the end of the last complete line) and fingerprints of the first
+//!   and of the last 4 KiB before that offset;
+//! * the list-row scanner's state at that offset ([`SessionInfo`] in a
+//!   compact binary form, without its text), and the row itself when a
+//!   partial last line makes it differ;
+//! * the searchable text (user and assistant message text, normalized:
+//!   lowercased, whitespace runs collapsed), in chunks — one per parse —
+//!   plus a word index over it (see [`terms`]).
+//!
+//! Rows handed out by the index have an empty `all_text`: bodies are only
+//! searched through [`Index::search`].
+//!
+//! # Staying current
+//! A file whose `(dev, inode, size, mtime)` is unchanged is not opened. One
+//! that grew, with both fingerprints unchanged, is continued from the stored
+//! offset: only the appended bytes are read. Anything else (truncated,
+//! replaced, rewritten in place, another inode) is read again from the start
+//! under a new row id, so stale postings of the old version can never match.
+//!
+//! # Using it from the picker
+//! ```no_run
+//! # use arbor::index::Index;
+//! # use arbor::store::{list_session_files, Scope, StoreConfig};
+//! # fn demo(config: &StoreConfig) -> Result<(), arbor::index::IndexError> {
+//! let (files, _problems) = list_session_files(config, &Scope::All);
+//! let mut index = Index::open_default()?;
+//! // Cached rows arrive at once in one batch, then changed files as they are parsed.
+//! let stats = index.refresh(&files, &mut |rows| { /* show rows */ })?;
+//! // The watcher: a file changed, re-read its new bytes only.
+//! # let path = std::path::Path::new("x");
+//! let row = index.update_file(path)?;
+//! // A search: body hits per term, combined with fuzzy field matching.
+//! let query = arbor::search::Query::parse("\"two words\" re:err\\w+");
+//! let hits = index.search(&query)?;
+//! # Ok(()) }
+//! ```
+//! `refresh` and `update_file` need `&mut self`; a picker that searches while
+//! a refresh runs opens a second `Index` on the same file (SQLite's WAL lets
+//! readers run beside the writer).
+
+mod codec;
+mod db;
+mod refresh;
+mod search;
+pub mod terms;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+use crate::search::Query;
+use crate::session::info::SessionInfo;
+use crate::store::paths::Origin;
+use crate::store::scan::{ScanProblem, SessionFile};
+
+pub use db::{default_dir, FILE_NAME, FORMAT};
+pub use search::BodyHits;
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("index database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("index at {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("no cache directory for the index (set ARBOR_CACHE_DIR or XDG_CACHE_HOME)")]
+    NoCacheDir,
+    #[error("the index at {0} is corrupt")]
+    Corrupt(PathBuf),
+}
+
+/// What a refresh did.
+#[derive(Debug, Clone, Default)]
+pub struct RefreshStats {
+    /// Files given.
+    pub files: usize,
+    /// Rows served from the index without opening the file.
+    pub cached: usize,
+    /// Files continued from their stored offset (only appended bytes read).
+    pub appended: usize,
+    /// Files read from the start (new, replaced, truncated, rewritten).
+    pub reparsed: usize,
+    /// Rows dropped because their file is gone.
+    pub removed: usize,
+    /// Bytes read and parsed.
+    pub bytes_parsed: u64,
+    /// Files that could not be listed (not a session, unreadable), in the
+    /// same words as a scan without the index.
+    pub problems: Vec<ScanProblem>,
+    /// The rows were delivered but the index could not be updated.
+    pub write_error: Option<String>,
+    pub elapsed: Duration,
+}
+
+/// Figures for `arbor index --stats`.
+#[derive(Debug, Clone)]
+pub struct IndexStats {
+    pub path: PathBuf,
+    /// Database plus WAL.
+    pub disk_bytes: u64,
+    pub sessions: u64,
+    /// Files recorded as not being sessions.
+    pub not_sessions: u64,
+    /// Bytes of the session files covered.
+    pub store_bytes: u64,
+    /// Bytes of normalized searchable text.
+    pub text_bytes: u64,
+    pub segments: u64,
+    pub last_update: Option<String>,
+    pub format: String,
+}
+
+pub struct Index {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Index {
+    /// The index under the cache dir (see [`default_dir`]).
+    pub fn open_default() -> Result<Index, IndexError> {
+        let dir = default_dir().ok_or(IndexError::NoCacheDir)?;
+        Index::open(&dir.join(FILE_NAME))
+    }
+
+    /// The index in the database file `path` (created when missing; rebuilt
+    /// when corrupt or from another arbor version).
+    pub fn open(path: &Path) -> Result<Index, IndexError> {
+        Ok(Index {
+            conn: db::open(path)?,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Deletes everything; the next refresh reads every file.
+    pub fn clear(&mut self) -> Result<(), IndexError> {
+        let placeholder = Connection::open_in_memory()?;
+        drop(std::mem::replace(&mut self.conn, placeholder));
+        db::delete(&self.path).map_err(|source| IndexError::Io {
+            path: self.path.clone(),
+            source,
+        })?;
+        self.conn = db::open(&self.path)?;
+        Ok(())
+    }
+
+    /// Brings the index up to date with `files` and streams their rows.
+    ///
+    /// `on_rows` first gets every row whose file is unchanged, in one batch,
+    /// before any file is opened; then the rows of new and changed files in
+    /// batches as they are parsed (on all cores, largest files first). Rows
+    /// arrive in no particular order. Meanwhile the index is written in
+    /// transactions. Rows of files not in `files` are removed when their
+    /// folder was listed (it contains a file of `files`) or no longer exists;
+    /// rows of other folders (another store, another scope) are kept.
+    ///
+    /// Problems (not a session, unreadable) are returned in the stats rather
+    /// than as errors. An error means nothing was delivered (the caller then
+    /// reads the files itself); a failure to *write* after rows were
+    /// delivered is reported in [`RefreshStats::write_error`].
+    pub fn refresh(
+        &mut self,
+        files: &[SessionFile],
+        on_rows: &mut dyn FnMut(Vec<SessionInfo>),
+    ) -> Result<RefreshStats, IndexError> {
+        self.refresh_inner(files, None, on_rows)
+    }
+
+    fn refresh_inner(
+        &mut self,
+        files: &[SessionFile],
+        metas: Option<&[std::fs::Metadata]>,
+        on_rows: &mut dyn FnMut(Vec<SessionInfo>),
+    ) -> Result<RefreshStats, IndexError> {
+        let text = db::text_path(&self.path);
+        match refresh::refresh(&self.conn, &text, files, metas, on_rows) {
+            Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
+                // Nothing was delivered yet (reading the rows failed): rebuild.
+                self.clear()?;
+                refresh::refresh(&self.conn, &text, files, metas, on_rows)
+            }
+            other => other,
+        }
+    }
+
+    /// The watcher's path: re-reads `path` (only its appended bytes when it
+    /// just grew) and returns its row; `None` when the file is gone or is
+    /// not a session. `from_pi_store` is not known here: callers listing the
+    /// legacy pi store set it themselves.
+    pub fn update_file(&mut self, path: &Path) -> Result<Option<SessionInfo>, IndexError> {
+        let file = SessionFile {
+            path: path.to_path_buf(),
+            origin: Origin::Atomic,
+        };
+        let is_file = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+        let mut w = refresh::Writer::new(&self.conn, db::text_path(&self.path));
+        if !is_file {
+            w.delete_path(path)?;
+            w.commit()?;
+            return Ok(None);
+        }
+        let cached = refresh::load_one(&self.conn, path)?;
+        if let Some(c) = &cached {
+            let m = std::fs::metadata(path).map_err(|source| IndexError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            if refresh::Stat::of(&m) == c.stat {
+                return Ok(c.info(&file));
+            }
+        }
+        let parsed = match refresh::parse_file(&file, cached.as_ref()) {
+            Ok(p) => p,
+            Err(_) => return Ok(None),
+        };
+        w.put(&parsed)?;
+        w.commit()?;
+        drop(w);
+        refresh::maybe_merge(&self.conn)?;
+        Ok(parsed.row.filter(|_| parsed.state.is_ok()))
+    }
+
+    /// Which sessions match each body term of `query` (see [`BodyHits`]);
+    /// `None` when the query has no term that looks at message bodies.
+    pub fn search(&self, query: &Query) -> Result<Option<BodyHits>, IndexError> {
+        search::search(&self.conn, &db::text_path(&self.path), query, None)
+    }
+
+    /// Like [`Index::search`], limited to the sessions in `within` (the
+    /// rows on screen): `re:` terms then only read those sessions' text.
+    pub fn search_within(
+        &self,
+        query: &Query,
+        within: &std::collections::HashSet<PathBuf>,
+    ) -> Result<Option<BodyHits>, IndexError> {
+        search::search(&self.conn, &db::text_path(&self.path), query, Some(within))
+    }
+
+    pub fn stats(&self) -> Result<IndexStats, IndexError> {
+        let c = &self.conn;
+        let (sessions, not_sessions, store_bytes, text_bytes): (i64, i64, i64, i64) = c.query_row(
+            "SELECT count(*) FILTER (WHERE problem IS NULL),
+                        count(*) FILTER (WHERE problem IS NOT NULL),
+                        coalesce(sum(size), 0), coalesce(sum(text_bytes), 0)
+                 FROM files",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )?;
+        let segments: i64 = c.query_row("SELECT count(*) FROM segments", [], |r| r.get(0))?;
+        Ok(IndexStats {
+            path: self.path.clone(),
+            disk_bytes: db::disk_bytes(&self.path),
+            sessions: sessions as u64,
+            not_sessions: not_sessions as u64,
+            store_bytes: store_bytes as u64,
+            text_bytes: text_bytes as u64,
+            segments: segments as u64,
+            last_update: db::get_meta(c, "last_update")?,
+            format: db::get_meta(c, "format")?.unwrap_or_default(),
+        })
+    }
+}

@@ -1,0 +1,892 @@
+//! Bringing the index up to date with the files: what changed, parsing only
+//! what is new, and writing it back transactionally.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+
+use super::codec::{self, fingerprint, FxBuild};
+use super::db::{get_meta, key_path, path_key, set_meta, write_at, Keys};
+use super::terms::{distinct_token_ranges, merge, Segment, SegmentBuilder};
+use super::{IndexError, RefreshStats};
+use crate::session::info::{mtime_ms, read_lines, with_read_buffer, InfoScanner, SessionInfo};
+use crate::session::reader::ReadError;
+use crate::store::paths::Origin;
+use crate::store::scan::{ScanProblem, SessionFile};
+
+/// What identifies a version of a file without reading it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stat {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime_ns: i64,
+}
+
+impl Stat {
+    pub fn of(meta: &std::fs::Metadata) -> Stat {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Stat {
+                dev: meta.dev(),
+                ino: meta.ino(),
+                size: meta.size(),
+                mtime_ns: meta.mtime().saturating_mul(1_000_000_000) + meta.mtime_nsec(),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let mtime_ns = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos() as i64);
+            Stat {
+                dev: 0,
+                ino: 0,
+                size: meta.len(),
+                mtime_ns,
+            }
+        }
+    }
+}
+
+/// Stats every file, on all cores.
+fn stat_all(files: &[SessionFile]) -> Vec<std::io::Result<Stat>> {
+    files
+        .par_iter()
+        .map(|f| std::fs::metadata(&f.path).map(|m| Stat::of(&m)))
+        .collect()
+}
+
+/// A row as stored.
+#[derive(Clone, Debug)]
+pub struct Cached {
+    pub id: i64,
+    pub stat: Stat,
+    pub parsed: u64,
+    pub head_fp: i64,
+    pub tail_fp: i64,
+    pub state: Option<Vec<u8>>,
+    pub row: Option<Vec<u8>>,
+    pub problem: Option<String>,
+}
+
+impl Cached {
+    /// The list row this cached entry stands for.
+    pub fn info(&self, file: &SessionFile) -> Option<SessionInfo> {
+        match (&self.row, &self.state) {
+            (Some(row), _) => finish_info(codec::decode(row)?, true, file),
+            (None, Some(state)) => finish_info(codec::decode(state)?, false, file),
+            (None, None) => None,
+        }
+    }
+}
+
+const SELECT_CACHED: &str =
+    "SELECT id, path, dev, ino, size, mtime_ns, parsed, head_fp, tail_fp, state, row, problem FROM files";
+
+/// A stored row found for a listed file: its blobs are in an arena.
+struct Found {
+    /// Without `state` and `row` (those are in the arena).
+    cached: Cached,
+    state: Option<(usize, usize)>,
+    row: Option<(usize, usize)>,
+}
+
+impl Found {
+    fn info(&self, arena: &[u8], file: &SessionFile) -> Option<SessionInfo> {
+        match (self.row, self.state) {
+            (Some((s, e)), _) => finish_info(codec::decode(&arena[s..e])?, true, file),
+            (None, Some((s, e))) => finish_info(codec::decode(&arena[s..e])?, false, file),
+            (None, None) => None,
+        }
+    }
+
+    /// The stored row with its resumable state (a changed file).
+    fn owned(self, arena: &[u8]) -> Cached {
+        let mut c = self.cached;
+        c.state = self.state.map(|(s, e)| arena[s..e].to_vec());
+        c
+    }
+}
+
+/// `state` (a scanner before `finish`) or `row` (finished) → the list row.
+fn finish_info(info: SessionInfo, is_row: bool, file: &SessionFile) -> Option<SessionInfo> {
+    let mut info = if is_row {
+        info
+    } else {
+        InfoScanner::resume(info).finish().ok()?
+    };
+    info.path = file.path.clone();
+    info.from_pi_store = file.origin == Origin::Pi;
+    Some(info)
+}
+
+/// The parent folder of a path key (everything before the last separator).
+fn parent_bytes(key: &[u8]) -> Option<&[u8]> {
+    let sep = |b: &u8| *b == b'/' || (cfg!(windows) && *b == b'\\');
+    let i = key.iter().rposition(sep)?;
+    Some(&key[..i.max(1)])
+}
+
+/// Like `cached_from_row` without reading the `state` and `row` blobs.
+fn cached_from_row_lite(r: &rusqlite::Row) -> rusqlite::Result<Cached> {
+    Ok(Cached {
+        id: r.get(0)?,
+        stat: Stat {
+            dev: r.get::<_, i64>(2)? as u64,
+            ino: r.get::<_, i64>(3)? as u64,
+            size: r.get::<_, i64>(4)? as u64,
+            mtime_ns: r.get(5)?,
+        },
+        parsed: r.get::<_, i64>(6)? as u64,
+        head_fp: r.get(7)?,
+        tail_fp: r.get(8)?,
+        state: None,
+        row: None,
+        problem: r.get(11)?,
+    })
+}
+
+fn cached_from_row(r: &rusqlite::Row) -> rusqlite::Result<(Vec<u8>, Cached)> {
+    Ok((
+        r.get(1)?,
+        Cached {
+            id: r.get(0)?,
+            stat: Stat {
+                dev: r.get::<_, i64>(2)? as u64,
+                ino: r.get::<_, i64>(3)? as u64,
+                size: r.get::<_, i64>(4)? as u64,
+                mtime_ns: r.get(5)?,
+            },
+            parsed: r.get::<_, i64>(6)? as u64,
+            head_fp: r.get(7)?,
+            tail_fp: r.get(8)?,
+            state: r.get(9)?,
+            row: r.get(10)?,
+            problem: r.get(11)?,
+        },
+    ))
+}
+
+pub fn load_one(conn: &Connection, path: &Path) -> rusqlite::Result<Option<Cached>> {
+    let sql = format!("{SELECT_CACHED} WHERE path = ?1");
+    conn.query_row(&sql, [path_key(path)], |r| cached_from_row(r).map(|c| c.1))
+        .optional()
+}
+
+/// How much of the file a fingerprint covers.
+const FP_BYTES: u64 = 4096;
+
+fn read_range(f: &mut File, off: u64, len: u64) -> std::io::Result<Vec<u8>> {
+    let mut v = vec![0u8; len as usize];
+    f.seek(SeekFrom::Start(off))?;
+    f.read_exact(&mut v)?;
+    Ok(v)
+}
+
+/// Fingerprints of the first and the last (up to) 4 KiB before `end`.
+fn fingerprints(f: &mut File, end: u64) -> std::io::Result<(i64, i64)> {
+    let head = read_range(f, 0, end.min(FP_BYTES))?;
+    let tail = read_range(f, end.saturating_sub(FP_BYTES), end.min(FP_BYTES))?;
+    Ok((fingerprint(&head), fingerprint(&tail)))
+}
+
+/// The outcome of parsing one file (or its new bytes).
+pub struct Parsed {
+    pub file: SessionFile,
+    /// `Some((id, parsed))`: only the bytes after `parsed` were read and the
+    /// stored row `id` is continued; `None`: the file was read from the start.
+    pub continued: Option<(i64, u64)>,
+    pub stat: Stat,
+    pub parsed: u64,
+    pub head_fp: i64,
+    pub tail_fp: i64,
+    /// The resumable state at `parsed`, or why this is not a session.
+    pub state: Result<Option<SessionInfo>, String>,
+    /// The row to show (state plus a partial last line).
+    pub row: Option<SessionInfo>,
+    /// The row differs from `state` (a partial last line was applied).
+    pub row_differs: bool,
+    /// Normalized new text of complete lines, and of the partial last line.
+    pub text: String,
+    /// The distinct terms of `text`, as byte ranges (found on the worker
+    /// thread, so that the single writer only merges them).
+    pub terms: Vec<(u32, u32)>,
+    pub tail_text: Option<String>,
+    pub bytes_parsed: u64,
+}
+
+/// Normalized text without its possible trailing space.
+fn trimmed(mut s: String) -> String {
+    if s.ends_with(' ') {
+        s.pop();
+    }
+    s
+}
+
+fn not_a_session(path: &Path, reason: &'static str) -> String {
+    ReadError::NotASession {
+        path: path.to_path_buf(),
+        reason,
+    }
+    .to_string()
+}
+
+/// Parses `file`, continuing `cached` when the file only grew.
+pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed, ScanProblem> {
+    let path = &file.path;
+    let problem = |e: ReadError| ScanProblem {
+        path: path.clone(),
+        reason: e.to_string(),
+    };
+    let io = |source| {
+        problem(ReadError::Io {
+            path: path.clone(),
+            source,
+        })
+    };
+    let mut f = File::open(path).map_err(io)?;
+    let meta = f.metadata().map_err(io)?;
+    if meta.is_dir() {
+        return Err(problem(ReadError::IsDirectory { path: path.clone() }));
+    }
+    let stat = Stat::of(&meta);
+    let mut start = 0u64;
+    let mut scanner = None;
+    let mut continued = None;
+    if let Some(c) = cached {
+        let grew = c.stat.dev == stat.dev && c.stat.ino == stat.ino && stat.size > c.stat.size;
+        if let (true, Some(state)) = (grew && c.parsed > 0, c.state.as_deref()) {
+            if fingerprints(&mut f, c.parsed).map_err(io)? == (c.head_fp, c.tail_fp) {
+                if let Some(info) = codec::decode(state) {
+                    start = c.parsed;
+                    scanner = Some(InfoScanner::resume(info));
+                    continued = Some((c.id, c.parsed));
+                }
+            }
+        }
+    }
+    let mut s = scanner
+        .unwrap_or_else(|| InfoScanner::new(path, mtime_ms(&meta)))
+        .with_normalized_text();
+    s.set_file_mtime(mtime_ms(&meta));
+    f.seek(SeekFrom::Start(start)).map_err(io)?;
+    let mut complete_end = start;
+    let mut tail: Option<Vec<u8>> = None;
+    let read = with_read_buffer(|buf| {
+        read_lines(&mut f, buf, |line, complete, end| {
+            if complete {
+                s.feed(line, true);
+                complete_end = start + end;
+                s.failed().is_none()
+            } else {
+                tail = Some(line.to_vec());
+                true
+            }
+        })
+    })
+    .map_err(io)?;
+    // What was read is what the row describes (the file may grow meanwhile);
+    // a file abandoned early (not a session) keeps its stat size.
+    let size = if s.failed().is_some() {
+        stat.size
+    } else {
+        start + read
+    };
+    let stat = Stat { size, ..stat };
+    let (head_fp, tail_fp) = fingerprints(&mut f, complete_end).map_err(io)?;
+    let text = trimmed(s.take_text());
+    let mut out = Parsed {
+        file: file.clone(),
+        continued,
+        stat,
+        parsed: complete_end,
+        head_fp,
+        tail_fp,
+        state: Ok(None),
+        row: None,
+        row_differs: false,
+        text,
+        terms: Vec::new(),
+        tail_text: None,
+        bytes_parsed: read,
+    };
+    if let Some(reason) = s.failed() {
+        out.state = Err(not_a_session(path, reason));
+        out.text.clear();
+        return Ok(out);
+    }
+    let state = s.info().cloned();
+    let finished = match tail {
+        Some(t) => {
+            let mut s2 = s.clone();
+            s2.feed(&t, false);
+            let tt = trimmed(s2.take_text());
+            if !tt.is_empty() {
+                out.tail_text = Some(tt);
+            }
+            out.row_differs = true;
+            s2.finish()
+        }
+        None => s.finish(),
+    };
+    match finished {
+        Ok(mut row) => {
+            // A resumed state has no path (rows are stored without it).
+            row.path = file.path.clone();
+            row.from_pi_store = file.origin == Origin::Pi;
+            out.row = Some(row);
+            // No header among the complete lines yet (only in the partial
+            // one): nothing to resume from; the next change re-reads it all.
+            out.state = Ok(state);
+            if out.state.as_ref().is_ok_and(Option::is_none) {
+                out.parsed = 0;
+                out.text.clear();
+            }
+            out.terms = distinct_token_ranges(&out.text);
+        }
+        Err(reason) => {
+            out.state = Err(not_a_session(path, reason));
+            out.parsed = 0;
+            out.text.clear();
+            out.tail_text = None;
+        }
+    }
+    Ok(out)
+}
+
+/// Writes parse results; one open transaction at a time.
+pub struct Writer<'c> {
+    conn: &'c Connection,
+    text_path: PathBuf,
+    in_tx: bool,
+    /// The text file and the end of what this transaction appended.
+    text: Option<(File, u64)>,
+    builder: SegmentBuilder,
+    pub wrote: bool,
+}
+
+fn text_file_broken() -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+        Some("the index's text file is shorter than recorded".into()),
+    )
+}
+
+/// The text file holds at least what the database says was committed.
+pub fn check_text_file(conn: &Connection, text_path: &Path) -> rusqlite::Result<()> {
+    let committed: u64 = get_meta(conn, "text_len")?
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let len = std::fs::metadata(text_path).map_or(0, |m| m.len());
+    if len < committed {
+        return Err(text_file_broken());
+    }
+    Ok(())
+}
+
+fn io_err(e: std::io::Error) -> rusqlite::Error {
+    rusqlite::Error::ToSqlConversionFailure(Box::new(e))
+}
+
+impl<'c> Writer<'c> {
+    pub fn new(conn: &'c Connection, text_path: PathBuf) -> Writer<'c> {
+        Writer {
+            conn,
+            text_path,
+            in_tx: false,
+            text: None,
+            builder: SegmentBuilder::default(),
+            wrote: false,
+        }
+    }
+
+    fn begin(&mut self) -> rusqlite::Result<()> {
+        if !self.in_tx {
+            self.conn.execute_batch("BEGIN IMMEDIATE")?;
+            self.in_tx = true;
+        }
+        Ok(())
+    }
+
+    /// The text file, opened in the write transaction: bytes beyond the
+    /// committed length were appended by a writer that never committed
+    /// (killed), and are cut off; a shorter file means a broken index.
+    fn text_file(&mut self) -> rusqlite::Result<&mut (File, u64)> {
+        if self.text.is_none() {
+            let committed: u64 = get_meta(self.conn, "text_len")?
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&self.text_path)
+                .map_err(io_err)?;
+            let len = f.metadata().map_err(io_err)?.len();
+            if len < committed {
+                return Err(text_file_broken());
+            }
+            if len > committed {
+                f.set_len(committed).map_err(io_err)?;
+            }
+            self.text = Some((f, committed));
+        }
+        Ok(self.text.as_mut().expect("just set"))
+    }
+
+    pub fn builder_full(&self) -> bool {
+        self.builder.full()
+    }
+
+    /// Stores one result. Returns false when another process changed the
+    /// row meanwhile (then this result is not stored; it is still valid).
+    pub fn put(&mut self, p: &Parsed) -> rusqlite::Result<bool> {
+        self.begin()?;
+        let key = path_key(&p.file.path);
+        let (state, row, problem) = match &p.state {
+            Ok(state) => (
+                state.as_ref().map(codec::encode),
+                p.row.as_ref().filter(|_| p.row_differs).map(codec::encode),
+                None,
+            ),
+            Err(problem) => (None, None, Some(problem.as_str())),
+        };
+        let id = match p.continued {
+            Some((id, parsed)) => {
+                let n = self.conn.execute(
+                    "UPDATE files SET dev=?3, ino=?4, size=?5, mtime_ns=?6, parsed=?7,
+                         head_fp=?8, tail_fp=?9, state=?10, row=?11, tail_text=?12, problem=?13,
+                         text_bytes = text_bytes + ?14
+                     WHERE id=?1 AND parsed=?2",
+                    params![
+                        id,
+                        parsed as i64,
+                        p.stat.dev as i64,
+                        p.stat.ino as i64,
+                        p.stat.size as i64,
+                        p.stat.mtime_ns,
+                        p.parsed as i64,
+                        p.head_fp,
+                        p.tail_fp,
+                        state,
+                        row,
+                        p.tail_text,
+                        problem,
+                        p.text.len() as i64,
+                    ],
+                )?;
+                if n == 0 {
+                    return Ok(false);
+                }
+                id
+            }
+            None => {
+                if let Some(old) = self
+                    .conn
+                    .query_row("SELECT id FROM files WHERE path=?1", [&key], |r| {
+                        r.get::<_, i64>(0)
+                    })
+                    .optional()?
+                {
+                    self.delete_id(old)?;
+                }
+                self.conn.execute(
+                    "INSERT INTO files(path, dev, ino, size, mtime_ns, parsed, head_fp, tail_fp,
+                         state, row, tail_text, problem, text_bytes)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                    params![
+                        key,
+                        p.stat.dev as i64,
+                        p.stat.ino as i64,
+                        p.stat.size as i64,
+                        p.stat.mtime_ns,
+                        p.parsed as i64,
+                        p.head_fp,
+                        p.tail_fp,
+                        state,
+                        row,
+                        p.tail_text,
+                        problem,
+                        p.text.len() as i64,
+                    ],
+                )?;
+                self.conn.last_insert_rowid()
+            }
+        };
+        if !p.text.is_empty() {
+            let (f, end) = self.text_file()?;
+            let off = *end;
+            write_at(f, off, p.text.as_bytes()).map_err(io_err)?;
+            *end += p.text.len() as u64;
+            self.conn.execute(
+                "INSERT INTO chunks(file_id, off, len) VALUES (?1, ?2, ?3)",
+                params![id, off as i64, p.text.len() as i64],
+            )?;
+            if let Ok(id) = u32::try_from(id) {
+                let b = p.text.as_bytes();
+                self.builder.add(
+                    id,
+                    p.terms
+                        .iter()
+                        .map(|&(s, n)| &b[s as usize..(s + n) as usize]),
+                );
+            }
+        }
+        self.wrote = true;
+        Ok(true)
+    }
+
+    fn delete_id(&mut self, id: i64) -> rusqlite::Result<()> {
+        self.conn
+            .execute("DELETE FROM chunks WHERE file_id=?1", [id])?;
+        self.conn.execute("DELETE FROM files WHERE id=?1", [id])?;
+        Ok(())
+    }
+
+    pub fn delete_path(&mut self, path: &Path) -> rusqlite::Result<bool> {
+        self.begin()?;
+        let id = self
+            .conn
+            .query_row(
+                "SELECT id FROM files WHERE path=?1",
+                [path_key(path)],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()?;
+        if let Some(id) = id {
+            self.delete_id(id)?;
+            self.wrote = true;
+        }
+        Ok(id.is_some())
+    }
+
+    /// Writes gathered postings as a segment and commits.
+    pub fn commit(&mut self) -> rusqlite::Result<()> {
+        if !self.in_tx {
+            return Ok(());
+        }
+        if !self.builder.is_empty() {
+            let e = self.builder.take();
+            store_segment(self.conn, &e)?;
+        }
+        if let Some((_, end)) = &self.text {
+            set_meta(self.conn, "text_len", &end.to_string())?;
+        }
+        if self.wrote {
+            set_meta(
+                self.conn,
+                "last_update",
+                &crate::session::entry::format_iso_ms(chrono::Utc::now().timestamp_millis()),
+            )?;
+        }
+        self.conn.execute_batch("COMMIT")?;
+        self.in_tx = false;
+        // The next transaction re-reads the committed length.
+        self.text = None;
+        Ok(())
+    }
+}
+
+impl Drop for Writer<'_> {
+    fn drop(&mut self) {
+        if self.in_tx {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+    }
+}
+
+fn store_segment(conn: &Connection, e: &super::terms::Encoded) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO segments(docs, bytes, terms, starts, postings) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            e.docs as i64,
+            e.bytes() as i64,
+            e.terms,
+            e.starts,
+            e.postings
+        ],
+    )?;
+    Ok(())
+}
+
+/// Keeps the number of segments small: merges the smallest ones (dropping
+/// postings of files that are gone) when there are more than `MAX_SEGMENTS`.
+pub fn maybe_merge(conn: &Connection) -> rusqlite::Result<()> {
+    const MAX_SEGMENTS: usize = 8;
+    let mut segs: Vec<(i64, i64)> = conn
+        .prepare("SELECT id, bytes FROM segments")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    if segs.len() <= MAX_SEGMENTS {
+        return Ok(());
+    }
+    segs.sort_by_key(|s| s.1);
+    let victims: Vec<i64> = segs[..segs.len() - MAX_SEGMENTS / 2]
+        .iter()
+        .map(|s| s.0)
+        .collect();
+    let victim_bytes: i64 = segs[..victims.len()].iter().map(|s| s.1).sum();
+    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    // Postings of files that are gone are dropped when merging big segments;
+    // small merges (after a few appends) keep them: queries ignore them, and
+    // reading every row id would cost more than the merge.
+    let live: Option<HashSet<u32>> = if victim_bytes > 4 << 20 {
+        Some(
+            tx.prepare("SELECT id FROM files WHERE problem IS NULL")?
+                .query_map([], |r| r.get::<_, i64>(0))?
+                .filter_map(|r| r.ok().and_then(|id| u32::try_from(id).ok()))
+                .collect(),
+        )
+    } else {
+        None
+    };
+    let mut loaded = Vec::new();
+    for id in &victims {
+        let seg = tx
+            .query_row(
+                "SELECT terms, starts, postings FROM segments WHERE id=?1",
+                [id],
+                |r| {
+                    Ok((
+                        r.get::<_, Vec<u8>>(0)?,
+                        r.get::<_, Vec<u8>>(1)?,
+                        r.get::<_, Vec<u8>>(2)?,
+                    ))
+                },
+            )
+            .optional()?;
+        // Another process merged them already.
+        let Some((t, s, p)) = seg else { return Ok(()) };
+        match Segment::from_blobs(t, &s, p) {
+            Some(seg) => loaded.push(seg),
+            None => return Err(rusqlite::Error::InvalidQuery),
+        }
+    }
+    let merged = merge(&loaded, &|id| live.as_ref().is_none_or(|l| l.contains(&id)));
+    drop(loaded);
+    for id in &victims {
+        tx.execute("DELETE FROM segments WHERE id=?1", [id])?;
+    }
+    store_segment(&tx, &merged)?;
+    tx.commit()
+}
+
+/// Refreshes the index for `files`; see [`super::Index::refresh`].
+pub fn refresh(
+    conn: &Connection,
+    text_path: &Path,
+    files: &[SessionFile],
+    metas: Option<&[std::fs::Metadata]>,
+    on_rows: &mut dyn FnMut(Vec<SessionInfo>),
+) -> Result<RefreshStats, IndexError> {
+    let t0 = Instant::now();
+    let lap = |what: &str| crate::util::trace(&format!("index {what}"));
+    let mut stats = RefreshStats {
+        files: files.len(),
+        ..Default::default()
+    };
+    check_text_file(conn, text_path)?;
+    // 1. A stat per file (on all cores) while the stored rows are read.
+    //    Stored blobs are copied into one arena and decoded in parallel.
+    let mut k = Keys::new();
+    let keys: Vec<Cow<[u8]>> = files.iter().map(|f| k.key(&f.path)).collect();
+    let by_key: HashMap<&[u8], usize, FxBuild> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (k.as_ref(), i))
+        .collect();
+    let mut found: Vec<Option<Found>> = (0..files.len()).map(|_| None).collect();
+    let mut arena: Vec<u8> = Vec::new();
+    let mut unlisted: Vec<Vec<u8>> = Vec::new();
+    let (stat_result, read_result) = std::thread::scope(|scope| {
+        let stats = scope.spawn(|| {
+            let v: Vec<std::io::Result<Stat>> = match metas {
+                Some(m) if m.len() == files.len() => m.iter().map(|m| Ok(Stat::of(m))).collect(),
+                _ => stat_all(files),
+            };
+            crate::util::trace("index stats done");
+            v
+        });
+        let read = (|| -> rusqlite::Result<()> {
+            let mut st = conn.prepare(SELECT_CACHED)?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                let key = r.get_ref(1)?.as_blob()?;
+                let Some(&i) = by_key.get(key) else {
+                    unlisted.push(key.to_vec());
+                    continue;
+                };
+                let c = cached_from_row_lite(r)?;
+                let mut copy = |b: &[u8]| {
+                    let s = arena.len();
+                    arena.extend_from_slice(b);
+                    (s, arena.len())
+                };
+                let state = r.get_ref(9)?.as_blob_or_null()?.map(&mut copy);
+                let row = r.get_ref(10)?.as_blob_or_null()?.map(&mut copy);
+                found[i] = Some(Found {
+                    cached: c,
+                    state,
+                    row,
+                });
+            }
+            crate::util::trace("index sql read");
+            Ok(())
+        })();
+        (stats.join().expect("stat thread"), read)
+    });
+    read_result?;
+    lap("rows loaded");
+
+    enum Check {
+        Same(Option<Box<SessionInfo>>, Option<String>),
+        Changed(u64),
+        Gone(ScanProblem),
+    }
+    let checks: Vec<Check> = files
+        .par_iter()
+        .zip(stat_result.into_par_iter())
+        .zip(found.par_iter())
+        .map(|((f, stat), found)| match stat {
+            Ok(stat) => match found {
+                Some(fd) if fd.cached.stat == stat => match &fd.cached.problem {
+                    Some(p) => Check::Same(None, Some(p.clone())),
+                    None => match fd.info(&arena, f) {
+                        Some(info) => Check::Same(Some(Box::new(info)), None),
+                        None => Check::Changed(stat.size),
+                    },
+                },
+                _ => Check::Changed(stat.size),
+            },
+            Err(source) => Check::Gone(ScanProblem {
+                path: f.path.clone(),
+                reason: ReadError::Io {
+                    path: f.path.clone(),
+                    source,
+                }
+                .to_string(),
+            }),
+        })
+        .collect();
+    let mut first = Vec::with_capacity(files.len());
+    let mut jobs: Vec<(&SessionFile, Option<Cached>, u64)> = Vec::new();
+    for ((f, check), fd) in files.iter().zip(checks).zip(found) {
+        match check {
+            Check::Same(Some(info), _) => first.push(*info),
+            Check::Same(None, problem) => stats.problems.push(ScanProblem {
+                path: f.path.clone(),
+                reason: problem.unwrap_or_default(),
+            }),
+            Check::Changed(size) => {
+                let cached = fd.map(|fd| fd.owned(&arena));
+                jobs.push((f, cached, size))
+            }
+            Check::Gone(p) => stats.problems.push(p),
+        }
+    }
+    drop(arena);
+    stats.cached = first.len();
+    lap("files checked");
+    if !first.is_empty() {
+        on_rows(first);
+    }
+
+    // 2. Rows of files that are gone: their folder was listed without them,
+    //    or the folder itself is gone. Rows of other stores are kept.
+    let dirs: HashSet<&[u8], FxBuild> = keys.iter().filter_map(|k| parent_bytes(k)).collect();
+    let mut dir_exists: HashMap<Vec<u8>, bool, FxBuild> = HashMap::default();
+    let mut writer = Writer::new(conn, text_path.to_path_buf());
+    for key in &unlisted {
+        let Some(parent) = parent_bytes(key) else {
+            continue;
+        };
+        let gone = dirs.contains(parent)
+            || !*dir_exists
+                .entry(parent.to_vec())
+                .or_insert_with(|| key_path(parent).is_dir());
+        if gone && writer.delete_path(&key_path(key))? {
+            stats.removed += 1;
+        }
+    }
+
+    // 3. Parse what changed on all cores; stream rows, write in batches.
+    lap("removals");
+    // Biggest first, so that no large file is left alone at the end.
+    jobs.sort_by_key(|j| std::cmp::Reverse(j.2));
+    let (tx, rx) = mpsc::sync_channel::<Result<Parsed, ScanProblem>>(32);
+    let mut result = Ok(());
+    std::thread::scope(|scope| {
+        let jobs = &jobs;
+        scope.spawn(move || {
+            jobs.par_iter().for_each_with(tx, |tx, (f, c, _)| {
+                let _ = tx.send(parse_file(f, c.as_ref()));
+            });
+        });
+        let mut batch = Vec::new();
+        let mut last_emit = Instant::now();
+        let mut last_commit = Instant::now();
+        for msg in rx {
+            let p = match msg {
+                Ok(p) => p,
+                Err(problem) => {
+                    stats.problems.push(problem);
+                    continue;
+                }
+            };
+            stats.bytes_parsed += p.bytes_parsed;
+            if p.continued.is_some() {
+                stats.appended += 1;
+            } else {
+                stats.reparsed += 1;
+            }
+            if result.is_ok() {
+                result = writer.put(&p).map(|_| ());
+            }
+            match (p.row, p.state) {
+                (Some(row), Ok(_)) => batch.push(row),
+                (_, Err(problem)) => stats.problems.push(ScanProblem {
+                    path: p.file.path,
+                    reason: problem,
+                }),
+                (None, Ok(_)) => {}
+            }
+            if batch.len() >= 512 || last_emit.elapsed() > Duration::from_millis(40) {
+                on_rows(std::mem::take(&mut batch));
+                last_emit = Instant::now();
+            }
+            if result.is_ok()
+                && (writer.builder_full() || last_commit.elapsed() > Duration::from_secs(4))
+            {
+                result = writer.commit();
+                last_commit = Instant::now();
+            }
+        }
+        if !batch.is_empty() {
+            on_rows(batch);
+        }
+    });
+    lap("parsed");
+    let result = result.and_then(|_| writer.commit());
+    drop(writer);
+    lap("committed");
+    let result = result.and_then(|_| maybe_merge(conn));
+    if let Err(e) = result {
+        // The rows were delivered; only the cache could not be updated.
+        stats.write_error = Some(e.to_string());
+    }
+    lap("merged");
+    stats.elapsed = t0.elapsed();
+    Ok(stats)
+}

@@ -1,0 +1,557 @@
+//! The word index: which sessions contain which whitespace-separated tokens.
+//!
+//! Session text is normalized (lowercased, whitespace runs collapsed to one
+//! space) and split on spaces. A *segment* holds a sorted term dictionary and,
+//! per term, the ids of the files whose text contains it. Segments are
+//! immutable; new text makes a new segment, and small segments are merged.
+//!
+//! The dictionary is one byte string `\n term \n term \n … \n`, so substring
+//! questions about terms are answered with one `memmem` scan each:
+//! "contains w" finds `w`, "ends with w" finds `w\n`, "starts with w" finds
+//! `\nw`, "is w" finds `\nw\n`. Since a token never contains a space, a word
+//! is a substring of a text exactly when it is a substring of one of its terms.
+
+use memchr::memmem;
+
+/// Gathers postings in memory until they are written as a segment.
+///
+/// Terms live in one arena and are found through an open-addressing table
+/// keyed like [`distinct_token_ranges`] does (a term of up to 8 bytes is its
+/// own key): this is the single writer's hot loop during a build.
+pub struct SegmentBuilder {
+    table: Vec<(u64, u32, u32)>,
+    arena: Vec<u8>,
+    starts: Vec<u32>,
+    ids: Vec<Vec<u32>>,
+    postings: usize,
+    docs: usize,
+}
+
+impl Default for SegmentBuilder {
+    fn default() -> Self {
+        SegmentBuilder {
+            table: vec![(0, 0, 0); 1024],
+            arena: Vec::new(),
+            starts: Vec::new(),
+            ids: Vec::new(),
+            postings: 0,
+            docs: 0,
+        }
+    }
+}
+
+/// Flush a builder above roughly this many bytes of memory.
+const BUILDER_LIMIT: usize = 48 << 20;
+
+fn term_key(t: &[u8]) -> u64 {
+    if t.len() <= 8 {
+        let mut w = [0u8; 8];
+        w[..t.len()].copy_from_slice(t);
+        u64::from_le_bytes(w)
+    } else {
+        use std::hash::Hasher;
+        let mut h = super::codec::FxHasher::default();
+        h.write(t);
+        h.finish()
+    }
+}
+
+fn term_slot(key: u64, len: usize) -> usize {
+    ((key ^ (len as u64).rotate_left(59)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 7) as usize
+}
+
+impl SegmentBuilder {
+    fn term(&self, t: usize) -> &[u8] {
+        let s = self.starts[t] as usize;
+        let e = self
+            .starts
+            .get(t + 1)
+            .map_or(self.arena.len(), |&e| e as usize);
+        &self.arena[s..e]
+    }
+
+    /// Adds the distinct terms of one file's new text.
+    pub fn add<'a>(&mut self, file_id: u32, terms: impl IntoIterator<Item = &'a [u8]>) {
+        self.docs += 1;
+        for t in terms {
+            if t.is_empty() {
+                continue;
+            }
+            let key = term_key(t);
+            let mask = self.table.len() - 1;
+            let mut i = term_slot(key, t.len()) & mask;
+            let idx = loop {
+                let (k, idx, len) = self.table[i];
+                if len == 0 {
+                    // A new term (slots hold len + 1; 0 is empty).
+                    let idx = self.ids.len() as u32;
+                    self.table[i] = (key, idx, t.len() as u32 + 1);
+                    self.starts.push(self.arena.len() as u32);
+                    self.arena.extend_from_slice(t);
+                    self.ids.push(Vec::new());
+                    if self.ids.len() * 2 > self.table.len() {
+                        self.grow();
+                    }
+                    break idx as usize;
+                }
+                if k == key
+                    && len as usize == t.len() + 1
+                    && (t.len() <= 8 || self.term(idx as usize) == t)
+                {
+                    break idx as usize;
+                }
+                i = (i + 1) & mask;
+            };
+            let v = &mut self.ids[idx];
+            if v.last() != Some(&file_id) {
+                v.push(file_id);
+                self.postings += 1;
+            }
+        }
+    }
+
+    fn grow(&mut self) {
+        let bigger = self.table.len() * 2;
+        let old = std::mem::replace(&mut self.table, vec![(0, 0, 0); bigger]);
+        let mask = bigger - 1;
+        for (k, idx, len) in old.into_iter().filter(|e| e.2 != 0) {
+            let mut j = term_slot(k, len as usize - 1) & mask;
+            while self.table[j].2 != 0 {
+                j = (j + 1) & mask;
+            }
+            self.table[j] = (k, idx, len);
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    pub fn docs(&self) -> usize {
+        self.docs
+    }
+
+    pub fn full(&self) -> bool {
+        self.postings * 4 + self.ids.len() * 56 + self.arena.len() > BUILDER_LIMIT
+    }
+
+    /// Encodes and empties the builder.
+    pub fn take(&mut self) -> Encoded {
+        let mut b = std::mem::take(self);
+        let mut order: Vec<u32> = (0..b.ids.len() as u32).collect();
+        order.sort_unstable_by(|&x, &y| b.term(x as usize).cmp(b.term(y as usize)));
+        let mut ids = std::mem::take(&mut b.ids);
+        let mut w = Writer::default();
+        for t in order {
+            let v = &mut ids[t as usize];
+            v.sort_unstable();
+            v.dedup();
+            w.push(b.term(t as usize), v);
+        }
+        w.finish(b.docs)
+    }
+}
+
+/// A segment ready to be stored.
+pub struct Encoded {
+    pub docs: usize,
+    pub terms: Vec<u8>,
+    pub starts: Vec<u8>,
+    pub postings: Vec<u8>,
+}
+
+impl Encoded {
+    pub fn bytes(&self) -> usize {
+        self.terms.len() + self.starts.len() + self.postings.len()
+    }
+}
+
+#[derive(Default)]
+struct Writer {
+    terms: Vec<u8>,
+    term_starts: Vec<u32>,
+    post_starts: Vec<u32>,
+    postings: Vec<u8>,
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+impl Writer {
+    /// `ids` sorted and distinct; terms pushed in increasing order.
+    fn push(&mut self, term: &[u8], ids: &[u32]) {
+        if ids.is_empty() {
+            return;
+        }
+        if self.terms.is_empty() {
+            self.terms.push(b'\n');
+        }
+        self.term_starts.push(self.terms.len() as u32);
+        self.terms.extend_from_slice(term);
+        self.terms.push(b'\n');
+        self.post_starts.push(self.postings.len() as u32);
+        let mut last = 0u32;
+        for &id in ids {
+            put_varint(&mut self.postings, id - last);
+            last = id;
+        }
+    }
+
+    fn finish(mut self, docs: usize) -> Encoded {
+        if self.terms.is_empty() {
+            self.terms.push(b'\n');
+        }
+        let n = self.term_starts.len();
+        self.post_starts.push(self.postings.len() as u32);
+        let mut starts = Vec::with_capacity(4 + 8 * n + 4);
+        starts.extend_from_slice(&(n as u32).to_le_bytes());
+        for s in self.term_starts.iter().chain(&self.post_starts) {
+            starts.extend_from_slice(&s.to_le_bytes());
+        }
+        Encoded {
+            docs,
+            terms: self.terms,
+            starts,
+            postings: self.postings,
+        }
+    }
+}
+
+/// A stored segment, read back.
+pub struct Segment {
+    terms: Vec<u8>,
+    term_starts: Vec<u32>,
+    post_starts: Vec<u32>,
+    postings: Vec<u8>,
+}
+
+impl Segment {
+    /// `None` when the blobs are inconsistent (a corrupt index).
+    pub fn from_blobs(terms: Vec<u8>, starts: &[u8], postings: Vec<u8>) -> Option<Segment> {
+        let mut s = Segment::dictionary_only(terms, starts)?;
+        if s.postings_len() != postings.len() {
+            return None;
+        }
+        s.postings = postings;
+        Some(s)
+    }
+
+    /// A segment whose dictionary is loaded but not its postings (read
+    /// them with [`Segment::postings_range`] and [`decode_postings`]).
+    pub fn dictionary_only(terms: Vec<u8>, starts: &[u8]) -> Option<Segment> {
+        let n = u32::from_le_bytes(starts.get(..4)?.try_into().ok()?) as usize;
+        let words: Vec<u32> = starts[4..]
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        if words.len() != 2 * n + 1 {
+            return None;
+        }
+        let term_starts = words[..n].to_vec();
+        let post_starts = words[n..].to_vec();
+        let ok = term_starts.iter().all(|&s| (s as usize) <= terms.len())
+            && post_starts.windows(2).all(|w| w[0] <= w[1]);
+        ok.then_some(Segment {
+            terms,
+            term_starts,
+            post_starts,
+            postings: Vec::new(),
+        })
+    }
+
+    /// The length of the postings blob the dictionary expects.
+    pub fn postings_len(&self) -> usize {
+        self.post_starts.last().map_or(0, |&e| e as usize)
+    }
+
+    pub fn len(&self) -> usize {
+        self.term_starts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.term_starts.is_empty()
+    }
+
+    pub fn term(&self, t: usize) -> &[u8] {
+        let s = self.term_starts[t] as usize;
+        let e = self
+            .term_starts
+            .get(t + 1)
+            .map_or(self.terms.len(), |&e| e as usize)
+            - 1;
+        &self.terms[s..e]
+    }
+
+    /// The term holding byte `pos` of the dictionary.
+    fn term_at(&self, pos: usize) -> Option<usize> {
+        let k = self.term_starts.partition_point(|&s| (s as usize) <= pos);
+        k.checked_sub(1)
+    }
+
+    /// Calls `f` with each file id of term `t` (postings must be loaded).
+    pub fn postings(&self, t: usize, f: &mut dyn FnMut(u32)) {
+        let (s, e) = self.postings_range(t);
+        decode_postings(&self.postings[s..e], f);
+    }
+
+    /// Where term `t`'s posting list lies in the postings blob.
+    pub fn postings_range(&self, t: usize) -> (usize, usize) {
+        (
+            self.post_starts[t] as usize,
+            self.post_starts[t + 1] as usize,
+        )
+    }
+
+    /// Terms that match `how`; each term reported once, in order.
+    pub fn find(&self, needle: &[u8], how: Match, f: &mut dyn FnMut(usize)) {
+        if needle.is_empty() || self.is_empty() || needle.contains(&b'\n') {
+            return;
+        }
+        let pattern: Vec<u8> = match how {
+            Match::Contains => needle.to_vec(),
+            Match::EndsWith => [needle, b"\n"].concat(),
+            Match::StartsWith => [b"\n", needle].concat(),
+            Match::Exact => [b"\n", needle, b"\n"].concat(),
+        };
+        let finder = memmem::Finder::new(&pattern);
+        let mut last = None;
+        let mut from = 0usize;
+        while let Some(p) = finder.find(&self.terms[from..]) {
+            let pos = from + p;
+            // For patterns starting with '\n', the term begins just after it.
+            let at = if matches!(how, Match::StartsWith | Match::Exact) {
+                pos + 1
+            } else {
+                pos
+            };
+            if let Some(t) = self.term_at(at) {
+                if last != Some(t) {
+                    f(t);
+                    last = Some(t);
+                }
+                // Continue after this term.
+                from = self
+                    .term_starts
+                    .get(t + 1)
+                    .map_or(self.terms.len(), |&e| e as usize - 1);
+            } else {
+                from = pos + 1;
+            }
+            if from >= self.terms.len() {
+                break;
+            }
+        }
+    }
+}
+
+/// Calls `f` with each file id of an encoded posting list.
+pub fn decode_postings(b: &[u8], f: &mut dyn FnMut(u32)) {
+    let (mut i, mut id) = (0usize, 0u32);
+    while i < b.len() {
+        let mut v = 0u32;
+        let mut shift = 0;
+        while i < b.len() {
+            let byte = b[i];
+            i += 1;
+            v |= ((byte & 0x7f) as u32) << shift;
+            if byte < 0x80 {
+                break;
+            }
+            shift += 7;
+        }
+        id = id.wrapping_add(v);
+        f(id);
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Match {
+    Contains,
+    EndsWith,
+    StartsWith,
+    Exact,
+}
+
+/// Merges segments, dropping ids for which `live` is false.
+pub fn merge(segs: &[Segment], live: &dyn Fn(u32) -> bool) -> Encoded {
+    let mut heads = vec![0usize; segs.len()];
+    let mut w = Writer::default();
+    let mut ids = Vec::new();
+    loop {
+        let mut min: Option<&[u8]> = None;
+        for (s, &h) in segs.iter().zip(&heads) {
+            if h < s.len() {
+                let t = s.term(h);
+                if min.is_none_or(|m| t < m) {
+                    min = Some(t);
+                }
+            }
+        }
+        let Some(term) = min else { break };
+        let term = term.to_vec();
+        ids.clear();
+        for (s, h) in segs.iter().zip(heads.iter_mut()) {
+            if *h < s.len() && s.term(*h) == term.as_slice() {
+                s.postings(*h, &mut |id| {
+                    if live(id) {
+                        ids.push(id)
+                    }
+                });
+                *h += 1;
+            }
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        w.push(&term, &ids);
+    }
+    w.finish(0)
+}
+
+/// The distinct space-separated tokens of a normalized text.
+pub fn distinct_tokens(text: &str) -> Vec<&[u8]> {
+    let b = text.as_bytes();
+    distinct_token_ranges(text)
+        .into_iter()
+        .map(|(s, n)| &b[s as usize..(s + n) as usize])
+        .collect()
+}
+
+/// [`distinct_tokens`] as `(start, len)` byte ranges, in order of first
+/// appearance. This is on the indexing hot path: an open-addressing table
+/// of `(key, start, len)` where a token of up to 8 bytes is its own key
+/// (so equal keys mean equal tokens) and a longer one is keyed by its hash
+/// and compared byte by byte.
+pub fn distinct_token_ranges(text: &str) -> Vec<(u32, u32)> {
+    let b = text.as_bytes();
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    let mut table: Vec<(u64, u32, u32)> = vec![(0, 0, 0); 256];
+    let mut mask = table.len() - 1;
+    let key_of = |t: &[u8]| -> u64 {
+        if t.len() <= 8 {
+            let mut w = [0u8; 8];
+            w[..t.len()].copy_from_slice(t);
+            u64::from_le_bytes(w)
+        } else {
+            use std::hash::Hasher;
+            let mut h = super::codec::FxHasher::default();
+            h.write(t);
+            h.finish()
+        }
+    };
+    let slot_of = |key: u64, len: u32| -> usize {
+        (key ^ (len as u64).rotate_left(59)).wrapping_mul(0x9e37_79b9_7f4a_7c15) as usize
+    };
+    let mut start = 0usize;
+    for end in memchr::memchr_iter(b' ', b).chain(std::iter::once(b.len())) {
+        let t = &b[start..end];
+        let s = start;
+        start = end + 1;
+        if t.is_empty() || t.len() > u32::MAX as usize {
+            continue;
+        }
+        let (key, len) = (key_of(t), t.len() as u32);
+        // Slots hold len + 1 so that 0 means empty.
+        let mut i = (slot_of(key, len) >> 7) & mask;
+        loop {
+            let (k, ts, tl) = table[i];
+            if tl == 0 {
+                table[i] = (key, s as u32, len + 1);
+                out.push((s as u32, len));
+                break;
+            }
+            if k == key && tl == len + 1 && (len <= 8 || b[ts as usize..(ts + len) as usize] == *t)
+            {
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        if out.len() * 2 > table.len() {
+            // Grow and re-insert.
+            let bigger = table.len() * 2;
+            let old = std::mem::replace(&mut table, vec![(0, 0, 0); bigger]);
+            mask = bigger - 1;
+            for (k, ts, tl) in old.into_iter().filter(|e| e.2 != 0) {
+                let mut j = (slot_of(k, tl - 1) >> 7) & mask;
+                while table[j].2 != 0 {
+                    j = (j + 1) & mask;
+                }
+                table[j] = (k, ts, tl);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(docs: &[(u32, &str)]) -> Segment {
+        let mut b = SegmentBuilder::default();
+        for (id, text) in docs {
+            b.add(*id, distinct_tokens(text));
+        }
+        let e = b.take();
+        Segment::from_blobs(e.terms, &e.starts, e.postings).unwrap()
+    }
+
+    fn ids(s: &Segment, needle: &str, how: Match) -> Vec<u32> {
+        let mut out = Vec::new();
+        s.find(needle.as_bytes(), how, &mut |t| {
+            s.postings(t, &mut |id| out.push(id))
+        });
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    #[test]
+    fn lookups() {
+        let s = seg(&[
+            (1, "the quick brown fox"),
+            (2, "quickly foxes"),
+            (300, "fox brown"),
+        ]);
+        assert_eq!(ids(&s, "fox", Match::Contains), [1, 2, 300]);
+        assert_eq!(ids(&s, "fox", Match::Exact), [1, 300]);
+        assert_eq!(ids(&s, "ick", Match::Contains), [1, 2]);
+        assert_eq!(ids(&s, "ck", Match::EndsWith), [1]);
+        assert_eq!(ids(&s, "quick", Match::StartsWith), [1, 2]);
+        assert_eq!(ids(&s, "own", Match::EndsWith), [1, 300]);
+        assert_eq!(ids(&s, "zebra", Match::Contains), Vec::<u32>::new());
+        assert_eq!(ids(&s, "x f", Match::Contains), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn distinct_tokens_are_exact() {
+        let text = "a b a  bb abcdefgh abcdefgh abcdefghi abcdefghj abcdefghi x\u{0} x é é";
+        let got: Vec<&[u8]> = distinct_tokens(text);
+        let mut want: Vec<&[u8]> = Vec::new();
+        for t in text.as_bytes().split(|&b| b == b' ') {
+            if !t.is_empty() && !want.contains(&t) {
+                want.push(t);
+            }
+        }
+        assert_eq!(got, want);
+        // Many distinct tokens (the table grows).
+        let many: String = (0..5000).map(|i| format!("t{} ", i % 3000)).collect();
+        assert_eq!(distinct_tokens(&many).len(), 3000);
+    }
+
+    #[test]
+    fn merging_unions_and_drops_dead_ids() {
+        let a = seg(&[(1, "alpha beta"), (2, "beta")]);
+        let b = seg(&[(1, "gamma"), (3, "beta alpha")]);
+        let e = merge(&[a, b], &|id| id != 2);
+        let m = Segment::from_blobs(e.terms, &e.starts, e.postings).unwrap();
+        assert_eq!(ids(&m, "beta", Match::Exact), [1, 3]);
+        assert_eq!(ids(&m, "alpha", Match::Exact), [1, 3]);
+        assert_eq!(ids(&m, "gamma", Match::Exact), [1]);
+        assert_eq!(m.len(), 3);
+    }
+}

@@ -1,0 +1,663 @@
+//! The persistent index: invalidation, incremental reads, crash safety,
+//! recovery, and equality with reading the files directly.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use arbor::index::{Index, RefreshStats};
+use arbor::search::{rank, rank_with_index, Query};
+use arbor::session::SessionInfo;
+use arbor::store::listing::read_rows;
+use arbor::store::paths::Origin;
+use arbor::store::{list_session_files, Scope, SessionFile, StoreConfig, StoreKind};
+use common::{arbor, conformance_corpus, gen_corpus, run_ok};
+
+const SID: &str = "0199aaaa-0000-7000-8000-00000000000";
+
+fn header(n: u32) -> String {
+    format!(
+        r#"{{"type":"session","version":3,"id":"{SID}{n}","timestamp":"2026-01-0{n}T10:00:00.000Z","cwd":"/home/u/proj"}}"#
+    )
+}
+
+fn message(id: &str, parent: Option<&str>, role: &str, text: &str, ms: u64) -> String {
+    let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+    let text = serde_json::to_string(text).unwrap();
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T10:00:00.000Z","message":{{"role":"{role}","content":[{{"type":"text","text":{text}}}],"timestamp":{ms}}}}}"#
+    )
+}
+
+fn name_line(id: &str, parent: &str, name: &str) -> String {
+    format!(
+        r#"{{"type":"session_info","id":"{id}","parentId":"{parent}","timestamp":"2026-01-01T11:00:00.000Z","name":"{name}"}}"#
+    )
+}
+
+struct Store {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    cache: PathBuf,
+}
+
+impl Store {
+    fn new() -> Store {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("sessions");
+        std::fs::create_dir_all(root.join("--home-u-proj--")).unwrap();
+        let cache = dir.path().join("cache");
+        Store {
+            _dir: dir,
+            root,
+            cache,
+        }
+    }
+
+    fn path(&self, n: u32) -> PathBuf {
+        self.root
+            .join("--home-u-proj--")
+            .join(format!("2026-01-0{n}T10-00-00-000Z_{SID}{n}.jsonl"))
+    }
+
+    fn write(&self, n: u32, lines: &[String]) -> PathBuf {
+        let p = self.path(n);
+        let mut text = lines.join("\n");
+        text.push('\n');
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn append(&self, p: &Path, text: &str) -> u64 {
+        let mut f = std::fs::OpenOptions::new().append(true).open(p).unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+        text.len() as u64
+    }
+
+    fn files(&self) -> Vec<SessionFile> {
+        let config = StoreConfig::single(&self.root, StoreKind::PerProject);
+        list_session_files(&config, &Scope::All).0
+    }
+
+    fn index(&self) -> Index {
+        Index::open(&self.cache.join("index.sqlite")).unwrap()
+    }
+}
+
+fn by_path(mut rows: Vec<SessionInfo>) -> Vec<SessionInfo> {
+    rows.sort_by(|a, b| a.path.cmp(&b.path));
+    rows
+}
+
+/// Refreshes and checks that every row equals a direct read of its file,
+/// and that searches answer as searching the files would.
+fn refresh_checked(index: &mut Index, files: &[SessionFile]) -> RefreshStats {
+    let mut rows = Vec::new();
+    let stats = index.refresh(files, &mut |b| rows.extend(b)).unwrap();
+    assert!(stats.write_error.is_none(), "{:?}", stats.write_error);
+    let (full, _) = read_rows(files);
+    let mut expect = full.clone();
+    for e in &mut expect {
+        e.all_text.clear();
+    }
+    assert_eq!(by_path(rows.clone()), by_path(expect));
+    for q in [
+        "hello",
+        "world",
+        "\"brown fox\"",
+        "\"fox jumps over\"",
+        "re:ju?mps",
+        "zebra",
+        "\"x\"",
+        "o",
+    ] {
+        let query = Query::parse(q);
+        let hits = index.search(&query).unwrap();
+        let ours: Vec<PathBuf> = rank_with_index(&query, by_path(rows.clone()), hits.as_ref())
+            .into_iter()
+            .map(|r| r.path)
+            .collect();
+        let theirs: Vec<PathBuf> = rank(&query, by_path(full.clone()))
+            .into_iter()
+            .map(|r| r.path)
+            .collect();
+        assert_eq!(ours, theirs, "query {q}");
+    }
+    stats
+}
+
+fn first_lines(n: u32) -> Vec<String> {
+    vec![
+        header(n),
+        message(
+            "a1",
+            None,
+            "user",
+            "hello there, the quick brown",
+            1767261600000,
+        ),
+        message(
+            "a2",
+            Some("a1"),
+            "assistant",
+            "fox jumps\nover the lazy dog",
+            1767261601000,
+        ),
+    ]
+}
+
+#[test]
+fn grown_file_is_read_from_its_offset_only() {
+    let s = Store::new();
+    let p = s.write(1, &first_lines(1));
+    s.write(2, &first_lines(2));
+    let mut index = s.index();
+    let files = s.files();
+    let st = refresh_checked(&mut index, &files);
+    assert_eq!((st.reparsed, st.cached, st.appended), (2, 0, 0));
+    let st = refresh_checked(&mut index, &files);
+    assert_eq!((st.reparsed, st.cached, st.bytes_parsed), (0, 2, 0));
+
+    let added = s.append(
+        &p,
+        &format!(
+            "{}\n",
+            message("a3", Some("a2"), "user", "a whole new world", 1767261602000)
+        ),
+    );
+    let st = refresh_checked(&mut index, &files);
+    assert_eq!((st.appended, st.reparsed, st.cached), (1, 0, 1));
+    assert_eq!(st.bytes_parsed, added, "only the appended bytes are parsed");
+
+    // A phrase spanning the old text and the appended text is found.
+    let q = Query::parse("\"lazy dog a whole\"");
+    let hits = index.search(&q).unwrap().unwrap();
+    assert_eq!(hits.get(&p), Some(&1));
+
+    // A rename appended by a live agent, through the watcher's path.
+    s.append(&p, &format!("{}\n", name_line("a4", "a3", "Named")));
+    let row = index.update_file(&p).unwrap().unwrap();
+    assert_eq!(row.display_name(), Some("Named"));
+    assert_eq!(row.message_count, 3);
+    let st = refresh_checked(&mut index, &files);
+    assert_eq!((st.cached, st.bytes_parsed), (2, 0));
+}
+
+#[test]
+fn partial_last_line_is_read_again_when_completed() {
+    let s = Store::new();
+    let p = s.write(1, &first_lines(1));
+    let mut index = s.index();
+    let files = s.files();
+    refresh_checked(&mut index, &files);
+    let line = message(
+        "a3",
+        Some("a2"),
+        "user",
+        "unfinished business",
+        1767261602000,
+    );
+    let (head, tail) = line.split_at(40);
+    // A writer mid-append: the row says so, and nothing is lost.
+    s.append(&p, head);
+    let st = refresh_checked(&mut index, &files);
+    assert_eq!(st.appended, 1);
+    let row = index.update_file(&p).unwrap().unwrap();
+    assert!(row.diagnostics.partial_tail);
+    s.append(&p, &format!("{tail}\n"));
+    let st = refresh_checked(&mut index, &files);
+    assert_eq!(st.appended, 1);
+    assert_eq!(st.bytes_parsed, line.len() as u64 + 1);
+    // A last line without a newline that parses counts (and is searchable).
+    s.append(
+        &p,
+        &message("a4", Some("a3"), "user", "no newline yet", 1767261603000),
+    );
+    refresh_checked(&mut index, &files);
+    let q = Query::parse("\"newline yet\"");
+    assert!(index.search(&q).unwrap().unwrap().contains_key(&p));
+    s.append(&p, "\n");
+    let st = refresh_checked(&mut index, &files);
+    assert_eq!(st.appended, 1);
+}
+
+#[test]
+fn truncated_replaced_deleted_and_renamed_files() {
+    let s = Store::new();
+    let p1 = s.write(1, &first_lines(1));
+    let p2 = s.write(2, &first_lines(2));
+    let mut extra = first_lines(3);
+    extra.push(message(
+        "a3",
+        Some("a2"),
+        "user",
+        "zebra crossing",
+        1767261609000,
+    ));
+    let p3 = s.write(3, &extra);
+    let mut index = s.index();
+    refresh_checked(&mut index, &s.files());
+
+    // Truncated: a prefix of what was indexed.
+    let text = std::fs::read_to_string(&p3).unwrap();
+    let cut: Vec<&str> = text.lines().take(2).collect();
+    std::fs::write(&p3, cut.join("\n") + "\n").unwrap();
+    let st = refresh_checked(&mut index, &s.files());
+    assert_eq!((st.reparsed, st.appended), (1, 0));
+    let q = Query::parse("zebra");
+    assert!(!index.search(&q).unwrap().unwrap().contains_key(&p3));
+
+    // Replaced by another file of the same size (a new inode).
+    let old = std::fs::read_to_string(&p2).unwrap();
+    let new = old.replace("quick brown", "quick zebra");
+    assert_eq!(old.len(), new.len());
+    let tmp = p2.with_extension("tmp");
+    std::fs::write(&tmp, &new).unwrap();
+    std::fs::rename(&tmp, &p2).unwrap();
+    let st = refresh_checked(&mut index, &s.files());
+    assert_eq!(st.reparsed, 1);
+    assert!(index.search(&q).unwrap().unwrap().contains_key(&p2));
+
+    // Rewritten in place with the same size (same inode, new mtime).
+    std::thread::sleep(Duration::from_millis(20));
+    std::fs::write(&p2, &old).unwrap();
+    let st = refresh_checked(&mut index, &s.files());
+    assert_eq!(st.reparsed, 1);
+    assert!(!index.search(&q).unwrap().unwrap().contains_key(&p2));
+
+    // Rewritten in place and grown: the fingerprints catch it.
+    let grown = new.clone() + &message("a9", Some("a2"), "user", "more", 1767261609000) + "\n";
+    std::fs::write(&p2, &grown).unwrap();
+    let st = refresh_checked(&mut index, &s.files());
+    assert_eq!((st.reparsed, st.appended), (1, 0));
+    assert!(index.search(&q).unwrap().unwrap().contains_key(&p2));
+
+    // Deleted.
+    std::fs::remove_file(&p1).unwrap();
+    let st = refresh_checked(&mut index, &s.files());
+    assert_eq!(st.removed, 1);
+    assert!(index.update_file(&p1).unwrap().is_none());
+
+    // Renamed: the old row goes, the new path is read.
+    let renamed = s.path(7);
+    std::fs::rename(&p2, &renamed).unwrap();
+    let st = refresh_checked(&mut index, &s.files());
+    assert_eq!((st.removed, st.reparsed), (1, 1));
+    let hits = index.search(&q).unwrap().unwrap();
+    assert!(hits.contains_key(&renamed) && !hits.contains_key(&p2));
+    assert_eq!(index.stats().unwrap().sessions, 2);
+}
+
+#[test]
+fn not_a_session_is_remembered_and_rechecked_when_it_changes() {
+    let s = Store::new();
+    let p = s.path(5);
+    std::fs::write(&p, "").unwrap();
+    let mut index = s.index();
+    let st = refresh_checked(&mut index, &s.files());
+    assert_eq!(st.problems.len(), 1);
+    let st = refresh_checked(&mut index, &s.files());
+    assert_eq!((st.problems.len(), st.cached, st.reparsed), (1, 0, 0));
+    // The header arrives: now it is a session.
+    s.append(&p, &format!("{}\n", header(5)));
+    let st = refresh_checked(&mut index, &s.files());
+    assert!(st.problems.is_empty());
+    assert_eq!(st.reparsed, 1);
+}
+
+fn list(root: &Path, cache: &Path, extra: &[&str]) -> (String, String) {
+    let out = arbor()
+        .env("ARBOR_CACHE_DIR", cache)
+        .arg("--store")
+        .arg(root)
+        .args(["list", "--all", "--json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn list_is_identical_with_and_without_the_index_on_the_conformance_corpus() {
+    let dir = conformance_corpus();
+    let root = dir.path().join("corpus");
+    let cache = dir.path().join("cache");
+    for extra in [&[][..], &["--include-internal"][..]] {
+        let (plain, plain_err) = list(&root, &cache, &[&["--no-index"][..], extra].concat());
+        let (cold, cold_err) = list(&root, &cache, extra);
+        let (warm, warm_err) = list(&root, &cache, extra);
+        assert!(plain.lines().count() > 80);
+        assert_eq!(plain, cold, "first run with the index");
+        assert_eq!(plain, warm, "second run with the index");
+        assert_eq!(plain_err, cold_err);
+        assert_eq!(plain_err, warm_err);
+    }
+    for q in [
+        "session",
+        "fix test",
+        "\"the quick\"",
+        "re:err\\w+",
+        "re:([",
+        "ab",
+        "\"é\"",
+        "日本",
+        "x y z",
+    ] {
+        let plain = arbor()
+            .env("ARBOR_CACHE_DIR", &cache)
+            .arg("--store")
+            .arg(&root)
+            .args(["list", "--all", "--json", "--no-index", "--query", q])
+            .output()
+            .unwrap();
+        let indexed = arbor()
+            .env("ARBOR_CACHE_DIR", &cache)
+            .arg("--store")
+            .arg(&root)
+            .args(["list", "--all", "--json", "--query", q])
+            .output()
+            .unwrap();
+        assert_eq!(plain.status.success(), indexed.status.success(), "{q}");
+        assert_eq!(
+            String::from_utf8_lossy(&plain.stdout),
+            String::from_utf8_lossy(&indexed.stdout),
+            "query {q}"
+        );
+    }
+}
+
+#[test]
+fn queries_agree_with_and_without_the_index_on_a_realistic_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    gen_corpus(
+        &root,
+        &[
+            "--profile",
+            "realistic",
+            "--sessions",
+            "30",
+            "--seed",
+            "5",
+            "--max-mb",
+            "1",
+        ],
+    );
+    let cache = dir.path().join("cache");
+    let (plain, _) = list(&root, &cache, &["--no-index"]);
+    let (indexed, _) = list(&root, &cache, &[]);
+    assert_eq!(plain, indexed);
+    // Words and phrases taken from the sessions themselves.
+    let rows: Vec<serde_json::Value> = plain
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut queries = vec![
+        "re:\\d{3}".to_string(),
+        "test".to_string(),
+        "\"the\"".to_string(),
+    ];
+    for r in rows.iter().take(6) {
+        let first = r["firstMessage"].as_str().unwrap_or("");
+        let words: Vec<&str> = first.split_whitespace().collect();
+        if words.len() >= 3 {
+            queries.push(format!("\"{} {}\"", words[1], words[2]));
+            queries.push(words[2].to_string());
+        }
+    }
+    for q in &queries {
+        let (a, _) = list(&root, &cache, &["--no-index", "--query", q]);
+        let (b, _) = list(&root, &cache, &["--query", q]);
+        assert_eq!(a, b, "query {q}");
+    }
+}
+
+fn stats_json(root: &Path, cache: &Path) -> serde_json::Value {
+    let out = run_ok(
+        arbor()
+            .env("ARBOR_CACHE_DIR", cache)
+            .arg("--store")
+            .arg(root)
+            .args(["index", "--stats", "--json"]),
+    );
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn killed_during_a_rebuild_then_correct() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    gen_corpus(
+        &root,
+        &[
+            "--profile",
+            "stress",
+            "--sessions",
+            "300",
+            "--seed",
+            "2",
+            "--median-kb",
+            "60",
+            "--max-mb",
+            "2",
+            "--jobs",
+            "2",
+        ],
+    );
+    let cache = dir.path().join("cache");
+    let (expected, _) = list(&root, &cache, &["--no-index", "--include-internal"]);
+    for delay_ms in [150u64, 600, 1500] {
+        let mut child = arbor()
+            .env("ARBOR_CACHE_DIR", &cache)
+            .arg("--store")
+            .arg(&root)
+            .args(["index", "--rebuild"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_millis(delay_ms) {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // SIGKILL: no chance to clean up.
+        let _ = child.kill();
+        let _ = child.wait();
+        let (got, err) = list(&root, &cache, &["--include-internal"]);
+        assert_eq!(got, expected, "after a kill at {delay_ms} ms");
+        assert!(err.is_empty(), "{err}");
+    }
+    let s = stats_json(&root, &cache);
+    assert_eq!(s["sessions"], 300);
+    // Searches (which read the stored text) agree too.
+    for q in ["\"two words\"", "error", "re:fail\\w+", "\"the session\""] {
+        let (a, _) = list(
+            &root,
+            &cache,
+            &["--no-index", "--include-internal", "--query", q],
+        );
+        let (b, _) = list(&root, &cache, &["--include-internal", "--query", q]);
+        assert_eq!(a, b, "query {q}");
+    }
+}
+
+#[test]
+fn a_lost_or_cut_text_file_means_a_rebuild() {
+    let s = Store::new();
+    s.write(1, &first_lines(1));
+    s.write(2, &first_lines(2));
+    let (expected, _) = list(
+        &s.root,
+        &s.cache,
+        &["--no-index", "--query", "\"brown fox\""],
+    );
+    let (first, _) = list(&s.root, &s.cache, &["--query", "\"brown fox\""]);
+    assert_eq!(first, expected);
+    assert_eq!(expected.lines().count(), 2);
+    let text = s.cache.join("index.sqlite-text");
+    let len = std::fs::metadata(&text).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&text)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    let (got, err) = list(&s.root, &s.cache, &["--query", "\"brown fox\""]);
+    assert_eq!(got, expected, "{err}");
+    std::fs::remove_file(&text).unwrap();
+    let (got, _) = list(&s.root, &s.cache, &["--query", "\"brown fox\""]);
+    assert_eq!(got, expected);
+    assert_eq!(stats_json(&s.root, &s.cache)["sessions"], 2);
+}
+
+#[test]
+fn a_corrupt_index_is_rebuilt_transparently() {
+    let dir = conformance_corpus();
+    let root = dir.path().join("corpus");
+    let cache = dir.path().join("cache");
+    let (expected, expected_err) = list(&root, &cache, &["--no-index"]);
+    let (first, _) = list(&root, &cache, &[]);
+    assert_eq!(first, expected);
+    let db = cache.join("index.sqlite");
+    for garbage in [
+        b"this is not a database at all, just some garbage bytes".repeat(200),
+        {
+            // A real header with garbage after it.
+            let mut b = std::fs::read(&db).unwrap();
+            for x in b.iter_mut().skip(100) {
+                *x = x.wrapping_mul(31).wrapping_add(7);
+            }
+            b
+        },
+    ] {
+        let _ = std::fs::remove_file(cache.join("index.sqlite-wal"));
+        let _ = std::fs::remove_file(cache.join("index.sqlite-shm"));
+        std::fs::write(&db, garbage).unwrap();
+        let (got, err) = list(&root, &cache, &[]);
+        assert_eq!(got, expected);
+        assert_eq!(err, expected_err);
+        let (again, _) = list(&root, &cache, &[]);
+        assert_eq!(again, expected);
+    }
+    assert!(stats_json(&root, &cache)["sessions"].as_u64().unwrap() > 80);
+}
+
+#[test]
+fn an_index_from_another_version_is_rebuilt() {
+    let s = Store::new();
+    s.write(1, &first_lines(1));
+    let (expected, _) = list(&s.root, &s.cache, &["--no-index"]);
+    list(&s.root, &s.cache, &[]);
+    let db = s.cache.join("index.sqlite");
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute(
+            "UPDATE meta SET value='arbor-index-0/0.0.1' WHERE key='format'",
+            [],
+        )
+        .unwrap();
+        // And a row the old version would have got wrong.
+        conn.execute("UPDATE files SET state=x'00'", []).unwrap();
+    }
+    let (got, _) = list(&s.root, &s.cache, &[]);
+    assert_eq!(got, expected);
+    assert_eq!(
+        stats_json(&s.root, &s.cache)["format"],
+        arbor::index::FORMAT
+    );
+}
+
+#[test]
+fn index_command_reports_and_rebuilds() {
+    let s = Store::new();
+    s.write(1, &first_lines(1));
+    s.write(2, &first_lines(2));
+    let out = run_ok(
+        arbor()
+            .env("ARBOR_CACHE_DIR", &s.cache)
+            .arg("--store")
+            .arg(&s.root)
+            .arg("index"),
+    );
+    assert!(out.contains("sessions:  2"), "{out}");
+    let out = run_ok(
+        arbor()
+            .env("ARBOR_CACHE_DIR", &s.cache)
+            .arg("--store")
+            .arg(&s.root)
+            .args(["index", "--rebuild", "--json"]),
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["update"]["reparsed"], 2);
+    assert_eq!(v["sessions"], 2);
+    assert!(v["sizeBytes"].as_u64().unwrap() > 0);
+    assert!(v["lastUpdate"].is_string());
+    // A bad flag combination is an error on stderr only.
+    let out = arbor()
+        .env("ARBOR_CACHE_DIR", &s.cache)
+        .args(["index", "--rebuild", "--stats"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success() && out.stdout.is_empty());
+}
+
+#[test]
+fn rows_from_the_pi_store_are_marked() {
+    let s = Store::new();
+    let p = s.write(1, &first_lines(1));
+    let mut index = s.index();
+    let files = vec![SessionFile {
+        path: p,
+        origin: Origin::Pi,
+    }];
+    for _ in 0..2 {
+        let mut rows = Vec::new();
+        index.refresh(&files, &mut |b| rows.extend(b)).unwrap();
+        assert!(rows[0].from_pi_store);
+    }
+}
+
+#[test]
+fn a_relative_store_path_works_with_the_index() {
+    let s = Store::new();
+    s.write(1, &first_lines(1));
+    s.write(2, &first_lines(2));
+    let base = s.root.parent().unwrap();
+    let run = |args: &[&str]| {
+        run_ok(
+            arbor()
+                .current_dir(base)
+                .env("ARBOR_CACHE_DIR", &s.cache)
+                .args(["--store", "sessions", "list", "--all", "--json"])
+                .args(args),
+        )
+    };
+    for q in [
+        &[][..],
+        &["--query", "\"brown fox\""][..],
+        &["--query", "re:jump"][..],
+    ] {
+        let plain = run(&[&["--no-index"][..], q].concat());
+        assert_eq!(run(q), plain, "{q:?}");
+        assert_eq!(run(q), plain, "{q:?}");
+        assert!(plain.contains("\"path\":\"sessions/"), "{plain}");
+    }
+    // The same files under their absolute paths share the rows.
+    let mut index = s.index();
+    let st = refresh_checked(&mut index, &s.files());
+    assert_eq!(st.cached, 2);
+}
