@@ -59,6 +59,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 start_in_all: false,
                 note: None,
                 open_tree: Some((path, flavor)),
+                use_index: false,
             };
             finish(crate::ui::runtime::run_picker(opts)?, &cli.resume_cmd)
         }
@@ -126,6 +127,7 @@ fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
         start_in_all,
         note,
         open_tree: None,
+        use_index: !cli.global.no_index,
     };
     finish(crate::ui::runtime::run_picker(opts)?, &cli.resume_cmd)
 }

@@ -34,6 +34,29 @@ pub struct PickerOptions {
     pub note: Option<String>,
     /// `arbor tree SESSION`: open this session's tree directly, no picker.
     pub open_tree: Option<(PathBuf, crate::session::ContextFlavor)>,
+    /// Use the persistent index (rows, body search, incremental rescans).
+    pub use_index: bool,
+}
+
+/// Whether this process uses the index (set once at start; read by workers).
+static USE_INDEX: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn index_on() -> bool {
+    USE_INDEX.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Opens the index for a worker; `None` (logged) when it cannot be used.
+fn open_index() -> Option<crate::index::Index> {
+    if !index_on() {
+        return None;
+    }
+    match crate::index::Index::open_default() {
+        Ok(i) => Some(i),
+        Err(e) => {
+            crate::log::line(format!("index: cannot open ({e}); reading files instead"));
+            None
+        }
+    }
 }
 
 /// The terminal: stdout, or `/dev/tty` when stdout is captured (`--print`),
@@ -83,7 +106,15 @@ pub fn now_ms() -> i64 {
 }
 
 /// Runs the picker (or a tree) until the user leaves; returns what they chose.
-pub fn run_picker(opts: PickerOptions) -> Result<Outcome> {
+pub fn run_picker(mut opts: PickerOptions) -> Result<Outcome> {
+    USE_INDEX.store(opts.use_index, std::sync::atomic::Ordering::Relaxed);
+    // Absolute paths throughout: the index keys on them, and resuming runs
+    // the agent in another directory.
+    for r in &mut opts.config.roots {
+        if let Ok(a) = std::path::absolute(&r.path) {
+            r.path = a;
+        }
+    }
     let mut app = App::new(opts.project_cwd.clone(), now_ms());
     app.print_mode = opts.print_mode;
     app.picker.note = opts.note.clone();
@@ -279,13 +310,30 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
                 load_preview(&path, &query).map_err(|e| (path, e)),
             )]
         }
-        Effect::Rescan(paths) => paths
-            .into_iter()
-            .map(|p| match scan_info(&p) {
-                Ok(info) => AppEvent::Rows(vec![Row::new(info)]),
-                Err(_) => AppEvent::RowGone(p),
-            })
-            .collect(),
+        Effect::Rescan(paths) => {
+            // The index reads only the appended bytes of a growing session.
+            let mut index = open_index();
+            paths
+                .into_iter()
+                .map(|p| {
+                    let row = match index.as_mut().map(|i| i.update_file(&p)) {
+                        Some(Ok(r)) => r,
+                        Some(Err(e)) => {
+                            crate::log::line(format!(
+                                "index: update of {} failed: {e}",
+                                p.display()
+                            ));
+                            scan_info(&p).ok()
+                        }
+                        None => scan_info(&p).ok(),
+                    };
+                    match row {
+                        Some(info) => AppEvent::Rows(vec![Row::new(info)]),
+                        None => AppEvent::RowGone(p),
+                    }
+                })
+                .collect()
+        }
         Effect::Rename { path, name } => {
             let result = crate::session::writer::append_session_name(&path, &name)
                 .map(|_| name)
@@ -372,11 +420,26 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
 
 /// Scores every document; the matching ones with their relevance.
 pub fn score_docs(query: &Query, docs: &super::app::Docs) -> HashMap<PathBuf, u32> {
+    score_docs_with(query, docs, None)
+}
+
+/// Scores documents; with `hits` (the index's per-term body matches) the
+/// bodies are not searched in memory, so a keystroke costs the same on any
+/// store size. Rows read without the index carry their text and need none.
+pub fn score_docs_with(
+    query: &Query,
+    docs: &super::app::Docs,
+    hits: Option<&crate::index::BodyHits>,
+) -> HashMap<PathBuf, u32> {
     let mut matcher = new_matcher();
     let mut buf = Vec::new();
     let mut scores = HashMap::new();
     for (path, doc) in &docs.0 {
-        if let Some(s) = query.score(doc, &mut matcher, &mut buf) {
+        // Documents with their own body text are searched directly.
+        let bits = hits
+            .filter(|_| doc.text.len() <= doc.body_start)
+            .map(|h| h.get(path).copied().unwrap_or(0));
+        if let Some(s) = query.score_with(doc, &mut matcher, &mut buf, bits) {
             scores.insert(path.clone(), s);
         }
     }
@@ -452,6 +515,30 @@ fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig) {
         let started = Instant::now();
         let (files, mut problems) = list_session_files(&config, &Scope::All);
         let total = files.len();
+        if let Some(mut index) = open_index() {
+            let _ = tx.send(AppEvent::LoadProgress { done: 0, total });
+            let mut done = 0;
+            let result = index.refresh(&files, &mut |rows| {
+                done += rows.len();
+                // Not on rayon: the refresh's own rayon workers wait on this
+                // callback, so using the pool here would deadlock.
+                let rows: Vec<Row> = rows.into_iter().map(Row::new).collect();
+                let _ = tx.send(AppEvent::Rows(rows));
+                let _ = tx.send(AppEvent::LoadProgress { done, total });
+            });
+            match result {
+                Ok(stats) => {
+                    crate::log::line(format!(
+                        "loader: {total} files through the index in {:?}",
+                        started.elapsed()
+                    ));
+                    problems.extend(stats.problems);
+                    let _ = tx.send(AppEvent::LoadFinished { problems });
+                    return;
+                }
+                Err(e) => crate::log::line(format!("index: refresh failed ({e}); reading files")),
+            }
+        }
         crate::log::line(format!(
             "loader: {total} files found in {:?}",
             started.elapsed()
@@ -508,8 +595,16 @@ fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig) {
 fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
     let (jtx, jrx) = channel::<SearchJob>();
     std::thread::spawn(move || {
+        let index = open_index();
         while let Some((generation, query, docs)) = latest(&jrx) {
-            let scores = score_docs(&query, &docs);
+            let hits = index.as_ref().and_then(|i| match i.search(&query) {
+                Ok(h) => h,
+                Err(e) => {
+                    crate::log::line(format!("index: search failed: {e}"));
+                    None
+                }
+            });
+            let scores = score_docs_with(&query, &docs, hits.as_ref());
             let raw = query.raw.clone();
             if tx
                 .send(AppEvent::SearchDone {
