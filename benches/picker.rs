@@ -170,12 +170,11 @@ fn main() {
         "re:fn\\s+main",
         "cache",
     ] {
-        for _ in 0..query.len() {
-            app.update(AppEvent::Key(KeyEvent::new(
-                KeyCode::Backspace,
-                KeyModifiers::NONE,
-            )));
-        }
+        // Ctrl+U clears the previous query.
+        app.update(AppEvent::Key(KeyEvent::new(
+            KeyCode::Char('u'),
+            KeyModifiers::CONTROL,
+        )));
         for c in query.chars() {
             let t = Instant::now();
             let mut queue = app.update(AppEvent::Key(KeyEvent::new(
@@ -189,8 +188,18 @@ fn main() {
                     docs,
                 } = fx
                 {
+                    let t0 = Instant::now();
                     let hits = index.search(&query).expect("search");
+                    let t1 = Instant::now();
                     let scores = score_docs_with(&query, &docs, hits.as_ref());
+                    if std::env::var_os("ARBOR_BENCH_DETAIL").is_some() {
+                        eprintln!(
+                            "{:>20} index {:>7.2} ms  score {:>7.2} ms",
+                            query.raw,
+                            (t1 - t0).as_secs_f64() * 1000.0,
+                            t1.elapsed().as_secs_f64() * 1000.0
+                        );
+                    }
                     queue.extend(app.update(AppEvent::SearchDone {
                         generation,
                         query: query.raw.clone(),
