@@ -115,8 +115,10 @@ for n in $SIZES; do
     if PI_CODING_AGENT_DIR=$PWD/$agent run node bench/pi-listall.mjs >"$TMP/pi" 2>/dev/null; then
       read -r us kb <"$TMP/pi"
       row "$n" "$size" "pi SessionManager.listAll ($(cat "$TMP/out"))" "$((us / 1000)) ms" "$((kb / 1024)) MB"
+    elif grep -q "heap out of memory" "$TMP/err"; then
+      row "$n" "$size" "pi SessionManager.listAll" "out of memory (node heap)" ""
     else
-      row "$n" "$size" "pi SessionManager.listAll" "failed: $(tail -1 "$TMP/err" | cut -c1-80)" ""
+      row "$n" "$size" "pi SessionManager.listAll" "failed: $(grep -m1 -i error "$TMP/err" | cut -c1-80)" ""
     fi
   fi
 done

@@ -292,6 +292,44 @@ fn truncated_replaced_deleted_and_renamed_files() {
 }
 
 #[test]
+fn dead_text_is_compacted_away() {
+    let s = Store::new();
+    for n in 1..=6 {
+        let mut lines = first_lines(n);
+        lines.push(message(
+            "a3",
+            Some("a2"),
+            "user",
+            &format!("unique{n} {}", "filler ".repeat(200)),
+            1767261605000,
+        ));
+        s.write(n, &lines);
+    }
+    let mut index = s.index();
+    refresh_checked(&mut index, &s.files());
+    let text = s.cache.join("index.sqlite-text");
+    let before = std::fs::metadata(&text).unwrap().len();
+    for n in 1..=4 {
+        std::fs::remove_file(s.path(n)).unwrap();
+    }
+    refresh_checked(&mut index, &s.files());
+    assert!(index.compact(0).unwrap());
+    let after = std::fs::metadata(&text).unwrap().len();
+    assert!(after * 2 < before, "{after} vs {before}");
+    refresh_checked(&mut index, &s.files());
+    for n in [5, 6] {
+        let hits = index
+            .search(&Query::parse(&format!("unique{n}")))
+            .unwrap()
+            .unwrap();
+        assert_eq!(hits.len(), 1);
+        let q = Query::parse(&format!("\"unique{n} filler\""));
+        assert_eq!(index.search(&q).unwrap().unwrap().len(), 1);
+    }
+    assert!(!index.compact(0).unwrap(), "nothing left to compact");
+}
+
+#[test]
 fn not_a_session_is_remembered_and_rechecked_when_it_changes() {
     let s = Store::new();
     let p = s.path(5);

@@ -92,12 +92,18 @@ pub fn text_path(path: &Path) -> PathBuf {
     with_suffix(path, "-text")
 }
 
-fn sidecars(path: &Path) -> [PathBuf; 4] {
+/// Where a compaction writes the new text file before renaming it.
+pub fn compact_path(text: &Path) -> PathBuf {
+    with_suffix(text, ".compact")
+}
+
+fn sidecars(path: &Path) -> [PathBuf; 5] {
     [
         with_suffix(path, "-wal"),
         with_suffix(path, "-shm"),
         with_suffix(path, "-journal"),
         text_path(path),
+        compact_path(&text_path(path)),
     ]
 }
 

@@ -253,6 +253,17 @@ impl Index {
         search::search(&self.conn, &db::text_path(&self.path), query, Some(within))
     }
 
+    /// Rewrites the text file without dead text (of files gone or read
+    /// again) when that is over half of it and at least `min_dead` bytes.
+    /// Refreshes do this by themselves above 64 MiB. Returns whether it did.
+    pub fn compact(&mut self, min_dead: u64) -> Result<bool, IndexError> {
+        Ok(refresh::maybe_compact_text(
+            &self.conn,
+            &db::text_path(&self.path),
+            min_dead,
+        )?)
+    }
+
     pub fn stats(&self) -> Result<IndexStats, IndexError> {
         let c = &self.conn;
         let (sessions, not_sessions, store_bytes, text_bytes): (i64, i64, i64, i64) = c.query_row(

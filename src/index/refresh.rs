@@ -621,6 +621,50 @@ fn store_segment(conn: &Connection, e: &super::terms::Encoded) -> rusqlite::Resu
     Ok(())
 }
 
+/// Rewrites the text file without the text of files that are gone or were
+/// read again, when that is more than half of it (and over `min_dead`
+/// bytes). In one write transaction: the live chunks are copied to a new
+/// file, which replaces the old one, then the offsets are committed. A crash
+/// in between leaves a text file shorter than recorded, which the next
+/// start detects (and rebuilds).
+pub fn maybe_compact_text(
+    conn: &Connection,
+    text_path: &Path,
+    min_dead: u64,
+) -> rusqlite::Result<bool> {
+    let committed: u64 = get_meta(conn, "text_len")?
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let live: i64 = conn.query_row("SELECT coalesce(sum(len), 0) FROM chunks", [], |r| r.get(0))?;
+    let dead = committed.saturating_sub(live as u64);
+    if dead < min_dead || dead * 2 < committed {
+        return Ok(false);
+    }
+    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    let chunks: Vec<(i64, i64, i64)> = tx
+        .prepare("SELECT id, off, len FROM chunks ORDER BY id")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let old = File::open(text_path).map_err(io_err)?;
+    let tmp = super::db::compact_path(text_path);
+    let new = File::create(&tmp).map_err(io_err)?;
+    let mut end = 0u64;
+    {
+        let mut st = tx.prepare("UPDATE chunks SET off=?2 WHERE id=?1")?;
+        for (id, off, len) in chunks {
+            let bytes = super::db::read_at(&old, off as u64, len as usize).map_err(io_err)?;
+            write_at(&new, end, &bytes).map_err(io_err)?;
+            st.execute(params![id, end as i64])?;
+            end += len as u64;
+        }
+    }
+    new.sync_all().map_err(io_err)?;
+    std::fs::rename(&tmp, text_path).map_err(io_err)?;
+    set_meta(&tx, "text_len", &end.to_string())?;
+    tx.commit()?;
+    Ok(true)
+}
+
 /// Keeps the number of segments small: merges the smallest ones (dropping
 /// postings of files that are gone) when there are more than `MAX_SEGMENTS`.
 pub fn maybe_merge(conn: &Connection) -> rusqlite::Result<()> {
@@ -881,7 +925,9 @@ pub fn refresh(
     let result = result.and_then(|_| writer.commit());
     drop(writer);
     lap("committed");
-    let result = result.and_then(|_| maybe_merge(conn));
+    let result = result
+        .and_then(|_| maybe_merge(conn))
+        .and_then(|_| maybe_compact_text(conn, text_path, 64 << 20).map(|_| ()));
     if let Err(e) = result {
         // The rows were delivered; only the cache could not be updated.
         stats.write_error = Some(e.to_string());

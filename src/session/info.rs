@@ -543,6 +543,56 @@ fn raw_content_text(r: Option<&[u8]>) -> String {
     out
 }
 
+/// `usage.totalTokens` and `usage.cost.total`, exactly as deserializing
+/// [`UsageProbe`] gives them (`None` when that fails: the usage is then
+/// ignored). The common shape (numbers in objects) is read with the skimmer;
+/// anything else goes through `serde_json`.
+fn usage_figures(u: &str) -> Option<(Option<f64>, Option<f64>)> {
+    let serde = || {
+        serde_json::from_str::<UsageProbe>(u)
+            .ok()
+            .map(|p| (p.total_tokens, p.cost.and_then(|c| c.total)))
+    };
+    let number = |v: Option<&[u8]>| -> Result<Option<f64>, ()> {
+        match v {
+            None | Some(b"null") => Ok(None),
+            Some(b) if b.first().is_some_and(|c| *c == b'-' || c.is_ascii_digit()) => {
+                let s = std::str::from_utf8(b).map_err(|_| ())?;
+                serde_json::from_str::<f64>(s).map(Some).map_err(|_| ())
+            }
+            Some(_) => Err(()),
+        }
+    };
+    if !u.starts_with('{') {
+        return serde();
+    }
+    let mut f: [Option<&[u8]>; 2] = [None; 2];
+    if Skim::new(u.as_bytes())
+        .object(1, &[b"totalTokens", b"cost"], &mut f)
+        .is_none()
+    {
+        return serde();
+    }
+    let Ok(tokens) = number(f[0]) else {
+        return serde();
+    };
+    let cost = match f[1] {
+        None | Some(b"null") => None,
+        Some(c) if c.first() == Some(&b'{') => {
+            let mut t: [Option<&[u8]>; 1] = [None];
+            if Skim::new(c).object(2, &[b"total"], &mut t).is_none() {
+                return serde();
+            }
+            match number(t[0]) {
+                Ok(v) => v,
+                Err(()) => return serde(),
+            }
+        }
+        Some(_) => return serde(),
+    };
+    Some((tokens, cost))
+}
+
 /// Streaming extraction of a `SessionInfo`, resumable on appended lines.
 #[derive(Clone)]
 pub struct InfoScanner {
@@ -805,9 +855,9 @@ impl InfoScanner {
                     }
                 }
                 if let Some(u) = m.usage {
-                    if let Ok(u) = serde_json::from_str::<UsageProbe>(u) {
-                        i.total_tokens += u.total_tokens.unwrap_or(0.0).max(0.0) as u64;
-                        i.total_cost += u.cost.and_then(|c| c.total).unwrap_or(0.0).max(0.0);
+                    if let Some((tokens, cost)) = usage_figures(u) {
+                        i.total_tokens += tokens.unwrap_or(0.0).max(0.0) as u64;
+                        i.total_cost += cost.unwrap_or(0.0).max(0.0);
                     }
                 }
             }
@@ -1004,6 +1054,36 @@ pub fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_figures_are_serdes() {
+        let cases = [
+            r#"{"input":1,"totalTokens":64197,"cost":{"input":0.1,"total":0.009104624999999998}}"#,
+            r#"{"totalTokens":null,"cost":null}"#,
+            r#"{"totalTokens":"12","cost":{"total":1}}"#,
+            r#"{"totalTokens":12,"cost":5}"#,
+            r#"{"totalTokens":12,"cost":{"total":"x"}}"#,
+            r#"{"totalTokens":12,"totalTokens":13}"#,
+            r#"{"cost":{"total":1,"total":2}}"#,
+            r#"{"totalTokens":1e400}"#,
+            r#"{"totalTokens":-5,"cost":{"total":-1.5e-3}}"#,
+            r#"{"totalTokens":12,"cost":{"nested":{"total":9}}}"#,
+            r#"{}"#,
+            r#"[]"#,
+            r#"[1,{"total":2}]"#,
+            r#"null"#,
+            r#"7"#,
+            r#"{"totalTokens":true}"#,
+            r#"{"totalTokens":[1]}"#,
+            r#"{"totalTokens":3}"#,
+        ];
+        for u in cases {
+            let want = serde_json::from_str::<UsageProbe>(u)
+                .ok()
+                .map(|p| (p.total_tokens, p.cost.and_then(|c| c.total)));
+            assert_eq!(usage_figures(u), want, "{u}");
+        }
+    }
 
     #[test]
     fn json_line_is_to_json() {

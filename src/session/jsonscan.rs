@@ -22,7 +22,7 @@ fn is_ws(b: u8) -> bool {
 
 /// Length of the escape sequence at `b[pos]` (a backslash), `None` when
 /// invalid or a surrogate `\u` escape (those go to the general path).
-#[inline]
+#[inline(always)]
 fn escape_len(b: &[u8], pos: usize) -> Option<usize> {
     match *b.get(pos + 1)? {
         b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(2),
@@ -43,7 +43,7 @@ fn escape_len(b: &[u8], pos: usize) -> Option<usize> {
 
 /// Bit masks over 16 bytes: `"`/`\`/control characters, and high-bit bytes.
 #[cfg(target_arch = "x86_64")]
-#[inline]
+#[inline(always)]
 fn classify16(b: &[u8], p: usize) -> (u32, u32) {
     use std::arch::x86_64::*;
     assert!(p + 16 <= b.len());
@@ -158,12 +158,19 @@ impl<'a> Skim<'a> {
         let start = self.i + 1;
         let mut p = start;
         let mut escaped = false;
-        let mut high = false;
+        // Non-ASCII bytes were seen between these positions (block bounds,
+        // which never split a character: bytes around them are ASCII).
+        let mut high: Option<(usize, usize)> = None;
+        let mut note_high = |from: usize, to: usize| {
+            high = Some(high.map_or((from, to), |(a, _)| (a, to)));
+        };
         let end = 'scan: {
             #[cfg(target_arch = "x86_64")]
             while p + 16 <= b.len() {
                 let (mut mask, hi) = classify16(b, p);
-                high |= hi != 0;
+                if hi != 0 {
+                    note_high(p, p + 16);
+                }
                 let mut skip_to = p;
                 while mask != 0 {
                     let pos = p + mask.trailing_zeros() as usize;
@@ -191,15 +198,22 @@ impl<'a> Skim<'a> {
                     }
                     c if c < 0x20 => return None,
                     c => {
-                        high |= c >= 0x80;
+                        if c >= 0x80 {
+                            note_high(p, b.len());
+                        }
                         p += 1;
                     }
                 }
             }
             return None; // unterminated
         };
-        if high {
-            std::str::from_utf8(&b[start..end]).ok()?;
+        if let Some((from, to)) = high {
+            // Only the stretch with non-ASCII bytes needs a UTF-8 check.
+            let from = from.max(start);
+            let to = to.min(end);
+            if from < to {
+                std::str::from_utf8(&b[from..to]).ok()?;
+            }
         }
         self.i = end + 1;
         Some(escaped)
