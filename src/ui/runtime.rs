@@ -431,19 +431,24 @@ pub fn score_docs_with(
     docs: &super::app::Docs,
     hits: Option<&crate::index::BodyHits>,
 ) -> HashMap<PathBuf, u32> {
-    let mut matcher = new_matcher();
-    let mut buf = Vec::new();
-    let mut scores = HashMap::new();
-    for (path, doc) in &docs.0 {
-        // Documents with their own body text are searched directly.
-        let bits = hits
-            .filter(|_| doc.text.len() <= doc.body_start)
-            .map(|h| h.get(path).copied().unwrap_or(0));
-        if let Some(s) = query.score_with(doc, &mut matcher, &mut buf, bits) {
-            scores.insert(path.clone(), s);
-        }
-    }
-    scores
+    // On all cores: fuzzy matching the short fields of every session is
+    // the bulk of a keystroke's work.
+    docs.0
+        .par_iter()
+        .map_init(
+            || (new_matcher(), Vec::new()),
+            |(matcher, buf), (path, doc)| {
+                // Documents with their own body text are searched directly.
+                let bits = hits
+                    .filter(|_| doc.text.len() <= doc.body_start)
+                    .map(|h| h.get(path).copied().unwrap_or(0));
+                query
+                    .score_with(doc, matcher, buf, bits)
+                    .map(|s| (path.clone(), s))
+            },
+        )
+        .flatten()
+        .collect()
 }
 
 /// Puts the most recently trashed copy of `path` back.
