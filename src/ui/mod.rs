@@ -11,6 +11,7 @@ pub mod runtime;
 pub mod text;
 pub mod theme;
 pub mod tree;
+pub mod widgets;
 
 pub use app::{App, AppEvent, Effect, Mode, Outcome};
 

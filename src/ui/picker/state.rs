@@ -365,16 +365,7 @@ impl PickerState {
     /// Keeps the selected row inside the list window of `height` rows.
     pub fn clamp_scroll(&mut self, height: usize) {
         let pos = self.selected_pos().unwrap_or(0);
-        if height == 0 {
-            return;
-        }
-        if pos < self.scroll {
-            self.scroll = pos;
-        } else if pos >= self.scroll + height {
-            self.scroll = pos + 1 - height;
-        }
-        let max_scroll = self.visible.len().saturating_sub(height);
-        self.scroll = self.scroll.min(max_scroll);
+        self.scroll = crate::ui::widgets::scroll_for(pos, self.scroll, height, self.visible.len());
     }
 
     /// Whether any listed row has a summary (the summary column is shown).

@@ -3,7 +3,7 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::state::{Dialog, PickerState, Scope, StatusKind};
@@ -506,28 +506,5 @@ pub const HELP: &[(&str, &str)] = &[
 ];
 
 fn render_help(f: &mut Frame, theme: &Theme, area: Rect) {
-    let w = 74.min(area.width.saturating_sub(2));
-    let h = (HELP.len() as u16 + 4).min(area.height);
-    let r = Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height.saturating_sub(h)) / 2,
-        width: w,
-        height: h,
-    };
-    f.render_widget(Clear, r);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(Span::styled(" arbor · keys ", theme.title()))
-        .border_style(theme.accent());
-    let mut lines: Vec<Line> = HELP
-        .iter()
-        .map(|(k, d)| {
-            Line::from(vec![
-                Span::styled(format!(" {k:<16}"), theme.accent()),
-                Span::raw(*d),
-            ])
-        })
-        .collect();
-    lines.push(Line::from(Span::styled(" any key closes", theme.dim())));
-    f.render_widget(Paragraph::new(lines).block(block), r);
+    crate::ui::widgets::help_overlay(f, theme, area, "arbor · keys", HELP, 74);
 }

@@ -284,15 +284,7 @@ impl TreeState {
 
     pub fn clamp_scroll(&mut self, height: usize) {
         let pos = self.selected.unwrap_or(0);
-        if height == 0 {
-            return;
-        }
-        if pos < self.scroll {
-            self.scroll = pos;
-        } else if pos >= self.scroll + height {
-            self.scroll = pos + 1 - height;
-        }
-        self.scroll = self.scroll.min(self.rows.len().saturating_sub(height));
+        self.scroll = crate::ui::widgets::scroll_for(pos, self.scroll, height, self.rows.len());
     }
 
     pub fn is_leaf(&self, i: usize) -> bool {

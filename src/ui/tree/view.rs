@@ -343,16 +343,7 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     f.render_widget(Paragraph::new(Span::styled(h2, theme.dim())), row(2));
 }
 
-fn centered(area: Rect, w: u16, h: u16) -> Rect {
-    let w = w.min(area.width.saturating_sub(2));
-    let h = h.min(area.height);
-    Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height.saturating_sub(h)) / 2,
-        width: w,
-        height: h,
-    }
-}
+use crate::ui::widgets::centered;
 
 fn render_continue(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect, entry: &str) {
     let Some(i) = t.loaded.tree.index_of(entry) else {
@@ -438,21 +429,5 @@ pub const HELP: &[(&str, &str)] = &[
 ];
 
 fn render_help(f: &mut Frame, theme: &Theme, area: Rect) {
-    let r = centered(area, 80, HELP.len() as u16 + 3);
-    f.render_widget(Clear, r);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(Span::styled(" arbor tree · keys ", theme.title()))
-        .border_style(theme.accent());
-    let mut lines: Vec<Line> = HELP
-        .iter()
-        .map(|(k, d)| {
-            Line::from(vec![
-                Span::styled(format!(" {k:<22}"), theme.accent()),
-                Span::raw(*d),
-            ])
-        })
-        .collect();
-    lines.push(Line::from(Span::styled(" any key closes", theme.dim())));
-    f.render_widget(Paragraph::new(lines).block(block), r);
+    crate::ui::widgets::help_overlay(f, theme, area, "arbor tree · keys", HELP, 80);
 }
