@@ -33,7 +33,7 @@
 mod common;
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -172,18 +172,6 @@ impl Xorshift {
     }
 }
 
-fn find(root: &Path, part: &str) -> PathBuf {
-    for d in std::fs::read_dir(root).unwrap() {
-        for f in std::fs::read_dir(d.unwrap().path()).unwrap() {
-            let p = f.unwrap().path();
-            if p.to_string_lossy().contains(part) {
-                return p;
-            }
-        }
-    }
-    panic!("no session {part}");
-}
-
 /// A line that a reported join explains: `<writer's first half><arbor's
 /// line>`, whose second half is a line of its own. Returns the writer's line
 /// and the second half's line number, and takes the arbor op off `reported`.
@@ -281,7 +269,7 @@ fn arbor_writes_beside_a_live_appending_process() {
     let project = work.path().join("project");
     std::fs::create_dir(&project).unwrap();
     // webapp: branches, labels, a name; arbor targets its existing entries.
-    let src = find(&demo.path().join("sessions"), "01a1fd62");
+    let src = common::find_session(&demo.path().join("sessions"), "01a1fd62");
     let path = project.join(src.file_name().unwrap());
     std::fs::copy(&src, &path).unwrap();
     let original = std::fs::read(&path).unwrap();

@@ -87,25 +87,7 @@ fn screen(app: &App, root: &Path) -> String {
     let mut t = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
     t.draw(|f| arbor::ui::picker::render(f, app, &Theme::plain()))
         .unwrap();
-    let buf = t.backend().buffer().clone();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        // A wide character fills two cells; the second holds no symbol of its own.
-        let mut line = String::new();
-        let mut skip = 0;
-        for x in 0..buf.area.width {
-            if skip > 0 {
-                skip -= 1;
-                continue;
-            }
-            let sym = buf[(x, y)].symbol();
-            skip = unicode_width::UnicodeWidthStr::width(sym).saturating_sub(1);
-            line.push_str(sym);
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out.replace(&root.display().to_string(), "[store]")
+    common::buffer_text(t.backend().buffer()).replace(&root.display().to_string(), "[store]")
 }
 
 const WEBAPP: &str = "/home/demo/projects/webapp";

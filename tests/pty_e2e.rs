@@ -4,7 +4,7 @@
 mod common;
 
 use std::io::{Read, Write};
-use std::path::Path;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -106,7 +106,7 @@ fn picker_in_a_real_terminal() {
     assert!(t.contains("Fix flaky auth test"), "{t}");
 
     // Rename it: ctrl+r, clear, type, enter.
-    let target = find(&root, "01a1fd62");
+    let target = common::find_session(&root, "01a1fd62");
     send(b"\x12");
     send(b"\x15");
     send(b"Renamed in a pty");
@@ -196,18 +196,6 @@ fn picker_in_a_real_terminal() {
     }
 }
 
-fn find(root: &Path, id_part: &str) -> std::path::PathBuf {
-    for d in std::fs::read_dir(root).unwrap() {
-        for f in std::fs::read_dir(d.unwrap().path()).unwrap() {
-            let p = f.unwrap().path();
-            if p.to_string_lossy().contains(id_part) {
-                return p;
-            }
-        }
-    }
-    panic!("no session {id_part}");
-}
-
 /// `atomic --session "$(arbor --print)"`: the screen goes to the terminal
 /// device and stdout carries only the chosen path.
 #[test]
@@ -275,7 +263,7 @@ fn print_mode_writes_only_the_path_to_stdout() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let printed = std::fs::read_to_string(&out).unwrap();
-    let expected = find(&root, "01a1fd62");
+    let expected = common::find_session(&root, "01a1fd62");
     assert_eq!(
         printed,
         format!("{}\n", expected.display()),

@@ -7,7 +7,6 @@
 mod common;
 
 use std::io::Write;
-use std::path::Path;
 
 use serde_json::json;
 
@@ -17,22 +16,6 @@ use common::conformance_corpus;
 
 /// 2026-11-29T12:00:00Z
 const NOW: i64 = 1_795_953_600_000;
-
-fn find(root: &Path, part: &str) -> std::path::PathBuf {
-    for d in std::fs::read_dir(root).unwrap() {
-        let d = d.unwrap().path();
-        if !d.is_dir() {
-            continue;
-        }
-        for f in std::fs::read_dir(&d).unwrap() {
-            let p = f.unwrap().path();
-            if p.file_name().unwrap().to_string_lossy().contains(part) {
-                return p;
-            }
-        }
-    }
-    panic!("no session {part}");
-}
 
 fn row_of(t: &TreeState, id: &str) -> Option<usize> {
     t.rows.iter().position(|r| t.entry_id(r.entry) == id)
@@ -61,7 +44,11 @@ fn reload_keeps_selection_folds_and_scroll_and_follows_the_new_leaf() {
     let corpus = conformance_corpus();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("session.jsonl");
-    std::fs::copy(find(&corpus.path().join("corpus"), "01999fdb"), &path).unwrap();
+    std::fs::copy(
+        common::find_session(&corpus.path().join("corpus"), "01999fdb"),
+        &path,
+    )
+    .unwrap();
 
     let loaded = Loaded::read(&path, ContextFlavor::Atomic).unwrap();
     let mut t = TreeState::new(path.clone(), loaded, NOW);

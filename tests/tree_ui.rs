@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
@@ -18,22 +18,6 @@ use arbor::ui::{App, AppEvent, Effect, Mode};
 
 /// 2026-11-29T12:00:00Z
 const NOW: i64 = 1_795_953_600_000;
-
-fn find(root: &Path, part: &str) -> PathBuf {
-    for d in std::fs::read_dir(root).unwrap() {
-        let d = d.unwrap().path();
-        if !d.is_dir() {
-            continue;
-        }
-        for f in std::fs::read_dir(&d).unwrap() {
-            let p = f.unwrap().path();
-            if p.file_name().unwrap().to_string_lossy().contains(part) {
-                return p;
-            }
-        }
-    }
-    panic!("no session {part} under {}", root.display());
-}
 
 fn open(path: &Path, w: u16, h: u16) -> App {
     let mut app = App::new("/".into(), NOW);
@@ -95,31 +79,13 @@ fn screen(app: &App) -> String {
     let mut term = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
     term.draw(|f| arbor::ui::render(f, app, &Theme::plain()))
         .unwrap();
-    let buf = term.backend().buffer().clone();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        // A wide character fills two cells; the second holds no symbol of its own.
-        let mut line = String::new();
-        let mut skip = 0;
-        for x in 0..buf.area.width {
-            if skip > 0 {
-                skip -= 1;
-                continue;
-            }
-            let sym = buf[(x, y)].symbol();
-            skip = unicode_width::UnicodeWidthStr::width(sym).saturating_sub(1);
-            line.push_str(sym);
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    common::buffer_text(term.backend().buffer())
 }
 
 #[test]
 fn branches_labels_and_the_active_path() {
     let store = common::demo_store();
-    let path = find(&store.path().join("sessions"), "01a1fd62");
+    let path = common::find_session(&store.path().join("sessions"), "01a1fd62");
     let mut app = open(&path, 100, 40);
     let s = screen(&app);
     assert!(
@@ -147,7 +113,7 @@ fn branches_labels_and_the_active_path() {
 #[test]
 fn fold_and_segment_jumps() {
     let store = common::demo_store();
-    let path = find(&store.path().join("sessions"), "01a1fd62");
+    let path = common::find_session(&store.path().join("sessions"), "01a1fd62");
     let mut app = open(&path, 100, 40);
     // Start: the leaf (a session_info, hidden) → its nearest visible ancestor.
     assert!(
@@ -208,7 +174,7 @@ fn ctrl_arrow(app: &mut App, code: KeyCode) {
 fn each_filter_and_selection_through_an_empty_filter() {
     let dir = common::conformance_corpus();
     let root = dir.path().join("corpus");
-    let path = find(&root, "0199a080-8000"); // c16_labels
+    let path = common::find_session(&root, "0199a080-8000"); // c16_labels
     let mut app = open(&path, 100, 30);
     let start = tree(&app).selected_entry();
     for (c, f, name) in [
@@ -243,7 +209,7 @@ fn each_filter_and_selection_through_an_empty_filter() {
     assert_eq!(tree(&app).filter, Filter::Default);
 
     // A session without labels: labeled-only is empty, and the selection survives it.
-    let plain = find(&root, "01999d48-8680"); // c01_minimal
+    let plain = common::find_session(&root, "01999d48-8680"); // c01_minimal
     let mut app = open(&plain, 100, 20);
     let sel = tree(&app).selected_entry();
     ctrl(&mut app, 'l');
@@ -260,7 +226,7 @@ fn each_filter_and_selection_through_an_empty_filter() {
 #[test]
 fn user_only_moves_the_selection_to_the_nearest_visible_ancestor() {
     let store = common::demo_store();
-    let path = find(&store.path().join("sessions"), "01a1fd62");
+    let path = common::find_session(&store.path().join("sessions"), "01a1fd62");
     let mut app = open(&path, 100, 40);
     let anchor = tree(&app).anchor.clone();
     ctrl(&mut app, 'u');
@@ -281,7 +247,7 @@ fn user_only_moves_the_selection_to_the_nearest_visible_ancestor() {
 #[test]
 fn search_filters_rows_and_highlights_the_detail() {
     let store = common::demo_store();
-    let path = find(&store.path().join("sessions"), "01a1fd62");
+    let path = common::find_session(&store.path().join("sessions"), "01a1fd62");
     let mut app = open(&path, 140, 36);
     for c in "fake timers".chars() {
         key(&mut app, KeyCode::Char(c));
@@ -305,15 +271,15 @@ fn search_filters_rows_and_highlights_the_detail() {
 fn multiple_roots_and_a_deep_chain() {
     let dir = common::conformance_corpus();
     let root = dir.path().join("corpus");
-    let app = open(&find(&root, "0199a9ba-8f80"), 100, 20); // c59_multiple_roots
+    let app = open(&common::find_session(&root, "0199a9ba-8f80"), 100, 20); // c59_multiple_roots
     let s = screen(&app);
     assert!(
         s.contains("├─ ") && s.contains("└─ "),
         "roots as branches:\n{s}"
     );
     insta::assert_snapshot!("multiple_roots", s);
-    let mut app = open(&find(&root, "0199a012-a300"), 100, 20); // c14_deep_chain
-                                                                // Even under "all", assistant messages without text (tool calls only) stay hidden.
+    let mut app = open(&common::find_session(&root, "0199a012-a300"), 100, 20); // c14_deep_chain
+                                                                                // Even under "all", assistant messages without text (tool calls only) stay hidden.
     ctrl(&mut app, 'a');
     let t = tree(&app);
     let textless = t
@@ -344,7 +310,7 @@ fn multiple_roots_and_a_deep_chain() {
 #[test]
 fn detail_pane_and_context_view_with_a_compaction() {
     let store = common::demo_store();
-    let path = find(&store.path().join("sessions"), "01a212e6"); // pyledger, compacted
+    let path = common::find_session(&store.path().join("sessions"), "01a212e6"); // pyledger, compacted
     let mut app = open(&path, 140, 40);
     let s = screen(&app);
     assert!(
@@ -364,7 +330,7 @@ fn detail_pane_and_context_view_with_a_compaction() {
 #[test]
 fn label_editor_writes_and_clears_a_label() {
     let store = common::demo_store();
-    let path = find(&store.path().join("sessions"), "01a20947"); // tidy-csv, no labels
+    let path = common::find_session(&store.path().join("sessions"), "01a20947"); // tidy-csv, no labels
     let mut app = open(&path, 100, 30);
     key(&mut app, KeyCode::Home);
     let target = tree(&app)
@@ -429,7 +395,7 @@ fn label_editor_writes_and_clears_a_label() {
 #[test]
 fn continue_from_here_branches_in_place() {
     let store = common::demo_store();
-    let path = find(&store.path().join("sessions"), "01a20947");
+    let path = common::find_session(&store.path().join("sessions"), "01a20947");
     let mut app = open(&path, 100, 30);
     // On the leaf: nothing to do.
     key(&mut app, KeyCode::End);
@@ -541,7 +507,7 @@ fn a_legacy_file_asks_before_the_migration_rewrite() {
 #[test]
 fn help_overlay() {
     let store = common::demo_store();
-    let path = find(&store.path().join("sessions"), "01a1fd62");
+    let path = common::find_session(&store.path().join("sessions"), "01a1fd62");
     let mut app = open(&path, 100, 30);
     key(&mut app, KeyCode::F(1));
     assert_eq!(tree(&app).dialog, TreeDialog::Help);

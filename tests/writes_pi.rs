@@ -236,23 +236,6 @@ fn conformance_cases() -> Vec<Case> {
 
 // ------------------------------------------------------------------ helpers
 
-fn find(root: &Path, part: &str) -> PathBuf {
-    for d in std::fs::read_dir(root).unwrap() {
-        let d = d.unwrap().path();
-        if !d.is_dir() {
-            continue;
-        }
-        for f in std::fs::read_dir(&d).unwrap() {
-            let p = f.unwrap().path();
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            if name.contains(part) && name.ends_with(".jsonl") && p.is_file() {
-                return p;
-            }
-        }
-    }
-    panic!("no session {part} under {}", root.display());
-}
-
 fn is_entry_id(s: &str) -> bool {
     s.len() == 8
         && s.bytes()
@@ -794,7 +777,7 @@ fn pi_reads_arbor_writes_like_arbor() {
         for case in cases {
             n += 1;
             // A private copy per scenario, in its own project folder.
-            let src = find(root, case.session);
+            let src = common::find_session(root, case.session);
             let dir = work.path().join(format!("case-{n:02}"));
             std::fs::create_dir(&dir).unwrap();
             let path = dir.join(src.file_name().unwrap());

@@ -169,3 +169,43 @@ pub fn terminal_controls(text: &str) -> Vec<char> {
         .filter(|&c| c != '\n' && (c < ' ' || ('\u{7f}'..='\u{9f}').contains(&c)))
         .collect()
 }
+
+/// The session file whose name contains `part`, in any project folder of `root`.
+pub fn find_session(root: &Path, part: &str) -> PathBuf {
+    for d in std::fs::read_dir(root).unwrap() {
+        let d = d.unwrap().path();
+        if !d.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&d).unwrap() {
+            let p = f.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if name.contains(part) && name.ends_with(".jsonl") && p.is_file() {
+                return p;
+            }
+        }
+    }
+    panic!("no session {part} under {}", root.display());
+}
+
+/// A rendered buffer as text, one trimmed line per row. A wide character
+/// fills two cells; the second holds no symbol of its own.
+pub fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        let mut skip = 0;
+        for x in 0..buf.area.width {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let sym = buf[(x, y)].symbol();
+            skip = unicode_width::UnicodeWidthStr::width(sym).saturating_sub(1);
+            line.push_str(sym);
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
