@@ -844,7 +844,11 @@ pub fn refresh(
 
     // 2. Rows of files that are gone: their folder was listed without them,
     //    or the folder itself is gone. Rows of other stores are kept.
-    let dirs: HashSet<&[u8], FxBuild> = keys.iter().filter_map(|k| parent_bytes(k)).collect();
+    let dirs: HashSet<&[u8], FxBuild> = if unlisted.is_empty() {
+        HashSet::default()
+    } else {
+        keys.iter().filter_map(|k| parent_bytes(k)).collect()
+    };
     let mut dir_exists: HashMap<Vec<u8>, bool, FxBuild> = HashMap::default();
     let mut writer = Writer::new(conn, text_path.to_path_buf());
     for key in &unlisted {
