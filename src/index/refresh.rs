@@ -736,7 +736,11 @@ pub fn refresh(
     on_rows: &mut dyn FnMut(Vec<SessionInfo>),
 ) -> Result<RefreshStats, IndexError> {
     let t0 = Instant::now();
-    let lap = |what: &str| crate::util::trace(&format!("index {what}"));
+    let lap = |what: &str| {
+        if crate::util::tracing() {
+            crate::util::trace(&format!("index {what}"));
+        }
+    };
     let mut stats = RefreshStats {
         files: files.len(),
         ..Default::default()
@@ -794,27 +798,34 @@ pub fn refresh(
     read_result?;
     lap("rows loaded");
 
-    enum Check {
-        Same(Option<Box<SessionInfo>>, Option<String>),
-        Changed(u64),
-        Gone(ScanProblem),
-    }
-    let checks: Vec<Check> = files
+    // Unchanged rows are decoded on all cores, straight into their slots.
+    let decoded: Vec<Option<SessionInfo>> = files
         .par_iter()
-        .zip(stat_result.into_par_iter())
+        .zip(stat_result.par_iter())
         .zip(found.par_iter())
-        .map(|((f, stat), found)| match stat {
-            Ok(stat) => match found {
-                Some(fd) if fd.cached.stat == stat => match &fd.cached.problem {
-                    Some(p) => Check::Same(None, Some(p.clone())),
-                    None => match fd.info(&arena, f) {
-                        Some(info) => Check::Same(Some(Box::new(info)), None),
-                        None => Check::Changed(stat.size),
-                    },
-                },
-                _ => Check::Changed(stat.size),
-            },
-            Err(source) => Check::Gone(ScanProblem {
+        .map(|((f, stat), fd)| match (stat, fd) {
+            (Ok(st), Some(fd)) if fd.cached.stat == *st && fd.cached.problem.is_none() => {
+                fd.info(&arena, f)
+            }
+            _ => None,
+        })
+        .collect();
+    let mut first = Vec::with_capacity(files.len());
+    let mut jobs: Vec<(&SessionFile, Option<Cached>, u64)> = Vec::new();
+    for (((f, stat), fd), info) in files.iter().zip(stat_result).zip(found).zip(decoded) {
+        match (stat, fd, info) {
+            (Ok(_), _, Some(info)) => first.push(info),
+            (Ok(st), Some(fd), None) if fd.cached.stat == st && fd.cached.problem.is_some() => {
+                stats.problems.push(ScanProblem {
+                    path: f.path.clone(),
+                    reason: fd.cached.problem.unwrap_or_default(),
+                })
+            }
+            (Ok(st), fd, None) => {
+                let cached = fd.map(|fd| fd.owned(&arena));
+                jobs.push((f, cached, st.size))
+            }
+            (Err(source), _, _) => stats.problems.push(ScanProblem {
                 path: f.path.clone(),
                 reason: ReadError::Io {
                     path: f.path.clone(),
@@ -822,22 +833,6 @@ pub fn refresh(
                 }
                 .to_string(),
             }),
-        })
-        .collect();
-    let mut first = Vec::with_capacity(files.len());
-    let mut jobs: Vec<(&SessionFile, Option<Cached>, u64)> = Vec::new();
-    for ((f, check), fd) in files.iter().zip(checks).zip(found) {
-        match check {
-            Check::Same(Some(info), _) => first.push(*info),
-            Check::Same(None, problem) => stats.problems.push(ScanProblem {
-                path: f.path.clone(),
-                reason: problem.unwrap_or_default(),
-            }),
-            Check::Changed(size) => {
-                let cached = fd.map(|fd| fd.owned(&arena));
-                jobs.push((f, cached, size))
-            }
-            Check::Gone(p) => stats.problems.push(p),
         }
     }
     drop(arena);
@@ -849,7 +844,11 @@ pub fn refresh(
 
     // 2. Rows of files that are gone: their folder was listed without them,
     //    or the folder itself is gone. Rows of other stores are kept.
-    let dirs: HashSet<&[u8], FxBuild> = keys.iter().filter_map(|k| parent_bytes(k)).collect();
+    let dirs: HashSet<&[u8], FxBuild> = if unlisted.is_empty() {
+        HashSet::default()
+    } else {
+        keys.iter().filter_map(|k| parent_bytes(k)).collect()
+    };
     let mut dir_exists: HashMap<Vec<u8>, bool, FxBuild> = HashMap::default();
     let mut writer = Writer::new(conn, text_path.to_path_buf());
     for key in &unlisted {
