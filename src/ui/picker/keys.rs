@@ -61,53 +61,29 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
             return Vec::new();
         }
         Dialog::ConfirmDelete { path, live } => {
-            return match k.code {
-                KeyCode::Enter => {
-                    let path = path.clone();
-                    if *live {
-                        let age = p
-                            .by_path
-                            .get(&path)
-                            .map(|&i| p.now_ms - last_change_ms(&p.rows[i].info))
-                            .unwrap_or(0);
-                        p.dialog = Dialog::ConfirmLiveDelete { path, age_ms: age };
-                        Vec::new()
-                    } else {
-                        p.dialog = Dialog::None;
-                        p.set_status(StatusKind::Info, "Moving session to trash…");
-                        vec![Effect::Trash(path)]
-                    }
+            let (path, live) = (path.clone(), *live);
+            return confirm(p, &k, |p| {
+                if live {
+                    // Changed seconds ago: an agent may be writing it. Ask again.
+                    let age = p
+                        .by_path
+                        .get(&path)
+                        .map(|&i| p.now_ms - last_change_ms(&p.rows[i].info))
+                        .unwrap_or(0);
+                    p.dialog = Dialog::ConfirmLiveDelete { path, age_ms: age };
+                    Vec::new()
+                } else {
+                    trash(p, path)
                 }
-                KeyCode::Esc => cancel(p),
-                KeyCode::Char('c') if ctrl(&k) => cancel(p),
-                // Every other key is swallowed while the prompt is up.
-                _ => Vec::new(),
-            };
+            });
         }
         Dialog::ConfirmLiveDelete { path, .. } => {
-            return match k.code {
-                KeyCode::Enter => {
-                    let path = path.clone();
-                    p.dialog = Dialog::None;
-                    p.set_status(StatusKind::Info, "Moving session to trash…");
-                    vec![Effect::Trash(path)]
-                }
-                KeyCode::Esc => cancel(p),
-                KeyCode::Char('c') if ctrl(&k) => cancel(p),
-                _ => Vec::new(),
-            };
+            let path = path.clone();
+            return confirm(p, &k, |p| trash(p, path));
         }
         Dialog::ConfirmPermanent { path, .. } => {
-            return match k.code {
-                KeyCode::Enter => {
-                    let path = path.clone();
-                    p.dialog = Dialog::None;
-                    vec![Effect::DeletePermanently(path)]
-                }
-                KeyCode::Esc => cancel(p),
-                KeyCode::Char('c') if ctrl(&k) => cancel(p),
-                _ => Vec::new(),
-            };
+            let path = path.clone();
+            return confirm(p, &k, |_| vec![Effect::DeletePermanently(path)]);
         }
         Dialog::Rename { path, input } => {
             match k.code {
@@ -249,6 +225,29 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
         _ => {}
     }
     Vec::new()
+}
+
+/// A yes/no prompt: Enter runs `yes`, Esc or Ctrl+C cancels, and every
+/// other key is swallowed while it is up.
+fn confirm(
+    p: &mut PickerState,
+    k: &KeyEvent,
+    yes: impl FnOnce(&mut PickerState) -> Vec<Effect>,
+) -> Vec<Effect> {
+    match k.code {
+        KeyCode::Enter => {
+            p.dialog = Dialog::None;
+            yes(p)
+        }
+        KeyCode::Esc => cancel(p),
+        KeyCode::Char('c') if ctrl(k) => cancel(p),
+        _ => Vec::new(),
+    }
+}
+
+fn trash(p: &mut PickerState, path: PathBuf) -> Vec<Effect> {
+    p.set_status(StatusKind::Info, "Moving session to trash…");
+    vec![Effect::Trash(path)]
 }
 
 fn cancel(p: &mut PickerState) -> Vec<Effect> {
