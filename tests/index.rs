@@ -175,7 +175,7 @@ fn grown_file_is_read_from_its_offset_only() {
     // A phrase spanning the old text and the appended text is found.
     let q = Query::parse("\"lazy dog a whole\"");
     let hits = index.search(&q).unwrap().unwrap();
-    assert_eq!(hits.get(&p), Some(&1));
+    assert_eq!(hits.get(&p), Some(1));
 
     // A rename appended by a live agent, through the watcher's path.
     s.append(&p, &format!("{}\n", name_line("a4", "a3", "Named")));

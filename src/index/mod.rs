@@ -127,6 +127,9 @@ pub struct IndexStats {
 pub struct Index {
     conn: Connection,
     path: PathBuf,
+    /// Kept between searches; dropped after this connection's own writes
+    /// (other connections' commits are noticed through `data_version`).
+    search_cache: std::cell::RefCell<Option<search::SearchCache>>,
 }
 
 impl Index {
@@ -142,6 +145,7 @@ impl Index {
         Ok(Index {
             conn: db::open(path)?,
             path: path.to_path_buf(),
+            search_cache: Default::default(),
         })
     }
 
@@ -151,6 +155,7 @@ impl Index {
 
     /// Deletes everything; the next refresh reads every file.
     pub fn clear(&mut self) -> Result<(), IndexError> {
+        self.search_cache.get_mut().take();
         let placeholder = Connection::open_in_memory()?;
         drop(std::mem::replace(&mut self.conn, placeholder));
         db::delete(&self.path).map_err(|source| IndexError::Io {
@@ -190,6 +195,7 @@ impl Index {
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
     ) -> Result<RefreshStats, IndexError> {
         let text = db::text_path(&self.path);
+        self.search_cache.get_mut().take();
         match refresh::refresh(&self.conn, &text, files, metas, on_rows) {
             Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
                 // Nothing was delivered yet (reading the rows failed): rebuild.
@@ -205,6 +211,7 @@ impl Index {
     /// not a session. `from_pi_store` is not known here: callers listing the
     /// legacy pi store set it themselves.
     pub fn update_file(&mut self, path: &Path) -> Result<Option<SessionInfo>, IndexError> {
+        self.search_cache.get_mut().take();
         let file = SessionFile {
             path: path.to_path_buf(),
             origin: Origin::Atomic,
@@ -239,8 +246,20 @@ impl Index {
 
     /// Which sessions match each body term of `query` (see [`BodyHits`]);
     /// `None` when the query has no term that looks at message bodies.
+    /// Loads what searches need, so the first keystroke does not wait for
+    /// it (the picker's search worker calls this when it starts).
+    pub fn warm_search(&self) -> Result<(), IndexError> {
+        search::warm(&self.conn, &mut self.search_cache.borrow_mut())
+    }
+
     pub fn search(&self, query: &Query) -> Result<Option<BodyHits>, IndexError> {
-        search::search(&self.conn, &db::text_path(&self.path), query, None)
+        search::search(
+            &self.conn,
+            &db::text_path(&self.path),
+            &mut self.search_cache.borrow_mut(),
+            query,
+            None,
+        )
     }
 
     /// Like [`Index::search`], limited to the sessions in `within` (the
@@ -250,13 +269,20 @@ impl Index {
         query: &Query,
         within: &std::collections::HashSet<PathBuf>,
     ) -> Result<Option<BodyHits>, IndexError> {
-        search::search(&self.conn, &db::text_path(&self.path), query, Some(within))
+        search::search(
+            &self.conn,
+            &db::text_path(&self.path),
+            &mut self.search_cache.borrow_mut(),
+            query,
+            Some(within),
+        )
     }
 
     /// Rewrites the text file without dead text (of files gone or read
     /// again) when that is over half of it and at least `min_dead` bytes.
     /// Refreshes do this by themselves above 64 MiB. Returns whether it did.
     pub fn compact(&mut self, min_dead: u64) -> Result<bool, IndexError> {
+        self.search_cache.get_mut().take();
         Ok(refresh::maybe_compact_text(
             &self.conn,
             &db::text_path(&self.path),

@@ -21,22 +21,112 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use memchr::memmem;
 use rusqlite::{Connection, MAIN_DB};
 
 use super::codec::FxBuild;
-use super::db::{key_path, read_at, Keys};
+#[cfg(not(unix))]
+use super::db::read_at;
+use super::db::{key_path, Keys};
 use super::terms::{decode_postings, Match, Segment};
 use super::IndexError;
 use crate::search::{Query, Term};
 
-/// Per session path, a bit per query term (bit `i` = term `i`, for the
-/// first 32 terms) that matched the session's message bodies. Paths are
-/// absolute.
-pub type BodyHits = HashMap<PathBuf, u32>;
+pub use crate::search::BodyHits;
 
-type IdSet = HashSet<u32, FxBuild>;
+/// A set of file row ids: a bitmap (row ids are small and dense; a
+/// posting list of a common word names most sessions), with a side set for
+/// any id too large for it.
+#[derive(Default, Clone)]
+struct IdSet {
+    words: Vec<u64>,
+    large: HashSet<u32, FxBuild>,
+}
+
+/// Ids below this live in the bitmap (at most 512 KiB).
+const BITMAP_IDS: u32 = 1 << 22;
+
+impl IdSet {
+    fn insert(&mut self, id: u32) {
+        if id >= BITMAP_IDS {
+            self.large.insert(id);
+            return;
+        }
+        let w = (id >> 6) as usize;
+        if w >= self.words.len() {
+            self.words.resize(w + 1, 0);
+        }
+        self.words[w] |= 1 << (id & 63);
+    }
+
+    fn contains(&self, id: &u32) -> bool {
+        if *id >= BITMAP_IDS {
+            return self.large.contains(id);
+        }
+        self.words
+            .get((*id >> 6) as usize)
+            .is_some_and(|w| w & (1 << (id & 63)) != 0)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.large.is_empty() && self.words.iter().all(|&w| w == 0)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.words
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &w)| {
+                let mut w = w;
+                std::iter::from_fn(move || {
+                    if w == 0 {
+                        return None;
+                    }
+                    let b = w.trailing_zeros();
+                    w &= w - 1;
+                    Some((i as u32) << 6 | b)
+                })
+            })
+            .chain(self.large.iter().copied())
+    }
+
+    fn retain(&mut self, mut keep: impl FnMut(&u32) -> bool) {
+        let drop: Vec<u32> = self.iter().filter(|id| !keep(id)).collect();
+        for id in drop {
+            if id >= BITMAP_IDS {
+                self.large.remove(&id);
+            } else {
+                self.words[(id >> 6) as usize] &= !(1 << (id & 63));
+            }
+        }
+    }
+
+    /// Keeps the ids also in `other`.
+    fn intersect(&mut self, other: &IdSet) {
+        for (i, w) in self.words.iter_mut().enumerate() {
+            *w &= other.words.get(i).copied().unwrap_or(0);
+        }
+        self.large.retain(|id| other.large.contains(id));
+    }
+}
+
+impl Extend<u32> for IdSet {
+    fn extend<I: IntoIterator<Item = u32>>(&mut self, iter: I) {
+        for id in iter {
+            self.insert(id);
+        }
+    }
+}
+
+impl FromIterator<u32> for IdSet {
+    fn from_iter<I: IntoIterator<Item = u32>>(iter: I) -> Self {
+        let mut s = IdSet::default();
+        s.extend(iter);
+        s
+    }
+}
 
 struct Files {
     /// Row id → absolute path key, for the sessions (not the problem rows).
@@ -83,6 +173,94 @@ fn load_dictionaries(conn: &Connection) -> Result<Vec<(i64, Segment)>, IndexErro
     Ok(out)
 }
 
+/// Where each file's text lies in the text file, in order.
+type Spans = HashMap<u32, Vec<(u64, usize)>, FxBuild>;
+
+fn load_spans(conn: &Connection) -> rusqlite::Result<Spans> {
+    let mut spans = Spans::default();
+    let mut st = conn.prepare("SELECT file_id, off, len FROM chunks ORDER BY id")?;
+    let mut rows = st.query([])?;
+    while let Some(r) = rows.next()? {
+        let Ok(id) = u32::try_from(r.get::<_, i64>(0)?) else {
+            continue;
+        };
+        let (off, len): (i64, i64) = (r.get(1)?, r.get(2)?);
+        let (Ok(off), Ok(len)) = (u64::try_from(off), usize::try_from(len)) else {
+            continue;
+        };
+        spans.entry(id).or_default().push((off, len));
+    }
+    Ok(spans)
+}
+
+/// What searches read from the index, loaded once and kept while the
+/// index is unchanged, with the answers of recent terms: typing a query
+/// re-asks the same terms key after key (all but the last word), and a
+/// keystroke must cost only what changed.
+pub struct SearchCache {
+    /// `PRAGMA data_version` when loaded: another connection's commit
+    /// changes it. The owner drops the cache after its own writes.
+    version: i64,
+    files: Files,
+    segs: Option<Vec<(i64, Segment)>>,
+    spans: Option<Spans>,
+    /// Term key → the sessions whose bodies match it.
+    memo: HashMap<String, Arc<IdSet>>,
+}
+
+/// Answers of at most this many distinct terms are kept.
+const MEMO_TERMS: usize = 256;
+
+fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA data_version", [], |r| r.get(0))
+}
+
+impl SearchCache {
+    /// The cache in `slot`, reloaded when the index changed since.
+    fn current<'c>(
+        conn: &Connection,
+        slot: &'c mut Option<SearchCache>,
+    ) -> Result<&'c mut SearchCache, IndexError> {
+        let version = data_version(conn)?;
+        if slot.as_ref().is_some_and(|c| c.version != version) {
+            *slot = None;
+        }
+        if slot.is_none() {
+            *slot = Some(SearchCache {
+                version,
+                files: load_files(conn)?,
+                segs: None,
+                spans: None,
+                memo: HashMap::new(),
+            });
+        }
+        Ok(slot.as_mut().expect("just set"))
+    }
+
+    fn segs(&mut self, conn: &Connection) -> Result<&[(i64, Segment)], IndexError> {
+        if self.segs.is_none() {
+            self.segs = Some(load_dictionaries(conn)?);
+        }
+        Ok(self.segs.as_deref().expect("just set"))
+    }
+
+    fn spans(&mut self, conn: &Connection) -> Result<&Spans, IndexError> {
+        if self.spans.is_none() {
+            self.spans = Some(load_spans(conn)?);
+        }
+        Ok(self.spans.as_ref().expect("just set"))
+    }
+
+    fn in_tails(&self, needle: &str) -> impl Iterator<Item = u32> + '_ {
+        let f = memmem::Finder::new(needle.as_bytes()).into_owned();
+        self.files
+            .tails
+            .iter()
+            .filter(move |(_, t)| f.find(t.as_bytes()).is_some())
+            .map(|(id, _)| *id)
+    }
+}
+
 /// Sessions with a term matching `needle` the way `how` says; only the
 /// matching posting lists are read.
 fn lookup(
@@ -105,42 +283,75 @@ fn lookup(
         if blob.len() != s.postings_len() {
             return Err(IndexError::Corrupt(PathBuf::new()));
         }
-        for (a, b) in ranges {
-            buf.resize(b - a, 0);
-            blob.read_at_exact(&mut buf, a)?;
-            decode_postings(&buf, &mut |id| {
-                out.insert(id);
-            });
+        // A short word matches thousands of terms, mostly neighbours in the
+        // sorted dictionary: their lists are read in a few large reads.
+        ranges.sort_unstable();
+        let mut k = 0;
+        while k < ranges.len() {
+            let (start, mut end) = ranges[k];
+            let mut j = k + 1;
+            while j < ranges.len() && ranges[j].0 <= end + READ_GAP {
+                end = end.max(ranges[j].1);
+                j += 1;
+            }
+            buf.resize(end - start, 0);
+            blob.read_at_exact(&mut buf, start)?;
+            for &(a, b) in &ranges[k..j] {
+                decode_postings(&buf[a - start..b - start], &mut |id| out.insert(id));
+            }
+            k = j;
         }
     }
     Ok(out)
 }
 
-/// The body text of a file: its chunks joined by a space, then the partial
-/// last line's text.
-fn body_text(
+/// Posting lists closer than this are read together.
+const READ_GAP: usize = 16 << 10;
+
+/// Appends the body text of a file to `out`: its chunks joined by a space,
+/// then the partial last line's text. `false` when the text file is short
+/// (a broken index).
+fn read_body(
     spans: &[(u64, usize)],
     text_file: Option<&std::fs::File>,
     tail: Option<&str>,
-) -> Result<String, IndexError> {
-    let mut text = String::new();
+    out: &mut Vec<u8>,
+) -> bool {
+    out.clear();
     for &(off, len) in spans {
-        let chunk = text_file
-            .and_then(|f| read_at(f, off, len).ok())
-            .and_then(|b| String::from_utf8(b).ok())
-            .ok_or_else(|| IndexError::Corrupt(PathBuf::new()))?;
-        if !text.is_empty() {
-            text.push(' ');
+        let Some(f) = text_file else {
+            return false;
+        };
+        if !out.is_empty() {
+            out.push(b' ');
         }
-        text.push_str(&chunk);
+        let at = out.len();
+        out.resize(at + len, 0);
+        if read_exact_at(f, &mut out[at..], off).is_err() {
+            return false;
+        }
     }
     if let Some(t) = tail {
-        if !text.is_empty() {
-            text.push(' ');
+        if !out.is_empty() {
+            out.push(b' ');
         }
-        text.push_str(t);
+        out.extend_from_slice(t.as_bytes());
     }
-    Ok(text)
+    true
+}
+
+fn read_exact_at(f: &std::fs::File, buf: &mut [u8], off: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        f.read_exact_at(buf, off)
+    }
+    #[cfg(not(unix))]
+    {
+        let v = read_at(f, off, buf.len())?;
+        buf.copy_from_slice(&v);
+        Ok(())
+    }
 }
 
 /// Literals one of which every match of `r` starts with (lowercased, as
@@ -174,9 +385,38 @@ enum Check<'q> {
     Regex(&'q regex::Regex),
 }
 
+impl Check<'_> {
+    fn matches(&self, text: &[u8]) -> bool {
+        match self {
+            Check::Phrase(f) => f.find(text).is_some(),
+            // Stored text is UTF-8; a damaged chunk simply does not match.
+            Check::Regex(r) => std::str::from_utf8(text).is_ok_and(|t| r.is_match(t)),
+        }
+    }
+}
+
+/// A term's identity for the memo: its kind and text.
+fn term_key(t: &Term) -> String {
+    match t {
+        Term::Word { lower, .. } => format!("w\n{lower}"),
+        Term::Phrase(p) => format!("p\n{p}"),
+        Term::Regex(r) => format!("r\n{}", r.as_str()),
+    }
+}
+
+/// Loads what searches read (the dictionaries and where texts lie) ahead
+/// of the first query.
+pub fn warm(conn: &Connection, cache: &mut Option<SearchCache>) -> Result<(), IndexError> {
+    let c = SearchCache::current(conn, cache)?;
+    c.segs(conn)?;
+    c.spans(conn)?;
+    Ok(())
+}
+
 pub fn search(
     conn: &Connection,
     text_path: &std::path::Path,
+    cache: &mut Option<SearchCache>,
     query: &Query,
     within: Option<&HashSet<PathBuf>>,
 ) -> Result<Option<BodyHits>, IndexError> {
@@ -190,16 +430,12 @@ pub fn search(
         return Ok(None);
     }
     crate::util::trace("search start");
-    let files = load_files(conn)?;
+    let cache = SearchCache::current(conn, cache)?;
     // `within` as row ids (the index keys absolute paths). Only texts to
     // read need it: word hits outside it are harmless to the caller.
-    let reads_text = body_terms.iter().any(|(_, t)| match t {
-        Term::Regex(_) => true,
-        Term::Phrase(p) => p.contains(' '),
-        Term::Word { .. } => false,
-    });
-    let allowed: Option<IdSet> = within.filter(|_| reads_text).map(|w| {
-        let by_key: HashMap<&[u8], u32, FxBuild> = files
+    let allowed: Option<IdSet> = within.map(|w| {
+        let by_key: HashMap<&[u8], u32, FxBuild> = cache
+            .files
             .keys
             .iter()
             .map(|(id, k)| (k.as_slice(), *id))
@@ -209,165 +445,132 @@ pub fn search(
             .filter_map(|p| by_key.get(keys.key(p).as_ref()).copied())
             .collect()
     });
-    let allowed = |id: &u32| -> bool {
-        match &allowed {
-            None => files.keys.contains_key(id),
-            Some(a) => a.contains(id),
+    crate::util::trace("search files loaded");
+
+    let mut bits: HashMap<u32, u32, FxBuild> = HashMap::default();
+    for (i, t) in &body_terms {
+        let key = term_key(t);
+        let hits = match cache.memo.get(&key) {
+            Some(h) if allowed.is_none() => h.clone(),
+            _ => {
+                let h = Arc::new(term_hits(conn, text_path, cache, t, allowed.as_ref())?);
+                if allowed.is_none() {
+                    if cache.memo.len() >= MEMO_TERMS {
+                        cache.memo.clear();
+                    }
+                    cache.memo.insert(key, h.clone());
+                }
+                h
+            }
+        };
+        for id in hits.iter() {
+            *bits.entry(id).or_default() |= 1u32 << i;
+        }
+    }
+    crate::util::trace("search terms answered");
+
+    let keys = &cache.files.keys;
+    Ok(Some(
+        bits.into_iter()
+            .filter_map(|(id, b)| keys.get(&id).map(|k| (key_path(k), b)))
+            .collect(),
+    ))
+}
+
+/// The sessions (among `allowed`, or all) whose bodies match one term.
+fn term_hits(
+    conn: &Connection,
+    text_path: &std::path::Path,
+    cache: &mut SearchCache,
+    t: &Term,
+    allowed: Option<&IdSet>,
+) -> Result<IdSet, IndexError> {
+    let keep = |keys: &HashMap<u32, Vec<u8>, FxBuild>, id: &u32| -> bool {
+        keys.contains_key(id) && allowed.is_none_or(|a| a.contains(id))
+    };
+    let (check, cands): (Check, Option<IdSet>) = match t {
+        Term::Word { lower: needle, .. } | Term::Phrase(needle) if !needle.contains(' ') => {
+            let mut hit = lookup(conn, cache.segs(conn)?, needle, Match::Contains)?;
+            hit.extend(cache.in_tails(needle));
+            hit.retain(|id| keep(&cache.files.keys, id));
+            return Ok(hit);
+        }
+        Term::Word { .. } => return Ok(IdSet::default()),
+        Term::Phrase(p) => {
+            let words: Vec<&str> = p.split(' ').collect();
+            let n = words.len();
+            let segs = cache.segs(conn)?;
+            let mut cands = lookup(conn, segs, words[0], Match::EndsWith)?;
+            for (k, w) in words.iter().enumerate().skip(1) {
+                if cands.is_empty() {
+                    break;
+                }
+                let how = if k == n - 1 {
+                    Match::StartsWith
+                } else {
+                    Match::Exact
+                };
+                let next = lookup(conn, segs, w, how)?;
+                cands.intersect(&next);
+            }
+            // A phrase may reach into the unindexed partial last line.
+            cands.extend(cache.files.tails.iter().map(|(id, _)| *id));
+            (
+                Check::Phrase(Box::new(memmem::Finder::new(p.as_bytes()))),
+                Some(cands),
+            )
+        }
+        Term::Regex(r) => {
+            let cands = match regex_prefixes(r) {
+                Some(lits) => {
+                    let mut c = IdSet::default();
+                    for l in &lits {
+                        c.extend(lookup(conn, cache.segs(conn)?, l, Match::Contains)?.iter());
+                        c.extend(cache.in_tails(l));
+                    }
+                    Some(c)
+                }
+                None => None,
+            };
+            (Check::Regex(r), cands)
         }
     };
-    crate::util::trace("search files loaded");
-    let needs_words = body_terms.iter().any(|(_, t)| !matches!(t, Term::Regex(_)))
-        || body_terms
-            .iter()
-            .any(|(_, t)| matches!(t, Term::Regex(r) if regex_prefixes(r).is_some()));
-    let segs = if needs_words {
-        load_dictionaries(conn)?
-    } else {
-        Vec::new()
+    cache.spans(conn)?;
+    let cache = &*cache;
+    let keys = &cache.files.keys;
+    let mut to_read: Vec<u32> = match cands {
+        Some(c) => c.iter().filter(|id| keep(keys, id)).collect(),
+        None => keys.keys().copied().filter(|id| keep(keys, id)).collect(),
     };
-    crate::util::trace("search dictionaries loaded");
-    let tail_of: HashMap<u32, &str> = files
+    // Text file order, so reads go forward.
+    to_read.sort_unstable();
+    let tail_of: HashMap<u32, &str, FxBuild> = cache
+        .files
         .tails
         .iter()
         .map(|(id, t)| (*id, t.as_str()))
         .collect();
-    let in_tails = |needle: &str| -> Vec<u32> {
-        files
-            .tails
-            .iter()
-            .filter(|(_, t)| memmem::find(t.as_bytes(), needle.as_bytes()).is_some())
-            .map(|(id, _)| *id)
-            .collect()
-    };
-
-    let mut bits: HashMap<u32, u32, FxBuild> = HashMap::default();
-    // Terms answered by reading text: (bit, check, candidates or all).
-    let mut checks: Vec<(u32, Check, Option<IdSet>)> = Vec::new();
-    for (i, t) in &body_terms {
-        let bit = 1u32 << i;
-        match t {
-            Term::Word { lower: needle, .. } | Term::Phrase(needle) if !needle.contains(' ') => {
-                let mut hit = lookup(conn, &segs, needle, Match::Contains)?;
-                hit.extend(in_tails(needle));
-                for id in hit.into_iter().filter(&allowed) {
-                    *bits.entry(id).or_default() |= bit;
-                }
+    let spans = cache.spans.as_ref().expect("loaded above");
+    // Missing when no text was ever stored (then no chunk refers to it).
+    let text_file = std::fs::File::open(text_path).ok();
+    use rayon::prelude::*;
+    let found: Result<Vec<u32>, IndexError> = to_read
+        .par_iter()
+        .map_init(Vec::new, |buf, &id| {
+            let ok = read_body(
+                spans.get(&id).map_or(&[][..], Vec::as_slice),
+                text_file.as_ref(),
+                tail_of.get(&id).copied(),
+                buf,
+            );
+            if !ok {
+                return Err(IndexError::Corrupt(PathBuf::new()));
             }
-            Term::Word { .. } => {}
-            Term::Phrase(p) => {
-                let words: Vec<&str> = p.split(' ').collect();
-                let n = words.len();
-                let mut cands = lookup(conn, &segs, words[0], Match::EndsWith)?;
-                for (k, w) in words.iter().enumerate().skip(1) {
-                    if cands.is_empty() {
-                        break;
-                    }
-                    let how = if k == n - 1 {
-                        Match::StartsWith
-                    } else {
-                        Match::Exact
-                    };
-                    let next = lookup(conn, &segs, w, how)?;
-                    cands.retain(|id| next.contains(id));
-                }
-                // A phrase may reach into the unindexed partial last line.
-                cands.extend(files.tails.iter().map(|(id, _)| *id));
-                cands.retain(&allowed);
-                checks.push((
-                    bit,
-                    Check::Phrase(Box::new(memmem::Finder::new(p.as_bytes()))),
-                    Some(cands),
-                ));
-            }
-            Term::Regex(r) => {
-                let cands = match regex_prefixes(r) {
-                    Some(lits) => {
-                        let mut c = IdSet::default();
-                        for l in &lits {
-                            c.extend(lookup(conn, &segs, l, Match::Contains)?);
-                            c.extend(in_tails(l));
-                        }
-                        c.retain(&allowed);
-                        Some(c)
-                    }
-                    None => None,
-                };
-                checks.push((bit, Check::Regex(r), cands));
-            }
-        }
-    }
-    crate::util::trace("search lookups done");
-
-    if !checks.is_empty() {
-        let mut to_read: Vec<u32> = if checks.iter().any(|c| c.2.is_none()) {
-            files.keys.keys().copied().filter(&allowed).collect()
-        } else {
-            let mut s = IdSet::default();
-            for c in &checks {
-                s.extend(c.2.iter().flatten());
-            }
-            s.into_iter().collect()
-        };
-        to_read.sort_unstable();
-        // Where each file's text lies, then read and check on all cores.
-        let mut spans: HashMap<u32, Vec<(u64, usize)>, FxBuild> = HashMap::default();
-        {
-            let wanted: IdSet = to_read.iter().copied().collect();
-            let mut st = conn.prepare("SELECT file_id, off, len FROM chunks ORDER BY id")?;
-            let mut rows = st.query([])?;
-            while let Some(r) = rows.next()? {
-                let Ok(id) = u32::try_from(r.get::<_, i64>(0)?) else {
-                    continue;
-                };
-                if wanted.contains(&id) {
-                    let (off, len): (i64, i64) = (r.get(1)?, r.get(2)?);
-                    spans
-                        .entry(id)
-                        .or_default()
-                        .push((off as u64, len as usize));
-                }
-            }
-        }
-        // Missing when no text was ever stored (then no chunk refers to it).
-        let text_file = std::fs::File::open(text_path).ok();
-        use rayon::prelude::*;
-        let found: Result<Vec<(u32, u32)>, IndexError> = to_read
-            .par_iter()
-            .map(|&id| {
-                let text = body_text(
-                    spans.get(&id).map_or(&[][..], Vec::as_slice),
-                    text_file.as_ref(),
-                    tail_of.get(&id).copied(),
-                )?;
-                let mut b = 0u32;
-                for (bit, check, cands) in &checks {
-                    if cands.as_ref().is_some_and(|c| !c.contains(&id)) {
-                        continue;
-                    }
-                    let ok = match check {
-                        Check::Phrase(f) => f.find(text.as_bytes()).is_some(),
-                        Check::Regex(r) => r.is_match(&text),
-                    };
-                    if ok {
-                        b |= bit;
-                    }
-                }
-                Ok((id, b))
-            })
-            .collect();
-        for (id, b) in found? {
-            if b != 0 {
-                *bits.entry(id).or_default() |= b;
-            }
-        }
-    }
-    crate::util::trace("search texts read");
-
-    Ok(Some(
-        bits.into_iter()
-            .filter_map(|(id, b)| files.keys.get(&id).map(|k| (key_path(k), b)))
-            .collect(),
-    ))
+            Ok(check.matches(buf).then_some(id))
+        })
+        .filter_map(Result::transpose)
+        .collect();
+    Ok(found?.into_iter().collect())
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@ use regex::Regex;
 
 use super::doc::{normalize, normalized, SearchDoc};
 use crate::session::info::SessionInfo;
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// One search term.
@@ -46,6 +45,69 @@ impl Term {
         match self {
             Term::Word { lower, .. } => lower.chars().count() >= MIN_BODY_WORD,
             Term::Phrase(_) | Term::Regex(_) => true,
+        }
+    }
+
+    /// The term's identity (kind and text), for caches of its answers.
+    pub fn key(&self) -> String {
+        match self {
+            Term::Word { lower, .. } => format!("w\n{lower}"),
+            Term::Phrase(p) => format!("p\n{p}"),
+            Term::Regex(r) => format!("r\n{}", r.as_str()),
+        }
+    }
+
+    /// The score of a body match (reported by the index), or `None` when
+    /// the term is not matched against bodies.
+    pub fn body_score(&self) -> Option<u32> {
+        if !self.searches_body() {
+            return None;
+        }
+        Some(match self {
+            Term::Word { .. } => BODY_SCORE,
+            Term::Phrase(_) => PHRASE_SCORE,
+            Term::Regex(_) => REGEX_SCORE,
+        })
+    }
+
+    /// The term's score from what `doc` itself holds: its short fields and
+    /// its own body text (empty for rows from the index, whose body matches
+    /// come from [`Term::body_score`]).
+    pub fn local_score(
+        &self,
+        doc: &SearchDoc,
+        matcher: &mut Matcher,
+        buf: &mut Vec<char>,
+    ) -> Option<u32> {
+        let fields = doc.fields_text();
+        let body = doc.body_text();
+        match self {
+            Term::Word { atom, lower } => {
+                let n = lower.chars().count();
+                let idx = &mut Vec::new();
+                let field = doc
+                    .fields
+                    .iter()
+                    .filter_map(|f| compact_fuzzy(atom, lower, f, n, matcher, buf, idx))
+                    .max()
+                    .map(|s| s as u32 + BODY_SCORE);
+                field.or_else(|| {
+                    let hit = memmem::find(fields.as_bytes(), lower.as_bytes()).is_some()
+                        || (self.searches_body()
+                            && memmem::find(body.as_bytes(), lower.as_bytes()).is_some());
+                    hit.then_some(BODY_SCORE)
+                })
+            }
+            Term::Phrase(p) => {
+                let hit = memmem::find(fields.as_bytes(), p.as_bytes()).is_some()
+                    || memmem::find(body.as_bytes(), p.as_bytes()).is_some();
+                hit.then_some(PHRASE_SCORE)
+            }
+            Term::Regex(r) => {
+                let hit = fields.split('\n').any(|f| r.is_match(f))
+                    || (!body.is_empty() && r.is_match(body));
+                hit.then_some(REGEX_SCORE)
+            }
         }
     }
 }
@@ -141,47 +203,16 @@ impl Query {
         buf: &mut Vec<char>,
         body_bits: Option<u32>,
     ) -> Option<u32> {
-        let idx = &mut Vec::new();
         if self.error.is_some() {
             return None;
         }
-        let fields = doc.fields_text();
-        let body = doc.body_text();
         let mut total = 0u32;
         for (i, t) in self.terms.iter().enumerate() {
-            let in_body = |local: &dyn Fn(&str) -> bool| match body_bits {
-                Some(bits) => i < 32 && bits & (1 << i) != 0,
-                None => local(body),
-            };
-            let s = match t {
-                Term::Word { atom, lower } => {
-                    let n = lower.chars().count();
-                    let field = doc
-                        .fields
-                        .iter()
-                        .filter_map(|f| compact_fuzzy(atom, f, n, matcher, buf, idx))
-                        .max()
-                        .map(|s| s as u32 + BODY_SCORE);
-                    field.or_else(|| {
-                        let hit = memmem::find(fields.as_bytes(), lower.as_bytes()).is_some()
-                            || (t.searches_body()
-                                && in_body(&|b| {
-                                    memmem::find(b.as_bytes(), lower.as_bytes()).is_some()
-                                }));
-                        hit.then_some(BODY_SCORE)
-                    })
-                }
-                Term::Phrase(p) => {
-                    let hit = memmem::find(fields.as_bytes(), p.as_bytes()).is_some()
-                        || in_body(&|b| memmem::find(b.as_bytes(), p.as_bytes()).is_some());
-                    hit.then_some(PHRASE_SCORE)
-                }
-                Term::Regex(r) => {
-                    let hit =
-                        fields.split('\n').any(|f| r.is_match(f)) || in_body(&|b| r.is_match(b));
-                    hit.then_some(REGEX_SCORE)
-                }
-            }?;
+            let s = t.local_score(doc, matcher, buf).or_else(|| {
+                body_bits
+                    .filter(|b| i < 32 && b & (1 << i) != 0)
+                    .and_then(|_| t.body_score())
+            })?;
             total = total.saturating_add(s);
         }
         Some(total)
@@ -232,8 +263,32 @@ impl Query {
 /// letter or two still match).
 fn compact_fuzzy(
     atom: &Atom,
+    lower: &str,
     field: &str,
     n: usize,
+    matcher: &mut Matcher,
+    buf: &mut Vec<char>,
+    idx: &mut Vec<u32>,
+) -> Option<u16> {
+    let limit = (2 * n).max(n + 2);
+    // The full match (a dynamic program over the whole field) only runs
+    // where a compact match can exist at all; for ASCII that is decided by
+    // a cheap scan, and most fields fail it.
+    if lower.is_ascii()
+        && field.is_ascii()
+        && !has_compact_window(field.as_bytes(), lower.as_bytes(), limit)
+    {
+        return None;
+    }
+    compact_fuzzy_full(atom, field, limit, matcher, buf, idx)
+}
+
+/// The match itself: nucleo's best alignment, kept when it spans at most
+/// `limit` characters.
+fn compact_fuzzy_full(
+    atom: &Atom,
+    field: &str,
+    limit: usize,
     matcher: &mut Matcher,
     buf: &mut Vec<char>,
     idx: &mut Vec<u32>,
@@ -242,7 +297,36 @@ fn compact_fuzzy(
     let score = atom.indices(Utf32Str::new(field, buf), matcher, idx)?;
     let (first, last) = (*idx.iter().min()?, *idx.iter().max()?);
     let span = (last - first + 1) as usize;
-    (span <= (2 * n).max(n + 2)).then_some(score)
+    (span <= limit).then_some(score)
+}
+
+/// Whether `needle` (ASCII, lowercase) is a case-insensitive subsequence of
+/// some `limit`-byte window of `hay`: a necessary condition for a fuzzy
+/// match spanning at most `limit` characters. From each place the first
+/// character occurs, the greedy match ends as early as any match can.
+fn has_compact_window(hay: &[u8], needle: &[u8], limit: usize) -> bool {
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    if rest.is_empty() {
+        return memchr::memchr2(first, first.to_ascii_uppercase(), hay).is_some();
+    }
+    for p in memchr::memchr2_iter(first, first.to_ascii_uppercase(), hay) {
+        if p + needle.len() > hay.len() {
+            break;
+        }
+        let window = &hay[p + 1..(p + limit).min(hay.len())];
+        let mut k = 0;
+        for &c in window {
+            if c.to_ascii_lowercase() == rest[k] {
+                k += 1;
+                if k == rest.len() {
+                    return true;
+                }
+            }
+        }
+    }
+    false
 }
 
 fn find_chars(hay: &[char], needle: &[char]) -> Option<usize> {
@@ -277,7 +361,7 @@ pub fn rank(query: &Query, rows: Vec<SessionInfo>) -> Vec<SessionInfo> {
 pub fn rank_with_index(
     query: &Query,
     rows: Vec<SessionInfo>,
-    body_hits: Option<&HashMap<PathBuf, u32>>,
+    body_hits: Option<&super::BodyHits>,
 ) -> Vec<SessionInfo> {
     if query.terms.is_empty() && query.error().is_none() {
         return rows;
@@ -305,7 +389,6 @@ pub fn rank_with_index(
                                 None
                             }
                         })
-                        .copied()
                         .unwrap_or(0)
                 });
                 query.score_with(&doc, matcher, buf, bits)
@@ -426,5 +509,24 @@ mod tests {
         let q = Query::parse("re:([");
         assert!(q.error().is_some());
         assert!(q.score(&d, &mut new_matcher(), &mut Vec::new()).is_none());
+    }
+
+    proptest::proptest! {
+        /// The cheap window scan never rejects a field the full match
+        /// accepts (it only skips work).
+        #[test]
+        fn window_scan_is_only_a_shortcut(
+            field in "[a-dA-D _/-]{0,80}",
+            word in "[a-dA-D]{1,6}",
+        ) {
+            let q = Query::parse(&word);
+            let Term::Word { atom, lower } = &q.terms[0] else { unreachable!() };
+            let n = lower.chars().count();
+            let limit = (2 * n).max(n + 2);
+            let (mut m, mut buf, mut idx) = (new_matcher(), Vec::new(), Vec::new());
+            let full = compact_fuzzy_full(atom, &field, limit, &mut m, &mut buf, &mut idx);
+            let fast = compact_fuzzy(atom, lower, &field, n, &mut m, &mut buf, &mut idx);
+            proptest::prop_assert_eq!(full, fast);
+        }
     }
 }

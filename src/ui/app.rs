@@ -1,6 +1,5 @@
 //! The application state machine: events in, effects out.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -8,7 +7,7 @@ use crossterm::event::{KeyEvent, MouseEvent};
 
 use super::picker::{PickerState, Preview, Row};
 use super::tree::{Loaded, TreeDialog, TreeState};
-use crate::search::{Query, SearchDoc};
+use crate::search::Query;
 use crate::session::ContextFlavor;
 use crate::store::ScanProblem;
 
@@ -32,7 +31,9 @@ pub enum AppEvent {
     SearchDone {
         generation: u64,
         query: String,
-        scores: HashMap<PathBuf, u32>,
+        /// The snapshot scored, and each of its documents' relevance.
+        docs: Arc<Docs>,
+        scores: Vec<Option<u32>>,
     },
     /// The watcher saw these paths change.
     FsChanged(Vec<PathBuf>),
@@ -83,7 +84,7 @@ pub enum Effect {
     Search {
         generation: u64,
         query: Query,
-        docs: Docs,
+        docs: Arc<Docs>,
     },
     LoadPreview {
         path: PathBuf,
@@ -134,21 +135,7 @@ pub enum Effect {
     Exit(Outcome),
 }
 
-/// A snapshot of the search documents (cheap: shared pointers).
-#[derive(Clone)]
-pub struct Docs(pub Vec<(PathBuf, Arc<SearchDoc>)>);
-
-impl PartialEq for Docs {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| a.0 == b.0)
-    }
-}
-
-impl std::fmt::Debug for Docs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Docs({} sessions)", self.0.len())
-    }
-}
+pub use crate::search::Docs;
 
 impl PartialEq for Query {
     fn eq(&self, other: &Self) -> bool {

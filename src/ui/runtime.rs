@@ -1,9 +1,9 @@
 //! The event loop: terminal, input, loader, watcher, workers; runs effects.
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
@@ -19,7 +19,6 @@ use rayon::prelude::*;
 use super::app::{App, AppEvent, Effect, Outcome, WriteKind};
 use super::picker::{load_preview, Row};
 use super::theme::Theme;
-use crate::search::query::new_matcher;
 use crate::search::Query;
 use crate::session::info::scan_info;
 use crate::store::{list_session_files, Scope, StoreConfig};
@@ -199,7 +198,7 @@ fn event_loop(
     }
 }
 
-type SearchJob = (u64, Query, super::app::Docs);
+type SearchJob = (u64, Query, Arc<super::app::Docs>);
 
 fn handle(
     app: &mut App,
@@ -298,10 +297,11 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
             query,
             docs,
         } => {
-            let scores = score_docs(&query, &docs);
+            let scores = crate::search::Scorer::new().score(&query, &docs, None);
             vec![AppEvent::SearchDone {
                 generation,
                 query: query.raw.clone(),
+                docs,
                 scores,
             }]
         }
@@ -416,39 +416,6 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
         },
         Effect::CloseTree | Effect::Copy(_) | Effect::Exit(_) => Vec::new(),
     }
-}
-
-/// Scores every document; the matching ones with their relevance.
-pub fn score_docs(query: &Query, docs: &super::app::Docs) -> HashMap<PathBuf, u32> {
-    score_docs_with(query, docs, None)
-}
-
-/// Scores documents; with `hits` (the index's per-term body matches) the
-/// bodies are not searched in memory, so a keystroke costs the same on any
-/// store size. Rows read without the index carry their text and need none.
-pub fn score_docs_with(
-    query: &Query,
-    docs: &super::app::Docs,
-    hits: Option<&crate::index::BodyHits>,
-) -> HashMap<PathBuf, u32> {
-    // On all cores: fuzzy matching the short fields of every session is
-    // the bulk of a keystroke's work.
-    docs.0
-        .par_iter()
-        .map_init(
-            || (new_matcher(), Vec::new()),
-            |(matcher, buf), (path, doc)| {
-                // Documents with their own body text are searched directly.
-                let bits = hits
-                    .filter(|_| doc.text.len() <= doc.body_start)
-                    .map(|h| h.get(path).copied().unwrap_or(0));
-                query
-                    .score_with(doc, matcher, buf, bits)
-                    .map(|s| (path.clone(), s))
-            },
-        )
-        .flatten()
-        .collect()
 }
 
 /// Puts the most recently trashed copy of `path` back.
@@ -601,20 +568,29 @@ fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
     let (jtx, jrx) = channel::<SearchJob>();
     std::thread::spawn(move || {
         let index = open_index();
+        if let Some(Err(e)) = index.as_ref().map(|i| i.warm_search()) {
+            crate::log::line(format!("index: loading for search failed: {e}"));
+        }
+        let mut scorer = crate::search::Scorer::new();
         while let Some((generation, query, docs)) = latest(&jrx) {
-            let hits = index.as_ref().and_then(|i| match i.search(&query) {
-                Ok(h) => h,
-                Err(e) => {
-                    crate::log::line(format!("index: search failed: {e}"));
-                    None
-                }
+            // The short fields are scored while the index answers the bodies.
+            let hits = std::thread::scope(|s| {
+                s.spawn(|| scorer.prepare(&query, &docs));
+                index.as_ref().and_then(|i| match i.search(&query) {
+                    Ok(h) => h,
+                    Err(e) => {
+                        crate::log::line(format!("index: search failed: {e}"));
+                        None
+                    }
+                })
             });
-            let scores = score_docs_with(&query, &docs, hits.as_ref());
+            let scores = scorer.score(&query, &docs, hits.as_ref());
             let raw = query.raw.clone();
             if tx
                 .send(AppEvent::SearchDone {
                     generation,
                     query: raw,
+                    docs,
                     scores,
                 })
                 .is_err()

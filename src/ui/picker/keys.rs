@@ -301,16 +301,11 @@ pub fn set_query(p: &mut PickerState, q: String) -> Vec<Effect> {
     vec![search_effect(p)]
 }
 
-pub fn search_effect(p: &PickerState) -> Effect {
+pub fn search_effect(p: &mut PickerState) -> Effect {
     Effect::Search {
         generation: p.search_gen,
         query: p.parsed.clone(),
-        docs: crate::ui::app::Docs(
-            p.rows
-                .iter()
-                .map(|r| (r.info.path.clone(), r.doc.clone()))
-                .collect(),
-        ),
+        docs: p.docs(),
     }
 }
 
@@ -376,10 +371,11 @@ fn on_result(p: &mut PickerState, ev: AppEvent) -> Vec<Effect> {
         AppEvent::SearchDone {
             generation,
             query,
+            docs,
             scores,
         } => {
             if generation == p.search_gen {
-                p.scores = Some(scores);
+                p.set_scores(&docs, scores);
                 p.scored_query = query;
                 p.recompute();
                 if std::mem::take(&mut p.select_first_on_results) {

@@ -133,8 +133,9 @@ pub struct PickerState {
     pub preview_on: Option<bool>,
     pub query: String,
     pub parsed: Query,
-    /// Scores for `scored_query` (None until the first result arrives).
-    pub scores: Option<HashMap<PathBuf, u32>>,
+    /// Scores for `scored_query` by row (None until the first result
+    /// arrives): `rows[i]` has `scores[i]`, `None` when it does not match.
+    pub scores: Option<Vec<Option<u32>>>,
     pub scored_query: String,
     pub search_gen: u64,
     pub visible: Vec<VisibleRow>,
@@ -156,6 +157,9 @@ pub struct PickerState {
     pub select_first_on_results: bool,
     /// The last preview asked for: (session, query).
     pub preview_requested: Option<(PathBuf, String)>,
+    /// The rows' search documents as sent to the search worker, kept until
+    /// the rows change: the worker's memo of term answers is per snapshot.
+    docs: Option<Arc<crate::search::Docs>>,
 }
 
 impl PickerState {
@@ -189,7 +193,22 @@ impl PickerState {
             own_writes: HashSet::new(),
             select_first_on_results: false,
             preview_requested: None,
+            docs: None,
         }
+    }
+
+    /// The current rows' search documents.
+    pub fn docs(&mut self) -> Arc<crate::search::Docs> {
+        let rows = &self.rows;
+        self.docs
+            .get_or_insert_with(|| {
+                Arc::new(crate::search::Docs(
+                    rows.iter()
+                        .map(|r| (r.info.path.clone(), r.doc.clone()))
+                        .collect(),
+                ))
+            })
+            .clone()
     }
 
     pub fn selected_row(&self) -> Option<&Row> {
@@ -206,18 +225,46 @@ impl PickerState {
 
     /// Adds or replaces rows (by path).
     pub fn upsert(&mut self, rows: Vec<Row>) {
+        self.docs = None;
         for r in rows {
             match self.by_path.get(&r.info.path) {
                 Some(&i) => self.rows[i] = r,
                 None => {
                     self.by_path.insert(r.info.path.clone(), self.rows.len());
                     self.rows.push(r);
+                    // Unscored until the next result.
+                    if let Some(s) = &mut self.scores {
+                        s.push(None);
+                    }
                 }
             }
         }
     }
 
+    /// Takes a search result for the snapshot `docs`; when the rows have
+    /// changed since it was taken, scores follow their sessions by path.
+    pub fn set_scores(&mut self, docs: &Arc<crate::search::Docs>, scores: Vec<Option<u32>>) {
+        let current = self.docs.as_ref().is_some_and(|d| Arc::ptr_eq(d, docs));
+        if current && scores.len() == self.rows.len() {
+            self.scores = Some(scores);
+            return;
+        }
+        let by_path: HashMap<&Path, u32> = docs
+            .0
+            .iter()
+            .zip(&scores)
+            .filter_map(|((p, _), s)| Some((p.as_path(), (*s)?)))
+            .collect();
+        self.scores = Some(
+            self.rows
+                .iter()
+                .map(|r| by_path.get(r.info.path.as_path()).copied())
+                .collect(),
+        );
+    }
+
     pub fn remove(&mut self, path: &Path) {
+        self.docs = None;
         if let Some(i) = self.by_path.remove(path) {
             self.rows.swap_remove(i);
             if i < self.rows.len() {
@@ -225,7 +272,9 @@ impl PickerState {
                 self.by_path.insert(moved, i);
             }
             if let Some(s) = &mut self.scores {
-                s.remove(path);
+                if i < s.len() {
+                    s.swap_remove(i);
+                }
             }
         }
     }
@@ -259,18 +308,22 @@ impl PickerState {
             if self.parsed.error().is_some() {
                 Vec::new()
             } else {
-                let empty = HashMap::new();
-                let scores = self.scores.as_ref().unwrap_or(&empty);
-                cands.retain(|i| scores.contains_key(&self.rows[*i].info.path));
-                match self.sort {
-                    Sort::Recent => cands.sort_by(|a, b| by_recent(&self.rows, a, b)),
-                    Sort::Threaded | Sort::Relevance => cands.sort_by(|a, b| {
-                        let sa = scores[&self.rows[*a].info.path];
-                        let sb = scores[&self.rows[*b].info.path];
-                        sb.cmp(&sa).then_with(|| by_recent(&self.rows, a, b))
-                    }),
+                // One score lookup per row, not one per comparison.
+                let mut scored: Vec<(u32, usize)> = match &self.scores {
+                    Some(scores) => cands
+                        .iter()
+                        .filter_map(|&i| Some(((*scores.get(i)?)?, i)))
+                        .collect(),
+                    None => Vec::new(),
+                };
+                if self.sort == Sort::Recent {
+                    scored.iter_mut().for_each(|e| e.0 = 0);
                 }
-                flat(cands)
+                scored.sort_unstable_by(|a, b| {
+                    b.0.cmp(&a.0)
+                        .then_with(|| by_recent(&self.rows, &a.1, &b.1))
+                });
+                flat(scored.into_iter().map(|e| e.1).collect())
             }
         } else {
             cands.sort_by(|a, b| by_recent(&self.rows, a, b));

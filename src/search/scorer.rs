@@ -1,0 +1,266 @@
+//! Scoring a snapshot of sessions against a query, key after key.
+//!
+//! Typing re-asks every term but the last on each keystroke. The scorer
+//! remembers each term's per-session result for the snapshot it was
+//! computed on, so a keystroke costs one term over the sessions, whatever
+//! the query's length.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::doc::SearchDoc;
+use super::query::{new_matcher, Query, Term};
+
+/// The sessions' search documents at one moment (shared, never mutated:
+/// a change of rows makes a new snapshot).
+#[derive(Default)]
+pub struct Docs(pub Vec<(PathBuf, Arc<SearchDoc>)>);
+
+impl PartialEq for Docs {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| a.0 == b.0)
+    }
+}
+
+impl std::fmt::Debug for Docs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Docs({} sessions)", self.0.len())
+    }
+}
+
+/// Per session path, a bit per query term (bit `i` = term `i`, for the
+/// first 32 terms) that matched the session's message bodies: the index's
+/// answer (`crate::index::Index::search`). Keyed by the path's bytes:
+/// hashing a `Path` walks its components, too slow once per session per
+/// keystroke.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BodyHits(HashMap<OsString, u32>);
+
+impl BodyHits {
+    pub fn insert(&mut self, path: PathBuf, bits: u32) {
+        self.0.insert(path.into_os_string(), bits);
+    }
+
+    pub fn get(&self, path: &Path) -> Option<u32> {
+        self.0.get(path.as_os_str()).copied()
+    }
+
+    pub fn contains_key(&self, path: &Path) -> bool {
+        self.0.contains_key(path.as_os_str())
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&Path, u32)> {
+        self.0.iter().map(|(p, b)| (Path::new(p), *b))
+    }
+}
+
+impl FromIterator<(PathBuf, u32)> for BodyHits {
+    fn from_iter<I: IntoIterator<Item = (PathBuf, u32)>>(iter: I) -> Self {
+        let mut h = BodyHits::default();
+        for (p, b) in iter {
+            h.insert(p, b);
+        }
+        h
+    }
+}
+
+/// A term's score per document of one snapshot, from the documents alone.
+type TermScores = Arc<Vec<Option<u32>>>;
+
+/// Answers of at most this many distinct terms are kept.
+const MEMO_TERMS: usize = 128;
+
+#[derive(Default)]
+pub struct Scorer {
+    /// The snapshot the memo belongs to.
+    docs: Option<Arc<Docs>>,
+    memo: HashMap<String, TermScores>,
+    /// Path → position in the snapshot, built when first needed.
+    position: HashMap<std::ffi::OsString, usize>,
+}
+
+impl Scorer {
+    pub fn new() -> Scorer {
+        Scorer::default()
+    }
+
+    /// Computes (and remembers) what [`Scorer::score`] needs from the
+    /// documents alone, so it can run while the index answers the bodies.
+    pub fn prepare(&mut self, query: &Query, docs: &Arc<Docs>) {
+        self.adopt(docs);
+        for t in &query.terms {
+            self.term(t, docs);
+        }
+    }
+
+    fn adopt(&mut self, docs: &Arc<Docs>) {
+        if !self.docs.as_ref().is_some_and(|d| Arc::ptr_eq(d, docs)) {
+            self.docs = Some(docs.clone());
+            self.memo.clear();
+            self.position.clear();
+        }
+    }
+
+    /// Each document's relevance (`None`: no match), in `docs`' order.
+    /// `hits` gives body matches for the documents without their own body
+    /// text (rows from the index); the others are searched directly.
+    pub fn score(
+        &mut self,
+        query: &Query,
+        docs: &Arc<Docs>,
+        hits: Option<&BodyHits>,
+    ) -> Vec<Option<u32>> {
+        if query.error().is_some() {
+            return vec![None; docs.0.len()];
+        }
+        self.adopt(docs);
+        let per_term: Vec<TermScores> = query.terms.iter().map(|t| self.term(t, docs)).collect();
+        // The index's bits per document. Paths are looked up by their bytes:
+        // hashing a `Path` walks its components, which a keystroke cannot
+        // afford once per session.
+        let mut bits = vec![0u32; docs.0.len()];
+        if let Some(h) = hits {
+            if self.position.is_empty() {
+                self.position = docs
+                    .0
+                    .iter()
+                    .enumerate()
+                    .map(|(d, (p, _))| (p.as_os_str().to_owned(), d))
+                    .collect();
+            }
+            for (path, b) in h.iter() {
+                if let Some(&d) = self.position.get(path.as_os_str()) {
+                    bits[d] = b;
+                }
+            }
+        }
+        docs.0
+            .iter()
+            .enumerate()
+            .map(|(d, (_, doc))| {
+                // Documents with their own body text were searched directly.
+                let own_body = doc.text.len() > doc.body_start;
+                let mut total = 0u32;
+                for (i, (t, scores)) in query.terms.iter().zip(&per_term).enumerate() {
+                    let s = scores[d].or_else(|| {
+                        (hits.is_some() && !own_body && i < 32 && bits[d] & (1 << i) != 0)
+                            .then(|| t.body_score())
+                            .flatten()
+                    })?;
+                    total = total.saturating_add(s);
+                }
+                Some(total)
+            })
+            .collect()
+    }
+
+    fn term(&mut self, t: &Term, docs: &Docs) -> TermScores {
+        let key = t.key();
+        if let Some(s) = self.memo.get(&key) {
+            return s.clone();
+        }
+        // On all cores: fuzzy matching the short fields of every session is
+        // the bulk of a keystroke's work.
+        let scores: TermScores = Arc::new(
+            docs.0
+                .par_iter()
+                .map_init(
+                    || (new_matcher(), Vec::new()),
+                    |(matcher, buf), (_, doc)| t.local_score(doc, matcher, buf),
+                )
+                .collect(),
+        );
+        if self.memo.len() >= MEMO_TERMS {
+            self.memo.clear();
+        }
+        self.memo.insert(key, scores.clone());
+        scores
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::info::SessionInfo;
+
+    fn docs(names: &[(&str, &str)]) -> Arc<Docs> {
+        Arc::new(Docs(
+            names
+                .iter()
+                .map(|(name, body)| {
+                    let info = SessionInfo {
+                        id: format!("id-{name}"),
+                        name: Some(name.to_string()),
+                        has_name: true,
+                        cwd: "/w".into(),
+                        all_text: body.to_string(),
+                        ..Default::default()
+                    };
+                    (
+                        PathBuf::from(format!("/s/{name}.jsonl")),
+                        Arc::new(SearchDoc::from_info(&info)),
+                    )
+                })
+                .collect(),
+        ))
+    }
+
+    /// The memo never changes an answer: scoring key by key gives what a
+    /// fresh scorer (and `Query::score`) gives for each prefix.
+    #[test]
+    fn remembered_terms_answer_like_fresh_ones() {
+        let d = docs(&[
+            ("parser fix", "the session parser failed on CRLF"),
+            ("auth", "token refresh in the session"),
+            ("cache", "nothing to see"),
+        ]);
+        let typed = "session parser \"token re\" re:fail\\w+";
+        let mut scorer = Scorer::new();
+        for end in 1..=typed.len() {
+            let q = Query::parse(&typed[..end]);
+            let got = scorer.score(&q, &d, None);
+            let fresh = Scorer::new().score(&q, &d, None);
+            assert_eq!(got, fresh, "{}", &typed[..end]);
+            let mut m = new_matcher();
+            for ((path, doc), got) in d.0.iter().zip(&got) {
+                assert_eq!(
+                    *got,
+                    q.score(doc, &mut m, &mut Vec::new()),
+                    "{} on {}",
+                    &typed[..end],
+                    path.display()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_new_snapshot_forgets_the_old_answers() {
+        let mut scorer = Scorer::new();
+        let q = Query::parse("zebra");
+        assert_eq!(scorer.score(&q, &docs(&[("a", "")]), None), vec![None]);
+        let got = scorer.score(&q, &docs(&[("zebra", "")]), None);
+        assert!(got[0].is_some());
+    }
+
+    #[test]
+    fn body_bits_count_for_rows_without_text() {
+        let d = docs(&[("a", ""), ("b", "")]);
+        let q = Query::parse("tokenizer");
+        let hits: BodyHits = [(PathBuf::from("/s/b.jsonl"), 1u32)].into_iter().collect();
+        let got = Scorer::new().score(&q, &d, Some(&hits));
+        assert!(got[0].is_none() && got[1].is_some());
+    }
+}
