@@ -60,11 +60,109 @@ impl Stat {
 }
 
 /// Stats every file, on all cores.
+#[cfg(not(target_os = "linux"))]
 fn stat_all(files: &[SessionFile]) -> Vec<std::io::Result<Stat>> {
     files
         .par_iter()
         .map(|f| std::fs::metadata(&f.path).map(|m| Stat::of(&m)))
         .collect()
+}
+
+/// Stats every file, on all cores, relative to its folder: a warm list of
+/// 10,000 sessions is mostly these calls, and a full path lookup per file
+/// costs the kernel several times a lookup of one name. Files of a folder
+/// are listed together, so each worker opens a folder once per run of them.
+#[cfg(target_os = "linux")]
+fn stat_all(files: &[SessionFile]) -> Vec<std::io::Result<Stat>> {
+    files
+        .par_iter()
+        .map_init(
+            || None::<(PathBuf, std::io::Result<linux::Dir>)>,
+            |dir, f| {
+                let (Some(parent), Some(name)) = (f.path.parent(), f.path.file_name()) else {
+                    return std::fs::metadata(&f.path).map(|m| Stat::of(&m));
+                };
+                if dir.as_ref().is_none_or(|(p, _)| p != parent) {
+                    *dir = Some((parent.to_path_buf(), linux::Dir::open(parent)));
+                }
+                match dir.as_ref().map(|(_, d)| d) {
+                    Some(Ok(d)) => d.stat(name),
+                    _ => std::fs::metadata(&f.path).map(|m| Stat::of(&m)),
+                }
+            },
+        )
+        .collect()
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::ffi::{CString, OsStr};
+    use std::io;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::Path;
+
+    use super::Stat;
+
+    /// A folder opened only to look names up in it.
+    pub struct Dir(OwnedFd);
+
+    impl Dir {
+        pub fn open(path: &Path) -> io::Result<Dir> {
+            let c = CString::new(path.as_os_str().as_bytes())?;
+            // SAFETY: `c` is a valid NUL-terminated string; the descriptor
+            // returned is owned by the `OwnedFd` alone.
+            let fd = unsafe {
+                libc::open(
+                    c.as_ptr(),
+                    libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                )
+            };
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: `fd` is a fresh, open descriptor nobody else owns.
+            Ok(Dir(unsafe { OwnedFd::from_raw_fd(fd) }))
+        }
+
+        /// Like `std::fs::metadata` (symlinks followed) of `name` in here.
+        pub fn stat(&self, name: &OsStr) -> io::Result<Stat> {
+            let c = CString::new(name.as_bytes())?;
+            let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+            // SAFETY: the descriptor is open, `c` is NUL-terminated and
+            // `st` is writable memory of the right type.
+            let r = unsafe { libc::fstatat(self.0.as_raw_fd(), c.as_ptr(), st.as_mut_ptr(), 0) };
+            if r != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: fstatat succeeded, so it filled `st`.
+            let st = unsafe { st.assume_init() };
+            Ok(Stat {
+                dev: st.st_dev,
+                ino: st.st_ino,
+                size: st.st_size as u64,
+                mtime_ns: st.st_mtime.saturating_mul(1_000_000_000) + st.st_mtime_nsec,
+            })
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn same_stat_as_std() {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("a.jsonl");
+            std::fs::write(&p, b"{}\n").unwrap();
+            let ours = super::Dir::open(dir.path())
+                .unwrap()
+                .stat(p.file_name().unwrap())
+                .unwrap();
+            let std = super::Stat::of(&std::fs::metadata(&p).unwrap());
+            assert_eq!(ours, std);
+            let missing = super::Dir::open(dir.path()).unwrap().stat("nope".as_ref());
+            assert_eq!(missing.unwrap_err().kind(), std::io::ErrorKind::NotFound);
+        }
+    }
 }
 
 /// A row as stored.
