@@ -113,15 +113,22 @@ use std::io::Write;
 
 fn main() {
     // The index lives with the corpus, so runs after the first are warm.
-    let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-cache");
-    std::env::set_var("ARBOR_CACHE_DIR", &cache);
+    if std::env::var_os("ARBOR_CACHE_DIR").is_none() {
+        let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-cache");
+        std::env::set_var("ARBOR_CACHE_DIR", &cache);
+    }
     let n: usize = std::env::var("ARBOR_BENCH_SESSIONS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(2000);
-    let root = corpus(n);
+    // ARBOR_BENCH_STORE=DIR measures another store (e.g. a stress store
+    // from bench/compare.sh) instead of the realistic corpus.
+    let root = match std::env::var_os("ARBOR_BENCH_STORE") {
+        Some(dir) => PathBuf::from(dir),
+        None => corpus(n),
+    };
     let bytes: u64 = walk_bytes(&root);
-    println!("corpus: {n} sessions, {:.0} MB", bytes as f64 / 1e6);
+    println!("corpus: {}, {:.0} MB", root.display(), bytes as f64 / 1e6);
 
     let mut firsts = Vec::new();
     let mut fulls = Vec::new();
@@ -208,6 +215,11 @@ fn main() {
                     });
                     let t1 = Instant::now();
                     let scores = scorer.score(&query, &docs, hits.as_ref());
+                    if std::env::var_os("ARBOR_BENCH_TMP").is_some() {
+                        let t = Instant::now();
+                        let _ = scorer.score(&query, &docs, hits.as_ref());
+                        eprintln!("again {:.2} ms", t.elapsed().as_secs_f64() * 1000.0);
+                    }
                     if std::env::var_os("ARBOR_BENCH_DETAIL").is_some() {
                         eprintln!(
                             "{:>20} index {:>7.2} ms  fields+index {:>7.2} ms  combine {:>7.2} ms",

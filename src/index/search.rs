@@ -131,6 +131,8 @@ impl FromIterator<u32> for IdSet {
 struct Files {
     /// Row id → absolute path key, for the sessions (not the problem rows).
     keys: HashMap<u32, Vec<u8>, FxBuild>,
+    /// Row id → the path, shared by every answer that names it.
+    paths: HashMap<u32, Arc<std::ffi::OsStr>, FxBuild>,
     /// Files whose partial last line has text (not in the word index).
     tails: Vec<(u32, String)>,
 }
@@ -153,7 +155,11 @@ fn load_files(conn: &Connection) -> rusqlite::Result<Files> {
         .filter_map(|(id, t)| Some((u32::try_from(id).ok()?, t)))
         .filter(|(id, _)| keys.contains_key(id))
         .collect();
-    Ok(Files { keys, tails })
+    let paths = keys
+        .iter()
+        .map(|(id, k)| (*id, Arc::from(key_path(k).as_os_str())))
+        .collect();
+    Ok(Files { keys, paths, tails })
 }
 
 /// The segments' dictionaries, with the row id that holds their postings.
@@ -469,12 +475,14 @@ pub fn search(
     }
     crate::util::trace("search terms answered");
 
-    let keys = &cache.files.keys;
-    Ok(Some(
-        bits.into_iter()
-            .filter_map(|(id, b)| keys.get(&id).map(|k| (key_path(k), b)))
-            .collect(),
-    ))
+    let paths = &cache.files.paths;
+    let mut out = BodyHits::default();
+    for (id, b) in bits {
+        if let Some(p) = paths.get(&id) {
+            out.insert_shared(p.clone(), b);
+        }
+    }
+    Ok(Some(out))
 }
 
 /// The sessions (among `allowed`, or all) whose bodies match one term.

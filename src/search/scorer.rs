@@ -6,11 +6,13 @@
 //! the query's length.
 
 use std::collections::HashMap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rayon::prelude::*;
+
+use crate::util::hash::FxBuild;
 
 use super::doc::SearchDoc;
 use super::query::{new_matcher, Query, Term};
@@ -38,11 +40,16 @@ impl std::fmt::Debug for Docs {
 /// hashing a `Path` walks its components, too slow once per session per
 /// keystroke.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct BodyHits(HashMap<OsString, u32>);
+pub struct BodyHits(HashMap<Arc<OsStr>, u32, FxBuild>);
 
 impl BodyHits {
     pub fn insert(&mut self, path: PathBuf, bits: u32) {
-        self.0.insert(path.into_os_string(), bits);
+        self.0.insert(Arc::from(path.as_os_str()), bits);
+    }
+
+    /// Like [`BodyHits::insert`] with a path already shared (no copy).
+    pub fn insert_shared(&mut self, path: Arc<OsStr>, bits: u32) {
+        self.0.insert(path, bits);
     }
 
     pub fn get(&self, path: &Path) -> Option<u32> {
@@ -88,7 +95,7 @@ pub struct Scorer {
     docs: Option<Arc<Docs>>,
     memo: HashMap<String, TermScores>,
     /// Path → position in the snapshot, built when first needed.
-    position: HashMap<std::ffi::OsString, usize>,
+    position: HashMap<OsString, usize, FxBuild>,
 }
 
 impl Scorer {

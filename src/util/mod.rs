@@ -1,5 +1,7 @@
 //! Small helpers shared by the CLI and the UI.
 
+pub mod hash;
+
 fn trace_start() -> Option<std::time::Instant> {
     use std::sync::OnceLock;
     static START: OnceLock<Option<std::time::Instant>> = OnceLock::new();
