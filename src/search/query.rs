@@ -16,7 +16,7 @@ pub enum Term {
         atom: Atom,
         lower: String,
         /// Finds `lower` (built once per query, not once per session).
-        finder: memmem::Finder<'static>,
+        finder: Box<memmem::Finder<'static>>,
     },
     /// Case-insensitive substring, whitespace collapsed.
     Phrase(String),
@@ -170,7 +170,7 @@ impl Query {
                     AtomKind::Fuzzy,
                     false,
                 ),
-                finder: memmem::Finder::new(normalized(word).as_bytes()).into_owned(),
+                finder: Box::new(memmem::Finder::new(normalized(word).as_bytes()).into_owned()),
                 lower: normalized(word),
             });
         }
