@@ -52,9 +52,10 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// The real binary in a pty: when does the first frame appear, and when is
-/// the list complete (the `Loading n/N` counter gone)?
-fn pty_run(root: &Path) -> (f64, f64) {
+/// The real binary in a pty: when does the first frame appear, when the
+/// first frame with rows (the selection marker `›`), and when is the list
+/// complete (the `Loading` counter gone)?
+fn pty_run(root: &Path) -> (f64, f64, f64) {
     use portable_pty::{native_pty_system, CommandBuilder, PtySize};
     let pair = native_pty_system()
         .openpty(PtySize {
@@ -87,11 +88,15 @@ fn pty_run(root: &Path) -> (f64, f64) {
         }
     });
     let mut first = None;
+    let mut with_rows = None;
     let full;
     loop {
         let text = parser.lock().unwrap().screen().contents();
         if first.is_none() && text.contains("Resume Session") {
             first = Some(start.elapsed().as_secs_f64());
+        }
+        if with_rows.is_none() && text.contains('›') {
+            with_rows = Some(start.elapsed().as_secs_f64());
         }
         if first.is_some() && !text.contains("Loading") && text.contains(" 1") {
             full = start.elapsed().as_secs_f64();
@@ -106,7 +111,7 @@ fn pty_run(root: &Path) -> (f64, f64) {
     let mut w = pair.master.take_writer().unwrap();
     let _ = w.write_all(b"\x1b");
     let _ = child.wait();
-    (first.unwrap_or(0.0), full)
+    (first.unwrap_or(0.0), with_rows.unwrap_or(full), full)
 }
 
 use std::io::Write;
@@ -131,6 +136,7 @@ fn main() {
     println!("corpus: {}, {:.0} MB", root.display(), bytes as f64 / 1e6);
 
     let mut firsts = Vec::new();
+    let mut with_rows = Vec::new();
     let mut fulls = Vec::new();
     // ARBOR_BENCH_SKIP_PTY=1 measures only the keystrokes.
     let pty_runs = if std::env::var_os("ARBOR_BENCH_SKIP_PTY").is_some() {
@@ -139,14 +145,19 @@ fn main() {
         5
     };
     for _ in 0..pty_runs {
-        let (f, l) = pty_run(&root);
+        let (f, r, l) = pty_run(&root);
         firsts.push(f * 1000.0);
+        with_rows.push(r * 1000.0);
         fulls.push(l * 1000.0);
     }
     if pty_runs > 0 {
         println!(
             "first frame (process start → header drawn): median {:.1} ms",
             median(&mut firsts)
+        );
+        println!(
+            "first frame with rows (process start → a row selected): median {:.1} ms",
+            median(&mut with_rows)
         );
         println!(
             "full list (process start → all rows, Loading gone): median {:.0} ms",

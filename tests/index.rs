@@ -46,7 +46,10 @@ struct Store {
 
 impl Store {
     fn new() -> Store {
-        let dir = tempfile::tempdir().unwrap();
+        Store::in_dir(tempfile::tempdir().unwrap())
+    }
+
+    fn in_dir(dir: tempfile::TempDir) -> Store {
         let root = dir.path().join("sessions");
         std::fs::create_dir_all(root.join("--home-u-proj--")).unwrap();
         let cache = dir.path().join("cache");
@@ -698,4 +701,87 @@ fn a_relative_store_path_works_with_the_index() {
     let mut index = s.index();
     let st = refresh_checked(&mut index, &s.files());
     assert_eq!(st.cached, 2);
+}
+
+/// The picker's start: stored rows without looking at the files, then a
+/// refresh that brings only the changes.
+#[test]
+fn stored_rows_then_only_the_changes() {
+    let s = Store::new();
+    let kept = s.write(1, &first_lines(1));
+    let grown = s.write(2, &first_lines(2));
+    let gone = s.write(3, &first_lines(3));
+    let mut index = s.index();
+    refresh_checked(&mut index, &s.files());
+    let config = StoreConfig::single(&s.root, StoreKind::PerProject);
+
+    // Stored rows equal the rows read from the files, with the listing's paths.
+    let stored = by_path(index.stored_rows(&config.roots, None).unwrap());
+    let (direct, _) = read_rows(&s.files());
+    let mut direct = by_path(direct);
+    for r in &mut direct {
+        r.all_text.clear();
+    }
+    assert_eq!(stored, direct);
+    // The first screen: the most recently written file first.
+    let now = std::time::SystemTime::now();
+    let set_mtime = |p: &Path, secs: u64| {
+        let f = std::fs::OpenOptions::new().append(true).open(p).unwrap();
+        f.set_modified(now - Duration::from_secs(secs)).unwrap();
+    };
+    set_mtime(&kept, 30);
+    set_mtime(&gone, 20);
+    set_mtime(&grown, 10);
+    refresh_checked(&mut index, &s.files());
+    let newest = index.stored_rows(&config.roots, Some(1)).unwrap();
+    assert_eq!(newest.len(), 1);
+    assert_eq!(newest[0].path, grown);
+
+    // Changes on disk: one grows, one goes, one is new.
+    s.append(
+        &grown,
+        &format!("{}\n", message("g1", Some("m4"), "user", "more", 9)),
+    );
+    std::fs::remove_file(&gone).unwrap();
+    let new = s.write(4, &first_lines(4));
+    let mut got = Vec::new();
+    let stats = index
+        .refresh_changes(&s.files(), &mut |rows| got.extend(rows))
+        .unwrap();
+    let mut changed: Vec<PathBuf> = got.iter().map(|r| r.path.clone()).collect();
+    changed.sort();
+    assert_eq!(changed, vec![grown.clone(), new.clone()]);
+    assert_eq!(stats.cached, 1, "the unchanged file is counted, not sent");
+    let (direct, _) = read_rows(&s.files());
+    for r in &got {
+        let d = direct.iter().find(|d| d.path == r.path).unwrap();
+        assert_eq!(r.message_count, d.message_count);
+    }
+    // And the stored rows now match the disk (the deleted one is gone).
+    let stored: Vec<PathBuf> = by_path(index.stored_rows(&config.roots, None).unwrap())
+        .into_iter()
+        .map(|r| r.path)
+        .collect();
+    assert_eq!(stored, vec![kept, grown, new]);
+}
+
+/// Stored rows keep the form of the configured root (here relative), so
+/// they are the same rows a listing later finds.
+#[test]
+fn stored_rows_use_the_roots_own_paths() {
+    // Under the working directory, so that the root has a plain relative
+    // spelling (the directory itself is not changed: tests run in threads).
+    let here = std::env::current_dir().unwrap();
+    let s = Store::in_dir(tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap());
+    s.write(1, &first_lines(1));
+    let mut index = s.index();
+    refresh_checked(&mut index, &s.files());
+    let rel = s.root.strip_prefix(&here).unwrap().to_path_buf();
+    let config = StoreConfig::single(&rel, StoreKind::PerProject);
+    let stored = index.stored_rows(&config.roots, None);
+    let listed = list_session_files(&config, &Scope::All).0;
+    let stored: Vec<PathBuf> = stored.unwrap().into_iter().map(|r| r.path).collect();
+    let listed: Vec<PathBuf> = listed.into_iter().map(|f| f.path).collect();
+    assert_eq!(stored, listed);
+    assert!(stored[0].is_relative());
 }

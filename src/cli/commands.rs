@@ -103,10 +103,9 @@ pub fn run(cli: Cli) -> Result<()> {
 
 /// Opens the picker; on a machine with no sessions, on the bundled demo store.
 fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
-    let (files, _) = list_session_files(&config, &Scope::All);
     let mut note = None;
     let mut start_in_all = cli.all;
-    if files.is_empty() {
+    if !crate::store::scan::has_session_files(&config) {
         let dest = crate::demo::demo_dir();
         crate::demo::unpack_demo_store(&dest)
             .with_context(|| format!("cannot unpack the demo store to {}", dest.display()))?;

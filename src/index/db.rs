@@ -13,7 +13,7 @@ use super::IndexError;
 
 /// Changes whenever the schema or the meaning of stored data changes; the
 /// arbor version is part of it, so another arbor version rebuilds.
-pub const FORMAT: &str = concat!("arbor-index-5/", env!("CARGO_PKG_VERSION"));
+pub const FORMAT: &str = concat!("arbor-index-6/", env!("CARGO_PKG_VERSION"));
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -53,6 +53,8 @@ CREATE INDEX chunks_file ON chunks(file_id);
 -- Searches list the sessions and the partial last lines without reading rows.
 CREATE INDEX files_sessions ON files(path) WHERE problem IS NULL;
 CREATE INDEX files_tails ON files(id) WHERE tail_text IS NOT NULL;
+-- The picker's first screen: the most recently written sessions.
+CREATE INDEX files_recent ON files(mtime_ns) WHERE problem IS NULL;
 -- The word index: immutable segments of sorted terms with posting lists.
 CREATE TABLE segments(
     id INTEGER PRIMARY KEY,

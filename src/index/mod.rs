@@ -185,22 +185,23 @@ impl Index {
         files: &[SessionFile],
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
     ) -> Result<RefreshStats, IndexError> {
-        self.refresh_inner(files, None, on_rows)
+        self.refresh_inner(files, None, true, on_rows)
     }
 
     fn refresh_inner(
         &mut self,
         files: &[SessionFile],
         metas: Option<&[std::fs::Metadata]>,
+        emit_unchanged: bool,
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
     ) -> Result<RefreshStats, IndexError> {
         let text = db::text_path(&self.path);
         self.search_cache.get_mut().take();
-        match refresh::refresh(&self.conn, &text, files, metas, on_rows) {
+        match refresh::refresh(&self.conn, &text, files, metas, emit_unchanged, on_rows) {
             Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
                 // Nothing was delivered yet (reading the rows failed): rebuild.
                 self.clear()?;
-                refresh::refresh(&self.conn, &text, files, metas, on_rows)
+                refresh::refresh(&self.conn, &text, files, metas, true, on_rows)
             }
             other => other,
         }
@@ -210,6 +211,29 @@ impl Index {
     /// just grew) and returns its row; `None` when the file is gone or is
     /// not a session. `from_pi_store` is not known here: callers listing the
     /// legacy pi store set it themselves.
+    /// Like [`Index::refresh`], but `on_rows` gets only the rows of new or
+    /// changed files: the caller already has the others (from
+    /// [`Index::stored_rows`]). After a rebuild of a broken index every row
+    /// is new.
+    pub fn refresh_changes(
+        &mut self,
+        files: &[SessionFile],
+        on_rows: &mut dyn FnMut(Vec<SessionInfo>),
+    ) -> Result<RefreshStats, IndexError> {
+        self.refresh_inner(files, None, false, on_rows)
+    }
+
+    /// The stored rows of the sessions under `roots`, without looking at
+    /// the files (so possibly out of date; [`Index::refresh_changes`] then
+    /// brings the news): the most recently written `limit` files, or all.
+    pub fn stored_rows(
+        &self,
+        roots: &[crate::store::StoreRoot],
+        limit: Option<usize>,
+    ) -> Result<Vec<SessionInfo>, IndexError> {
+        refresh::stored_rows(&self.conn, roots, limit)
+    }
+
     pub fn update_file(&mut self, path: &Path) -> Result<Option<SessionInfo>, IndexError> {
         self.search_cache.get_mut().take();
         let file = SessionFile {

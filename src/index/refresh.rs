@@ -826,11 +826,75 @@ pub fn maybe_merge(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 /// Refreshes the index for `files`; see [`super::Index::refresh`].
+/// Stored rows of the sessions under `roots` (most recently written files
+/// first, at most `limit` of them), without looking at the files: what
+/// the picker paints before it has looked at the disk. Paths are given as
+/// a listing of those roots would give them. Only the files a listing
+/// could find are included (a per-project root's folders, a flat root).
+pub fn stored_rows(
+    conn: &Connection,
+    roots: &[crate::store::StoreRoot],
+    limit: Option<usize>,
+) -> Result<Vec<SessionInfo>, IndexError> {
+    use crate::store::StoreKind;
+    let mut k = Keys::new();
+    let root_keys: Vec<(Vec<u8>, &crate::store::StoreRoot)> = roots
+        .iter()
+        .map(|r| (k.key(&r.path).into_owned(), r))
+        .collect();
+    let is_sep = |b: u8| b == b'/' || (cfg!(windows) && b == b'\\');
+    let sql = match limit {
+        Some(_) => {
+            "SELECT path, state, row FROM files WHERE problem IS NULL
+             ORDER BY mtime_ns DESC LIMIT ?1"
+        }
+        None => "SELECT path, state, row FROM files WHERE problem IS NULL AND ?1 = ?1",
+    };
+    let mut st = conn.prepare(sql)?;
+    let mut rows = st.query([limit.map_or(-1, |l| l as i64)])?;
+    let mut raw: Vec<(SessionFile, Vec<u8>, bool)> = Vec::new();
+    while let Some(r) = rows.next()? {
+        let key = r.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+        let Some((rel, root)) = root_keys.iter().find_map(|(rk, root)| {
+            let rest = key.strip_prefix(rk.as_slice())?;
+            let (&sep, rel) = rest.split_first()?;
+            is_sep(sep).then_some((rel, *root))
+        }) else {
+            continue;
+        };
+        let depth = rel.iter().filter(|&&b| is_sep(b)).count();
+        let wanted = match root.kind {
+            StoreKind::Flat => 0,
+            StoreKind::PerProject => 1,
+        };
+        if depth != wanted {
+            continue;
+        }
+        let blob_at =
+            |i: usize| -> rusqlite::Result<Option<&[u8]>> { Ok(r.get_ref(i)?.as_blob_or_null()?) };
+        let (blob, is_row) = match (blob_at(2)?, blob_at(1)?) {
+            (Some(row), _) => (row.to_vec(), true),
+            (None, Some(state)) => (state.to_vec(), false),
+            (None, None) => continue,
+        };
+        let file = SessionFile {
+            path: root.path.join(key_path(rel)),
+            origin: root.origin,
+        };
+        raw.push((file, blob, is_row));
+    }
+    Ok(raw
+        .par_iter()
+        .filter_map(|(f, b, is_row)| finish_info(codec::decode(b)?, *is_row, f))
+        .collect())
+}
+
 pub fn refresh(
     conn: &Connection,
     text_path: &Path,
     files: &[SessionFile],
     metas: Option<&[std::fs::Metadata]>,
+    emit_unchanged: bool,
     on_rows: &mut dyn FnMut(Vec<SessionInfo>),
 ) -> Result<RefreshStats, IndexError> {
     let t0 = Instant::now();
@@ -896,21 +960,33 @@ pub fn refresh(
     read_result?;
     lap("rows loaded");
 
-    // Unchanged rows are decoded on all cores, straight into their slots.
+    // Unchanged rows are decoded on all cores, straight into their slots
+    // (unless the caller has them already: then they are only counted).
+    let unchanged = |st: &std::io::Result<Stat>, fd: Option<&Found>| match (st, fd) {
+        (Ok(st), Some(fd)) => {
+            fd.cached.stat == *st
+                && fd.cached.problem.is_none()
+                && (fd.row.is_some() || fd.state.is_some())
+        }
+        _ => false,
+    };
     let decoded: Vec<Option<SessionInfo>> = files
         .par_iter()
         .zip(stat_result.par_iter())
         .zip(found.par_iter())
-        .map(|((f, stat), fd)| match (stat, fd) {
-            (Ok(st), Some(fd)) if fd.cached.stat == *st && fd.cached.problem.is_none() => {
-                fd.info(&arena, f)
-            }
+        .map(|((f, stat), fd)| match fd {
+            Some(fd) if emit_unchanged && unchanged(stat, Some(fd)) => fd.info(&arena, f),
             _ => None,
         })
         .collect();
     let mut first = Vec::with_capacity(files.len());
+    let mut kept = 0usize;
     let mut jobs: Vec<(&SessionFile, Option<Cached>, u64)> = Vec::new();
     for (((f, stat), fd), info) in files.iter().zip(stat_result).zip(found).zip(decoded) {
+        if !emit_unchanged && unchanged(&stat, fd.as_ref()) {
+            kept += 1;
+            continue;
+        }
         match (stat, fd, info) {
             (Ok(_), _, Some(info)) => first.push(info),
             (Ok(st), Some(fd), None) if fd.cached.stat == st && fd.cached.problem.is_some() => {
@@ -934,7 +1010,7 @@ pub fn refresh(
         }
     }
     drop(arena);
-    stats.cached = first.len();
+    stats.cached = first.len() + kept;
     lap("files checked");
     if !first.is_empty() {
         on_rows(first);

@@ -102,6 +102,23 @@ fn project_dirs(root: &Path) -> Vec<PathBuf> {
     dirs
 }
 
+/// Whether the store holds at least one session file (stops at the first:
+/// the picker asks before its first frame).
+pub fn has_session_files(config: &StoreConfig) -> bool {
+    let in_dir = |dir: &Path| -> bool {
+        std::fs::read_dir(dir).is_ok_and(|rd| {
+            rd.flatten().any(|e| {
+                e.file_name().to_str().is_some_and(is_session_name)
+                    && std::fs::metadata(e.path()).is_ok_and(|m| m.is_file())
+            })
+        })
+    };
+    config.roots.iter().any(|root| match root.kind {
+        StoreKind::Flat => in_dir(&root.path),
+        StoreKind::PerProject => project_dirs(&root.path).iter().any(|d| in_dir(d)),
+    })
+}
+
 /// All session files of a store in the given scope (for a project scope the
 /// caller still compares each header's cwd: the folder encoding is lossy).
 pub fn list_session_files(

@@ -17,7 +17,7 @@ use ratatui::Terminal;
 use rayon::prelude::*;
 
 use super::app::{App, AppEvent, Effect, Outcome, WriteKind};
-use super::picker::{load_preview, Row};
+use super::picker::{load_preview, Folders, Row};
 use super::theme::Theme;
 use crate::search::Query;
 use crate::session::info::scan_info;
@@ -143,13 +143,16 @@ fn event_loop(
     terminal.draw(|f| super::render(f, app, theme))?;
 
     let (tx, rx) = channel::<AppEvent>();
+    // Told once, when a frame with rows has been drawn.
+    let (drawn_tx, drawn_rx) = channel::<()>();
+    let mut drawn_tx = Some(drawn_tx);
     spawn_input(tx.clone());
     spawn_ticker(tx.clone());
     let search_tx = spawn_search_worker(tx.clone());
     let preview_tx = spawn_preview_worker(tx.clone());
-    let _watcher = match &opts.open_tree {
+    match &opts.open_tree {
         None => {
-            spawn_loader(tx.clone(), opts.config.clone());
+            spawn_loader(tx.clone(), opts.config.clone(), drawn_rx);
             spawn_watcher(
                 tx.clone(),
                 &opts
@@ -194,11 +197,20 @@ fn event_loop(
         }
         if dirty {
             terminal.draw(|f| super::render(f, app, theme))?;
+            if !app.picker.rows.is_empty() {
+                if let Some(t) = drawn_tx.take() {
+                    let _ = t.send(());
+                    crate::log::line("first frame with rows drawn");
+                }
+            }
         }
     }
 }
 
-type SearchJob = (u64, Query, Arc<super::app::Docs>);
+/// A search for the worker, or `None`: load what searches need now (sent
+/// once the rows are in, so that loading does not compete with the first
+/// screen for the two cores of a small machine).
+type SearchJob = Option<(u64, Query, Arc<super::app::Docs>)>;
 
 fn handle(
     app: &mut App,
@@ -207,8 +219,12 @@ fn handle(
     search_tx: &Sender<SearchJob>,
     preview_tx: &Sender<(PathBuf, Query)>,
 ) -> bool {
+    let loaded = matches!(ev, AppEvent::LoadFinished { .. });
     for effect in app.update(ev) {
         run_effect(effect, tx, search_tx, preview_tx);
+    }
+    if loaded {
+        let _ = search_tx.send(None);
     }
     true
 }
@@ -226,7 +242,7 @@ fn run_effect(
             query,
             docs,
         } => {
-            let _ = search_tx.send((generation, query, docs));
+            let _ = search_tx.send(Some((generation, query, docs)));
         }
         Effect::LoadPreview { path, query } => {
             let _ = preview_tx.send((path, query));
@@ -481,36 +497,118 @@ fn spawn_ticker(tx: Sender<AppEvent>) {
     });
 }
 
+/// Rows of the first screen: the most recently written sessions.
+const FIRST_SCREEN: usize = 200;
+
+/// The index's way: the stored rows first (the newest for the first
+/// screen, then all), without waiting for the disk; then a look at every
+/// file, which brings only what changed: new and grown sessions, and the
+/// ones gone.
+fn load_through_index(
+    tx: &Sender<AppEvent>,
+    config: &StoreConfig,
+    index: &mut crate::index::Index,
+    started: Instant,
+    drawn: &Receiver<()>,
+) -> Result<(), crate::index::IndexError> {
+    use std::collections::HashSet;
+    let mut shown: HashSet<PathBuf> = HashSet::new();
+    let mut dirs = Folders::default();
+    let first = index.stored_rows(&config.roots, Some(FIRST_SCREEN))?;
+    let rows: Vec<Row> = first
+        .into_iter()
+        .map(|info| Row::with_dirs(info, &mut dirs))
+        .collect();
+    shown.extend(rows.iter().map(|r| r.info.path.clone()));
+    let any = !rows.is_empty();
+    let _ = tx.send(AppEvent::Rows(rows));
+    crate::log::line(format!("loader: first screen at {:?}", started.elapsed()));
+    // On two cores, the rest of the load would take the CPU the first
+    // screen needs to be drawn: let it be drawn first (briefly).
+    if any {
+        let _ = drawn.recv_timeout(Duration::from_millis(200));
+    }
+    let rest: Vec<_> = index
+        .stored_rows(&config.roots, None)?
+        .into_iter()
+        .filter(|i| !shown.contains(&i.path))
+        .collect();
+    let rows: Vec<Row> = rest
+        .into_par_iter()
+        .map_init(Folders::default, |dirs, info| Row::with_dirs(info, dirs))
+        .collect();
+    shown.extend(rows.iter().map(|r| r.info.path.clone()));
+    let _ = tx.send(AppEvent::Rows(rows));
+    crate::log::line(format!(
+        "loader: {} stored rows at {:?}",
+        shown.len(),
+        started.elapsed()
+    ));
+
+    let (files, mut problems) = list_session_files(config, &Scope::All);
+    let total = files.len();
+    let _ = tx.send(AppEvent::LoadProgress {
+        done: shown.len().min(total),
+        total,
+    });
+    let mut done = shown.len();
+    let mut changed: HashSet<PathBuf> = HashSet::new();
+    let stats = index.refresh_changes(&files, &mut |infos| {
+        done += infos.len();
+        // Not on rayon: the refresh's own rayon workers wait on this
+        // callback, so using the pool here would deadlock.
+        let rows: Vec<Row> = infos
+            .into_iter()
+            .map(|info| Row::with_dirs(info, &mut dirs))
+            .collect();
+        changed.extend(rows.iter().map(|r| r.info.path.clone()));
+        let _ = tx.send(AppEvent::Rows(rows));
+        let _ = tx.send(AppEvent::LoadProgress {
+            done: done.min(total),
+            total,
+        });
+    })?;
+    problems.extend(stats.problems);
+    // Shown from the index but no longer a session on disk.
+    let listed: HashSet<&PathBuf> = files.iter().map(|f| &f.path).collect();
+    let broken: HashSet<&PathBuf> = problems.iter().map(|p| &p.path).collect();
+    for path in &shown {
+        if !listed.contains(path) || broken.contains(path) {
+            let _ = tx.send(AppEvent::RowGone(path.clone()));
+        }
+    }
+    // Unchanged files whose stored row could not be read back (damaged):
+    // read them directly rather than leave them out.
+    for f in &files {
+        if !shown.contains(&f.path) && !changed.contains(&f.path) && !broken.contains(&f.path) {
+            if let Ok(mut info) = scan_info(&f.path) {
+                info.from_pi_store = f.origin == crate::store::Origin::Pi;
+                let _ = tx.send(AppEvent::Rows(vec![Row::with_dirs(info, &mut dirs)]));
+            }
+        }
+    }
+    crate::log::line(format!(
+        "loader: {total} files through the index in {:?} ({} changed)",
+        started.elapsed(),
+        changed.len()
+    ));
+    let _ = tx.send(AppEvent::LoadFinished { problems });
+    Ok(())
+}
+
 /// Reads every session's row in parallel, streaming batches to the UI.
-fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig) {
+fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig, drawn: Receiver<()>) {
     std::thread::spawn(move || {
         let started = Instant::now();
-        let (files, mut problems) = list_session_files(&config, &Scope::All);
-        let total = files.len();
         if let Some(mut index) = open_index() {
-            let _ = tx.send(AppEvent::LoadProgress { done: 0, total });
-            let mut done = 0;
-            let result = index.refresh(&files, &mut |rows| {
-                done += rows.len();
-                // Not on rayon: the refresh's own rayon workers wait on this
-                // callback, so using the pool here would deadlock.
-                let rows: Vec<Row> = rows.into_iter().map(Row::new).collect();
-                let _ = tx.send(AppEvent::Rows(rows));
-                let _ = tx.send(AppEvent::LoadProgress { done, total });
-            });
-            match result {
-                Ok(stats) => {
-                    crate::log::line(format!(
-                        "loader: {total} files through the index in {:?}",
-                        started.elapsed()
-                    ));
-                    problems.extend(stats.problems);
-                    let _ = tx.send(AppEvent::LoadFinished { problems });
-                    return;
-                }
+            crate::log::line(format!("loader: index open at {:?}", started.elapsed()));
+            match load_through_index(&tx, &config, &mut index, started, &drawn) {
+                Ok(()) => return,
                 Err(e) => crate::log::line(format!("index: refresh failed ({e}); reading files")),
             }
         }
+        let (files, mut problems) = list_session_files(&config, &Scope::All);
+        let total = files.len();
         crate::log::line(format!(
             "loader: {total} files found in {:?}",
             started.elapsed()
@@ -568,11 +666,14 @@ fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
     let (jtx, jrx) = channel::<SearchJob>();
     std::thread::spawn(move || {
         let index = open_index();
-        if let Some(Err(e)) = index.as_ref().map(|i| i.warm_search()) {
-            crate::log::line(format!("index: loading for search failed: {e}"));
-        }
         let mut scorer = crate::search::Scorer::new();
-        while let Some((generation, query, docs)) = latest(&jrx) {
+        while let Some(job) = latest(&jrx) {
+            let Some((generation, query, docs)) = job else {
+                if let Some(Err(e)) = index.as_ref().map(|i| i.warm_search()) {
+                    crate::log::line(format!("index: loading for search failed: {e}"));
+                }
+                continue;
+            };
             // The short fields are scored while the index answers the bodies.
             let hits = std::thread::scope(|s| {
                 s.spawn(|| scorer.prepare(&query, &docs));
@@ -638,7 +739,21 @@ pub fn is_change(kind: &notify::EventKind) -> bool {
 }
 
 /// Watches the store roots; changes arrive debounced as `FsChanged`.
-fn spawn_watcher(tx: Sender<AppEvent>, dirs: &[PathBuf]) -> Option<Box<dyn std::any::Any>> {
+/// Starts watching on a thread of its own: setting up a recursive watch
+/// visits every file of the store (the debouncer keeps their file ids),
+/// which on 10,000 sessions held the first screen back by ~50 ms.
+fn spawn_watcher(tx: Sender<AppEvent>, dirs: &[PathBuf]) {
+    let dirs = dirs.to_vec();
+    std::thread::spawn(move || {
+        let _watcher = watch(tx, &dirs);
+        // Keeps the watcher alive as long as the process.
+        loop {
+            std::thread::park();
+        }
+    });
+}
+
+fn watch(tx: Sender<AppEvent>, dirs: &[PathBuf]) -> Option<Box<dyn std::any::Any>> {
     use notify::RecursiveMode;
     use notify_debouncer_full::{
         new_debouncer, new_debouncer_opt, DebounceEventResult, RecommendedCache,

@@ -7,5 +7,5 @@ mod view;
 
 pub use keys::update;
 pub use preview::{load_preview, Preview};
-pub use state::{Dialog, PickerState, Row, Scope, Sort, Status, StatusKind, VisibleRow};
+pub use state::{Dialog, Folders, PickerState, Row, Scope, Sort, Status, StatusKind, VisibleRow};
 pub use view::{list_area, render};

@@ -61,7 +61,12 @@ fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     };
     let mut right = String::new();
     if let Some((done, total)) = p.loading {
-        right = format!("Loading {done}/{total}");
+        // Before the store is listed the count is unknown.
+        right = if total == 0 {
+            "Loading…".to_string()
+        } else {
+            format!("Loading {done}/{total}")
+        };
     } else if let Some(n) = &p.note {
         right = n.clone();
     }
