@@ -28,6 +28,10 @@ pub enum AppEvent {
     LoadFinished {
         problems: Vec<ScanProblem>,
     },
+    /// The index is being built behind the listed rows (files done of
+    /// total); `None` when it is complete. Message bodies are searchable
+    /// once it is.
+    Indexing(Option<(usize, usize)>),
     SearchDone {
         generation: u64,
         query: String,

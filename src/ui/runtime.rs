@@ -20,8 +20,8 @@ use super::app::{App, AppEvent, Effect, Outcome, WriteKind};
 use super::picker::{load_preview, Folders, Row};
 use super::theme::Theme;
 use crate::search::Query;
-use crate::session::info::scan_info;
-use crate::store::{list_session_files, Scope, StoreConfig};
+use crate::session::info::{scan_info, scan_info_with, SessionInfo};
+use crate::store::{list_session_files, Scope, SessionFile, StoreConfig};
 
 /// How the picker was started.
 #[derive(Debug, Clone)]
@@ -152,16 +152,9 @@ fn event_loop(
     let preview_tx = spawn_preview_worker(tx.clone());
     match &opts.open_tree {
         None => {
+            // The loader starts the watcher when it is about to look at
+            // the disk (see `load_through_index`).
             spawn_loader(tx.clone(), opts.config.clone(), drawn_rx);
-            spawn_watcher(
-                tx.clone(),
-                &opts
-                    .config
-                    .roots
-                    .iter()
-                    .map(|r| r.path.clone())
-                    .collect::<Vec<_>>(),
-            )
         }
         Some((path, flavor)) => {
             run_effect(
@@ -497,8 +490,19 @@ fn spawn_ticker(tx: Sender<AppEvent>) {
     });
 }
 
+fn fingerprint(r: &Row) -> (PathBuf, (usize, i64)) {
+    (
+        r.info.path.clone(),
+        (r.info.message_count, r.info.modified_ms),
+    )
+}
+
 /// Rows of the first screen: the most recently written sessions.
 const FIRST_SCREEN: usize = 200;
+
+/// With at least this many files missing from the index, rows come from a
+/// plain scan first and the index is built after them.
+const COLD_FILES: usize = 64;
 
 /// The index's way: the stored rows first (the newest for the first
 /// screen, then all), without waiting for the disk; then a look at every
@@ -510,8 +514,9 @@ fn load_through_index(
     index: &mut crate::index::Index,
     started: Instant,
     drawn: &Receiver<()>,
+    watch: &mut dyn FnMut(),
 ) -> Result<(), crate::index::IndexError> {
-    use std::collections::HashSet;
+    use std::collections::{HashMap, HashSet};
     let mut shown: HashSet<PathBuf> = HashSet::new();
     let mut dirs = Folders::default();
     let first = index.stored_rows(&config.roots, Some(FIRST_SCREEN))?;
@@ -551,10 +556,78 @@ fn load_through_index(
         done: shown.len().min(total),
         total,
     });
+    // A cold (or mostly cold) index: rows at the speed of a plain scan
+    // first, without their text; the index is then built behind them.
+    let missing: Vec<&SessionFile> = files.iter().filter(|f| !shown.contains(&f.path)).collect();
+    // Rows scanned, with what tells a later change: (messages, last activity).
+    let mut scanned: HashMap<PathBuf, (usize, i64)> = HashMap::new();
+    let cold = missing.len() >= COLD_FILES;
+    // The watcher starts before the refresh, which then catches whatever
+    // changed before it was watching. (On a cold index, after the scan:
+    // its own opening of every file would cost the watcher seconds.)
+    if !cold {
+        watch();
+    }
+    if cold {
+        let mut done = shown.len();
+        let (row_tx, row_rx) = channel::<Row>();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                missing.par_iter().for_each_init(
+                    || (row_tx.clone(), Folders::default()),
+                    |(row_tx, dirs), f| {
+                        if let Ok(mut info) = scan_info_with(&f.path, false) {
+                            info.from_pi_store = f.origin == crate::store::Origin::Pi;
+                            let _ = row_tx.send(Row::with_dirs(info, dirs));
+                        }
+                    },
+                );
+                drop(row_tx);
+            });
+            let mut batch = Vec::new();
+            let mut last = Instant::now();
+            for row in row_rx {
+                done += 1;
+                batch.push(row);
+                // Each batch re-sorts the list on the UI thread: a few per
+                // second keep it live without taking the scan's CPU.
+                if last.elapsed() >= Duration::from_millis(150) {
+                    scanned.extend(batch.iter().map(fingerprint));
+                    let _ = tx.send(AppEvent::Rows(std::mem::take(&mut batch)));
+                    let _ = tx.send(AppEvent::LoadProgress {
+                        done: done.min(total),
+                        total,
+                    });
+                    last = Instant::now();
+                }
+            }
+            scanned.extend(batch.iter().map(fingerprint));
+            let _ = tx.send(AppEvent::Rows(batch));
+        });
+        watch();
+        crate::log::line(format!(
+            "loader: {} rows scanned at {:?}; building the index",
+            scanned.len(),
+            started.elapsed()
+        ));
+        let _ = tx.send(AppEvent::LoadFinished {
+            problems: Vec::new(),
+        });
+        let _ = tx.send(AppEvent::Indexing(Some((0, missing.len()))));
+    }
     let mut done = shown.len();
+    let mut indexed = 0usize;
+    let mut last_note = Instant::now();
     let mut changed: HashSet<PathBuf> = HashSet::new();
     let stats = index.refresh_changes(&files, &mut |infos| {
         done += infos.len();
+        indexed += infos.len();
+        // Rows just scanned are the same rows (unless the file changed in
+        // between): not sent twice.
+        let infos: Vec<SessionInfo> = infos
+            .into_iter()
+            .filter(|i| scanned.get(&i.path) != Some(&(i.message_count, i.modified_ms)))
+            .collect();
         // Not on rayon: the refresh's own rayon workers wait on this
         // callback, so using the pool here would deadlock.
         let rows: Vec<Row> = infos
@@ -562,12 +635,25 @@ fn load_through_index(
             .map(|info| Row::with_dirs(info, &mut dirs))
             .collect();
         changed.extend(rows.iter().map(|r| r.info.path.clone()));
-        let _ = tx.send(AppEvent::Rows(rows));
-        let _ = tx.send(AppEvent::LoadProgress {
-            done: done.min(total),
-            total,
-        });
+        if !rows.is_empty() {
+            let _ = tx.send(AppEvent::Rows(rows));
+        }
+        if cold {
+            if last_note.elapsed() >= Duration::from_millis(250) {
+                let _ = tx.send(AppEvent::Indexing(Some((indexed, missing.len()))));
+                last_note = Instant::now();
+            }
+        } else {
+            let _ = tx.send(AppEvent::LoadProgress {
+                done: done.min(total),
+                total,
+            });
+        }
     })?;
+    changed.extend(scanned.into_keys());
+    if cold {
+        let _ = tx.send(AppEvent::Indexing(None));
+    }
     problems.extend(stats.problems);
     // Shown from the index but no longer a session on disk.
     let listed: HashSet<&PathBuf> = files.iter().map(|f| &f.path).collect();
@@ -600,13 +686,22 @@ fn load_through_index(
 fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig, drawn: Receiver<()>) {
     std::thread::spawn(move || {
         let started = Instant::now();
+        let roots: Vec<PathBuf> = config.roots.iter().map(|r| r.path.clone()).collect();
+        let mut watching = false;
+        let watch_tx = tx.clone();
+        let mut watch = || {
+            if !std::mem::replace(&mut watching, true) {
+                spawn_watcher(watch_tx.clone(), &roots);
+            }
+        };
         if let Some(mut index) = open_index() {
             crate::log::line(format!("loader: index open at {:?}", started.elapsed()));
-            match load_through_index(&tx, &config, &mut index, started, &drawn) {
+            match load_through_index(&tx, &config, &mut index, started, &drawn, &mut watch) {
                 Ok(()) => return,
                 Err(e) => crate::log::line(format!("index: refresh failed ({e}); reading files")),
             }
         }
+        watch();
         let (files, mut problems) = list_session_files(&config, &Scope::All);
         let total = files.len();
         crate::log::line(format!(

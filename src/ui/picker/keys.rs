@@ -355,6 +355,15 @@ fn on_result(p: &mut PickerState, ev: AppEvent) -> Vec<Effect> {
             }
         }
         AppEvent::LoadProgress { done, total } => p.loading = Some((done, total)),
+        AppEvent::Indexing(progress) => {
+            let finished = progress.is_none() && p.indexing.is_some();
+            p.indexing = progress;
+            // Bodies were not searchable while the index was being built.
+            if finished && !p.parsed.terms.is_empty() && p.parsed.error().is_none() {
+                p.search_gen += 1;
+                return vec![search_effect(p)];
+            }
+        }
         AppEvent::LoadFinished { problems } => {
             p.loading = None;
             if !problems.is_empty() {

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::search::{Query, SearchDoc};
 use crate::session::info::SessionInfo;
+use crate::util::hash::FxBuild;
 
 use super::preview::Preview;
 
@@ -180,6 +181,8 @@ pub struct PickerState {
     /// List height of the last frame, for paging.
     pub page: usize,
     pub loading: Option<(usize, usize)>,
+    /// The index being built behind the rows: (files done, total).
+    pub indexing: Option<(usize, usize)>,
     pub dialog: Dialog,
     pub status: Option<Status>,
     /// Trashed sessions, newest last, for undo.
@@ -220,6 +223,7 @@ impl PickerState {
             scroll: 0,
             page: 10,
             loading: None,
+            indexing: None,
             dialog: Dialog::None,
             status: None,
             trashed: Vec::new(),
@@ -378,17 +382,19 @@ impl PickerState {
 
     /// Nests forks under the session they were forked from (when listed).
     fn thread(&self, sorted: Vec<usize>) -> Vec<VisibleRow> {
-        let listed: HashMap<&Path, usize> = sorted
+        // Keyed by the paths' bytes: hashing a `Path` walks its components,
+        // and this runs on every batch of rows while 10,000 load.
+        let listed: HashMap<&std::ffi::OsStr, usize, FxBuild> = sorted
             .iter()
-            .map(|&i| (self.rows[i].canonical.as_path(), i))
+            .map(|&i| (self.rows[i].canonical.as_os_str(), i))
             .collect();
-        let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut children: HashMap<usize, Vec<usize>, FxBuild> = HashMap::default();
         let mut roots = Vec::new();
         for &i in &sorted {
             let parent = self.rows[i]
                 .parent_canonical
                 .as_deref()
-                .and_then(|p| listed.get(p).copied())
+                .and_then(|p| listed.get(p.as_os_str()).copied())
                 .filter(|&p| p != i);
             match parent {
                 Some(p) => children.entry(p).or_default().push(i),
@@ -396,7 +402,7 @@ impl PickerState {
             }
         }
         let mut out = Vec::with_capacity(sorted.len());
-        let mut seen = HashSet::new();
+        let mut seen: HashSet<usize, FxBuild> = HashSet::default();
         // (row, line prefix, continuation prefix); `sorted` is newest first,
         // and so are the children lists built from it.
         let mut stack: Vec<(usize, String, String)> = roots

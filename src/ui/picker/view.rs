@@ -67,6 +67,8 @@ fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         } else {
             format!("Loading {done}/{total}")
         };
+    } else if let Some((done, total)) = p.indexing {
+        right = format!("Indexing {done}/{total}");
     } else if let Some(n) = &p.note {
         right = n.clone();
     }
