@@ -785,3 +785,27 @@ fn stored_rows_use_the_roots_own_paths() {
     assert_eq!(stored, listed);
     assert!(stored[0].is_relative());
 }
+
+/// A search for a query the user has already typed past gives up while it
+/// reads stored text, and leaves nothing half-done behind.
+#[test]
+fn a_stale_search_gives_up_and_leaves_no_trace() {
+    let s = Store::new();
+    let p = s.write(1, &first_lines(1));
+    let mut index = s.index();
+    refresh_checked(&mut index, &s.files());
+    let regex = Query::parse("re:qu?ick"); // not asked before: not remembered
+    assert!(matches!(
+        index.search_cancellable(&regex, &|| true),
+        Err(arbor::index::IndexError::Cancelled)
+    ));
+    // Words are answered from the dictionary alone: nothing to give up.
+    let word = Query::parse("quick");
+    assert!(index
+        .search_cancellable(&word, &|| true)
+        .unwrap()
+        .unwrap()
+        .contains_key(&p));
+    // The cancelled term was not remembered as "no match".
+    assert!(index.search(&regex).unwrap().unwrap().contains_key(&p));
+}

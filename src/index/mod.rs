@@ -81,6 +81,8 @@ pub enum IndexError {
     NoCacheDir,
     #[error("the index at {0} is corrupt")]
     Corrupt(PathBuf),
+    #[error("the search was cancelled")]
+    Cancelled,
 }
 
 /// What a refresh did.
@@ -276,6 +278,24 @@ impl Index {
         search::warm(&self.conn, &mut self.search_cache.borrow_mut())
     }
 
+    /// Like [`Index::search`]; gives up with [`IndexError::Cancelled`] as
+    /// soon as `cancel` says so (it is asked while stored text is read, the
+    /// only slow part).
+    pub fn search_cancellable(
+        &self,
+        query: &Query,
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Option<BodyHits>, IndexError> {
+        search::search(
+            &self.conn,
+            &db::text_path(&self.path),
+            &mut self.search_cache.borrow_mut(),
+            query,
+            None,
+            cancel,
+        )
+    }
+
     pub fn search(&self, query: &Query) -> Result<Option<BodyHits>, IndexError> {
         search::search(
             &self.conn,
@@ -283,6 +303,7 @@ impl Index {
             &mut self.search_cache.borrow_mut(),
             query,
             None,
+            &|| false,
         )
     }
 
@@ -299,6 +320,7 @@ impl Index {
             &mut self.search_cache.borrow_mut(),
             query,
             Some(within),
+            &|| false,
         )
     }
 

@@ -419,12 +419,17 @@ pub fn warm(conn: &Connection, cache: &mut Option<SearchCache>) -> Result<(), In
     Ok(())
 }
 
+/// Asked between sessions while stored text is read: true when the answer
+/// is no longer wanted (a newer query was typed).
+pub type Cancel<'a> = &'a (dyn Fn() -> bool + Sync);
+
 pub fn search(
     conn: &Connection,
     text_path: &std::path::Path,
     cache: &mut Option<SearchCache>,
     query: &Query,
     within: Option<&HashSet<PathBuf>>,
+    cancel: Cancel,
 ) -> Result<Option<BodyHits>, IndexError> {
     let body_terms: Vec<(usize, &Term)> = query
         .terms
@@ -459,7 +464,14 @@ pub fn search(
         let hits = match cache.memo.get(&key) {
             Some(h) if allowed.is_none() => h.clone(),
             _ => {
-                let h = Arc::new(term_hits(conn, text_path, cache, t, allowed.as_ref())?);
+                let h = Arc::new(term_hits(
+                    conn,
+                    text_path,
+                    cache,
+                    t,
+                    allowed.as_ref(),
+                    cancel,
+                )?);
                 if allowed.is_none() {
                     if cache.memo.len() >= MEMO_TERMS {
                         cache.memo.clear();
@@ -492,6 +504,7 @@ fn term_hits(
     cache: &mut SearchCache,
     t: &Term,
     allowed: Option<&IdSet>,
+    cancel: Cancel,
 ) -> Result<IdSet, IndexError> {
     let keep = |keys: &HashMap<u32, Vec<u8>, FxBuild>, id: &u32| -> bool {
         keys.contains_key(id) && allowed.is_none_or(|a| a.contains(id))
@@ -565,6 +578,9 @@ fn term_hits(
     let found: Result<Vec<u32>, IndexError> = to_read
         .par_iter()
         .map_init(Vec::new, |buf, &id| {
+            if cancel() {
+                return Err(IndexError::Cancelled);
+            }
             let ok = read_body(
                 spans.get(&id).map_or(&[][..], Vec::as_slice),
                 text_file.as_ref(),

@@ -39,6 +39,9 @@ pub struct PickerOptions {
 
 /// Whether this process uses the index (set once at start; read by workers).
 static USE_INDEX: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The generation of the newest search asked for: an older one still
+/// running gives up (see `Index::search_cancellable`).
+static WANTED_SEARCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 fn index_on() -> bool {
     USE_INDEX.load(std::sync::atomic::Ordering::Relaxed)
@@ -235,6 +238,7 @@ fn run_effect(
             query,
             docs,
         } => {
+            WANTED_SEARCH.store(generation, std::sync::atomic::Ordering::Relaxed);
             let _ = search_tx.send(Some((generation, query, docs)));
         }
         Effect::LoadPreview { path, query } => {
@@ -770,16 +774,21 @@ fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
                 continue;
             };
             // The short fields are scored while the index answers the bodies.
+            let stale = || WANTED_SEARCH.load(std::sync::atomic::Ordering::Relaxed) != generation;
             let hits = std::thread::scope(|s| {
                 s.spawn(|| scorer.prepare(&query, &docs));
-                index.as_ref().and_then(|i| match i.search(&query) {
-                    Ok(h) => h,
-                    Err(e) => {
-                        crate::log::line(format!("index: search failed: {e}"));
-                        None
-                    }
-                })
+                index.as_ref().map(|i| i.search_cancellable(&query, &stale))
             });
+            let hits = match hits {
+                Some(Ok(h)) => h,
+                // A newer query is waiting: this answer would be dropped.
+                Some(Err(crate::index::IndexError::Cancelled)) => continue,
+                Some(Err(e)) => {
+                    crate::log::line(format!("index: search failed: {e}"));
+                    None
+                }
+                None => None,
+            };
             let scores = scorer.score(&query, &docs, hits.as_ref());
             let raw = query.raw.clone();
             if tx
