@@ -723,6 +723,22 @@ fn stored_rows_then_only_the_changes() {
         r.all_text.clear();
     }
     assert_eq!(stored, direct);
+    // A root spelled with a trailing separator finds the same rows.
+    let mut slash = s.root.clone().into_os_string();
+    slash.push("/");
+    let slash_config = StoreConfig::single(Path::new(&slash), StoreKind::PerProject);
+    let mut listed: Vec<PathBuf> = list_session_files(&slash_config, &Scope::All)
+        .0
+        .into_iter()
+        .map(|f| f.path)
+        .collect();
+    listed.sort();
+    let from_index: Vec<PathBuf> = by_path(index.stored_rows(&slash_config.roots, None).unwrap())
+        .into_iter()
+        .map(|r| r.path)
+        .collect();
+    assert_eq!(from_index.len(), 3);
+    assert_eq!(from_index, listed);
     // The first screen: the most recently written file first.
     let now = std::time::SystemTime::now();
     let set_mtime = |p: &Path, secs: u64| {

@@ -228,12 +228,28 @@ impl Index {
     /// The stored rows of the sessions under `roots`, without looking at
     /// the files (so possibly out of date; [`Index::refresh_changes`] then
     /// brings the news): the most recently written `limit` files, or all.
+    ///
+    /// A damaged index is deleted here (the refresh that follows rebuilds
+    /// it) and gives no rows.
     pub fn stored_rows(
-        &self,
+        &mut self,
         roots: &[crate::store::StoreRoot],
         limit: Option<usize>,
     ) -> Result<Vec<SessionInfo>, IndexError> {
-        refresh::stored_rows(&self.conn, roots, limit)
+        match refresh::stored_rows(&self.conn, roots, limit) {
+            Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
+                self.clear()?;
+                Ok(Vec::new())
+            }
+            other => other,
+        }
+    }
+
+    /// Changes whenever another connection commits to the index.
+    pub fn data_version(&self) -> Result<i64, IndexError> {
+        Ok(self
+            .conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))?)
     }
 
     pub fn update_file(&mut self, path: &Path) -> Result<Option<SessionInfo>, IndexError> {

@@ -838,11 +838,19 @@ pub fn stored_rows(
 ) -> Result<Vec<SessionInfo>, IndexError> {
     use crate::store::StoreKind;
     let mut k = Keys::new();
+    let is_sep = |b: u8| b == b'/' || (cfg!(windows) && b == b'\\');
+    // A root given with a trailing separator keys like the same root
+    // without it (a file's key never has two separators in a row).
     let root_keys: Vec<(Vec<u8>, &crate::store::StoreRoot)> = roots
         .iter()
-        .map(|r| (k.key(&r.path).into_owned(), r))
+        .map(|r| {
+            let mut key = k.key(&r.path).into_owned();
+            while key.len() > 1 && key.last().is_some_and(|&b| is_sep(b)) {
+                key.pop();
+            }
+            (key, r)
+        })
         .collect();
-    let is_sep = |b: u8| b == b'/' || (cfg!(windows) && b == b'\\');
     let sql = match limit {
         Some(_) => {
             "SELECT path, state, row FROM files WHERE problem IS NULL
@@ -855,21 +863,20 @@ pub fn stored_rows(
     let mut raw: Vec<(SessionFile, Vec<u8>, bool)> = Vec::new();
     while let Some(r) = rows.next()? {
         let key = r.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+        // The root a listing would find the file under (nested roots: the
+        // one whose layout fits the file's depth).
         let Some((rel, root)) = root_keys.iter().find_map(|(rk, root)| {
             let rest = key.strip_prefix(rk.as_slice())?;
             let (&sep, rel) = rest.split_first()?;
-            is_sep(sep).then_some((rel, *root))
+            let depth = rel.iter().filter(|&&b| is_sep(b)).count();
+            let wanted = match root.kind {
+                StoreKind::Flat => 0,
+                StoreKind::PerProject => 1,
+            };
+            (is_sep(sep) && depth == wanted).then_some((rel, *root))
         }) else {
             continue;
         };
-        let depth = rel.iter().filter(|&&b| is_sep(b)).count();
-        let wanted = match root.kind {
-            StoreKind::Flat => 0,
-            StoreKind::PerProject => 1,
-        };
-        if depth != wanted {
-            continue;
-        }
         let blob_at =
             |i: usize| -> rusqlite::Result<Option<&[u8]>> { Ok(r.get_ref(i)?.as_blob_or_null()?) };
         let (blob, is_row) = match (blob_at(2)?, blob_at(1)?) {

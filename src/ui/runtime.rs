@@ -206,7 +206,7 @@ fn event_loop(
 /// A search for the worker, or `None`: load what searches need now (sent
 /// once the rows are in, so that loading does not compete with the first
 /// screen for the two cores of a small machine).
-type SearchJob = Option<(u64, Query, Arc<super::app::Docs>)>;
+type SearchJob = Option<SearchBody>;
 
 fn handle(
     app: &mut App,
@@ -494,10 +494,16 @@ fn spawn_ticker(tx: Sender<AppEvent>) {
     });
 }
 
-fn fingerprint(r: &Row) -> (PathBuf, (usize, i64)) {
+/// What tells a later change of a scanned session: its messages, last
+/// activity and the file's mtime (a rename or a label changes only that).
+fn fingerprint(r: &Row) -> (PathBuf, (usize, i64, i64)) {
     (
         r.info.path.clone(),
-        (r.info.message_count, r.info.modified_ms),
+        (
+            r.info.message_count,
+            r.info.modified_ms,
+            r.info.file_mtime_ms,
+        ),
     )
 }
 
@@ -523,6 +529,10 @@ fn load_through_index(
     use std::collections::{HashMap, HashSet};
     let mut shown: HashSet<PathBuf> = HashSet::new();
     let mut dirs = Folders::default();
+    // Another process committing to the index after the stored rows are
+    // read could make a shown row stale in a way the refresh (which only
+    // compares files with the index) would not see: then every row is sent.
+    let version = index.data_version()?;
     let first = index.stored_rows(&config.roots, Some(FIRST_SCREEN))?;
     let rows: Vec<Row> = first
         .into_iter()
@@ -563,8 +573,8 @@ fn load_through_index(
     // A cold (or mostly cold) index: rows at the speed of a plain scan
     // first, without their text; the index is then built behind them.
     let missing: Vec<&SessionFile> = files.iter().filter(|f| !shown.contains(&f.path)).collect();
-    // Rows scanned, with what tells a later change: (messages, last activity).
-    let mut scanned: HashMap<PathBuf, (usize, i64)> = HashMap::new();
+    // Rows scanned, with their `fingerprint`.
+    let mut scanned: HashMap<PathBuf, (usize, i64, i64)> = HashMap::new();
     let cold = missing.len() >= COLD_FILES;
     // The watcher starts before the refresh, which then catches whatever
     // changed before it was watching. (On a cold index, after the scan:
@@ -623,14 +633,17 @@ fn load_through_index(
     let mut indexed = 0usize;
     let mut last_note = Instant::now();
     let mut changed: HashSet<PathBuf> = HashSet::new();
-    let stats = index.refresh_changes(&files, &mut |infos| {
+    let others_wrote = index.data_version()? != version;
+    let mut on_rows = |infos: Vec<SessionInfo>| {
         done += infos.len();
         indexed += infos.len();
         // Rows just scanned are the same rows (unless the file changed in
         // between): not sent twice.
         let infos: Vec<SessionInfo> = infos
             .into_iter()
-            .filter(|i| scanned.get(&i.path) != Some(&(i.message_count, i.modified_ms)))
+            .filter(|i| {
+                scanned.get(&i.path) != Some(&(i.message_count, i.modified_ms, i.file_mtime_ms))
+            })
             .collect();
         // Not on rayon: the refresh's own rayon workers wait on this
         // callback, so using the pool here would deadlock.
@@ -653,7 +666,27 @@ fn load_through_index(
                 total,
             });
         }
-    })?;
+    };
+    let refreshed = if others_wrote {
+        index.refresh(&files, &mut on_rows)
+    } else {
+        index.refresh_changes(&files, &mut on_rows)
+    };
+    let stats = match refreshed {
+        Ok(stats) => stats,
+        Err(e) => {
+            // The caller falls back to reading every file; rows shown from
+            // the index whose files are gone must not stay behind.
+            if cold {
+                let _ = tx.send(AppEvent::Indexing(None));
+            }
+            let listed: HashSet<&PathBuf> = files.iter().map(|f| &f.path).collect();
+            for path in shown.iter().filter(|p| !listed.contains(p)) {
+                let _ = tx.send(AppEvent::RowGone(path.clone()));
+            }
+            return Err(e);
+        }
+    };
     changed.extend(scanned.into_keys());
     if cold {
         let _ = tx.send(AppEvent::Indexing(None));
@@ -766,11 +799,13 @@ fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
     std::thread::spawn(move || {
         let index = open_index();
         let mut scorer = crate::search::Scorer::new();
-        while let Some(job) = latest(&jrx) {
-            let Some((generation, query, docs)) = job else {
+        while let Some((warm, job)) = newest_search(&jrx) {
+            if warm {
                 if let Some(Err(e)) = index.as_ref().map(|i| i.warm_search()) {
                     crate::log::line(format!("index: loading for search failed: {e}"));
                 }
+            }
+            let Some((generation, query, docs)) = job else {
                 continue;
             };
             // The short fields are scored while the index answers the bodies.
@@ -818,6 +853,24 @@ fn spawn_preview_worker(tx: Sender<AppEvent>) -> Sender<(PathBuf, Query)> {
         }
     });
     jtx
+}
+
+/// Blocks for a request, then takes everything queued: whether a warm-up
+/// was asked for, and the newest search (older ones are stale).
+type SearchBody = (u64, Query, Arc<super::app::Docs>);
+
+fn newest_search(rx: &Receiver<SearchJob>) -> Option<(bool, Option<SearchBody>)> {
+    let mut warm = false;
+    let mut job = None;
+    let mut take = |j: SearchJob| match j {
+        None => warm = true,
+        Some(s) => job = Some(s),
+    };
+    take(rx.recv().ok()?);
+    while let Ok(j) = rx.try_recv() {
+        take(j);
+    }
+    Some((warm, job))
 }
 
 /// Blocks for a job, then skips to the newest one queued.
