@@ -39,37 +39,52 @@ impl std::fmt::Debug for Docs {
 /// answer (`crate::index::Index::search`). Keyed by the path's bytes:
 /// hashing a `Path` walks its components, too slow once per session per
 /// keystroke.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct BodyHits(HashMap<Arc<OsStr>, u32, FxBuild>);
+#[derive(Debug, Clone, Default)]
+pub struct BodyHits {
+    entries: Vec<(Arc<OsStr>, u32)>,
+    /// For lookups by path, built when first asked.
+    by_path: std::sync::OnceLock<HashMap<Arc<OsStr>, u32, FxBuild>>,
+}
 
 impl BodyHits {
     pub fn insert(&mut self, path: PathBuf, bits: u32) {
-        self.0.insert(Arc::from(path.as_os_str()), bits);
+        self.insert_shared(Arc::from(path.as_os_str()), bits);
     }
 
     /// Like [`BodyHits::insert`] with a path already shared (no copy).
     pub fn insert_shared(&mut self, path: Arc<OsStr>, bits: u32) {
-        self.0.insert(path, bits);
+        self.by_path = Default::default();
+        self.entries.push((path, bits));
+    }
+
+    fn map(&self) -> &HashMap<Arc<OsStr>, u32, FxBuild> {
+        self.by_path
+            .get_or_init(|| self.entries.iter().cloned().collect())
     }
 
     pub fn get(&self, path: &Path) -> Option<u32> {
-        self.0.get(path.as_os_str()).copied()
+        self.map().get(path.as_os_str()).copied()
     }
 
     pub fn contains_key(&self, path: &Path) -> bool {
-        self.0.contains_key(path.as_os_str())
+        self.map().contains_key(path.as_os_str())
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.map().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.entries.is_empty()
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&Path, u32)> {
-        self.0.iter().map(|(p, b)| (Path::new(p), *b))
+        self.map().iter().map(|(p, b)| (Path::new(p.as_ref()), *b))
+    }
+
+    /// The entries with their shared paths, as inserted.
+    fn shared(&self) -> impl Iterator<Item = &(Arc<OsStr>, u32)> {
+        self.entries.iter()
     }
 }
 
@@ -96,6 +111,10 @@ pub struct Scorer {
     memo: HashMap<String, TermScores>,
     /// Path → position in the snapshot, built when first needed.
     position: HashMap<OsString, usize, FxBuild>,
+    /// The index's shared paths (by address, each held so that its address
+    /// stays its own) → position: an answer names up to every session, and
+    /// hashing 10,000 paths per keystroke cost milliseconds.
+    by_address: HashMap<usize, (Arc<OsStr>, Option<usize>), FxBuild>,
 }
 
 impl Scorer {
@@ -117,6 +136,7 @@ impl Scorer {
             self.docs = Some(docs.clone());
             self.memo.clear();
             self.position.clear();
+            self.by_address.clear();
         }
     }
 
@@ -147,9 +167,19 @@ impl Scorer {
                     .map(|(d, (p, _))| (p.as_os_str().to_owned(), d))
                     .collect();
             }
-            for (path, b) in h.iter() {
-                if let Some(&d) = self.position.get(path.as_os_str()) {
-                    bits[d] = b;
+            // Each reload of the index's answers brings new addresses.
+            if self.by_address.len() > 4 * docs.0.len() + 1024 {
+                self.by_address.clear();
+            }
+            for (path, b) in h.shared() {
+                let address = Arc::as_ptr(path) as *const u8 as usize;
+                let position = &self.position;
+                let (_, d) = self
+                    .by_address
+                    .entry(address)
+                    .or_insert_with(|| (path.clone(), position.get(path.as_ref()).copied()));
+                if let Some(d) = *d {
+                    bits[d] = *b;
                 }
             }
         }
