@@ -3,7 +3,9 @@
 //! pseudo-terminal, and keystroke-to-frame latency of a typed query
 //! (update + search + render, as the event loop runs them).
 //!
-//! `cargo bench --bench picker` (ARBOR_BENCH_SESSIONS=200 for a quick run).
+//! `cargo bench --bench picker` (ARBOR_BENCH_SESSIONS=200 for a quick run;
+//! ARBOR_BENCH_STORE=DIR for another store, ARBOR_BENCH_SKIP_PTY=1 for the
+//! keystrokes only, ARBOR_BENCH_DETAIL=1 for the split of each key).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -226,11 +228,6 @@ fn main() {
                     });
                     let t1 = Instant::now();
                     let scores = scorer.score(&query, &docs, hits.as_ref());
-                    if std::env::var_os("ARBOR_BENCH_TMP").is_some() {
-                        let t = Instant::now();
-                        let _ = scorer.score(&query, &docs, hits.as_ref());
-                        eprintln!("again {:.2} ms", t.elapsed().as_secs_f64() * 1000.0);
-                    }
                     if std::env::var_os("ARBOR_BENCH_DETAIL").is_some() {
                         eprintln!(
                             "{:>20} index {:>7.2} ms  fields+index {:>7.2} ms  combine {:>7.2} ms",
