@@ -115,6 +115,9 @@ pub struct Scorer {
     /// stays its own) → position: an answer names up to every session, and
     /// hashing 10,000 paths per keystroke cost milliseconds.
     by_address: HashMap<usize, (Arc<OsStr>, Option<usize>), FxBuild>,
+    /// Per document of the snapshot: whether it carries its own body text
+    /// (kept here: reading it from each document costs a cache miss each).
+    own_body: Vec<bool>,
 }
 
 impl Scorer {
@@ -137,6 +140,7 @@ impl Scorer {
             self.memo.clear();
             self.position.clear();
             self.by_address.clear();
+            self.own_body.clear();
         }
     }
 
@@ -183,12 +187,18 @@ impl Scorer {
                 }
             }
         }
-        docs.0
-            .iter()
-            .enumerate()
-            .map(|(d, (_, doc))| {
+        if self.own_body.len() != docs.0.len() {
+            self.own_body = docs
+                .0
+                .iter()
+                .map(|(_, doc)| doc.text.len() > doc.body_start)
+                .collect();
+        }
+        let own_bodies = &self.own_body;
+        (0..docs.0.len())
+            .map(|d| {
                 // Documents with their own body text were searched directly.
-                let own_body = doc.text.len() > doc.body_start;
+                let own_body = own_bodies[d];
                 let mut total = 0u32;
                 for (i, (t, scores)) in query.terms.iter().zip(&per_term).enumerate() {
                     let s = scores[d].or_else(|| {

@@ -348,22 +348,26 @@ impl PickerState {
             if self.parsed.error().is_some() {
                 Vec::new()
             } else {
-                // One score lookup per row, not one per comparison.
-                let mut scored: Vec<(u32, usize)> = match &self.scores {
+                // The sort keys gathered once per row (not looked up per
+                // comparison): best first, then newest, then by path.
+                let recent = self.sort == Sort::Recent;
+                let mut scored: Vec<(u32, i64, usize)> = match &self.scores {
                     Some(scores) => cands
                         .iter()
-                        .filter_map(|&i| Some(((*scores.get(i)?)?, i)))
+                        .filter_map(|&i| {
+                            let s = (*scores.get(i)?)?;
+                            let s = if recent { 0 } else { s };
+                            Some((s, self.rows[i].info.modified_ms, i))
+                        })
                         .collect(),
                     None => Vec::new(),
                 };
-                if self.sort == Sort::Recent {
-                    scored.iter_mut().for_each(|e| e.0 = 0);
-                }
                 scored.sort_unstable_by(|a, b| {
                     b.0.cmp(&a.0)
-                        .then_with(|| by_recent(&self.rows, &a.1, &b.1))
+                        .then(b.1.cmp(&a.1))
+                        .then_with(|| self.rows[a.2].info.path.cmp(&self.rows[b.2].info.path))
                 });
-                flat(scored.into_iter().map(|e| e.1).collect())
+                flat(scored.into_iter().map(|e| e.2).collect())
             }
         } else {
             cands.sort_by(|a, b| by_recent(&self.rows, a, b));
