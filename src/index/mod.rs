@@ -187,32 +187,27 @@ impl Index {
         files: &[SessionFile],
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
     ) -> Result<RefreshStats, IndexError> {
-        self.refresh_inner(files, None, true, on_rows)
+        self.refresh_inner(files, true, on_rows)
     }
 
     fn refresh_inner(
         &mut self,
         files: &[SessionFile],
-        metas: Option<&[std::fs::Metadata]>,
         emit_unchanged: bool,
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
     ) -> Result<RefreshStats, IndexError> {
         let text = db::text_path(&self.path);
         self.search_cache.get_mut().take();
-        match refresh::refresh(&self.conn, &text, files, metas, emit_unchanged, on_rows) {
+        match refresh::refresh(&self.conn, &text, files, emit_unchanged, on_rows) {
             Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
                 // Nothing was delivered yet (reading the rows failed): rebuild.
                 self.clear()?;
-                refresh::refresh(&self.conn, &text, files, metas, true, on_rows)
+                refresh::refresh(&self.conn, &text, files, true, on_rows)
             }
             other => other,
         }
     }
 
-    /// The watcher's path: re-reads `path` (only its appended bytes when it
-    /// just grew) and returns its row; `None` when the file is gone or is
-    /// not a session. `from_pi_store` is not known here: callers listing the
-    /// legacy pi store set it themselves.
     /// Like [`Index::refresh`], but `on_rows` gets only the rows of new or
     /// changed files: the caller already has the others (from
     /// [`Index::stored_rows`]). After a rebuild of a broken index every row
@@ -222,7 +217,7 @@ impl Index {
         files: &[SessionFile],
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
     ) -> Result<RefreshStats, IndexError> {
-        self.refresh_inner(files, None, false, on_rows)
+        self.refresh_inner(files, false, on_rows)
     }
 
     /// The stored rows of the sessions under `roots`, without looking at
@@ -252,6 +247,10 @@ impl Index {
             .query_row("PRAGMA data_version", [], |r| r.get(0))?)
     }
 
+    /// The watcher's path: re-reads `path` (only its appended bytes when it
+    /// just grew) and returns its row; `None` when the file is gone or is
+    /// not a session. `from_pi_store` is not known here: callers listing the
+    /// legacy pi store set it themselves.
     pub fn update_file(&mut self, path: &Path) -> Result<Option<SessionInfo>, IndexError> {
         self.search_cache.get_mut().take();
         let file = SessionFile {
@@ -313,14 +312,7 @@ impl Index {
     }
 
     pub fn search(&self, query: &Query) -> Result<Option<BodyHits>, IndexError> {
-        search::search(
-            &self.conn,
-            &db::text_path(&self.path),
-            &mut self.search_cache.borrow_mut(),
-            query,
-            None,
-            &|| false,
-        )
+        self.search_cancellable(query, &|| false)
     }
 
     /// Like [`Index::search`], limited to the sessions in `within` (the

@@ -900,7 +900,6 @@ pub fn refresh(
     conn: &Connection,
     text_path: &Path,
     files: &[SessionFile],
-    metas: Option<&[std::fs::Metadata]>,
     emit_unchanged: bool,
     on_rows: &mut dyn FnMut(Vec<SessionInfo>),
 ) -> Result<RefreshStats, IndexError> {
@@ -929,10 +928,7 @@ pub fn refresh(
     let mut unlisted: Vec<Vec<u8>> = Vec::new();
     let (stat_result, read_result) = std::thread::scope(|scope| {
         let stats = scope.spawn(|| {
-            let v: Vec<std::io::Result<Stat>> = match metas {
-                Some(m) if m.len() == files.len() => m.iter().map(|m| Ok(Stat::of(m))).collect(),
-                _ => stat_all(files),
-            };
+            let v = stat_all(files);
             crate::util::trace("index stats done");
             v
         });

@@ -401,15 +401,6 @@ impl Check<'_> {
     }
 }
 
-/// A term's identity for the memo: its kind and text.
-fn term_key(t: &Term) -> String {
-    match t {
-        Term::Word { lower, .. } => format!("w\n{lower}"),
-        Term::Phrase(p) => format!("p\n{p}"),
-        Term::Regex(r) => format!("r\n{}", r.as_str()),
-    }
-}
-
 /// Loads what searches read (the dictionaries and where texts lie) ahead
 /// of the first query.
 pub fn warm(conn: &Connection, cache: &mut Option<SearchCache>) -> Result<(), IndexError> {
@@ -460,7 +451,7 @@ pub fn search(
 
     let mut bits: HashMap<u32, u32, FxBuild> = HashMap::default();
     for (i, t) in &body_terms {
-        let key = term_key(t);
+        let key = t.key();
         let hits = match cache.memo.get(&key) {
             Some(h) if allowed.is_none() => h.clone(),
             _ => {

@@ -431,18 +431,6 @@ pub fn distinct_token_ranges(text: &str) -> Vec<(u32, u32)> {
     let mut out: Vec<(u32, u32)> = Vec::new();
     let mut table: Vec<(u64, u32, u32)> = vec![(0, 0, 0); 256];
     let mut mask = table.len() - 1;
-    let key_of = |t: &[u8]| -> u64 {
-        if t.len() <= 8 {
-            let mut w = [0u8; 8];
-            w[..t.len()].copy_from_slice(t);
-            u64::from_le_bytes(w)
-        } else {
-            use std::hash::Hasher;
-            let mut h = super::codec::FxHasher::default();
-            h.write(t);
-            h.finish()
-        }
-    };
     let slot_of = |key: u64, len: u32| -> usize {
         (key ^ (len as u64).rotate_left(59)).wrapping_mul(0x9e37_79b9_7f4a_7c15) as usize
     };
@@ -454,7 +442,7 @@ pub fn distinct_token_ranges(text: &str) -> Vec<(u32, u32)> {
         if t.is_empty() || t.len() > u32::MAX as usize {
             continue;
         }
-        let (key, len) = (key_of(t), t.len() as u32);
+        let (key, len) = (term_key(t), t.len() as u32);
         // Slots hold len + 1 so that 0 means empty.
         let mut i = (slot_of(key, len) >> 7) & mask;
         loop {
