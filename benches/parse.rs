@@ -6,7 +6,8 @@
 //! figures measure parsing alone; the `+ read` rows run the same work from
 //! the paths (warm page cache) for an end-to-end number.
 //!
-//! Every figure is the median of `ARBOR_BENCH_RUNS` runs (default 7).
+//! Every figure is the median of `ARBOR_BENCH_RUNS` runs (default 7);
+//! `ARBOR_BENCH_STORE=DIR` measures another store instead.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -99,7 +100,10 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(7)
         .max(1);
-    let root = corpus();
+    // ARBOR_BENCH_STORE=DIR measures another store (e.g. a stress store).
+    let root = std::env::var_os("ARBOR_BENCH_STORE")
+        .map(PathBuf::from)
+        .unwrap_or_else(corpus);
     let paths = session_files(&root);
     let files: Vec<(PathBuf, Vec<u8>)> = paths
         .iter()

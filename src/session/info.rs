@@ -302,8 +302,8 @@ struct LineFields<'a> {
 #[derive(Default)]
 struct MessageFields<'a> {
     role: Option<&'a str>,
-    /// Raw bytes: only decoded (and UTF-8 checked) for user/assistant messages.
-    content: Option<&'a [u8]>,
+    /// Raw JSON: only decoded for user/assistant messages.
+    content: Option<&'a str>,
     timestamp: Option<&'a str>,
     usage: Option<&'a str>,
     model: Option<&'a str>,
@@ -321,7 +321,7 @@ impl<'a> LineProbe<'a> {
             summarized_through_id: g(self.summarized_through_id),
             message: self.message.and_then(|m| m.0).map(|m| MessageFields {
                 role: g(m.role),
-                content: g(m.content).map(str::as_bytes),
+                content: g(m.content),
                 timestamp: g(m.timestamp),
                 usage: g(m.usage),
                 model: g(m.model),
@@ -345,8 +345,10 @@ const MESSAGE_KEYS: [&[u8]; 5] = [b"role", b"content", b"timestamp", b"usage", b
 /// crosses everything else (tool results, images) without decoding it.
 /// `None` means "unusual line": the general `serde_json` path decides.
 fn probe_fast(line: &[u8]) -> Option<LineFields<'_>> {
-    let mut top: [Option<&[u8]>; 7] = [None; 7];
-    let mut msg: [Option<&[u8]>; 5] = [None; 5];
+    // Invalid UTF-8 goes to the general path, which counts the lossy line.
+    let line = simdutf8::basic::from_utf8(line).ok()?;
+    let mut top: [Option<&str>; 7] = [None; 7];
+    let mut msg: [Option<&str>; 5] = [None; 5];
     let mut msg_is_object = false;
     let mut sk = Skim::new(line);
     sk.object_with(0, &LINE_KEYS, &mut top, &mut |key, sk| {
@@ -359,34 +361,22 @@ fn probe_fast(line: &[u8]) -> Option<LineFields<'_>> {
     if !sk.at_end() {
         return None;
     }
-    // Captured values are valid JSON, so valid UTF-8; the check is cheap on
-    // these short fields. `content` stays raw until it is needed.
-    fn st(b: Option<&[u8]>) -> Option<Option<&str>> {
-        match b {
-            None => Some(None),
-            Some(b) => std::str::from_utf8(b).ok().map(Some),
-        }
-    }
     let [ty, id, timestamp, name, summary, summarized_through_id, _] = top;
-    let [role, content, m_ts, usage, model] = msg;
+    let [role, content, timestamp_in_message, usage, model] = msg;
     Some(LineFields {
-        ty: st(ty)?,
-        id: st(id)?,
-        timestamp: st(timestamp)?,
-        name: st(name)?,
-        summary: st(summary)?,
-        summarized_through_id: st(summarized_through_id)?,
-        message: if msg_is_object {
-            Some(MessageFields {
-                role: st(role)?,
-                content,
-                timestamp: st(m_ts)?,
-                usage: st(usage)?,
-                model: st(model)?,
-            })
-        } else {
-            None
-        },
+        ty,
+        id,
+        timestamp,
+        name,
+        summary,
+        summarized_through_id,
+        message: msg_is_object.then_some(MessageFields {
+            role,
+            content,
+            timestamp: timestamp_in_message,
+            usage,
+            model,
+        }),
     })
 }
 
@@ -472,26 +462,23 @@ fn raw_id(r: Option<&str>) -> Option<String> {
 }
 
 /// Text of a `content` value: a string, or its text blocks joined by a space.
-fn raw_content_text(r: Option<&[u8]>) -> String {
+fn raw_content_text(r: Option<&str>) -> String {
     let Some(g) = r else {
         return String::new();
     };
-    if g.first() == Some(&b'"') {
-        return std::str::from_utf8(g)
-            .ok()
-            .and_then(|g| raw_str(Some(g)))
-            .unwrap_or_default();
+    if g.starts_with('"') {
+        return raw_str(Some(g)).unwrap_or_default();
     }
-    if g.first() != Some(&b'[') {
+    if !g.starts_with('[') {
         return String::new();
     }
     let mut out = String::new();
     let mut first = true;
     let fast = for_each_element(g, |b| {
-        if b.first() != Some(&b'{') {
+        if !b.starts_with('{') {
             return;
         }
-        let mut f: [Option<&[u8]>; 2] = [None; 2];
+        let mut f: [Option<&str>; 2] = [None; 2];
         // A block with a duplicated `type`/`text` fails in serde too: skipped.
         if Skim::new(b)
             .object(1, &[b"type", b"text"], &mut f)
@@ -499,13 +486,10 @@ fn raw_content_text(r: Option<&[u8]>) -> String {
         {
             return;
         }
-        if f[0] != Some(&b"\"text\""[..]) {
+        if f[0] != Some("\"text\"") {
             return;
         }
-        if let Some(t) = f[1]
-            .and_then(|t| std::str::from_utf8(t).ok())
-            .and_then(|t| raw_str(Some(t)))
-        {
+        if let Some(t) = raw_str(f[1]) {
             if !first {
                 out.push(' ');
             }
@@ -517,9 +501,6 @@ fn raw_content_text(r: Option<&[u8]>) -> String {
         return out;
     }
     // Content the skimmer refused (surrogate escapes, deep nesting): serde decides.
-    let Ok(g) = std::str::from_utf8(g) else {
-        return String::new();
-    };
     let Ok(blocks) = serde_json::from_str::<Vec<&RawValue>>(g) else {
         return String::new();
     };
@@ -553,11 +534,10 @@ fn usage_figures(u: &str) -> Option<(Option<f64>, Option<f64>)> {
             .ok()
             .map(|p| (p.total_tokens, p.cost.and_then(|c| c.total)))
     };
-    let number = |v: Option<&[u8]>| -> Result<Option<f64>, ()> {
+    let number = |v: Option<&str>| -> Result<Option<f64>, ()> {
         match v {
-            None | Some(b"null") => Ok(None),
-            Some(b) if b.first().is_some_and(|c| *c == b'-' || c.is_ascii_digit()) => {
-                let s = std::str::from_utf8(b).map_err(|_| ())?;
+            None | Some("null") => Ok(None),
+            Some(s) if s.starts_with(|c: char| c == '-' || c.is_ascii_digit()) => {
                 serde_json::from_str::<f64>(s).map(Some).map_err(|_| ())
             }
             Some(_) => Err(()),
@@ -566,8 +546,8 @@ fn usage_figures(u: &str) -> Option<(Option<f64>, Option<f64>)> {
     if !u.starts_with('{') {
         return serde();
     }
-    let mut f: [Option<&[u8]>; 2] = [None; 2];
-    if Skim::new(u.as_bytes())
+    let mut f: [Option<&str>; 2] = [None; 2];
+    if Skim::new(u)
         .object(1, &[b"totalTokens", b"cost"], &mut f)
         .is_none()
     {
@@ -577,9 +557,9 @@ fn usage_figures(u: &str) -> Option<(Option<f64>, Option<f64>)> {
         return serde();
     };
     let cost = match f[1] {
-        None | Some(b"null") => None,
-        Some(c) if c.first() == Some(&b'{') => {
-            let mut t: [Option<&[u8]>; 1] = [None];
+        None | Some("null") => None,
+        Some(c) if c.starts_with('{') => {
+            let mut t: [Option<&str>; 1] = [None];
             if Skim::new(c).object(2, &[b"total"], &mut t).is_none() {
                 return serde();
             }
@@ -796,7 +776,7 @@ impl InfoScanner {
         }
     }
 
-    fn message_text(&mut self, content: Option<&[u8]>, wants_first: bool) {
+    fn message_text(&mut self, content: Option<&str>, wants_first: bool) {
         let i = &mut self.info;
         let text = raw_content_text(content);
         if wants_first && !text.trim().is_empty() {
