@@ -263,6 +263,9 @@ fn main() {
                 );
             }
             lat.push(t.elapsed().as_secs_f64() * 1000.0);
+            if std::env::var_os("ARBOR_BENCH_DETAIL").is_some() {
+                eprintln!("{:>20} total {:>7.2} ms", "", lat[lat.len() - 1]);
+            }
         }
     }
     let worst = lat.iter().cloned().fold(0.0, f64::max);
