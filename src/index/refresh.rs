@@ -519,7 +519,10 @@ impl<'c> Writer<'c> {
 
     /// The text file, opened in the write transaction: bytes beyond the
     /// committed length were appended by a writer that never committed
-    /// (killed), and are cut off; a shorter file means a broken index.
+    /// (killed); new text is written over them. They are not cut off: a
+    /// search may have the file mapped, and shrinking a mapped file under
+    /// its reader is a crash (SIGBUS), not an error. A shorter file means a
+    /// broken index.
     fn text_file(&mut self) -> rusqlite::Result<&mut (File, u64)> {
         if self.text.is_none() {
             let committed: u64 = get_meta(self.conn, "text_len")?
@@ -535,9 +538,6 @@ impl<'c> Writer<'c> {
             let len = f.metadata().map_err(io_err)?.len();
             if len < committed {
                 return Err(text_file_broken());
-            }
-            if len > committed {
-                f.set_len(committed).map_err(io_err)?;
             }
             self.text = Some((f, committed));
         }

@@ -208,10 +208,12 @@ pub struct SearchCache {
     files: Files,
     segs: Option<Vec<(i64, Segment)>>,
     spans: Option<Spans>,
-    /// The text file, mapped once per cache (see [`map_text`]).
-    text: Option<Option<memmap2::Mmap>>,
+    /// The text file, opened once per cache.
+    text: Option<Text>,
     /// Term key → the sessions whose bodies match it.
     memo: HashMap<String, Arc<IdSet>>,
+    /// Dictionary lookups of phrase words → the sessions having such a term.
+    lookups: HashMap<(String, Match), Arc<IdSet>>,
 }
 
 /// Answers of at most this many distinct terms are kept.
@@ -239,6 +241,7 @@ impl SearchCache {
                 spans: None,
                 text: None,
                 memo: HashMap::new(),
+                lookups: HashMap::new(),
             });
         }
         Ok(slot.as_mut().expect("just set"))
@@ -258,8 +261,26 @@ impl SearchCache {
         Ok(self.spans.as_ref().expect("just set"))
     }
 
-    fn text(&mut self, path: &std::path::Path) -> Option<&[u8]> {
-        self.text.get_or_insert_with(|| map_text(path)).as_deref()
+    fn lookup(
+        &mut self,
+        conn: &Connection,
+        needle: &str,
+        how: Match,
+    ) -> Result<Arc<IdSet>, IndexError> {
+        let key = (needle.to_string(), how);
+        if let Some(hit) = self.lookups.get(&key) {
+            return Ok(hit.clone());
+        }
+        let hit = Arc::new(lookup(conn, self.segs(conn)?, needle, how)?);
+        if self.lookups.len() >= MEMO_TERMS {
+            self.lookups.clear();
+        }
+        self.lookups.insert(key, hit.clone());
+        Ok(hit)
+    }
+
+    fn text(&mut self, path: &std::path::Path) -> &Text {
+        self.text.get_or_insert_with(|| Text::open(path))
     }
 
     fn in_tails(&self, needle: &str) -> impl Iterator<Item = u32> + '_ {
@@ -319,21 +340,46 @@ fn lookup(
 /// Posting lists closer than this are read together.
 const READ_GAP: usize = 16 << 10;
 
-/// Maps the text file. Reading it in place, rather than copying each
-/// session's text out of it, is what makes a phrase or regex over every
-/// session cheap. A map is only safe while nobody shrinks the file under
-/// it: this is arbor's own cache file, only ever appended to, cut back only
-/// past its committed length (bytes a killed writer left, which no span
-/// points into) and otherwise replaced by rename (compaction) or deleted
-/// (rebuild), which leave a mapped inode intact.
-fn map_text(path: &std::path::Path) -> Option<memmap2::Mmap> {
-    let f = std::fs::File::open(path).ok()?;
-    if f.metadata().ok()?.len() == 0 {
-        return None;
+/// The index's text file, opened for one search.
+enum Text {
+    /// Read in place: copying each session's text out of the file cost as
+    /// much as searching it. The map is kept with the cache (faulting its
+    /// pages in again for every search cost ~20 ms a keystroke here) and
+    /// dropped when the index changes; its pages are the page cache's, but
+    /// they count in arbor's resident set meanwhile.
+    #[cfg(unix)]
+    Mapped(memmap2::Mmap),
+    /// Elsewhere a mapped file cannot be renamed over (compaction).
+    #[cfg(not(unix))]
+    Read(std::fs::File),
+    /// No text was ever stored (then no chunk refers to it).
+    Missing,
+}
+
+impl Text {
+    fn open(path: &std::path::Path) -> Text {
+        let Ok(f) = std::fs::File::open(path) else {
+            return Text::Missing;
+        };
+        #[cfg(unix)]
+        {
+            if f.metadata().map_or(0, |m| m.len()) == 0 {
+                return Text::Missing;
+            }
+            // SAFETY: a map is only sound while nobody shrinks the file
+            // under it. This is arbor's own cache file: appended to,
+            // never truncated in place (an uncommitted tail is overwritten,
+            // not cut), and otherwise replaced by rename (compaction) or
+            // deleted (rebuild), which leave a mapped inode intact. The
+            // spans read through it were committed, so they lie within it.
+            match unsafe { memmap2::Mmap::map(&f) } {
+                Ok(m) => Text::Mapped(m),
+                Err(_) => Text::Missing,
+            }
+        }
+        #[cfg(not(unix))]
+        Text::Read(f)
     }
-    // SAFETY: see above; the map is read only, and dropped with the cache
-    // when the index changes.
-    unsafe { memmap2::Mmap::map(&f) }.ok()
 }
 
 /// The body text of a file: its chunks joined by a space, then the partial
@@ -342,26 +388,40 @@ fn map_text(path: &std::path::Path) -> Option<memmap2::Mmap> {
 /// broken index).
 fn body<'t>(
     spans: &[(u64, usize)],
-    text: &'t [u8],
+    text: &'t Text,
     tail: Option<&'t str>,
     buf: &'t mut Vec<u8>,
 ) -> Option<&'t [u8]> {
-    let chunk = |&(off, len): &(u64, usize)| {
-        let off = usize::try_from(off).ok()?;
-        text.get(off..off.checked_add(len)?)
+    #[cfg(unix)]
+    let mapped = |&(off, len): &(u64, usize)| match text {
+        Text::Mapped(m) => {
+            let off = usize::try_from(off).ok()?;
+            m.get(off..off.checked_add(len)?)
+        }
+        Text::Missing => None,
     };
     match (spans, tail) {
         ([], None) => return Some(&[]),
-        ([one], None) => return chunk(one),
         ([], Some(t)) => return Some(t.as_bytes()),
+        #[cfg(unix)]
+        ([one], None) => return mapped(one),
         _ => {}
     }
     buf.clear();
-    for s in spans {
+    for span in spans {
         if !buf.is_empty() {
             buf.push(b' ');
         }
-        buf.extend_from_slice(chunk(s)?);
+        #[cfg(unix)]
+        buf.extend_from_slice(mapped(span)?);
+        #[cfg(not(unix))]
+        {
+            let Text::Read(f) = text else {
+                return None;
+            };
+            let v = super::db::read_at(f, span.0, span.1).ok()?;
+            buf.extend_from_slice(&v);
+        }
     }
     if let Some(t) = tail {
         if !buf.is_empty() {
@@ -447,6 +507,9 @@ enum Check<'q> {
     /// The term's regex, compiled to run on bytes: stored text is UTF-8
     /// already, and checking that again would read every byte once more.
     Regex(regex::bytes::Regex),
+    /// The term's own regex, should the bytes one not compile (it does
+    /// whenever the term's did).
+    TextRegex(&'q regex::Regex),
 }
 
 impl Check<'_> {
@@ -454,6 +517,7 @@ impl Check<'_> {
         match self {
             Check::Phrase(f) => f.find(text).is_some(),
             Check::Regex(r) => r.is_match(text),
+            Check::TextRegex(r) => std::str::from_utf8(text).is_ok_and(|t| r.is_match(t)),
         }
     }
 }
@@ -576,8 +640,8 @@ fn term_hits(
         Term::Phrase(p) => {
             let words: Vec<&str> = p.split(' ').collect();
             let n = words.len();
-            let segs = cache.segs(conn)?;
-            let mut cands = lookup(conn, segs, words[0], Match::EndsWith)?;
+            // Typing a phrase re-asks its first words on every key.
+            let mut cands = (*cache.lookup(conn, words[0], Match::EndsWith)?).clone();
             for (k, w) in words.iter().enumerate().skip(1) {
                 if cands.is_empty() {
                     break;
@@ -587,7 +651,7 @@ fn term_hits(
                 } else {
                     Match::Exact
                 };
-                let next = lookup(conn, segs, w, how)?;
+                let next = cache.lookup(conn, w, how)?;
                 cands.intersect(&next);
             }
             // A phrase may reach into the unindexed partial last line.
@@ -609,16 +673,11 @@ fn term_hits(
                 }
                 None => None,
             };
-            let bytes = regex_for_lowercased(r.as_str())
-                .or_else(|| {
-                    regex::bytes::RegexBuilder::new(r.as_str())
-                        .case_insensitive(true)
-                        .size_limit(1 << 22)
-                        .build()
-                        .ok()
-                })
-                .ok_or_else(|| IndexError::Corrupt(PathBuf::new()))?;
-            (Check::Regex(bytes), cands)
+            let check = match regex_for_lowercased(r.as_str()) {
+                Some(bytes) => Check::Regex(bytes),
+                None => Check::TextRegex(r),
+            };
+            (check, cands)
         }
     };
     cache.spans(conn)?;
@@ -638,12 +697,7 @@ fn term_hits(
         .map(|(id, t)| (*id, t.as_str()))
         .collect();
     let spans = cache.spans.as_ref().expect("loaded above");
-    // Missing when no text was ever stored (then no chunk refers to it).
-    let text: &[u8] = cache
-        .text
-        .as_ref()
-        .and_then(Option::as_deref)
-        .unwrap_or(&[]);
+    let text = cache.text.as_ref().expect("opened above");
     use rayon::prelude::*;
     let found: Result<Vec<u32>, IndexError> = to_read
         .par_iter()

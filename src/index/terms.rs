@@ -369,7 +369,7 @@ pub fn decode_postings(b: &[u8], f: &mut dyn FnMut(u32)) {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Match {
     Contains,
     EndsWith,

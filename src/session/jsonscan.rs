@@ -1,10 +1,12 @@
 //! A validating JSON skimmer for the list-row fast path.
 //!
 //! It checks that a line is a JSON object exactly as strict `serde_json`
-//! would accept it (valid UTF-8 included), and captures the raw bytes of a
-//! few fields on the way, without decoding anything else. Strings are
-//! crossed sixteen bytes at a time (SSE2 on x86-64), so a multi-megabyte
-//! tool result or base64 image costs little more than reading it.
+//! would accept it (the caller checks UTF-8 for the whole line: [`Skim`]
+//! takes a `str`), and captures the raw text of a few fields on the way,
+//! without decoding anything else. Strings are crossed 64 bytes at a time
+//! (SSE2 on x86-64; escapes found by mask arithmetic, not byte by byte), so
+//! a multi-megabyte tool result or base64 image costs little more than
+//! reading it.
 //!
 //! It is deliberately conservative: whenever the line is unusual (escaped
 //! keys, a duplicated field of interest, surrogate escapes, deep nesting,
@@ -60,6 +62,7 @@ fn classify16(b: &[u8], p: usize) -> u32 {
 }
 
 /// The characters that may follow a backslash, `u` aside.
+#[cfg(target_arch = "x86_64")]
 const SIMPLE_ESCAPE: [bool; 256] = {
     let mut t = [false; 256];
     let ok = b"\"\\/bfnrt";
@@ -223,13 +226,13 @@ impl<'a> Skim<'a> {
     /// Returns whether it contained an escape.
     #[inline(always)]
     fn string(&mut self) -> Option<bool> {
-        // Most strings are keys and ids: one 16-byte look, inlined into the
-        // caller, settles them.
+        // Most strings are keys, ids and timestamps: one 32-byte look,
+        // inlined into the caller, settles them.
         #[cfg(target_arch = "x86_64")]
         {
             let p = self.i + 1;
-            if p + 16 <= self.b.len() {
-                let mask = classify16(self.b, p);
+            if p + 32 <= self.b.len() {
+                let mask = classify16(self.b, p) | (classify16(self.b, p + 16) << 16);
                 if mask != 0 {
                     let q = p + mask.trailing_zeros() as usize;
                     if self.b[q] == b'"' {
@@ -274,6 +277,8 @@ impl<'a> Skim<'a> {
                 if m.control & before != 0 {
                     return None;
                 }
+                // `\\` pairs escape nothing the masks below see.
+                escaped |= backslash & before != 0;
                 let mut e = targets & before;
                 if e != 0 {
                     escaped = true;
@@ -303,6 +308,26 @@ impl<'a> Skim<'a> {
                     return Some(escaped);
                 }
                 p += len as usize;
+            }
+            // The last bytes of the line: sixteen at a time, escape by escape.
+            while p + 16 <= b.len() {
+                let mask = classify16(b, p);
+                if mask == 0 {
+                    p += 16;
+                    continue;
+                }
+                let q = p + mask.trailing_zeros() as usize;
+                match b[q] {
+                    b'"' => {
+                        self.i = q + 1;
+                        return Some(escaped);
+                    }
+                    b'\\' => {
+                        escaped = true;
+                        p = q + escape_len(b, q)?;
+                    }
+                    _ => return None, // a raw control character
+                }
             }
         }
         while p < b.len() {
