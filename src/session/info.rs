@@ -306,7 +306,18 @@ struct MessageFields<'a> {
     content: Option<&'a str>,
     timestamp: Option<&'a str>,
     usage: Option<&'a str>,
+    /// `usage`'s own members, when the fast path already crossed them.
+    usage_parts: Option<UsageParts<'a>>,
     model: Option<&'a str>,
+}
+
+/// The raw members of a `usage` object the row needs.
+#[derive(Default, Clone, Copy)]
+struct UsageParts<'a> {
+    total_tokens: Option<&'a str>,
+    cost: Option<&'a str>,
+    /// `cost.total`, when `cost` is an object.
+    cost_total: Option<&'a str>,
 }
 
 impl<'a> LineProbe<'a> {
@@ -324,6 +335,7 @@ impl<'a> LineProbe<'a> {
                 content: g(m.content),
                 timestamp: g(m.timestamp),
                 usage: g(m.usage),
+                usage_parts: None,
                 model: g(m.model),
             }),
         }
@@ -340,6 +352,7 @@ const LINE_KEYS: [&[u8]; 7] = [
     b"message",
 ];
 const MESSAGE_KEYS: [&[u8]; 5] = [b"role", b"content", b"timestamp", b"usage", b"model"];
+const USAGE_KEYS: [&[u8]; 2] = [b"totalTokens", b"cost"];
 
 /// The fast path: one validating pass that captures the row's fields and
 /// crosses everything else (tool results, images) without decoding it.
@@ -350,13 +363,31 @@ fn probe_fast(line: &[u8]) -> Option<LineFields<'_>> {
     let mut top: [Option<&str>; 7] = [None; 7];
     let mut msg: [Option<&str>; 5] = [None; 5];
     let mut msg_is_object = false;
+    // `usage` is captured member by member on the way (an assistant line's
+    // usage is a third of its tokens: crossing it again later cost ~10 %).
+    let mut usage_members: [Option<&str>; 2] = [None; 2];
+    let mut cost_total: [Option<&str>; 1] = [None];
+    let mut usage_is_object = false;
     let mut sk = Skim::new(line);
     sk.object_with(0, &LINE_KEYS, &mut top, &mut |key, sk| {
         if key != b"message" || sk.peek_nonws() != Some(b'{') {
             return None;
         }
         msg_is_object = true;
-        Some(sk.object(1, &MESSAGE_KEYS, &mut msg))
+        Some(sk.object_with(1, &MESSAGE_KEYS, &mut msg, &mut |key, sk| {
+            if key != b"usage" || sk.peek_nonws() != Some(b'{') {
+                return None;
+            }
+            usage_is_object = true;
+            Some(
+                sk.object_with(2, &USAGE_KEYS, &mut usage_members, &mut |key, sk| {
+                    if key != b"cost" || sk.peek_nonws() != Some(b'{') {
+                        return None;
+                    }
+                    Some(sk.object(3, &[b"total"], &mut cost_total))
+                }),
+            )
+        }))
     })?;
     if !sk.at_end() {
         return None;
@@ -375,6 +406,11 @@ fn probe_fast(line: &[u8]) -> Option<LineFields<'_>> {
             content,
             timestamp: timestamp_in_message,
             usage,
+            usage_parts: usage_is_object.then_some(UsageParts {
+                total_tokens: usage_members[0],
+                cost: usage_members[1],
+                cost_total: cost_total[0],
+            }),
             model,
         }),
     })
@@ -526,9 +562,9 @@ fn raw_content_text(r: Option<&str>) -> String {
 
 /// `usage.totalTokens` and `usage.cost.total`, exactly as deserializing
 /// [`UsageProbe`] gives them (`None` when that fails: the usage is then
-/// ignored). The common shape (numbers in objects) is read with the skimmer;
-/// anything else goes through `serde_json`.
-fn usage_figures(u: &str) -> Option<(Option<f64>, Option<f64>)> {
+/// ignored). The common shape (numbers in objects) is read with the skimmer
+/// (or was, into `parts`); anything else goes through `serde_json`.
+fn usage_figures(u: &str, parts: Option<UsageParts>) -> Option<(Option<f64>, Option<f64>)> {
     let serde = || {
         serde_json::from_str::<UsageProbe>(u)
             .ok()
@@ -543,31 +579,38 @@ fn usage_figures(u: &str) -> Option<(Option<f64>, Option<f64>)> {
             Some(_) => Err(()),
         }
     };
-    if !u.starts_with('{') {
-        return serde();
-    }
-    let mut f: [Option<&str>; 2] = [None; 2];
-    if Skim::new(u)
-        .object(1, &[b"totalTokens", b"cost"], &mut f)
-        .is_none()
-    {
-        return serde();
-    }
-    let Ok(tokens) = number(f[0]) else {
-        return serde();
-    };
-    let cost = match f[1] {
-        None | Some("null") => None,
-        Some(c) if c.starts_with('{') => {
-            let mut t: [Option<&str>; 1] = [None];
-            if Skim::new(c).object(2, &[b"total"], &mut t).is_none() {
+    let parts = match parts {
+        Some(p) => p,
+        None => {
+            if !u.starts_with('{') {
                 return serde();
             }
-            match number(t[0]) {
-                Ok(v) => v,
-                Err(()) => return serde(),
+            let mut f: [Option<&str>; 2] = [None; 2];
+            if Skim::new(u).object(1, &USAGE_KEYS, &mut f).is_none() {
+                return serde();
+            }
+            let mut t: [Option<&str>; 1] = [None];
+            if let Some(c) = f[1].filter(|c| c.starts_with('{')) {
+                if Skim::new(c).object(2, &[b"total"], &mut t).is_none() {
+                    return serde();
+                }
+            }
+            UsageParts {
+                total_tokens: f[0],
+                cost: f[1],
+                cost_total: t[0],
             }
         }
+    };
+    let Ok(tokens) = number(parts.total_tokens) else {
+        return serde();
+    };
+    let cost = match parts.cost {
+        None | Some("null") => None,
+        Some(c) if c.starts_with('{') => match number(parts.cost_total) {
+            Ok(v) => v,
+            Err(()) => return serde(),
+        },
         Some(_) => return serde(),
     };
     Some((tokens, cost))
@@ -835,7 +878,7 @@ impl InfoScanner {
                     }
                 }
                 if let Some(u) = m.usage {
-                    if let Some((tokens, cost)) = usage_figures(u) {
+                    if let Some((tokens, cost)) = usage_figures(u, m.usage_parts) {
                         i.total_tokens += tokens.unwrap_or(0.0).max(0.0) as u64;
                         i.total_cost += cost.unwrap_or(0.0).max(0.0);
                     }
@@ -1061,7 +1104,26 @@ mod tests {
             let want = serde_json::from_str::<UsageProbe>(u)
                 .ok()
                 .map(|p| (p.total_tokens, p.cost.and_then(|c| c.total)));
-            assert_eq!(usage_figures(u), want, "{u}");
+            assert_eq!(usage_figures(u, None), want, "{u}");
+            // The same usage captured by the fast path, inside a line.
+            let line = format!(
+                r#"{{"type":"message","id":"a","message":{{"role":"assistant","usage":{u}}}}}"#
+            );
+            if let Some(f) = probe_fast(line.as_bytes()) {
+                let m = f.message.unwrap();
+                assert_eq!(
+                    usage_figures(m.usage.unwrap(), m.usage_parts),
+                    want,
+                    "{line}"
+                );
+            } else {
+                // Refused lines go to serde, which needs a valid line.
+                assert!(
+                    u.contains("totalTokens\":12,\"totalTokens")
+                        || u.contains("\"total\":1,\"total"),
+                    "{u}"
+                );
+            }
         }
     }
 
