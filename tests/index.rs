@@ -119,6 +119,19 @@ fn refresh_checked(index: &mut Index, files: &[SessionFile]) -> RefreshStats {
     ] {
         let query = Query::parse(q);
         let hits = index.search(&query).unwrap();
+        // A long-lived searcher reads the text through a map: same answer.
+        let mapped = Index::open(index.path()).unwrap();
+        mapped.warm_search().unwrap();
+        let mapped_hits = mapped.search(&query).unwrap();
+        let bits = |h: &Option<arbor::search::BodyHits>| {
+            let mut v: Vec<(PathBuf, Option<u32>)> = rows
+                .iter()
+                .map(|r| (r.path.clone(), h.as_ref().and_then(|h| h.get(&r.path))))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(bits(&mapped_hits), bits(&hits), "query {q}");
         let ours: Vec<PathBuf> = rank_with_index(&query, by_path(rows.clone()), hits.as_ref())
             .into_iter()
             .map(|r| r.path)

@@ -132,6 +132,9 @@ pub struct Index {
     /// Kept between searches; dropped after this connection's own writes
     /// (other connections' commits are noticed through `data_version`).
     search_cache: std::cell::RefCell<Option<search::SearchCache>>,
+    /// Set by [`Index::warm_search`]: this index will answer many searches,
+    /// so it reads the text file through a map kept between them.
+    many_searches: std::cell::Cell<bool>,
 }
 
 impl Index {
@@ -148,6 +151,7 @@ impl Index {
             conn: db::open(path)?,
             path: path.to_path_buf(),
             search_cache: Default::default(),
+            many_searches: Default::default(),
         })
     }
 
@@ -288,8 +292,10 @@ impl Index {
     /// Which sessions match each body term of `query` (see [`BodyHits`]);
     /// `None` when the query has no term that looks at message bodies.
     /// Loads what searches need, so the first keystroke does not wait for
-    /// it (the picker's search worker calls this when it starts).
+    /// it (the picker's search worker calls this when it starts). From then
+    /// on stored text is read through a map kept between searches.
     pub fn warm_search(&self) -> Result<(), IndexError> {
+        self.many_searches.set(true);
         search::warm(&self.conn, &mut self.search_cache.borrow_mut())
     }
 
@@ -304,6 +310,7 @@ impl Index {
         search::search(
             &self.conn,
             &db::text_path(&self.path),
+            self.many_searches.get(),
             &mut self.search_cache.borrow_mut(),
             query,
             None,
@@ -325,6 +332,7 @@ impl Index {
         search::search(
             &self.conn,
             &db::text_path(&self.path),
+            self.many_searches.get(),
             &mut self.search_cache.borrow_mut(),
             query,
             Some(within),

@@ -279,8 +279,8 @@ impl SearchCache {
         Ok(hit)
     }
 
-    fn text(&mut self, path: &std::path::Path) -> &Text {
-        self.text.get_or_insert_with(|| Text::open(path))
+    fn text(&mut self, path: &std::path::Path, map: bool) -> &Text {
+        self.text.get_or_insert_with(|| Text::open(path, map))
     }
 
     fn in_tails(&self, needle: &str) -> impl Iterator<Item = u32> + '_ {
@@ -340,27 +340,30 @@ fn lookup(
 /// Posting lists closer than this are read together.
 const READ_GAP: usize = 16 << 10;
 
-/// The index's text file, opened for one search.
+/// The index's text file, as searches read it.
 enum Text {
-    /// Read in place: copying each session's text out of the file cost as
-    /// much as searching it. The map is kept with the cache (faulting its
-    /// pages in again for every search cost ~20 ms a keystroke here) and
-    /// dropped when the index changes; its pages are the page cache's, but
-    /// they count in arbor's resident set meanwhile.
+    /// Read in place, for a long-lived searcher (the picker): copying each
+    /// session's text out of the file cost as much as searching it. The map
+    /// is kept with the cache (faulting its pages in again for every search
+    /// cost ~20 ms a keystroke here) and dropped when the index changes; its
+    /// pages are the page cache's, but they count in arbor's resident set.
     #[cfg(unix)]
     Mapped(memmap2::Mmap),
-    /// Elsewhere a mapped file cannot be renamed over (compaction).
-    #[cfg(not(unix))]
+    /// Read span by span: one-shot searches (`arbor list --query`), and
+    /// platforms where a mapped file cannot be renamed over (compaction).
     Read(std::fs::File),
     /// No text was ever stored (then no chunk refers to it).
     Missing,
 }
 
 impl Text {
-    fn open(path: &std::path::Path) -> Text {
+    fn open(path: &std::path::Path, map: bool) -> Text {
         let Ok(f) = std::fs::File::open(path) else {
             return Text::Missing;
         };
+        if !map {
+            return Text::Read(f);
+        }
         #[cfg(unix)]
         {
             if f.metadata().map_or(0, |m| m.len()) == 0 {
@@ -393,18 +396,15 @@ fn body<'t>(
     buf: &'t mut Vec<u8>,
 ) -> Option<&'t [u8]> {
     #[cfg(unix)]
-    let mapped = |&(off, len): &(u64, usize)| match text {
-        Text::Mapped(m) => {
-            let off = usize::try_from(off).ok()?;
-            m.get(off..off.checked_add(len)?)
-        }
-        Text::Missing => None,
+    let in_map = |m: &'t memmap2::Mmap, &(off, len): &(u64, usize)| {
+        let off = usize::try_from(off).ok()?;
+        m.get(off..off.checked_add(len)?)
     };
-    match (spans, tail) {
-        ([], None) => return Some(&[]),
-        ([], Some(t)) => return Some(t.as_bytes()),
+    match (spans, tail, text) {
+        ([], None, _) => return Some(&[]),
+        ([], Some(t), _) => return Some(t.as_bytes()),
         #[cfg(unix)]
-        ([one], None) => return mapped(one),
+        ([one], None, Text::Mapped(m)) => return in_map(m, one),
         _ => {}
     }
     buf.clear();
@@ -412,15 +412,15 @@ fn body<'t>(
         if !buf.is_empty() {
             buf.push(b' ');
         }
-        #[cfg(unix)]
-        buf.extend_from_slice(mapped(span)?);
-        #[cfg(not(unix))]
-        {
-            let Text::Read(f) = text else {
-                return None;
-            };
-            let v = super::db::read_at(f, span.0, span.1).ok()?;
-            buf.extend_from_slice(&v);
+        match text {
+            #[cfg(unix)]
+            Text::Mapped(m) => buf.extend_from_slice(in_map(m, span)?),
+            Text::Read(f) => {
+                let at = buf.len();
+                buf.resize(at + span.1, 0);
+                read_exact_at(f, &mut buf[at..], span.0).ok()?;
+            }
+            Text::Missing => return None,
         }
     }
     if let Some(t) = tail {
@@ -430,6 +430,20 @@ fn body<'t>(
         buf.extend_from_slice(t.as_bytes());
     }
     Some(buf)
+}
+
+fn read_exact_at(f: &std::fs::File, buf: &mut [u8], off: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        f.read_exact_at(buf, off)
+    }
+    #[cfg(not(unix))]
+    {
+        let v = super::db::read_at(f, off, buf.len())?;
+        buf.copy_from_slice(&v);
+        Ok(())
+    }
 }
 
 /// Literals one of which every match of `r` starts with (lowercased, as
@@ -535,9 +549,11 @@ pub fn warm(conn: &Connection, cache: &mut Option<SearchCache>) -> Result<(), In
 /// is no longer wanted (a newer query was typed).
 pub type Cancel<'a> = &'a (dyn Fn() -> bool + Sync);
 
+/// `map_text`: the caller will search many times (see [`Text::Mapped`]).
 pub fn search(
     conn: &Connection,
     text_path: &std::path::Path,
+    map_text: bool,
     cache: &mut Option<SearchCache>,
     query: &Query,
     within: Option<&HashSet<PathBuf>>,
@@ -579,6 +595,7 @@ pub fn search(
                 let h = Arc::new(term_hits(
                     conn,
                     text_path,
+                    map_text,
                     cache,
                     t,
                     allowed.as_ref(),
@@ -613,6 +630,7 @@ pub fn search(
 fn term_hits(
     conn: &Connection,
     text_path: &std::path::Path,
+    map_text: bool,
     cache: &mut SearchCache,
     t: &Term,
     allowed: Option<&IdSet>,
@@ -681,7 +699,7 @@ fn term_hits(
         }
     };
     cache.spans(conn)?;
-    cache.text(text_path);
+    cache.text(text_path, map_text);
     let cache = &*cache;
     let keys = &cache.files.keys;
     let mut to_read: Vec<u32> = match cands {
