@@ -72,7 +72,12 @@ fn pty_run(root: &Path) -> (f64, f64, f64) {
     cmd.env("TERM", "xterm-256color");
     cmd.env("NO_COLOR", "1");
     if let Some(c) = std::env::var_os("ARBOR_CACHE_DIR") {
-        cmd.env("ARBOR_CACHE_DIR", c);
+        // The child starts elsewhere: a relative path would name another
+        // (empty) cache.
+        cmd.env(
+            "ARBOR_CACHE_DIR",
+            std::path::absolute(&c).unwrap_or(c.into()),
+        );
     }
     let start = Instant::now();
     let mut child = pair.slave.spawn_command(cmd).unwrap();
@@ -131,7 +136,8 @@ fn main() {
     // ARBOR_BENCH_STORE=DIR measures another store (e.g. a stress store
     // from bench/compare.sh) instead of the realistic corpus.
     let root = match std::env::var_os("ARBOR_BENCH_STORE") {
-        Some(dir) => PathBuf::from(dir),
+        // Absolute: the binary under test runs in another directory.
+        Some(dir) => std::path::absolute(&dir).unwrap_or(dir.into()),
         None => corpus(n),
     };
     let bytes: u64 = walk_bytes(&root);
