@@ -295,7 +295,12 @@ impl Index {
     /// it (the picker's search worker calls this when it starts). From then
     /// on stored text is read through a map kept between searches.
     pub fn warm_search(&self) -> Result<(), IndexError> {
-        self.many_searches.set(true);
+        if !self.many_searches.replace(true) {
+            // A search before this one opened the text file to read spans.
+            if let Some(c) = self.search_cache.borrow_mut().as_mut() {
+                c.forget_text();
+            }
+        }
         search::warm(&self.conn, &mut self.search_cache.borrow_mut())
     }
 

@@ -279,6 +279,12 @@ impl SearchCache {
         Ok(hit)
     }
 
+    /// Drops the opened text file, so the next search opens it again (the
+    /// way a long-lived searcher reads it).
+    pub fn forget_text(&mut self) {
+        self.text = None;
+    }
+
     fn text(&mut self, path: &std::path::Path, map: bool) -> &Text {
         self.text.get_or_insert_with(|| Text::open(path, map))
     }
@@ -351,7 +357,7 @@ enum Text {
     Mapped(memmap2::Mmap),
     /// Read span by span: one-shot searches (`arbor list --query`), and
     /// platforms where a mapped file cannot be renamed over (compaction).
-    Read(std::fs::File),
+    Read(std::fs::File, u64),
     /// No text was ever stored (then no chunk refers to it).
     Missing,
 }
@@ -361,12 +367,13 @@ impl Text {
         let Ok(f) = std::fs::File::open(path) else {
             return Text::Missing;
         };
+        let len = f.metadata().map_or(0, |m| m.len());
         if !map {
-            return Text::Read(f);
+            return Text::Read(f, len);
         }
         #[cfg(unix)]
         {
-            if f.metadata().map_or(0, |m| m.len()) == 0 {
+            if len == 0 {
                 return Text::Missing;
             }
             // SAFETY: a map is only sound while nobody shrinks the file
@@ -381,7 +388,7 @@ impl Text {
             }
         }
         #[cfg(not(unix))]
-        Text::Read(f)
+        Text::Read(f, len)
     }
 }
 
@@ -415,10 +422,15 @@ fn body<'t>(
         match text {
             #[cfg(unix)]
             Text::Mapped(m) => buf.extend_from_slice(in_map(m, span)?),
-            Text::Read(f) => {
+            Text::Read(f, file_len) => {
+                // A damaged length must be an error, not a huge allocation.
+                let (off, len) = (span.0, span.1);
+                if off.checked_add(len as u64)? > *file_len {
+                    return None;
+                }
                 let at = buf.len();
-                buf.resize(at + span.1, 0);
-                read_exact_at(f, &mut buf[at..], span.0).ok()?;
+                buf.resize(at + len, 0);
+                read_exact_at(f, &mut buf[at..], off).ok()?;
             }
             Text::Missing => return None,
         }
@@ -432,14 +444,31 @@ fn body<'t>(
     Some(buf)
 }
 
+/// Reads at an offset without moving a shared position: searches read
+/// one file from several threads.
 fn read_exact_at(f: &std::fs::File, buf: &mut [u8], off: u64) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileExt;
         f.read_exact_at(buf, off)
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
     {
+        use std::os::windows::fs::FileExt;
+        let mut done = 0;
+        while done < buf.len() {
+            match f.seek_read(&mut buf[done..], off + done as u64)? {
+                0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                n => done += n,
+            }
+        }
+        Ok(())
+    }
+    #[cfg(not(any(unix, windows)))]
+    {
+        // No positioned read here: one reader at a time.
+        static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
         let v = super::db::read_at(f, off, buf.len())?;
         buf.copy_from_slice(&v);
         Ok(())
