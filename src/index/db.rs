@@ -245,19 +245,40 @@ pub fn get_meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>
 /// Reads `len` bytes at `off`.
 pub fn read_at(f: &std::fs::File, off: u64, len: usize) -> std::io::Result<Vec<u8>> {
     let mut v = vec![0u8; len];
+    read_exact_at(f, &mut v, off)?;
+    Ok(v)
+}
+
+/// Fills `buf` from `off` without moving a shared file position: searches
+/// read one file from several threads.
+pub fn read_exact_at(f: &std::fs::File, buf: &mut [u8], off: u64) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileExt;
-        f.read_exact_at(&mut v, off)?;
+        f.read_exact_at(buf, off)
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::FileExt;
+        let mut done = 0;
+        while done < buf.len() {
+            match f.seek_read(&mut buf[done..], off + done as u64)? {
+                0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                n => done += n,
+            }
+        }
+        Ok(())
+    }
+    #[cfg(not(any(unix, windows)))]
     {
         use std::io::{Read, Seek, SeekFrom};
+        // No positioned read here: one reader at a time.
+        static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
         let mut f = f;
         f.seek(SeekFrom::Start(off))?;
-        f.read_exact(&mut v)?;
+        f.read_exact(buf)
     }
-    Ok(v)
 }
 
 /// Writes all of `b` at `off`.

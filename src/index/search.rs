@@ -430,7 +430,7 @@ fn body<'t>(
                 }
                 let at = buf.len();
                 buf.resize(at + len, 0);
-                read_exact_at(f, &mut buf[at..], off).ok()?;
+                super::db::read_exact_at(f, &mut buf[at..], off).ok()?;
             }
             Text::Missing => return None,
         }
@@ -442,37 +442,6 @@ fn body<'t>(
         buf.extend_from_slice(t.as_bytes());
     }
     Some(buf)
-}
-
-/// Reads at an offset without moving a shared position: searches read
-/// one file from several threads.
-fn read_exact_at(f: &std::fs::File, buf: &mut [u8], off: u64) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileExt;
-        f.read_exact_at(buf, off)
-    }
-    #[cfg(windows)]
-    {
-        use std::os::windows::fs::FileExt;
-        let mut done = 0;
-        while done < buf.len() {
-            match f.seek_read(&mut buf[done..], off + done as u64)? {
-                0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-                n => done += n,
-            }
-        }
-        Ok(())
-    }
-    #[cfg(not(any(unix, windows)))]
-    {
-        // No positioned read here: one reader at a time.
-        static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
-        let v = super::db::read_at(f, off, buf.len())?;
-        buf.copy_from_slice(&v);
-        Ok(())
-    }
 }
 
 /// Literals one of which every match of `r` starts with (lowercased, as

@@ -309,28 +309,19 @@ impl<'a> Skim<'a> {
                 }
                 p += len as usize;
             }
-            // The last bytes of the line: sixteen at a time, escape by escape.
-            while p + 16 <= b.len() {
+        }
+        // The last bytes of the line: escape by escape, skipping sixteen
+        // plain bytes at a time where there are sixteen.
+        while p < b.len() {
+            #[cfg(target_arch = "x86_64")]
+            if p + 16 <= b.len() {
                 let mask = classify16(b, p);
                 if mask == 0 {
                     p += 16;
                     continue;
                 }
-                let q = p + mask.trailing_zeros() as usize;
-                match b[q] {
-                    b'"' => {
-                        self.i = q + 1;
-                        return Some(escaped);
-                    }
-                    b'\\' => {
-                        escaped = true;
-                        p = q + escape_len(b, q)?;
-                    }
-                    _ => return None, // a raw control character
-                }
+                p += mask.trailing_zeros() as usize;
             }
-        }
-        while p < b.len() {
             match b[p] {
                 b'"' => {
                     self.i = p + 1;
