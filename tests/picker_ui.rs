@@ -488,3 +488,159 @@ fn up_down_clamp_and_page() {
         Some(app.picker.visible.len() - 1)
     );
 }
+
+fn key_with(app: &mut App, code: KeyCode, mods: KeyModifiers) -> Vec<Effect> {
+    drive(app, AppEvent::Key(KeyEvent::new(code, mods)))
+}
+
+/// The screen with a `^` under the terminal cursor.
+fn screen_cursor(app: &App, root: &Path) -> String {
+    let mut t = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
+    t.draw(|f| arbor::ui::picker::render(f, app, &Theme::plain()))
+        .unwrap();
+    common::screen_with_cursor(t.backend()).replace(&root.display().to_string(), "[store]")
+}
+
+/// The raw text of each search asked for.
+fn searched(fx: &[Effect]) -> Vec<String> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::Search { query, .. } => Some(query.raw.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_query_is_edited_at_its_cursor() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    app.width = 80;
+    key(&mut app, KeyCode::Tab);
+    typ(&mut app, "fix test");
+    // ← moves the cursor; a move searches nothing.
+    for _ in 0..4 {
+        assert!(key(&mut app, KeyCode::Left).is_empty());
+    }
+    assert_eq!(app.picker.query.cursor(), 4);
+    let mut fxs = Vec::new();
+    for c in "auth ".chars() {
+        fxs.extend(key(&mut app, KeyCode::Char(c)));
+    }
+    assert_eq!(app.picker.query, "fix auth test");
+    assert_eq!(app.picker.query.cursor(), 9);
+    assert_eq!(
+        searched(&fxs).last().map(String::as_str),
+        Some("fix auth test")
+    );
+    let s = screen_cursor(&app, &fx.root);
+    assert!(s.contains("> fix auth test\n           ^\n"), "{s}");
+    insta::assert_snapshot!("query_cursor_mid_text", s);
+
+    // Home/End stay the list's; Ctrl+A/E move the cursor.
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Home);
+    assert_eq!(app.picker.selected_pos(), Some(0));
+    assert_eq!(app.picker.query.cursor(), 9);
+    assert!(ctrl(&mut app, 'a').is_empty());
+    assert_eq!(app.picker.query.cursor(), 0);
+    ctrl(&mut app, 'e');
+    assert_eq!(app.picker.query.cursor(), 13);
+    // Ctrl+→/← (and Alt+B/F) by a word.
+    key_with(&mut app, KeyCode::Left, KeyModifiers::CONTROL);
+    assert_eq!(app.picker.query.cursor(), 9);
+    key_with(&mut app, KeyCode::Char('b'), KeyModifiers::ALT);
+    assert_eq!(app.picker.query.cursor(), 4);
+    key_with(&mut app, KeyCode::Char('f'), KeyModifiers::ALT);
+    assert_eq!(app.picker.query.cursor(), 8);
+    key(&mut app, KeyCode::Right);
+    // Ctrl+W deletes the word before the cursor, and searches again.
+    let fxs = ctrl(&mut app, 'w');
+    assert_eq!(app.picker.query, "fix test");
+    assert_eq!(searched(&fxs), vec!["fix test".to_string()]);
+    // Delete, Ctrl+K, Ctrl+U.
+    key(&mut app, KeyCode::Delete);
+    assert_eq!(app.picker.query, "fix est");
+    ctrl(&mut app, 'k');
+    assert_eq!(app.picker.query, "fix ");
+    key(&mut app, KeyCode::Left);
+    ctrl(&mut app, 'u');
+    assert_eq!(app.picker.query, " ");
+    assert_eq!(app.picker.query.cursor(), 0);
+    // Ctrl+Backspace on a non-empty query deletes a word, not the session.
+    ctrl(&mut app, 'e');
+    typ(&mut app, "auth");
+    let fxs = key_with(&mut app, KeyCode::Backspace, KeyModifiers::CONTROL);
+    assert_eq!(app.picker.query, " ");
+    assert_eq!(app.picker.dialog, Dialog::None);
+    assert!(searched(&fxs).is_empty(), "a blank query searches nothing");
+}
+
+#[test]
+fn the_rename_field_has_a_cursor() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    app.width = 80;
+    let path = app.picker.selected.clone().unwrap();
+    ctrl(&mut app, 'r');
+    ctrl(&mut app, 'u');
+    typ(&mut app, "auth fixed");
+    // In the prompt Home/End are the field's.
+    key(&mut app, KeyCode::Home);
+    typ(&mut app, "The ");
+    key(&mut app, KeyCode::End);
+    typ(&mut app, "!");
+    key_with(&mut app, KeyCode::Left, KeyModifiers::CONTROL);
+    key(&mut app, KeyCode::Left);
+    let Dialog::Rename { input, .. } = &app.picker.dialog else {
+        panic!("rename panel")
+    };
+    assert_eq!(input, "The auth fixed!");
+    assert_eq!(input.cursor(), 8);
+    // The query keeps its own (empty) text meanwhile.
+    assert_eq!(app.picker.query, "");
+    let s = screen_cursor(&app, &fx.root);
+    assert!(
+        s.contains("Rename: The auth fixed!  enter save · esc cancel\n                ^\n"),
+        "{s}"
+    );
+    insta::assert_snapshot!("rename_cursor_mid_text", s);
+    assert_eq!(
+        key(&mut app, KeyCode::Enter),
+        vec![Effect::Rename {
+            path,
+            name: "The auth fixed!".into()
+        }]
+    );
+}
+
+#[test]
+fn a_wide_query_scrolls_and_the_cursor_sits_on_its_cell() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    app.width = 24;
+    app.height = 8;
+    // 11 wide characters (22 cells) and 7 narrow ones: wider than the
+    // 22-cell field.
+    typ(&mut app, "日本語のセッション一覧 search");
+    let s = screen_cursor(&app, &fx.root);
+    // The end shows, with a cell for the cursor after it.
+    assert!(
+        s.contains("> セッション一覧 search\n                       ^\n"),
+        "{s}"
+    );
+    for _ in 0..8 {
+        key(&mut app, KeyCode::Left);
+    }
+    // The cursor sits on 覧 (two cells wide); the view has not moved.
+    let s = screen_cursor(&app, &fx.root);
+    assert!(
+        s.contains("> セッション一覧 search\n              ^\n"),
+        "{s}"
+    );
+    ctrl(&mut app, 'a');
+    // All that fits from the start: the space after 覧 would be cell 23.
+    let s = screen_cursor(&app, &fx.root);
+    assert!(s.contains("> 日本語のセッション一覧\n  ^\n"), "{s}");
+    insta::assert_snapshot!("query_wide_at_start", s);
+}

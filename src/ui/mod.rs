@@ -6,6 +6,7 @@
 //! results back as events. Widgets render from state.
 
 pub mod app;
+pub mod input;
 pub mod picker;
 pub mod runtime;
 pub mod text;

@@ -209,3 +209,24 @@ pub fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
     }
     out
 }
+
+/// The screen as text with the terminal cursor shown: a `^` line under the
+/// cursor's row, at its column (wide characters count two columns, as they
+/// are drawn). Without a visible cursor, the screen alone.
+pub fn screen_with_cursor(backend: &ratatui::backend::TestBackend) -> String {
+    let text = buffer_text(backend.buffer());
+    if !backend.cursor_visible() {
+        return text;
+    }
+    let pos = backend.cursor_position();
+    let mut out = String::new();
+    for (y, line) in text.lines().enumerate() {
+        out.push_str(line);
+        out.push('\n');
+        if y == pos.y as usize {
+            out.push_str(&" ".repeat(pos.x as usize));
+            out.push_str("^\n");
+        }
+    }
+    out
+}

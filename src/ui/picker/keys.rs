@@ -9,6 +9,7 @@ use crossterm::event::{
 use super::state::{Dialog, PickerState, Scope, StatusKind, LIVE_WINDOW_MS};
 use crate::search::Query;
 use crate::ui::app::{App, AppEvent, Effect, Outcome};
+use crate::ui::input::{Edit, LineInput};
 
 pub fn update(app: &mut App, ev: AppEvent) -> Vec<Effect> {
     let before = app.picker.selected.clone();
@@ -88,7 +89,7 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
         Dialog::Rename { path, input } => {
             match k.code {
                 KeyCode::Enter => {
-                    let name = input.trim().to_string();
+                    let name = input.text().trim().to_string();
                     let path = path.clone();
                     p.dialog = Dialog::None;
                     if name.is_empty() {
@@ -100,12 +101,9 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
                 }
                 KeyCode::Esc => return cancel(p),
                 KeyCode::Char('c') if ctrl(&k) => return cancel(p),
-                KeyCode::Char('u') if ctrl(&k) => input.clear(),
-                KeyCode::Backspace => {
-                    input.pop();
+                _ => {
+                    input.handle_key(&k);
                 }
-                KeyCode::Char(c) if !ctrl(&k) && !alt(&k) => input.push(c),
-                _ => {}
             }
             return Vec::new();
         }
@@ -178,7 +176,7 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
         }
         KeyCode::Char('r') if ctrl(&k) => {
             if let Some(r) = p.selected_row() {
-                let input = r.info.display_name().unwrap_or("").to_string();
+                let input = LineInput::new(r.info.display_name().unwrap_or(""));
                 p.dialog = Dialog::Rename {
                     path: r.info.path.clone(),
                     input,
@@ -207,22 +205,14 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
         KeyCode::PageDown => p.move_by(p.page as isize),
         KeyCode::Home => p.select_pos(0),
         KeyCode::End => p.select_pos(p.visible.len().saturating_sub(1)),
-        KeyCode::Char('u') if ctrl(&k) => return set_query(p, String::new()),
-        KeyCode::Char('w') if ctrl(&k) => return set_query(p, without_last_word(&p.query)),
-        KeyCode::Backspace if ctrl(&k) || alt(&k) => {
-            return set_query(p, without_last_word(&p.query))
+        // Everything else edits the query (Home/End stay the list's:
+        // Ctrl+A/E go to the query's start and end).
+        _ => {
+            let before = p.query.text().to_string();
+            if p.query.handle_key(&k) == Edit::Changed {
+                return query_edited(p, &before);
+            }
         }
-        KeyCode::Backspace => {
-            let mut q = p.query.clone();
-            q.pop();
-            return set_query(p, q);
-        }
-        KeyCode::Char(c) if !ctrl(&k) && !alt(&k) => {
-            let mut q = p.query.clone();
-            q.push(c);
-            return set_query(p, q);
-        }
-        _ => {}
     }
     Vec::new()
 }
@@ -255,14 +245,6 @@ fn cancel(p: &mut PickerState) -> Vec<Effect> {
     Vec::new()
 }
 
-fn without_last_word(q: &str) -> String {
-    let t = q.trim_end();
-    match t.rfind(char::is_whitespace) {
-        Some(i) => t[..=i].to_string(),
-        None => String::new(),
-    }
-}
-
 fn last_change_ms(info: &crate::session::info::SessionInfo) -> i64 {
     info.file_mtime_ms.max(info.modified_ms)
 }
@@ -278,13 +260,13 @@ fn ask_delete(p: &mut PickerState) -> Vec<Effect> {
     Vec::new()
 }
 
-/// Changes the query and asks for a search of every row.
-pub fn set_query(p: &mut PickerState, q: String) -> Vec<Effect> {
-    if q == p.query {
+/// After an edit of the query: a search of every row when its text changed
+/// (moving the cursor changes nothing).
+fn query_edited(p: &mut PickerState, before: &str) -> Vec<Effect> {
+    if p.query.text() == before {
         return Vec::new();
     }
-    p.query = q;
-    p.parsed = Query::parse(&p.query);
+    p.parsed = Query::parse(p.query.text());
     p.search_gen += 1;
     p.select_first_on_results = true;
     if p.parsed.terms.is_empty() {

@@ -128,7 +128,7 @@ pub enum Dialog {
     },
     Rename {
         path: PathBuf,
-        input: String,
+        input: crate::ui::input::LineInput,
     },
     Help,
 }
@@ -168,7 +168,8 @@ pub struct PickerState {
     pub show_internal: bool,
     /// `None`: automatic (on when the terminal is wide enough).
     pub preview_on: Option<bool>,
-    pub query: String,
+    /// The query being typed (the text and its cursor).
+    pub query: crate::ui::input::LineInput,
     pub parsed: Query,
     /// Scores for `scored_query` by row (None until the first result
     /// arrives): `rows[i]` has `scores[i]`, `None` when it does not match.
@@ -213,7 +214,7 @@ impl PickerState {
             show_paths: false,
             show_internal: false,
             preview_on: None,
-            query: String::new(),
+            query: crate::ui::input::LineInput::default(),
             parsed: Query::default(),
             scores: None,
             scored_query: String::new(),

@@ -119,10 +119,11 @@ fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             ..area
         },
     );
+    // The field's text is clean by construction (see `ui::input::clean`).
+    let (shown, col) = p.query.view((area.width as usize).saturating_sub(2));
     let mut q = vec![
         Span::styled("> ", theme.accent()),
-        Span::raw(sanitize_line(&p.query)),
-        Span::styled("▏", theme.accent()),
+        Span::raw(shown.to_string()),
     ];
     if let Some(err) = p.parsed.error() {
         q.push(Span::styled(
@@ -138,6 +139,11 @@ fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             ..area
         },
     );
+    // The terminal's own cursor, where typing goes (and where an input
+    // method composes); none while a question or the help is up.
+    if p.dialog == Dialog::None {
+        f.set_cursor_position((area.x + 2 + col as u16, area.y + 2));
+    }
 }
 
 fn empty_text(p: &PickerState) -> &'static str {
@@ -438,12 +444,16 @@ fn render_footer(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             ),
             Span::raw("enter delete forever · esc keep"),
         ]),
-        (Dialog::Rename { input, .. }, _) => Line::from(vec![
-            Span::styled("Rename: ", theme.accent()),
-            Span::raw(sanitize_line(input)),
-            Span::styled("▏", theme.accent()),
-            Span::styled("  enter save · esc cancel", theme.dim()),
-        ]),
+        (Dialog::Rename { input, .. }, _) => {
+            let (line, col) = crate::ui::input::prompt(
+                input,
+                Span::styled("Rename: ", theme.accent()),
+                Span::styled("  enter save · esc cancel", theme.dim()),
+                area.width,
+            );
+            f.set_cursor_position((area.x + col, y));
+            line
+        }
         (_, Some(s)) => Line::from(Span::styled(
             sanitize_line(&s.text),
             match s.kind {
@@ -507,7 +517,14 @@ pub const HELP: &[(&str, &str)] = &[
     ("ctrl+t", "open the session's branch tree"),
     ("alt+i", "show internal workflow sessions"),
     ("F2", "preview pane on/off"),
-    ("ctrl+u / ctrl+w", "clear the query / delete a word"),
+    (
+        "←/→ ctrl+←/→",
+        "move in the query, by word; ctrl+a/e to its start/end",
+    ),
+    (
+        "ctrl+w/u/k",
+        "delete the word before / to the start / to the end",
+    ),
     ("F1 or ?", "this help (? when the query is empty)"),
     ("esc / ctrl+c", "close"),
 ];
