@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use common::{arbor, demo_store, run, run_ok, shared_dir};
+use common::{arbor, copy_dir, demo_store, run, run_ok, shared_dir};
 
 const WEBAPP: &str = "--home-demo-projects-webapp--";
 /// The demo session with a fork, labels (set, cleared, re-set) and a name.
@@ -555,4 +555,183 @@ fn complete_last_line_without_newline_gets_one() {
         "the old last line is the parent"
     );
     assert_eq!(show_json(&f)["name"], "glued?");
+}
+
+/// The members of one JSON object line, as their exact text (the last of a
+/// duplicated key, as readers take it).
+fn member_texts(line: &str) -> std::collections::BTreeMap<String, String> {
+    let raw: std::collections::BTreeMap<String, &serde_json::value::RawValue> =
+        serde_json::from_str(line.trim_start_matches('\u{feff}'))
+            .unwrap_or_else(|e| panic!("{e}: {line}"));
+    raw.into_iter()
+        .map(|(k, v)| (k, v.get().to_string()))
+        .collect()
+}
+
+/// Sets a file's mtime (and atime) to a fixed time in the past.
+fn backdate(path: &Path, secs: u64) -> std::time::SystemTime {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+    let f = std::fs::File::options().write(true).open(path).unwrap();
+    f.set_times(std::fs::FileTimes::new().set_modified(t).set_accessed(t))
+        .unwrap();
+    t
+}
+
+/// Issue #10.5: the v1/v2 → v3 rewrite changes only what migration means
+/// (the header's `version`, entry `id`/`parentId`, compaction pointers, the
+/// `hookMessage` role); every other value keeps its exact JSON text
+/// (`0.00010439999999999999` is not reprinted as `0.0001044`, `\/` stays),
+/// lines the reader skips stay, and `FILE.bak` is the original's bytes with
+/// its mtime. Run on the real pi files and on every v1/v2 file of the
+/// conformance corpus.
+#[test]
+fn migration_changes_only_what_migration_means() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    copy_dir(&shared_dir().join("conformance/corpus"), &root);
+    let real = root.join("--real--");
+    std::fs::create_dir_all(&real).unwrap();
+    for name in ["large-session.jsonl", "before-compaction.jsonl"] {
+        std::fs::copy(shared_dir().join("realdata").join(name), real.join(name)).unwrap();
+    }
+    // A v1 file with the texts a reprint changes: a float whose shortest
+    // form differs, escapes, an exponent, a legacy compaction, a hook message,
+    // a line that is not JSON and a blank line.
+    let hand = real.join("hand.jsonl");
+    std::fs::write(
+        &hand,
+        concat!(
+            "{\"type\":\"session\",\"id\":\"aaaaaaaa-0000-4000-8000-000000000001\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"\\/tmp\\/x\",\"n\":1E2}\n",
+            "{\"type\":\"message\",\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"caf\\u00e9 \\/\"}}\n",
+            "not json at all\n",
+            "\n",
+            "{\"type\":\"message\",\"timestamp\":\"2025-01-01T00:00:02.000Z\",\"message\":{\"role\":\"hookMessage\",\"content\":\"h\",\"usage\":{\"cost\":{\"total\":0.00010439999999999999,\"input\":1.0e-5}}}}\n",
+            "{\"type\":\"compaction\",\"timestamp\":\"2025-01-01T00:00:03.000Z\",\"summary\":\"s\",\"firstKeptEntryIndex\":2,\"tokensBefore\":12345}\n",
+        ),
+    )
+    .unwrap();
+
+    let mut files = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let ft = std::fs::symlink_metadata(&p).unwrap().file_type();
+            if ft.is_dir() {
+                stack.push(p);
+            } else if ft.is_file() && p.extension().is_some_and(|x| x == "jsonl") {
+                if let Ok(s) = arbor::session::read_session(&p) {
+                    if s.needs_migration() {
+                        files.push(p);
+                    }
+                }
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() >= 6, "v1/v2 files found: {files:?}");
+
+    let allowed_new = ["version", "id", "parentId", "firstKeptEntryId"];
+    for (n, f) in files.iter().enumerate() {
+        let mtime = backdate(f, 1_000_000_000 + n as u64 * 1000);
+        let original = std::fs::read(f).unwrap();
+        let before = arbor::session::read_session(f).unwrap();
+
+        run_ok(arbor().arg("rename").arg(f).args(["migrated", "--migrate"]));
+
+        let bak = PathBuf::from(format!("{}.bak", f.display()));
+        assert_eq!(std::fs::read(&bak).unwrap(), original, "{}", bak.display());
+        assert_eq!(
+            std::fs::metadata(&bak).unwrap().modified().unwrap(),
+            mtime,
+            "{}: the .bak keeps the original mtime",
+            bak.display()
+        );
+
+        let new_bytes = std::fs::read(f).unwrap();
+        let old_text = String::from_utf8_lossy(&original);
+        let new_text = String::from_utf8_lossy(&new_bytes);
+        let old_lines: Vec<&str> = old_text.split_inclusive('\n').collect();
+        let new_lines: Vec<&str> = new_text.split_inclusive('\n').collect();
+        assert_eq!(
+            new_lines.len(),
+            old_lines.len() + 1,
+            "{}: every line kept, plus the rename",
+            f.display()
+        );
+        let mut objects = 0;
+        for (i, (o, w)) in old_lines.iter().zip(&new_lines).enumerate() {
+            let what = format!("{} line {}", f.display(), i + 1);
+            let parsed = arbor::session::reader::parse_object(o.as_bytes(), &mut false);
+            if parsed.is_none() {
+                assert_eq!(o, w, "{what}: a skipped line stays as written");
+                continue;
+            }
+            objects += 1;
+            assert_eq!(o.ends_with('\n'), w.ends_with('\n'), "{what}");
+            let (om, nm) = (member_texts(o), member_texts(w));
+            for (k, ov) in &om {
+                match nm.get(k) {
+                    Some(nv) if k == "message" && ov != nv => {
+                        // Only the role may change inside a message.
+                        let (mut oi, mut ni) = (member_texts(ov), member_texts(nv));
+                        let roles = (oi.remove("role"), ni.remove("role"));
+                        assert_eq!(oi, ni, "{what}: message members");
+                        assert_eq!(
+                            (roles.0.as_deref(), roles.1.as_deref()),
+                            (Some("\"hookMessage\""), Some("\"custom\"")),
+                            "{what}"
+                        );
+                    }
+                    Some(nv) if allowed_new.contains(&k.as_str()) => {
+                        let _ = nv;
+                    }
+                    Some(nv) => assert_eq!(ov, nv, "{what}: member {k}"),
+                    None => assert_eq!(k, "firstKeptEntryIndex", "{what}: {k} dropped"),
+                }
+            }
+            for k in nm.keys() {
+                assert!(
+                    om.contains_key(k) || allowed_new.contains(&k.as_str()),
+                    "{what}: {k} added"
+                );
+            }
+        }
+        assert!(objects > 0);
+
+        // And the rewritten file means what the original meant.
+        let after = arbor::session::read_session(f).unwrap();
+        assert_eq!(after.file_version, 3);
+        let mut header = before.header.raw.clone();
+        header.insert("version".into(), 3.into());
+        assert_eq!(after.header.raw, header, "{}", f.display());
+        let raws = |s: &arbor::session::Session| -> Vec<Map<String, Value>> {
+            s.entries.iter().map(|e| e.raw.clone()).collect()
+        };
+        let after_raws = raws(&after);
+        assert_eq!(
+            &after_raws[..after_raws.len() - 1],
+            &raws(&before)[..],
+            "{}",
+            f.display()
+        );
+    }
+
+    // The hand-made file, whole.
+    let got = std::fs::read_to_string(&hand).unwrap();
+    let got: Vec<&str> = got.lines().collect();
+    assert_eq!(
+        got[0],
+        "{\"type\":\"session\",\"id\":\"aaaaaaaa-0000-4000-8000-000000000001\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"\\/tmp\\/x\",\"n\":1E2,\"version\":3}"
+    );
+    assert!(got[1].starts_with("{\"type\":\"message\",\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"caf\\u00e9 \\/\"},\"id\":\""));
+    assert_eq!(got[2], "not json at all");
+    assert_eq!(got[3], "");
+    assert!(got[4].contains(
+        "\"message\":{\"role\":\"custom\",\"content\":\"h\",\"usage\":{\"cost\":{\"total\":0.00010439999999999999,\"input\":1.0e-5}}}"
+    ));
+    assert!(got[5].starts_with(
+        "{\"type\":\"compaction\",\"timestamp\":\"2025-01-01T00:00:03.000Z\",\"summary\":\"s\",\"tokensBefore\":12345,\"id\":\""
+    ));
+    assert!(got[5].contains("\"firstKeptEntryId\":\""));
 }

@@ -10,6 +10,7 @@ pub mod info;
 pub mod jsonscan;
 pub mod reader;
 pub mod render;
+pub mod splice;
 pub mod tree;
 pub mod types;
 pub mod view;

@@ -369,7 +369,7 @@ pub fn migrate_v1(session_id: &str, entries: &mut [Map<String, Value>]) {
                 if let Some(target) = target {
                     e.insert("firstKeptEntryId".into(), Value::String(target.clone()));
                 }
-                e.remove("firstKeptEntryIndex");
+                e.shift_remove("firstKeptEntryIndex");
             }
         }
     }

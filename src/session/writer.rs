@@ -465,26 +465,118 @@ pub fn fork(
 }
 
 /// Rewrites a v1/v2 file as v3 (atomically, keeping `<file>.bak`).
-/// Only called after the user agreed; skipped (malformed) lines stay in the .bak.
+/// Only called after the user agreed.
+///
+/// Only what the migration means changes (the header's `version`, entry ids
+/// and parent links, compaction pointers, the `hookMessage` role): each line
+/// is edited in place, so every other value keeps its exact text (numbers,
+/// escapes, key order, even invalid UTF-8), and lines the reader skips stay
+/// where they were. The `.bak` is the original's bytes with its mtime.
 pub fn migrate_file(path: &Path) -> Result<PathBuf, WriteError> {
-    let original = std::fs::read(path).map_err(io_err(path))?;
+    use super::reader::{lines, migrate_v1, migrate_v2};
+    use super::splice::splice_object_line;
+
+    let mut file = File::open(path).map_err(io_err(path))?;
+    let meta = file.metadata().map_err(io_err(path))?;
+    let mut original = Vec::new();
+    file.read_to_end(&mut original).map_err(io_err(path))?;
     let session = super::reader::parse_session(path, &original)?;
-    if let Some(e) = session.entries.iter().find(|e| is_trimmed(e)) {
+
+    // The same walk as the reader's: the first object is the header, every
+    // later object an entry, anything else is kept as it is.
+    enum Line<'a> {
+        Verbatim(&'a [u8]),
+        Object(&'a [u8], usize),
+    }
+    let mut layout = Vec::new();
+    let mut old: Vec<Map<String, Value>> = Vec::new();
+    let mut rest = &original[..];
+    for (line, newline) in lines(&original) {
+        let whole = &rest[..line.len() + usize::from(newline)];
+        rest = &rest[whole.len()..];
+        let blank = line.iter().all(u8::is_ascii_whitespace);
+        match (!blank).then(|| parse_object(line, &mut false)).flatten() {
+            Some(obj) => {
+                layout.push(Line::Object(whole, old.len()));
+                old.push(obj);
+            }
+            None => layout.push(Line::Verbatim(whole)),
+        }
+    }
+    if old.is_empty() {
         return Err(WriteError::Invalid(format!(
-            "entry {} nests JSON too deeply to rewrite without loss; not migrating",
-            e.id
+            "{} has no session header",
+            path.display()
         )));
     }
+    let mut new = old.clone();
+    new[0].insert("version".into(), 3.into());
+    if session.file_version < 2 {
+        migrate_v1(session.id(), &mut new[1..]);
+    }
+    if session.file_version < 3 {
+        migrate_v2(&mut new[1..]);
+    }
+
+    let mut bytes = Vec::with_capacity(original.len() + 48 * old.len());
+    for (n, l) in layout.iter().enumerate() {
+        match *l {
+            Line::Verbatim(text) => bytes.extend_from_slice(text),
+            Line::Object(text, i) => {
+                let (body, end) = match text.strip_suffix(b"\n") {
+                    Some(body) => (body, &b"\n"[..]),
+                    None => (text, &b""[..]),
+                };
+                let edited = splice_object_line(body, &old[i], &new[i]).map_err(|_| {
+                    WriteError::Invalid(format!(
+                        "line {} of {} cannot be rewritten without changing it; not migrating",
+                        n + 1,
+                        path.display()
+                    ))
+                })?;
+                bytes.extend_from_slice(&edited);
+                bytes.extend_from_slice(end);
+            }
+        }
+    }
+
     let bak = PathBuf::from(format!("{}.bak", path.display()));
-    std::fs::write(&bak, &original).map_err(io_err(&bak))?;
-    let mut header = session.header.raw.clone();
-    header.insert("version".into(), 3.into());
-    let mut lines = vec![Value::Object(header).to_string()];
-    lines.extend(session.entries.iter().map(entry_line));
-    let mut bytes = lines.join("\n");
-    bytes.push('\n');
-    write_atomic(path, bytes.as_bytes())?;
+    write_backup(&bak, &original, &meta)?;
+    write_atomic(path, &bytes)?;
     Ok(bak)
+}
+
+/// Writes the `.bak` atomically with the original's bytes, permissions and
+/// times (a backup dated today would hide when the session was last used).
+fn write_backup(bak: &Path, bytes: &[u8], meta: &std::fs::Metadata) -> Result<(), WriteError> {
+    let dir = bak.parent().unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(
+        ".{}.arbor-tmp-{}",
+        bak.file_name().and_then(|n| n.to_str()).unwrap_or("bak"),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.set_permissions(meta.permissions())?;
+        let mut times = std::fs::FileTimes::new();
+        if let Ok(t) = meta.modified() {
+            times = times.set_modified(t);
+        }
+        if let Ok(t) = meta.accessed() {
+            times = times.set_accessed(t);
+        }
+        f.set_times(times)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, bak)
+    })();
+    result.map_err(|source| {
+        let _ = std::fs::remove_file(&tmp);
+        WriteError::Io {
+            path: bak.to_path_buf(),
+            source,
+        }
+    })
 }
 
 /// Whether the reader cut a too-deep subtree out of this entry.
@@ -498,10 +590,6 @@ fn is_trimmed(e: &Entry) -> bool {
         }
     }
     e.raw.values().any(walk)
-}
-
-fn entry_line(e: &Entry) -> String {
-    Value::Object(e.raw.clone()).to_string()
 }
 
 #[cfg(test)]
