@@ -560,3 +560,121 @@ fn huge_line_at_full_size() {
         "the huge tool output survives: {longest}"
     );
 }
+
+/// Issue #11.3: a `*.jsonl` that is rename-swapped between a regular file
+/// and a FIFO while arbor reads the store. Opening a FIFO waits for a writer
+/// forever, so a scan that had seen a regular file in the listing used to
+/// hang when the swap came between the listing and the open (10 % of runs).
+/// Every reader now opens without blocking and checks the opened handle.
+/// 200 runs of `list --no-index`, `list`, `index` and `show`, each under a
+/// deadline, while a thread swaps the file as fast as it can.
+#[cfg(unix)]
+#[test]
+fn a_file_swapped_with_a_fifo_never_hangs() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("sessions");
+    let project = store.join("--tmp-swap--");
+    std::fs::create_dir_all(&project).unwrap();
+    let session = |id: &str| {
+        format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/tmp/swap\"}}\n\
+             {{\"type\":\"message\",\"id\":\"a1b2c3d4\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"hello {id}\"}}}}\n"
+        )
+    };
+    for i in 0..20 {
+        let id = format!("0199a000-0000-7000-8000-{i:012}");
+        std::fs::write(
+            project.join(format!("2025-01-01T00-00-00-000Z_{id}.jsonl")),
+            session(&id),
+        )
+        .unwrap();
+    }
+    let swap_id = "0199a000-0000-7000-8000-99999999aaaa";
+    let target = project.join(format!("2025-01-02T00-00-00-000Z_{swap_id}.jsonl"));
+    let reg = project.join("swap.reg");
+    let fifo = project.join("swap.fifo");
+    let tmp = project.join("swap.tmp");
+    std::fs::write(&reg, session(swap_id)).unwrap();
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    std::fs::hard_link(&reg, &target).unwrap();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicUsize::new(0));
+    let swapper = {
+        let (stop, swaps, target) = (stop.clone(), swaps.clone(), target.clone());
+        std::thread::spawn(move || {
+            // The target always exists: a new link to the other kind is
+            // renamed over it.
+            while !stop.load(Ordering::Relaxed) {
+                for src in [&fifo, &reg] {
+                    let _ = std::fs::remove_file(&tmp);
+                    if std::fs::hard_link(src, &tmp).is_ok()
+                        && std::fs::rename(&tmp, &target).is_ok()
+                    {
+                        swaps.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+        })
+    };
+
+    let cache = dir.path().join("cache");
+    let mut outcomes: HashMap<&str, (usize, usize)> = HashMap::new();
+    for run in 0..200 {
+        let mut cmd = arbor();
+        cmd.env("ARBOR_CACHE_DIR", &cache)
+            .arg("--store")
+            .arg(&store);
+        let what = match run % 4 {
+            0 => {
+                cmd.args(["list", "--all", "--json", "--no-index"]);
+                "list --no-index"
+            }
+            1 => {
+                cmd.args(["list", "--all", "--json"]);
+                "list"
+            }
+            2 => {
+                cmd.arg("index");
+                "index"
+            }
+            _ => {
+                cmd.arg("show").arg(&target);
+                "show"
+            }
+        };
+        let t = run_timeout(&mut cmd, LIMIT);
+        let err = t.stderr_text();
+        assert!(!err.contains("panicked"), "{what}: {err}");
+        let ok = match what {
+            "show" => check_outcome(what, &t),
+            _ => {
+                assert_eq!(t.status.code(), Some(0), "{what}: {err}");
+                // The swapped file is a row or a skipped path with a reason,
+                // never a silent gap.
+                let name = target.file_name().unwrap().to_str().unwrap();
+                let listed = t.stdout_text().contains(name);
+                assert!(
+                    what == "index" || listed || err.contains(name),
+                    "{what}: the swapped file vanished silently: {err}"
+                );
+                what == "index" || listed
+            }
+        };
+        let o = outcomes.entry(what).or_default();
+        if ok {
+            o.0 += 1;
+        } else {
+            o.1 += 1;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert!(swaps.load(Ordering::Relaxed) > 100, "the file was swapped");
+    eprintln!("outcomes (read, refused): {outcomes:?}");
+}

@@ -353,11 +353,7 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
             source,
         })
     };
-    let mut f = File::open(path).map_err(io)?;
-    let meta = f.metadata().map_err(io)?;
-    if meta.is_dir() {
-        return Err(problem(ReadError::IsDirectory { path: path.clone() }));
-    }
+    let (mut f, meta) = crate::session::open::open_session_file(path).map_err(problem)?;
     let stat = Stat::of(&meta);
     let mut start = 0u64;
     let mut scanner = None;

@@ -903,13 +903,7 @@ pub fn scan_info_with(path: &Path, text: bool) -> Result<SessionInfo, ReadError>
         path: path.to_path_buf(),
         source,
     };
-    let mut f = std::fs::File::open(path).map_err(io)?;
-    let meta = f.metadata().map_err(io)?;
-    if meta.is_dir() {
-        return Err(ReadError::IsDirectory {
-            path: path.to_path_buf(),
-        });
-    }
+    let (mut f, meta) = super::open::open_session_file(path)?;
     let mut s = InfoScanner::new(path, mtime_ms(&meta));
     if !text {
         s = s.without_text();

@@ -8,6 +8,7 @@ pub mod entry;
 pub mod ids;
 pub mod info;
 pub mod jsonscan;
+pub mod open;
 pub mod reader;
 pub mod render;
 pub mod splice;

@@ -19,6 +19,8 @@ pub enum ReadError {
     },
     #[error("{path} is a directory, not a session file")]
     IsDirectory { path: PathBuf },
+    #[error("{path} is {kind}")]
+    NotRegular { path: PathBuf, kind: &'static str },
     #[error("{path} is not a session file: {reason}")]
     NotASession { path: PathBuf, reason: &'static str },
 }
@@ -247,16 +249,10 @@ fn trim_deep(v: &mut Value, depth: usize, cut: &mut Vec<Value>) {
 
 /// Reads and migrates a session file.
 pub fn read_session(path: &Path) -> Result<Session, ReadError> {
-    let meta = std::fs::metadata(path).map_err(|source| ReadError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    if meta.is_dir() {
-        return Err(ReadError::IsDirectory {
-            path: path.to_path_buf(),
-        });
-    }
-    let buf = std::fs::read(path).map_err(|source| ReadError::Io {
+    use std::io::Read;
+    let (mut f, meta) = super::open::open_session_file(path)?;
+    let mut buf = Vec::with_capacity(meta.len() as usize);
+    f.read_to_end(&mut buf).map_err(|source| ReadError::Io {
         path: path.to_path_buf(),
         source,
     })?;

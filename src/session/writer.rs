@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value};
 
 use super::entry::{format_iso_ms, Entry};
 use super::ids::{new_entry_id, new_session_id};
+use super::open::{open_session_file, open_session_file_with};
 use super::reader::{parse_object, read_session, ReadError, Session};
 use super::tree::SessionTree;
 
@@ -162,11 +163,7 @@ pub fn append_entry(
     path: &Path,
     make: impl Fn(&Session, &str) -> Result<Map<String, Value>, WriteError>,
 ) -> Result<Written, WriteError> {
-    let mut file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .open(path)
-        .map_err(io_err(path))?;
+    let (mut file, _) = open_session_file_with(path, OpenOptions::new().read(true).append(true))?;
     settle_tail(&mut file, path)?;
     let mut snap = Snapshot::read(&mut file, path)?;
     if snap.session.needs_migration() {
@@ -476,8 +473,7 @@ pub fn migrate_file(path: &Path) -> Result<PathBuf, WriteError> {
     use super::reader::{lines, migrate_v1, migrate_v2};
     use super::splice::splice_object_line;
 
-    let mut file = File::open(path).map_err(io_err(path))?;
-    let meta = file.metadata().map_err(io_err(path))?;
+    let (mut file, meta) = open_session_file(path)?;
     let mut original = Vec::new();
     file.read_to_end(&mut original).map_err(io_err(path))?;
     let session = super::reader::parse_session(path, &original)?;
