@@ -518,3 +518,110 @@ fn help_overlay() {
     key(&mut app, KeyCode::Char('?'));
     assert_eq!(tree(&app).dialog, TreeDialog::Help);
 }
+
+fn alt(app: &mut App, c: char) -> Vec<Effect> {
+    press(app, KeyCode::Char(c), KeyModifiers::ALT)
+}
+
+fn typ(app: &mut App, s: &str) {
+    for c in s.chars() {
+        key(app, KeyCode::Char(c));
+    }
+}
+
+/// The screen with a `^` under the terminal cursor.
+fn screen_cursor(app: &App) -> String {
+    let mut term = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
+    term.draw(|f| arbor::ui::render(f, app, &Theme::plain()))
+        .unwrap();
+    common::screen_with_cursor(term.backend())
+}
+
+#[test]
+fn the_search_has_a_cursor_on_the_keys_the_tree_leaves_free() {
+    let store = common::demo_store();
+    let path = common::find_session(&store.path().join("sessions"), "01a1fd62");
+    let mut app = open(&path, 80, 24);
+    // No search: no cursor (the line is a hint).
+    assert!(!screen_cursor(&app).contains('^'));
+    typ(&mut app, "fake timers");
+    // Alt+B / Ctrl+B move it; the tree's own keys keep their meaning.
+    alt(&mut app, 'b');
+    assert_eq!(tree(&app).search.cursor(), 5);
+    ctrl(&mut app, 'b');
+    assert_eq!(tree(&app).search.cursor(), 4);
+    let s = screen_cursor(&app);
+    assert!(s.contains("search: fake timers\n            ^\n"), "{s}");
+    insta::assert_snapshot!("search_cursor_mid_text", s);
+    key(&mut app, KeyCode::End);
+    key(&mut app, KeyCode::Left);
+    assert_eq!(tree(&app).search.cursor(), 4, "End and ← are the list's");
+    ctrl(&mut app, 'u');
+    assert_eq!(tree(&app).filter, Filter::UserOnly, "Ctrl+U is a filter");
+    assert_eq!(tree(&app).search, "fake timers");
+    ctrl(&mut app, 'u');
+    // Typing inserts at the cursor; Ctrl+W, Delete, Ctrl+K edit there.
+    typ(&mut app, "r");
+    assert_eq!(tree(&app).search, "faker timers");
+    ctrl(&mut app, 'f');
+    ctrl(&mut app, 'w');
+    assert_eq!(tree(&app).search, "timers");
+    assert_eq!(tree(&app).search.cursor(), 0);
+    alt(&mut app, 'f');
+    assert_eq!(tree(&app).search.cursor(), 6);
+    alt(&mut app, 'b');
+    key(&mut app, KeyCode::Delete);
+    assert_eq!(tree(&app).search, "imers");
+    ctrl(&mut app, 'e');
+    assert_eq!(tree(&app).search.cursor(), 5);
+    ctrl(&mut app, 'b');
+    ctrl(&mut app, 'k');
+    assert_eq!(tree(&app).search, "imer");
+    // The rows follow the text.
+    let rows = tree(&app).rows.len();
+    typ(&mut app, "zzz");
+    assert!(tree(&app).rows.is_empty() && rows > 0);
+}
+
+#[test]
+fn the_label_and_summary_prompts_have_a_cursor() {
+    let store = common::demo_store();
+    let path = common::find_session(&store.path().join("sessions"), "01a20947");
+    let mut app = open(&path, 80, 24);
+    key(&mut app, KeyCode::Home);
+    key(&mut app, KeyCode::Char('L'));
+    typ(&mut app, "first ask");
+    // In a prompt Home/End and ←/→ are the field's.
+    key(&mut app, KeyCode::Home);
+    typ(&mut app, "the ");
+    key(&mut app, KeyCode::End);
+    press(&mut app, KeyCode::Left, KeyModifiers::CONTROL);
+    key(&mut app, KeyCode::Right);
+    let TreeDialog::Label { input, .. } = &tree(&app).dialog else {
+        panic!("label prompt")
+    };
+    assert_eq!(input, "the first ask");
+    assert_eq!(input.cursor(), 11);
+    let s = screen_cursor(&app);
+    assert!(s.contains("Label: the first ask  enter save"), "{s}");
+    assert!(s.contains("\n                  ^\n"), "{s}");
+    insta::assert_snapshot!("label_cursor_mid_text", s);
+    key(&mut app, KeyCode::Esc);
+
+    // The branch summary: at 80 columns the hint gives way to the field.
+    key(&mut app, KeyCode::Enter);
+    key(&mut app, KeyCode::Char('1'));
+    typ(&mut app, "tried the csv crate");
+    ctrl(&mut app, 'a');
+    typ(&mut app, "we ");
+    let s = screen_cursor(&app);
+    assert!(
+        s.contains("Summary of the abandoned branch (optional): we tried the csv crate\n"),
+        "{s}"
+    );
+    let fx = key(&mut app, KeyCode::Enter);
+    assert!(
+        matches!(&fx[..], [Effect::Branch { summary, .. }] if summary == "we tried the csv crate"),
+        "{fx:?}"
+    );
+}

@@ -7,6 +7,7 @@ use crossterm::event::{
 use super::state::{Pending, TreeDialog, TreeState};
 use crate::session::view::Filter;
 use crate::ui::app::{App, AppEvent, Effect, Mode, Outcome};
+use crate::ui::input::{Edit, LineInput};
 
 fn ctrl(k: &KeyEvent) -> bool {
     k.modifiers.contains(KeyModifiers::CONTROL)
@@ -214,7 +215,7 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
                     .tree
                     .labels
                     .get(&target)
-                    .map(|l| l.text.clone())
+                    .map(|l| LineInput::new(&l.text))
                     .unwrap_or_default();
                 t.dialog = TreeDialog::Label { target, input };
             }
@@ -233,12 +234,14 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
                 }
             }
         }
-        KeyCode::Backspace if t.search.pop().is_some() => t.rebuild(),
-        KeyCode::Char(c) if !ctrl(&k) && !alt(&k) => {
-            t.search.push(c);
-            t.rebuild();
+        // Everything else edits the search. The keys above are the tree's
+        // (←/→, Home/End, Ctrl/Alt+←/→, Ctrl+A/U filters), so here the
+        // cursor moves with Ctrl+B/F, Alt+B/F and Ctrl+E.
+        _ => {
+            if t.search.handle_key(&k) == Edit::Changed {
+                t.rebuild();
+            }
         }
-        _ => {}
     }
     Vec::new()
 }
@@ -284,17 +287,14 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
             match k.code {
                 KeyCode::Enter => {
                     let target = target.clone();
-                    let text = input.trim().to_string();
+                    let text = input.text().trim().to_string();
                     // Empty removes the label.
                     let label = (!text.is_empty()).then_some(text);
                     return Some(write(t, Pending::Label { target, label }));
                 }
-                KeyCode::Backspace => {
-                    input.pop();
+                _ => {
+                    input.handle_key(k);
                 }
-                KeyCode::Char('u') if ctrl(k) => input.clear(),
-                KeyCode::Char(c) if !ctrl(k) && !alt(k) => input.push(c),
-                _ => {}
             }
             Some(Vec::new())
         }
@@ -304,7 +304,7 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
                 KeyCode::Char('1') | KeyCode::Char('b') => {
                     t.dialog = TreeDialog::BranchSummary {
                         entry,
-                        input: String::new(),
+                        input: LineInput::default(),
                     };
                 }
                 KeyCode::Char('2') | KeyCode::Char('f') => {
@@ -336,16 +336,13 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
                 KeyCode::Enter => {
                     let p = Pending::Branch {
                         entry: entry.clone(),
-                        summary: input.trim().to_string(),
+                        summary: input.text().trim().to_string(),
                     };
                     return Some(write(t, p));
                 }
-                KeyCode::Backspace => {
-                    input.pop();
+                _ => {
+                    input.handle_key(k);
                 }
-                KeyCode::Char('u') if ctrl(k) => input.clear(),
-                KeyCode::Char(c) if !ctrl(k) && !alt(k) => input.push(c),
-                _ => {}
             }
             Some(Vec::new())
         }

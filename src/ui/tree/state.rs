@@ -9,6 +9,7 @@ use crate::session::view::{
     flatten, matches_search, passes_filter, search_haystack, Filter, TreeRow,
 };
 use crate::session::{Session, SessionTree};
+use crate::ui::input::LineInput;
 
 /// A session read for the tree view (built off the UI thread).
 #[derive(Debug, Clone)]
@@ -37,7 +38,7 @@ pub enum TreeDialog {
     /// Shift+L: the label being edited for `target`.
     Label {
         target: String,
-        input: String,
+        input: LineInput,
     },
     /// Enter: continue from the selected entry.
     Continue {
@@ -46,7 +47,7 @@ pub enum TreeDialog {
     /// Option 1 chosen: the optional summary of the abandoned branch.
     BranchSummary {
         entry: String,
-        input: String,
+        input: LineInput,
     },
     /// The file is v1/v2: rewrite it first?
     ConfirmMigrate {
@@ -82,7 +83,7 @@ pub struct TreeState {
     pub filter: Filter,
     /// Folded entries, by id (stable across reloads).
     pub folded: HashSet<String>,
-    pub search: String,
+    pub search: LineInput,
     haystacks: Vec<Option<String>>,
     pub rows: Vec<TreeRow>,
     /// Where the user put the selection (kept when a filter hides it).
@@ -116,7 +117,7 @@ impl TreeState {
             loaded,
             filter: Filter::Default,
             folded: HashSet::new(),
-            search: String::new(),
+            search: LineInput::default(),
             rows: Vec::new(),
             anchor: None,
             selected: None,
@@ -209,7 +210,7 @@ impl TreeState {
         let n = self.loaded.session.entries.len();
         let leaf = self.loaded.tree.leaf;
         let mut vis = vec![false; n];
-        let search = self.search.trim().to_string();
+        let search = self.search.text().trim().to_string();
         for (i, v) in vis.iter_mut().enumerate() {
             let e = &self.loaded.session.entries[i];
             let labeled = self.loaded.tree.labels.contains_key(&e.id);

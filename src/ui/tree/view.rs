@@ -105,10 +105,15 @@ fn render_header(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     let search = if t.search.is_empty() {
         Line::from(Span::styled("type to search · F1 help", theme.dim()))
     } else {
+        let (shown, col) = t.search.view((area.width as usize).saturating_sub(8));
+        // The terminal cursor marks where typing goes, unless a prompt or
+        // another view has the keys.
+        if t.dialog == TreeDialog::None && !t.context_view {
+            f.set_cursor_position((area.x + 8 + col as u16, area.y + 1));
+        }
         Line::from(vec![
             Span::styled("search: ", theme.accent()),
-            Span::raw(sanitize_line(&t.search)),
-            Span::styled("▏", theme.accent()),
+            Span::raw(shown.to_string()),
         ])
     };
     f.render_widget(
@@ -194,7 +199,7 @@ fn render_detail(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     let Some(i) = t.selected_entry() else { return };
     let e = &t.loaded.session.entries[i];
     let label = t.loaded.tree.labels.get(&e.id).map(|l| l.text.as_str());
-    let lines = super::detail::detail_lines(e, label, &t.search, theme);
+    let lines = super::detail::detail_lines(e, label, t.search.text(), theme);
     f.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
@@ -289,18 +294,26 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     }
     let mut spans = vec![Span::styled(status, theme.dim())];
     let prompt: Option<Line> = match &t.dialog {
-        TreeDialog::Label { input, .. } => Some(Line::from(vec![
-            Span::styled("Label: ", theme.accent()),
-            Span::raw(sanitize_line(input)),
-            Span::styled("▏", theme.accent()),
-            Span::styled("  enter save (empty removes) · esc cancel", theme.dim()),
-        ])),
-        TreeDialog::BranchSummary { input, .. } => Some(Line::from(vec![
-            Span::styled("Summary of the abandoned branch (optional): ", theme.accent()),
-            Span::raw(sanitize_line(input)),
-            Span::styled("▏", theme.accent()),
-            Span::styled("  enter branch here · esc cancel", theme.dim()),
-        ])),
+        TreeDialog::Label { input, .. } => {
+            let (line, col) = crate::ui::input::prompt(
+                input,
+                Span::styled("Label: ", theme.accent()),
+                Span::styled("  enter save (empty removes) · esc cancel", theme.dim()),
+                area.width,
+            );
+            f.set_cursor_position((area.x + col, y));
+            Some(line)
+        }
+        TreeDialog::BranchSummary { input, .. } => {
+            let (line, col) = crate::ui::input::prompt(
+                input,
+                Span::styled("Summary of the abandoned branch (optional): ", theme.accent()),
+                Span::styled("  enter branch here · esc cancel", theme.dim()),
+                area.width,
+            );
+            f.set_cursor_position((area.x + col, y));
+            Some(line)
+        }
         TreeDialog::ConfirmMigrate { .. } => Some(Line::from(vec![
             Span::styled(
                 format!(
@@ -409,6 +422,10 @@ pub const HELP: &[(&str, &str)] = &[
     (
         "type / backspace",
         "search (every word must match); esc clears",
+    ),
+    (
+        "ctrl+b/f alt+b/f",
+        "move in the search; ctrl+e its end; ctrl+w/k delete",
     ),
     (
         "enter",
