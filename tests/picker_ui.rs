@@ -644,3 +644,56 @@ fn a_wide_query_scrolls_and_the_cursor_sits_on_its_cell() {
     assert!(s.contains("> 日本語のセッション一覧\n  ^\n"), "{s}");
     insta::assert_snapshot!("query_wide_at_start", s);
 }
+
+fn paste(app: &mut App, text: &str) -> Vec<Effect> {
+    drive(app, AppEvent::Paste(text.into()))
+}
+
+#[test]
+fn a_paste_is_text_for_the_focused_field_never_a_key() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    key(&mut app, KeyCode::Tab);
+    typ(&mut app, "fix test");
+    for _ in 0..4 {
+        key(&mut app, KeyCode::Left);
+    }
+    // Into the query, at the cursor: newlines and tabs become spaces,
+    // other control characters go, and nothing is picked.
+    let fxs = paste(&mut app, "flaky\n\tauth\r\n\u{1b}[A\u{7} ");
+    assert_eq!(app.picker.query, "fix flaky  auth [A test");
+    assert_eq!(app.picker.query.cursor(), 19);
+    assert!(app.outcome.is_none(), "a newline in a paste is not Enter");
+    assert!(!fxs.iter().any(|e| matches!(e, Effect::Exit(_))));
+    assert_eq!(
+        searched(&fxs).last().map(String::as_str),
+        Some("fix flaky  auth [A test")
+    );
+    // A question ignores it (it is no answer)…
+    ctrl(&mut app, 'u');
+    ctrl(&mut app, 'k');
+    typ(&mut app, "flaky");
+    ctrl(&mut app, 'd');
+    assert!(paste(&mut app, "\n").is_empty());
+    assert!(matches!(app.picker.dialog, Dialog::ConfirmDelete { .. }));
+    assert_eq!(app.picker.query, "flaky");
+    key(&mut app, KeyCode::Esc);
+    // …and so does the help.
+    key(&mut app, KeyCode::F(1));
+    assert!(paste(&mut app, "x\n").is_empty());
+    assert_eq!(app.picker.dialog, Dialog::Help);
+    assert_eq!(app.picker.query, "flaky");
+    key(&mut app, KeyCode::Esc);
+    // The rename prompt takes it at its cursor.
+    ctrl(&mut app, 'r');
+    ctrl(&mut app, 'u');
+    typ(&mut app, "auth fix");
+    key(&mut app, KeyCode::Home);
+    assert!(paste(&mut app, "Flaky\n").is_empty());
+    let Dialog::Rename { input, .. } = &app.picker.dialog else {
+        panic!("still renaming")
+    };
+    assert_eq!(input, "Flaky auth fix");
+    assert_eq!(app.picker.query, "flaky");
+    assert!(app.outcome.is_none());
+}

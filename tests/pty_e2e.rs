@@ -270,3 +270,92 @@ fn print_mode_writes_only_the_path_to_stdout() {
         "stdout holds the path alone"
     );
 }
+
+/// A paste is text for the query, never keys: a newline in it must not be
+/// Enter (which would resume, here print, a session).
+#[test]
+fn a_bracketed_paste_with_a_newline_leaves_the_picker_open() {
+    let store = common::demo_store();
+    let root = store.path().join("sessions");
+    let home = tempfile::tempdir().unwrap();
+    let out = home.path().join("out.txt");
+    let pty = native_pty_system();
+    let pair = pty
+        .openpty(PtySize {
+            rows: 24,
+            cols: 80,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("open a pty");
+    let mut cmd = CommandBuilder::new("sh");
+    cmd.arg("-c");
+    cmd.arg(format!(
+        "'{}' --print --store '{}' --all > '{}'",
+        env!("CARGO_BIN_EXE_arbor"),
+        root.display(),
+        out.display()
+    ));
+    cmd.env("HOME", home.path());
+    cmd.env("ARBOR_CACHE_DIR", home.path().join("cache"));
+    cmd.env("TERM", "xterm-256color");
+    cmd.env("NO_COLOR", "1");
+    let mut child = pair.slave.spawn_command(cmd).expect("spawn");
+    drop(pair.slave);
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(24, 80, 0)));
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    {
+        let parser = parser.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                parser.lock().unwrap().process(&buf[..n]);
+            }
+        });
+    }
+    let paste_mode = {
+        let parser = parser.clone();
+        move || parser.lock().unwrap().screen().bracketed_paste()
+    };
+    let screen = Screen { parser };
+    screen.wait_for("the list", |t| t.contains("Fix flaky auth test"));
+    assert!(paste_mode(), "arbor turns bracketed paste on");
+    let mut w = pair.master.take_writer().unwrap();
+    w.write_all(b"\x1b[200~flaky\nauth\r\n\x1b[201~").unwrap();
+    w.flush().unwrap();
+    let t = screen.wait_for("the pasted query", |t| t.contains("> flaky auth"));
+    assert!(t.contains("Fix flaky auth test"), "{t}");
+    // Give a wrongly taken Enter time to act.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the picker is still open"
+    );
+    w.write_all(b"\x1b").unwrap();
+    w.flush().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success());
+            break;
+        }
+        assert!(Instant::now() < deadline, "arbor did not exit on Esc");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "",
+        "nothing was picked"
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while paste_mode() {
+        assert!(
+            Instant::now() < deadline,
+            "bracketed paste is turned off on exit"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

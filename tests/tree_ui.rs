@@ -625,3 +625,45 @@ fn the_label_and_summary_prompts_have_a_cursor() {
         "{fx:?}"
     );
 }
+
+fn paste(app: &mut App, text: &str) -> Vec<Effect> {
+    app.update(AppEvent::Paste(text.into()))
+}
+
+#[test]
+fn a_paste_is_text_for_the_tree_never_a_key() {
+    let store = common::demo_store();
+    let path = common::find_session(&store.path().join("sessions"), "01a20947");
+    let mut app = open(&path, 100, 30);
+    key(&mut app, KeyCode::Home);
+    // No field focused: a paste starts a search (a newline is no Enter).
+    assert!(paste(&mut app, "delimiter\n").is_empty());
+    assert_eq!(tree(&app).search, "delimiter ");
+    assert_eq!(tree(&app).dialog, TreeDialog::None);
+    assert!(!tree(&app).rows.is_empty());
+    key(&mut app, KeyCode::Esc);
+    // The label prompt takes it at its cursor.
+    key(&mut app, KeyCode::Char('L'));
+    typ(&mut app, "ask");
+    key(&mut app, KeyCode::Home);
+    assert!(paste(&mut app, "first\t").is_empty());
+    let TreeDialog::Label { input, .. } = &tree(&app).dialog else {
+        panic!("label prompt")
+    };
+    assert_eq!(input, "first ask");
+    key(&mut app, KeyCode::Esc);
+    // The continue question ignores it (a `1`, `2` or `y` in it is no answer)…
+    key(&mut app, KeyCode::Enter);
+    assert!(matches!(tree(&app).dialog, TreeDialog::Continue { .. }));
+    assert!(paste(&mut app, "2\n").is_empty());
+    assert!(matches!(tree(&app).dialog, TreeDialog::Continue { .. }));
+    // …and the summary prompt takes it.
+    key(&mut app, KeyCode::Char('1'));
+    assert!(paste(&mut app, "tried\nthe csv crate\n").is_empty());
+    let TreeDialog::BranchSummary { input, .. } = &tree(&app).dialog else {
+        panic!("summary prompt")
+    };
+    assert_eq!(input, "tried the csv crate ");
+    assert_eq!(tree(&app).search, "");
+    assert!(app.outcome.is_none());
+}

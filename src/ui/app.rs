@@ -15,6 +15,9 @@ use crate::store::ScanProblem;
 #[derive(Debug)]
 pub enum AppEvent {
     Key(KeyEvent),
+    /// Text the user pasted (bracketed paste): it goes into the focused
+    /// text field as text, never as keys, so a newline in it is not Enter.
+    Paste(String),
     Mouse(MouseEvent),
     Resize(u16, u16),
     /// A second passed (ages, status expiry).
@@ -230,7 +233,10 @@ impl App {
                 fx.extend(super::picker::update(self, AppEvent::FsChanged(paths)));
                 fx
             }
-            ev @ (AppEvent::Key(_) | AppEvent::Mouse(_) | AppEvent::Tick(_))
+            ev @ (AppEvent::Key(_)
+            | AppEvent::Paste(_)
+            | AppEvent::Mouse(_)
+            | AppEvent::Tick(_))
                 if matches!(self.mode, Mode::Tree(_)) =>
             {
                 if let AppEvent::Tick(now) = ev {

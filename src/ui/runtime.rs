@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
-use crossterm::event::{DisableMouseCapture, EnableMouseCapture, Event};
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
+};
 use crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
 };
@@ -82,21 +84,34 @@ fn tty_writer() -> Result<Box<dyn Write + Send>> {
 
 fn setup_terminal() -> Result<Term> {
     let mut w = tty_writer()?;
-    enable_raw_mode().context("cannot switch the terminal to raw mode")?;
-    w.execute(EnterAlternateScreen)?;
-    w.execute(EnableMouseCapture)?;
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore_terminal();
         hook(info);
     }));
-    Ok(Terminal::new(CrosstermBackend::new(w))?)
+    enable_raw_mode().context("cannot switch the terminal to raw mode")?;
+    // Bracketed paste: pasted text arrives as one event, not as keys (a
+    // newline in it would be Enter, and resume a session).
+    let modes = w
+        .execute(EnterAlternateScreen)
+        .and_then(|w| w.execute(EnableMouseCapture))
+        .and_then(|w| w.execute(EnableBracketedPaste));
+    if let Err(e) = modes {
+        restore_terminal();
+        return Err(e).context("cannot set up the terminal");
+    }
+    Terminal::new(CrosstermBackend::new(w)).map_err(|e| {
+        restore_terminal();
+        anyhow::Error::from(e).context("cannot set up the terminal")
+    })
 }
 
-/// Leaves raw mode and the alternate screen; safe to call twice.
+/// Leaves raw mode, the alternate screen and the modes arbor turned on;
+/// safe to call twice (the panic hook calls it too).
 pub fn restore_terminal() {
     let _ = disable_raw_mode();
     if let Ok(mut w) = tty_writer() {
+        let _ = w.execute(DisableBracketedPaste);
         let _ = w.execute(DisableMouseCapture);
         let _ = w.execute(LeaveAlternateScreen);
         let _ = w.execute(crossterm::cursor::Show);
@@ -474,6 +489,7 @@ fn spawn_input(tx: Sender<AppEvent>) {
                 AppEvent::Key(k)
             }
             Ok(Event::Key(k)) => AppEvent::Key(k),
+            Ok(Event::Paste(text)) => AppEvent::Paste(text),
             Ok(Event::Mouse(m)) => AppEvent::Mouse(m),
             Ok(Event::Resize(w, h)) => AppEvent::Resize(w, h),
             Ok(_) => continue,

@@ -16,6 +16,7 @@ pub fn update(app: &mut App, ev: AppEvent) -> Vec<Effect> {
     let mut fx = match ev {
         AppEvent::Key(k) if k.kind != KeyEventKind::Release => on_key(app, k),
         AppEvent::Key(_) => Vec::new(),
+        AppEvent::Paste(text) => on_paste(&mut app.picker, &text),
         AppEvent::Mouse(m) => on_mouse(app, m),
         AppEvent::Resize(..) => Vec::new(),
         AppEvent::Tick(now) => {
@@ -215,6 +216,24 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
         }
     }
     Vec::new()
+}
+
+/// Pasted text is typed into the field that has the keys (the query when
+/// no prompt is up); a question or the help ignores it, so that a paste
+/// never answers or triggers anything.
+fn on_paste(p: &mut PickerState, text: &str) -> Vec<Effect> {
+    match &mut p.dialog {
+        Dialog::Rename { input, .. } => {
+            input.insert(text);
+            Vec::new()
+        }
+        Dialog::None => {
+            let before = p.query.text().to_string();
+            p.query.insert(text);
+            query_edited(p, &before)
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// A yes/no prompt: Enter runs `yes`, Esc or Ctrl+C cancels, and every
@@ -445,6 +464,7 @@ fn on_result(p: &mut PickerState, ev: AppEvent) -> Vec<Effect> {
             Err(e) => p.set_status(StatusKind::Error, format!("Undo failed: {e}")),
         },
         AppEvent::Key(_)
+        | AppEvent::Paste(_)
         | AppEvent::Mouse(_)
         | AppEvent::Resize(..)
         | AppEvent::Tick(_)

@@ -29,6 +29,7 @@ pub fn update(app: &mut App, ev: AppEvent) -> Vec<Effect> {
     t.page = list_h.max(1);
     let fx = match ev {
         AppEvent::Key(k) if k.kind != KeyEventKind::Release => on_key(t, k),
+        AppEvent::Paste(text) => on_paste(t, &text),
         AppEvent::Mouse(m) => {
             let area = super::view::list_area(w, h);
             match m.kind {
@@ -242,6 +243,24 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
                 t.rebuild();
             }
         }
+    }
+    Vec::new()
+}
+
+/// Pasted text goes into the prompt being edited, else into the search
+/// (starting one); the other dialogs and the context view ignore it, so a
+/// paste never answers a question.
+fn on_paste(t: &mut TreeState, text: &str) -> Vec<Effect> {
+    match &mut t.dialog {
+        TreeDialog::Label { input, .. } | TreeDialog::BranchSummary { input, .. } => {
+            input.insert(text);
+        }
+        TreeDialog::None if !t.context_view => {
+            if t.search.insert(text) == Edit::Changed {
+                t.rebuild();
+            }
+        }
+        _ => {}
     }
     Vec::new()
 }
