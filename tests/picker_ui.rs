@@ -697,3 +697,35 @@ fn a_paste_is_text_for_the_focused_field_never_a_key() {
     assert_eq!(app.picker.query, "flaky");
     assert!(app.outcome.is_none());
 }
+
+#[test]
+fn the_preview_match_survives_resizing_case_and_newlines() {
+    let fx = fixture();
+    let proj = fx.root.join("--home-demo-projects-webapp--");
+    let path = proj.join("2026-11-28T10-00-00-000Z_019ad000-0000-7000-8000-0000000000aa.jsonl");
+    // Å (U+212B) shrinks when lowercased; the phrase spans a newline.
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"type":"session","version":3,"id":"019ad000-0000-7000-8000-0000000000aa","timestamp":"2026-11-28T10:00:00.000Z","cwd":"/home/demo/projects/webapp"}"#,
+            "\n",
+            r#"{"type":"message","id":"bb000001","parentId":null,"timestamp":"2026-11-28T10:00:01.000Z","message":{"role":"user","content":"Wavelengths in \u212bngstr\u00f6m: the spectrum\nanalyser is off","timestamp":1795860001000}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let mut app = app_with(&fx.root, WEBAPP);
+    app.width = 140;
+    app.height = 30;
+    for q in ["\"spectrum analyser\"", "wavelengths"] {
+        ctrl(&mut app, 'u');
+        typ(&mut app, q);
+        assert_eq!(app.picker.selected.as_ref(), Some(&path), "{q}");
+        let s = screen(&app, &fx.root);
+        assert!(s.contains("Match"), "{q}: {s}");
+        assert!(
+            s.contains("ngstr\u{f6}m: the spectrum analyser is off"),
+            "{q}: {s}"
+        );
+    }
+}

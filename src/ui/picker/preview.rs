@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::search::{Query, Term};
+use crate::search::doc::original_range;
+use crate::search::{normalize, Query, Term};
 use crate::session::context::message_text;
 use crate::session::{read_session, SessionTree};
 
@@ -67,22 +68,22 @@ pub fn load_preview(path: &Path, query: &Query) -> Result<Preview, String> {
 }
 
 /// The first literal match of the query in `body`, with some context.
+/// Matching is done as the search does it, on the normalized text
+/// (lowercased, whitespace runs one space: a phrase may span a newline),
+/// and the match is mapped back onto `body`, whose length lowercasing may
+/// have changed.
 fn find_snippet(body: &str, query: &Query) -> Option<(String, std::ops::Range<usize>)> {
-    let lower = body.to_lowercase();
-    // Lowercasing can change byte lengths; only use the fast path when it did not.
-    let lower = if lower.len() == body.len() {
-        lower
-    } else {
-        return None;
-    };
-    let (start, end) = query.terms.iter().find_map(|t| match t {
-        Term::Word { lower: w, .. } => lower.find(w.as_str()).map(|s| (s, s + w.len())),
-        Term::Phrase(p) => lower.find(p.as_str()).map(|s| (s, s + p.len())),
-        Term::Regex(r) => r.find(body).map(|m| (m.start(), m.end())),
+    let mut norm = String::new();
+    normalize(body, &mut norm);
+    let found = query.terms.iter().find_map(|t| match t {
+        Term::Word { lower: w, .. } => norm.find(w.as_str()).map(|s| s..s + w.len()),
+        Term::Phrase(p) => norm.find(p.as_str()).map(|s| s..s + p.len()),
+        Term::Regex(r) => r
+            .find_iter(&norm)
+            .find(|m| !m.is_empty())
+            .map(|m| m.range()),
     })?;
-    if !body.is_char_boundary(start) || !body.is_char_boundary(end) {
-        return None;
-    }
+    let std::ops::Range { start, end } = original_range(body, found)?;
     let before: String = body[..start]
         .chars()
         .rev()
@@ -99,4 +100,41 @@ fn find_snippet(body: &str, query: &Query) -> Option<(String, std::ops::Range<us
     let s = b.chars().count();
     let e = s + m.chars().count();
     Some((format!("{b}{m}{a}"), s..e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_snippet;
+    use crate::search::Query;
+
+    /// The snippet's matched text.
+    fn matched(body: &str, q: &str) -> Option<String> {
+        let (text, r) = find_snippet(body, &Query::parse(q))?;
+        Some(text.chars().skip(r.start).take(r.len()).collect())
+    }
+
+    #[test]
+    fn the_match_survives_text_that_lowercasing_resizes() {
+        // Å (U+212B) and K (U+212A) shrink when lowercased, İ grows: the
+        // offsets found in the lowercased text are mapped back.
+        let body = "Measured in \u{212b}ngstr\u{f6}ms and \u{212a}elvin.\nThen the PARSER broke.\n";
+        assert_eq!(matched(body, "parser").as_deref(), Some("PARSER"));
+        assert_eq!(
+            matched(body, "\"kelvin\"").as_deref(),
+            Some("\u{212a}elvin")
+        );
+        let body = "\u{130}stanbul notes: the Token Refresh failed\n";
+        assert_eq!(matched(body, "refresh").as_deref(), Some("Refresh"));
+        assert_eq!(matched(body, "re:tok\\w+").as_deref(), Some("Token"));
+    }
+
+    #[test]
+    fn a_phrase_may_span_a_newline_or_two_messages() {
+        let body = "first line ends with token\nrefresh starts the next\n";
+        let (text, r) = find_snippet(body, &Query::parse("\"token refresh\"")).unwrap();
+        let shown: String = text.chars().skip(r.start).take(r.len()).collect();
+        // Drawn on one line: the newline shows as a space.
+        assert_eq!(shown, "token refresh");
+        assert!(text.starts_with("first line ends with "), "{text:?}");
+    }
 }
