@@ -256,7 +256,8 @@ fn on_paste(t: &mut TreeState, text: &str) -> Vec<Effect> {
             input.insert(text);
         }
         TreeDialog::None if !t.context_view => {
-            if t.search.insert(text) == Edit::Changed {
+            let changed = t.search.insert(text) == Edit::Changed;
+            if changed {
                 t.rebuild();
             }
         }
