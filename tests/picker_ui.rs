@@ -11,7 +11,7 @@ use ratatui::Terminal;
 
 use arbor::session::info::scan_info;
 use arbor::store::{list_session_files, Scope, StoreConfig, StoreKind};
-use arbor::ui::picker::{Dialog, Row, Sort};
+use arbor::ui::picker::{Dialog, Row, Sort, PERMANENT_GUARD_MS};
 use arbor::ui::runtime::perform;
 use arbor::ui::theme::Theme;
 use arbor::ui::{App, AppEvent, Effect, Outcome};
@@ -142,6 +142,36 @@ fn named_filter_paths_and_summary_column() {
     ctrl(&mut app, 'p');
     let paths = screen(&app, &fx.root);
     assert!(paths.contains(".jsonl"), "paths shown:\n{paths}");
+    assert!(paths.contains("ctrl+p Path (on)"), "{paths}");
+    // The same rows in a store under the home folder (whatever it is), for
+    // a snapshot that does not depend on the temp dir's name.
+    let home = dirs::home_dir().unwrap_or_else(|| PathBuf::from("/home/u"));
+    let fake = home.join(".atomic/agent/sessions");
+    let moved: Vec<Row> = rows(&fx.root)
+        .into_iter()
+        .map(|r| {
+            let mut info = r.info;
+            let re = |p: &Path| fake.join(p.strip_prefix(&fx.root).unwrap_or(p));
+            info.path = re(&info.path);
+            info.parent_session_path = info
+                .parent_session_path
+                .map(|p| re(Path::new(&p)).display().to_string());
+            Row::new(info)
+        })
+        .collect();
+    let mut app = App::new(WEBAPP.into(), NOW);
+    app.width = 100;
+    app.height = 24;
+    drive(&mut app, AppEvent::Rows(moved));
+    key(&mut app, KeyCode::Tab);
+    ctrl(&mut app, 'p');
+    let paths = screen(&app, &fx.root);
+    // `~`-shortened, cut in the middle: the store and the file's id both show.
+    assert!(paths.contains("~/.atomic/agent/sessions/"), "{paths}");
+    assert!(
+        paths.contains("….jsonl") || paths.contains(".jsonl"),
+        "{paths}"
+    );
     insta::assert_snapshot!("all_paths", paths);
 }
 
@@ -317,8 +347,12 @@ fn trash_failure_asks_before_permanent_deletion() {
         "nothing deleted yet"
     );
     insta::assert_snapshot!("trash_failed", screen(&app, &fx.root));
+    assert!(
+        key(&mut app, KeyCode::Enter).is_empty(),
+        "Enter never deletes"
+    );
     assert_eq!(
-        key(&mut app, KeyCode::Enter),
+        key_at(&mut app, NOW + PERMANENT_GUARD_MS, KeyCode::Char('y')),
         vec![Effect::DeletePermanently(path)]
     );
 }
@@ -728,4 +762,185 @@ fn the_preview_match_survives_resizing_case_and_newlines() {
             "{q}: {s}"
         );
     }
+}
+
+fn key_at(app: &mut App, now: i64, code: KeyCode) -> Vec<Effect> {
+    app.update_at(now, AppEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+fn newest_first(app: &App) -> Vec<PathBuf> {
+    let mut rows: Vec<_> = app.picker.rows.iter().map(|r| &r.info).collect();
+    rows.sort_by_key(|i| std::cmp::Reverse(i.modified_ms));
+    rows.into_iter().map(|i| i.path.clone()).collect()
+}
+
+/// Issue #10.1: rows arriving above the cursor (a session changed while
+/// arbor was closed, after the index's stored rows painted) must not leave
+/// Enter on an older session.
+#[test]
+fn enter_picks_row_zero_until_the_user_moves() {
+    let fx = fixture();
+    let all = rows(&fx.root);
+    let mut app = App::new(WEBAPP.into(), NOW);
+    app.width = 100;
+    app.height = 24;
+    app.print_mode = true;
+    key(&mut app, KeyCode::Tab);
+    // The stored rows paint first, without the session that changed…
+    let mut by_age: Vec<Row> = all.clone();
+    by_age.sort_by_key(|r| std::cmp::Reverse(r.info.modified_ms));
+    let newest = by_age[0].info.path.clone();
+    drive(&mut app, AppEvent::Rows(by_age[1..].to_vec()));
+    assert_eq!(app.picker.selected.as_ref(), Some(&by_age[1].info.path));
+    // …then it arrives above them: the selection is row 0 again.
+    drive(&mut app, AppEvent::Rows(vec![by_age[0].clone()]));
+    assert_eq!(app.picker.selected_pos(), Some(0));
+    assert_eq!(
+        key(&mut app, KeyCode::Enter),
+        vec![Effect::Exit(Outcome::Print(newest.clone()))]
+    );
+
+    // A cold load: rows stream in any order; the cursor is on row 0 each time.
+    let mut cold = App::new(WEBAPP.into(), NOW);
+    cold.width = 100;
+    cold.height = 24;
+    key(&mut cold, KeyCode::Tab);
+    for r in all.iter().rev() {
+        drive(&mut cold, AppEvent::Rows(vec![r.clone()]));
+        assert_eq!(cold.picker.selected_pos(), Some(0));
+    }
+    assert_eq!(cold.picker.selected.as_ref(), Some(&newest_first(&cold)[0]));
+
+    // Once the user has moved, the selection follows its session.
+    key(&mut cold, KeyCode::Down);
+    key(&mut cold, KeyCode::Up);
+    let chosen = cold.picker.selected.clone().unwrap();
+    let mut newer = by_age[3].info.clone();
+    newer.path = fx.root.join("--home-demo-projects-webapp--/newer.jsonl");
+    newer.modified_ms = NOW;
+    drive(&mut cold, AppEvent::Rows(vec![Row::new(newer)]));
+    assert_eq!(cold.picker.selected.as_ref(), Some(&chosen));
+    assert_eq!(cold.picker.selected_pos(), Some(1));
+}
+
+/// Typing pins the selection too (to the best match, then by identity).
+#[test]
+fn typing_pins_the_selection() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    key(&mut app, KeyCode::Tab);
+    typ(&mut app, "a");
+    assert!(app.picker.user_moved);
+    let chosen = app.picker.selected.clone().unwrap();
+    let mut newer = app.picker.rows[0].info.clone();
+    newer.path = fx.root.join("--home-demo-projects-webapp--/newer.jsonl");
+    newer.modified_ms = NOW;
+    drive(&mut app, AppEvent::Rows(vec![Row::new(newer)]));
+    assert_eq!(app.picker.selected.as_ref(), Some(&chosen));
+}
+
+/// Issue #11.1: with the trash unavailable, Ctrl+D, Enter, Enter (30–100 ms
+/// later) deleted the session for good. Keys typed while the trash works
+/// are dropped, the question ignores keys for a moment, and only `y`
+/// deletes.
+#[test]
+fn double_enter_never_deletes_permanently() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    let path = app.picker.selected.clone().unwrap();
+    ctrl(&mut app, 'd');
+    assert_eq!(
+        key_at(&mut app, NOW, KeyCode::Enter),
+        vec![Effect::Trash(path.clone())]
+    );
+    assert!(matches!(app.picker.dialog, Dialog::Trashing { .. }));
+    // Typed ahead, while the trash is working: dropped.
+    assert!(key_at(&mut app, NOW + 30, KeyCode::Enter).is_empty());
+    assert!(key_at(&mut app, NOW + 40, KeyCode::Char('y')).is_empty());
+    assert_eq!(app.picker.query, "");
+    app.update_at(
+        NOW + 50,
+        AppEvent::Trashed {
+            path: path.clone(),
+            result: Err(
+                "cannot create the trash folder ~/.local/share/Trash: not a directory".into(),
+            ),
+        },
+    );
+    assert!(matches!(app.picker.dialog, Dialog::ConfirmPermanent { .. }));
+    // The second Enter, 30–100 ms after the first: nothing.
+    assert!(key_at(&mut app, NOW + 100, KeyCode::Enter).is_empty());
+    // Even `y`, in the first moments: nothing.
+    assert!(key_at(&mut app, NOW + 50 + 200, KeyCode::Char('y')).is_empty());
+    // Enter never answers it, however late.
+    let later = NOW + 50 + PERMANENT_GUARD_MS + 1000;
+    assert!(key_at(&mut app, later, KeyCode::Enter).is_empty());
+    assert!(matches!(app.picker.dialog, Dialog::ConfirmPermanent { .. }));
+    assert!(app.picker.by_path.contains_key(&path), "nothing deleted");
+    // The deliberate answer deletes.
+    assert_eq!(
+        key_at(&mut app, later, KeyCode::Char('y')),
+        vec![Effect::DeletePermanently(path.clone())]
+    );
+    assert_eq!(app.picker.dialog, Dialog::None);
+
+    // Esc keeps it, even at once.
+    let mut app = app_with(&fx.root, WEBAPP);
+    ctrl(&mut app, 'd');
+    key_at(&mut app, NOW, KeyCode::Enter);
+    app.update_at(
+        NOW,
+        AppEvent::Trashed {
+            path: path.clone(),
+            result: Err("no trash".into()),
+        },
+    );
+    assert!(key_at(&mut app, NOW + 10, KeyCode::Esc).is_empty());
+    assert_eq!(app.picker.dialog, Dialog::None);
+}
+
+/// Issue #10.3: the question comes first and fits at 80 columns, with the
+/// reason as one sentence after it.
+#[cfg(all(unix, not(target_os = "macos")))]
+#[test]
+fn trash_failure_question_fits_at_80_columns() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    app.width = 80;
+    app.height = 24;
+    let path = app.picker.selected.clone().unwrap();
+    let home = dirs::home_dir().unwrap_or_else(|| PathBuf::from("/home/u"));
+    let reason = arbor::ui::trash_text::trash_error_text(&trash::Error::FileSystem {
+        path: home.join(".local/share/Trash"),
+        source: std::io::Error::from_raw_os_error(20),
+    });
+    assert_eq!(
+        reason,
+        "cannot create the trash folder ~/.local/share/Trash: not a directory"
+    );
+    ctrl(&mut app, 'd');
+    key(&mut app, KeyCode::Enter);
+    drive(
+        &mut app,
+        AppEvent::Trashed {
+            path,
+            result: Err(reason),
+        },
+    );
+    let s = screen(&app, &fx.root);
+    let lines: Vec<&str> = s.lines().collect();
+    let q = lines
+        .iter()
+        .position(|l| l.starts_with("Delete permanently?"))
+        .expect("the question is on screen");
+    assert!(
+        lines[q..].join(" ").contains("Type y to delete it forever"),
+        "{s}"
+    );
+    assert!(s.contains("not a directory"), "the reason, whole:\n{s}");
+    assert!(
+        !s.contains("Error during") && !s.contains("FileSystem"),
+        "{s}"
+    );
+    insta::assert_snapshot!("trash_failed_80x24", s);
 }

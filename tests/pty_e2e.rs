@@ -359,3 +359,241 @@ fn a_bracketed_paste_with_a_newline_leaves_the_picker_open() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// arbor in a pseudo-terminal of `rows`×`cols`, run through `sh -c` so that
+/// `--print` output can go to a file.
+struct Pty {
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    screen: Screen,
+    writer: Box<dyn Write + Send>,
+    _master: Box<dyn portable_pty::MasterPty + Send>,
+}
+
+impl Pty {
+    fn spawn(shell: &str, env: &[(&str, &std::path::Path)], rows: u16, cols: u16) -> Pty {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("open a pty");
+        let mut cmd = CommandBuilder::new("sh");
+        cmd.arg("-c");
+        cmd.arg(shell);
+        for var in [
+            "ATOMIC_CODING_AGENT_DIR",
+            "PI_CODING_AGENT_DIR",
+            "ATOMIC_CODING_AGENT_SESSION_DIR",
+            "PI_CODING_AGENT_SESSION_DIR",
+            "ARBOR_RESUME_CMD",
+        ] {
+            cmd.env_remove(var);
+        }
+        cmd.env("TERM", "xterm-256color");
+        cmd.env("NO_COLOR", "1");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = pair.slave.spawn_command(cmd).expect("spawn");
+        drop(pair.slave);
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        {
+            let parser = parser.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 8192];
+                while let Ok(n) = reader.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    parser.lock().unwrap().process(&buf[..n]);
+                }
+            });
+        }
+        let writer = pair.master.take_writer().unwrap();
+        Pty {
+            child,
+            screen: Screen { parser },
+            writer,
+            _master: pair.master,
+        }
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        self.writer.write_all(bytes).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    fn running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    fn wait_exit(&mut self) -> portable_pty::ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "arbor did not exit");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+fn quoted(p: &std::path::Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
+}
+
+/// Appends a user message, stamped now, to `path` (as a running agent does).
+fn append_message(path: &std::path::Path, text: &str) {
+    let session = arbor::session::read_session(path).unwrap();
+    let parent = session.entries.last().unwrap().id.clone();
+    let now = chrono::Utc::now();
+    let line = serde_json::json!({
+        "type": "message",
+        "id": "feed0001",
+        "parentId": parent,
+        "timestamp": now.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        "message": {"role": "user", "content": text, "timestamp": now.timestamp_millis()},
+    });
+    let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    writeln!(f, "{line}").unwrap();
+}
+
+/// Issue #10.1: a session appended while arbor was closed comes in above
+/// the rows painted first (from the index, or as a cold load streams);
+/// Enter pressed without moving must pick it, the newest, on a warm and on
+/// a cold index.
+#[test]
+fn enter_at_once_picks_the_newest_session_warm_and_cold() {
+    for warm in [true, false] {
+        let store = common::demo_store();
+        let root = store.path().join("sessions");
+        let home = tempfile::tempdir().unwrap();
+        let cache = home.path().join("cache");
+        if warm {
+            common::run_ok(
+                common::arbor()
+                    .env("ARBOR_CACHE_DIR", &cache)
+                    .args(["list", "--all", "--store"])
+                    .arg(&root),
+            );
+        }
+        // The oldest session becomes the newest while arbor is closed.
+        let (files, _) = arbor::store::list_session_files(
+            &arbor::store::StoreConfig::single(&root, arbor::store::StoreKind::PerProject),
+            &arbor::store::Scope::All,
+        );
+        let oldest = files
+            .iter()
+            .map(|f| arbor::session::info::scan_info(&f.path).unwrap())
+            .min_by_key(|i| i.modified_ms)
+            .unwrap();
+        append_message(&oldest.path, "one more thing");
+        let title: String = oldest.title().chars().take(16).collect();
+
+        let out = home.path().join("out.txt");
+        let shell = format!(
+            "{} --print --store {} --all > {}",
+            quoted(std::path::Path::new(env!("CARGO_BIN_EXE_arbor"))),
+            quoted(&root),
+            quoted(&out)
+        );
+        let mut pty = Pty::spawn(
+            &shell,
+            &[("HOME", home.path()), ("ARBOR_CACHE_DIR", &cache)],
+            30,
+            120,
+        );
+        pty.screen
+            .wait_for("the changed session listed, loading done", |t| {
+                t.contains(&title) && !t.contains("Loading")
+            });
+        pty.send(b"\r");
+        assert!(pty.wait_exit().success());
+        let printed = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(
+            printed,
+            format!("{}\n", oldest.path.display()),
+            "Enter picked the newest session ({} index)",
+            if warm { "warm" } else { "cold" }
+        );
+    }
+}
+
+/// Issue #11.1 (and #10.3): with the trash unavailable (XDG_DATA_HOME is a
+/// file), Ctrl+D, Enter and a second Enter 50 ms later leave the file in
+/// place; the question says why in one sentence; only `y` deletes.
+#[test]
+fn a_quick_second_enter_never_deletes_permanently() {
+    let store = common::demo_store();
+    let root = store.path().join("sessions");
+    let home = tempfile::tempdir().unwrap();
+    let not_a_dir = home.path().join("data-is-a-file");
+    std::fs::write(&not_a_dir, "").unwrap();
+    let shell = format!(
+        "exec {} --store {} --all",
+        quoted(std::path::Path::new(env!("CARGO_BIN_EXE_arbor"))),
+        quoted(&root)
+    );
+    let cache = home.path().join("cache");
+    let mut pty = Pty::spawn(
+        &shell,
+        &[
+            ("HOME", home.path()),
+            ("XDG_DATA_HOME", &not_a_dir),
+            ("ARBOR_CACHE_DIR", &cache),
+        ],
+        24,
+        80,
+    );
+    pty.screen.wait_for("the list", |t| {
+        t.contains("Fix flaky auth test") && !t.contains("Loading")
+    });
+    // The selected session: row 0, the newest.
+    let (files, _) = arbor::store::list_session_files(
+        &arbor::store::StoreConfig::single(&root, arbor::store::StoreKind::PerProject),
+        &arbor::store::Scope::All,
+    );
+    let target = files
+        .iter()
+        .map(|f| arbor::session::info::scan_info(&f.path).unwrap())
+        .max_by_key(|i| i.modified_ms)
+        .unwrap()
+        .path;
+
+    pty.send(b"\x04");
+    pty.screen
+        .wait_for("the delete prompt", |t| t.contains("Delete session?"));
+    pty.send(b"\r");
+    std::thread::sleep(Duration::from_millis(50));
+    pty.send(b"\r");
+    let t = pty.screen.wait_for("the permanent-delete question", |t| {
+        t.contains("Delete permanently?")
+    });
+    assert!(
+        t.contains("cannot create the trash folder"),
+        "one human sentence:\n{t}"
+    );
+    assert!(
+        !t.contains("Error during") && !t.contains("FileSystem") && !t.contains("kind:"),
+        "no debug text:\n{t}"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(target.exists(), "the double Enter deleted nothing");
+    assert!(pty.running(), "the second Enter did not resume either");
+    // Enter, however late, is not an answer.
+    std::thread::sleep(Duration::from_millis(800));
+    pty.send(b"\r");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(target.exists());
+    // The deliberate answer deletes.
+    pty.send(b"y");
+    wait_file("the permanent deletion", || !target.exists());
+    pty.screen
+        .wait_for("the status", |t| t.contains("Session deleted permanently"));
+    pty.send(b"\x1b");
+    assert!(pty.wait_exit().success());
+}

@@ -196,6 +196,18 @@ impl App {
         }
     }
 
+    /// `update` at a moment of the clock: the runtime passes the time each
+    /// event is handled, so that rules about time (a question that ignores
+    /// keys for a moment, status messages that expire) read it from the
+    /// state, never from the system clock inside `update`.
+    pub fn update_at(&mut self, now_ms: i64, ev: AppEvent) -> Vec<Effect> {
+        self.picker.now_ms = now_ms;
+        if let Mode::Tree(t) = &mut self.mode {
+            t.now_ms = now_ms;
+        }
+        self.update(ev)
+    }
+
     /// The one place state changes.
     pub fn update(&mut self, ev: AppEvent) -> Vec<Effect> {
         if let AppEvent::Resize(w, h) = ev {

@@ -11,6 +11,7 @@ pub mod picker;
 pub mod runtime;
 pub mod text;
 pub mod theme;
+pub mod trash_text;
 pub mod tree;
 pub mod widgets;
 

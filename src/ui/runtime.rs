@@ -231,7 +231,7 @@ fn handle(
     preview_tx: &Sender<(PathBuf, Query)>,
 ) -> bool {
     let loaded = matches!(ev, AppEvent::LoadFinished { .. });
-    for effect in app.update(ev) {
+    for effect in app.update_at(now_ms(), ev) {
         run_effect(effect, tx, search_tx, preview_tx);
     }
     if loaded {
@@ -369,11 +369,11 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
             vec![AppEvent::Renamed { path, result }]
         }
         Effect::Trash(path) => {
-            let result = trash::delete(&path).map_err(|e| e.to_string());
+            let result = trash::delete(&path).map_err(|e| super::trash_text::trash_error_text(&e));
             vec![AppEvent::Trashed { path, result }]
         }
         Effect::DeletePermanently(path) => {
-            let result = std::fs::remove_file(&path).map_err(|e| e.to_string());
+            let result = std::fs::remove_file(&path).map_err(|e| super::trash_text::io_reason(&e));
             vec![AppEvent::Deleted { path, result }]
         }
         Effect::Restore(path) => {
@@ -458,13 +458,14 @@ pub fn restore_from_trash(path: &std::path::Path) -> Result<(), String> {
         )
     ))]
     {
-        let items = trash::os_limited::list().map_err(|e| e.to_string())?;
+        let items =
+            trash::os_limited::list().map_err(|e| super::trash_text::trash_error_text(&e))?;
         let item = items
             .into_iter()
             .filter(|i| i.original_path() == path)
             .max_by_key(|i| i.time_deleted)
             .ok_or_else(|| "the session is no longer in the trash".to_string())?;
-        trash::os_limited::restore_all([item]).map_err(|e| e.to_string())
+        trash::os_limited::restore_all([item]).map_err(|e| super::trash_text::trash_error_text(&e))
     }
     #[cfg(not(any(
         target_os = "windows",

@@ -2,7 +2,7 @@
 //! emoji) or carry combining marks; columns are measured in cells.
 
 use ratatui::style::Style;
-use ratatui::text::Span;
+use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
 
 pub use crate::session::render::{sanitize_block, sanitize_line};
@@ -58,6 +58,116 @@ pub fn truncate_left(s: &str, max: usize) -> String {
     out
 }
 
+/// Cuts `s` to at most `max` cells keeping both ends, with `…` in the
+/// middle when cut (a path's folder and file name both tell something).
+pub fn truncate_middle(s: &str, max: usize) -> String {
+    if width(s) <= max {
+        return s.to_string();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let budget = max - 1;
+    let head_w = budget - budget / 2;
+    let mut head = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = c.width().unwrap_or(0);
+        if w + cw > head_w {
+            break;
+        }
+        head.push(c);
+        w += cw;
+    }
+    // What the head could not use (a wide character at its end) goes to the tail.
+    let tail_w = budget - w;
+    let mut tail: Vec<char> = Vec::new();
+    let mut w = 0;
+    for c in s.chars().rev() {
+        let cw = c.width().unwrap_or(0);
+        if w + cw > tail_w {
+            break;
+        }
+        tail.push(c);
+        w += cw;
+    }
+    head.push('…');
+    head.extend(tail.into_iter().rev());
+    head
+}
+
+/// Word-wraps paragraphs of styled text into lines of at most `max`
+/// cells; each paragraph starts on a new line, and a word longer than a
+/// line (a path) is broken where the line ends.
+pub fn wrap_styled(paragraphs: &[Vec<(String, Style)>], max: usize) -> Vec<Line<'static>> {
+    let max = max.max(1);
+    let mut lines = Vec::new();
+    for para in paragraphs {
+        let mut line: Vec<Span<'static>> = Vec::new();
+        let mut line_w = 0;
+        for (text, style) in para {
+            for word in text.split(' ').filter(|w| !w.is_empty()) {
+                let ww = width(word);
+                if line_w > 0 && line_w + 1 + ww <= max {
+                    line.push(Span::styled(format!(" {word}"), *style));
+                    line_w += 1 + ww;
+                    continue;
+                }
+                if line_w == 0 && ww <= max {
+                    line.push(Span::styled(word.to_string(), *style));
+                    line_w = ww;
+                    continue;
+                }
+                if ww <= max {
+                    lines.push(Line::from(std::mem::take(&mut line)));
+                    line.push(Span::styled(word.to_string(), *style));
+                    line_w = ww;
+                    continue;
+                }
+                // Longer than any line: start it on this one, break it by cells.
+                let mut part = String::new();
+                if line_w > 0 && line_w + 1 < max {
+                    part.push(' ');
+                    line_w += 1;
+                } else if line_w > 0 {
+                    lines.push(Line::from(std::mem::take(&mut line)));
+                    line_w = 0;
+                }
+                for c in word.chars() {
+                    let cw = c.width().unwrap_or(0);
+                    if line_w + cw > max && line_w > 0 {
+                        line.push(Span::styled(std::mem::take(&mut part), *style));
+                        lines.push(Line::from(std::mem::take(&mut line)));
+                        line_w = 0;
+                    }
+                    part.push(c);
+                    line_w += cw;
+                }
+                line.push(Span::styled(part, *style));
+            }
+        }
+        lines.push(Line::from(line));
+    }
+    lines
+}
+
+/// `path` with the home folder shown as `~`, compared by path components
+/// (`/home/alx` is not under a home of `/home/al`).
+pub fn short_home(path: &str) -> String {
+    short_home_in(path, dirs::home_dir().as_deref())
+}
+
+pub fn short_home_in(path: &str, home: Option<&std::path::Path>) -> String {
+    let Some(home) = home.filter(|h| h.is_absolute() && h.parent().is_some()) else {
+        return path.to_string();
+    };
+    match std::path::Path::new(path).strip_prefix(home) {
+        Ok(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+        Ok(rest) => format!("~/{}", rest.display()),
+        Err(_) => path.to_string(),
+    }
+}
+
 /// Pads with spaces to exactly `w` cells (truncating first).
 pub fn fit(s: &str, w: usize) -> String {
     let t = truncate(s, w);
@@ -108,5 +218,61 @@ mod tests {
         assert_eq!(truncate("日本語テキスト", 7), "日本語…");
         assert_eq!(width(&fit("é", 3)), 3);
         assert_eq!(width(&fit("e\u{301}x", 3)), 3);
+    }
+
+    #[test]
+    fn home_is_shortened_by_whole_components() {
+        use std::path::Path;
+        let home = Some(Path::new("/home/al"));
+        assert_eq!(short_home_in("/home/alx/p", home), "/home/alx/p");
+        assert_eq!(short_home_in("/home/al/p", home), "~/p");
+        assert_eq!(short_home_in("/home/al", home), "~");
+        assert_eq!(
+            short_home_in("/home/al/p", Some(Path::new("/home/al/"))),
+            "~/p"
+        );
+        assert_eq!(
+            short_home_in("/home/al/p", Some(Path::new("/"))),
+            "/home/al/p"
+        );
+        assert_eq!(short_home_in("/home/al/p", None), "/home/al/p");
+    }
+
+    #[test]
+    fn middle_truncation_keeps_both_ends() {
+        assert_eq!(truncate_middle("abcdefghij", 10), "abcdefghij");
+        assert_eq!(truncate_middle("abcdefghij", 7), "abc…hij");
+        assert_eq!(truncate_middle("abcdefghij", 6), "abc…ij");
+        assert_eq!(truncate_middle("日本語テキスト", 7), "日…スト");
+        assert_eq!(truncate_middle("abc", 0), "");
+    }
+
+    #[test]
+    fn wrapping_fits_every_line() {
+        let wrap = |s: &str, max: usize| -> Vec<String> {
+            wrap_styled(&[vec![(s.to_string(), Style::default())]], max)
+                .iter()
+                .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+                .collect()
+        };
+        assert_eq!(wrap("a bb ccc", 4), vec!["a bb", "ccc"]);
+        assert_eq!(wrap("", 4), vec![""]);
+        let long = "cannot create /a/very/long/path/that/does/not/fit: no";
+        for l in wrap(long, 12) {
+            assert!(width(&l) <= 12, "{l:?}");
+        }
+        assert_eq!(
+            wrap(long, 12).concat().replace(' ', ""),
+            long.replace(' ', "")
+        );
+        assert!(wrap("日本語 テキスト", 5).iter().all(|l| width(l) <= 5));
+        let two = wrap_styled(
+            &[
+                vec![("a b".to_string(), Style::default())],
+                vec![("c".to_string(), Style::default())],
+            ],
+            80,
+        );
+        assert_eq!(two.len(), 2, "each paragraph starts a line");
     }
 }

@@ -6,13 +6,17 @@ use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
 };
 
-use super::state::{Dialog, PickerState, Scope, StatusKind, LIVE_WINDOW_MS};
+use super::state::{Dialog, PickerState, Scope, StatusKind, LIVE_WINDOW_MS, PERMANENT_GUARD_MS};
 use crate::search::Query;
 use crate::ui::app::{App, AppEvent, Effect, Outcome};
 use crate::ui::input::{Edit, LineInput};
 
 pub fn update(app: &mut App, ev: AppEvent) -> Vec<Effect> {
     let before = app.picker.selected.clone();
+    // Typing pins the selection (to the best match, then by identity),
+    // however the query was edited.
+    let query_before = matches!(ev, AppEvent::Key(_)).then(|| app.picker.query.text().to_string());
+    let no_dialog_before = app.picker.dialog == Dialog::None;
     let mut fx = match ev {
         AppEvent::Key(k) if k.kind != KeyEventKind::Release => on_key(app, k),
         AppEvent::Key(_) => Vec::new(),
@@ -26,7 +30,14 @@ pub fn update(app: &mut App, ev: AppEvent) -> Vec<Effect> {
         other => on_result(&mut app.picker, other),
     };
     let p = &mut app.picker;
-    let list_h = super::view::list_area(app.width, app.height).height as usize;
+    // So does a question about a row (delete, rename): rows arriving
+    // meanwhile must not move the selection away from the row asked about.
+    if query_before.is_some_and(|q| q != p.query.text())
+        || (no_dialog_before && !matches!(p.dialog, Dialog::None | Dialog::Help))
+    {
+        p.user_moved = true;
+    }
+    let list_h = super::view::list_rows(p, app.width, app.height);
     p.page = list_h.max(1);
     p.clamp_scroll(list_h);
     // The preview follows the selection, and the query once its results are
@@ -83,9 +94,35 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
             let path = path.clone();
             return confirm(p, &k, |p| trash(p, path));
         }
-        Dialog::ConfirmPermanent { path, .. } => {
-            let path = path.clone();
-            return confirm(p, &k, |_| vec![Effect::DeletePermanently(path)]);
+        Dialog::Trashing { .. } => {
+            return match k.code {
+                KeyCode::Char('c') if ctrl(&k) => vec![Effect::Exit(Outcome::Quit)],
+                _ => Vec::new(),
+            };
+        }
+        Dialog::ConfirmPermanent { path, shown_ms, .. } => {
+            let (path, shown_ms) = (path.clone(), *shown_ms);
+            let cancel_key = matches!(
+                k.code,
+                KeyCode::Esc | KeyCode::Char('n') | KeyCode::Char('N')
+            ) || (ctrl(&k) && k.code == KeyCode::Char('c'));
+            if cancel_key {
+                p.dialog = Dialog::None;
+                p.set_status(StatusKind::Info, "Nothing deleted");
+                return Vec::new();
+            }
+            // Keys in the first moments were typed before the question
+            // could be read (a second Enter): ignored, as is every key but
+            // the deliberate `y`.
+            if p.now_ms - shown_ms < PERMANENT_GUARD_MS {
+                return Vec::new();
+            }
+            if matches!(k.code, KeyCode::Char('y') | KeyCode::Char('Y')) && !ctrl(&k) && !alt(&k) {
+                p.dialog = Dialog::None;
+                p.set_status(StatusKind::Info, "Deleting permanently…");
+                return vec![Effect::DeletePermanently(path)];
+            }
+            return Vec::new();
         }
         Dialog::Rename { path, input } => {
             match k.code {
@@ -142,6 +179,7 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
             p.preview_requested = None;
         }
         KeyCode::Char('t') if ctrl(&k) => {
+            p.user_moved |= p.selected.is_some();
             if let Some(r) = p.selected_row() {
                 let flavor = if r.info.from_pi_store {
                     crate::session::ContextFlavor::Pi
@@ -200,12 +238,12 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
                 }
             };
         }
-        KeyCode::Up => p.move_by(-1),
-        KeyCode::Down => p.move_by(1),
-        KeyCode::PageUp => p.move_by(-(p.page as isize)),
-        KeyCode::PageDown => p.move_by(p.page as isize),
-        KeyCode::Home => p.select_pos(0),
-        KeyCode::End => p.select_pos(p.visible.len().saturating_sub(1)),
+        KeyCode::Up => p.user_move_by(-1),
+        KeyCode::Down => p.user_move_by(1),
+        KeyCode::PageUp => p.user_move_by(-(p.page as isize)),
+        KeyCode::PageDown => p.user_move_by(p.page as isize),
+        KeyCode::Home => p.user_select_pos(0),
+        KeyCode::End => p.user_select_pos(p.visible.len().saturating_sub(1)),
         // Everything else edits the query (Home/End stay the list's:
         // Ctrl+A/E go to the query's start and end).
         _ => {
@@ -255,7 +293,7 @@ fn confirm(
 }
 
 fn trash(p: &mut PickerState, path: PathBuf) -> Vec<Effect> {
-    p.set_status(StatusKind::Info, "Moving session to trash…");
+    p.dialog = Dialog::Trashing { path: path.clone() };
     vec![Effect::Trash(path)]
 }
 
@@ -311,24 +349,25 @@ pub fn search_effect(p: &mut PickerState) -> Effect {
 }
 
 fn on_mouse(app: &mut App, m: crossterm::event::MouseEvent) -> Vec<Effect> {
-    let area = super::view::list_area(app.width, app.height);
+    let area = super::view::list_area(&app.picker, app.width, app.height);
+    let rows = super::view::list_rows(&app.picker, app.width, app.height);
     let p = &mut app.picker;
     if p.dialog != Dialog::None {
         return Vec::new();
     }
     match m.kind {
-        MouseEventKind::ScrollUp => p.move_by(-3),
-        MouseEventKind::ScrollDown => p.move_by(3),
+        MouseEventKind::ScrollUp => p.user_move_by(-3),
+        MouseEventKind::ScrollDown => p.user_move_by(3),
         MouseEventKind::Down(MouseButton::Left)
             if m.row >= area.y
-                && m.row < area.y + area.height
+                && usize::from(m.row - area.y) < rows
                 && m.column < area.x + area.width =>
         {
             {
                 let pos = p.scroll + (m.row - area.y) as usize;
                 if pos < p.visible.len() {
                     let already = p.selected_pos() == Some(pos);
-                    p.select_pos(pos);
+                    p.user_select_pos(pos);
                     // A click on the selected row picks it, like a double click.
                     if already {
                         return on_key(app, KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
@@ -405,8 +444,7 @@ fn on_result(p: &mut PickerState, ev: AppEvent) -> Vec<Effect> {
         }
         AppEvent::RowGone(path) => {
             if p.by_path.contains_key(&path) {
-                p.remove(&path);
-                p.recompute();
+                p.remove_keeping_place(&path);
             }
         }
         AppEvent::PreviewLoaded(Ok(preview)) => {
@@ -436,22 +474,29 @@ fn on_result(p: &mut PickerState, ev: AppEvent) -> Vec<Effect> {
                 p.set_status(StatusKind::Error, format!("Rename failed: {e}"));
             }
         },
-        AppEvent::Trashed { path, result } => match result {
-            Ok(()) => {
-                p.remove(&path);
-                p.recompute();
-                p.trashed.push(path);
-                p.set_status(StatusKind::Success, "Session moved to trash · ctrl+z undo");
+        AppEvent::Trashed { path, result } => {
+            if matches!(&p.dialog, Dialog::Trashing { path: t } if *t == path) {
+                p.dialog = Dialog::None;
             }
-            Err(reason) => {
-                p.status = None;
-                p.dialog = Dialog::ConfirmPermanent { path, reason };
+            match result {
+                Ok(()) => {
+                    p.remove_keeping_place(&path);
+                    p.trashed.push(path);
+                    p.set_status(StatusKind::Success, "Session moved to trash · ctrl+z undo");
+                }
+                Err(reason) => {
+                    p.status = None;
+                    p.dialog = Dialog::ConfirmPermanent {
+                        path,
+                        reason,
+                        shown_ms: p.now_ms,
+                    };
+                }
             }
-        },
+        }
         AppEvent::Deleted { path, result } => match result {
             Ok(()) => {
-                p.remove(&path);
-                p.recompute();
+                p.remove_keeping_place(&path);
                 p.set_status(StatusKind::Success, "Session deleted permanently");
             }
             Err(e) => p.set_status(StatusKind::Error, format!("Delete failed: {e}")),

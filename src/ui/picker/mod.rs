@@ -7,5 +7,8 @@ mod view;
 
 pub use keys::update;
 pub use preview::{load_preview, Preview};
-pub use state::{Dialog, Folders, PickerState, Row, Scope, Sort, Status, StatusKind, VisibleRow};
-pub use view::{list_area, render};
+pub use state::{
+    Dialog, Folders, PickerState, Row, Scope, Sort, Status, StatusKind, VisibleRow,
+    PERMANENT_GUARD_MS,
+};
+pub use view::{list_area, list_rows, render};

@@ -121,10 +121,19 @@ pub enum Dialog {
         path: PathBuf,
         age_ms: i64,
     },
-    /// Trash failed: offer permanent deletion only after this second question.
+    /// The trash was asked to take the session; keys wait (and are
+    /// dropped) until it answers, so none typed ahead can answer the next
+    /// question.
+    Trashing {
+        path: PathBuf,
+    },
+    /// Trash failed: offer permanent deletion only after this second
+    /// question, answered with `y` (never Enter), and not in the first
+    /// moments after it appears (`shown_ms`, from the event clock).
     ConfirmPermanent {
         path: PathBuf,
         reason: String,
+        shown_ms: i64,
     },
     Rename {
         path: PathBuf,
@@ -156,6 +165,10 @@ pub struct VisibleRow {
 /// Sessions changed within this window may be in use by a live agent.
 pub const LIVE_WINDOW_MS: i64 = 10_000;
 
+/// The permanent-delete question ignores answers for this long after it
+/// appears: a key pressed then was meant for something else.
+pub const PERMANENT_GUARD_MS: i64 = 750;
+
 #[derive(Debug)]
 pub struct PickerState {
     pub project_cwd: String,
@@ -178,6 +191,11 @@ pub struct PickerState {
     pub search_gen: u64,
     pub visible: Vec<VisibleRow>,
     pub selected: Option<PathBuf>,
+    /// The user has moved the selection, typed or acted on a row: from then
+    /// on the selection follows its session. Until then it is row 0 of
+    /// whatever is listed, so rows arriving above it (a session changed
+    /// while arbor was closed) never leave Enter on an older one.
+    pub user_moved: bool,
     pub scroll: usize,
     /// List height of the last frame, for paging.
     pub page: usize,
@@ -221,6 +239,7 @@ impl PickerState {
             search_gen: 0,
             visible: Vec::new(),
             selected: None,
+            user_moved: false,
             scroll: 0,
             page: 10,
             loading: None,
@@ -320,6 +339,20 @@ impl PickerState {
         }
     }
 
+    /// Removes a session's row; when it was the selected one, the
+    /// selection stays at its place in the list (the next row moves up
+    /// into it), as in Atomic, rather than jumping to the top.
+    pub fn remove_keeping_place(&mut self, path: &Path) {
+        let was = (self.selected.as_deref() == Some(path))
+            .then(|| self.selected_pos())
+            .flatten();
+        self.remove(path);
+        self.recompute();
+        if let Some(pos) = was {
+            self.select_pos(pos.min(self.visible.len().saturating_sub(1)));
+        }
+    }
+
     fn in_scope(&self, r: &Row) -> bool {
         (self.show_internal || !r.info.internal)
             && (!self.named_only || r.info.display_name().is_some())
@@ -377,7 +410,7 @@ impl PickerState {
                 Sort::Recent | Sort::Relevance => flat(cands),
             }
         };
-        if self.selected_pos().is_none() {
+        if !self.user_moved || self.selected_pos().is_none() {
             self.selected = self
                 .visible
                 .first()
@@ -451,6 +484,17 @@ impl PickerState {
         if let Some(v) = self.visible.get(pos) {
             self.selected = Some(self.rows[v.idx].info.path.clone());
         }
+    }
+
+    /// The user moved the selection: from now on it follows its session.
+    pub fn user_move_by(&mut self, delta: isize) {
+        self.user_moved = true;
+        self.move_by(delta);
+    }
+
+    pub fn user_select_pos(&mut self, pos: usize) {
+        self.user_moved = true;
+        self.select_pos(pos);
     }
 
     pub fn move_by(&mut self, delta: isize) {

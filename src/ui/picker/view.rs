@@ -9,7 +9,9 @@ use ratatui::Frame;
 use super::state::{Dialog, PickerState, Scope, StatusKind};
 use crate::search::query::new_matcher;
 use crate::ui::app::App;
-use crate::ui::text::{fit, sanitize_line, truncate, truncate_left, width};
+use crate::ui::text::{
+    fit, sanitize_line, short_home, truncate, truncate_left, truncate_middle, width, wrap_styled,
+};
 use crate::ui::theme::Theme;
 use crate::util::age;
 
@@ -18,14 +20,34 @@ const FOOTER_ROWS: u16 = 3;
 /// The preview opens by itself from this width on.
 pub const PREVIEW_MIN_WIDTH: u16 = 110;
 
-/// Where the list rows are drawn (also used to map mouse clicks).
-pub fn list_area(width: u16, height: u16) -> Rect {
+/// Where the list rows are drawn (also used to map mouse clicks): between
+/// the header and the footer, which grows when a question needs the room.
+pub fn list_area(p: &PickerState, width: u16, height: u16) -> Rect {
     Rect {
         x: 0,
         y: HEADER_ROWS,
         width,
-        height: height.saturating_sub(HEADER_ROWS + FOOTER_ROWS),
+        height: height.saturating_sub(HEADER_ROWS + footer_rows(p, width, height)),
     }
+}
+
+/// How many sessions the list shows at once: its area, less the
+/// `(n/N)` position line Atomic adds when they do not all fit.
+pub fn list_rows(p: &PickerState, width: u16, height: u16) -> usize {
+    let h = list_area(p, width, height).height as usize;
+    if p.visible.len() > h {
+        h.saturating_sub(1)
+    } else {
+        h
+    }
+}
+
+fn footer_rows(p: &PickerState, width: u16, height: u16) -> u16 {
+    let n = footer_lines(p, &Theme::plain(), width).0.len() as u16;
+    n.clamp(
+        FOOTER_ROWS,
+        height.saturating_sub(HEADER_ROWS).max(FOOTER_ROWS),
+    )
 }
 
 pub fn preview_visible(p: &PickerState, width: u16) -> bool {
@@ -35,7 +57,7 @@ pub fn preview_visible(p: &PickerState, width: u16) -> bool {
 pub fn render(f: &mut Frame, app: &App, theme: &Theme) {
     let p = &app.picker;
     let area = f.area();
-    let full = list_area(area.width, area.height);
+    let full = list_area(p, area.width, area.height);
     let (list, preview) = if preview_visible(p, area.width) {
         let [l, r] = Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)])
             .areas(full);
@@ -55,61 +77,71 @@ pub fn render(f: &mut Frame, app: &App, theme: &Theme) {
 }
 
 fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
+    // Atomic's title line: the title on the left; scope (or the loading
+    // progress in its place), name filter and sort on the right.
     let title = match p.scope {
         Scope::Current => "Resume Session (Current Folder)",
         Scope::All => "Resume Session (All)",
     };
-    let mut right = String::new();
+    let mut right: Vec<Span> = Vec::new();
     if let Some((done, total)) = p.loading {
         // Before the store is listed the count is unknown.
-        right = if total == 0 {
+        let progress = if total == 0 {
             "Loading…".to_string()
         } else {
             format!("Loading {done}/{total}")
         };
-    } else if let Some((done, total)) = p.indexing {
-        right = format!("Indexing {done}/{total}");
-    } else if let Some(n) = &p.note {
-        right = n.clone();
+        right.push(Span::styled("○ Current Folder | ", theme.dim()));
+        right.push(Span::styled(progress, theme.accent()));
+    } else {
+        let on = |yes: bool| if yes { theme.accent() } else { theme.dim() };
+        let (cur, all) = match p.scope {
+            Scope::Current => ("◉ Current Folder", "○ All"),
+            Scope::All => ("○ Current Folder", "◉ All"),
+        };
+        right.push(Span::styled(cur, on(p.scope == Scope::Current)));
+        right.push(Span::styled(" | ", theme.dim()));
+        right.push(Span::styled(all, on(p.scope == Scope::All)));
     }
-    let pad = (area.width as usize).saturating_sub(width(title) + width(&right) + 1);
-    f.render_widget(
-        Paragraph::new(Line::from(vec![
-            Span::styled(title, theme.title()),
-            Span::raw(" ".repeat(pad)),
-            Span::styled(right, theme.dim()),
-        ])),
-        Rect { height: 1, ..area },
-    );
-    let (cur, all) = match p.scope {
-        Scope::Current => ("◉ Current Folder", "○ All"),
-        Scope::All => ("○ Current Folder", "◉ All"),
-    };
-    let mut spans = vec![
-        Span::styled(
-            cur,
-            if p.scope == Scope::Current {
-                theme.accent()
-            } else {
-                theme.dim()
-            },
-        ),
-        Span::styled(" | ", theme.dim()),
-        Span::styled(
-            all,
-            if p.scope == Scope::All {
-                theme.accent()
-            } else {
-                theme.dim()
-            },
-        ),
-        Span::styled("   Name: ", theme.dim()),
-        Span::raw(if p.named_only { "Named" } else { "All" }),
-        Span::styled("   Sort: ", theme.dim()),
-        Span::raw(p.sort.label()),
+    right.push(Span::styled("  Name: ", theme.dim()));
+    right.push(Span::styled(
+        if p.named_only { "Named" } else { "All" },
+        theme.accent(),
+    ));
+    right.push(Span::styled("  Sort: ", theme.dim()));
+    right.push(Span::styled(p.sort.label(), theme.accent()));
+    let w = area.width as usize;
+    let right = clip_spans(right, w);
+    let right_w: usize = right.iter().map(|s| width(&s.content)).sum();
+    let left = clip(title, w.saturating_sub(right_w + 1));
+    let pad = w.saturating_sub(width(&left) + right_w);
+    let mut line = vec![
+        Span::styled(left, theme.title()),
+        Span::raw(" ".repeat(pad)),
     ];
+    line.extend(right);
+    f.render_widget(Paragraph::new(Line::from(line)), Rect { height: 1, ..area });
+    // Where Atomic leaves a blank line: what arbor adds (the index being
+    // built, the demo store note, internal sessions shown).
+    let mut notes: Vec<Span> = Vec::new();
+    if let Some((done, total)) = p.indexing {
+        notes.push(Span::styled(
+            format!("Indexing {done}/{total}"),
+            theme.dim(),
+        ));
+    }
+    if let Some(n) = &p.note {
+        notes.push(Span::styled(sanitize_line(n), theme.dim()));
+    }
     if p.show_internal {
-        spans.push(Span::styled("   Internal: shown", theme.warning()));
+        notes.push(Span::styled("Internal: shown", theme.warning()));
+    }
+    let mut spans = Vec::new();
+    for (i, n) in notes.into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(" · ", theme.dim()));
+        }
+        spans.push(n);
     }
     f.render_widget(
         Paragraph::new(Line::from(spans)),
@@ -146,10 +178,40 @@ fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     }
 }
 
-fn empty_text(p: &PickerState) -> &'static str {
-    if p.query_active() {
-        return "No sessions found";
+/// `s` cut to `max` cells, without an ellipsis (Atomic cuts the title so).
+fn clip(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = width(c.encode_utf8(&mut [0; 4]));
+        if w + cw > max {
+            break;
+        }
+        out.push(c);
+        w += cw;
     }
+    out
+}
+
+/// Spans cut to `max` cells in all.
+fn clip_spans(spans: Vec<Span<'static>>, max: usize) -> Vec<Span<'static>> {
+    let mut left = max;
+    let mut out = Vec::new();
+    for s in spans {
+        let t = clip(&s.content, left);
+        left -= width(&t);
+        let done = t.len() < s.content.len();
+        out.push(Span::styled(t, s.style));
+        if done {
+            break;
+        }
+    }
+    out
+}
+
+/// Atomic's texts, which depend on the filters only (a query that matches
+/// nothing gets the same hint as an empty folder).
+fn empty_text(p: &PickerState) -> &'static str {
     match (p.named_only, p.scope) {
         (false, Scope::Current) => "No sessions in current folder. tab view all.",
         (false, Scope::All) => "No sessions found",
@@ -158,18 +220,6 @@ fn empty_text(p: &PickerState) -> &'static str {
         }
         (true, Scope::All) => "No named sessions found. Press ctrl+n to show all.",
     }
-}
-
-fn short_home(path: &str) -> String {
-    if let Some(h) = dirs::home_dir() {
-        let h = h.display().to_string();
-        if !h.is_empty() && h != "/" {
-            if let Some(rest) = path.strip_prefix(&h) {
-                return format!("~{rest}");
-            }
-        }
-    }
-    path.to_string()
 }
 
 fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
@@ -197,21 +247,30 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     let summary_col = p.any_summary();
     let mut matcher = new_matcher();
     let selected = p.selected_pos();
+    // The list's rows, less the position line when they do not all fit.
+    let rows = if p.visible.len() > area.height as usize {
+        area.height.saturating_sub(1) as usize
+    } else {
+        area.height as usize
+    };
+    // The session a delete question is about, marked as Atomic marks it.
+    let deleting = match &p.dialog {
+        Dialog::ConfirmDelete { path, .. }
+        | Dialog::ConfirmLiveDelete { path, .. }
+        | Dialog::Trashing { path }
+        | Dialog::ConfirmPermanent { path, .. } => Some(path),
+        _ => None,
+    };
     let mut lines = Vec::new();
-    for (pos, v) in p
-        .visible
-        .iter()
-        .enumerate()
-        .skip(p.scroll)
-        .take(area.height as usize)
-    {
+    for (pos, v) in p.visible.iter().enumerate().skip(p.scroll).take(rows) {
         let r = &p.rows[v.idx];
         let info = &r.info;
         let is_sel = selected == Some(pos);
+        let is_deleting = deleting == Some(&info.path);
         let mut right = String::new();
         if p.show_paths {
             let path = sanitize_line(&short_home(&info.path.display().to_string()));
-            right.push_str(&format!("{} ", truncate_left(&path, (w / 4).max(12))));
+            right.push_str(&format!("{} ", truncate_middle(&path, (w / 2).max(16))));
         }
         if p.scope == Scope::All {
             let cwd = sanitize_line(&short_home(&info.cwd));
@@ -222,7 +281,8 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             info.message_count,
             age(p.now_ms, info.modified_ms)
         ));
-        let fixed = 2 + width(&v.prefix) + 1 + width(&right);
+        let tag = if info.internal { "[internal] " } else { "" };
+        let fixed = 2 + width(&v.prefix) + width(tag) + 1 + width(&right);
         let avail = w.saturating_sub(fixed);
         let (title_w, summary_w) = if summary_col && avail >= 60 {
             let s = avail / 3;
@@ -231,7 +291,9 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             (avail, 0)
         };
         let title = truncate(&sanitize_line(info.title()), title_w);
-        let title_style = if info.display_name().is_some() {
+        let title_style = if is_deleting {
+            theme.error()
+        } else if info.display_name().is_some() {
             theme.warning()
         } else {
             Style::default()
@@ -244,6 +306,7 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         let mut spans = vec![
             Span::styled(if is_sel { "› " } else { "  " }, theme.cursor()),
             Span::styled(v.prefix.clone(), theme.dim()),
+            Span::styled(tag, theme.dim()),
         ];
         spans.extend(crate::ui::text::highlighted(
             &title,
@@ -267,12 +330,29 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             }
         }
         spans.push(Span::raw(" "));
-        spans.push(Span::styled(right, theme.dim()));
+        spans.push(Span::styled(
+            right,
+            if is_deleting {
+                theme.error()
+            } else {
+                theme.dim()
+            },
+        ));
         let mut line = Line::from(spans);
         if is_sel {
             line = line.patch_style(theme.selected());
         }
         lines.push(line);
+    }
+    if rows < p.visible.len() {
+        lines.push(Line::from(Span::styled(
+            format!(
+                "  ({}/{})",
+                selected.map_or(p.scroll, |s| s) + 1,
+                p.visible.len()
+            ),
+            theme.dim(),
+        )));
     }
     f.render_widget(Paragraph::new(lines), area);
 }
@@ -307,17 +387,16 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         label("cwd"),
         Span::raw(sanitize_line(&info.cwd)),
     ]));
-    lines.push(Line::from(vec![
-        label("created"),
-        Span::raw(info.created.clone()),
-    ]));
+    // Both dates the same way: when, and how long ago.
+    let when = |ms: i64| format!("{} ({})", fmt_time(ms), age(p.now_ms, ms));
+    let created = match crate::session::entry::parse_iso_ms(&info.created) {
+        Some(ms) => when(ms),
+        None => sanitize_line(&info.created),
+    };
+    lines.push(Line::from(vec![label("created"), Span::raw(created)]));
     lines.push(Line::from(vec![
         label("modified"),
-        Span::raw(format!(
-            "{} ({})",
-            fmt_time(info.modified_ms),
-            age(p.now_ms, info.modified_ms)
-        )),
+        Span::raw(when(info.modified_ms)),
     ]));
     lines.push(Line::from(vec![
         label("messages"),
@@ -414,10 +493,58 @@ fn group(n: u64) -> String {
 }
 
 fn render_footer(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
-    if area.height < HEADER_ROWS + FOOTER_ROWS {
+    let (lines, cursor) = footer_lines(p, theme, area.width);
+    let rows = footer_rows(p, area.width, area.height);
+    if area.height < HEADER_ROWS + rows {
         return;
     }
-    let y = area.y + area.height - FOOTER_ROWS;
+    let y = area.y + area.height - rows;
+    // The rename field's cursor, on the first footer line.
+    if let Some(col) = cursor {
+        f.set_cursor_position((area.x + col, y));
+    }
+    f.render_widget(
+        Paragraph::new(lines),
+        Rect {
+            x: area.x,
+            y,
+            width: area.width,
+            height: rows,
+        },
+    );
+}
+
+/// The lines under the list: the status line and the two hint lines; or
+/// the permanent-delete question, first, wrapped to as many lines as it
+/// needs (the hints give way, as in Atomic while a delete is confirmed).
+/// With the column of the terminal cursor on the first line, for a prompt.
+fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<'a>>, Option<u16>) {
+    if let Dialog::ConfirmPermanent { reason, path, .. } = &p.dialog {
+        let mut question = vec![(
+            "Delete permanently? This cannot be undone.".to_string(),
+            theme.error(),
+        )];
+        let title = title_of(p, path);
+        if !title.is_empty() {
+            question.push((title, theme.dim()));
+        }
+        let paragraphs = [
+            question,
+            vec![(
+                "Type y to delete it forever · esc keeps it".to_string(),
+                Style::default(),
+            )],
+            vec![(
+                format!(
+                    "It could not be moved to the trash: {}.",
+                    sanitize_line(reason)
+                ),
+                theme.dim(),
+            )],
+        ];
+        return (wrap_styled(&paragraphs, width as usize), None);
+    }
+    let mut cursor = None;
     let status_line = match (&p.dialog, &p.status) {
         (Dialog::ConfirmDelete { path, .. }, _) => Line::from(vec![
             Span::styled("Delete session? ", theme.error()),
@@ -434,24 +561,17 @@ fn render_footer(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             ),
             Span::raw("enter confirm · esc cancel"),
         ]),
-        (Dialog::ConfirmPermanent { reason, .. }, _) => Line::from(vec![
-            Span::styled(
-                format!(
-                    "Trash failed: {}. Delete permanently? ",
-                    sanitize_line(reason)
-                ),
-                theme.error(),
-            ),
-            Span::raw("enter delete forever · esc keep"),
-        ]),
+        (Dialog::Trashing { .. }, _) => {
+            Line::from(Span::styled("Moving session to trash…", theme.dim()))
+        }
         (Dialog::Rename { input, .. }, _) => {
             let (line, col) = crate::ui::input::prompt(
                 input,
                 Span::styled("Rename: ", theme.accent()),
                 Span::styled("  enter save · esc cancel", theme.dim()),
-                area.width,
+                width,
             );
-            f.set_cursor_position((area.x + col, y));
+            cursor = Some(col);
             line
         }
         (_, Some(s)) => Line::from(Span::styled(
@@ -464,27 +584,21 @@ fn render_footer(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         )),
         (_, None) => Line::from(""),
     };
-    let row = |i: u16| Rect {
-        x: area.x,
-        y: y + i,
-        width: area.width,
-        height: 1,
-    };
-    f.render_widget(Paragraph::new(status_line), row(0));
-    f.render_widget(
-        Paragraph::new(Span::styled(
+    let lines = vec![
+        status_line,
+        Line::from(Span::styled(
             "tab scope · re:<pattern> regex · \"phrase\" exact · F1 help",
             theme.dim(),
         )),
-        row(1),
-    );
-    f.render_widget(
-        Paragraph::new(Span::styled(
-            "ctrl+s Sort · ctrl+n Named · ctrl+d Delete · ctrl+p Path · ctrl+r Rename",
+        Line::from(Span::styled(
+            format!(
+                "ctrl+s Sort · ctrl+n Named · ctrl+d Delete · ctrl+p Path {} · ctrl+r Rename",
+                if p.show_paths { "(on)" } else { "(off)" }
+            ),
             theme.dim(),
         )),
-        row(2),
-    );
+    ];
+    (lines, cursor)
 }
 
 fn title_of(p: &PickerState, path: &std::path::Path) -> String {
