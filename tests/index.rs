@@ -90,6 +90,28 @@ impl Store {
     }
 }
 
+/// The index's text files, by generation (oldest first).
+fn text_files(cache: &Path) -> Vec<(u64, PathBuf)> {
+    let mut v: Vec<(u64, PathBuf)> = std::fs::read_dir(cache)
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.unwrap();
+            let name = e.file_name().into_string().unwrap();
+            let gen = name.strip_prefix("index.sqlite-text.")?.parse().ok()?;
+            Some((gen, e.path()))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The current generation's text file (the only one once readers are done).
+fn text_file(cache: &Path) -> PathBuf {
+    let files = text_files(cache);
+    assert_eq!(files.len(), 1, "{files:?}");
+    files[0].1.clone()
+}
+
 fn by_path(mut rows: Vec<SessionInfo>) -> Vec<SessionInfo> {
     rows.sort_by(|a, b| a.path.cmp(&b.path));
     rows
@@ -323,14 +345,17 @@ fn dead_text_is_compacted_away() {
     }
     let mut index = s.index();
     refresh_checked(&mut index, &s.files());
-    let text = s.cache.join("index.sqlite-text");
+    let text = text_file(&s.cache);
     let before = std::fs::metadata(&text).unwrap().len();
     for n in 1..=4 {
         std::fs::remove_file(s.path(n)).unwrap();
     }
     refresh_checked(&mut index, &s.files());
     assert!(index.compact(0).unwrap());
-    let after = std::fs::metadata(&text).unwrap().len();
+    // The next generation, and only it.
+    let compacted = text_file(&s.cache);
+    assert_ne!(compacted, text);
+    let after = std::fs::metadata(&compacted).unwrap().len();
     assert!(after * 2 < before, "{after} vs {before}");
     refresh_checked(&mut index, &s.files());
     for n in [5, 6] {
@@ -566,7 +591,7 @@ fn a_lost_or_cut_text_file_means_a_rebuild() {
     let (first, _) = list(&s.root, &s.cache, &["--query", "\"brown fox\""]);
     assert_eq!(first, expected);
     assert_eq!(expected.lines().count(), 2);
-    let text = s.cache.join("index.sqlite-text");
+    let text = text_file(&s.cache);
     let len = std::fs::metadata(&text).unwrap().len();
     std::fs::OpenOptions::new()
         .write(true)
@@ -576,7 +601,7 @@ fn a_lost_or_cut_text_file_means_a_rebuild() {
         .unwrap();
     let (got, err) = list(&s.root, &s.cache, &["--query", "\"brown fox\""]);
     assert_eq!(got, expected, "{err}");
-    std::fs::remove_file(&text).unwrap();
+    std::fs::remove_file(text_file(&s.cache)).unwrap();
     let (got, _) = list(&s.root, &s.cache, &["--query", "\"brown fox\""]);
     assert_eq!(got, expected);
     assert_eq!(stats_json(&s.root, &s.cache)["sessions"], 2);
@@ -841,4 +866,289 @@ fn a_stale_search_gives_up_and_leaves_no_trace() {
         .contains_key(&p));
     // The cancelled term was not remembered as "no match".
     assert!(index.search(&regex).unwrap().unwrap().contains_key(&p));
+}
+
+/// Sessions whose text searches read (phrases, regexes), `kb` KiB each.
+fn text_heavy_store(sessions: u32, kb: usize) -> Store {
+    let s = Store::new();
+    for n in 1..=sessions {
+        let mut lines = first_lines(n % 9 + 1);
+        lines[0] = lines[0].replace(&format!("{SID}{}", n % 9 + 1), &format!("{SID}{n}"));
+        let filler: String = (0..kb * 1024 / 16)
+            .map(|i| format!("w{} filler ", (i * 7 + n as usize) % 1000))
+            .collect();
+        lines.push(message(
+            "a3",
+            Some("a2"),
+            "user",
+            &format!("unique{n} marker{} {filler}", n % 3),
+            1767261605000,
+        ));
+        let p = s
+            .root
+            .join("--home-u-proj--")
+            .join(format!("2026-01-01T10-00-{n:02}-000Z_{SID}{n}.jsonl"));
+        std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    }
+    s
+}
+
+/// Queries answered by reading stored text.
+const TEXT_QUERIES: [&str; 6] = [
+    "\"brown fox\"",
+    "\"unique3 marker0\"",
+    "re:unique(2|5|7)\\b",
+    "\"x\"",
+    "re:marker1 w",
+    "\"lazy dog\" unique1",
+];
+
+/// Others, not asked before (a searcher remembers answers).
+const MORE_TEXT_QUERIES: [&str; 4] = [
+    "\"quick brown\"",
+    "re:unique[13]\\b",
+    "\"marker2 w\"",
+    "\"jumps over\"",
+];
+
+/// What reading the files answers for `queries` (paths in rank order).
+fn text_queries(files: &[SessionFile]) -> Vec<(Query, Vec<PathBuf>)> {
+    expected(files, &TEXT_QUERIES)
+}
+
+fn expected(files: &[SessionFile], queries: &[&str]) -> Vec<(Query, Vec<PathBuf>)> {
+    let (full, _) = read_rows(files);
+    queries
+        .iter()
+        .map(|q| {
+            let query = Query::parse(q);
+            let expect: Vec<PathBuf> = rank(&query, by_path(full.clone()))
+                .into_iter()
+                .map(|r| r.path)
+                .collect();
+            (query, expect)
+        })
+        .collect()
+}
+
+fn answer(index: &Index, query: &Query, rows: &[SessionInfo]) -> Vec<PathBuf> {
+    let hits = index
+        .search(query)
+        .unwrap_or_else(|e| panic!("{}: {e}", query.raw));
+    rank_with_index(query, by_path(rows.to_vec()), hits.as_ref())
+        .into_iter()
+        .map(|r| r.path)
+        .collect()
+}
+
+/// Rewrites a session with the same bytes and mtime under a new inode: the
+/// index reads it again, and its old text becomes dead (compactable), while
+/// every answer stays the same.
+fn new_inode(p: &Path) {
+    let bytes = std::fs::read(p).unwrap();
+    let mtime = std::fs::metadata(p).unwrap().modified().unwrap();
+    let tmp = p.with_extension("tmp");
+    std::fs::write(&tmp, bytes).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&tmp)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    std::fs::rename(&tmp, p).unwrap();
+}
+
+/// Readers search while another connection compacts the text file again
+/// and again: a long-lived searcher (text mapped) and one-shot ones (a new
+/// `Index` per search, text read span by span). Every answer equals what
+/// reading the files gives, and each compaction leaves only its own
+/// generation's file behind.
+#[test]
+fn compaction_racing_readers_answer_as_the_files_do() {
+    let s = text_heavy_store(10, 24);
+    let files = s.files();
+    let queries = text_queries(&files);
+    let mut writer = s.index();
+    let mut rows = Vec::new();
+    writer.refresh(&files, &mut |b| rows.extend(b)).unwrap();
+    let db = s.cache.join("index.sqlite");
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let searches = std::thread::scope(|scope| {
+        let readers: Vec<_> = [true, false]
+            .into_iter()
+            .map(|long_lived| {
+                let (db, rows, queries, stop) = (&db, &rows, &queries, &stop);
+                scope.spawn(move || {
+                    let long = Index::open(db).unwrap();
+                    long.warm_search().unwrap();
+                    let mut n = 0;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        for (q, expect) in queries {
+                            let one_shot;
+                            let index = if long_lived {
+                                &long
+                            } else {
+                                one_shot = Index::open(db).unwrap();
+                                &one_shot
+                            };
+                            assert_eq!(&answer(index, q, rows), expect, "{} ({n})", q.raw);
+                            n += 1;
+                        }
+                    }
+                    n
+                })
+            })
+            .collect();
+        for round in 0..40 {
+            for f in &files {
+                new_inode(&f.path);
+            }
+            let st = writer.refresh(&files, &mut |_| {}).unwrap();
+            assert_eq!(st.reparsed, files.len());
+            assert!(st.write_error.is_none(), "{:?}", st.write_error);
+            assert!(writer.compact(0).unwrap(), "round {round}");
+            let left = text_files(&s.cache);
+            assert_eq!(left.len(), 1, "round {round}: {left:?}");
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        readers
+            .into_iter()
+            .map(|r| r.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    assert!(searches.iter().all(|&n| n > 0), "{searches:?}");
+}
+
+/// A reader keeps answering from the generation it opened until it sees
+/// the newer one committed; the older file is gone as soon as that is
+/// committed, and leftovers of crashes go at the next refresh.
+#[test]
+fn old_text_generations_are_removed_and_their_readers_move_on() {
+    let s = text_heavy_store(6, 4);
+    let files = s.files();
+    let queries = text_queries(&files);
+    let mut writer = s.index();
+    let mut rows = Vec::new();
+    writer.refresh(&files, &mut |b| rows.extend(b)).unwrap();
+    let reader = s.index();
+    reader.warm_search().unwrap();
+    let one_shot = s.index();
+    for (q, expect) in &queries {
+        assert_eq!(&answer(&reader, q, &rows), expect);
+        assert_eq!(&answer(&one_shot, q, &rows), expect);
+    }
+    let (first, _) = text_files(&s.cache)[0].clone();
+    for f in &files {
+        new_inode(&f.path);
+    }
+    writer.refresh(&files, &mut |_| {}).unwrap();
+    assert!(writer.compact(0).unwrap());
+    let now = text_files(&s.cache);
+    assert_eq!(now.len(), 1);
+    assert_eq!(now[0].0, first + 1);
+    for (q, expect) in &queries {
+        assert_eq!(&answer(&reader, q, &rows), expect);
+        assert_eq!(&answer(&one_shot, q, &rows), expect);
+    }
+    // A crash after a compaction's commit leaves the older file; one during
+    // a compaction leaves a newer, unused one (here with garbage).
+    let older = s.cache.join(format!("index.sqlite-text.{}", first));
+    let newer = s.cache.join(format!("index.sqlite-text.{}", first + 2));
+    std::fs::write(&older, b"old").unwrap();
+    std::fs::write(&newer, vec![b'#'; 1 << 16]).unwrap();
+    writer.refresh(&files, &mut |_| {}).unwrap();
+    assert!(!older.exists());
+    for (q, expect) in &queries {
+        assert_eq!(&answer(&reader, q, &rows), expect);
+    }
+    // The next compaction writes over the unused one.
+    for f in &files {
+        new_inode(&f.path);
+    }
+    writer.refresh(&files, &mut |_| {}).unwrap();
+    assert!(writer.compact(0).unwrap());
+    assert_eq!(text_files(&s.cache), vec![(first + 2, newer)]);
+    for (q, expect) in &queries {
+        assert_eq!(&answer(&reader, q, &rows), expect);
+        assert_eq!(&answer(&one_shot, q, &rows), expect);
+    }
+}
+
+/// Someone else cuts the text file short while a long-lived searcher (the
+/// picker's) has it mapped: no SIGBUS; the searcher answers from the
+/// session files, and the next refresh reads everything again into the
+/// same database, which the searcher then uses.
+#[test]
+fn a_text_file_cut_short_under_a_long_lived_searcher() {
+    let s = text_heavy_store(8, 16);
+    let files = s.files();
+    let queries = text_queries(&files);
+    let mut writer = s.index();
+    let mut rows = Vec::new();
+    writer.refresh(&files, &mut |b| rows.extend(b)).unwrap();
+    let reader = s.index();
+    reader.warm_search().unwrap();
+    for (q, expect) in &queries {
+        assert_eq!(&answer(&reader, q, &rows), expect);
+    }
+    let text = text_file(&s.cache);
+    let len = std::fs::metadata(&text).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&text)
+        .unwrap()
+        .set_len(len / 3)
+        .unwrap();
+    for (q, expect) in &expected(&files, &MORE_TEXT_QUERIES) {
+        assert_eq!(&answer(&reader, q, &rows), expect, "after the cut");
+    }
+    let st = writer.refresh(&files, &mut |_| {}).unwrap();
+    assert_eq!(st.reparsed, files.len(), "everything read again");
+    assert_ne!(text_file(&s.cache), text);
+    // The searcher is back on the index: a session deleted now is still
+    // found in its stored text (reading the files could not find it).
+    let gone = s
+        .root
+        .join("--home-u-proj--")
+        .join(format!("2026-01-01T10-00-01-000Z_{SID}1.jsonl"));
+    let unique = Query::parse("\"unique1 marker1\"");
+    std::fs::remove_file(&gone).unwrap();
+    let hits = reader.search(&unique).unwrap().unwrap();
+    assert!(hits.contains_key(&gone), "{hits:?}");
+}
+
+/// The cut can also come while a search reads the map: whenever it lands,
+/// the search finishes with the files' answer.
+#[test]
+fn a_text_file_cut_short_while_a_search_reads_it() {
+    let s = text_heavy_store(12, 256);
+    let files = s.files();
+    let queries = text_queries(&files);
+    let (regex, expect) = &queries[2];
+    let mut writer = s.index();
+    let mut rows = Vec::new();
+    writer.refresh(&files, &mut |b| rows.extend(b)).unwrap();
+    let text = text_file(&s.cache);
+    let bytes = std::fs::read(&text).unwrap();
+    let cut_to = bytes.len() as u64 / 4;
+    for round in 0..24u64 {
+        // The text back as it was (in place: the index is unchanged).
+        std::fs::write(&text, &bytes).unwrap();
+        let reader = s.index();
+        reader.warm_search().unwrap();
+        let cut = std::thread::spawn({
+            let text = text.clone();
+            move || {
+                std::thread::sleep(Duration::from_micros(round * round * 40));
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&text)
+                    .unwrap()
+                    .set_len(cut_to)
+                    .unwrap();
+            }
+        });
+        assert_eq!(&answer(&reader, regex, &rows), expect, "round {round}");
+        cut.join().unwrap();
+    }
 }

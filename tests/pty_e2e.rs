@@ -597,3 +597,115 @@ fn a_quick_second_enter_never_deletes_permanently() {
     pty.send(b"\x1b");
     assert!(pty.wait_exit().success());
 }
+
+/// Someone else cuts the index's text file short while the picker runs
+/// (its search worker keeps the file mapped): the picker does not die of
+/// SIGBUS, its phrase searches still find what the files say, and the next
+/// run reads the index again.
+#[test]
+fn picker_survives_its_text_file_cut_short() {
+    let store = common::demo_store();
+    let root = store.path().join("sessions");
+    let home = tempfile::tempdir().unwrap();
+    let cache = home.path().join("cache");
+    // A warm index: the picker maps its text for searches.
+    common::run_ok(
+        common::arbor()
+            .env("ARBOR_CACHE_DIR", &cache)
+            .arg("--store")
+            .arg(&root)
+            .args(["list", "--all"]),
+    );
+    let pty = native_pty_system();
+    let pair = pty
+        .openpty(PtySize {
+            rows: 30,
+            cols: 120,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("open a pty");
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_arbor"));
+    cmd.arg("--store");
+    cmd.arg(&root);
+    cmd.arg("--all");
+    cmd.env("HOME", home.path());
+    cmd.env("ARBOR_CACHE_DIR", &cache);
+    cmd.env("TERM", "xterm-256color");
+    cmd.env("NO_COLOR", "1");
+    cmd.cwd(home.path());
+    let mut child = pair.slave.spawn_command(cmd).expect("spawn arbor");
+    drop(pair.slave);
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(30, 120, 0)));
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    {
+        let parser = parser.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                parser.lock().unwrap().process(&buf[..n]);
+            }
+        });
+    }
+    let mut w = pair.master.take_writer().unwrap();
+    let mut send = |s: &[u8]| {
+        w.write_all(s).unwrap();
+        w.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(60));
+    };
+    let screen = Screen { parser };
+    screen.wait_for("the list", |t| t.contains("Fix flaky auth test"));
+    // A phrase is confirmed on the stored text, read through the map.
+    send(b"\"circular import\"");
+    screen.wait_for("the first phrase's session", |t| {
+        t.contains("pyledger/ledger.py has grown") && !t.contains("Fix flaky auth test")
+    });
+    let texts: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("index.sqlite-text."))
+        .collect();
+    assert_eq!(texts.len(), 1, "{texts:?}");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&texts[0])
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    // A phrase not asked before: its candidates' text must be read again.
+    send(b"\x15");
+    send(b"\"nav padding\"");
+    screen.wait_for("the second phrase's session", |t| {
+        t.contains("The sidebar overflows") && !t.contains("pyledger/ledger.py has grown")
+    });
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "arbor is still running"
+    );
+    send(b"\x1b");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "arbor exited with {status:?}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "arbor did not exit on Esc");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The next run reads everything again and answers as the files do.
+    let query = |extra: &[&str]| {
+        common::run_ok(
+            common::arbor()
+                .env("ARBOR_CACHE_DIR", &cache)
+                .arg("--store")
+                .arg(&root)
+                .args(["list", "--all", "--query", "\"circular import\""])
+                .args(extra),
+        )
+    };
+    assert_eq!(query(&[]), query(&["--no-index"]));
+    assert!(query(&[]).contains("01a212e6"));
+}

@@ -13,7 +13,7 @@ use super::IndexError;
 
 /// Changes whenever the schema or the meaning of stored data changes; the
 /// arbor version is part of it, so another arbor version rebuilds.
-pub const FORMAT: &str = concat!("arbor-index-6/", env!("CARGO_PKG_VERSION"));
+pub const FORMAT: &str = concat!("arbor-index-7/", env!("CARGO_PKG_VERSION"));
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -41,8 +41,8 @@ CREATE TABLE files(
     text_bytes INTEGER NOT NULL DEFAULT 0
 );
 -- Normalized searchable text (user/assistant messages), one chunk per parse:
--- `len` bytes at `off` in the text file beside the database (append-only;
--- meta `text_len` is its committed length).
+-- `len` bytes at `off` in the text file of generation meta `text_gen`
+-- beside the database (append-only; meta `text_len` is its committed length).
 CREATE TABLE chunks(
     id INTEGER PRIMARY KEY,
     file_id INTEGER NOT NULL,
@@ -89,27 +89,110 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(p)
 }
 
-/// The append-only file of searchable text beside the database.
-pub fn text_path(path: &Path) -> PathBuf {
-    with_suffix(path, "-text")
+/// The append-only file of searchable text of generation `gen`, beside the
+/// database. A compaction writes the live text to the next generation's
+/// file and commits the new offsets with the new generation number, so a
+/// reader always pairs offsets with the file they were written for: it
+/// reads the generation and the offsets in one snapshot and opens that
+/// generation's file, which is never renamed over or changed below its
+/// committed length.
+pub fn text_path(path: &Path, gen: u64) -> PathBuf {
+    with_suffix(path, &format!("-text.{gen}"))
 }
 
-/// Where a compaction writes the new text file before renaming it.
-pub fn compact_path(text: &Path) -> PathBuf {
-    with_suffix(text, ".compact")
+/// The committed text file: its generation and length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextState {
+    pub gen: u64,
+    pub len: u64,
 }
 
-fn sidecars(path: &Path) -> [PathBuf; 5] {
-    [
+/// Read in the caller's transaction (or snapshot) with the offsets it
+/// goes with. A new index starts at generation 1.
+pub fn text_state(conn: &Connection) -> rusqlite::Result<TextState> {
+    let num = |k| -> rusqlite::Result<Option<u64>> {
+        Ok(get_meta(conn, k)?.and_then(|v| v.parse().ok()))
+    };
+    Ok(TextState {
+        gen: num("text_gen")?.unwrap_or(1),
+        len: num("text_len")?.unwrap_or(0),
+    })
+}
+
+/// The text files of every generation present beside the database.
+pub fn text_generations(path: &Path) -> Vec<(u64, PathBuf)> {
+    let (Some(name), dir) = (path.file_name(), path.parent()) else {
+        return Vec::new();
+    };
+    let dir = dir
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut prefix = name.to_os_string();
+    prefix.push("-text.");
+    let prefix = prefix.to_string_lossy().into_owned();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let name = e.file_name();
+            let gen = name.to_str()?.strip_prefix(&prefix)?;
+            if gen.is_empty() || !gen.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            Some((gen.parse().ok()?, dir.join(&name)))
+        })
+        .collect()
+}
+
+/// Deletes the text files of generations before `current` (best effort:
+/// what cannot be deleted now is tried again later).
+///
+/// This is safe without a lock whenever it runs, because generation
+/// `current` is committed: no writer appends to an older file again (a
+/// writer opens the generation it reads inside its write transaction, and a
+/// compaction holds that transaction until its generation is committed),
+/// and a reader still using an older one either has it open already (an
+/// open or mapped file outlives its name on unix; Windows refuses to delete
+/// it, so it stays until a later try) or, finding it gone, reads the
+/// committed state again and gets the newer generation (see
+/// `search::Stored::load`). Newer files than `current` are left alone: one
+/// may be a compaction's, still being written under its write lock (a crash
+/// leaves at most one such file, which the next compaction writes over).
+pub fn remove_generations_before(path: &Path, current: u64) {
+    for (gen, p) in text_generations(path) {
+        if gen < current {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Makes a new name in `dir` durable (a file created or renamed there).
+pub fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
+fn sidecars(path: &Path) -> Vec<PathBuf> {
+    let mut v = vec![
         with_suffix(path, "-wal"),
         with_suffix(path, "-shm"),
         with_suffix(path, "-journal"),
-        text_path(path),
-        compact_path(&text_path(path)),
-    ]
+        // The single text file of index formats before 7, and its
+        // compaction's temporary file.
+        with_suffix(path, "-text"),
+        with_suffix(path, "-text.compact"),
+    ];
+    v.extend(text_generations(path).into_iter().map(|(_, p)| p));
+    v
 }
 
-/// Deletes the database and its WAL files.
+/// Deletes the database, its WAL files and its text files.
 pub fn delete(path: &Path) -> std::io::Result<()> {
     for p in std::iter::once(path.to_path_buf()).chain(sidecars(path)) {
         match std::fs::remove_file(&p) {
@@ -120,7 +203,7 @@ pub fn delete(path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Bytes on disk (database plus WAL).
+/// Bytes on disk (database, WAL and text files).
 pub fn disk_bytes(path: &Path) -> u64 {
     std::iter::once(path.to_path_buf())
         .chain(sidecars(path))

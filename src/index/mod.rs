@@ -50,6 +50,8 @@
 
 mod codec;
 mod db;
+#[cfg(target_os = "linux")]
+mod mapguard;
 mod refresh;
 mod search;
 pub mod terms;
@@ -200,13 +202,12 @@ impl Index {
         emit_unchanged: bool,
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
     ) -> Result<RefreshStats, IndexError> {
-        let text = db::text_path(&self.path);
         self.search_cache.get_mut().take();
-        match refresh::refresh(&self.conn, &text, files, emit_unchanged, on_rows) {
+        match refresh::refresh(&self.conn, &self.path, files, emit_unchanged, on_rows) {
             Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
                 // Nothing was delivered yet (reading the rows failed): rebuild.
                 self.clear()?;
-                refresh::refresh(&self.conn, &text, files, true, on_rows)
+                refresh::refresh(&self.conn, &self.path, files, true, on_rows)
             }
             other => other,
         }
@@ -262,7 +263,7 @@ impl Index {
             origin: Origin::Atomic,
         };
         let is_file = std::fs::metadata(path).is_ok_and(|m| m.is_file());
-        let mut w = refresh::Writer::new(&self.conn, db::text_path(&self.path));
+        let mut w = refresh::Writer::new(&self.conn, self.path.clone());
         if !is_file {
             w.delete_path(path)?;
             w.commit()?;
@@ -301,7 +302,12 @@ impl Index {
                 c.forget_text();
             }
         }
-        search::warm(&self.conn, &mut self.search_cache.borrow_mut())
+        search::warm(
+            &self.conn,
+            &self.path,
+            true,
+            &mut self.search_cache.borrow_mut(),
+        )
     }
 
     /// Like [`Index::search`]; gives up with [`IndexError::Cancelled`] as
@@ -314,7 +320,7 @@ impl Index {
     ) -> Result<Option<BodyHits>, IndexError> {
         search::search(
             &self.conn,
-            &db::text_path(&self.path),
+            &self.path,
             self.many_searches.get(),
             &mut self.search_cache.borrow_mut(),
             query,
@@ -336,7 +342,7 @@ impl Index {
     ) -> Result<Option<BodyHits>, IndexError> {
         search::search(
             &self.conn,
-            &db::text_path(&self.path),
+            &self.path,
             self.many_searches.get(),
             &mut self.search_cache.borrow_mut(),
             query,
@@ -351,9 +357,7 @@ impl Index {
     pub fn compact(&mut self, min_dead: u64) -> Result<bool, IndexError> {
         self.search_cache.get_mut().take();
         Ok(refresh::maybe_compact_text(
-            &self.conn,
-            &db::text_path(&self.path),
-            min_dead,
+            &self.conn, &self.path, min_dead,
         )?)
     }
 

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use super::codec::{self, fingerprint, FxBuild};
-use super::db::{get_meta, key_path, path_key, set_meta, write_at, Keys};
+use super::db::{key_path, path_key, set_meta, text_path, text_state, write_at, Keys, TextState};
 use super::terms::{distinct_token_ranges, merge, Segment, SegmentBuilder};
 use super::{IndexError, RefreshStats};
 use crate::session::info::{mtime_ms, read_lines, with_read_buffer, InfoScanner, SessionInfo};
@@ -462,10 +462,12 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
 /// Writes parse results; one open transaction at a time.
 pub struct Writer<'c> {
     conn: &'c Connection,
-    text_path: PathBuf,
+    /// The database (text files are named after it).
+    db_path: PathBuf,
     in_tx: bool,
-    /// The text file and the end of what this transaction appended.
-    text: Option<(File, u64)>,
+    /// The text file, the committed length and the end of what this
+    /// transaction appended.
+    text: Option<(File, u64, u64)>,
     builder: SegmentBuilder,
     pub wrote: bool,
 }
@@ -477,15 +479,39 @@ fn text_file_broken() -> rusqlite::Error {
     )
 }
 
-/// The text file holds at least what the database says was committed.
-pub fn check_text_file(conn: &Connection, text_path: &Path) -> rusqlite::Result<()> {
-    let committed: u64 = get_meta(conn, "text_len")?
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    let len = std::fs::metadata(text_path).map_or(0, |m| m.len());
-    if len < committed {
-        return Err(text_file_broken());
+/// The committed text file is shorter than committed (or gone).
+fn text_file_short(conn: &Connection, db_path: &Path) -> rusqlite::Result<bool> {
+    let TextState {
+        gen,
+        len: committed,
+    } = text_state(conn)?;
+    let len = std::fs::metadata(text_path(db_path, gen)).map_or(0, |m| m.len());
+    Ok(len < committed)
+}
+
+/// Makes sure the text file holds at least what the database says was
+/// committed. When someone else cut it short or deleted it, its text is
+/// lost: everything is dropped (under a new, empty generation) and the
+/// refresh reads every file again. In this database rather than a new one:
+/// connections open elsewhere (a picker's search) see the change and
+/// reload, where a new database file would leave them on the deleted one.
+/// Files of older generations left by a crash (or kept by a reader on
+/// Windows) are deleted on the way.
+pub fn check_text_file(conn: &Connection, db_path: &Path) -> rusqlite::Result<()> {
+    if text_file_short(conn, db_path)? {
+        let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+        // Again under the write lock: another process may have done it.
+        if text_file_short(&tx, db_path)? {
+            let gen = text_state(&tx)?.gen + 1;
+            // Row ids are never reused (AUTOINCREMENT), so an id a reader
+            // still holds cannot name a file read from now on.
+            tx.execute_batch("DELETE FROM chunks; DELETE FROM segments; DELETE FROM files;")?;
+            set_meta(&tx, "text_gen", &gen.to_string())?;
+            set_meta(&tx, "text_len", "0")?;
+            tx.commit()?;
+        }
     }
+    super::db::remove_generations_before(db_path, text_state(conn)?.gen);
     Ok(())
 }
 
@@ -494,10 +520,10 @@ fn io_err(e: std::io::Error) -> rusqlite::Error {
 }
 
 impl<'c> Writer<'c> {
-    pub fn new(conn: &'c Connection, text_path: PathBuf) -> Writer<'c> {
+    pub fn new(conn: &'c Connection, db_path: PathBuf) -> Writer<'c> {
         Writer {
             conn,
-            text_path,
+            db_path,
             in_tx: false,
             text: None,
             builder: SegmentBuilder::default(),
@@ -518,24 +544,34 @@ impl<'c> Writer<'c> {
     /// (killed); new text is written over them. They are not cut off: a
     /// search may have the file mapped, and shrinking a mapped file under
     /// its reader is a crash (SIGBUS), not an error. A shorter file means a
-    /// broken index.
-    fn text_file(&mut self) -> rusqlite::Result<&mut (File, u64)> {
+    /// broken index. The generation is read in the write transaction: no
+    /// compaction can start a new one until this transaction ends.
+    fn text_file(&mut self) -> rusqlite::Result<&mut (File, u64, u64)> {
         if self.text.is_none() {
-            let committed: u64 = get_meta(self.conn, "text_len")?
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0);
+            let TextState {
+                gen,
+                len: committed,
+            } = text_state(self.conn)?;
+            let path = text_path(&self.db_path, gen);
             let f = std::fs::OpenOptions::new()
                 .read(true)
                 .write(true)
                 .create(true)
                 .truncate(false)
-                .open(&self.text_path)
+                .open(&path)
                 .map_err(io_err)?;
             let len = f.metadata().map_err(io_err)?.len();
             if len < committed {
                 return Err(text_file_broken());
             }
-            self.text = Some((f, committed));
+            if len == 0 {
+                // Possibly just created: its name must last as long as
+                // the offsets committed into it.
+                if let Some(dir) = path.parent() {
+                    super::db::sync_dir(dir);
+                }
+            }
+            self.text = Some((f, committed, committed));
         }
         Ok(self.text.as_mut().expect("just set"))
     }
@@ -620,7 +656,7 @@ impl<'c> Writer<'c> {
             }
         };
         if !p.text.is_empty() {
-            let (f, end) = self.text_file()?;
+            let (f, _, end) = self.text_file()?;
             let off = *end;
             write_at(f, off, p.text.as_bytes()).map_err(io_err)?;
             *end += p.text.len() as u64;
@@ -675,7 +711,14 @@ impl<'c> Writer<'c> {
             let e = self.builder.take();
             store_segment(self.conn, &e)?;
         }
-        if let Some((_, end)) = &self.text {
+        if let Some((f, committed, end)) = &self.text {
+            if end > committed {
+                // On disk before the length that vouches for them: after a
+                // power loss, a committed span never covers bytes that did
+                // not reach the disk (the commit itself may be lost, then
+                // the bytes are only an uncommitted tail).
+                f.sync_data().map_err(io_err)?;
+            }
             set_meta(self.conn, "text_len", &end.to_string())?;
         }
         if self.wrote {
@@ -717,31 +760,44 @@ fn store_segment(conn: &Connection, e: &super::terms::Encoded) -> rusqlite::Resu
 
 /// Rewrites the text file without the text of files that are gone or were
 /// read again, when that is more than half of it (and over `min_dead`
-/// bytes). In one write transaction: the live chunks are copied to a new
-/// file, which replaces the old one, then the offsets are committed. A crash
-/// in between leaves a text file shorter than recorded, which the next
-/// start detects (and rebuilds).
+/// bytes). In one write transaction: the live chunks are copied to the next
+/// generation's file, which is synced, then the new offsets are committed
+/// with the new generation number. The old file is left as it is until
+/// then, so a reader still holding the old offsets reads the old file; it
+/// is deleted after the commit (see [`super::db::remove_generations_before`]).
+/// A crash before the commit leaves the old generation current and an
+/// unused newer file, which the next compaction writes over.
 pub fn maybe_compact_text(
     conn: &Connection,
-    text_path: &Path,
+    db_path: &Path,
     min_dead: u64,
 ) -> rusqlite::Result<bool> {
-    let committed: u64 = get_meta(conn, "text_len")?
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    let live: i64 = conn.query_row("SELECT coalesce(sum(len), 0) FROM chunks", [], |r| r.get(0))?;
-    let dead = committed.saturating_sub(live as u64);
-    if dead < min_dead || dead * 2 < committed {
+    let dead = |conn: &Connection| -> rusqlite::Result<(TextState, bool)> {
+        let state = text_state(conn)?;
+        let live: i64 =
+            conn.query_row("SELECT coalesce(sum(len), 0) FROM chunks", [], |r| r.get(0))?;
+        let dead = state.len.saturating_sub(live as u64);
+        Ok((state, dead >= min_dead && dead * 2 >= state.len && dead > 0))
+    };
+    if !dead(conn)?.1 {
         return Ok(false);
     }
     let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    // Again under the write lock: another process may have compacted.
+    let (state, worth) = dead(&tx)?;
+    if !worth {
+        return Ok(false);
+    }
     let chunks: Vec<(i64, i64, i64)> = tx
         .prepare("SELECT id, off, len FROM chunks ORDER BY id")?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<rusqlite::Result<_>>()?;
-    let old = File::open(text_path).map_err(io_err)?;
-    let tmp = super::db::compact_path(text_path);
-    let new = File::create(&tmp).map_err(io_err)?;
+    let old = File::open(text_path(db_path, state.gen)).map_err(io_err)?;
+    let gen = state.gen + 1;
+    let new_path = text_path(db_path, gen);
+    // Truncated: a file of this generation can only be a crashed
+    // compaction's, which no committed offset refers to.
+    let new = File::create(&new_path).map_err(io_err)?;
     let mut end = 0u64;
     {
         let mut st = tx.prepare("UPDATE chunks SET off=?2 WHERE id=?1")?;
@@ -753,9 +809,13 @@ pub fn maybe_compact_text(
         }
     }
     new.sync_all().map_err(io_err)?;
-    std::fs::rename(&tmp, text_path).map_err(io_err)?;
+    if let Some(dir) = new_path.parent() {
+        super::db::sync_dir(dir);
+    }
+    set_meta(&tx, "text_gen", &gen.to_string())?;
     set_meta(&tx, "text_len", &end.to_string())?;
     tx.commit()?;
+    super::db::remove_generations_before(db_path, gen);
     Ok(true)
 }
 
@@ -894,7 +954,7 @@ pub fn stored_rows(
 
 pub fn refresh(
     conn: &Connection,
-    text_path: &Path,
+    db_path: &Path,
     files: &[SessionFile],
     emit_unchanged: bool,
     on_rows: &mut dyn FnMut(Vec<SessionInfo>),
@@ -909,7 +969,7 @@ pub fn refresh(
         files: files.len(),
         ..Default::default()
     };
-    check_text_file(conn, text_path)?;
+    check_text_file(conn, db_path)?;
     // 1. A stat per file (on all cores) while the stored rows are read.
     //    Stored blobs are copied into one arena and decoded in parallel.
     let mut k = Keys::new();
@@ -1023,7 +1083,7 @@ pub fn refresh(
         keys.iter().filter_map(|k| parent_bytes(k)).collect()
     };
     let mut dir_exists: HashMap<Vec<u8>, bool, FxBuild> = HashMap::default();
-    let mut writer = Writer::new(conn, text_path.to_path_buf());
+    let mut writer = Writer::new(conn, db_path.to_path_buf());
     for key in &unlisted {
         let Some(parent) = parent_bytes(key) else {
             continue;
@@ -1099,7 +1159,7 @@ pub fn refresh(
     lap("committed");
     let result = result
         .and_then(|_| maybe_merge(conn))
-        .and_then(|_| maybe_compact_text(conn, text_path, 64 << 20).map(|_| ()));
+        .and_then(|_| maybe_compact_text(conn, db_path, 64 << 20).map(|_| ()));
     if let Err(e) = result {
         // The rows were delivered; only the cache could not be updated.
         stats.write_error = Some(e.to_string());

@@ -27,7 +27,7 @@ use memchr::memmem;
 use rusqlite::{Connection, MAIN_DB};
 
 use super::codec::FxBuild;
-use super::db::{key_path, Keys};
+use super::db::{key_path, text_path, text_state, Keys, TextState};
 use super::terms::{decode_postings, Match, Segment};
 use super::IndexError;
 use crate::search::{Query, Term};
@@ -207,9 +207,8 @@ pub struct SearchCache {
     version: i64,
     files: Files,
     segs: Option<Vec<(i64, Segment)>>,
-    spans: Option<Spans>,
-    /// The text file, opened once per cache.
-    text: Option<Text>,
+    /// Where texts lie, with their file opened; loaded once per cache.
+    stored: Option<Stored>,
     /// Term key → the sessions whose bodies match it.
     memo: HashMap<String, Arc<IdSet>>,
     /// Dictionary lookups of phrase words → the sessions having such a term.
@@ -238,8 +237,7 @@ impl SearchCache {
                 version,
                 files: load_files(conn)?,
                 segs: None,
-                spans: None,
-                text: None,
+                stored: None,
                 memo: HashMap::new(),
                 lookups: HashMap::new(),
             });
@@ -254,11 +252,18 @@ impl SearchCache {
         Ok(self.segs.as_deref().expect("just set"))
     }
 
-    fn spans(&mut self, conn: &Connection) -> Result<&Spans, IndexError> {
-        if self.spans.is_none() {
-            self.spans = Some(load_spans(conn)?);
+    /// Loads the stored text unless it is loaded. True when the
+    /// generation's file was not found (see [`Stored::gone`]).
+    fn load_stored(
+        &mut self,
+        conn: &Connection,
+        db_path: &std::path::Path,
+        map: bool,
+    ) -> Result<bool, IndexError> {
+        if self.stored.is_none() {
+            self.stored = Some(Stored::load(conn, db_path, map)?);
         }
-        Ok(self.spans.as_ref().expect("just set"))
+        Ok(self.stored.as_ref().is_some_and(|s| s.gone))
     }
 
     fn lookup(
@@ -282,11 +287,7 @@ impl SearchCache {
     /// Drops the opened text file, so the next search opens it again (the
     /// way a long-lived searcher reads it).
     pub fn forget_text(&mut self) {
-        self.text = None;
-    }
-
-    fn text(&mut self, path: &std::path::Path, map: bool) -> &Text {
-        self.text.get_or_insert_with(|| Text::open(path, map))
+        self.stored = None;
     }
 
     fn in_tails(&self, needle: &str) -> impl Iterator<Item = u32> + '_ {
@@ -353,43 +354,115 @@ enum Text {
     /// is kept with the cache (faulting its pages in again for every search
     /// cost ~20 ms a keystroke here) and dropped when the index changes; its
     /// pages are the page cache's, but they count in arbor's resident set.
-    #[cfg(unix)]
-    Mapped(memmap2::Mmap),
-    /// Read span by span: one-shot searches (`arbor list --query`), and
-    /// platforms where a mapped file cannot be renamed over (compaction).
+    /// Only where a file cut short under the map is caught (see
+    /// [`super::mapguard`]); elsewhere a long-lived searcher reads too.
+    #[cfg(target_os = "linux")]
+    Mapped(super::mapguard::GuardedMap),
+    /// Read span by span (with the committed length): one-shot searches
+    /// (`arbor list --query`), and where a map is not guarded.
     Read(std::fs::File, u64),
-    /// No text was ever stored (then no chunk refers to it).
+    /// Nothing usable: no text was ever stored (then no chunk refers to
+    /// it), or the file is gone or shorter than committed (someone else cut
+    /// or deleted it). Texts are then read from the session files.
     Missing,
 }
 
-impl Text {
-    fn open(path: &std::path::Path, map: bool) -> Text {
-        let Ok(f) = std::fs::File::open(path) else {
-            return Text::Missing;
+/// The stored text as one snapshot of the index describes it: where each
+/// file's text lies, and the file of that generation, opened at once. A
+/// compaction never changes a committed generation's file, so these stay
+/// consistent with each other for as long as they are kept, whatever the
+/// index commits meanwhile.
+pub struct Stored {
+    spans: Spans,
+    text: Text,
+    /// The generation's file was not found. It is deleted only once a
+    /// newer generation is committed (see `db::remove_generations_before`),
+    /// so a new snapshot names a file that exists (unless someone else
+    /// deleted it: then the text is [`Text::Missing`]).
+    gone: bool,
+}
+
+impl Stored {
+    /// In the caller's snapshot: the generation and the offsets must come
+    /// from the same one.
+    fn load(conn: &Connection, db_path: &std::path::Path, map: bool) -> Result<Stored, IndexError> {
+        let state = text_state(conn)?;
+        let (text, gone) = match Text::open(db_path, state, map) {
+            Ok(text) => (text, false),
+            Err(e) => (Text::Missing, e.kind() == std::io::ErrorKind::NotFound),
         };
-        let len = f.metadata().map_or(0, |m| m.len());
-        if !map {
-            return Text::Read(f, len);
-        }
-        #[cfg(unix)]
-        {
-            if len == 0 {
-                return Text::Missing;
-            }
-            // SAFETY: a map is only sound while nobody shrinks the file
-            // under it. This is arbor's own cache file: appended to,
-            // never truncated in place (an uncommitted tail is overwritten,
-            // not cut), and otherwise replaced by rename (compaction) or
-            // deleted (rebuild), which leave a mapped inode intact. The
-            // spans read through it were committed, so they lie within it.
-            match unsafe { memmap2::Mmap::map(&f) } {
-                Ok(m) => Text::Mapped(m),
-                Err(_) => Text::Missing,
-            }
-        }
-        #[cfg(not(unix))]
-        Text::Read(f, len)
+        Ok(Stored {
+            spans: load_spans(conn)?,
+            text,
+            gone,
+        })
     }
+
+    /// Before a search reads text: a map of a file that someone else has
+    /// cut short since is dropped, before any of it is read.
+    fn check(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let Text::Mapped(m) = &self.text {
+            if !m.intact() {
+                self.text = Text::Missing;
+            }
+        }
+    }
+
+    /// After reading text: false when the file was cut short while it was
+    /// read (what was read is then not to be trusted, and the map is gone).
+    fn still_intact(&mut self) -> bool {
+        #[cfg(target_os = "linux")]
+        if let Text::Mapped(m) = &self.text {
+            if !m.intact() {
+                self.text = Text::Missing;
+                return false;
+            }
+        }
+        true
+    }
+}
+
+impl Text {
+    fn open(db_path: &std::path::Path, state: TextState, map: bool) -> std::io::Result<Text> {
+        if state.len == 0 {
+            return Ok(Text::Missing);
+        }
+        let f = std::fs::File::open(text_path(db_path, state.gen))?;
+        if f.metadata()?.len() < state.len {
+            return Ok(Text::Missing);
+        }
+        #[cfg(target_os = "linux")]
+        if map {
+            if let Some(m) = super::mapguard::GuardedMap::new(f.try_clone()?, state.len) {
+                return Ok(Text::Mapped(m));
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = map;
+        Ok(Text::Read(f, state.len))
+    }
+}
+
+/// The body text of a session read from its own file, as the index would
+/// have stored it: for text the text file cannot give.
+fn body_from_file<'t>(key: &[u8], buf: &'t mut Vec<u8>) -> &'t [u8] {
+    buf.clear();
+    let file = crate::store::scan::SessionFile {
+        path: key_path(key),
+        origin: crate::store::paths::Origin::Atomic,
+    };
+    // A file gone or no longer a session matches nothing.
+    if let Ok(p) = super::refresh::parse_file(&file, None) {
+        buf.extend_from_slice(p.text.as_bytes());
+        if let Some(t) = p.tail_text {
+            if !buf.is_empty() {
+                buf.push(b' ');
+            }
+            buf.extend_from_slice(t.as_bytes());
+        }
+    }
+    buf
 }
 
 /// The body text of a file: its chunks joined by a space, then the partial
@@ -402,15 +475,15 @@ fn body<'t>(
     tail: Option<&'t str>,
     buf: &'t mut Vec<u8>,
 ) -> Option<&'t [u8]> {
-    #[cfg(unix)]
-    let in_map = |m: &'t memmap2::Mmap, &(off, len): &(u64, usize)| {
+    #[cfg(target_os = "linux")]
+    let in_map = |m: &'t super::mapguard::GuardedMap, &(off, len): &(u64, usize)| {
         let off = usize::try_from(off).ok()?;
-        m.get(off..off.checked_add(len)?)
+        m.bytes().get(off..off.checked_add(len)?)
     };
     match (spans, tail, text) {
         ([], None, _) => return Some(&[]),
         ([], Some(t), _) => return Some(t.as_bytes()),
-        #[cfg(unix)]
+        #[cfg(target_os = "linux")]
         ([one], None, Text::Mapped(m)) => return in_map(m, one),
         _ => {}
     }
@@ -420,7 +493,7 @@ fn body<'t>(
             buf.push(b' ');
         }
         match text {
-            #[cfg(unix)]
+            #[cfg(target_os = "linux")]
             Text::Mapped(m) => buf.extend_from_slice(in_map(m, span)?),
             Text::Read(f, file_len) => {
                 // A damaged length must be an error, not a huge allocation.
@@ -534,13 +607,34 @@ impl Check<'_> {
     }
 }
 
-/// Loads what searches read (the dictionaries and where texts lie) ahead
-/// of the first query.
-pub fn warm(conn: &Connection, cache: &mut Option<SearchCache>) -> Result<(), IndexError> {
-    let c = SearchCache::current(conn, cache)?;
-    c.segs(conn)?;
-    c.spans(conn)?;
+/// Loads what searches read (the dictionaries, where texts lie, the text
+/// file) ahead of the first query.
+pub fn warm(
+    conn: &Connection,
+    db_path: &std::path::Path,
+    map_text: bool,
+    slot: &mut Option<SearchCache>,
+) -> Result<(), IndexError> {
+    for may_retry in [true, false] {
+        let snapshot = conn.unchecked_transaction()?;
+        let c = SearchCache::current(&snapshot, slot)?;
+        c.segs(&snapshot)?;
+        if c.load_stored(&snapshot, db_path, map_text)? && may_retry {
+            *slot = None;
+            continue;
+        }
+        break;
+    }
     Ok(())
+}
+
+/// Whether answering `t` reads stored text (else the word index answers).
+fn reads_text(t: &Term) -> bool {
+    match t {
+        Term::Phrase(p) => p.contains(' ') || p.len() < 3,
+        Term::Regex(_) => true,
+        Term::Word { .. } => false,
+    }
 }
 
 /// Asked between sessions while stored text is read: true when the answer
@@ -550,9 +644,9 @@ pub type Cancel<'a> = &'a (dyn Fn() -> bool + Sync);
 /// `map_text`: the caller will search many times (see [`Text::Mapped`]).
 pub fn search(
     conn: &Connection,
-    text_path: &std::path::Path,
+    db_path: &std::path::Path,
     map_text: bool,
-    cache: &mut Option<SearchCache>,
+    slot: &mut Option<SearchCache>,
     query: &Query,
     within: Option<&HashSet<PathBuf>>,
     cancel: Cancel,
@@ -567,7 +661,43 @@ pub fn search(
         return Ok(None);
     }
     crate::util::trace("search start");
-    let cache = SearchCache::current(conn, cache)?;
+    let needs_text = body_terms.iter().any(|(_, t)| reads_text(t));
+    let mut may_retry = true;
+    loop {
+        // One snapshot for the whole answer: the cache's parts (loaded
+        // now or in an earlier snapshot of the same `data_version`), the
+        // posting lists and the text file agree with each other, whatever
+        // another process commits meanwhile (a refresh giving files new
+        // ids, a merge of segments, a compaction).
+        let snapshot = conn.unchecked_transaction()?;
+        let cache = SearchCache::current(&snapshot, slot)?;
+        if needs_text && cache.load_stored(&snapshot, db_path, map_text)? && may_retry {
+            *slot = None;
+            may_retry = false;
+            continue;
+        }
+        return answer(
+            &snapshot,
+            db_path,
+            map_text,
+            &body_terms,
+            cache,
+            within,
+            cancel,
+        );
+    }
+}
+
+/// `search` in one snapshot, with the stored text loaded when needed.
+fn answer(
+    conn: &Connection,
+    db_path: &std::path::Path,
+    map_text: bool,
+    body_terms: &[(usize, &Term)],
+    cache: &mut SearchCache,
+    within: Option<&HashSet<PathBuf>>,
+    cancel: Cancel,
+) -> Result<Option<BodyHits>, IndexError> {
     // `within` as row ids (the index keys absolute paths). Only texts to
     // read need it: word hits outside it are harmless to the caller.
     let allowed: Option<IdSet> = within.map(|w| {
@@ -585,14 +715,14 @@ pub fn search(
     crate::util::trace("search files loaded");
 
     let mut bits: HashMap<u32, u32, FxBuild> = HashMap::default();
-    for (i, t) in &body_terms {
+    for (i, t) in body_terms {
         let key = t.key();
         let hits = match cache.memo.get(&key) {
             Some(h) if allowed.is_none() => h.clone(),
             _ => {
                 let h = Arc::new(term_hits(
                     conn,
-                    text_path,
+                    db_path,
                     map_text,
                     cache,
                     t,
@@ -627,7 +757,7 @@ pub fn search(
 /// The sessions (among `allowed`, or all) whose bodies match one term.
 fn term_hits(
     conn: &Connection,
-    text_path: &std::path::Path,
+    db_path: &std::path::Path,
     map_text: bool,
     cache: &mut SearchCache,
     t: &Term,
@@ -696,9 +826,12 @@ fn term_hits(
             (check, cands)
         }
     };
-    cache.spans(conn)?;
-    cache.text(text_path, map_text);
-    let cache = &*cache;
+    // Taken out of the cache while it is read (and put back after).
+    let mut stored = match cache.stored.take() {
+        Some(s) => s,
+        None => Stored::load(conn, db_path, map_text)?,
+    };
+    stored.check();
     let keys = &cache.files.keys;
     let mut to_read: Vec<u32> = match cands {
         Some(c) => c.iter().filter(|id| keep(keys, id)).collect(),
@@ -712,28 +845,42 @@ fn term_hits(
         .iter()
         .map(|(id, t)| (*id, t.as_str()))
         .collect();
-    let spans = cache.spans.as_ref().expect("loaded above");
-    let text = cache.text.as_ref().expect("opened above");
     use rayon::prelude::*;
-    let found: Result<Vec<u32>, IndexError> = to_read
-        .par_iter()
-        .map_init(Vec::new, |buf, &id| {
-            if cancel() {
-                return Err(IndexError::Cancelled);
-            }
-            let Some(b) = body(
-                spans.get(&id).map_or(&[][..], Vec::as_slice),
-                text,
-                tail_of.get(&id).copied(),
-                buf,
-            ) else {
-                return Err(IndexError::Corrupt(PathBuf::new()));
-            };
-            Ok(check.matches(b).then_some(id))
-        })
-        .filter_map(Result::transpose)
-        .collect();
-    Ok(found?.into_iter().collect())
+    loop {
+        let found: Result<Vec<u32>, IndexError> = to_read
+            .par_iter()
+            .map_init(
+                || (Vec::new(), Vec::new()),
+                |(buf, from_file), &id| {
+                    if cancel() {
+                        return Err(IndexError::Cancelled);
+                    }
+                    let b = match body(
+                        stored.spans.get(&id).map_or(&[][..], Vec::as_slice),
+                        &stored.text,
+                        tail_of.get(&id).copied(),
+                        buf,
+                    ) {
+                        Some(b) => b,
+                        // The text file cannot give it: the session's own
+                        // file can (a refresh then rebuilds the index).
+                        None => match keys.get(&id) {
+                            Some(key) => body_from_file(key, from_file),
+                            None => &[],
+                        },
+                    };
+                    Ok(check.matches(b).then_some(id))
+                },
+            )
+            .filter_map(Result::transpose)
+            .collect();
+        // Cut short while it was read: read it all again from the files.
+        if !stored.still_intact() {
+            continue;
+        }
+        cache.stored = Some(stored);
+        return Ok(found?.into_iter().collect());
+    }
 }
 
 #[cfg(test)]
