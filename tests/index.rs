@@ -12,7 +12,7 @@ use arbor::index::{Index, RefreshStats};
 use arbor::search::{rank, rank_with_index, Query};
 use arbor::session::SessionInfo;
 use arbor::store::listing::read_rows;
-use arbor::store::paths::Origin;
+use arbor::store::Agent;
 use arbor::store::{list_session_files, Scope, SessionFile, StoreConfig, StoreKind};
 use common::{arbor, conformance_corpus, gen_corpus, run_ok};
 
@@ -117,6 +117,14 @@ fn by_path(mut rows: Vec<SessionInfo>) -> Vec<SessionInfo> {
     rows
 }
 
+/// A file of an Atomic store, as the watcher hands it on.
+fn atomic(p: &Path) -> SessionFile {
+    SessionFile {
+        path: p.to_path_buf(),
+        agent: Agent::Atomic,
+    }
+}
+
 /// Refreshes and checks that every row equals a direct read of its file,
 /// and that searches answer as searching the files would.
 fn refresh_checked(index: &mut Index, files: &[SessionFile]) -> RefreshStats {
@@ -217,7 +225,7 @@ fn grown_file_is_read_from_its_offset_only() {
 
     // A rename appended by a live agent, through the watcher's path.
     s.append(&p, &format!("{}\n", name_line("a4", "a3", "Named")));
-    let row = index.update_file(&p).unwrap().unwrap();
+    let row = index.update_file(&atomic(&p)).unwrap().unwrap();
     assert_eq!(row.display_name(), Some("Named"));
     assert_eq!(row.message_count, 3);
     let st = refresh_checked(&mut index, &files);
@@ -243,7 +251,7 @@ fn partial_last_line_is_read_again_when_completed() {
     s.append(&p, head);
     let st = refresh_checked(&mut index, &files);
     assert_eq!(st.appended, 1);
-    let row = index.update_file(&p).unwrap().unwrap();
+    let row = index.update_file(&atomic(&p)).unwrap().unwrap();
     assert!(row.diagnostics.partial_tail);
     s.append(&p, &format!("{tail}\n"));
     let st = refresh_checked(&mut index, &files);
@@ -317,7 +325,7 @@ fn truncated_replaced_deleted_and_renamed_files() {
     std::fs::remove_file(&p1).unwrap();
     let st = refresh_checked(&mut index, &s.files());
     assert_eq!(st.removed, 1);
-    assert!(index.update_file(&p1).unwrap().is_none());
+    assert!(index.update_file(&atomic(&p1)).unwrap().is_none());
 
     // Renamed: the old row goes, the new path is read.
     let renamed = s.path(7);
@@ -704,14 +712,34 @@ fn rows_from_the_pi_store_are_marked() {
     let p = s.write(1, &first_lines(1));
     let mut index = s.index();
     let files = vec![SessionFile {
-        path: p,
-        origin: Origin::Pi,
+        path: p.clone(),
+        agent: Agent::Pi,
     }];
     for _ in 0..2 {
         let mut rows = Vec::new();
         index.refresh(&files, &mut |b| rows.extend(b)).unwrap();
-        assert!(rows[0].from_pi_store);
+        assert_eq!(rows[0].agent, Agent::Pi);
     }
+    // The watcher's path, after the file changed (a rename by a live agent):
+    // the row is read again and stays a pi row.
+    s.append(&p, &format!("{}\n", name_line("a9", "a2", "Renamed")));
+    let row = index.update_file(&files[0]).unwrap().unwrap();
+    assert_eq!(
+        (row.agent, row.display_name()),
+        (Agent::Pi, Some("Renamed"))
+    );
+    let row = index.update_file(&files[0]).unwrap().unwrap();
+    assert_eq!(row.agent, Agent::Pi, "unchanged: from the stored row");
+    let mut rows = Vec::new();
+    index.refresh(&files, &mut |b| rows.extend(b)).unwrap();
+    assert_eq!(rows[0].agent, Agent::Pi);
+    let roots = [arbor::store::StoreRoot {
+        path: p.parent().unwrap().parent().unwrap().to_path_buf(),
+        kind: StoreKind::PerProject,
+        agent: Agent::Pi,
+    }];
+    let rows = index.stored_rows(&roots, None).unwrap();
+    assert_eq!(rows[0].agent, Agent::Pi);
 }
 
 #[test]
@@ -737,7 +765,10 @@ fn a_relative_store_path_works_with_the_index() {
         let plain = run(&[&["--no-index"][..], q].concat());
         assert_eq!(run(q), plain, "{q:?}");
         assert_eq!(run(q), plain, "{q:?}");
-        assert!(plain.contains("\"path\":\"sessions/"), "{plain}");
+        // The contract: `path` is absolute even when `--store` is not.
+        let want = format!("\"path\":\"{}/", s.root.display());
+        assert!(plain.contains(&want), "{plain}");
+        assert!(!plain.contains("\"path\":\"sessions/"), "{plain}");
     }
     // The same files under their absolute paths share the rows.
     let mut index = s.index();
@@ -823,8 +854,8 @@ fn stored_rows_then_only_the_changes() {
     assert_eq!(stored, vec![kept, grown, new]);
 }
 
-/// Stored rows keep the form of the configured root (here relative), so
-/// they are the same rows a listing later finds.
+/// Stored rows have the paths a listing finds, for a root configured as a
+/// relative path too (made absolute: `--json` paths are absolute).
 #[test]
 fn stored_rows_use_the_roots_own_paths() {
     // Under the working directory, so that the root has a plain relative
@@ -841,7 +872,7 @@ fn stored_rows_use_the_roots_own_paths() {
     let stored: Vec<PathBuf> = stored.unwrap().into_iter().map(|r| r.path).collect();
     let listed: Vec<PathBuf> = listed.into_iter().map(|f| f.path).collect();
     assert_eq!(stored, listed);
-    assert!(stored[0].is_relative());
+    assert_eq!(stored[0].parent().unwrap().parent().unwrap(), s.root);
 }
 
 /// A search for a query the user has already typed past gives up while it

@@ -457,7 +457,9 @@ fn enter_resumes_or_prints() {
         key(&mut app, KeyCode::Enter),
         vec![Effect::Exit(Outcome::Resume {
             path: path.clone(),
-            cwd: WEBAPP.into()
+            id: app.picker.selected_row().unwrap().info.id.clone(),
+            cwd: WEBAPP.into(),
+            agent: arbor::session::Agent::Atomic,
         })]
     );
     let mut app = app_with(&fx.root, WEBAPP);

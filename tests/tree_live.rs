@@ -10,7 +10,7 @@ use std::io::Write;
 
 use serde_json::json;
 
-use arbor::session::ContextFlavor;
+use arbor::session::Agent;
 use arbor::ui::tree::{Loaded, TreeState};
 use common::conformance_corpus;
 
@@ -50,7 +50,7 @@ fn reload_keeps_selection_folds_and_scroll_and_follows_the_new_leaf() {
     )
     .unwrap();
 
-    let loaded = Loaded::read(&path, ContextFlavor::Atomic).unwrap();
+    let loaded = Loaded::read(&path, Agent::Atomic).unwrap();
     let mut t = TreeState::new(path.clone(), loaded, NOW);
     assert_eq!(t.anchor.as_deref(), Some("75372104"), "opens at the leaf");
     assert_eq!(marked(&t).last().map(String::as_str), Some("75372104"));
@@ -94,7 +94,7 @@ fn reload_keeps_selection_folds_and_scroll_and_follows_the_new_leaf() {
     }
     drop(f);
 
-    t.replace(Loaded::read(&path, ContextFlavor::Atomic).unwrap());
+    t.replace(Loaded::read(&path, Agent::Atomic).unwrap());
 
     // Selection: the same entry, now two rows further down.
     assert_eq!(t.anchor.as_deref(), Some("7667bf96"));

@@ -10,7 +10,6 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
 use arbor::session::view::Filter;
-use arbor::session::ContextFlavor;
 use arbor::ui::runtime::perform;
 use arbor::ui::theme::Theme;
 use arbor::ui::tree::{TreeDialog, TreeState};
@@ -27,7 +26,7 @@ fn open(path: &Path, w: u16, h: u16) -> App {
         &mut app,
         Effect::OpenTree {
             path: path.to_path_buf(),
-            flavor: ContextFlavor::Atomic,
+            agent: arbor::session::Agent::Atomic,
         },
     );
     if let Mode::Tree(t) = &mut app.mode {

@@ -17,10 +17,11 @@ use crate::session::view::{flatten, row_line};
 use crate::session::writer::{self, WriteError};
 use crate::session::{build_context, read_session, ContextFlavor, Session, SessionTree};
 use crate::store::listing::{filter_rows, read_rows, read_rows_with, sort_recent};
-use crate::store::paths::{absolute_cwd, Origin, ProcessEnv};
+use crate::store::paths::{absolute_cwd, ProcessEnv};
 use crate::store::{
     list_session_files, resolve_session, ScanProblem, Scope, SessionFile, StoreConfig,
 };
+use crate::util::term::for_stdout;
 
 pub fn store_config(g: &GlobalOpts) -> StoreConfig {
     StoreConfig::resolve(g.store.as_deref(), g.session_dir.as_deref(), &ProcessEnv)
@@ -48,20 +49,22 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Context(a)) => context(&config, &a, &mut out),
         Some(Command::Tree(ref a)) => {
             drop(out);
-            let path = resolve(&config, &a.session)?;
-            let flavor = default_flavor(&config, &path);
+            let file = resolve_session(&config, &a.session)?;
             // Fail before the screen opens when the file is not a session.
-            read_session(&path)?;
+            read_session(&file.path)?;
             let opts = crate::ui::runtime::PickerOptions {
                 config: config.clone(),
                 project_cwd: project_cwd(None)?,
                 print_mode: cli.print,
                 start_in_all: false,
                 note: None,
-                open_tree: Some((path, flavor)),
+                open_tree: Some(file),
                 use_index: false,
             };
-            finish(crate::ui::runtime::run_picker(opts)?, &cli.resume_cmd)
+            finish(
+                crate::ui::runtime::run_picker(opts)?,
+                cli.resume_cmd.as_deref(),
+            )
         }
         Some(Command::Label(a)) => {
             let path = resolve(&config, &a.session)?;
@@ -128,72 +131,33 @@ fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
         open_tree: None,
         use_index: !cli.global.no_index,
     };
-    finish(crate::ui::runtime::run_picker(opts)?, &cli.resume_cmd)
+    finish(
+        crate::ui::runtime::run_picker(opts)?,
+        cli.resume_cmd.as_deref(),
+    )
 }
 
-fn finish(outcome: crate::ui::Outcome, resume_cmd: &str) -> Result<()> {
+fn finish(outcome: crate::ui::Outcome, resume_cmd: Option<&str>) -> Result<()> {
     match outcome {
         crate::ui::Outcome::Quit => Ok(()),
         crate::ui::Outcome::Print(path) => {
-            println!("{}", path.display());
+            println!("{}", for_stdout(&path.to_string_lossy()));
             Ok(())
         }
-        crate::ui::Outcome::Resume { path, cwd } => resume(resume_cmd, &path, &cwd),
-    }
-}
-
-/// Runs the agent on a session in its cwd; prints the command when the
-/// agent is not installed.
-fn resume(template: &str, path: &Path, cwd: &str) -> Result<()> {
-    let path_s = path.display().to_string();
-    let mut words: Vec<String> = template.split_whitespace().map(str::to_string).collect();
-    if words.is_empty() {
-        bail!("the resume command is empty");
-    }
-    if words.iter().any(|w| w.contains("{path}")) {
-        for w in &mut words {
-            *w = w.replace("{path}", &path_s);
+        crate::ui::Outcome::Resume {
+            path,
+            id,
+            cwd,
+            agent,
+        } => {
+            let target = super::resume::Target {
+                path,
+                id,
+                cwd,
+                agent,
+            };
+            super::resume::resume(resume_cmd, &target, &mut super::resume::ask_on_terminal)
         }
-    } else {
-        words.push(path_s.clone());
-    }
-    let dir = Path::new(cwd);
-    let shown = format!(
-        "cd {} && {}",
-        shell_quote(cwd),
-        words
-            .iter()
-            .map(|w| shell_quote(w))
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
-    let mut cmd = std::process::Command::new(&words[0]);
-    cmd.args(&words[1..]);
-    if dir.is_dir() {
-        cmd.current_dir(dir);
-    }
-    match cmd.status() {
-        Ok(st) if st.success() => Ok(()),
-        Ok(st) => bail!("{} exited with {st}", words[0]),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            println!(
-                "{} is not installed here. To resume this session run:\n  {shown}",
-                words[0]
-            );
-            Ok(())
-        }
-        Err(e) => Err(e).with_context(|| format!("cannot run {shown}")),
-    }
-}
-
-fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@,".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
     }
 }
 
@@ -222,7 +186,7 @@ fn with_migration(
 }
 
 pub fn resolve(config: &StoreConfig, arg: &str) -> Result<PathBuf> {
-    Ok(resolve_session(config, arg)?)
+    Ok(resolve_session(config, arg)?.path)
 }
 
 pub fn project_cwd(cwd: Option<&Path>) -> Result<String> {
@@ -382,7 +346,7 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
     if !a.files.is_empty() {
         for path in &a.files {
             let t = std::time::Instant::now();
-            let row = index.update_file(path)?;
+            let row = index.update_file(&config.session_file(path))?;
             let ms = t.elapsed().as_secs_f64() * 1e3;
             if a.json {
                 let v = json!({
@@ -574,24 +538,12 @@ fn show(config: &StoreConfig, a: &super::ShowArgs, out: &mut impl Write) -> Resu
     Ok(())
 }
 
-/// The flavour a session is read with: pi for the legacy pi store.
-pub fn default_flavor(config: &StoreConfig, path: &Path) -> ContextFlavor {
-    let in_pi = config
-        .roots
-        .iter()
-        .any(|r| r.origin == Origin::Pi && path.starts_with(&r.path));
-    if in_pi {
-        ContextFlavor::Pi
-    } else {
-        ContextFlavor::Atomic
-    }
-}
-
 fn context(config: &StoreConfig, a: &super::ContextArgs, out: &mut impl Write) -> Result<()> {
-    let path = resolve(config, &a.session)?;
+    let file = resolve_session(config, &a.session)?;
+    let path = file.path;
     let flavor = match &a.flavor {
         Some(f) => f.parse::<ContextFlavor>().map_err(anyhow::Error::msg)?,
-        None => default_flavor(config, &path),
+        None => file.agent.flavor(),
     };
     let (s, t) = load(&path)?;
     let leaf = match &a.leaf {
@@ -603,7 +555,10 @@ fn context(config: &StoreConfig, a: &super::ContextArgs, out: &mut impl Write) -
     };
     let ctx = build_context(&s, &t, leaf, flavor);
     if a.json {
-        writeln!(out, "{}", json_text(&ctx.to_json()))?;
+        let mut v = ctx.to_json();
+        // Which agent's rules built it (pi's for the pi store's sessions).
+        v["flavor"] = flavor.name().into();
+        writeln!(out, "{}", json_text(&v))?;
         return Ok(());
     }
     let model = ctx

@@ -1,6 +1,7 @@
 //! The command line: `arbor [list|show|context|label|branch|fork|rename|index]`.
 
 mod commands;
+pub mod resume;
 
 use std::path::PathBuf;
 
@@ -23,15 +24,13 @@ pub struct Cli {
     /// (the screen is drawn on the terminal itself): atomic --session "$(arbor --print)"
     #[arg(long)]
     pub print: bool,
-    /// Picker: the command Enter runs, in the session's cwd; `{path}` is replaced
-    /// by the session file (appended when absent)
-    #[arg(
-        long,
-        env = "ARBOR_RESUME_CMD",
-        value_name = "CMD",
-        default_value = "atomic --session {path}"
-    )]
-    pub resume_cmd: String,
+    /// Picker: the command Enter runs, in the session's cwd, split like shell
+    /// words (never run through a shell); `{path}`, `{id}` and `{cwd}` are
+    /// replaced by the session's (the path is appended when none is used).
+    /// Default: the session's agent's own, `atomic --session {path}` or
+    /// `pi --session {path}`
+    #[arg(long, env = "ARBOR_RESUME_CMD", value_name = "CMD")]
+    pub resume_cmd: Option<String>,
     /// Picker: start with all projects instead of the current folder
     #[arg(long)]
     pub all: bool,

@@ -1,7 +1,7 @@
 //! A compact binary encoding of list rows, so that loading 10,000 cached
-//! rows costs a few milliseconds (JSON would cost tens). `path` and
-//! `all_text` are not stored: the path is the row's key, and the text lives
-//! in the full-text tables only.
+//! rows costs a few milliseconds (JSON would cost tens). `path`, `agent`
+//! and `all_text` are not stored: the path is the row's key, the agent comes
+//! with the file being listed, and the text lives in the full-text tables.
 
 use std::collections::BTreeSet;
 use std::hash::Hasher;
@@ -9,7 +9,7 @@ use std::hash::Hasher;
 use crate::session::info::SessionInfo;
 use crate::session::reader::Diagnostics;
 
-const CODEC_VERSION: u8 = 1;
+const CODEC_VERSION: u8 = 2;
 
 struct Enc(Vec<u8>);
 
@@ -138,7 +138,8 @@ pub fn encode(i: &SessionInfo) -> Vec<u8> {
         header_ms,
         newest_message_ms,
         file_mtime_ms,
-        from_pi_store,
+        // Not stored: it belongs to the file's store root, not its bytes.
+        agent: _,
     } = i;
     let mut e = Enc(Vec::with_capacity(
         256 + first_message.as_ref().map_or(0, String::len),
@@ -176,7 +177,6 @@ pub fn encode(i: &SessionInfo) -> Vec<u8> {
     e.opt_i64(*header_ms);
     e.opt_i64(*newest_message_ms);
     e.i64(*file_mtime_ms);
-    e.bool(*from_pi_store);
     e.0
 }
 
@@ -220,7 +220,6 @@ pub fn decode(b: &[u8]) -> Option<SessionInfo> {
     let header_ms = d.opt_i64()?;
     let newest_message_ms = d.opt_i64()?;
     let file_mtime_ms = d.i64()?;
-    let from_pi_store = d.bool()?;
     if d.i != b.len() {
         return None;
     }
@@ -246,7 +245,7 @@ pub fn decode(b: &[u8]) -> Option<SessionInfo> {
         header_ms,
         newest_message_ms,
         file_mtime_ms,
-        from_pi_store,
+        agent: Default::default(),
     })
 }
 
@@ -292,7 +291,7 @@ mod tests {
             header_ms: Some(1_767_225_600_000),
             newest_message_ms: None,
             file_mtime_ms: 42,
-            from_pi_store: true,
+            agent: Default::default(),
         };
         let b = encode(&i);
         assert_eq!(decode(&b), Some(i));

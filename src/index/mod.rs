@@ -38,7 +38,7 @@
 //! let stats = index.refresh(&files, &mut |rows| { /* show rows */ })?;
 //! // The watcher: a file changed, re-read its new bytes only.
 //! # let path = std::path::Path::new("x");
-//! let row = index.update_file(path)?;
+//! let row = index.update_file(&config.session_file(path))?;
 //! // A search: body hits per term, combined with fuzzy field matching.
 //! let query = arbor::search::Query::parse("\"two words\" re:err\\w+");
 //! let hits = index.search(&query)?;
@@ -63,7 +63,6 @@ use rusqlite::Connection;
 
 use crate::search::Query;
 use crate::session::info::SessionInfo;
-use crate::store::paths::Origin;
 use crate::store::scan::{ScanProblem, SessionFile};
 
 pub use db::{default_dir, FILE_NAME, FORMAT};
@@ -252,16 +251,12 @@ impl Index {
             .query_row("PRAGMA data_version", [], |r| r.get(0))?)
     }
 
-    /// The watcher's path: re-reads `path` (only its appended bytes when it
-    /// just grew) and returns its row; `None` when the file is gone or is
-    /// not a session. `from_pi_store` is not known here: callers listing the
-    /// legacy pi store set it themselves.
-    pub fn update_file(&mut self, path: &Path) -> Result<Option<SessionInfo>, IndexError> {
+    /// The watcher's path: re-reads `file` (only its appended bytes when it
+    /// just grew) and returns its row, marked with the file's agent; `None`
+    /// when the file is gone or is not a session.
+    pub fn update_file(&mut self, file: &SessionFile) -> Result<Option<SessionInfo>, IndexError> {
         self.search_cache.get_mut().take();
-        let file = SessionFile {
-            path: path.to_path_buf(),
-            origin: Origin::Atomic,
-        };
+        let path = file.path.as_path();
         let is_file = std::fs::metadata(path).is_ok_and(|m| m.is_file());
         let mut w = refresh::Writer::new(&self.conn, self.path.clone());
         if !is_file {
@@ -276,10 +271,10 @@ impl Index {
                 source,
             })?;
             if refresh::Stat::of(&m) == c.stat {
-                return Ok(c.info(&file));
+                return Ok(c.info(file));
             }
         }
-        let parsed = match refresh::parse_file(&file, cached.as_ref()) {
+        let parsed = match refresh::parse_file(file, cached.as_ref()) {
             Ok(p) => p,
             Err(_) => return Ok(None),
         };

@@ -18,7 +18,6 @@ use super::terms::{distinct_token_ranges, merge, Segment, SegmentBuilder};
 use super::{IndexError, RefreshStats};
 use crate::session::info::{mtime_ms, read_lines, with_read_buffer, InfoScanner, SessionInfo};
 use crate::session::reader::ReadError;
-use crate::store::paths::Origin;
 use crate::store::scan::{ScanProblem, SessionFile};
 
 /// What identifies a version of a file without reading it.
@@ -225,7 +224,7 @@ fn finish_info(info: SessionInfo, is_row: bool, file: &SessionFile) -> Option<Se
         InfoScanner::resume(info).finish().ok()?
     };
     info.path = file.path.clone();
-    info.from_pi_store = file.origin == Origin::Pi;
+    info.agent = file.agent;
     Some(info)
 }
 
@@ -438,7 +437,7 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
         Ok(mut row) => {
             // A resumed state has no path (rows are stored without it).
             row.path = file.path.clone();
-            row.from_pi_store = file.origin == Origin::Pi;
+            row.agent = file.agent;
             out.row = Some(row);
             // No header among the complete lines yet (only in the partial
             // one): nothing to resume from; the next change re-reads it all.
@@ -942,7 +941,7 @@ pub fn stored_rows(
         };
         let file = SessionFile {
             path: root.path.join(key_path(rel)),
-            origin: root.origin,
+            agent: root.agent,
         };
         raw.push((file, blob, is_row));
     }

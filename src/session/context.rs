@@ -20,6 +20,16 @@ pub enum ContextFlavor {
     Pi,
 }
 
+impl ContextFlavor {
+    /// The name `--flavor` takes and `arbor context --json` reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Atomic => "atomic",
+            Self::Pi => "pi",
+        }
+    }
+}
+
 impl std::str::FromStr for ContextFlavor {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {

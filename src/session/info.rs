@@ -48,9 +48,10 @@ pub struct SessionInfo {
     pub header_ms: Option<i64>,
     pub newest_message_ms: Option<i64>,
     pub file_mtime_ms: i64,
-    /// Found in the legacy pi store (read with the pi flavour).
+    /// The agent of the store root the file was found under (set by
+    /// whoever was handed the file, never read from its contents).
     #[serde(default)]
-    pub from_pi_store: bool,
+    pub agent: super::agent::Agent,
 }
 
 impl SessionInfo {
@@ -131,6 +132,8 @@ impl SessionInfo {
         opt(out, self.summary());
         out.extend_from_slice(b",\"internal\":");
         boolean(out, self.internal);
+        out.extend_from_slice(b",\"agent\":");
+        st(out, self.agent.name());
         let skipped = self.diagnostics.skipped();
         if skipped > 0 || self.diagnostics.lossy_lines > 0 {
             out.extend_from_slice(b",\"diagnostics\":{\"skippedLines\":");
@@ -174,6 +177,7 @@ impl SessionInfo {
             self.summary().map(Value::from).unwrap_or(Value::Null),
         );
         m.insert("internal".into(), self.internal.into());
+        m.insert("agent".into(), self.agent.name().into());
         let skipped = self.diagnostics.skipped();
         if skipped > 0 || self.diagnostics.lossy_lines > 0 {
             m.insert(

@@ -3,6 +3,7 @@
 //! Nothing in here knows about terminals; the CLI, the TUI, the index and the
 //! tests all drive the same code.
 
+pub mod agent;
 pub mod context;
 pub mod entry;
 pub mod ids;
@@ -17,6 +18,7 @@ pub mod types;
 pub mod view;
 pub mod writer;
 
+pub use agent::Agent;
 pub use context::{build_context, ContextFlavor, ContextMessage, SessionContext};
 pub use entry::{Entry, Header};
 pub use info::{scan_info, SessionInfo};

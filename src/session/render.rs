@@ -32,7 +32,8 @@ pub fn sanitize_block(s: &str) -> String {
     out
 }
 
-pub(crate) fn is_unsafe(c: char) -> bool {
+/// A character the sanitizers replace: controls and bidi overrides.
+pub fn is_unsafe(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
 }

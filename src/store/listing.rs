@@ -2,9 +2,18 @@
 
 use rayon::prelude::*;
 
-use super::paths::Origin;
 use super::scan::{ScanProblem, Scope, SessionFile};
 use crate::session::info::{scan_info_with, SessionInfo};
+use crate::session::ReadError;
+
+/// The list row of one file, marked with the file's agent: how every path
+/// that reads rows without the index (a listing, the picker's loader and
+/// watcher) reads one.
+pub fn scan_file(f: &SessionFile, text: bool) -> Result<SessionInfo, ReadError> {
+    let mut info = scan_info_with(&f.path, text)?;
+    info.agent = f.agent;
+    Ok(info)
+}
 
 /// Reads the rows of `files` on all cores; failures become problems.
 pub fn read_rows(files: &[SessionFile]) -> (Vec<SessionInfo>, Vec<ScanProblem>) {
@@ -17,15 +26,10 @@ pub fn read_rows_with(files: &[SessionFile], text: bool) -> (Vec<SessionInfo>, V
     let results: Vec<Result<SessionInfo, ScanProblem>> = files
         .par_iter()
         .map(|f| {
-            scan_info_with(&f.path, text)
-                .map(|mut info| {
-                    info.from_pi_store = f.origin == Origin::Pi;
-                    info
-                })
-                .map_err(|e| ScanProblem {
-                    path: f.path.clone(),
-                    reason: e.to_string(),
-                })
+            scan_file(f, text).map_err(|e| ScanProblem {
+                path: f.path.clone(),
+                reason: e.to_string(),
+            })
         })
         .collect();
     let mut rows = Vec::with_capacity(results.len());

@@ -5,7 +5,7 @@ pub mod listing;
 pub mod paths;
 pub mod scan;
 
-pub use paths::{encode_cwd, Origin, StoreConfig, StoreKind, StoreRoot};
+pub use paths::{encode_cwd, Agent, StoreConfig, StoreKind, StoreRoot};
 pub use scan::{
     list_session_files, resolve_session, ResolveError, ScanProblem, Scope, SessionFile,
 };

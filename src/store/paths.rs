@@ -11,19 +11,15 @@ pub enum StoreKind {
     Flat,
 }
 
-/// Which agent a root belongs to, for marking rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    Atomic,
-    /// The legacy pi store `~/.pi/agent/sessions`.
-    Pi,
-}
+pub use crate::session::agent::Agent;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreRoot {
+    /// Always absolute (rows, `--json` paths and index keys derive from it).
     pub path: PathBuf,
     pub kind: StoreKind,
-    pub origin: Origin,
+    /// Whose sessions the root holds; every file found under it carries it.
+    pub agent: Agent,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -85,17 +81,17 @@ impl StoreConfig {
             .or_else(|| env.home().map(|h| h.join(".atomic").join("agent")))
             .unwrap_or_else(|| PathBuf::from(".atomic/agent"));
         let mut roots = vec![StoreRoot {
-            path: agent_dir.join("sessions"),
+            path: absolute(&agent_dir.join("sessions")),
             kind: StoreKind::PerProject,
-            origin: Origin::Atomic,
+            agent: Agent::Atomic,
         }];
         if let Some(h) = env.home() {
             let legacy = h.join(".pi").join("agent").join("sessions");
             if legacy.is_dir() && !roots.iter().any(|r| same_dir(&r.path, &legacy)) {
                 roots.push(StoreRoot {
-                    path: legacy,
+                    path: absolute(&legacy),
                     kind: StoreKind::PerProject,
-                    origin: Origin::Pi,
+                    agent: Agent::Pi,
                 });
             }
         }
@@ -105,10 +101,29 @@ impl StoreConfig {
     pub fn single(path: &Path, kind: StoreKind) -> StoreConfig {
         StoreConfig {
             roots: vec![StoreRoot {
-                path: path.to_path_buf(),
+                path: absolute(path),
                 kind,
-                origin: Origin::Atomic,
+                agent: Agent::Atomic,
             }],
+        }
+    }
+
+    /// The agent of a session file given by path (a command-line argument,
+    /// a watcher event): that of the innermost root holding it, else Atomic.
+    pub fn agent_of(&self, path: &Path) -> Agent {
+        let path = absolute(path);
+        self.roots
+            .iter()
+            .filter(|r| path.starts_with(&r.path))
+            .max_by_key(|r| r.path.components().count())
+            .map_or(Agent::Atomic, |r| r.agent)
+    }
+
+    /// A session file given by path, with its agent (see [`Self::agent_of`]).
+    pub fn session_file(&self, path: &Path) -> super::scan::SessionFile {
+        super::scan::SessionFile {
+            path: path.to_path_buf(),
+            agent: self.agent_of(path),
         }
     }
 
@@ -116,6 +131,12 @@ impl StoreConfig {
     pub fn is_missing(&self) -> bool {
         self.roots.iter().all(|r| !r.path.is_dir())
     }
+}
+
+/// `p` made absolute against the current directory, lexically (no symlink
+/// resolution: the alias path is kept, as the store scan keeps it).
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {

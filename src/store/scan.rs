@@ -2,12 +2,14 @@
 
 use std::path::{Path, PathBuf};
 
-use super::paths::{encode_cwd, Origin, StoreConfig, StoreKind};
+use super::paths::{encode_cwd, Agent, StoreConfig, StoreKind};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionFile {
     pub path: PathBuf,
-    pub origin: Origin,
+    /// Whose session it is: decided by the root it was found under, and
+    /// handed on with the file to the scanner, the index and the screens.
+    pub agent: Agent,
 }
 
 impl SessionFile {
@@ -37,36 +39,31 @@ pub enum Scope {
     Project(String),
 }
 
-fn is_session_name(name: &str) -> bool {
-    name.ends_with(".jsonl")
+/// Compared as bytes: a name that is not valid UTF-8 is still a session
+/// (listed under a lossy display name), never silently left out.
+fn is_session_name(name: &std::ffi::OsStr) -> bool {
+    name.as_encoded_bytes().ends_with(b".jsonl")
 }
 
 /// Collects `*.jsonl` regular files (following symlinks) in `dir`.
-fn files_in(
-    dir: &Path,
-    origin: Origin,
-    out: &mut Vec<SessionFile>,
-    problems: &mut Vec<ScanProblem>,
-) {
+fn files_in(dir: &Path, agent: Agent, out: &mut Vec<SessionFile>, problems: &mut Vec<ScanProblem>) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };
     for ent in rd.flatten() {
-        let name = ent.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if !is_session_name(name) {
+        if !is_session_name(&ent.file_name()) {
             continue;
         }
         let path = ent.path();
         // The directory entry's own type saves a stat for plain files.
         if ent.file_type().is_ok_and(|t| t.is_file()) {
-            out.push(SessionFile { path, origin });
+            out.push(SessionFile { path, agent });
             continue;
         }
         // `metadata` follows symlinks: loops and dangling links fail here,
         // FIFOs and directories are not regular files. Opening a FIFO would block.
         match std::fs::metadata(&path) {
-            Ok(m) if m.is_file() => out.push(SessionFile { path, origin }),
+            Ok(m) if m.is_file() => out.push(SessionFile { path, agent }),
             Ok(m) if m.is_dir() => problems.push(ScanProblem {
                 path,
                 reason: "a directory named like a session file".into(),
@@ -108,7 +105,7 @@ pub fn has_session_files(config: &StoreConfig) -> bool {
     let in_dir = |dir: &Path| -> bool {
         std::fs::read_dir(dir).is_ok_and(|rd| {
             rd.flatten().any(|e| {
-                e.file_name().to_str().is_some_and(is_session_name)
+                is_session_name(&e.file_name())
                     && std::fs::metadata(e.path()).is_ok_and(|m| m.is_file())
             })
         })
@@ -129,17 +126,17 @@ pub fn list_session_files(
     let mut problems = Vec::new();
     for root in &config.roots {
         match root.kind {
-            StoreKind::Flat => files_in(&root.path, root.origin, &mut files, &mut problems),
+            StoreKind::Flat => files_in(&root.path, root.agent, &mut files, &mut problems),
             StoreKind::PerProject => match scope {
                 Scope::All => {
                     for d in project_dirs(&root.path) {
-                        files_in(&d, root.origin, &mut files, &mut problems);
+                        files_in(&d, root.agent, &mut files, &mut problems);
                     }
                 }
                 Scope::Project(cwd) => {
                     let d = root.path.join(encode_cwd(cwd));
                     if d.is_dir() {
-                        files_in(&d, root.origin, &mut files, &mut problems);
+                        files_in(&d, root.agent, &mut files, &mut problems);
                     }
                 }
             },
@@ -163,10 +160,10 @@ pub enum ResolveError {
 }
 
 /// A session by path, id or unique id prefix; ids come from file names only.
-pub fn resolve_session(config: &StoreConfig, arg: &str) -> Result<PathBuf, ResolveError> {
+pub fn resolve_session(config: &StoreConfig, arg: &str) -> Result<SessionFile, ResolveError> {
     let p = Path::new(arg);
     if p.is_file() {
-        return Ok(p.to_path_buf());
+        return Ok(config.session_file(p));
     }
     // A path that exists but is no regular file (a directory, a FIFO, a
     // broken or looping link) gets its own reason instead of a misleading
@@ -205,7 +202,7 @@ pub fn resolve_session(config: &StoreConfig, arg: &str) -> Result<PathBuf, Resol
     };
     match matches.len() {
         0 => Err(ResolveError::NotFound(arg.into())),
-        1 => Ok(matches[0].path.clone()),
+        1 => Ok(matches[0].clone()),
         n => Err(ResolveError::Ambiguous {
             query: arg.into(),
             count: n,

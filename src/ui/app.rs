@@ -8,8 +8,8 @@ use crossterm::event::{KeyEvent, MouseEvent};
 use super::picker::{PickerState, Preview, Row};
 use super::tree::{Loaded, TreeDialog, TreeState};
 use crate::search::Query;
-use crate::session::ContextFlavor;
-use crate::store::ScanProblem;
+use crate::session::Agent;
+use crate::store::{ScanProblem, SessionFile, StoreConfig};
 
 /// Everything that can happen: input, background results, file changes, time.
 #[derive(Debug)]
@@ -98,7 +98,7 @@ pub enum Effect {
         query: Query,
     },
     /// Re-read these files' rows (after a change on disk).
-    Rescan(Vec<PathBuf>),
+    Rescan(Vec<SessionFile>),
     Rename {
         path: PathBuf,
         name: String,
@@ -109,11 +109,11 @@ pub enum Effect {
     /// Read a session for the tree view.
     OpenTree {
         path: PathBuf,
-        flavor: ContextFlavor,
+        agent: Agent,
     },
     ReloadTree {
         path: PathBuf,
-        flavor: ContextFlavor,
+        agent: Agent,
     },
     /// Back from the tree view to the picker.
     CloseTree,
@@ -153,10 +153,13 @@ impl PartialEq for Query {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     Quit,
-    /// Run the agent on this session, in its cwd.
+    /// Run the session's agent on it, in its cwd.
     Resume {
         path: PathBuf,
+        /// The session id (a `{id}` in the resume command).
+        id: String,
         cwd: String,
+        agent: Agent,
     },
     /// Print the path on stdout (`--print`).
     Print(PathBuf),
@@ -181,6 +184,8 @@ pub struct App {
     pub outcome: Option<Outcome>,
     /// Opened as `arbor tree SESSION`: Esc quits instead of going to a picker.
     pub tree_only: bool,
+    /// The store's roots: the agent of a path the watcher reports.
+    pub store: StoreConfig,
 }
 
 impl App {
@@ -193,6 +198,7 @@ impl App {
             print_mode: false,
             outcome: None,
             tree_only: false,
+            store: StoreConfig::default(),
         }
     }
 
@@ -238,7 +244,7 @@ impl App {
                     if paths.iter().any(|p| p == &t.path) {
                         fx.push(Effect::ReloadTree {
                             path: t.path.clone(),
-                            flavor: t.loaded.flavor,
+                            agent: t.loaded.agent,
                         });
                     }
                 }
@@ -300,7 +306,8 @@ impl App {
         let Mode::Tree(t) = &mut self.mode else {
             return Vec::new();
         };
-        let flavor = t.loaded.flavor;
+        let agent = t.loaded.agent;
+        let id = t.loaded.session.id().to_string();
         let cwd = t
             .loaded
             .session
@@ -311,7 +318,7 @@ impl App {
         match result {
             Err(e) => {
                 t.status = Some((format!("Nothing written: {e}"), true));
-                vec![Effect::ReloadTree { path, flavor }]
+                vec![Effect::ReloadTree { path, agent }]
             }
             Ok(new_path) => {
                 match what {
@@ -319,6 +326,7 @@ impl App {
                     WriteKind::Branch => {
                         t.dialog = TreeDialog::OfferResume {
                             path: path.clone(),
+                            id,
                             cwd,
                             what: "Branched: the session now continues from there.".into(),
                         };
@@ -329,18 +337,27 @@ impl App {
                             .file_name()
                             .map(|n| n.to_string_lossy().to_string())
                             .unwrap_or_default();
+                        // The fork is named like the agent names files: its id is in the name.
+                        let id = crate::store::scan::id_from_file_name(&new_path)
+                            .map_or(id, str::to_string);
                         t.dialog = TreeDialog::OfferResume {
                             path: new_path.clone(),
+                            id,
                             cwd,
                             what: format!("Forked to {name}."),
                         };
+                        // Beside its source: the same store root, the same agent.
+                        let file = SessionFile {
+                            path: new_path,
+                            agent,
+                        };
                         return vec![
-                            Effect::ReloadTree { path, flavor },
-                            Effect::Rescan(vec![new_path]),
+                            Effect::ReloadTree { path, agent },
+                            Effect::Rescan(vec![file]),
                         ];
                     }
                 }
-                vec![Effect::ReloadTree { path, flavor }]
+                vec![Effect::ReloadTree { path, agent }]
             }
         }
     }

@@ -22,7 +22,8 @@ use super::app::{App, AppEvent, Effect, Outcome, WriteKind};
 use super::picker::{load_preview, Folders, Row};
 use super::theme::Theme;
 use crate::search::Query;
-use crate::session::info::{scan_info, scan_info_with, SessionInfo};
+use crate::session::info::SessionInfo;
+use crate::store::listing::scan_file;
 use crate::store::{list_session_files, Scope, SessionFile, StoreConfig};
 
 /// How the picker was started.
@@ -34,7 +35,7 @@ pub struct PickerOptions {
     pub start_in_all: bool,
     pub note: Option<String>,
     /// `arbor tree SESSION`: open this session's tree directly, no picker.
-    pub open_tree: Option<(PathBuf, crate::session::ContextFlavor)>,
+    pub open_tree: Option<crate::store::SessionFile>,
     /// Use the persistent index (rows, body search, incremental rescans).
     pub use_index: bool,
 }
@@ -133,6 +134,7 @@ pub fn run_picker(mut opts: PickerOptions) -> Result<Outcome> {
         }
     }
     let mut app = App::new(opts.project_cwd.clone(), now_ms());
+    app.store = opts.config.clone();
     app.print_mode = opts.print_mode;
     app.picker.note = opts.note.clone();
     if opts.start_in_all {
@@ -174,11 +176,12 @@ fn event_loop(
             // the disk (see `load_through_index`).
             spawn_loader(tx.clone(), opts.config.clone(), drawn_rx);
         }
-        Some((path, flavor)) => {
+        Some(file) => {
+            let path = &file.path;
             run_effect(
                 Effect::OpenTree {
                     path: path.clone(),
-                    flavor: *flavor,
+                    agent: file.agent,
                 },
                 &tx,
                 &search_tx,
@@ -338,26 +341,26 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
                 load_preview(&path, &query).map_err(|e| (path, e)),
             )]
         }
-        Effect::Rescan(paths) => {
+        Effect::Rescan(files) => {
             // The index reads only the appended bytes of a growing session.
             let mut index = open_index();
-            paths
+            files
                 .into_iter()
-                .map(|p| {
-                    let row = match index.as_mut().map(|i| i.update_file(&p)) {
+                .map(|f| {
+                    let row = match index.as_mut().map(|i| i.update_file(&f)) {
                         Some(Ok(r)) => r,
                         Some(Err(e)) => {
                             crate::log::line(format!(
                                 "index: update of {} failed: {e}",
-                                p.display()
+                                f.path.display()
                             ));
-                            scan_info(&p).ok()
+                            scan_file(&f, true).ok()
                         }
-                        None => scan_info(&p).ok(),
+                        None => scan_file(&f, true).ok(),
                     };
                     match row {
                         Some(info) => AppEvent::Rows(vec![Row::new(info)]),
-                        None => AppEvent::RowGone(p),
+                        None => AppEvent::RowGone(f.path),
                     }
                 })
                 .collect()
@@ -380,16 +383,16 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
             let result = restore_from_trash(&path);
             vec![AppEvent::Restored { path, result }]
         }
-        Effect::OpenTree { path, flavor } => {
-            let result = super::tree::Loaded::read(&path, flavor).map(Box::new);
+        Effect::OpenTree { path, agent } => {
+            let result = super::tree::Loaded::read(&path, agent).map(Box::new);
             vec![AppEvent::TreeLoaded {
                 path,
                 reload: false,
                 result,
             }]
         }
-        Effect::ReloadTree { path, flavor } => {
-            let result = super::tree::Loaded::read(&path, flavor).map(Box::new);
+        Effect::ReloadTree { path, agent } => {
+            let result = super::tree::Loaded::read(&path, agent).map(Box::new);
             vec![AppEvent::TreeLoaded {
                 path,
                 reload: true,
@@ -607,8 +610,7 @@ fn load_through_index(
                 missing.par_iter().for_each_init(
                     || (row_tx.clone(), Folders::default()),
                     |(row_tx, dirs), f| {
-                        if let Ok(mut info) = scan_info_with(&f.path, false) {
-                            info.from_pi_store = f.origin == crate::store::Origin::Pi;
+                        if let Ok(info) = scan_file(f, false) {
                             let _ = row_tx.send(Row::with_dirs(info, dirs));
                         }
                     },
@@ -721,8 +723,7 @@ fn load_through_index(
     // read them directly rather than leave them out.
     for f in &files {
         if !shown.contains(&f.path) && !changed.contains(&f.path) && !broken.contains(&f.path) {
-            if let Ok(mut info) = scan_info(&f.path) {
-                info.from_pi_store = f.origin == crate::store::Origin::Pi;
+            if let Ok(info) = scan_file(f, true) {
                 let _ = tx.send(AppEvent::Rows(vec![Row::with_dirs(info, &mut dirs)]));
             }
         }
@@ -766,11 +767,8 @@ fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig, drawn: Receiver<()>) 
         let (row_tx, row_rx) = channel::<Result<Row, crate::store::ScanProblem>>();
         let reader = std::thread::spawn(move || {
             files.par_iter().for_each_with(row_tx, |row_tx, f| {
-                let r = scan_info(&f.path)
-                    .map(|mut info| {
-                        info.from_pi_store = f.origin == crate::store::Origin::Pi;
-                        Row::new(info)
-                    })
+                let r = scan_file(f, true)
+                    .map(Row::new)
                     .map_err(|e| crate::store::ScanProblem {
                         path: f.path.clone(),
                         reason: e.to_string(),

@@ -1,6 +1,7 @@
 //! Small helpers shared by the CLI and the UI.
 
 pub mod hash;
+pub mod term;
 
 fn trace_start() -> Option<std::time::Instant> {
     use std::sync::OnceLock;

@@ -8,6 +8,7 @@ use crossterm::event::{
 
 use super::state::{Dialog, PickerState, Scope, StatusKind, LIVE_WINDOW_MS, PERMANENT_GUARD_MS};
 use crate::search::Query;
+use crate::store::{SessionFile, StoreConfig};
 use crate::ui::app::{App, AppEvent, Effect, Outcome};
 use crate::ui::input::{Edit, LineInput};
 
@@ -27,7 +28,7 @@ pub fn update(app: &mut App, ev: AppEvent) -> Vec<Effect> {
             app.picker.now_ms = now;
             Vec::new()
         }
-        other => on_result(&mut app.picker, other),
+        other => on_result(&mut app.picker, &app.store, other),
     };
     let p = &mut app.picker;
     // So does a question about a row (delete, rename): rows arriving
@@ -156,7 +157,9 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
                 Some(r) if print_mode => vec![Effect::Exit(Outcome::Print(r.info.path.clone()))],
                 Some(r) => vec![Effect::Exit(Outcome::Resume {
                     path: r.info.path.clone(),
+                    id: r.info.id.clone(),
                     cwd: r.info.cwd.clone(),
+                    agent: r.info.agent,
                 })],
                 None => Vec::new(),
             };
@@ -181,14 +184,9 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
         KeyCode::Char('t') if ctrl(&k) => {
             p.user_moved |= p.selected.is_some();
             if let Some(r) = p.selected_row() {
-                let flavor = if r.info.from_pi_store {
-                    crate::session::ContextFlavor::Pi
-                } else {
-                    crate::session::ContextFlavor::Atomic
-                };
                 return vec![Effect::OpenTree {
                     path: r.info.path.clone(),
-                    flavor,
+                    agent: r.info.agent,
                 }];
             }
         }
@@ -380,7 +378,7 @@ fn on_mouse(app: &mut App, m: crossterm::event::MouseEvent) -> Vec<Effect> {
     Vec::new()
 }
 
-fn on_result(p: &mut PickerState, ev: AppEvent) -> Vec<Effect> {
+fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Vec<Effect> {
     match ev {
         AppEvent::Rows(rows) => {
             for r in &rows {
@@ -434,9 +432,10 @@ fn on_result(p: &mut PickerState, ev: AppEvent) -> Vec<Effect> {
             }
         }
         AppEvent::FsChanged(paths) => {
-            let paths: Vec<PathBuf> = paths
+            let paths: Vec<SessionFile> = paths
                 .into_iter()
                 .filter(|x| x.extension().is_some_and(|e| e == "jsonl"))
+                .map(|x| store.session_file(&x))
                 .collect();
             if !paths.is_empty() {
                 return vec![Effect::Rescan(paths)];
@@ -467,7 +466,7 @@ fn on_result(p: &mut PickerState, ev: AppEvent) -> Vec<Effect> {
                         crate::session::render::sanitize_line(&name)
                     ),
                 );
-                return vec![Effect::Rescan(vec![path])];
+                return vec![Effect::Rescan(vec![store.session_file(&path)])];
             }
             Err(e) => {
                 p.own_writes.remove(&path);
@@ -504,7 +503,7 @@ fn on_result(p: &mut PickerState, ev: AppEvent) -> Vec<Effect> {
         AppEvent::Restored { path, result } => match result {
             Ok(()) => {
                 p.set_status(StatusKind::Success, "Session restored from trash");
-                return vec![Effect::Rescan(vec![path])];
+                return vec![Effect::Rescan(vec![store.session_file(&path)])];
             }
             Err(e) => p.set_status(StatusKind::Error, format!("Undo failed: {e}")),
         },

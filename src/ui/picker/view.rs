@@ -276,6 +276,10 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             let cwd = sanitize_line(&short_home(&info.cwd));
             right.push_str(&format!("{} ", truncate_left(&cwd, (w / 6).clamp(10, 30))));
         }
+        if let Some(tag) = info.agent.tag() {
+            right.push_str(tag);
+            right.push(' ');
+        }
         right.push_str(&format!(
             "{:>4} {:>3}",
             info.message_count,
@@ -387,6 +391,16 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         label("cwd"),
         Span::raw(sanitize_line(&info.cwd)),
     ]));
+    if info.agent.tag().is_some() {
+        lines.push(Line::from(vec![
+            label("agent"),
+            Span::raw(format!(
+                "{} · resumes with {}",
+                info.agent.name(),
+                info.agent.resume_template().replace(" {path}", "")
+            )),
+        ]));
+    }
     // Both dates the same way: when, and how long ago.
     let when = |ms: i64| format!("{} ({})", fmt_time(ms), age(p.now_ms, ms));
     let created = match crate::session::entry::parse_iso_ms(&info.created) {

@@ -384,12 +384,17 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
                 _ => Some(Vec::new()),
             }
         }
-        TreeDialog::OfferResume { path, cwd, .. } => {
-            let (path, cwd) = (path.clone(), cwd.clone());
+        TreeDialog::OfferResume { path, id, cwd, .. } => {
+            let (path, id, cwd) = (path.clone(), id.clone(), cwd.clone());
             match k.code {
                 KeyCode::Enter => {
                     t.dialog = TreeDialog::None;
-                    Some(vec![Effect::Exit(Outcome::Resume { path, cwd })])
+                    Some(vec![Effect::Exit(Outcome::Resume {
+                        path,
+                        id,
+                        cwd,
+                        agent: t.loaded.agent,
+                    })])
                 }
                 _ if cancel => {
                     t.dialog = TreeDialog::None;

@@ -8,7 +8,7 @@ use crate::session::render::entry_text;
 use crate::session::view::{
     flatten, matches_search, passes_filter, search_haystack, Filter, TreeRow,
 };
-use crate::session::{Session, SessionTree};
+use crate::session::{Agent, Session, SessionTree};
 use crate::ui::input::LineInput;
 
 /// A session read for the tree view (built off the UI thread).
@@ -16,17 +16,21 @@ use crate::ui::input::LineInput;
 pub struct Loaded {
     pub session: Session,
     pub tree: SessionTree,
+    /// Whose session it is: resumed with that agent's command.
+    pub agent: Agent,
+    /// The agent's context rules (F3).
     pub flavor: ContextFlavor,
 }
 
 impl Loaded {
-    pub fn read(path: &std::path::Path, flavor: ContextFlavor) -> Result<Loaded, String> {
+    pub fn read(path: &std::path::Path, agent: Agent) -> Result<Loaded, String> {
         let session = crate::session::read_session(path).map_err(|e| e.to_string())?;
         let tree = SessionTree::build(&session);
         Ok(Loaded {
             session,
             tree,
-            flavor,
+            agent,
+            flavor: agent.flavor(),
         })
     }
 }
@@ -56,6 +60,7 @@ pub enum TreeDialog {
     /// A write finished: resume the agent on the result?
     OfferResume {
         path: PathBuf,
+        id: String,
         cwd: String,
         what: String,
     },
