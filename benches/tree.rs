@@ -28,7 +28,7 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use serde_json::{json, Value};
 
-use arbor::session::ContextFlavor;
+use arbor::session::Agent;
 use arbor::ui::runtime::perform;
 use arbor::ui::theme::Theme;
 use arbor::ui::{App, AppEvent, Effect, Mode};
@@ -822,7 +822,7 @@ fn in_process(path: &Path, runs: usize) -> InProcess {
             &mut app,
             vec![Effect::OpenTree {
                 path: copy.clone(),
-                flavor: ContextFlavor::Atomic,
+                agent: Agent::Atomic,
             }],
         );
         term.draw(|f| arbor::ui::render(f, &app, &theme))
