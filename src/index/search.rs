@@ -448,9 +448,10 @@ impl Text {
 /// have stored it: for text the text file cannot give.
 fn body_from_file<'t>(key: &[u8], buf: &'t mut Vec<u8>) -> &'t [u8] {
     buf.clear();
+    // Only the text is used, and it does not depend on the agent.
     let file = crate::store::scan::SessionFile {
         path: key_path(key),
-        origin: crate::store::paths::Origin::Atomic,
+        agent: crate::session::Agent::Atomic,
     };
     // A file gone or no longer a session matches nothing.
     if let Ok(p) = super::refresh::parse_file(&file, None) {
