@@ -55,14 +55,15 @@ fn reload_keeps_selection_folds_and_scroll_and_follows_the_new_leaf() {
     assert_eq!(t.anchor.as_deref(), Some("75372104"), "opens at the leaf");
     assert_eq!(marked(&t).last().map(String::as_str), Some("75372104"));
 
-    // Fold the fork off the active path.
-    let fork = row_of(&t, "0fe81304").expect("fork row");
+    // Fold a branch off the active path: 5f02fe53 starts the first of the
+    // four branches of 0fe81304 (a segment start, so foldable).
+    let fork = row_of(&t, "5f02fe53").expect("branch row");
     assert!(t.rows[fork].foldable && !t.rows[fork].on_active_path);
-    t.folded.insert("0fe81304".into());
+    t.folded.insert("5f02fe53".into());
     t.rebuild();
-    let fork = row_of(&t, "0fe81304").unwrap();
+    let fork = row_of(&t, "5f02fe53").unwrap();
     assert!(t.rows[fork].folded);
-    for hidden in ["5f02fe53", "feeefc93", "07a2376f", "7140aeac", "72d6e90a"] {
+    for hidden in ["78ab566b", "119e89e9", "ef9bf1cd"] {
         assert!(row_of(&t, hidden).is_none(), "{hidden} is under the fold");
     }
 
@@ -106,9 +107,9 @@ fn reload_keeps_selection_folds_and_scroll_and_follows_the_new_leaf() {
         "the selection followed its entry, not its row"
     );
     // Folds and scroll kept.
-    assert!(t.folded.contains("0fe81304"));
-    assert!(t.rows[row_of(&t, "0fe81304").unwrap()].folded);
-    assert!(row_of(&t, "5f02fe53").is_none(), "still folded");
+    assert!(t.folded.contains("5f02fe53"));
+    assert!(t.rows[row_of(&t, "5f02fe53").unwrap()].folded);
+    assert!(row_of(&t, "119e89e9").is_none(), "still folded");
     assert_eq!(t.scroll, 4);
 
     // The new entries are rows right after the old leaf, on its line.

@@ -13,7 +13,7 @@ use crate::index::Index;
 use crate::search::{rank_with_index, Query};
 use crate::session::info::SessionInfo;
 use crate::session::render::collect_tool_calls;
-use crate::session::view::{flatten, row_line};
+use crate::session::view::{flatten, passes_filter, row_line, Filter};
 use crate::session::writer::{self, WriteError};
 use crate::session::{build_context, read_session, ContextFlavor, Session, SessionTree};
 use crate::store::listing::{filter_rows, read_rows, read_rows_with, sort_recent};
@@ -508,24 +508,32 @@ fn show(config: &StoreConfig, a: &super::ShowArgs, out: &mut impl Write) -> Resu
         return Ok(());
     }
     let calls = collect_tool_calls(&s.entries);
-    let rows = flatten(&s.entries, &t, &|_| true, &Default::default());
+    let filter = Filter::from_name(&a.filter).unwrap_or_default();
+    let leaf = t.leaf;
+    let visible = |i: usize| {
+        let e = &s.entries[i];
+        passes_filter(e, Some(i) == leaf, t.labels.contains_key(&e.id), filter)
+    };
+    let rows = flatten(&s.entries, &t, &visible, &Default::default());
     let name = t
         .display_name()
         .map(|n| format!(" — {}", crate::session::render::sanitize_line(n)));
     writeln!(out, "{}{}", s.id(), name.unwrap_or_default())?;
-    for r in &rows {
-        writeln!(
-            out,
-            "{}",
-            row_line(r, &s.entries[r.entry], &t, &calls, None)
-        )?;
+    // Only rows on stdout (one per /tree row); notes go to stderr.
+    for (pos, r) in rows.iter().enumerate() {
+        let line = row_line(&rows, pos, &s.entries[r.entry], &t, &calls, None);
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    if s.entries.is_empty() {
+        eprintln!("(no entries in session)");
+    } else if rows.is_empty() {
+        eprintln!("(no entries found with the {} filter)", a.filter);
     }
     if s.needs_migration() {
-        writeln!(out, "(version {} file, read as version 3)", s.file_version)?;
+        eprintln!("(version {} file, read as version 3)", s.file_version);
     }
     if !s.diagnostics.is_clean() {
-        writeln!(
-            out,
+        eprintln!(
             "({} unreadable lines skipped{})",
             s.diagnostics.skipped(),
             if s.diagnostics.partial_tail {
@@ -533,7 +541,7 @@ fn show(config: &StoreConfig, a: &super::ShowArgs, out: &mut impl Write) -> Resu
             } else {
                 ""
             }
-        )?;
+        );
     }
     Ok(())
 }

@@ -119,6 +119,10 @@ pub struct ShowArgs {
     /// One JSON object instead of the tree text
     #[arg(long)]
     pub json: bool,
+    /// Which entries the rows show, as the tree screen's filters
+    #[arg(long, value_name = "FILTER", default_value = "default",
+          value_parser = ["default", "no-tools", "user-only", "labeled-only", "all"])]
+    pub filter: String,
 }
 
 #[derive(Debug, Args)]

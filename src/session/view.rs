@@ -1,12 +1,13 @@
 //! Atomic's /tree flattening (SPEC §6), independent of any terminal:
 //! filters, folds, search, connectors and the active-path marker.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use serde_json::Value;
 
+use super::entry::content_text;
 use super::entry::Entry;
-use super::render::{entry_text, ToolCalls};
+use super::render::{entry_text, has_text_content, ToolCalls};
 use super::tree::SessionTree;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -28,15 +29,27 @@ impl Filter {
         Filter::All,
     ];
 
-    /// The status-line tag (`None` for the default filter).
+    /// The status-line tag, as Atomic words it (`None` for the default filter).
     pub fn tag(self) -> Option<&'static str> {
         match self {
             Filter::Default => None,
             Filter::NoTools => Some("no-tools"),
-            Filter::UserOnly => Some("user-only"),
-            Filter::LabeledOnly => Some("labeled-only"),
+            Filter::UserOnly => Some("user"),
+            Filter::LabeledOnly => Some("labeled"),
             Filter::All => Some("all"),
         }
+    }
+
+    /// The name `arbor show --filter` takes.
+    pub fn from_name(name: &str) -> Option<Filter> {
+        Some(match name {
+            "default" => Filter::Default,
+            "no-tools" => Filter::NoTools,
+            "user-only" => Filter::UserOnly,
+            "labeled-only" => Filter::LabeledOnly,
+            "all" => Filter::All,
+            _ => return None,
+        })
     }
 
     pub fn next(self) -> Filter {
@@ -50,20 +63,31 @@ impl Filter {
     }
 }
 
-/// One visible row of the flattened tree.
+/// One visible row of the flattened tree, with Atomic's layout facts
+/// (`tree-selector-model.ts`): its indent, whether it draws a connector, and
+/// a link to the ancestor rows whose connectors continue as gutters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TreeRow {
     pub entry: usize,
-    /// Gutters and connector, e.g. `│  ├─ `.
-    pub prefix: String,
-    /// Has more than one visible child: can be folded.
+    /// Atomic's indent level (before the shift for several roots).
+    pub level: usize,
+    /// Prefix width in levels of 3 columns.
+    pub display_indent: usize,
+    /// Draws a connector (`├`/`└`) in the last prefix level.
+    pub connector: bool,
+    /// The last of its visible siblings (`└` rather than `├`).
+    pub is_last: bool,
+    /// Row of the nearest ancestor that draws a connector (its gutter runs
+    /// down past this row).
+    pub gutter_up: Option<usize>,
+    /// A root or a segment start with visible children: Ctrl+← folds it.
     pub foldable: bool,
     pub folded: bool,
     pub on_active_path: bool,
-    /// Indent level (number of forks above it).
-    pub level: usize,
     /// Visible parent row's entry.
     pub visible_parent: Option<usize>,
+    /// Visible parent's row.
+    pub parent_row: Option<usize>,
     /// Number of visible children.
     pub visible_children: usize,
 }
@@ -71,15 +95,24 @@ pub struct TreeRow {
 /// Whether an entry is shown under `filter` (before search).
 pub fn passes_filter(e: &Entry, is_leaf: bool, labeled: bool, filter: Filter) -> bool {
     let ty = e.entry_type();
+    // A second header in the file is not an entry (Atomic leaves it out).
+    if ty == "session" {
+        return false;
+    }
     let role = e.role();
     if role == Some("assistant") && !is_leaf {
+        // An assistant message with only tool calls is hidden in every
+        // filter, unless it ended other than normally (error, aborted…).
         let m = e.message();
-        let has_text = m
-            .and_then(|m| m.get("content"))
-            .map(|c| !super::entry::content_text(Some(c), "").trim().is_empty())
-            .unwrap_or(false);
-        let stop = m.and_then(|m| m.get("stopReason")).and_then(Value::as_str);
-        if !has_text && !matches!(stop, Some("error") | Some("aborted") | Some("length")) {
+        let has_text = has_text_content(m.and_then(|m| m.get("content")));
+        let stop = m.and_then(|m| m.get("stopReason"));
+        let unusual = match stop {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+            Some(Value::String(s)) => !s.is_empty() && s != "stop" && s != "toolUse",
+            Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
+            Some(_) => true,
+        };
+        if !has_text && !unusual {
             return false;
         }
     }
@@ -99,18 +132,66 @@ pub fn passes_filter(e: &Entry, is_leaf: bool, labeled: bool, filter: Filter) ->
     }
 }
 
-/// The text searched by type-to-search: label, role, row text, command.
+/// The text searched by type-to-search: what Atomic searches (label, role,
+/// message text, command, type words), with the whole message text rather
+/// than its first 200 characters, and the row text as shown.
 pub fn search_haystack(e: &Entry, tree: &SessionTree, calls: &ToolCalls) -> String {
-    let mut s = entry_text(e, calls);
+    let mut parts: Vec<String> = Vec::new();
     if let Some(l) = tree.labels.get(&e.id) {
-        s.push(' ');
-        s.push_str(&l.text);
+        parts.push(l.text.clone());
     }
-    if let Some(r) = e.role() {
-        s.push(' ');
-        s.push_str(r);
+    let field = |k: &str| {
+        e.raw
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    match e.entry_type() {
+        "message" => {
+            if let Some(m) = e.message() {
+                if let Some(r) = m.get("role").and_then(Value::as_str) {
+                    parts.push(r.to_string());
+                }
+                parts.push(content_text(m.get("content"), " "));
+                if let Some(c) = m.get("command").and_then(Value::as_str) {
+                    parts.push(c.to_string());
+                }
+            }
+        }
+        "custom_message" => {
+            parts.push(field("customType"));
+            parts.push(content_text(e.raw.get("content"), ""));
+        }
+        "compaction" => parts.push("compaction".into()),
+        "branch_summary" => {
+            parts.push("branch summary".into());
+            parts.push(field("summary"));
+        }
+        "session_info" => {
+            parts.push("title".into());
+            parts.push(field("name"));
+        }
+        "model_change" => {
+            parts.push("model".into());
+            parts.push(field("modelId"));
+        }
+        "thinking_level_change" => {
+            parts.push("thinking".into());
+            parts.push(field("thinkingLevel"));
+        }
+        "custom" => {
+            parts.push("custom".into());
+            parts.push(field("customType"));
+        }
+        "label" => {
+            parts.push("label".into());
+            parts.push(field("label"));
+        }
+        _ => {}
     }
-    s.to_lowercase()
+    parts.push(entry_text(e, calls));
+    parts.join(" ").to_lowercase()
 }
 
 /// Every word of `query` is a case-insensitive substring of `hay` (lowercased).
@@ -120,111 +201,245 @@ pub fn matches_search(hay: &str, query: &str) -> bool {
         .all(|w| hay.contains(&w.to_lowercase()))
 }
 
-/// Flattens the visible tree.
+const NONE: u32 = u32::MAX;
+
+/// Flattens the visible tree exactly as Atomic's tree selector does
+/// (`flattenTree` + `recalculateVisualStructure`): depth first, the child
+/// holding the active leaf first; a hidden entry's children hang from its
+/// nearest visible ancestor; the descendants of a folded entry are left out.
+/// Indent: a fork's children go one level in, and so does the first
+/// generation after a branch (except at the top level); single-child chains
+/// stay put. Several visible roots hang from a virtual root that draws no
+/// connector.
 pub fn flatten(
     entries: &[Entry],
     tree: &SessionTree,
     visible: &dyn Fn(usize) -> bool,
     folded: &HashSet<usize>,
 ) -> Vec<TreeRow> {
-    // Visible children of each visible node (None = the virtual top), in
-    // Atomic's order: active child first at every fork, then by time.
-    let mut vchildren: HashMap<Option<usize>, Vec<usize>> = HashMap::new();
-    let mut stack: Vec<(usize, Option<usize>)> = tree
-        .roots_active_first()
+    let n = entries.len().min(tree.len());
+    // The visible tree as first-child / next-sibling links (index n = the
+    // virtual top), children in Atomic's order.
+    let mut first = vec![NONE; n + 1];
+    let mut last = vec![NONE; n + 1];
+    let mut next = vec![NONE; n];
+    let mut count = vec![0u32; n + 1];
+    let top = n;
+    let mut stack: Vec<(usize, usize)> = roots_in_order(tree)
         .into_iter()
         .rev()
-        .map(|r| (r, None))
+        .map(|r| (r, top))
         .collect();
-    while let Some((i, vis_anc)) = stack.pop() {
+    while let Some((i, anc)) = stack.pop() {
+        if i >= n {
+            continue;
+        }
         let next_anc = if visible(i) {
-            vchildren.entry(vis_anc).or_default().push(i);
-            Some(i)
+            if last[anc] == NONE {
+                first[anc] = i as u32;
+            } else {
+                next[last[anc] as usize] = i as u32;
+            }
+            last[anc] = i as u32;
+            count[anc] += 1;
+            i
         } else {
-            vis_anc
+            anc
         };
+        // Folding hides every descendant, whatever the filter shows.
+        if folded.contains(&i) {
+            continue;
+        }
         for c in tree.children_active_first(i).into_iter().rev() {
             stack.push((c, next_anc));
         }
     }
-    let _ = entries;
-
-    let mut rows = Vec::new();
-    let empty = Vec::new();
-    let top = vchildren.get(&None).unwrap_or(&empty);
-    // (node, line prefix, continuation prefix, level, visible parent)
-    let mut work: Vec<(usize, String, String, usize, Option<usize>)> = Vec::new();
-    push_children(&mut work, top, "", 0, None);
-    while let Some((i, line_prefix, cont, level, vparent)) = work.pop() {
-        let kids = vchildren.get(&Some(i)).unwrap_or(&empty);
-        let foldable = kids.len() > 1;
-        let is_folded = foldable && folded.contains(&i);
-        rows.push(TreeRow {
-            entry: i,
-            prefix: line_prefix,
-            foldable,
-            folded: is_folded,
-            on_active_path: tree.on_active_path[i],
-            level,
-            visible_parent: vparent,
-            visible_children: kids.len(),
-        });
-        if is_folded {
-            continue;
+    let kids = |p: usize| {
+        let mut v = Vec::with_capacity(count[p] as usize);
+        let mut c = first[p];
+        while c != NONE {
+            v.push(c as usize);
+            c = next[c as usize];
         }
-        if kids.len() == 1 {
-            work.push((kids[0], cont.clone(), cont, level, Some(i)));
+        v
+    };
+
+    let multiple_roots = count[top] > 1;
+    let mut rows: Vec<TreeRow> = Vec::with_capacity(n);
+    struct Item {
+        node: usize,
+        indent: usize,
+        just_branched: bool,
+        show_connector: bool,
+        is_last: bool,
+        gutter_up: Option<usize>,
+        virtual_root_child: bool,
+        parent_row: Option<usize>,
+    }
+    let mut work: Vec<Item> = Vec::new();
+    let top_kids = kids(top);
+    let nt = top_kids.len();
+    for (k, &r) in top_kids.iter().enumerate().rev() {
+        work.push(Item {
+            node: r,
+            indent: usize::from(multiple_roots),
+            just_branched: multiple_roots,
+            show_connector: multiple_roots,
+            is_last: k + 1 == nt,
+            gutter_up: None,
+            virtual_root_child: multiple_roots,
+            parent_row: None,
+        });
+    }
+    while let Some(it) = work.pop() {
+        let pos = rows.len();
+        let nk = count[it.node] as usize;
+        let connector = it.show_connector && !it.virtual_root_child;
+        let display_indent = if multiple_roots {
+            it.indent.saturating_sub(1)
         } else {
-            push_children(&mut work, kids, &cont, level + 1, Some(i));
+            it.indent
+        };
+        let visible_parent = it.parent_row.map(|p| rows[p].entry);
+        // Foldable: has visible children, and is a root or a segment start.
+        let foldable = nk > 0 && it.parent_row.is_none_or(|p| rows[p].visible_children > 1);
+        rows.push(TreeRow {
+            entry: it.node,
+            level: it.indent,
+            display_indent,
+            connector,
+            is_last: it.is_last,
+            gutter_up: it.gutter_up,
+            foldable,
+            folded: folded.contains(&it.node),
+            on_active_path: tree.on_active_path.get(it.node).copied().unwrap_or(false),
+            visible_parent,
+            parent_row: it.parent_row,
+            visible_children: nk,
+        });
+        let multiple = nk > 1;
+        let child_indent = if multiple || (it.just_branched && it.indent > 0) {
+            it.indent + 1
+        } else {
+            it.indent
+        };
+        let child_gutter = if connector { Some(pos) } else { it.gutter_up };
+        let ks = kids(it.node);
+        for (k, &c) in ks.iter().enumerate().rev() {
+            work.push(Item {
+                node: c,
+                indent: child_indent,
+                just_branched: multiple,
+                show_connector: multiple,
+                is_last: k + 1 == nk,
+                gutter_up: child_gutter,
+                virtual_root_child: false,
+                parent_row: Some(pos),
+            });
         }
     }
     rows
 }
 
-fn push_children(
-    work: &mut Vec<(usize, String, String, usize, Option<usize>)>,
-    kids: &[usize],
-    cont: &str,
-    level: usize,
-    parent: Option<usize>,
-) {
-    if kids.len() == 1 {
-        work.push((kids[0], cont.to_string(), cont.to_string(), level, parent));
-        return;
+/// Roots in file order, the one holding the active leaf first (Atomic keeps
+/// roots in file order; only children are sorted by time).
+fn roots_in_order(tree: &SessionTree) -> Vec<usize> {
+    let mut r = tree.roots.clone();
+    r.sort_unstable();
+    if let Some(pos) = r
+        .iter()
+        .position(|&x| tree.on_active_path.get(x).copied().unwrap_or(false))
+    {
+        let a = r.remove(pos);
+        r.insert(0, a);
     }
-    let n = kids.len();
-    for (k, &c) in kids.iter().enumerate().rev() {
-        let last = k + 1 == n;
-        let line = format!("{cont}{}", if last { "└─ " } else { "├─ " });
-        let next = format!("{cont}{}", if last { "   " } else { "│  " });
-        work.push((c, line, next, level, parent));
-    }
+    r
 }
 
-/// Renders a row as plain text: `prefix ⊟ • [label] text`.
+/// The gutters and connector before a row, e.g. `│     ├⊟ `: each level is
+/// 3 columns; an ancestor's connector continues as `│` (or blank after the
+/// last sibling); the row's own connector carries its fold state (`⊟`
+/// foldable, `⊞` folded, `─` otherwise).
+pub fn row_prefix(rows: &[TreeRow], pos: usize) -> String {
+    let r = &rows[pos];
+    let width = r.display_indent;
+    // (position, show), outermost first: the first one at a level wins.
+    let mut gutters: Vec<(usize, bool)> = Vec::new();
+    let mut up = r.gutter_up;
+    while let Some(a) = up {
+        let ar = &rows[a];
+        gutters.push((ar.display_indent.saturating_sub(1), !ar.is_last));
+        up = ar.gutter_up;
+    }
+    gutters.reverse();
+    let mut s = String::with_capacity(width * 3);
+    for level in 0..width {
+        if let Some(&(_, show)) = gutters.iter().find(|g| g.0 == level) {
+            s.push_str(if show { "│  " } else { "   " });
+        } else if r.connector && level + 1 == width {
+            s.push(if r.is_last { '└' } else { '├' });
+            s.push(if r.folded {
+                '⊞'
+            } else if r.foldable {
+                '⊟'
+            } else {
+                '─'
+            });
+            s.push(' ');
+        } else {
+            s.push_str("   ");
+        }
+    }
+    s
+}
+
+/// Everything before the label and text: prefix, the fold marker of a
+/// folded row without a connector (`⊞ `), the active-path marker (`• `).
+/// Its width is where the row's own content starts (the pan anchor).
+pub fn row_head(rows: &[TreeRow], pos: usize) -> String {
+    let mut s = row_prefix(rows, pos);
+    let r = &rows[pos];
+    if r.folded && !r.connector {
+        s.push_str("⊞ ");
+    }
+    if r.on_active_path {
+        s.push_str("• ");
+    }
+    s
+}
+
+/// `[label] ` and, with label times on, `HH:MM ` after it, as Atomic draws them.
+pub fn label_part(
+    e: &Entry,
+    tree: &SessionTree,
+    label_time: Option<&dyn Fn(&str) -> String>,
+) -> String {
+    let Some(l) = tree.labels.get(&e.id) else {
+        return String::new();
+    };
+    let mut s = format!("[{}] ", super::render::sanitize_line(&l.text));
+    if let (Some(fmt), Some(ts)) = (label_time, l.timestamp.as_deref()) {
+        let t = fmt(ts);
+        if !t.is_empty() {
+            s.push_str(&t);
+            s.push(' ');
+        }
+    }
+    s
+}
+
+/// Renders a row as plain text, as Atomic's tree draws it without the
+/// selection gutter: `prefix ⊞ • [label] text`.
 pub fn row_line(
-    row: &TreeRow,
+    rows: &[TreeRow],
+    pos: usize,
     e: &Entry,
     tree: &SessionTree,
     calls: &ToolCalls,
     label_time: Option<&dyn Fn(&str) -> String>,
 ) -> String {
-    let mut s = row.prefix.clone();
-    if row.foldable {
-        s.push_str(if row.folded { "⊞ " } else { "⊟ " });
-    }
-    if row.on_active_path {
-        s.push_str("• ");
-    }
-    if let Some(l) = tree.labels.get(&e.id) {
-        s.push('[');
-        s.push_str(&super::render::sanitize_line(&l.text));
-        if let (Some(fmt), Some(ts)) = (label_time, l.timestamp.as_deref()) {
-            s.push(' ');
-            s.push_str(&fmt(ts));
-        }
-        s.push_str("] ");
-    }
+    let mut s = row_head(rows, pos);
+    s.push_str(&label_part(e, tree, label_time));
     s.push_str(&super::render::sanitize_line(&entry_text(e, calls)));
     s
 }

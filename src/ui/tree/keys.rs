@@ -78,35 +78,38 @@ fn move_by(t: &mut TreeState, delta: isize, wrap: bool) {
     t.select_row(next as usize);
 }
 
-/// Start of the branch segment holding the selection: climb while the
-/// visible parent has a single visible child.
-fn segment_start(t: &TreeState, pos: usize) -> usize {
-    let mut p = pos;
+/// Ctrl+← off a foldable row (Atomic's `findBranchSegmentStart("up")`):
+/// climb the visible parents to the nearest segment start (the first entry
+/// after a fork) above the selection, else to the root.
+fn segment_start_up(t: &TreeState, pos: usize) -> usize {
+    let mut cur = pos;
     loop {
-        let Some(parent) = t.rows[p].visible_parent else {
-            return p;
+        let Some(parent) = t.rows[cur].parent_row else {
+            return cur;
         };
-        let Some(pp) = t.rows.iter().position(|r| r.entry == parent) else {
-            return p;
-        };
-        if t.rows[pp].visible_children != 1 {
-            return p;
+        if t.rows[parent].visible_children > 1 && cur < pos {
+            return cur;
         }
-        p = pp;
+        cur = parent;
     }
 }
 
-/// The next fork or branch end below `pos`, following first children.
-fn next_fork(t: &TreeState, pos: usize) -> usize {
-    let mut p = pos;
-    // From a fork, step into its first branch first.
-    if t.rows[p].visible_children > 1 && p + 1 < t.rows.len() {
-        p += 1;
+/// Ctrl+→ off a folded row (`findBranchSegmentStart("down")`): follow the
+/// single-child chain to the next fork and land on its first child, or stop
+/// at the end of the branch.
+fn segment_start_down(t: &TreeState, pos: usize) -> usize {
+    let mut cur = pos;
+    loop {
+        let r = &t.rows[cur];
+        // Rows are depth first: a row's first visible child is the next row.
+        if r.visible_children == 0 || cur + 1 >= t.rows.len() {
+            return cur;
+        }
+        if r.visible_children > 1 {
+            return cur + 1;
+        }
+        cur += 1;
     }
-    while t.rows[p].visible_children == 1 && !t.rows[p].folded && p + 1 < t.rows.len() {
-        p += 1;
-    }
-    p
 }
 
 fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
@@ -130,7 +133,9 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
     match k.code {
         KeyCode::Esc => {
             if !t.search.is_empty() {
+                // As Atomic: clearing the search also clears the folds.
                 t.search.clear();
+                t.folded.clear();
                 t.rebuild();
             } else if t.from_picker {
                 return vec![Effect::CloseTree];
@@ -150,16 +155,7 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
                     t.folded.insert(t.entry_id(r.entry).to_string());
                     t.rebuild();
                 } else {
-                    let start = segment_start(t, pos);
-                    let target = if start == pos {
-                        // Already at the start: go up to the fork above.
-                        t.rows[pos]
-                            .visible_parent
-                            .and_then(|p| t.rows.iter().position(|r| r.entry == p))
-                            .unwrap_or(pos)
-                    } else {
-                        start
-                    };
+                    let target = segment_start_up(t, pos);
                     t.select_row(target);
                 }
             }
@@ -171,7 +167,7 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
                     t.folded.remove(&id);
                     t.rebuild();
                 } else {
-                    let target = next_fork(t, pos);
+                    let target = segment_start_down(t, pos);
                     t.select_row(target);
                 }
             }
@@ -240,6 +236,8 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
         // cursor moves with Ctrl+B/F, Alt+B/F and Ctrl+E.
         _ => {
             if t.search.handle_key(&k) == Edit::Changed {
+                // Every search edit clears the folds (Atomic).
+                t.folded.clear();
                 t.rebuild();
             }
         }
@@ -258,6 +256,7 @@ fn on_paste(t: &mut TreeState, text: &str) -> Vec<Effect> {
         TreeDialog::None if !t.context_view => {
             let changed = t.search.insert(text) == Edit::Changed;
             if changed {
+                t.folded.clear();
                 t.rebuild();
             }
         }

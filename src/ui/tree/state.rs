@@ -198,13 +198,7 @@ impl TreeState {
         if self.haystacks[i].is_none() {
             let calls = self.calls_ref();
             let e = &self.loaded.session.entries[i];
-            let mut h = search_haystack(e, &self.loaded.tree, &calls);
-            if let Some(m) = e.message() {
-                if let Some(c) = m.get("command").and_then(Value::as_str) {
-                    h.push(' ');
-                    h.push_str(&c.to_lowercase());
-                }
-            }
+            let h = search_haystack(e, &self.loaded.tree, &calls);
             self.haystacks[i] = Some(h);
         }
         self.haystacks[i].as_deref().unwrap_or("")
@@ -243,7 +237,8 @@ impl TreeState {
         self.selected = self.shown_selection();
     }
 
-    /// The anchor's row, else its nearest visible ancestor's, else the first row.
+    /// The anchor's row, else its nearest visible ancestor's, else (as
+    /// Atomic) the last row.
     fn shown_selection(&self) -> Option<usize> {
         if self.rows.is_empty() {
             return None;
@@ -262,7 +257,7 @@ impl TreeState {
             }
             cur = tree.parent[i];
         }
-        Some(0)
+        Some(self.rows.len() - 1)
     }
 
     pub fn selected_entry(&self) -> Option<usize> {
@@ -303,7 +298,7 @@ impl TreeState {
         crate::session::render::sanitize_line(&entry_text(&self.loaded.session.entries[i], &calls))
     }
 
-    /// Label time as SPEC §6: `HH:MM` today, `M/D HH:MM` this year, else `YY/M/D HH:MM`.
+    /// Label time as Atomic's tree: `HH:MM` today, `M/D HH:MM` this year, else `YY/M/D HH:MM`.
     pub fn label_time(&self, ts: &str) -> String {
         use chrono::{Datelike, TimeZone as _};
         let Some(ms) = crate::session::entry::parse_iso_ms(ts) else {

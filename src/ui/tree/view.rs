@@ -8,6 +8,7 @@ use ratatui::Frame;
 
 use super::state::{TreeDialog, TreeState};
 use crate::session::render::sanitize_line;
+use crate::session::view::{label_part, row_prefix};
 use crate::ui::text::{truncate, width};
 use crate::ui::theme::Theme;
 
@@ -126,6 +127,63 @@ fn render_header(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     );
 }
 
+/// Columns of the selection gutter (`› `), which never pans.
+const GUTTER: usize = 2;
+
+/// Atomic's horizontal viewport (`tree-selector-viewport.ts`): rows pan left
+/// together, only when the selected row's content would start too far right
+/// to show a useful part of it; it then starts a little in from the left.
+/// `rows` = (body width, anchor column) of the rows on screen; returns the
+/// columns to skip.
+pub fn pan_offset(rows: &[(usize, usize)], selected: Option<usize>, view_width: usize) -> usize {
+    let max_body = rows.iter().map(|r| r.0).max().unwrap_or(0);
+    let max_scroll = max_body.saturating_sub(view_width);
+    let Some(anchor) = selected.and_then(|i| rows.get(i)).map(|r| r.1) else {
+        return 0;
+    };
+    if max_scroll == 0 {
+        return 0;
+    }
+    let min_visible = (view_width / 3).clamp(4, 20);
+    if anchor + min_visible <= view_width {
+        return 0;
+    }
+    let context = (view_width / 4).clamp(2, 12);
+    max_scroll.min(anchor.saturating_sub(context))
+}
+
+/// The part of `spans` between columns `from` and `from + width`; a wide
+/// character cut by either edge becomes a space.
+fn slice_spans(spans: Vec<Span<'static>>, from: usize, width: usize) -> Vec<Span<'static>> {
+    use unicode_width::UnicodeWidthChar;
+    let end = from + width;
+    let mut out = Vec::new();
+    let mut col = 0;
+    for sp in spans {
+        let mut text = String::new();
+        for c in sp.content.chars() {
+            let w = c.width().unwrap_or(0);
+            let (start, stop) = (col, col + w);
+            col = stop;
+            if stop <= from || start >= end {
+                if w == 0 && start >= from && start < end {
+                    text.push(c);
+                }
+                continue;
+            }
+            if start < from || stop > end {
+                text.push_str(&" ".repeat(stop.min(end) - start.max(from)));
+            } else {
+                text.push(c);
+            }
+        }
+        if !text.is_empty() {
+            out.push(Span::styled(text, sp.style));
+        }
+    }
+    out
+}
+
 fn render_list(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     if t.rows.is_empty() {
         f.render_widget(
@@ -138,7 +196,9 @@ fn render_list(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     let tree = &t.loaded.tree;
     let fmt = |ts: &str| t.label_time(ts);
     let lt: Option<&dyn Fn(&str) -> String> = if t.label_times { Some(&fmt) } else { None };
-    let mut lines = Vec::new();
+    // Each visible row's body (everything after the selection gutter) and
+    // where its own content starts, as Atomic builds them.
+    let mut bodies: Vec<(usize, Vec<Span<'static>>, usize)> = Vec::new();
     for (pos, r) in t
         .rows
         .iter()
@@ -147,41 +207,47 @@ fn render_list(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         .take(area.height as usize)
     {
         let e = &t.loaded.session.entries[r.entry];
-        let sel = t.selected == Some(pos);
-        let mut spans = vec![
-            Span::styled(if sel { "› " } else { "  " }, theme.cursor()),
-            Span::styled(r.prefix.clone(), theme.dim()),
-        ];
-        if r.foldable {
-            spans.push(Span::styled(
-                if r.folded { "⊞ " } else { "⊟ " },
-                theme.accent(),
-            ));
+        let mut spans = vec![Span::styled(row_prefix(&t.rows, pos), theme.dim())];
+        if r.folded && !r.connector {
+            spans.push(Span::styled("⊞ ", theme.accent()));
         }
         if r.on_active_path {
             spans.push(Span::styled("• ", theme.active_path()));
         }
-        if let Some(l) = tree.labels.get(&e.id) {
-            let mut s = format!("[{}", sanitize_line(&l.text));
-            if let (Some(f), Some(ts)) = (lt, l.timestamp.as_deref()) {
-                s.push(' ');
-                s.push_str(&f(ts));
-            }
-            s.push_str("] ");
-            spans.push(Span::styled(s, theme.label()));
+        let anchor: usize = spans.iter().map(|s| width(&s.content)).sum();
+        let label = label_part(e, tree, lt);
+        if !label.is_empty() {
+            spans.push(Span::styled(label, theme.label()));
         }
-        let used: usize = spans.iter().map(|s| width(&s.content)).sum();
-        let text = truncate(
-            &sanitize_line(&crate::session::render::entry_text(e, &calls)),
-            (area.width as usize).saturating_sub(used),
-        );
+        let text = sanitize_line(&crate::session::render::entry_text(e, &calls));
         let style = match e.role() {
             Some("user") => theme.accent(),
             Some("assistant") => Style::default(),
             _ => theme.dim(),
         };
         spans.push(Span::styled(text, style));
-        let mut line = Line::from(spans);
+        bodies.push((pos, spans, anchor));
+    }
+    let view_width = (area.width as usize).saturating_sub(GUTTER);
+    let geometry: Vec<(usize, usize)> = bodies
+        .iter()
+        .map(|(_, sp, a)| (sp.iter().map(|s| width(&s.content)).sum(), *a))
+        .collect();
+    let sel_idx = bodies.iter().position(|b| Some(b.0) == t.selected);
+    let pan = pan_offset(&geometry, sel_idx, view_width);
+    let mut lines = Vec::new();
+    for (pos, spans, _) in bodies {
+        let sel = t.selected == Some(pos);
+        // Panned: `«` in the gutter says the rows are shifted left.
+        let gutter = match (sel, pan > 0) {
+            (true, false) => "› ",
+            (true, true) => "›«",
+            (false, false) => "  ",
+            (false, true) => " «",
+        };
+        let mut line_spans = vec![Span::styled(gutter, theme.cursor())];
+        line_spans.extend(slice_spans(spans, pan, view_width));
+        let mut line = Line::from(line_spans);
         if sel {
             line = line.patch_style(theme.selected());
         }
@@ -413,11 +479,11 @@ pub const HELP: &[(&str, &str)] = &[
     ("←/→ PgUp/PgDn", "page up / down; Home/End first/last"),
     (
         "ctrl+← / alt+←",
-        "fold, or jump to the start of the branch segment",
+        "fold a root or branch start, else jump up a branch",
     ),
     (
         "ctrl+→ / alt+→",
-        "unfold, or jump to the next fork / branch end",
+        "unfold, else jump down to the next branch or its end",
     ),
     (
         "type / backspace",
