@@ -261,7 +261,7 @@ fn screen_rows(path: &Path, w: u16, h: u16, all: bool) -> (Vec<String>, String) 
     app.height = h;
     let mut queue = vec![Effect::OpenTree {
         path: path.to_path_buf(),
-        flavor: arbor::session::ContextFlavor::Atomic,
+        agent: arbor::session::Agent::Atomic,
     }];
     while let Some(fx) = queue.pop() {
         for ev in perform(fx) {

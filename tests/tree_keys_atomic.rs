@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{json, Value};
 
-use arbor::session::ContextFlavor;
 use arbor::ui::runtime::perform;
 use arbor::ui::tree::TreeState;
 use arbor::ui::{App, AppEvent, Effect, Mode};
@@ -68,7 +67,7 @@ fn open(path: &Path) -> App {
     app.height = 24;
     let mut queue = vec![Effect::OpenTree {
         path: path.to_path_buf(),
-        flavor: ContextFlavor::Atomic,
+        agent: arbor::session::Agent::Atomic,
     }];
     while let Some(fx) = queue.pop() {
         for ev in perform(fx) {
