@@ -709,3 +709,205 @@ fn picker_survives_its_text_file_cut_short() {
     assert_eq!(query(&[]), query(&["--no-index"]));
     assert!(query(&[]).contains("01a212e6"));
 }
+
+/// The real binary in a pseudo-terminal, for the watcher and signal tests.
+struct Running {
+    screen: Screen,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    /// Everything the binary wrote to the terminal.
+    output: Arc<Mutex<Vec<u8>>>,
+    /// Kept open: the terminal's settings are read through it.
+    master: Box<dyn portable_pty::MasterPty + Send>,
+}
+
+impl Running {
+    fn start(args: &[&std::ffi::OsStr], home: &std::path::Path, cwd: &std::path::Path) -> Running {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: 30,
+                cols: 120,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("open a pty");
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_arbor"));
+        cmd.args(args);
+        cmd.env("HOME", home);
+        cmd.env("XDG_DATA_HOME", home.join("data"));
+        cmd.env("ARBOR_CACHE_DIR", home.join("cache"));
+        cmd.env("TERM", "xterm-256color");
+        cmd.env("NO_COLOR", "1");
+        cmd.cwd(cwd);
+        let child = pair.slave.spawn_command(cmd).expect("spawn arbor");
+        drop(pair.slave);
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(30, 120, 0)));
+        let output = Arc::new(Mutex::new(Vec::new()));
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        {
+            let parser = parser.clone();
+            let output = output.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 8192];
+                while let Ok(n) = reader.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    parser.lock().unwrap().process(&buf[..n]);
+                    output.lock().unwrap().extend_from_slice(&buf[..n]);
+                }
+            });
+        }
+        let writer = pair.master.take_writer().unwrap();
+        Running {
+            screen: Screen { parser },
+            writer,
+            child,
+            output,
+            master: pair.master,
+        }
+    }
+
+    fn send(&mut self, s: &[u8]) {
+        self.writer.write_all(s).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    fn wait_exit(&mut self, what: &str) -> portable_pty::ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "arbor did not exit on {what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// A session file's text: a header and one user message.
+fn one_prompt_session(id: &str, cwd: &str, prompt: &str) -> String {
+    format!(
+        "{}\n{}\n",
+        serde_json::json!({"type":"session","version":3,"id":id,"timestamp":"2026-11-29T10:00:00.000Z","cwd":cwd}),
+        serde_json::json!({"type":"message","id":"aa000001","parentId":null,"timestamp":"2026-11-29T10:00:01.000Z","message":{"role":"user","content":prompt,"timestamp":1795946401000u64}})
+    )
+}
+
+/// inotify watches held by a process (Linux: one `inotify wd:` line per
+/// watch in the fdinfo of its inotify descriptors).
+#[cfg(target_os = "linux")]
+fn inotify_watches(pid: u32) -> usize {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else {
+        return 0;
+    };
+    fds.flatten()
+        .filter_map(|f| std::fs::read_to_string(f.path()).ok())
+        .map(|info| info.lines().filter(|l| l.starts_with("inotify wd:")).count())
+        .sum()
+}
+
+/// The list follows project folders: one removed while open takes its rows
+/// with it at once, one created while open is watched and its sessions
+/// appear; a project folder that links to a big tree costs one watch.
+#[test]
+fn watcher_follows_project_folders() {
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("sessions");
+    let folder = |name: &str, id: &str, prompt: &str| {
+        let dir = root.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join(format!("2026-11-29T10-00-00-000Z_{id}.jsonl")),
+            one_prompt_session(id, "/home/u/p", prompt),
+        )
+        .unwrap();
+    };
+    folder("--home-u-alpha--", "019ad000-0000-7000-8000-00000000000a", "alpha first prompt");
+    folder("--home-u-beta--", "019ad000-0000-7000-8000-00000000000b", "beta first prompt");
+    // A project folder linking to a tree of 300 folders, with a session on top.
+    let big = home.path().join("big");
+    for i in 0..100 {
+        std::fs::create_dir_all(big.join(format!("d{i}/e/f"))).unwrap();
+    }
+    std::fs::write(
+        big.join("2026-11-29T10-00-00-000Z_019ad000-0000-7000-8000-00000000000c.jsonl"),
+        one_prompt_session("019ad000-0000-7000-8000-00000000000c", "/home/u/p", "linked first prompt"),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&big, root.join("--home-u-linked--")).unwrap();
+
+    let mut arbor = Running::start(
+        &["--store".as_ref(), root.as_os_str(), "--all".as_ref()],
+        home.path(),
+        home.path(),
+    );
+    arbor.screen.wait_for("the list", |t| {
+        t.contains("alpha first prompt")
+            && t.contains("beta first prompt")
+            && (cfg!(not(unix)) || t.contains("linked first prompt"))
+    });
+    #[cfg(target_os = "linux")]
+    let pid = arbor.child.process_id().expect("pid");
+    // The root and its three project folders, nothing behind the link.
+    #[cfg(target_os = "linux")]
+    wait_file("4 watches", || inotify_watches(pid) == 4);
+
+    std::fs::remove_dir_all(root.join("--home-u-alpha--")).unwrap();
+    arbor.screen.wait_for("the removed folder's rows to go", |t| {
+        !t.contains("alpha first prompt") && t.contains("beta first prompt")
+    });
+
+    folder("--home-u-gamma--", "019ad000-0000-7000-8000-00000000000d", "gamma first prompt");
+    arbor.screen.wait_for("the new folder's session", |t| {
+        t.contains("gamma first prompt")
+    });
+    // …and the new folder is watched: a second session written into it appears.
+    std::fs::write(
+        root.join("--home-u-gamma--/2026-11-29T11-00-00-000Z_019ad000-0000-7000-8000-00000000000e.jsonl"),
+        one_prompt_session("019ad000-0000-7000-8000-00000000000e", "/home/u/p", "gamma second prompt"),
+    )
+    .unwrap();
+    arbor.screen.wait_for("the new folder's second session", |t| {
+        t.contains("gamma second prompt")
+    });
+    #[cfg(target_os = "linux")]
+    assert_eq!(inotify_watches(pid), 4, "alpha's watch went, gamma's came");
+
+    arbor.send(b"\x1b");
+    assert!(arbor.wait_exit("Esc").success());
+}
+
+/// `arbor tree RELATIVE/PATH` reloads when the file grows.
+#[test]
+fn tree_of_a_relative_path_reloads_when_the_file_grows() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("work/sub");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("s.jsonl");
+    std::fs::write(
+        &file,
+        one_prompt_session("019ad000-0000-7000-8000-0000000000f1", "/home/u/p", "the first question"),
+    )
+    .unwrap();
+    let mut arbor = Running::start(
+        &["tree".as_ref(), "sub/./s.jsonl".as_ref()],
+        home.path(),
+        &home.path().join("work"),
+    );
+    arbor.screen.wait_for("the tree", |t| t.contains("the first question"));
+    let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+    writeln!(
+        f,
+        "{}",
+        serde_json::json!({"type":"message","id":"aa000002","parentId":"aa000001","timestamp":"2026-11-29T10:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"an answer appended while open"}],"timestamp":1795946402000u64}})
+    )
+    .unwrap();
+    drop(f);
+    arbor.screen.wait_for("the appended entry", |t| {
+        t.contains("an answer appended while open")
+    });
+    arbor.send(b"\x1b");
+    assert!(arbor.wait_exit("Esc").success());
+}

@@ -4,6 +4,7 @@
 pub mod listing;
 pub mod paths;
 pub mod scan;
+pub mod watch;
 
 pub use paths::{encode_cwd, Agent, StoreConfig, StoreKind, StoreRoot};
 pub use scan::{

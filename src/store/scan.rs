@@ -46,7 +46,7 @@ fn is_session_name(name: &std::ffi::OsStr) -> bool {
 }
 
 /// Collects `*.jsonl` regular files (following symlinks) in `dir`.
-fn files_in(dir: &Path, agent: Agent, out: &mut Vec<SessionFile>, problems: &mut Vec<ScanProblem>) {
+pub(super) fn files_in(dir: &Path, agent: Agent, out: &mut Vec<SessionFile>, problems: &mut Vec<ScanProblem>) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };
@@ -80,8 +80,13 @@ fn files_in(dir: &Path, agent: Agent, out: &mut Vec<SessionFile>, problems: &mut
     }
 }
 
+/// Whether a folder of a per-project root, by its name, can hold sessions.
+pub(super) fn is_project_dir_name(name: &str) -> bool {
+    name != "tool-results" && name != "artifacts"
+}
+
 /// Project folders of a per-project root: real folders and links to folders.
-fn project_dirs(root: &Path) -> Vec<PathBuf> {
+pub(super) fn project_dirs(root: &Path) -> Vec<PathBuf> {
     let Ok(rd) = std::fs::read_dir(root) else {
         return Vec::new();
     };
@@ -90,9 +95,7 @@ fn project_dirs(root: &Path) -> Vec<PathBuf> {
         .map(|e| e.path())
         .filter(|p| {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            name != "tool-results"
-                && name != "artifacts"
-                && std::fs::metadata(p).is_ok_and(|m| m.is_dir())
+            is_project_dir_name(name) && std::fs::metadata(p).is_ok_and(|m| m.is_dir())
         })
         .collect();
     dirs.sort();

@@ -46,6 +46,8 @@ pub enum AppEvent {
     FsChanged(Vec<PathBuf>),
     /// A watched file is gone (or no longer a session).
     RowGone(PathBuf),
+    /// A watched folder is gone: so is every session under it.
+    FolderGone(PathBuf),
     PreviewLoaded(Result<Preview, (PathBuf, String)>),
     Renamed {
         path: PathBuf,

@@ -24,7 +24,8 @@ use super::theme::Theme;
 use crate::search::Query;
 use crate::session::info::SessionInfo;
 use crate::store::listing::scan_file;
-use crate::store::{list_session_files, Scope, SessionFile, StoreConfig};
+use crate::store::watch::{StoreChange, StoreWatcher, WatchOptions, WatchRoot};
+use crate::store::{list_session_files, Scope, SessionFile, StoreConfig, StoreKind};
 
 /// How the picker was started.
 #[derive(Debug, Clone)]
@@ -119,6 +120,15 @@ pub fn restore_terminal() {
     }
 }
 
+/// `path` absolute, free of links, `.` and `..`: the watcher watches the
+/// folder the file really is in (a linked session's own folder never sees
+/// its writes).
+fn canonical_file_path(path: &std::path::Path) -> PathBuf {
+    std::fs::canonicalize(path)
+        .or_else(|_| std::path::absolute(path))
+        .unwrap_or_else(|_| path.to_path_buf())
+}
+
 pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
@@ -132,6 +142,11 @@ pub fn run_picker(mut opts: PickerOptions) -> Result<Outcome> {
         if let Ok(a) = std::path::absolute(&r.path) {
             r.path = a;
         }
+    }
+    // The watcher reports paths under the folder it watches, absolute: the
+    // tree's file must be named the same way, or its changes never match.
+    if let Some(file) = &mut opts.open_tree {
+        file.path = canonical_file_path(&file.path);
     }
     let mut app = App::new(opts.project_cwd.clone(), now_ms());
     app.store = opts.config.clone();
@@ -187,12 +202,11 @@ fn event_loop(
                 &search_tx,
                 &preview_tx,
             );
-            let dir = path
-                .parent()
-                .map(|d| d.to_path_buf())
-                .into_iter()
-                .collect::<Vec<_>>();
-            spawn_watcher(tx.clone(), &dir)
+            let dir = path.parent().map(|d| WatchRoot {
+                path: d.to_path_buf(),
+                kind: StoreKind::Flat,
+            });
+            spawn_watcher(tx.clone(), dir.into_iter().collect())
         }
     };
 
@@ -741,12 +755,19 @@ fn load_through_index(
 fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig, drawn: Receiver<()>) {
     std::thread::spawn(move || {
         let started = Instant::now();
-        let roots: Vec<PathBuf> = config.roots.iter().map(|r| r.path.clone()).collect();
+        let roots: Vec<WatchRoot> = config
+            .roots
+            .iter()
+            .map(|r| WatchRoot {
+                path: r.path.clone(),
+                kind: r.kind,
+            })
+            .collect();
         let mut watching = false;
         let watch_tx = tx.clone();
         let mut watch = || {
             if !std::mem::replace(&mut watching, true) {
-                spawn_watcher(watch_tx.clone(), &roots);
+                spawn_watcher(watch_tx.clone(), roots.clone());
             }
         };
         if let Some(mut index) = open_index() {
@@ -897,97 +918,23 @@ fn latest<T>(rx: &Receiver<T>) -> Option<T> {
     Some(job)
 }
 
-/// Whether a file-system event changes content (not an open, a read or an
-/// attribute update).
-pub fn is_change(kind: &notify::EventKind) -> bool {
-    use notify::event::ModifyKind;
-    use notify::EventKind;
-    match kind {
-        EventKind::Create(_) | EventKind::Remove(_) => true,
-        EventKind::Modify(ModifyKind::Metadata(_)) => false,
-        EventKind::Modify(_) => true,
-        EventKind::Access(_) | EventKind::Any | EventKind::Other => false,
-    }
-}
-
-/// Watches the store roots; changes arrive debounced as `FsChanged`.
-/// Starts watching on a thread of its own: setting up a recursive watch
-/// visits every file of the store (the debouncer keeps their file ids),
-/// which on 10,000 sessions held the first screen back by ~50 ms.
-fn spawn_watcher(tx: Sender<AppEvent>, dirs: &[PathBuf]) {
-    let dirs = dirs.to_vec();
+/// Watches the store (see `store::watch`); changes arrive as `FsChanged`
+/// and `FolderGone`. Starts on a thread of its own, so that setting up
+/// never holds the first screen back.
+fn spawn_watcher(tx: Sender<AppEvent>, roots: Vec<WatchRoot>) {
     std::thread::spawn(move || {
-        let _watcher = watch(tx, &dirs);
+        let _watcher = StoreWatcher::start(&roots, WatchOptions::default(), move |changes| {
+            for c in changes {
+                let ev = match c {
+                    StoreChange::Files(paths) => AppEvent::FsChanged(paths),
+                    StoreChange::FolderGone(dir) => AppEvent::FolderGone(dir),
+                };
+                let _ = tx.send(ev);
+            }
+        });
         // Keeps the watcher alive as long as the process.
         loop {
             std::thread::park();
         }
     });
-}
-
-fn watch(tx: Sender<AppEvent>, dirs: &[PathBuf]) -> Option<Box<dyn std::any::Any>> {
-    use notify::RecursiveMode;
-    use notify_debouncer_full::{
-        new_debouncer, new_debouncer_opt, DebounceEventResult, RecommendedCache,
-    };
-
-    let handler = move |res: DebounceEventResult| {
-        if let Ok(events) = res {
-            // Only changes count: inotify also reports opens and reads, and
-            // arbor's own reading of a file must not trigger a re-read of it.
-            let paths: Vec<PathBuf> = events
-                .into_iter()
-                .filter(|e| is_change(&e.event.kind))
-                .flat_map(|e| e.event.paths)
-                .collect();
-            if !paths.is_empty() {
-                let _ = tx.send(AppEvent::FsChanged(paths));
-            }
-        }
-    };
-    let roots: Vec<PathBuf> = dirs.iter().filter(|p| p.is_dir()).cloned().collect();
-    if let Ok(mut d) = new_debouncer(Duration::from_millis(250), None, handler.clone()) {
-        let mut ok = true;
-        for r in &roots {
-            ok &= d.watch(r, RecursiveMode::Recursive).is_ok();
-        }
-        if ok {
-            return Some(Box::new(d));
-        }
-    }
-    // Fallback where native watching is unavailable (or out of watches): polling.
-    crate::log::line("watcher: native watching failed, polling every 2 s");
-    let cfg = notify::Config::default().with_poll_interval(Duration::from_secs(2));
-    let mut d = new_debouncer_opt::<_, notify::PollWatcher, RecommendedCache>(
-        Duration::from_millis(250),
-        None,
-        handler,
-        RecommendedCache::new(),
-        cfg,
-    )
-    .ok()?;
-    for r in &roots {
-        let _ = d.watch(r, RecursiveMode::Recursive);
-    }
-    Some(Box::new(d))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_change;
-    use notify::event::{AccessKind, CreateKind, DataChange, MetadataKind, ModifyKind, RemoveKind};
-    use notify::EventKind;
-
-    #[test]
-    fn reads_are_not_changes() {
-        assert!(!is_change(&EventKind::Access(AccessKind::Any)));
-        assert!(!is_change(&EventKind::Modify(ModifyKind::Metadata(
-            MetadataKind::AccessTime
-        ))));
-        assert!(is_change(&EventKind::Modify(ModifyKind::Data(
-            DataChange::Any
-        ))));
-        assert!(is_change(&EventKind::Create(CreateKind::File)));
-        assert!(is_change(&EventKind::Remove(RemoveKind::File)));
-    }
 }

@@ -446,6 +446,21 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Vec<Effe
                 p.remove_keeping_place(&path);
             }
         }
+        AppEvent::FolderGone(dir) => {
+            let gone: Vec<PathBuf> = p
+                .rows
+                .iter()
+                .map(|r| &r.info.path)
+                .filter(|path| path.starts_with(&dir))
+                .cloned()
+                .collect();
+            if !gone.is_empty() {
+                for path in &gone {
+                    p.remove(path);
+                }
+                p.recompute();
+            }
+        }
         AppEvent::PreviewLoaded(Ok(preview)) => {
             if p.selected.as_ref() == Some(&preview.path) {
                 p.preview = Some(preview);
