@@ -946,3 +946,47 @@ fn trash_failure_question_fits_at_80_columns() {
     );
     insta::assert_snapshot!("trash_failed_80x24", s);
 }
+
+/// A project folder removed while the picker is open takes its rows with it
+/// at once (not one file event at a time); the other folders' rows and the
+/// selection stay.
+#[test]
+fn a_removed_folder_takes_its_rows() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    key(&mut app, KeyCode::Tab);
+    let n = app.picker.rows.len();
+    let shown = app.picker.visible.len();
+    let gone = fx.root.join("--home-demo-projects-tidy-csv--");
+    let in_gone = app
+        .picker
+        .rows
+        .iter()
+        .filter(|r| r.info.path.starts_with(&gone))
+        .count();
+    assert_eq!(in_gone, 2);
+    // Select the last row of another folder.
+    let pos = (0..app.picker.visible.len())
+        .rev()
+        .find(|&i| {
+            !app.picker.rows[app.picker.visible[i].idx]
+                .info
+                .path
+                .starts_with(&gone)
+        })
+        .unwrap();
+    for _ in 0..pos {
+        key(&mut app, KeyCode::Down);
+    }
+    let keep = app.picker.selected.clone().unwrap();
+    assert!(!keep.starts_with(&gone));
+    drive(&mut app, AppEvent::FolderGone(gone.clone()));
+    assert_eq!(app.picker.rows.len(), n - 2);
+    assert!(app
+        .picker
+        .rows
+        .iter()
+        .all(|r| !r.info.path.starts_with(&gone)));
+    assert_eq!(app.picker.visible.len(), shown - 2);
+    assert_eq!(app.picker.selected.as_ref(), Some(&keep));
+}

@@ -717,8 +717,10 @@ struct Running {
     child: Box<dyn portable_pty::Child + Send + Sync>,
     /// Everything the binary wrote to the terminal.
     output: Arc<Mutex<Vec<u8>>>,
-    /// Kept open: the terminal's settings are read through it.
     master: Box<dyn portable_pty::MasterPty + Send>,
+    /// Kept open: the terminal's settings outlive the binary only while
+    /// some process holds its side (the last close resets them).
+    _slave: Box<dyn portable_pty::SlavePty + Send>,
 }
 
 impl Running {
@@ -740,7 +742,6 @@ impl Running {
         cmd.env("NO_COLOR", "1");
         cmd.cwd(cwd);
         let child = pair.slave.spawn_command(cmd).expect("spawn arbor");
-        drop(pair.slave);
         let parser = Arc::new(Mutex::new(vt100::Parser::new(30, 120, 0)));
         let output = Arc::new(Mutex::new(Vec::new()));
         let mut reader = pair.master.try_clone_reader().unwrap();
@@ -765,6 +766,7 @@ impl Running {
             child,
             output,
             master: pair.master,
+            _slave: pair.slave,
         }
     }
 
@@ -803,7 +805,11 @@ fn inotify_watches(pid: u32) -> usize {
     };
     fds.flatten()
         .filter_map(|f| std::fs::read_to_string(f.path()).ok())
-        .map(|info| info.lines().filter(|l| l.starts_with("inotify wd:")).count())
+        .map(|info| {
+            info.lines()
+                .filter(|l| l.starts_with("inotify wd:"))
+                .count()
+        })
         .sum()
 }
 
@@ -823,8 +829,16 @@ fn watcher_follows_project_folders() {
         )
         .unwrap();
     };
-    folder("--home-u-alpha--", "019ad000-0000-7000-8000-00000000000a", "alpha first prompt");
-    folder("--home-u-beta--", "019ad000-0000-7000-8000-00000000000b", "beta first prompt");
+    folder(
+        "--home-u-alpha--",
+        "019ad000-0000-7000-8000-00000000000a",
+        "alpha first prompt",
+    );
+    folder(
+        "--home-u-beta--",
+        "019ad000-0000-7000-8000-00000000000b",
+        "beta first prompt",
+    );
     // A project folder linking to a tree of 300 folders, with a session on top.
     let big = home.path().join("big");
     for i in 0..100 {
@@ -832,7 +846,11 @@ fn watcher_follows_project_folders() {
     }
     std::fs::write(
         big.join("2026-11-29T10-00-00-000Z_019ad000-0000-7000-8000-00000000000c.jsonl"),
-        one_prompt_session("019ad000-0000-7000-8000-00000000000c", "/home/u/p", "linked first prompt"),
+        one_prompt_session(
+            "019ad000-0000-7000-8000-00000000000c",
+            "/home/u/p",
+            "linked first prompt",
+        ),
     )
     .unwrap();
     #[cfg(unix)]
@@ -855,23 +873,37 @@ fn watcher_follows_project_folders() {
     wait_file("4 watches", || inotify_watches(pid) == 4);
 
     std::fs::remove_dir_all(root.join("--home-u-alpha--")).unwrap();
-    arbor.screen.wait_for("the removed folder's rows to go", |t| {
-        !t.contains("alpha first prompt") && t.contains("beta first prompt")
-    });
+    arbor
+        .screen
+        .wait_for("the removed folder's rows to go", |t| {
+            !t.contains("alpha first prompt") && t.contains("beta first prompt")
+        });
 
-    folder("--home-u-gamma--", "019ad000-0000-7000-8000-00000000000d", "gamma first prompt");
+    folder(
+        "--home-u-gamma--",
+        "019ad000-0000-7000-8000-00000000000d",
+        "gamma first prompt",
+    );
     arbor.screen.wait_for("the new folder's session", |t| {
         t.contains("gamma first prompt")
     });
     // …and the new folder is watched: a second session written into it appears.
     std::fs::write(
-        root.join("--home-u-gamma--/2026-11-29T11-00-00-000Z_019ad000-0000-7000-8000-00000000000e.jsonl"),
-        one_prompt_session("019ad000-0000-7000-8000-00000000000e", "/home/u/p", "gamma second prompt"),
+        root.join(
+            "--home-u-gamma--/2026-11-29T11-00-00-000Z_019ad000-0000-7000-8000-00000000000e.jsonl",
+        ),
+        one_prompt_session(
+            "019ad000-0000-7000-8000-00000000000e",
+            "/home/u/p",
+            "gamma second prompt",
+        ),
     )
     .unwrap();
-    arbor.screen.wait_for("the new folder's second session", |t| {
-        t.contains("gamma second prompt")
-    });
+    arbor
+        .screen
+        .wait_for("the new folder's second session", |t| {
+            t.contains("gamma second prompt")
+        });
     #[cfg(target_os = "linux")]
     assert_eq!(inotify_watches(pid), 4, "alpha's watch went, gamma's came");
 
@@ -888,7 +920,11 @@ fn tree_of_a_relative_path_reloads_when_the_file_grows() {
     let file = dir.join("s.jsonl");
     std::fs::write(
         &file,
-        one_prompt_session("019ad000-0000-7000-8000-0000000000f1", "/home/u/p", "the first question"),
+        one_prompt_session(
+            "019ad000-0000-7000-8000-0000000000f1",
+            "/home/u/p",
+            "the first question",
+        ),
     )
     .unwrap();
     let mut arbor = Running::start(
@@ -896,8 +932,13 @@ fn tree_of_a_relative_path_reloads_when_the_file_grows() {
         home.path(),
         &home.path().join("work"),
     );
-    arbor.screen.wait_for("the tree", |t| t.contains("the first question"));
-    let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+    arbor
+        .screen
+        .wait_for("the tree", |t| t.contains("the first question"));
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
     writeln!(
         f,
         "{}",
@@ -910,4 +951,116 @@ fn tree_of_a_relative_path_reloads_when_the_file_grows() {
     });
     arbor.send(b"\x1b");
     assert!(arbor.wait_exit("Esc").success());
+}
+
+/// The terminal's settings, as `stty -a` prints them.
+#[cfg(unix)]
+fn stty(tty: &std::path::Path) -> String {
+    let out = std::process::Command::new("stty")
+        .arg(if cfg!(target_os = "linux") {
+            "-F"
+        } else {
+            "-f"
+        })
+        .arg(tty)
+        .arg("-a")
+        .output()
+        .expect("run stty");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[cfg(unix)]
+fn has_flag(stty: &str, flag: &str) -> Option<bool> {
+    stty.split_whitespace().find_map(|w| {
+        if w == flag {
+            Some(true)
+        } else if w.strip_prefix('-') == Some(flag) {
+            Some(false)
+        } else {
+            None
+        }
+    })
+}
+
+/// SIGTERM, SIGINT or SIGHUP sent to the picker or the tree restores the
+/// terminal (alternate screen left, mouse reporting and raw mode off), and
+/// arbor dies of the signal.
+#[cfg(unix)]
+fn signal_restores_the_terminal(signal: &str, tree: bool) {
+    let store = common::demo_store();
+    let root = store.path().join("sessions");
+    let home = tempfile::tempdir().unwrap();
+    let session = common::find_session(&root, "01a1fd62");
+    let args: Vec<&std::ffi::OsStr> = if tree {
+        vec!["tree".as_ref(), session.as_os_str()]
+    } else {
+        vec!["--store".as_ref(), root.as_os_str(), "--all".as_ref()]
+    };
+    let mut arbor = Running::start(&args, home.path(), home.path());
+    arbor.screen.wait_for("the screen", |t| {
+        t.contains(if tree {
+            "refreshes an expired token"
+        } else {
+            "Fix flaky auth test"
+        })
+    });
+    let tty = arbor.master.tty_name().expect("the terminal's name");
+    let before = stty(&tty);
+    assert_eq!(
+        has_flag(&before, "icanon"),
+        Some(false),
+        "raw mode while open:\n{before}"
+    );
+    assert_eq!(
+        has_flag(&before, "echo"),
+        Some(false),
+        "raw mode while open:\n{before}"
+    );
+
+    let pid = arbor.child.process_id().expect("pid").to_string();
+    let killed = std::process::Command::new("kill")
+        .args([format!("-{signal}"), pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = arbor.wait_exit(signal);
+    assert!(!status.success(), "arbor died of {signal}: {status:?}");
+
+    let after = stty(&tty);
+    assert_eq!(
+        has_flag(&after, "icanon"),
+        Some(true),
+        "raw mode left:\n{after}"
+    );
+    assert_eq!(
+        has_flag(&after, "echo"),
+        Some(true),
+        "raw mode left:\n{after}"
+    );
+    // Give the reader a moment for the last bytes.
+    std::thread::sleep(Duration::from_millis(200));
+    let out = arbor.output.lock().unwrap().clone();
+    let last = |seq: &[u8]| out.windows(seq.len()).rposition(|w| w == seq);
+    let entered = last(b"\x1b[?1049h").expect("the alternate screen was entered");
+    let left = last(b"\x1b[?1049l");
+    assert!(left > Some(entered), "the alternate screen was left");
+    let mouse_on = last(b"\x1b[?1000h").expect("mouse reporting was on");
+    assert!(
+        last(b"\x1b[?1000l") > Some(mouse_on),
+        "mouse reporting is off"
+    );
+    assert!(last(b"\x1b[?25h") > Some(entered), "the cursor is shown");
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_restores_the_terminal() {
+    signal_restores_the_terminal("TERM", false);
+}
+
+#[cfg(unix)]
+#[test]
+fn sigint_and_sighup_restore_the_terminal() {
+    signal_restores_the_terminal("INT", false);
+    signal_restores_the_terminal("HUP", true);
 }

@@ -46,7 +46,12 @@ fn is_session_name(name: &std::ffi::OsStr) -> bool {
 }
 
 /// Collects `*.jsonl` regular files (following symlinks) in `dir`.
-pub(super) fn files_in(dir: &Path, agent: Agent, out: &mut Vec<SessionFile>, problems: &mut Vec<ScanProblem>) {
+pub(super) fn files_in(
+    dir: &Path,
+    agent: Agent,
+    out: &mut Vec<SessionFile>,
+    problems: &mut Vec<ScanProblem>,
+) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };

@@ -382,7 +382,9 @@ fn coalesce(changes: Vec<StoreChange>) -> Vec<StoreChange> {
             StoreChange::Files(f) => files.extend(f),
             gone @ StoreChange::FolderGone(_) => {
                 if !files.is_empty() {
-                    out.push(StoreChange::Files(std::mem::take(&mut files).into_iter().collect()));
+                    out.push(StoreChange::Files(
+                        std::mem::take(&mut files).into_iter().collect(),
+                    ));
                 }
                 out.push(gone);
             }
@@ -505,7 +507,9 @@ mod tests {
         seen.wait("the new folder's session", |c| has_file(c, &first));
         let later = new.join("c.jsonl");
         std::fs::write(&later, "{}\n").unwrap();
-        seen.wait("a session written in the new folder", |c| has_file(c, &later));
+        seen.wait("a session written in the new folder", |c| {
+            has_file(c, &later)
+        });
         assert_eq!(w.watch_count(), 3);
 
         std::fs::remove_dir_all(root.join("--old--")).unwrap();
@@ -538,7 +542,11 @@ mod tests {
         }
         std::os::unix::fs::symlink(&big, root.join("--linked--")).unwrap();
         let (w, mut seen) = start(&root, false);
-        assert_eq!(w.watch_count(), 2, "the root and the link, not the tree behind it");
+        assert_eq!(
+            w.watch_count(),
+            2,
+            "the root and the link, not the tree behind it"
+        );
         // A session written through the link is seen under the link's path.
         std::fs::write(big.join("s.jsonl"), "{}\n").unwrap();
         let through = root.join("--linked--/s.jsonl");

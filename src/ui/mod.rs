@@ -9,6 +9,7 @@ pub mod app;
 pub mod input;
 pub mod picker;
 pub mod runtime;
+mod signals;
 pub mod text;
 pub mod theme;
 pub mod trash_text;

@@ -86,12 +86,15 @@ fn tty_writer() -> Result<Box<dyn Write + Send>> {
 
 fn setup_terminal() -> Result<Term> {
     let mut w = tty_writer()?;
+    super::signals::install();
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore_terminal();
         hook(info);
     }));
     enable_raw_mode().context("cannot switch the terminal to raw mode")?;
+    // From here on a terminating signal restores the terminal first.
+    super::signals::set_screen(true);
     // Bracketed paste: pasted text arrives as one event, not as keys (a
     // newline in it would be Enter, and resume a session).
     let modes = w
@@ -109,7 +112,8 @@ fn setup_terminal() -> Result<Term> {
 }
 
 /// Leaves raw mode, the alternate screen and the modes arbor turned on;
-/// safe to call twice (the panic hook calls it too).
+/// safe to call twice. The one place that undoes `setup_terminal`: on
+/// leaving, on a panic and on a terminating signal (see `signals`).
 pub fn restore_terminal() {
     let _ = disable_raw_mode();
     if let Ok(mut w) = tty_writer() {
@@ -118,6 +122,7 @@ pub fn restore_terminal() {
         let _ = w.execute(LeaveAlternateScreen);
         let _ = w.execute(crossterm::cursor::Show);
     }
+    super::signals::set_screen(false);
 }
 
 /// `path` absolute, free of links, `.` and `..`: the watcher watches the
@@ -161,7 +166,9 @@ pub fn run_picker(mut opts: PickerOptions) -> Result<Outcome> {
 
     let mut terminal = setup_terminal()?;
     let result = event_loop(&mut terminal, &mut app, &theme, &opts);
+    super::signals::set_wake(None);
     restore_terminal();
+    super::signals::die_if_received();
     result
 }
 
@@ -178,6 +185,7 @@ fn event_loop(
     terminal.draw(|f| super::render(f, app, theme))?;
 
     let (tx, rx) = channel::<AppEvent>();
+    super::signals::set_wake(Some(tx.clone()));
     // Told once, when a frame with rows has been drawn.
     let (drawn_tx, drawn_rx) = channel::<()>();
     let mut drawn_tx = Some(drawn_tx);
@@ -212,6 +220,10 @@ fn event_loop(
 
     loop {
         let ev = rx.recv().context("event channel closed")?;
+        if super::signals::received() {
+            // `run_picker` restores the terminal, then dies of the signal.
+            return Ok(Outcome::Quit);
+        }
         let mut dirty = handle(app, ev, &tx, &search_tx, &preview_tx);
         // Drain what is already queued, then draw once.
         while let Ok(ev) = rx.try_recv() {
