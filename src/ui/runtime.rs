@@ -193,14 +193,23 @@ fn event_loop(
     spawn_ticker(tx.clone());
     let search_tx = spawn_search_worker(tx.clone());
     let preview_tx = spawn_preview_worker(tx.clone());
-    match &opts.open_tree {
+    // Lives as long as the loop.
+    let _tree_watcher = match &opts.open_tree {
         None => {
             // The loader starts the watcher when it is about to look at
             // the disk (see `load_through_index`).
             spawn_loader(tx.clone(), opts.config.clone(), drawn_rx);
+            None
         }
         Some(file) => {
             let path = &file.path;
+            // Watching (one folder: quick) before the file is read, so
+            // that nothing written in between goes unseen.
+            let dir = path.parent().map(|d| WatchRoot {
+                path: d.to_path_buf(),
+                kind: StoreKind::Flat,
+            });
+            let watcher = start_watcher(tx.clone(), &Vec::from_iter(dir));
             run_effect(
                 Effect::OpenTree {
                     path: path.clone(),
@@ -210,11 +219,7 @@ fn event_loop(
                 &search_tx,
                 &preview_tx,
             );
-            let dir = path.parent().map(|d| WatchRoot {
-                path: d.to_path_buf(),
-                kind: StoreKind::Flat,
-            });
-            spawn_watcher(tx.clone(), dir.into_iter().collect())
+            Some(watcher)
         }
     };
 
@@ -931,22 +936,30 @@ fn latest<T>(rx: &Receiver<T>) -> Option<T> {
 }
 
 /// Watches the store (see `store::watch`); changes arrive as `FsChanged`
-/// and `FolderGone`. Starts on a thread of its own, so that setting up
-/// never holds the first screen back.
+/// and `FolderGone`. Returns once the watches are in place.
+fn start_watcher(tx: Sender<AppEvent>, roots: &[WatchRoot]) -> StoreWatcher {
+    StoreWatcher::start(roots, WatchOptions::default(), move |changes| {
+        for c in changes {
+            let ev = match c {
+                StoreChange::Files(paths) => AppEvent::FsChanged(paths),
+                StoreChange::FolderGone(dir) => AppEvent::FolderGone(dir),
+            };
+            let _ = tx.send(ev);
+        }
+    })
+}
+
+/// [`start_watcher`] for the loader: returns once the watches are in place
+/// (the refresh that follows then catches whatever changed before), and
+/// keeps the watcher on a thread of its own for the rest of the process.
 fn spawn_watcher(tx: Sender<AppEvent>, roots: Vec<WatchRoot>) {
+    let (ready_tx, ready_rx) = channel::<()>();
     std::thread::spawn(move || {
-        let _watcher = StoreWatcher::start(&roots, WatchOptions::default(), move |changes| {
-            for c in changes {
-                let ev = match c {
-                    StoreChange::Files(paths) => AppEvent::FsChanged(paths),
-                    StoreChange::FolderGone(dir) => AppEvent::FolderGone(dir),
-                };
-                let _ = tx.send(ev);
-            }
-        });
-        // Keeps the watcher alive as long as the process.
+        let _watcher = start_watcher(tx, &roots);
+        let _ = ready_tx.send(());
         loop {
             std::thread::park();
         }
     });
+    let _ = ready_rx.recv();
 }
