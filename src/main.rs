@@ -17,7 +17,11 @@ fn main() {
         if broken_pipe {
             std::process::exit(0);
         }
-        eprintln!("arbor: {e:#}");
+        // Messages quote paths, ids and file names: never raw on a terminal.
+        eprintln!(
+            "arbor: {}",
+            arbor::util::term::sanitize_block(&format!("{e:#}"))
+        );
         std::process::exit(1);
     }
 }

@@ -21,7 +21,7 @@ use crate::store::paths::{absolute_cwd, ProcessEnv};
 use crate::store::{
     list_session_files, resolve_session, ScanProblem, Scope, SessionFile, StoreConfig,
 };
-use crate::util::term::for_stdout;
+use crate::util::term::{for_stdout, path as shown, sanitize_line as clean};
 
 pub fn store_config(g: &GlobalOpts) -> StoreConfig {
     StoreConfig::resolve(g.store.as_deref(), g.session_dir.as_deref(), &ProcessEnv)
@@ -98,7 +98,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Fork(a)) => {
             let path = resolve(&config, &a.session)?;
             let (dest, _id) = writer::fork(&path, &a.entry, a.out.as_deref())?;
-            writeln!(out, "{}", dest.display())?;
+            writeln!(out, "{}", for_stdout(&dest.to_string_lossy()))?;
             Ok(())
         }
     }
@@ -171,8 +171,8 @@ fn with_migration(
             let bak = writer::migrate_file(path)?;
             eprintln!(
                 "arbor: rewrote {} from version {version} to version 3 (original kept as {})",
-                path.display(),
-                bak.display()
+                shown(path),
+                shown(&bak)
             );
             Ok(write()?)
         }
@@ -213,14 +213,20 @@ fn read_rows_indexed(
                 match index.refresh(files, &mut |batch| rows.extend(batch)) {
                     Ok(stats) => {
                         if let Some(e) = stats.write_error {
-                            eprintln!("arbor: the index could not be updated: {e}");
+                            eprintln!("arbor: the index could not be updated: {}", clean(&e));
                         }
                         return (rows, stats.problems, Some(index));
                     }
-                    Err(e) => eprintln!("arbor: index unavailable ({e}); reading the files"),
+                    Err(e) => eprintln!(
+                        "arbor: index unavailable ({}); reading the files",
+                        clean(&e.to_string())
+                    ),
                 }
             }
-            Err(e) => eprintln!("arbor: index unavailable ({e}); reading the files"),
+            Err(e) => eprintln!(
+                "arbor: index unavailable ({}); reading the files",
+                clean(&e.to_string())
+            ),
         }
     }
     let (rows, problems) = read_rows_with(files, text);
@@ -273,7 +279,10 @@ fn list(
             Ok(hits) => rank_with_index(query, rows, hits.as_ref()),
             Err(e) => {
                 // Search the files themselves.
-                eprintln!("arbor: index search failed ({e}); reading the files");
+                eprintln!(
+                    "arbor: index search failed ({}); reading the files",
+                    clean(&e.to_string())
+                );
                 let listed: Vec<SessionFile> = files
                     .iter()
                     .filter(|f| rows.iter().any(|r| r.path == f.path))
@@ -314,13 +323,13 @@ fn list(
                 title,
                 r.message_count,
                 crate::util::age(now, r.modified_ms),
-                r.id
+                clean(&r.id)
             )?;
         }
     }
     problems.sort_by(|a, b| a.path.cmp(&b.path));
     for p in problems {
-        eprintln!("arbor: skipped {}: {}", p.path.display(), p.reason);
+        eprintln!("arbor: skipped {}: {}", shown(&p.path), clean(&p.reason));
     }
     // The process ends now: skip freeing thousands of rows one by one.
     std::mem::forget(rows);
@@ -350,23 +359,23 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
             let ms = t.elapsed().as_secs_f64() * 1e3;
             if a.json {
                 let v = json!({
-                    "path": path.display().to_string(),
+                    "path": path.to_string_lossy(),
                     "ms": ms,
                     "row": row.as_ref().map(|r| r.to_json()),
                 });
-                writeln!(out, "{v}")?;
+                writeln!(out, "{}", json_text(&v))?;
             } else {
                 match &row {
                     Some(r) => writeln!(
                         out,
                         "{}: {} messages, updated in {ms:.1} ms",
-                        path.display(),
+                        shown(path),
                         r.message_count
                     )?,
                     None => writeln!(
                         out,
                         "{}: not a session (or gone), updated in {ms:.1} ms",
-                        path.display()
+                        shown(path)
                     )?,
                 }
             }
@@ -386,7 +395,7 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
         problems.extend(stats.problems.iter().cloned());
         problems.sort_by(|a, b| a.path.cmp(&b.path));
         for p in &problems {
-            eprintln!("arbor: skipped {}: {}", p.path.display(), p.reason);
+            eprintln!("arbor: skipped {}: {}", shown(&p.path), clean(&p.reason));
         }
         update = Some(stats);
     }
@@ -398,7 +407,7 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
     };
     if a.json {
         let mut v = json!({
-            "path": s.path.display().to_string(),
+            "path": s.path.to_string_lossy(),
             "format": s.format,
             "sizeBytes": s.disk_bytes,
             "sessions": s.sessions,
@@ -419,7 +428,7 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
                 "seconds": u.elapsed.as_secs_f64(),
             });
         }
-        writeln!(out, "{v}")?;
+        writeln!(out, "{}", json_text(&v))?;
         return Ok(());
     }
     if let Some(u) = &update {
@@ -435,7 +444,7 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
             human_bytes(u.bytes_parsed)
         )?;
     }
-    writeln!(out, "index:     {}", s.path.display())?;
+    writeln!(out, "index:     {}", shown(&s.path))?;
     writeln!(
         out,
         "size:      {} ({ratio:.1} % of the {} of session files)",
@@ -452,9 +461,9 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
     writeln!(
         out,
         "updated:   {}",
-        s.last_update.as_deref().unwrap_or("never")
+        clean(s.last_update.as_deref().unwrap_or("never"))
     )?;
-    writeln!(out, "format:    {}", s.format)?;
+    writeln!(out, "format:    {}", clean(&s.format))?;
     Ok(())
 }
 
@@ -518,7 +527,7 @@ fn show(config: &StoreConfig, a: &super::ShowArgs, out: &mut impl Write) -> Resu
     let name = t
         .display_name()
         .map(|n| format!(" — {}", crate::session::render::sanitize_line(n)));
-    writeln!(out, "{}{}", s.id(), name.unwrap_or_default())?;
+    writeln!(out, "{}{}", clean(s.id()), name.unwrap_or_default())?;
     // Only rows on stdout (one per /tree row); notes go to stderr.
     for (pos, r) in rows.iter().enumerate() {
         let line = row_line(&rows, pos, &s.entries[r.entry], &t, &calls, None);
@@ -577,17 +586,27 @@ fn context(config: &StoreConfig, a: &super::ContextArgs, out: &mut impl Write) -
     writeln!(
         out,
         "leaf {} · model {} · thinking {} · {} messages · ~{} tokens",
-        ctx.leaf_id.as_deref().unwrap_or("(none)"),
-        model,
-        plain(&ctx.thinking_level),
+        clean(ctx.leaf_id.as_deref().unwrap_or("(none)")),
+        clean(&model),
+        clean(&plain(&ctx.thinking_level)),
         ctx.messages.len(),
         ctx.estimated_tokens()
     )?;
     for (i, m) in ctx.messages.iter().enumerate() {
         if Some(i) == ctx.boundary {
-            writeln!(out, "──── compaction boundary ({}) ────", m.entry_id)?;
+            writeln!(
+                out,
+                "──── compaction boundary ({}) ────",
+                clean(&m.entry_id)
+            )?;
         }
-        writeln!(out, "[{}] {} ({})", i + 1, m.role, m.entry_id)?;
+        writeln!(
+            out,
+            "[{}] {} ({})",
+            i + 1,
+            clean(&m.role),
+            clean(&m.entry_id)
+        )?;
         writeln!(out, "{}", crate::session::render::sanitize_block(&m.text))?;
     }
     Ok(())
