@@ -394,11 +394,7 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     if info.agent.tag().is_some() {
         lines.push(Line::from(vec![
             label("agent"),
-            Span::raw(format!(
-                "{} · resumes with {}",
-                info.agent.name(),
-                info.agent.resume_template().replace(" {path}", "")
-            )),
+            Span::raw(info.agent.name()),
         ]));
     }
     // Both dates the same way: when, and how long ago.
