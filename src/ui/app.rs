@@ -276,10 +276,16 @@ impl App {
         result: Result<Box<Loaded>, String>,
     ) -> Vec<Effect> {
         match (result, &mut self.mode) {
-            (Ok(loaded), Mode::Tree(t)) if reload && t.path == path => t.replace(*loaded),
+            (Ok(loaded), Mode::Tree(t)) if reload && t.path == path => {
+                t.replace(*loaded);
+                t.clamp_scroll(super::tree::list_height(self.width, self.height));
+            }
             (Ok(loaded), _) if !reload => {
                 let mut t = TreeState::new(path, *loaded, self.picker.now_ms);
                 t.from_picker = !self.tree_only;
+                // The first frame shows the selection (the leaf: often the
+                // last row of a long session).
+                t.clamp_scroll(super::tree::list_height(self.width, self.height));
                 self.mode = Mode::Tree(Box::new(t));
             }
             (Err(e), Mode::Tree(t)) if t.path == path => {
