@@ -157,7 +157,7 @@ pub fn text_generations(path: &Path) -> Vec<(u64, PathBuf)> {
 /// open or mapped file outlives its name on unix; Windows refuses to delete
 /// it, so it stays until a later try) or, finding it gone, reads the
 /// committed state again and gets the newer generation (see
-/// `search::Stored::load`). Newer files than `current` are left alone: one
+/// `search::Stored::gone`). Newer files than `current` are left alone: one
 /// may be a compaction's, still being written under its write lock (a crash
 /// leaves at most one such file, which the next compaction writes over).
 pub fn remove_generations_before(path: &Path, current: u64) {

@@ -468,8 +468,8 @@ fn body_from_file<'t>(key: &[u8], buf: &'t mut Vec<u8>) -> &'t [u8] {
 
 /// The body text of a file: its chunks joined by a space, then the partial
 /// last line's text. Borrowed from the map when it is one chunk (most
-/// files), else gathered into `buf`. `None` when the text file is short (a
-/// broken index).
+/// files), else gathered into `buf`. `None` when the text file cannot give
+/// it (gone, or cut short by someone else): the caller reads the session.
 fn body<'t>(
     spans: &[(u64, usize)],
     text: &'t Text,
