@@ -990,3 +990,267 @@ fn a_removed_folder_takes_its_rows() {
     assert_eq!(app.picker.visible.len(), shown - 2);
     assert_eq!(app.picker.selected.as_ref(), Some(&keep));
 }
+
+/// Issue #10.8: the picker's status messages go after a few seconds.
+#[test]
+fn picker_status_messages_expire() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    let path = app.picker.selected.clone().unwrap();
+    drive(
+        &mut app,
+        AppEvent::Renamed {
+            path,
+            result: Ok("Auth".into()),
+        },
+    );
+    assert!(screen(&app, &fx.root).contains("Renamed to"));
+    drive(&mut app, AppEvent::Tick(NOW + 2_000));
+    assert!(screen(&app, &fx.root).contains("Renamed to"), "still there");
+    drive(&mut app, AppEvent::Tick(NOW + 5_000));
+    assert!(!screen(&app, &fx.root).contains("Renamed to"), "gone");
+    // Blank names are ignored, and that is said, for a while too.
+    drive(&mut app, AppEvent::Tick(NOW + 10_000));
+    ctrl(&mut app, 'r');
+    ctrl(&mut app, 'u');
+    drive(&mut app, AppEvent::Tick(NOW + 10_500));
+    key(&mut app, KeyCode::Enter);
+    assert!(screen(&app, &fx.root).contains("Name unchanged"));
+    drive(&mut app, AppEvent::Tick(NOW + 11_000));
+    assert!(screen(&app, &fx.root).contains("Name unchanged"));
+    drive(&mut app, AppEvent::Tick(NOW + 15_000));
+    assert!(!screen(&app, &fx.root).contains("Name unchanged"));
+}
+
+/// Issue #10.8: "changed -482s ago" came from an entry's timestamp (ahead
+/// of the clock); the file's mtime is what says when it changed.
+#[test]
+fn live_delete_age_comes_from_the_file_mtime() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    let path = app.picker.selected.clone().unwrap();
+    let i = app.picker.by_path[&path];
+    app.picker.rows[i].info.file_mtime_ms = NOW - 3_000;
+    app.picker.rows[i].info.modified_ms = NOW + 482_000;
+    ctrl(&mut app, 'd');
+    key(&mut app, KeyCode::Enter);
+    let s = screen(&app, &fx.root);
+    assert!(s.contains("This session changed 3s ago"), "{s}");
+    // An entry stamped in the future does not make an old file live.
+    let mut app = app_with(&fx.root, WEBAPP);
+    let i = app.picker.by_path[&path];
+    app.picker.rows[i].info.modified_ms = NOW + 482_000;
+    ctrl(&mut app, 'd');
+    assert_eq!(key(&mut app, KeyCode::Enter), vec![Effect::Trash(path)]);
+}
+
+/// Issue #10.9: a wide character under the help box's left border (here a
+/// CJK title starting at column 2, the border at column 3) erased it.
+#[test]
+fn help_box_border_survives_wide_characters() {
+    let fx = fixture();
+    let wide: Vec<Row> = rows(&fx.root)
+        .into_iter()
+        .map(|r| {
+            let mut info = r.info;
+            info.name = Some("日本語のセッション一覧を見る".into());
+            info.has_name = true;
+            Row::new(info)
+        })
+        .collect();
+    let mut app = App::new(WEBAPP.into(), NOW);
+    app.width = 80;
+    app.height = 24;
+    drive(&mut app, AppEvent::Rows(wide));
+    key(&mut app, KeyCode::Tab);
+    key(&mut app, KeyCode::F(1));
+    let s = screen(&app, &fx.root);
+    let box_rows: Vec<&str> = s.lines().skip(4).take(7).collect();
+    for l in &box_rows {
+        assert!(
+            l.chars().nth(2) == Some('│') || l.chars().nth(3) == Some('│'),
+            "the border is drawn on every row:\n{s}"
+        );
+    }
+    insta::assert_snapshot!("help_over_wide_titles", s);
+}
+
+/// Issue #10.9: internal sessions are marked in the list when shown.
+#[test]
+fn internal_sessions_are_marked_when_shown() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    key(&mut app, KeyCode::Tab);
+    assert!(!screen(&app, &fx.root).contains("[internal]"));
+    drive(
+        &mut app,
+        AppEvent::Key(KeyEvent::new(KeyCode::Char('i'), KeyModifiers::ALT)),
+    );
+    let s = screen(&app, &fx.root);
+    let marked: Vec<&str> = s.lines().filter(|l| l.contains("[internal] ")).collect();
+    let internal = app
+        .picker
+        .visible
+        .iter()
+        .filter(|v| app.picker.rows[v.idx].info.internal)
+        .count();
+    assert!(internal > 0);
+    assert_eq!(marked.len(), internal, "{s}");
+}
+
+/// Issue #10.9: the preview shows both dates the same way.
+#[test]
+fn preview_dates_are_formatted_alike() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    app.width = 140;
+    app.height = 30;
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Up);
+    let s = screen(&app, &fx.root);
+    let line = |label: &str| {
+        s.lines()
+            .find_map(|l| {
+                l.split_once(&format!("│ {label}"))
+                    .map(|(_, r)| r.trim().to_string())
+            })
+            .unwrap_or_default()
+    };
+    let (created, modified) = (line("created "), line("modified"));
+    assert!(created.ends_with("UTC (1w)"), "{created:?}\n{s}");
+    assert_eq!(created.chars().nth(10), Some(' '), "not ISO: {created:?}");
+    assert!(!created.contains('Z'), "{created:?}");
+    assert_eq!(created.len(), modified.len(), "{created:?} / {modified:?}");
+}
+
+/// Issue #10.10: after a delete the selection keeps its place (the next
+/// row moves up into it), as in Atomic; the last row's successor is the
+/// new last row.
+#[test]
+fn a_deleted_rows_place_keeps_the_selection() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    key(&mut app, KeyCode::Tab);
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Down);
+    let path = app.picker.selected.clone().unwrap();
+    let next = app.picker.rows[app.picker.visible[3].idx].info.path.clone();
+    drive(
+        &mut app,
+        AppEvent::Trashed {
+            path: path.clone(),
+            result: Ok(()),
+        },
+    );
+    assert_eq!(app.picker.selected_pos(), Some(2));
+    assert_eq!(app.picker.selected.as_ref(), Some(&next));
+    key(&mut app, KeyCode::End);
+    let last = app.picker.selected.clone().unwrap();
+    let n = app.picker.visible.len();
+    drive(
+        &mut app,
+        AppEvent::Deleted {
+            path: last,
+            result: Ok(()),
+        },
+    );
+    assert_eq!(app.picker.selected_pos(), Some(n - 2));
+    // A file removed behind arbor's back: the same.
+    key(&mut app, KeyCode::Home);
+    key(&mut app, KeyCode::Down);
+    let gone = app.picker.selected.clone().unwrap();
+    drive(&mut app, AppEvent::RowGone(gone));
+    assert_eq!(app.picker.selected_pos(), Some(1));
+}
+
+/// Issue #10.10: the row a delete question is about is drawn in the error
+/// colour (title and right part), as Atomic draws it.
+#[test]
+fn the_row_awaiting_delete_confirmation_is_marked() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    key(&mut app, KeyCode::Tab);
+    key(&mut app, KeyCode::Down);
+    ctrl(&mut app, 'd');
+    let theme = Theme { color: true };
+    let mut t = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
+    t.draw(|f| arbor::ui::picker::render(f, &app, &theme))
+        .unwrap();
+    let buf = t.backend().buffer();
+    let row_y = 3 + app.picker.selected_pos().unwrap() as u16;
+    let other_y = 3;
+    let fg_at = |y: u16, x: u16| buf[(x, y)].style().fg;
+    // The title (after the cursor) and the age at the right end.
+    assert_eq!(fg_at(row_y, 3), theme.error().fg);
+    assert_eq!(fg_at(row_y, app.width - 2), theme.error().fg);
+    assert_ne!(fg_at(other_y, 3), theme.error().fg);
+    key(&mut app, KeyCode::Esc);
+    let mut t = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
+    t.draw(|f| arbor::ui::picker::render(f, &app, &theme))
+        .unwrap();
+    assert_ne!(
+        t.backend().buffer()[(3, row_y)].style().fg,
+        theme.error().fg
+    );
+}
+
+/// Issue #10.10: Atomic's empty-list texts depend on the filters, also
+/// while a query is typed (arbor said "No sessions found" for any query).
+#[test]
+fn empty_texts_for_each_filter_combination_with_a_query() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    typ(&mut app, "zzqqxxnothing");
+    assert!(app.picker.visible.is_empty());
+    let cases = [
+        ("", "No sessions in current folder. tab view all."),
+        ("tab", "No sessions found"),
+        (
+            "ctrl+n",
+            "No named sessions found. Press ctrl+n to show all.",
+        ),
+        (
+            "tab",
+            "No named sessions in current folder. ctrl+n show all · tab view all.",
+        ),
+    ];
+    for (k, text) in cases {
+        match k {
+            "tab" => {
+                key(&mut app, KeyCode::Tab);
+            }
+            "ctrl+n" => {
+                ctrl(&mut app, 'n');
+            }
+            _ => {}
+        }
+        let s = screen(&app, &fx.root);
+        assert!(s.contains(&format!("  {text}")), "{k}: {s}");
+    }
+}
+
+/// Issue #10.10: when the rows do not all fit, Atomic's `(n/N)` position
+/// line is under them.
+#[test]
+fn the_position_line_shows_when_the_list_does_not_fit() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    app.height = 12;
+    key(&mut app, KeyCode::Tab);
+    let n = app.picker.visible.len();
+    let s = screen(&app, &fx.root);
+    assert!(s.contains(&format!("  (1/{n})")), "{s}");
+    key(&mut app, KeyCode::End);
+    let s = screen(&app, &fx.root);
+    assert!(s.contains(&format!("  ({n}/{n})")), "{s}");
+    // The selected (last) row is still drawn above the position line.
+    let last = app.picker.rows[app.picker.visible[n - 1].idx].info.title();
+    let lines: Vec<&str> = s.lines().collect();
+    let pos_line = lines.iter().position(|l| l.starts_with("  (")).unwrap();
+    assert!(lines[pos_line - 1].starts_with("› "), "{s}");
+    assert!(lines[pos_line - 1].contains(&last.chars().take(10).collect::<String>()));
+    insta::assert_snapshot!("position_line", s);
+    // Everything fits: no position line.
+    app.height = 24;
+    assert!(!screen(&app, &fx.root).contains(&format!("/{n})")));
+}

@@ -1064,3 +1064,68 @@ fn sigint_and_sighup_restore_the_terminal() {
     signal_restores_the_terminal("INT", false);
     signal_restores_the_terminal("HUP", true);
 }
+
+/// Issue #11.7: undoing a delete when a file already stands at the
+/// session's path says so in a sentence, not as `RestoreCollision { … }`.
+#[test]
+fn a_restore_collision_is_one_sentence() {
+    let store = common::demo_store();
+    let root = store.path().join("sessions");
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let shell = format!(
+        "exec {} --store {} --all",
+        quoted(std::path::Path::new(env!("CARGO_BIN_EXE_arbor"))),
+        quoted(&root)
+    );
+    let cache = home.path().join("cache");
+    let mut pty = Pty::spawn(
+        &shell,
+        &[
+            ("HOME", home.path()),
+            ("XDG_DATA_HOME", &data),
+            ("ARBOR_CACHE_DIR", &cache),
+        ],
+        24,
+        100,
+    );
+    pty.screen.wait_for("the list", |t| {
+        t.contains("Fix flaky auth test") && !t.contains("Loading")
+    });
+    let (files, _) = arbor::store::list_session_files(
+        &arbor::store::StoreConfig::single(&root, arbor::store::StoreKind::PerProject),
+        &arbor::store::Scope::All,
+    );
+    let target = files
+        .iter()
+        .map(|f| arbor::session::info::scan_info(&f.path).unwrap())
+        .max_by_key(|i| i.modified_ms)
+        .unwrap()
+        .path;
+    pty.send(b"\x04");
+    pty.screen
+        .wait_for("the delete prompt", |t| t.contains("Delete session?"));
+    pty.send(b"\r");
+    pty.screen
+        .wait_for("the trash status", |t| t.contains("Session moved to trash"));
+    assert!(!target.exists());
+    // Something else takes the name meanwhile.
+    std::fs::write(&target, "not the session\n").unwrap();
+    pty.send(b"\x1a");
+    let t = pty
+        .screen
+        .wait_for("the undo failure", |t| t.contains("Undo failed"));
+    assert!(t.contains("already exists"), "{t}");
+    assert!(
+        !t.contains("RestoreCollision") && !t.contains("remaining_items") && !t.contains('{'),
+        "{t}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "not the session\n",
+        "the other file is untouched"
+    );
+    pty.send(b"\x1b");
+    assert!(pty.wait_exit().success());
+}

@@ -677,3 +677,69 @@ fn a_paste_is_text_for_the_tree_never_a_key() {
     assert_eq!(tree(&app).search, "");
     assert!(app.outcome.is_none());
 }
+
+fn tick(app: &mut App, now: i64) {
+    app.update(AppEvent::Tick(now));
+}
+
+fn status(app: &App) -> Option<String> {
+    tree(app).status.as_ref().map(|(s, _)| s.clone())
+}
+
+/// Issue #10.8: status messages go after a few seconds; clearing a label
+/// says so; declining the offer to resume a fork does not bring
+/// "Forking…" back; `y` says what was sent, not that the clipboard was set.
+#[test]
+fn status_messages_expire_and_say_what_happened() {
+    let store = common::demo_store();
+    let path = common::find_session(&store.path().join("sessions"), "01a20947");
+    let mut app = open(&path, 100, 30);
+    key(&mut app, KeyCode::Home);
+    key(&mut app, KeyCode::Char('L'));
+    typ(&mut app, "first ask");
+    let fx = key(&mut app, KeyCode::Enter);
+    drive(&mut app, fx[0].clone());
+    assert_eq!(status(&app).as_deref(), Some("Label saved"));
+    tick(&mut app, NOW + 1_000);
+    tick(&mut app, NOW + 3_000);
+    assert_eq!(status(&app).as_deref(), Some("Label saved"), "still there");
+    tick(&mut app, NOW + 5_000);
+    assert_eq!(status(&app), None, "gone after a few seconds");
+    assert!(!screen(&app).contains("Label saved"));
+
+    // Clearing the label says it was removed.
+    key(&mut app, KeyCode::Char('L'));
+    ctrl(&mut app, 'u');
+    let fx = key(&mut app, KeyCode::Enter);
+    drive(&mut app, fx[0].clone());
+    assert_eq!(status(&app).as_deref(), Some("Label removed"));
+
+    // Fork from a user message in the middle, then decline the resume.
+    let pos = tree(&app)
+        .rows
+        .iter()
+        .enumerate()
+        .skip(2)
+        .find(|(_, r)| tree(&app).loaded.session.entries[r.entry].role() == Some("user"))
+        .map(|(p, _)| p)
+        .unwrap();
+    tree_select(&mut app, pos);
+    key(&mut app, KeyCode::Enter);
+    // `y` copies the message's text; arbor cannot know the terminal took it.
+    let fx = key(&mut app, KeyCode::Char('y'));
+    assert!(matches!(&fx[..], [Effect::Copy(_)]));
+    let said = status(&app).unwrap();
+    assert!(
+        said.contains("OSC 52") && !said.contains("copied"),
+        "{said}"
+    );
+    let fx = key(&mut app, KeyCode::Char('2'));
+    assert_eq!(status(&app).as_deref(), Some("Forking…"));
+    drive(&mut app, fx[0].clone());
+    assert!(matches!(tree(&app).dialog, TreeDialog::OfferResume { .. }));
+    assert_ne!(status(&app).as_deref(), Some("Forking…"));
+    key(&mut app, KeyCode::Esc);
+    let said = status(&app).unwrap_or_default();
+    assert!(said.starts_with("Forked to "), "{said:?}");
+    assert!(!screen(&app).contains("Forking…"));
+}

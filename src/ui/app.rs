@@ -82,6 +82,8 @@ pub enum AppEvent {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteKind {
     Label,
+    /// A label cleared (an empty label line).
+    LabelRemoved,
     Branch,
     Fork,
 }
@@ -260,7 +262,7 @@ impl App {
                 if matches!(self.mode, Mode::Tree(_)) =>
             {
                 if let AppEvent::Tick(now) = ev {
-                    self.picker.now_ms = now;
+                    self.picker.tick(now);
                 }
                 super::tree::update(self, ev)
             }
@@ -329,8 +331,11 @@ impl App {
                 vec![Effect::ReloadTree { path, agent }]
             }
             Ok(new_path) => {
+                // "Forking…" is over: the offer to resume says what happened.
+                t.status = None;
                 match what {
                     WriteKind::Label => t.status = Some(("Label saved".into(), false)),
+                    WriteKind::LabelRemoved => t.status = Some(("Label removed".into(), false)),
                     WriteKind::Branch => {
                         t.dialog = TreeDialog::OfferResume {
                             path: path.clone(),

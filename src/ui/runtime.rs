@@ -440,7 +440,11 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
                 .map_err(|e| e.to_string());
             vec![AppEvent::Wrote {
                 path,
-                what: WriteKind::Label,
+                what: if label.is_some() {
+                    WriteKind::Label
+                } else {
+                    WriteKind::LabelRemoved
+                },
                 result,
             }]
         }

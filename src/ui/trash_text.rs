@@ -27,7 +27,7 @@ pub fn trash_error_text(e: &trash::Error) -> String {
         }
         E::ConvertOsString { .. } => "the path is not valid Unicode".into(),
         E::RestoreCollision { path, .. } => format!(
-            "{} already exists, so the trashed copy was left in the trash (move the file away first)",
+            "{} already exists; the session stays in the trash until that file is moved away",
             shown(path)
         ),
         E::RestoreTwins { path, .. } => format!(
@@ -189,7 +189,7 @@ mod tests {
         }
         assert_eq!(
             trash_error_text(&all[5]),
-            "/p/s.jsonl already exists, so the trashed copy was left in the trash (move the file away first)"
+            "/p/s.jsonl already exists; the session stays in the trash until that file is moved away"
         );
         assert_eq!(trash_error_text(&all[1]), "access is denied");
     }

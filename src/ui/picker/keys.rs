@@ -25,7 +25,7 @@ pub fn update(app: &mut App, ev: AppEvent) -> Vec<Effect> {
         AppEvent::Mouse(m) => on_mouse(app, m),
         AppEvent::Resize(..) => Vec::new(),
         AppEvent::Tick(now) => {
-            app.picker.now_ms = now;
+            app.picker.tick(now);
             Vec::new()
         }
         other => on_result(&mut app.picker, &app.store, other),
@@ -300,8 +300,10 @@ fn cancel(p: &mut PickerState) -> Vec<Effect> {
     Vec::new()
 }
 
+/// When the file last changed: its mtime. (The newest entry's timestamp
+/// is whatever the writer claimed, possibly in the future.)
 fn last_change_ms(info: &crate::session::info::SessionInfo) -> i64 {
-    info.file_mtime_ms.max(info.modified_ms)
+    info.file_mtime_ms
 }
 
 fn ask_delete(p: &mut PickerState) -> Vec<Effect> {

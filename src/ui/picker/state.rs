@@ -204,6 +204,7 @@ pub struct PickerState {
     pub indexing: Option<(usize, usize)>,
     pub dialog: Dialog,
     pub status: Option<Status>,
+    pub status_timer: crate::ui::widgets::StatusTimer,
     /// Trashed sessions, newest last, for undo.
     pub trashed: Vec<PathBuf>,
     pub preview: Option<Preview>,
@@ -246,6 +247,7 @@ impl PickerState {
             indexing: None,
             dialog: Dialog::None,
             status: None,
+            status_timer: Default::default(),
             trashed: Vec::new(),
             preview: None,
             note: None,
@@ -520,10 +522,18 @@ impl PickerState {
     }
 
     pub fn set_status(&mut self, kind: StatusKind, text: impl Into<String>) {
-        self.status = Some(Status {
-            text: text.into(),
-            kind,
-        });
+        let text = text.into();
+        self.status_timer.start(&text, self.now_ms);
+        self.status = Some(Status { text, kind });
+    }
+
+    /// The clock moved: the status message goes once it has had its time.
+    pub fn tick(&mut self, now: i64) {
+        self.now_ms = now;
+        let shown = self.status.as_ref().map(|s| s.text.as_str());
+        if self.status_timer.expired(shown, now) {
+            self.status = None;
+        }
     }
 }
 

@@ -555,6 +555,7 @@ fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<
         return (wrap_styled(&paragraphs, width as usize), None);
     }
     let mut cursor = None;
+    let mut wrapped = Vec::new();
     let status_line = match (&p.dialog, &p.status) {
         (Dialog::ConfirmDelete { path, .. }, _) => Line::from(vec![
             Span::styled("Delete session? ", theme.error()),
@@ -584,18 +585,24 @@ fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<
             cursor = Some(col);
             line
         }
-        (_, Some(s)) => Line::from(Span::styled(
-            sanitize_line(&s.text),
-            match s.kind {
+        // A message is wrapped rather than cut: the end of an error (its
+        // reason) is the part that matters.
+        (_, Some(s)) => {
+            let style = match s.kind {
                 StatusKind::Info => theme.dim(),
                 StatusKind::Success => theme.success(),
                 StatusKind::Error => theme.error(),
-            },
-        )),
+            };
+            let mut lines = wrap_styled(&[vec![(sanitize_line(&s.text), style)]], width as usize);
+            let first = lines.remove(0);
+            wrapped = lines;
+            first
+        }
         (_, None) => Line::from(""),
     };
-    let lines = vec![
-        status_line,
+    let mut lines = vec![status_line];
+    lines.append(&mut wrapped);
+    lines.extend([
         Line::from(Span::styled(
             "tab scope · re:<pattern> regex · \"phrase\" exact · F1 help",
             theme.dim(),
@@ -607,7 +614,7 @@ fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<
             ),
             theme.dim(),
         )),
-    ];
+    ]);
     (lines, cursor)
 }
 

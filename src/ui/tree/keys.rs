@@ -49,6 +49,10 @@ pub fn update(app: &mut App, ev: AppEvent) -> Vec<Effect> {
         }
         AppEvent::Tick(now) => {
             t.now_ms = now;
+            let shown = t.status.as_ref().map(|(s, _)| s.as_str());
+            if t.status_timer.expired(shown, now) {
+                t.status = None;
+            }
             Vec::new()
         }
         _ => Vec::new(),
@@ -336,7 +340,12 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
                 }
                 KeyCode::Char('y') => {
                     if let Some(text) = user_text(t, &entry) {
-                        t.status = Some(("Message copied to the clipboard".into(), false));
+                        // OSC 52 has no answer: arbor cannot know whether
+                        // the terminal honoured it, so it says what it did.
+                        t.status = Some((
+                            "Message sent to the terminal's clipboard (OSC 52)".into(),
+                            false,
+                        ));
                         return Some(vec![Effect::Copy(text)]);
                     }
                 }
@@ -383,8 +392,13 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
                 _ => Some(Vec::new()),
             }
         }
-        TreeDialog::OfferResume { path, id, cwd, .. } => {
-            let (path, id, cwd) = (path.clone(), id.clone(), cwd.clone());
+        TreeDialog::OfferResume {
+            path,
+            id,
+            cwd,
+            what,
+        } => {
+            let (path, id, cwd, what) = (path.clone(), id.clone(), cwd.clone(), what.clone());
             match k.code {
                 KeyCode::Enter => {
                     t.dialog = TreeDialog::None;
@@ -396,7 +410,9 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
                     })])
                 }
                 _ if cancel => {
+                    // Declined: what was done stays said (for a while).
                     t.dialog = TreeDialog::None;
+                    t.status = Some((what, false));
                     Some(Vec::new())
                 }
                 _ => Some(Vec::new()),

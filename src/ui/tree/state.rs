@@ -106,6 +106,7 @@ pub struct TreeState {
     pub context: Option<crate::session::SessionContext>,
     pub dialog: TreeDialog,
     pub status: Option<(String, bool)>,
+    pub status_timer: crate::ui::widgets::StatusTimer,
     pub now_ms: i64,
     /// Format label times in UTC (tests) instead of local time.
     pub utc: bool,
@@ -136,6 +137,7 @@ impl TreeState {
             context: None,
             dialog: TreeDialog::None,
             status: None,
+            status_timer: Default::default(),
             now_ms,
             utc: false,
             from_picker: false,

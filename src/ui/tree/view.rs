@@ -3,7 +3,7 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::state::{TreeDialog, TreeState};
@@ -461,7 +461,7 @@ fn render_continue(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect, entr
     ]));
     let h = lines.len() as u16 + 2;
     let r = centered(area, 78, h);
-    f.render_widget(Clear, r);
+    crate::ui::widgets::clear_box(f, r);
     let block = Block::default()
         .borders(Borders::ALL)
         .title(Span::styled(" Continue from here ", theme.title()))
