@@ -536,7 +536,7 @@ fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<
         )];
         let title = title_of(p, path);
         if !title.is_empty() {
-            question.push((title, theme.dim()));
+            question.push((format!("\u{201c}{title}\u{201d}"), theme.dim()));
         }
         let paragraphs = [
             question,
