@@ -1254,3 +1254,33 @@ fn the_position_line_shows_when_the_list_does_not_fit() {
     app.height = 24;
     assert!(!screen(&app, &fx.root).contains(&format!("/{n})")));
 }
+
+/// A message line too long to preview is said to be, in the pane.
+#[test]
+fn the_preview_says_a_line_was_too_long_to_read() {
+    let fx = fixture();
+    let path = fx
+        .root
+        .join("--home-demo-projects-webapp--/2026-11-28T10-00-00-000Z_019ad000-0000-7000-8000-0000000000bb.jsonl");
+    let pasted = "0123456789abcdef".repeat(5 << 16);
+    std::fs::write(
+        &path,
+        format!(
+            "{}\n{}\n{}\n",
+            r#"{"type":"session","version":3,"id":"019ad000-0000-7000-8000-0000000000bb","timestamp":"2026-11-28T10:00:00.000Z","cwd":"/home/demo/projects/webapp"}"#,
+            r#"{"type":"message","id":"bb000001","parentId":null,"timestamp":"2026-11-28T10:00:01.000Z","message":{"role":"user","content":"look at this log","timestamp":1795860001000}}"#,
+            format_args!(
+                r#"{{"type":"message","id":"bb000002","parentId":"bb000001","timestamp":"2026-11-28T10:00:02.000Z","message":{{"role":"user","content":"{pasted}","timestamp":1795860002000}}}}"#
+            )
+        ),
+    )
+    .unwrap();
+    let mut app = app_with(&fx.root, WEBAPP);
+    app.width = 140;
+    app.height = 30;
+    typ(&mut app, "look at this");
+    assert_eq!(app.picker.selected.as_ref(), Some(&path));
+    let s = screen(&app, &fx.root);
+    assert!(s.contains("A line of 5 MB is too long to preview"), "{s}");
+    assert!(s.contains("user: look at this log"), "{s}");
+}

@@ -4,6 +4,7 @@
 //! tests all drive the same code.
 
 pub mod agent;
+pub mod chunked;
 pub mod context;
 pub mod entry;
 pub mod ids;

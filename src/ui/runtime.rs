@@ -19,7 +19,7 @@ use ratatui::Terminal;
 use rayon::prelude::*;
 
 use super::app::{App, AppEvent, Effect, Outcome, WriteKind};
-use super::picker::{load_preview, Folders, Row};
+use super::picker::{load_preview, load_preview_with, Folders, PreviewLimits, Row};
 use super::theme::Theme;
 use crate::search::Query;
 use crate::session::info::SessionInfo;
@@ -291,6 +291,7 @@ fn run_effect(
             let _ = search_tx.send(Some((generation, query, docs)));
         }
         Effect::LoadPreview { path, query } => {
+            PREVIEWS_ASKED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             let _ = preview_tx.send((path, query));
         }
         Effect::Exit(_) | Effect::CloseTree => {}
@@ -899,11 +900,24 @@ fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
     jtx
 }
 
+/// Previews asked for so far: the worker's job is stale once it moved on.
+static PREVIEWS_ASKED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 fn spawn_preview_worker(tx: Sender<AppEvent>) -> Sender<(PathBuf, Query)> {
     let (jtx, jrx) = channel::<(PathBuf, Query)>();
     std::thread::spawn(move || {
         while let Some((path, query)) = latest(&jrx) {
-            let r = load_preview(&path, &query).map_err(|e| (path.clone(), e));
+            // Everything queued was taken: this job is the newest asked.
+            let asked = PREVIEWS_ASKED.load(std::sync::atomic::Ordering::SeqCst);
+            let stale = || PREVIEWS_ASKED.load(std::sync::atomic::Ordering::SeqCst) != asked;
+            // Searching a big session for the match can take a while: a
+            // newer selection or query stops it.
+            let r = load_preview_with(&path, &query, &PreviewLimits::default(), &stale)
+                .map(|(p, _)| p)
+                .map_err(|e| (path.clone(), e));
+            if stale() {
+                continue;
+            }
             if tx.send(AppEvent::PreviewLoaded(r)).is_err() {
                 break;
             }

@@ -6,7 +6,7 @@ mod state;
 mod view;
 
 pub use keys::update;
-pub use preview::{load_preview, Preview};
+pub use preview::{load_preview, load_preview_with, Preview, PreviewLimits};
 pub use state::{
     Dialog, Folders, PickerState, Row, Scope, Sort, Status, StatusKind, VisibleRow,
     PERMANENT_GUARD_MS,

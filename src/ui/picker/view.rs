@@ -476,6 +476,9 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
                 Span::raw(t),
             ]));
         }
+        if let Some(note) = &pv.note {
+            lines.push(Line::from(Span::styled(note.clone(), theme.warning())));
+        }
     } else {
         lines.push(Line::from(""));
         lines.push(Line::from(Span::styled("Loading…", theme.dim())));

@@ -1,0 +1,297 @@
+//! The picker's preview reads only what it shows: the same last messages as
+//! the whole tree gives, from a bounded part of the file; lines too long to
+//! hold are skipped and said to be; a 1,000,000-entry session previews in
+//! little memory.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use arbor::search::Query;
+use arbor::session::context::message_text;
+use arbor::session::{read_session, SessionTree};
+use arbor::ui::picker::{load_preview, load_preview_with, PreviewLimits};
+
+/// The last messages as the whole tree gives them (what the preview read
+/// before it read only part of the file).
+fn from_the_tree(path: &Path) -> Option<Vec<(String, String)>> {
+    let session = read_session(path).ok()?;
+    let tree = SessionTree::build(&session);
+    let mut last = Vec::new();
+    if let Some(leaf) = tree.leaf {
+        for &i in tree.path_to(leaf).iter().rev() {
+            let e = &session.entries[i];
+            let Some(role) = e.role() else { continue };
+            if role != "user" && role != "assistant" {
+                continue;
+            }
+            let text = message_text(e.message());
+            if text.trim().is_empty() {
+                continue;
+            }
+            let text: String = text.chars().take(2000).collect();
+            last.push((role.to_string(), text));
+            if last.len() == 4 {
+                break;
+            }
+        }
+    }
+    last.reverse();
+    Some(last)
+}
+
+fn sessions_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            sessions_under(&p, out);
+        } else if p.extension().is_some_and(|x| x == "jsonl") {
+            out.push(p);
+        }
+    }
+}
+
+/// On every conformance and demo session (forks, branches, duplicate ids,
+/// cycles, version 1 and 2 files, damaged lines), the preview's last
+/// messages are the tree's.
+#[test]
+fn last_messages_match_the_whole_tree() {
+    let corpus = common::conformance_corpus();
+    let demo = common::demo_store();
+    let mut files = Vec::new();
+    sessions_under(corpus.path(), &mut files);
+    sessions_under(demo.path(), &mut files);
+    assert!(files.len() > 50, "{} sessions", files.len());
+    let mut compared = 0;
+    for f in &files {
+        let Some(want) = from_the_tree(f) else {
+            assert!(
+                load_preview(f, &Query::parse("")).is_err(),
+                "{}",
+                f.display()
+            );
+            continue;
+        };
+        let got = load_preview(f, &Query::parse("")).unwrap();
+        assert_eq!(got.last_messages, want, "{}", f.display());
+        assert_eq!(got.note, None);
+        compared += 1;
+    }
+    assert!(compared > 50);
+}
+
+/// A session like a long agent run: a user message, then an assistant
+/// answer with a tool call and the tool's result, over and over.
+fn write_session(path: &Path, entries: usize, big_line_at: Option<(usize, usize)>) {
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    writeln!(
+        w,
+        r#"{{"type":"session","version":3,"id":"019ad000-0000-7000-8000-00000000beef","timestamp":"2026-11-29T10:00:00.000Z","cwd":"/home/u/big"}}"#
+    )
+    .unwrap();
+    let mut parent = String::from("null");
+    for i in 0..entries {
+        let id = format!("{i:08x}");
+        match big_line_at {
+            Some((at, len)) if at == i => {
+                write!(
+                    w,
+                    r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-11-29T10:00:01.000Z","message":{{"role":"user","content":""#
+                )
+                .unwrap();
+                let chunk = "a pasted log line that goes on and on ".repeat(1000);
+                let mut left = len;
+                while left > 0 {
+                    let n = left.min(chunk.len());
+                    w.write_all(&chunk.as_bytes()[..n]).unwrap();
+                    left -= n;
+                }
+                writeln!(w, r#"","timestamp":1795946401000}}}}"#).unwrap();
+            }
+            _ => match i % 3 {
+                0 => writeln!(
+                    w,
+                    r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-11-29T10:00:01.000Z","message":{{"role":"user","content":"question {i}: please look at the parser module and tell me what the tokenizer does","timestamp":1795946401000}}}}"#
+                ),
+                1 => writeln!(
+                    w,
+                    r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-11-29T10:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"answer {i}: reading it"}},{{"type":"toolCall","id":"call_{id}","name":"read","arguments":{{"path":"src/parser.rs"}}}}],"usage":{{"input":1200,"output":80,"cacheRead":0,"cacheWrite":0,"totalTokens":1280,"cost":{{"total":0.0012}}}},"stopReason":"toolUse","timestamp":1795946402000}}}}"#
+                ),
+                _ => writeln!(
+                    w,
+                    r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-11-29T10:00:03.000Z","message":{{"role":"toolResult","toolCallId":"call_{id}","toolName":"read","content":[{{"type":"text","text":"fn tokenize(input: &str) -> Vec<Token> {{ /* ... */ }}"}}],"isError":false,"timestamp":1795946403000}}}}"#
+                ),
+            }
+            .unwrap(),
+        }
+        parent = format!("\"{id}\"");
+    }
+    w.flush().unwrap();
+}
+
+/// The preview of a big session reads its head and its tail, not the file;
+/// a match near the start stops the search there.
+#[test]
+fn a_big_session_is_read_at_both_ends_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    write_session(&path, 90_002, None);
+    let size = std::fs::metadata(&path).unwrap().len();
+    assert!(size > 20 << 20, "{size}");
+    let limits = PreviewLimits::default();
+    let (p, read) = load_preview_with(&path, &Query::parse(""), &limits, &|| false).unwrap();
+    assert!(read <= 1 << 20, "read {read} of {size} bytes");
+    let roles: Vec<&str> = p.last_messages.iter().map(|(r, _)| r.as_str()).collect();
+    assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+    assert_eq!(p.last_messages[3].1, "answer 90001: reading it");
+    assert_eq!(p.snippet, None);
+
+    let (p, read) =
+        load_preview_with(&path, &Query::parse("\"question 30\""), &limits, &|| false).unwrap();
+    assert!(read <= 2 << 20, "read {read} of {size} bytes");
+    let (text, range) = p.snippet.expect("the match");
+    assert_eq!(
+        text.chars()
+            .skip(range.start)
+            .take(range.len())
+            .collect::<String>(),
+        "question 30"
+    );
+
+    // A stale search gives up.
+    let (p, _) = load_preview_with(
+        &path,
+        &Query::parse("nowhere-to-be-found"),
+        &limits,
+        &|| true,
+    )
+    .unwrap();
+    assert_eq!(p.snippet, None);
+}
+
+/// A line too long to hold is skipped with a note, never read whole: the
+/// last messages go on past it (its parent is read from its start), and
+/// the search goes on after it.
+#[test]
+fn a_huge_line_is_skipped_and_said_to_be() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.jsonl");
+    // 30 entries; the user message at 27 is a 3 MB line.
+    write_session(&path, 30, Some((27, 3 << 20)));
+    let limits = PreviewLimits {
+        max_line: 1 << 20,
+        ..PreviewLimits::default()
+    };
+    let (p, _) =
+        load_preview_with(&path, &Query::parse("\"question 24\""), &limits, &|| false).unwrap();
+    assert_eq!(
+        p.note.as_deref(),
+        Some("A line of 3 MB is too long to preview: not read")
+    );
+    let texts: Vec<&str> = p.last_messages.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "answer 22: reading it",
+            "question 24: please look at the parser module and tell me what the tokenizer does",
+            "answer 25: reading it",
+            "answer 28: reading it",
+        ]
+    );
+    assert!(p.snippet.is_some());
+    // With room for it, the line is read.
+    let p = load_preview(&path, &Query::parse("")).unwrap();
+    assert_eq!(p.note, None);
+    assert!(p.last_messages[2].1.starts_with("a pasted log line"));
+}
+
+/// Peak memory of this process (Linux: the high-water mark of its RSS).
+#[cfg(target_os = "linux")]
+fn max_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Run by `a_million_entry_session_previews_in_little_memory` in a process
+/// of its own (its memory is measured alone); does nothing otherwise.
+#[cfg(target_os = "linux")]
+#[test]
+fn preview_memory_child() {
+    let Some(path) = std::env::var_os("ARBOR_PREVIEW_MEMORY_CHILD") else {
+        return;
+    };
+    let path = PathBuf::from(path);
+    // No query; a match near the start; one at the very end (the whole
+    // file is searched, a line at a time).
+    let last = load_preview(&path, &Query::parse("")).unwrap();
+    assert_eq!(last.last_messages.len(), 4);
+    let t = std::time::Instant::now();
+    let early = load_preview(&path, &Query::parse("\"question 300:\"")).unwrap();
+    assert!(early.snippet.is_some());
+    eprintln!("early match: {:?}", t.elapsed());
+    let n: usize = std::env::var("ARBOR_PREVIEW_ENTRIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    // The last assistant answer.
+    let i = (0..n).rev().find(|i| i % 3 == 1).unwrap_or(1);
+    let late = load_preview(&path, &Query::parse(&format!("\"answer {i}:\""))).unwrap();
+    assert!(late.snippet.is_some());
+    eprintln!("late match: {:?}", t.elapsed());
+    println!("max_rss_kb={}", max_rss_kb());
+}
+
+/// The preview of a 1,000,000-entry session (~350 MB) stays under 100 MB
+/// of memory (reading it whole took 4–7 GB).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_million_entry_session_previews_in_little_memory() {
+    let entries: usize = std::env::var("ARBOR_PREVIEW_ENTRIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("million.jsonl");
+    let t = std::time::Instant::now();
+    write_session(&path, entries, None);
+    eprintln!("written in {:?}", t.elapsed());
+    let size = std::fs::metadata(&path).unwrap().len();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "preview_memory_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("ARBOR_PREVIEW_MEMORY_CHILD", &path)
+        .env("ARBOR_PREVIEW_ENTRIES", entries.to_string())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kb: u64 = stdout
+        .split("max_rss_kb=")
+        .nth(1)
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no figure from the child:\n{stdout}"));
+    eprintln!(
+        "preview of {entries} entries ({} MB): max RSS {} MB",
+        size >> 20,
+        kb >> 10
+    );
+    assert!(kb < 100 << 10, "max RSS {kb} kB");
+}
