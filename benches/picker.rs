@@ -222,18 +222,26 @@ fn main() {
                     generation,
                     query,
                     docs,
+                    index_problem,
                 } = fx
                 {
                     // As the picker's search worker does it: the short
                     // fields are scored while the index answers the bodies.
                     let t0 = Instant::now();
-                    let (hits, t_index) = std::thread::scope(|s| {
+                    let (bodies, t_index) = std::thread::scope(|s| {
                         s.spawn(|| scorer.prepare(&query, &docs));
-                        let h = index.search(&query).expect("search");
-                        (h, t0.elapsed())
+                        let b = arbor::ui::runtime::search_bodies(
+                            Some(&index),
+                            &query,
+                            &docs,
+                            index_problem.as_deref(),
+                            &|| false,
+                        )
+                        .expect("search");
+                        (b, t0.elapsed())
                     });
                     let t1 = Instant::now();
-                    let scores = scorer.score(&query, &docs, hits.as_ref());
+                    let scores = scorer.score(&query, &docs, bodies.hits.as_ref());
                     if std::env::var_os("ARBOR_BENCH_DETAIL").is_some() {
                         eprintln!(
                             "{:>20} index {:>7.2} ms  fields+index {:>7.2} ms  combine {:>7.2} ms",
@@ -249,6 +257,7 @@ fn main() {
                         query: query.raw.clone(),
                         docs,
                         scores,
+                        incomplete: bodies.incomplete,
                     }));
                     if std::env::var_os("ARBOR_BENCH_DETAIL").is_some() {
                         eprintln!(

@@ -1183,3 +1183,170 @@ fn a_text_file_cut_short_while_a_search_reads_it() {
         cut.join().unwrap();
     }
 }
+
+/// A store of `n` sessions with about 2 KB of message text each; every
+/// third one mentions a needle.
+fn needle_store(n: u32) -> Store {
+    let s = Store::new();
+    let filler = "the quick brown fox jumps over the lazy dog while the compiler \
+                  reports nothing unusual about the build of this module ";
+    for i in 0..n {
+        let id = format!("0199bbbb-0000-7000-8000-{i:012}");
+        let mut body = filler.repeat(14);
+        if i % 3 == 0 {
+            body.push_str(&format!(" found a needle in a haystack, needles{i}"));
+        }
+        let lines = [
+            format!(
+                r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/home/u/proj"}}"#
+            ),
+            message("a1", None, "user", &format!("task {i}"), 1767261600000),
+            message("a2", Some("a1"), "assistant", &body, 1767261601000),
+        ];
+        let p = s
+            .root
+            .join("--home-u-proj--")
+            .join(format!("2026-01-01T10-00-00-000Z_{id}.jsonl"));
+        std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    }
+    s
+}
+
+/// `arbor list` with every file it writes limited to `bytes`
+/// (`RLIMIT_FSIZE`: a write past it fails with EFBIG, as a full disk fails
+/// with ENOSPC), so the index can only be written in part.
+#[cfg(unix)]
+fn list_on_a_full_disk(s: &Store, bytes: u64, extra: &[&str]) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = arbor();
+    cmd.env("ARBOR_CACHE_DIR", &s.cache)
+        .arg("--store")
+        .arg(&s.root)
+        .args(["list", "--all", "--json"])
+        .args(extra);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: bytes as libc::rlim_t,
+                rlim_max: bytes as libc::rlim_t,
+            };
+            // An ignored SIGXFSZ makes the write fail instead of killing.
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    // Pipes, not files: the limit must not cut arbor's own output.
+    cmd.output().unwrap()
+}
+
+/// Issue #11.2: with a cache disk that fills up while the index is written,
+/// `arbor list --query` printed only the sessions the index had taken
+/// before the disk was full (58 of 347 rows; a regex 0 of 177), with a note
+/// on stderr. A search never presents an incomplete answer as complete: the
+/// rows are complete, and the bodies are searched in the files themselves.
+#[cfg(unix)]
+#[test]
+fn a_full_cache_disk_gives_the_answer_of_the_files() {
+    let s = needle_store(300);
+    let queries = [
+        "needle",
+        "\"in a haystack\"",
+        "re:needles\\d+",
+        "haystack compiler",
+    ];
+    for round in 0..2 {
+        for q in queries {
+            let out = list_on_a_full_disk(&s, 256 << 10, &["--query", q]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{q}: {err}");
+            assert!(
+                err.contains("index"),
+                "the cache writes must have failed (round {round}, {q}): {err}"
+            );
+            let (plain, _) = list(&s.root, &s.cache, &["--no-index", "--query", q]);
+            let got = String::from_utf8_lossy(&out.stdout);
+            assert!(plain.lines().count() >= 100, "{q}");
+            assert_eq!(
+                got.lines().count(),
+                plain.lines().count(),
+                "{q} (round {round}): rows; stderr {err}"
+            );
+            assert!(got == plain, "{q} (round {round}): the same rows");
+        }
+    }
+    let out = list_on_a_full_disk(&s, 256 << 10, &[]);
+    let (plain, _) = list(&s.root, &s.cache, &["--no-index"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout) == plain,
+        "list without a query"
+    );
+}
+
+/// Issue #11.2, the picker: the search worker's body search
+/// (`search_bodies`) says when the index could not answer for every row
+/// without its own text — sessions missing from the index, a failed search,
+/// an index that could not be written — instead of "no body hits".
+#[test]
+fn the_picker_search_says_when_it_is_incomplete() {
+    use arbor::search::{Docs, SearchDoc};
+    use arbor::ui::runtime::search_bodies;
+    use std::sync::Arc;
+
+    let s = needle_store(6);
+    let files = s.files();
+    let (full, _) = read_rows(&files);
+    // Rows as the picker has them from the index: no text of their own.
+    let docs = Docs(
+        full.iter()
+            .map(|r| {
+                let mut r = r.clone();
+                r.all_text.clear();
+                (r.path.clone(), Arc::new(SearchDoc::from_info(&r)))
+            })
+            .collect(),
+    );
+    let query = Query::parse("needle");
+    let never = || false;
+
+    // The index holds half of the sessions (the rest could not be written).
+    let mut index = s.index();
+    index.refresh(&files[..3], &mut |_| {}).unwrap();
+    let b = search_bodies(Some(&index), &query, &docs, None, &never).unwrap();
+    let why = b.incomplete.expect("3 sessions were not searched");
+    assert!(why.contains("3 sessions"), "{why}");
+
+    // All of them: complete, with the right hits.
+    index.refresh(&files, &mut |_| {}).unwrap();
+    let b = search_bodies(Some(&index), &query, &docs, None, &never).unwrap();
+    assert_eq!(b.incomplete, None);
+    let hits = b.hits.unwrap();
+    let want: Vec<&PathBuf> = full
+        .iter()
+        .filter(|r| r.all_text.contains("needle"))
+        .map(|r| &r.path)
+        .collect();
+    assert_eq!(want.len(), 2);
+    assert_eq!(hits.len(), 2);
+    assert!(want.iter().all(|p| hits.contains_key(p)));
+
+    // The loader could not write the index: whatever it holds may be old.
+    let b = search_bodies(Some(&index), &query, &docs, Some("disk full"), &never).unwrap();
+    assert!(b.incomplete.unwrap().contains("disk full"));
+
+    // A query that does not look at bodies is complete without the index.
+    let b = search_bodies(Some(&index), &Query::parse("ta"), &docs, None, &never).unwrap();
+    assert_eq!(b.incomplete, None);
+
+    // The search itself fails.
+    let conn = rusqlite::Connection::open(index.path()).unwrap();
+    conn.execute("DROP TABLE segments", []).unwrap();
+    drop(conn);
+    let index = s.index();
+    let b = search_bodies(Some(&index), &query, &docs, None, &never).unwrap();
+    let why = b.incomplete.expect("a failed search is no answer");
+    assert!(why.contains("could not be searched"), "{why}");
+}

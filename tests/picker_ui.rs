@@ -1284,3 +1284,57 @@ fn the_preview_says_a_line_was_too_long_to_read() {
     assert!(s.contains("A line of 5 MB is too long to preview"), "{s}");
     assert!(s.contains("user: look at this log"), "{s}");
 }
+
+/// Issue #11.2: when the index could not be written (a full cache disk),
+/// the picker searches again knowing it, and an answer the search worker
+/// marks incomplete is shown as such (header, empty list, status line),
+/// never as a plain "No sessions found".
+#[test]
+fn an_incomplete_search_says_so_on_screen() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    app.width = 80;
+    for c in "zqxj".chars() {
+        app.update(AppEvent::Key(KeyEvent::new(
+            KeyCode::Char(c),
+            KeyModifiers::NONE,
+        )));
+    }
+    let why = "No space left on device (os error 28)";
+    let effects = app.update(AppEvent::IndexIncomplete(why.into()));
+    let Some(Effect::Search {
+        generation,
+        docs,
+        index_problem,
+        ..
+    }) = effects.into_iter().next()
+    else {
+        panic!("the query is asked again");
+    };
+    assert_eq!(index_problem.as_deref(), Some(why));
+    let n = docs.0.len();
+    app.update(AppEvent::SearchDone {
+        generation,
+        query: "zqxj".into(),
+        docs,
+        scores: vec![None; n],
+        incomplete: Some(format!("the index could not be written ({why})")),
+    });
+    let s = screen(&app, &fx.root);
+    assert!(
+        s.lines().nth(1).unwrap().contains("Search incomplete"),
+        "{s}"
+    );
+    assert!(s.contains("No sessions found (search incomplete"), "{s}");
+    let status = app.picker.status.as_ref().map(|s| s.text.as_str());
+    assert_eq!(
+        status,
+        Some("Search incomplete: the index could not be written (No space left on device (os error 28))")
+    );
+
+    // A complete answer clears the mark.
+    let effects = key(&mut app, KeyCode::Backspace);
+    assert!(effects.iter().any(|e| matches!(e, Effect::Search { .. })));
+    assert_eq!(app.picker.search_incomplete, None);
+    assert!(!screen(&app, &fx.root).contains("Search incomplete"));
+}

@@ -211,12 +211,20 @@ fn read_rows_indexed(
                 crate::util::trace("index opened");
                 let mut rows = Vec::with_capacity(files.len());
                 match index.refresh(files, &mut |batch| rows.extend(batch)) {
-                    Ok(stats) => {
-                        if let Some(e) = stats.write_error {
+                    Ok(stats) => match stats.write_error {
+                        None => return (rows, stats.problems, Some(index)),
+                        // The rows are complete, but the index lacks the
+                        // text of what it could not write: a search through
+                        // it would quietly miss those sessions.
+                        Some(e) if text => eprintln!(
+                            "arbor: the index could not be updated ({}); searching the files instead",
+                            clean(&e)
+                        ),
+                        Some(e) => {
                             eprintln!("arbor: the index could not be updated: {}", clean(&e));
+                            return (rows, stats.problems, Some(index));
                         }
-                        return (rows, stats.problems, Some(index));
-                    }
+                    },
                     Err(e) => eprintln!(
                         "arbor: index unavailable ({}); reading the files",
                         clean(&e.to_string())

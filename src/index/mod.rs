@@ -346,6 +346,19 @@ impl Index {
         )
     }
 
+    /// How many of `paths` have no text in the index: a body search through
+    /// it cannot have looked at them (not indexed yet, or never written).
+    pub fn count_unindexed<'p>(
+        &self,
+        paths: impl IntoIterator<Item = &'p Path>,
+    ) -> Result<usize, IndexError> {
+        search::count_unindexed(
+            &self.conn,
+            &mut self.search_cache.borrow_mut(),
+            &mut paths.into_iter(),
+        )
+    }
+
     /// Rewrites the text file without dead text (of files gone or read
     /// again) when that is over half of it and at least `min_dead` bytes.
     /// Refreshes do this by themselves above 64 MiB. Returns whether it did.

@@ -209,6 +209,8 @@ pub struct SearchCache {
     segs: Option<Vec<(i64, Segment)>>,
     /// Where texts lie, with their file opened; loaded once per cache.
     stored: Option<Stored>,
+    /// The files' keys as a set, built when first asked (coverage checks).
+    key_set: Option<HashSet<Vec<u8>, FxBuild>>,
     /// Term key → the sessions whose bodies match it.
     memo: HashMap<String, Arc<IdSet>>,
     /// Dictionary lookups of phrase words → the sessions having such a term.
@@ -238,6 +240,7 @@ impl SearchCache {
                 files: load_files(conn)?,
                 segs: None,
                 stored: None,
+                key_set: None,
                 memo: HashMap::new(),
                 lookups: HashMap::new(),
             });
@@ -636,6 +639,24 @@ fn reads_text(t: &Term) -> bool {
         Term::Regex(_) => true,
         Term::Word { .. } => false,
     }
+}
+
+/// How many of `paths` the index has no text for (not indexed, or not a
+/// session to it): a body search cannot have looked at them.
+pub fn count_unindexed(
+    conn: &Connection,
+    cache: &mut Option<SearchCache>,
+    paths: &mut dyn Iterator<Item = &std::path::Path>,
+) -> Result<usize, IndexError> {
+    let cache = SearchCache::current(conn, cache)?;
+    let files = &cache.files;
+    let set = cache
+        .key_set
+        .get_or_insert_with(|| files.keys.values().cloned().collect());
+    let mut keys = Keys::new();
+    Ok(paths
+        .filter(|p| !set.contains(keys.key(p).as_ref()))
+        .count())
 }
 
 /// Asked between sessions while stored text is read: true when the answer

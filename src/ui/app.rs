@@ -41,7 +41,13 @@ pub enum AppEvent {
         /// The snapshot scored, and each of its documents' relevance.
         docs: Arc<Docs>,
         scores: Vec<Option<u32>>,
+        /// Why some sessions' message bodies were not searched (`None`:
+        /// the answer is complete).
+        incomplete: Option<String>,
     },
+    /// The index could not be written (e.g. the cache disk is full): its
+    /// stored text may lack sessions or their newest messages.
+    IndexIncomplete(String),
     /// The watcher saw these paths change.
     FsChanged(Vec<PathBuf>),
     /// A watched file is gone (or no longer a session).
@@ -96,6 +102,8 @@ pub enum Effect {
         generation: u64,
         query: Query,
         docs: Arc<Docs>,
+        /// Why the index may lack text (see `AppEvent::IndexIncomplete`).
+        index_problem: Option<String>,
     },
     LoadPreview {
         path: PathBuf,

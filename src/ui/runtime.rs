@@ -286,9 +286,10 @@ fn run_effect(
             generation,
             query,
             docs,
+            index_problem,
         } => {
             WANTED_SEARCH.store(generation, std::sync::atomic::Ordering::Relaxed);
-            let _ = search_tx.send(Some((generation, query, docs)));
+            let _ = search_tx.send(Some((generation, query, docs, index_problem)));
         }
         Effect::LoadPreview { path, query } => {
             PREVIEWS_ASKED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -359,6 +360,7 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
             generation,
             query,
             docs,
+            ..
         } => {
             let scores = crate::search::Scorer::new().score(&query, &docs, None);
             vec![AppEvent::SearchDone {
@@ -366,6 +368,7 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
                 query: query.raw.clone(),
                 docs,
                 scores,
+                incomplete: None,
             }]
         }
         Effect::LoadPreview { path, query } => {
@@ -743,6 +746,11 @@ fn load_through_index(
         }
     };
     changed.extend(scanned.into_keys());
+    // Before `Indexing(None)`, whose search must know it.
+    if let Some(e) = &stats.write_error {
+        crate::log::line(format!("index: could not be written: {e}"));
+        let _ = tx.send(AppEvent::IndexIncomplete(e.clone()));
+    }
     if cold {
         let _ = tx.send(AppEvent::Indexing(None));
     }
@@ -851,6 +859,63 @@ fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig, drawn: Receiver<()>) 
     });
 }
 
+/// The message-body half of one picker search.
+#[derive(Debug, Default)]
+pub struct BodySearch {
+    /// The index's answer (see `Scorer::score`).
+    pub hits: Option<crate::search::BodyHits>,
+    /// Why some sessions' bodies were not searched; `None` when every one
+    /// was (through the index, or its own text in memory).
+    pub incomplete: Option<String>,
+}
+
+/// What the search worker runs for the bodies of `docs`. Rows without their
+/// own text rely on the index, so whenever the index cannot answer for all
+/// of them (it failed, it lacks some, or it could not be written:
+/// `index_problem`) the answer says so rather than pass for "no body hits".
+/// `None` when `cancel` says a newer query made this one stale.
+pub fn search_bodies(
+    index: Option<&crate::index::Index>,
+    query: &Query,
+    docs: &crate::search::Docs,
+    index_problem: Option<&str>,
+    cancel: &(dyn Fn() -> bool + Sync),
+) -> Option<BodySearch> {
+    use crate::index::IndexError;
+    let asks_bodies = query.error().is_none() && query.terms.iter().any(|t| t.searches_body());
+    // Without an index every row carries its text (the loader read it).
+    let Some(index) = index.filter(|_| asks_bodies) else {
+        return Some(BodySearch::default());
+    };
+    let failed = |e: IndexError| BodySearch {
+        hits: None,
+        incomplete: Some(format!("the index could not be searched ({e})")),
+    };
+    let hits = match index.search_cancellable(query, cancel) {
+        Ok(h) => h,
+        Err(IndexError::Cancelled) => return None,
+        Err(e) => return Some(failed(e)),
+    };
+    if let Some(why) = index_problem {
+        return Some(BodySearch {
+            hits,
+            incomplete: Some(format!("the index could not be written ({why})")),
+        });
+    }
+    let without_text = docs
+        .0
+        .iter()
+        .filter(|(_, d)| d.text.len() <= d.body_start)
+        .map(|(p, _)| p.as_path());
+    let incomplete = match index.count_unindexed(without_text) {
+        Ok(0) => None,
+        Ok(1) => Some("1 session is not in the index yet".to_string()),
+        Ok(n) => Some(format!("{n} sessions are not in the index yet")),
+        Err(e) => return Some(failed(e)),
+    };
+    Some(BodySearch { hits, incomplete })
+}
+
 /// Scores only the newest request; older ones still queued are dropped.
 fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
     let (jtx, jrx) = channel::<SearchJob>();
@@ -863,26 +928,27 @@ fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
                     crate::log::line(format!("index: loading for search failed: {e}"));
                 }
             }
-            let Some((generation, query, docs)) = job else {
+            let Some((generation, query, docs, index_problem)) = job else {
                 continue;
             };
             // The short fields are scored while the index answers the bodies.
             let stale = || WANTED_SEARCH.load(std::sync::atomic::Ordering::Relaxed) != generation;
-            let hits = std::thread::scope(|s| {
+            let bodies = std::thread::scope(|s| {
                 s.spawn(|| scorer.prepare(&query, &docs));
-                index.as_ref().map(|i| i.search_cancellable(&query, &stale))
+                search_bodies(
+                    index.as_ref(),
+                    &query,
+                    &docs,
+                    index_problem.as_deref(),
+                    &stale,
+                )
             });
-            let hits = match hits {
-                Some(Ok(h)) => h,
-                // A newer query is waiting: this answer would be dropped.
-                Some(Err(crate::index::IndexError::Cancelled)) => continue,
-                Some(Err(e)) => {
-                    crate::log::line(format!("index: search failed: {e}"));
-                    None
-                }
-                None => None,
-            };
-            let scores = scorer.score(&query, &docs, hits.as_ref());
+            // `None`: a newer query is waiting, this answer would be dropped.
+            let Some(bodies) = bodies else { continue };
+            if let Some(why) = &bodies.incomplete {
+                crate::log::line(format!("search: incomplete: {why}"));
+            }
+            let scores = scorer.score(&query, &docs, bodies.hits.as_ref());
             let raw = query.raw.clone();
             if tx
                 .send(AppEvent::SearchDone {
@@ -890,6 +956,7 @@ fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
                     query: raw,
                     docs,
                     scores,
+                    incomplete: bodies.incomplete,
                 })
                 .is_err()
             {
@@ -928,7 +995,7 @@ fn spawn_preview_worker(tx: Sender<AppEvent>) -> Sender<(PathBuf, Query)> {
 
 /// Blocks for a request, then takes everything queued: whether a warm-up
 /// was asked for, and the newest search (older ones are stale).
-type SearchBody = (u64, Query, Arc<super::app::Docs>);
+type SearchBody = (u64, Query, Arc<super::app::Docs>, Option<String>);
 
 fn newest_search(rx: &Receiver<SearchJob>) -> Option<(bool, Option<SearchBody>)> {
     let mut warm = false;

@@ -328,6 +328,7 @@ fn query_edited(p: &mut PickerState, before: &str) -> Vec<Effect> {
     p.select_first_on_results = true;
     if p.parsed.terms.is_empty() {
         p.scores = None;
+        p.search_incomplete = None;
         p.scored_query.clear();
         p.recompute();
         p.select_pos(0);
@@ -345,6 +346,7 @@ pub fn search_effect(p: &mut PickerState) -> Effect {
         generation: p.search_gen,
         query: p.parsed.clone(),
         docs: p.docs(),
+        index_problem: p.index_problem.clone(),
     }
 }
 
@@ -379,6 +381,8 @@ fn on_mouse(app: &mut App, m: crossterm::event::MouseEvent) -> Vec<Effect> {
     }
     Vec::new()
 }
+
+const INCOMPLETE: &str = "Search incomplete";
 
 fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Vec<Effect> {
     match ev {
@@ -417,13 +421,43 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Vec<Effe
                 );
             }
         }
+        AppEvent::IndexIncomplete(reason) => {
+            p.index_problem = Some(reason);
+            if !p.parsed.terms.is_empty() && p.parsed.error().is_none() {
+                p.search_gen += 1;
+                return vec![search_effect(p)];
+            }
+        }
         AppEvent::SearchDone {
             generation,
             query,
             docs,
             scores,
+            incomplete,
         } => {
             if generation == p.search_gen {
+                // Never an incomplete answer shown as complete: the header
+                // says so while it lasts, the status line says why.
+                // While the index is still being built the header says so
+                // already: that is expected, not an error.
+                let building = p.loading.is_some() || p.indexing.is_some();
+                match &incomplete {
+                    Some(why) if !building && p.incomplete_reported.as_ref() != Some(why) => {
+                        p.set_status(StatusKind::Error, format!("{INCOMPLETE}: {why}"));
+                        p.incomplete_reported = Some(why.clone());
+                    }
+                    Some(_) => {}
+                    None => {
+                        p.incomplete_reported = None;
+                        if p.status
+                            .as_ref()
+                            .is_some_and(|s| s.text.starts_with(INCOMPLETE))
+                        {
+                            p.status = None;
+                        }
+                    }
+                }
+                p.search_incomplete = incomplete;
                 p.set_scores(&docs, scores);
                 p.scored_query = query;
                 p.recompute();

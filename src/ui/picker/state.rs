@@ -202,6 +202,13 @@ pub struct PickerState {
     pub loading: Option<(usize, usize)>,
     /// The index being built behind the rows: (files done, total).
     pub indexing: Option<(usize, usize)>,
+    /// Why the index could not be written, when it could not.
+    pub index_problem: Option<String>,
+    /// Why the last search result did not look at every session's message
+    /// bodies (`None`: it did).
+    pub search_incomplete: Option<String>,
+    /// The reason last put on the status line (said once, not per key).
+    pub incomplete_reported: Option<String>,
     pub dialog: Dialog,
     pub status: Option<Status>,
     pub status_timer: crate::ui::widgets::StatusTimer,
@@ -245,6 +252,9 @@ impl PickerState {
             page: 10,
             loading: None,
             indexing: None,
+            index_problem: None,
+            search_incomplete: None,
+            incomplete_reported: None,
             dialog: Dialog::None,
             status: None,
             status_timer: Default::default(),

@@ -130,6 +130,10 @@ fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             theme.dim(),
         ));
     }
+    // Never an incomplete answer shown as complete (see `search_bodies`).
+    if p.query_active() && p.search_incomplete.is_some() {
+        notes.push(Span::styled("Search incomplete", theme.warning()));
+    }
     if let Some(n) = &p.note {
         notes.push(Span::styled(sanitize_line(n), theme.dim()));
     }
@@ -229,6 +233,8 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     if p.visible.is_empty() {
         let text = if p.loading.is_some() && p.rows.is_empty() {
             "Loading sessions…"
+        } else if p.query_active() && p.search_incomplete.is_some() {
+            "No sessions found (search incomplete)"
         } else {
             empty_text(p)
         };
