@@ -136,6 +136,11 @@ fn demo_cases() -> Vec<Case> {
             action: Appends(vec![Label("0a43516d", "compacted here")]),
         },
         Case {
+            name: "demo fork at a user message whose parent is a label entry",
+            session: W,
+            action: Fork("381c539e"),
+        },
+        Case {
             name: "demo fork through a compaction",
             session: P,
             action: Fork("42ca38a3"),
@@ -225,6 +230,16 @@ fn conformance_cases() -> Vec<Case> {
             name: "conformance label on a file without a final newline",
             session: "a07_no_final_newline",
             action: Appends(vec![Label("aef97507", "tail fixed")]),
+        },
+        Case {
+            name: "conformance fork at a user message mid-branch",
+            session: "0199a237",
+            action: Fork("2c2dd53c"),
+        },
+        Case {
+            name: "conformance fork at the root user message: an empty session",
+            session: "0199a237",
+            action: Fork("1fbbd989"),
         },
         Case {
             name: "conformance fork of an internal workflow session",
@@ -451,9 +466,34 @@ fn fork_and_check(case: &str, source: &Path, entry: &str) -> PathBuf {
     let before = std::fs::read(source).unwrap();
     let src = read_session(source).unwrap();
     let st = SessionTree::build(&src);
-    let out = run_ok(arbor().arg("fork").arg(source).arg(entry));
+    let run = arbor().arg("fork").arg(source).arg(entry).output().unwrap();
+    assert!(run.status.success(), "{case}: {run:?}");
+    let out = String::from_utf8(run.stdout).unwrap();
     let dest = PathBuf::from(out.trim_end());
     assert_eq!(out, format!("{}\n", dest.display()), "{case}: output");
+    // Atomic's /fork at a user message: the new session ends at its parent
+    // (no entries for a root), and the message's text is handed back.
+    let target = st.index_of(entry).unwrap();
+    let at_user = src.entries[target].role() == Some("user");
+    let leaf = if at_user {
+        st.parent[target]
+    } else {
+        Some(target)
+    };
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    if at_user {
+        let text = arbor::session::entry::content_text(
+            src.entries[target].message().and_then(|m| m.get("content")),
+            "",
+        );
+        let first = text.lines().next().unwrap_or("").trim();
+        assert!(
+            stderr.contains("before the user message") && stderr.contains(first),
+            "{case}: the message text is offered: {stderr}"
+        );
+    } else {
+        assert!(stderr.is_empty(), "{case}: {stderr}");
+    }
     assert_eq!(
         std::fs::read(source).unwrap(),
         before,
@@ -507,8 +547,9 @@ fn fork_and_check(case: &str, source: &Path, entry: &str) -> PathBuf {
     // Entries: root → entry without label entries, unchanged but for a
     // parentId re-linked past dropped labels; then the path's labels.
     let is_label = |i: usize| src.entries[i].entry_type() == "label";
-    let path: Vec<usize> = st
-        .path_to(st.index_of(entry).unwrap())
+    let path: Vec<usize> = leaf
+        .map(|l| st.path_to(l))
+        .unwrap_or_default()
         .into_iter()
         .filter(|&i| !is_label(i))
         .collect();
@@ -542,7 +583,9 @@ fn fork_and_check(case: &str, source: &Path, entry: &str) -> PathBuf {
         })
         .collect();
     let mut got_labels = BTreeMap::new();
-    let mut prev = Value::from(src.entries[*path.last().unwrap()].id.clone());
+    let mut prev = path
+        .last()
+        .map_or(Value::Null, |&i| Value::from(src.entries[i].id.clone()));
     let mut ids: HashSet<String> = path.iter().map(|&i| src.entries[i].id.clone()).collect();
     for l in labels {
         assert_eq!(keys(l), LABEL_KEYS, "{case}: label keys");
@@ -564,11 +607,27 @@ fn fork_and_check(case: &str, source: &Path, entry: &str) -> PathBuf {
     // What the model sees is the same as in the source at `entry`.
     let fs = read_session(&dest).unwrap();
     let ft = SessionTree::build(&fs);
+    let want = match leaf {
+        Some(l) => context_sig(&src, &st, Some(l)),
+        None => Sig::default(),
+    };
     assert_eq!(
         context_sig(&fs, &ft, None),
-        context_sig(&src, &st, st.index_of(entry)),
+        want,
         "{case}: the fork's context"
     );
+    if at_user {
+        let last = fs.entries.iter().rev().find(|e| e.entry_type() != "label");
+        assert_eq!(
+            last.map(|e| e.id.as_str()),
+            path.last().map(|&i| src.entries[i].id.as_str()),
+            "{case}: the fork ends before the user message"
+        );
+        assert!(
+            fs.entries.iter().all(|e| e.id != entry),
+            "{case}: the user message itself is not copied"
+        );
+    }
     dest
 }
 

@@ -97,8 +97,16 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Index(a)) => index_cmd(&config, &a, &mut out),
         Some(Command::Fork(a)) => {
             let path = resolve(&config, &a.session)?;
-            let (dest, _id) = writer::fork(&path, &a.entry, a.out.as_deref())?;
-            writeln!(out, "{}", for_stdout(&dest.to_string_lossy()))?;
+            let forked = writer::fork(&path, &a.entry, a.out.as_deref())?;
+            writeln!(out, "{}", for_stdout(&forked.path.to_string_lossy()))?;
+            // As Atomic's /fork: the new session ends before the user
+            // message, whose text is handed back to send again.
+            if let Some(text) = &forked.prompt {
+                eprintln!("Forked before the user message; its text, to send again:");
+                for l in crate::session::render::sanitize_block(text).lines() {
+                    eprintln!("  {l}");
+                }
+            }
             Ok(())
         }
     }

@@ -347,12 +347,49 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     })
 }
 
-/// Forks root → `entry` into a new session file; returns its path and id.
-pub fn fork(
-    source: &Path,
-    entry_id: &str,
-    out: Option<&Path>,
-) -> Result<(PathBuf, String), WriteError> {
+/// Where a fork at an entry ends, as Atomic's `/fork`: before a user
+/// message (at its parent; an empty session when it is a root), whose text
+/// is given back to send again; at any other entry, at the entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForkPoint {
+    /// The new session's last entry (`None`: no entries).
+    pub leaf: Option<usize>,
+    /// The user message's text, when forking before one.
+    pub prompt: Option<String>,
+}
+
+pub fn fork_point(session: &Session, tree: &SessionTree, i: usize) -> ForkPoint {
+    let e = &session.entries[i];
+    if e.role() != Some("user") {
+        return ForkPoint {
+            leaf: Some(i),
+            prompt: None,
+        };
+    }
+    ForkPoint {
+        leaf: tree.parent[i],
+        prompt: Some(user_message_text(e)),
+    }
+}
+
+/// A user message's text as Atomic gives it back: the string, or the text
+/// blocks joined.
+pub fn user_message_text(e: &super::entry::Entry) -> String {
+    super::entry::content_text(e.message().and_then(|m| m.get("content")), "")
+}
+
+/// A new session written by `fork`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Forked {
+    pub path: PathBuf,
+    pub id: String,
+    /// The user message forked before, to send again.
+    pub prompt: Option<String>,
+}
+
+/// Forks root → the fork point of `entry` (see `fork_point`) into a new
+/// session file.
+pub fn fork(source: &Path, entry_id: &str, out: Option<&Path>) -> Result<Forked, WriteError> {
     let session = read_session(source)?;
     let tree = SessionTree::build(&session);
     let Some(target) = tree.index_of(entry_id) else {
@@ -361,7 +398,8 @@ pub fn fork(
             id: entry_id.to_string(),
         });
     };
-    let path = tree.path_to(target);
+    let point = fork_point(&session, &tree, target);
+    let path = point.leaf.map(|l| tree.path_to(l)).unwrap_or_default();
     let entries = &session.entries;
     let is_label = |i: usize| entries[i].entry_type() == "label";
 
@@ -458,7 +496,11 @@ pub fn fork(
         )));
     }
     write_atomic(&dest, bytes.as_bytes())?;
-    Ok((dest, id))
+    Ok(Forked {
+        path: dest,
+        id,
+        prompt: point.prompt,
+    })
 }
 
 /// Rewrites a v1/v2 file as v3 (atomically, keeping `<file>.bak`).

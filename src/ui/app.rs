@@ -335,6 +335,7 @@ impl App {
             .to_string();
         match result {
             Err(e) => {
+                t.resend = None;
                 t.status = Some((format!("Nothing written: {e}"), true));
                 vec![Effect::ReloadTree { path, agent }]
             }
@@ -350,6 +351,7 @@ impl App {
                             id,
                             cwd,
                             what: "Branched: the session now continues from there.".into(),
+                            prompt: t.resend.take(),
                         };
                     }
                     WriteKind::Fork => {
@@ -366,6 +368,7 @@ impl App {
                             id,
                             cwd,
                             what: format!("Forked to {name}."),
+                            prompt: t.resend.take(),
                         };
                         // Beside its source: the same store root, the same agent.
                         let file = SessionFile {

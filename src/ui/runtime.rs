@@ -468,7 +468,7 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
         }
         Effect::Fork { path, entry } => {
             let result = crate::session::writer::fork(&path, &entry, None)
-                .map(|(p, _)| Some(p))
+                .map(|f| Some(f.path))
                 .map_err(|e| e.to_string());
             vec![AppEvent::Wrote {
                 path,

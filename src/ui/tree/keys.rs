@@ -325,12 +325,18 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
             let entry = entry.clone();
             match k.code {
                 KeyCode::Char('1') | KeyCode::Char('b') => {
+                    // Before a user message: its text is offered again
+                    // once the move is written.
+                    t.resend = user_text(t, &entry);
                     t.dialog = TreeDialog::BranchSummary {
                         entry,
                         input: LineInput::default(),
                     };
                 }
                 KeyCode::Char('2') | KeyCode::Char('f') => {
+                    // The fork ends before a user message (Atomic's /fork);
+                    // its text is offered with the new session.
+                    t.resend = user_text(t, &entry);
                     t.dialog = TreeDialog::None;
                     t.status = Some(("Forking…".into(), false));
                     return Some(vec![Effect::Fork {
@@ -397,9 +403,15 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
             id,
             cwd,
             what,
+            prompt,
         } => {
             let (path, id, cwd, what) = (path.clone(), id.clone(), cwd.clone(), what.clone());
             match k.code {
+                KeyCode::Char('y') if prompt.is_some() => {
+                    let text = prompt.clone().unwrap_or_default();
+                    t.status = Some(("Message copied to the clipboard".into(), false));
+                    Some(vec![Effect::Copy(text)])
+                }
                 KeyCode::Enter => {
                     t.dialog = TreeDialog::None;
                     Some(vec![Effect::Exit(Outcome::Resume {
@@ -425,7 +437,5 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
 pub fn user_text(t: &TreeState, id: &str) -> Option<String> {
     let i = t.loaded.tree.index_of(id)?;
     let e = &t.loaded.session.entries[i];
-    (e.role() == Some("user")).then(|| {
-        crate::session::entry::content_text(e.message().and_then(|m| m.get("content")), "\n")
-    })
+    (e.role() == Some("user")).then(|| crate::session::writer::user_message_text(e))
 }

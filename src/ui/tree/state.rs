@@ -63,6 +63,9 @@ pub enum TreeDialog {
         id: String,
         cwd: String,
         what: String,
+        /// The user message the session now continues before, to send
+        /// again (`y` copies it).
+        prompt: Option<String>,
     },
 }
 
@@ -112,6 +115,9 @@ pub struct TreeState {
     pub utc: bool,
     /// Opened from the picker: Esc goes back there.
     pub from_picker: bool,
+    /// The text of the user message a pending branch or fork continues
+    /// before, shown once the write is done.
+    pub resend: Option<String>,
 }
 
 impl TreeState {
@@ -141,6 +147,7 @@ impl TreeState {
             now_ms,
             utc: false,
             from_picker: false,
+            resend: None,
         };
         t.index_session();
         // The initial selection is the leaf (or its nearest visible ancestor).

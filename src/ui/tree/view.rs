@@ -47,6 +47,9 @@ pub fn render(f: &mut Frame, t: &TreeState, theme: &Theme) {
     match &t.dialog {
         TreeDialog::Help => render_help(f, theme, area),
         TreeDialog::Continue { entry } => render_continue(f, t, theme, area, entry),
+        TreeDialog::OfferResume {
+            prompt: Some(text), ..
+        } => render_resend(f, theme, area, text),
         _ => {}
     }
 }
@@ -390,9 +393,13 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
             ),
             Span::raw("enter rewrite · esc cancel"),
         ])),
-        TreeDialog::OfferResume { what, .. } => Some(Line::from(vec![
+        TreeDialog::OfferResume { what, prompt, .. } => Some(Line::from(vec![
             Span::styled(format!("{what} "), theme.success()),
-            Span::raw("Resume the agent there now? enter resume · esc stay"),
+            Span::raw(if prompt.is_some() {
+                "Resume the agent there now? enter resume · y copy the message · esc stay"
+            } else {
+                "Resume the agent there now? enter resume · esc stay"
+            }),
         ])),
         _ => None,
     };
@@ -453,7 +460,11 @@ fn render_continue(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect, entr
     ]));
     lines.push(Line::from(vec![
         Span::styled(" 2 ", theme.cursor()),
-        Span::raw("fork to a new session file (root → here, labels kept)"),
+        Span::raw(if user.is_some() {
+            "fork to a new session file (root → before this message, labels kept)"
+        } else {
+            "fork to a new session file (root → here, labels kept)"
+        }),
     ]));
     lines.push(Line::from(vec![
         Span::styled(" 3 ", theme.cursor()),
@@ -465,6 +476,50 @@ fn render_continue(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect, entr
     let block = Block::default()
         .borders(Borders::ALL)
         .title(Span::styled(" Continue from here ", theme.title()))
+        .border_style(theme.accent());
+    f.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false }),
+        r,
+    );
+}
+
+/// After a branch or fork before a user message: its text, to send again
+/// once the agent resumes (Atomic puts it back in its editor).
+fn render_resend(f: &mut Frame, theme: &Theme, area: Rect, text: &str) {
+    let mut lines = vec![Line::from(Span::styled(
+        "The session continues before this user message; its text, to send again:",
+        theme.dim(),
+    ))];
+    let body = crate::ui::text::sanitize_block(text);
+    let all: Vec<&str> = body.lines().collect();
+    // One screen line per message line (cut, not wrapped), so the box's
+    // height is known.
+    for l in all.iter().take(8) {
+        lines.push(Line::from(format!("  {}", truncate(l, 72))));
+    }
+    if all.len() > 8 {
+        lines.push(Line::from(Span::styled(
+            format!("  … {} more lines", all.len() - 8),
+            theme.dim(),
+        )));
+    }
+    lines.push(Line::from(""));
+    lines.push(Line::from(vec![
+        Span::styled(" enter ", theme.cursor()),
+        Span::raw("resume the agent there · "),
+        Span::styled("y ", theme.cursor()),
+        Span::raw("copy the message · "),
+        Span::styled("esc ", theme.cursor()),
+        Span::raw("stay"),
+    ]));
+    let h = lines.len() as u16 + 2;
+    let r = centered(area, 78, h);
+    f.render_widget(Clear, r);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(Span::styled(" Your message ", theme.title()))
         .border_style(theme.accent());
     f.render_widget(
         Paragraph::new(lines)
