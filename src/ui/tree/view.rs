@@ -516,7 +516,7 @@ fn render_resend(f: &mut Frame, theme: &Theme, area: Rect, text: &str) {
     ]));
     let h = lines.len() as u16 + 2;
     let r = centered(area, 78, h);
-    f.render_widget(Clear, r);
+    crate::ui::widgets::clear_box(f, r);
     let block = Block::default()
         .borders(Borders::ALL)
         .title(Span::styled(" Your message ", theme.title()))
