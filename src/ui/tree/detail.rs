@@ -27,37 +27,13 @@ fn push_text<'a>(out: &mut Vec<Line<'a>>, text: &str, style: Style, search: &str
         )));
         return;
     }
-    let words: Vec<String> = search.split_whitespace().map(str::to_lowercase).collect();
+    let words = search_words(search);
     for l in sanitize_block(text).lines() {
         if words.is_empty() {
             out.push(Line::from(Span::styled(l.to_string(), style)));
             continue;
         }
-        // Highlight every occurrence of the search words (case-insensitive).
-        let lower: Vec<char> = l.chars().flat_map(char::to_lowercase).collect();
-        let chars: Vec<char> = l.chars().collect();
-        if lower.len() != chars.len() {
-            out.push(Line::from(Span::styled(l.to_string(), style)));
-            continue;
-        }
-        let mut marks = vec![false; chars.len()];
-        for w in &words {
-            let wc: Vec<char> = w.chars().collect();
-            if wc.is_empty() || wc.len() > lower.len() {
-                continue;
-            }
-            for s in 0..=lower.len() - wc.len() {
-                if lower[s..s + wc.len()] == wc[..] {
-                    marks[s..s + wc.len()].iter_mut().for_each(|m| *m = true);
-                }
-            }
-        }
-        let positions: Vec<usize> = marks
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| **m)
-            .map(|(i, _)| i)
-            .collect();
+        let positions = match_positions(l, &words);
         out.push(Line::from(crate::ui::text::highlighted(
             l,
             &positions,
@@ -65,6 +41,40 @@ fn push_text<'a>(out: &mut Vec<Line<'a>>, text: &str, style: Style, search: &str
             theme.highlight(),
         )));
     }
+}
+
+/// The words of a tree search, lowercased (each must match somewhere).
+pub fn search_words(search: &str) -> Vec<String> {
+    search.split_whitespace().map(str::to_lowercase).collect()
+}
+
+/// Positions (in characters) of `text` covered by a case-insensitive
+/// occurrence of any of `words`, ascending. A character whose lowercase
+/// form is longer than one character (rare: `İ`) makes the mapping
+/// ambiguous, so such text gets no marks.
+pub fn match_positions(text: &str, words: &[String]) -> Vec<usize> {
+    let lower: Vec<char> = text.chars().flat_map(char::to_lowercase).collect();
+    if words.is_empty() || lower.len() != text.chars().count() {
+        return Vec::new();
+    }
+    let mut marks = vec![false; lower.len()];
+    for w in words {
+        let wc: Vec<char> = w.chars().collect();
+        if wc.is_empty() || wc.len() > lower.len() {
+            continue;
+        }
+        for s in 0..=lower.len() - wc.len() {
+            if lower[s..s + wc.len()] == wc[..] {
+                marks[s..s + wc.len()].iter_mut().for_each(|m| *m = true);
+            }
+        }
+    }
+    marks
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| **m)
+        .map(|(i, _)| i)
+        .collect()
 }
 
 fn image_line(b: &Value) -> String {

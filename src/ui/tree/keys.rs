@@ -152,6 +152,10 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
         KeyCode::Down if shift(&k) => t.detail_scroll = t.detail_scroll.saturating_add(1),
         KeyCode::Up => move_by(t, -1, true),
         KeyCode::Down => move_by(t, 1, true),
+        // While searching the rows are the matches, so these step through
+        // them without leaving the search field (n/N would type).
+        KeyCode::Char('n') if ctrl(&k) => move_by(t, 1, true),
+        KeyCode::Char('p') if ctrl(&k) => move_by(t, -1, true),
         KeyCode::Left if ctrl(&k) || alt(&k) => {
             if let Some(pos) = t.selected {
                 let r = &t.rows[pos];

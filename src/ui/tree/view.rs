@@ -199,6 +199,7 @@ fn render_list(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     let tree = &t.loaded.tree;
     let fmt = |ts: &str| t.label_time(ts);
     let lt: Option<&dyn Fn(&str) -> String> = if t.label_times { Some(&fmt) } else { None };
+    let words = super::detail::search_words(t.search.text());
     // Each visible row's body (everything after the selection gutter) and
     // where its own content starts, as Atomic builds them.
     let mut bodies: Vec<(usize, Vec<Span<'static>>, usize)> = Vec::new();
@@ -219,16 +220,25 @@ fn render_list(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         }
         let anchor: usize = spans.iter().map(|s| width(&s.content)).sum();
         let label = label_part(e, tree, lt);
-        if !label.is_empty() {
-            spans.push(Span::styled(label, theme.label()));
-        }
         let text = sanitize_line(&crate::session::render::entry_text(e, &calls));
         let style = match e.role() {
             Some("user") => theme.accent(),
             Some("assistant") => Style::default(),
             _ => theme.dim(),
         };
-        spans.push(Span::styled(text, style));
+        // What matched the search is marked in the label and the text.
+        for (part, st) in [(label, theme.label()), (text, style)] {
+            if part.is_empty() {
+                continue;
+            }
+            let marks = super::detail::match_positions(&part, &words);
+            spans.extend(crate::ui::text::highlighted(
+                &part,
+                &marks,
+                st,
+                theme.highlight(),
+            ));
+        }
         bodies.push((pos, spans, anchor));
     }
     let view_width = (area.width as usize).saturating_sub(GUTTER);
@@ -360,6 +370,15 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     }
     if t.label_times {
         status.push_str(" [+label time]");
+    }
+    // Searching, the rows are the matching entries: ↑/↓ step through them.
+    if !t.search.text().trim().is_empty() {
+        let n = t.rows.len();
+        status.push_str(&match n {
+            0 => " · no match".to_string(),
+            1 => " · 1 match".to_string(),
+            n => format!(" · {n} matches"),
+        });
     }
     let mut spans = vec![Span::styled(status, theme.dim())];
     let prompt: Option<Line> = match &t.dialog {
@@ -543,6 +562,10 @@ pub const HELP: &[(&str, &str)] = &[
     (
         "type / backspace",
         "search (every word must match); esc clears",
+    ),
+    (
+        "↑/↓ ctrl+n/p",
+        "searching: step through the matching entries",
     ),
     (
         "ctrl+b/f alt+b/f",
