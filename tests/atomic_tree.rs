@@ -402,6 +402,114 @@ fn the_tree_screen_draws_atomics_rows_and_selection() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
+/// The layout features of Atomic's flattening, each on a conformance case
+/// that shows it, with the feature's rows checked against Atomic's own
+/// rendering (the whole file is compared in `show_draws_atomics_tree_rows`).
+#[test]
+fn named_layouts_match_atomic() {
+    let dir = conformance_corpus();
+    let root = dir.path().join("corpus");
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("MANIFEST.json")).unwrap())
+            .unwrap();
+    let case_path = |case: &str| {
+        manifest["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["case"] == case)
+            .map(|f| f["path"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    let text = std::fs::read_to_string(shared_dir().join("conformance/expected-atomic-tree.jsonl"))
+        .unwrap();
+    let refs: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(&fix_lone_surrogates(l)).unwrap())
+        .collect();
+    // (case, filter, a row that shows the feature, what it shows)
+    let cases = [
+        (
+            "c12_tree_branches",
+            "default",
+            "├⊟ • [bash: pytest -q tests]",
+            "fold marker in a branch start's connector",
+        ),
+        (
+            "c12_tree_branches",
+            "default",
+            "│     • assistant: shortcut will sort",
+            "the first generation after a branch one level further in",
+        ),
+        (
+            "c12_tree_branches",
+            "default",
+            "│     └⊟ user: module field archived inte",
+            "a nested branch start, last sibling",
+        ),
+        (
+            "c12_tree_branches",
+            "default",
+            "└─ assistant: Regenerated answer",
+            "a leaf branch start: not foldable",
+        ),
+        (
+            "c13_branch_summary",
+            "default",
+            "   ├─ [branch summary]: Extension-made summary",
+            "a one-entry branch: not foldable",
+        ),
+        (
+            "c59_multiple_roots",
+            "default",
+            "   • assistant: Answer on the second root.",
+            "several roots: no connector, first generation indented",
+        ),
+        (
+            "c16_labels",
+            "all",
+            "• [✅ 修复完成 🚀] user:",
+            "a label before the text",
+        ),
+        (
+            "c16_labels",
+            "all",
+            "• [label: (cleared)]",
+            "a cleared label entry",
+        ),
+        (
+            "c61_metadata_leaf",
+            "all",
+            "• [title: Leaf is a session_info entry]",
+            "a session_info leaf, shown under all",
+        ),
+    ];
+    for (case, filter, needle, what) in cases {
+        let rel = case_path(case);
+        let r = refs.iter().find(|r| r["path"] == rel.as_str()).unwrap();
+        let exp = reference_rows(&r[if filter == "all" { "rowsAll" } else { "rows" }]);
+        let got = show_rows(&root.join(&rel), filter);
+        let k = exp
+            .iter()
+            .position(|(e, _)| e.starts_with(needle))
+            .unwrap_or_else(|| panic!("{case}: Atomic has no row {needle:?}: {exp:#?}"));
+        assert!(
+            got.get(k).is_some_and(|g| g.starts_with(needle)),
+            "{case} ({what}): row {k} is {:?}, Atomic's starts {needle:?}",
+            got.get(k)
+        );
+        let same = exp.len() == got.len()
+            && exp
+                .iter()
+                .zip(&got)
+                .all(|((e, clipped), g)| e == g || (*clipped && g.starts_with(e.as_str())));
+        assert!(
+            same,
+            "{case} [{filter}]: rows differ from Atomic's\n{exp:#?}\n{got:#?}"
+        );
+    }
+}
+
 #[test]
 fn lone_surrogate_escapes_become_replacement_characters() {
     let fixed = fix_lone_surrogates(r#"["a\ud800b", "\ud83d\ude80", "\\ud800", "\udc00"]"#);
