@@ -5,7 +5,8 @@
 //!
 //! `cargo bench --bench picker` (ARBOR_BENCH_SESSIONS=200 for a quick run;
 //! ARBOR_BENCH_STORE=DIR for another store, ARBOR_BENCH_SKIP_PTY=1 for the
-//! keystrokes only, ARBOR_BENCH_DETAIL=1 for the split of each key).
+//! keystrokes only, ARBOR_BENCH_DETAIL=1 for the split of each key,
+//! ARBOR_BENCH_BIN=FILE to time another arbor binary in the pty).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -67,7 +68,9 @@ fn pty_run(root: &Path) -> (f64, f64, f64) {
             pixel_height: 0,
         })
         .unwrap();
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_arbor"));
+    // ARBOR_BENCH_BIN=FILE times another build of arbor (a baseline).
+    let bin = std::env::var_os("ARBOR_BENCH_BIN").unwrap_or(env!("CARGO_BIN_EXE_arbor").into());
+    let mut cmd = CommandBuilder::new(bin);
     cmd.args(["--store", &root.display().to_string(), "--all"]);
     cmd.env("TERM", "xterm-256color");
     cmd.env("NO_COLOR", "1");

@@ -9,18 +9,16 @@ use std::collections::HashSet;
 
 use rayon::prelude::*;
 
+use crate::index::load::{load_listing, LoadEvent};
 use crate::index::Index;
 use crate::search::{rank_with_index, Query};
-use crate::session::info::SessionInfo;
 use crate::session::render::collect_tool_calls;
 use crate::session::view::{flatten, passes_filter, row_line, Filter};
 use crate::session::writer::{self, WriteError};
 use crate::session::{build_context, read_session, ContextFlavor, Session, SessionTree};
-use crate::store::listing::{filter_rows, read_rows, read_rows_with, sort_recent};
+use crate::store::listing::{filter_rows, read_rows, sort_recent};
 use crate::store::paths::{absolute_cwd, ProcessEnv};
-use crate::store::{
-    list_session_files, resolve_session, ScanProblem, Scope, SessionFile, StoreConfig,
-};
+use crate::store::{list_session_files, resolve_session, Scope, SessionFile, StoreConfig};
 use crate::util::term::{for_stdout, path as shown, sanitize_line as clean};
 
 pub fn store_config(g: &GlobalOpts) -> StoreConfig {
@@ -205,50 +203,6 @@ pub fn project_cwd(cwd: Option<&Path>) -> Result<String> {
     Ok(absolute_cwd(&p.display().to_string(), &ProcessEnv))
 }
 
-/// Reads the rows of `files` through the index (updating it), or straight
-/// from the files when the index is off or unusable. Returns the index when
-/// the rows came from it (their `all_text` is then empty).
-fn read_rows_indexed(
-    files: &[SessionFile],
-    no_index: bool,
-    text: bool,
-) -> (Vec<SessionInfo>, Vec<ScanProblem>, Option<Index>) {
-    if !no_index {
-        match Index::open_default() {
-            Ok(mut index) => {
-                crate::util::trace("index opened");
-                let mut rows = Vec::with_capacity(files.len());
-                match index.refresh(files, &mut |batch| rows.extend(batch)) {
-                    Ok(stats) => match stats.write_error {
-                        None => return (rows, stats.problems, Some(index)),
-                        // The rows are complete, but the index lacks the
-                        // text of what it could not write: a search through
-                        // it would quietly miss those sessions.
-                        Some(e) if text => eprintln!(
-                            "arbor: the index could not be updated ({}); searching the files instead",
-                            clean(&e)
-                        ),
-                        Some(e) => {
-                            eprintln!("arbor: the index could not be updated: {}", clean(&e));
-                            return (rows, stats.problems, Some(index));
-                        }
-                    },
-                    Err(e) => eprintln!(
-                        "arbor: index unavailable ({}); reading the files",
-                        clean(&e.to_string())
-                    ),
-                }
-            }
-            Err(e) => eprintln!(
-                "arbor: index unavailable ({}); reading the files",
-                clean(&e.to_string())
-            ),
-        }
-    }
-    let (rows, problems) = read_rows_with(files, text);
-    (rows, problems, None)
-}
-
 fn list(
     config: &StoreConfig,
     g: &GlobalOpts,
@@ -271,11 +225,20 @@ fn list(
         None => None,
     };
     crate::util::trace("start");
-    let (files, mut problems) = list_session_files(config, &scope);
-    crate::util::trace("files listed");
-    let (mut rows, p2, index) = read_rows_indexed(&files, g.no_index, query.is_some());
+    let mut rows = Vec::new();
+    let mut problems = Vec::new();
+    let index = (!g.no_index).then(|| {
+        let index = Index::open_default();
+        crate::util::trace("index opened");
+        index
+    });
+    let index = load_listing(config, &scope, index, query.is_some(), &mut |ev| match ev {
+        LoadEvent::Rows(r) => rows.extend(r),
+        LoadEvent::Finished { problems: p } => problems.extend(p),
+        LoadEvent::Warning(w) => eprintln!("arbor: {}", clean(&w.to_string())),
+        _ => {}
+    });
     crate::util::trace("rows read");
-    problems.extend(p2);
     filter_rows(&mut rows, &scope, a.include_internal);
     sort_recent(&mut rows);
     crate::util::trace("rows sorted");
@@ -299,10 +262,12 @@ fn list(
                     "arbor: index search failed ({}); reading the files",
                     clean(&e.to_string())
                 );
-                let listed: Vec<SessionFile> = files
+                let listed: Vec<SessionFile> = rows
                     .iter()
-                    .filter(|f| rows.iter().any(|r| r.path == f.path))
-                    .cloned()
+                    .map(|r| SessionFile {
+                        path: r.path.clone(),
+                        agent: r.agent,
+                    })
                     .collect();
                 let (mut full, _) = read_rows(&listed);
                 sort_recent(&mut full);
@@ -349,7 +314,6 @@ fn list(
     }
     // The process ends now: skip freeing thousands of rows one by one.
     std::mem::forget(rows);
-    std::mem::forget(files);
     Ok(())
 }
 

@@ -50,6 +50,7 @@
 
 mod codec;
 mod db;
+pub mod load;
 #[cfg(target_os = "linux")]
 mod mapguard;
 mod refresh;

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use crossterm::event::{
@@ -16,16 +16,17 @@ use crossterm::terminal::{
 use crossterm::ExecutableCommand;
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
-use rayon::prelude::*;
 
 use super::app::{App, AppEvent, Effect, Outcome, WriteKind};
 use super::picker::{load_preview, load_preview_with, Folders, PreviewLimits, Row};
 use super::theme::Theme;
+use crate::index::load::{load_screen, LoadEvent, LoadWarning, MakeRow};
+use crate::index::Index;
 use crate::search::Query;
 use crate::session::info::SessionInfo;
 use crate::store::listing::scan_file;
 use crate::store::watch::{StoreChange, StoreWatcher, WatchOptions, WatchRoot};
-use crate::store::{list_session_files, Scope, SessionFile, StoreConfig, StoreKind};
+use crate::store::{StoreConfig, StoreKind};
 
 /// How the picker was started.
 #[derive(Debug, Clone)]
@@ -197,7 +198,7 @@ fn event_loop(
     let _tree_watcher = match &opts.open_tree {
         None => {
             // The loader starts the watcher when it is about to look at
-            // the disk (see `load_through_index`).
+            // the disk (see `index::load`).
             spawn_loader(tx.clone(), opts.config.clone(), drawn_rx);
             None
         }
@@ -553,238 +554,21 @@ fn spawn_ticker(tx: Sender<AppEvent>) {
     });
 }
 
-/// What tells a later change of a scanned session: its messages, last
-/// activity and the file's mtime (a rename or a label changes only that).
-fn fingerprint(r: &Row) -> (PathBuf, (usize, i64, i64)) {
-    (
-        r.info.path.clone(),
-        (
-            r.info.message_count,
-            r.info.modified_ms,
-            r.info.file_mtime_ms,
-        ),
-    )
+/// The picker's rows, made on the loader's threads.
+struct PickerRows;
+
+impl MakeRow for PickerRows {
+    type Row = Row;
+    type Cache = Folders;
+    fn make(&self, info: SessionInfo, dirs: &mut Folders) -> Row {
+        Row::with_dirs(info, dirs)
+    }
 }
 
-/// Rows of the first screen: the most recently written sessions.
-const FIRST_SCREEN: usize = 200;
-
-/// With at least this many files missing from the index, rows come from a
-/// plain scan first and the index is built after them.
-const COLD_FILES: usize = 64;
-
-/// The index's way: the stored rows first (the newest for the first
-/// screen, then all), without waiting for the disk; then a look at every
-/// file, which brings only what changed: new and grown sessions, and the
-/// ones gone.
-fn load_through_index(
-    tx: &Sender<AppEvent>,
-    config: &StoreConfig,
-    index: &mut crate::index::Index,
-    started: Instant,
-    drawn: &Receiver<()>,
-    watch: &mut dyn FnMut(),
-) -> Result<(), crate::index::IndexError> {
-    use std::collections::{HashMap, HashSet};
-    let mut shown: HashSet<PathBuf> = HashSet::new();
-    let mut dirs = Folders::default();
-    // Another process committing to the index after the stored rows are
-    // read could make a shown row stale in a way the refresh (which only
-    // compares files with the index) would not see: then every row is sent.
-    let version = index.data_version()?;
-    let first = index.stored_rows(&config.roots, Some(FIRST_SCREEN))?;
-    let rows: Vec<Row> = first
-        .into_iter()
-        .map(|info| Row::with_dirs(info, &mut dirs))
-        .collect();
-    shown.extend(rows.iter().map(|r| r.info.path.clone()));
-    let any = !rows.is_empty();
-    let _ = tx.send(AppEvent::Rows(rows));
-    crate::log::line(format!("loader: first screen at {:?}", started.elapsed()));
-    // On two cores, the rest of the load would take the CPU the first
-    // screen needs to be drawn: let it be drawn first (briefly).
-    if any {
-        let _ = drawn.recv_timeout(Duration::from_millis(200));
-    }
-    let rest: Vec<_> = index
-        .stored_rows(&config.roots, None)?
-        .into_iter()
-        .filter(|i| !shown.contains(&i.path))
-        .collect();
-    let rows: Vec<Row> = rest
-        .into_par_iter()
-        .map_init(Folders::default, |dirs, info| Row::with_dirs(info, dirs))
-        .collect();
-    shown.extend(rows.iter().map(|r| r.info.path.clone()));
-    let _ = tx.send(AppEvent::Rows(rows));
-    crate::log::line(format!(
-        "loader: {} stored rows at {:?}",
-        shown.len(),
-        started.elapsed()
-    ));
-
-    let (files, mut problems) = list_session_files(config, &Scope::All);
-    let total = files.len();
-    let _ = tx.send(AppEvent::LoadProgress {
-        done: shown.len().min(total),
-        total,
-    });
-    // A cold (or mostly cold) index: rows at the speed of a plain scan
-    // first, without their text; the index is then built behind them.
-    let missing: Vec<&SessionFile> = files.iter().filter(|f| !shown.contains(&f.path)).collect();
-    // Rows scanned, with their `fingerprint`.
-    let mut scanned: HashMap<PathBuf, (usize, i64, i64)> = HashMap::new();
-    let cold = missing.len() >= COLD_FILES;
-    // The watcher starts before the refresh, which then catches whatever
-    // changed before it was watching. (On a cold index, after the scan:
-    // its own opening of every file would cost the watcher seconds.)
-    if !cold {
-        watch();
-    }
-    if cold {
-        let mut done = shown.len();
-        let (row_tx, row_rx) = channel::<Row>();
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
-                missing.par_iter().for_each_init(
-                    || (row_tx.clone(), Folders::default()),
-                    |(row_tx, dirs), f| {
-                        if let Ok(info) = scan_file(f, false) {
-                            let _ = row_tx.send(Row::with_dirs(info, dirs));
-                        }
-                    },
-                );
-                drop(row_tx);
-            });
-            let mut batch = Vec::new();
-            let mut last = Instant::now();
-            for row in row_rx {
-                done += 1;
-                batch.push(row);
-                // Each batch re-sorts the list on the UI thread: a few per
-                // second keep it live without taking the scan's CPU.
-                if last.elapsed() >= Duration::from_millis(150) {
-                    scanned.extend(batch.iter().map(fingerprint));
-                    let _ = tx.send(AppEvent::Rows(std::mem::take(&mut batch)));
-                    let _ = tx.send(AppEvent::LoadProgress {
-                        done: done.min(total),
-                        total,
-                    });
-                    last = Instant::now();
-                }
-            }
-            scanned.extend(batch.iter().map(fingerprint));
-            let _ = tx.send(AppEvent::Rows(batch));
-        });
-        watch();
-        crate::log::line(format!(
-            "loader: {} rows scanned at {:?}; building the index",
-            scanned.len(),
-            started.elapsed()
-        ));
-        let _ = tx.send(AppEvent::LoadFinished {
-            problems: Vec::new(),
-        });
-        let _ = tx.send(AppEvent::Indexing(Some((0, missing.len()))));
-    }
-    let mut done = shown.len();
-    let mut indexed = 0usize;
-    let mut last_note = Instant::now();
-    let mut changed: HashSet<PathBuf> = HashSet::new();
-    let others_wrote = index.data_version()? != version;
-    let mut on_rows = |infos: Vec<SessionInfo>| {
-        done += infos.len();
-        indexed += infos.len();
-        // Rows just scanned are the same rows (unless the file changed in
-        // between): not sent twice.
-        let infos: Vec<SessionInfo> = infos
-            .into_iter()
-            .filter(|i| {
-                scanned.get(&i.path) != Some(&(i.message_count, i.modified_ms, i.file_mtime_ms))
-            })
-            .collect();
-        // Not on rayon: the refresh's own rayon workers wait on this
-        // callback, so using the pool here would deadlock.
-        let rows: Vec<Row> = infos
-            .into_iter()
-            .map(|info| Row::with_dirs(info, &mut dirs))
-            .collect();
-        changed.extend(rows.iter().map(|r| r.info.path.clone()));
-        if !rows.is_empty() {
-            let _ = tx.send(AppEvent::Rows(rows));
-        }
-        if cold {
-            if last_note.elapsed() >= Duration::from_millis(250) {
-                let _ = tx.send(AppEvent::Indexing(Some((indexed, missing.len()))));
-                last_note = Instant::now();
-            }
-        } else {
-            let _ = tx.send(AppEvent::LoadProgress {
-                done: done.min(total),
-                total,
-            });
-        }
-    };
-    let refreshed = if others_wrote {
-        index.refresh(&files, &mut on_rows)
-    } else {
-        index.refresh_changes(&files, &mut on_rows)
-    };
-    let stats = match refreshed {
-        Ok(stats) => stats,
-        Err(e) => {
-            // The caller falls back to reading every file; rows shown from
-            // the index whose files are gone must not stay behind.
-            if cold {
-                let _ = tx.send(AppEvent::Indexing(None));
-            }
-            let listed: HashSet<&PathBuf> = files.iter().map(|f| &f.path).collect();
-            for path in shown.iter().filter(|p| !listed.contains(p)) {
-                let _ = tx.send(AppEvent::RowGone(path.clone()));
-            }
-            return Err(e);
-        }
-    };
-    changed.extend(scanned.into_keys());
-    // Before `Indexing(None)`, whose search must know it.
-    if let Some(e) = &stats.write_error {
-        crate::log::line(format!("index: could not be written: {e}"));
-        let _ = tx.send(AppEvent::IndexIncomplete(e.clone()));
-    }
-    if cold {
-        let _ = tx.send(AppEvent::Indexing(None));
-    }
-    problems.extend(stats.problems);
-    // Shown from the index but no longer a session on disk.
-    let listed: HashSet<&PathBuf> = files.iter().map(|f| &f.path).collect();
-    let broken: HashSet<&PathBuf> = problems.iter().map(|p| &p.path).collect();
-    for path in &shown {
-        if !listed.contains(path) || broken.contains(path) {
-            let _ = tx.send(AppEvent::RowGone(path.clone()));
-        }
-    }
-    // Unchanged files whose stored row could not be read back (damaged):
-    // read them directly rather than leave them out.
-    for f in &files {
-        if !shown.contains(&f.path) && !changed.contains(&f.path) && !broken.contains(&f.path) {
-            if let Ok(info) = scan_file(f, true) {
-                let _ = tx.send(AppEvent::Rows(vec![Row::with_dirs(info, &mut dirs)]));
-            }
-        }
-    }
-    crate::log::line(format!(
-        "loader: {total} files through the index in {:?} ({} changed)",
-        started.elapsed(),
-        changed.len()
-    ));
-    let _ = tx.send(AppEvent::LoadFinished { problems });
-    Ok(())
-}
-
-/// Reads every session's row in parallel, streaming batches to the UI.
+/// Loads every session's row (see `index::load`), streaming it to the UI;
+/// starts the watcher when the loader is about to look at the disk.
 fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig, drawn: Receiver<()>) {
     std::thread::spawn(move || {
-        let started = Instant::now();
         let roots: Vec<WatchRoot> = config
             .roots
             .iter()
@@ -793,69 +577,32 @@ fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig, drawn: Receiver<()>) 
                 kind: r.kind,
             })
             .collect();
-        let mut watching = false;
-        let watch_tx = tx.clone();
-        let mut watch = || {
-            if !std::mem::replace(&mut watching, true) {
-                spawn_watcher(watch_tx.clone(), roots.clone());
-            }
-        };
-        if let Some(mut index) = open_index() {
-            crate::log::line(format!("loader: index open at {:?}", started.elapsed()));
-            match load_through_index(&tx, &config, &mut index, started, &drawn, &mut watch) {
-                Ok(()) => return,
-                Err(e) => crate::log::line(format!("index: refresh failed ({e}); reading files")),
-            }
-        }
-        watch();
-        let (files, mut problems) = list_session_files(&config, &Scope::All);
-        let total = files.len();
-        crate::log::line(format!(
-            "loader: {total} files found in {:?}",
-            started.elapsed()
-        ));
-        let _ = tx.send(AppEvent::LoadProgress { done: 0, total });
-        let (row_tx, row_rx) = channel::<Result<Row, crate::store::ScanProblem>>();
-        let reader = std::thread::spawn(move || {
-            files.par_iter().for_each_with(row_tx, |row_tx, f| {
-                let r = scan_file(f, true)
-                    .map(Row::new)
-                    .map_err(|e| crate::store::ScanProblem {
-                        path: f.path.clone(),
-                        reason: e.to_string(),
-                    });
-                let _ = row_tx.send(r);
-            });
-        });
-        let mut batch = Vec::new();
-        let mut last = Instant::now();
-        for (n, r) in row_rx.into_iter().enumerate() {
-            let done = n + 1;
-            match r {
-                Ok(row) => batch.push(row),
-                Err(p) => problems.push(p),
-            }
-            if last.elapsed() >= Duration::from_millis(30) {
-                let _ = tx.send(AppEvent::Rows(std::mem::take(&mut batch)));
-                let _ = tx.send(AppEvent::LoadProgress { done, total });
-                last = Instant::now();
-            }
-        }
-        let _ = reader.join();
-        crate::log::line(format!(
-            "loader: {total} files read in {:?}, {} problems",
-            started.elapsed(),
-            problems.len()
-        ));
-        for p in &problems {
-            crate::log::line(format!(
-                "loader: skipped {}: {}",
-                p.path.display(),
-                p.reason
-            ));
-        }
-        let _ = tx.send(AppEvent::Rows(batch));
-        let _ = tx.send(AppEvent::LoadFinished { problems });
+        load_screen(
+            &config,
+            index_on().then(Index::open_default),
+            &PickerRows,
+            &mut |ev| {
+                let ev = match ev {
+                    LoadEvent::Rows(rows) => AppEvent::Rows(rows),
+                    LoadEvent::Progress { done, total } => AppEvent::LoadProgress { done, total },
+                    LoadEvent::Gone(path) => AppEvent::RowGone(path),
+                    LoadEvent::Indexing(n) => AppEvent::Indexing(n),
+                    LoadEvent::Finished { problems } => AppEvent::LoadFinished { problems },
+                    LoadEvent::FirstScreen => {
+                        let _ = drawn.recv_timeout(Duration::from_millis(200));
+                        return;
+                    }
+                    LoadEvent::Watch => return spawn_watcher(tx.clone(), roots.clone()),
+                    // Searches must say they may miss sessions.
+                    LoadEvent::Warning(LoadWarning::IndexNotUpdated(e)) => {
+                        AppEvent::IndexIncomplete(e)
+                    }
+                    // Logged by the loader; the screen goes on with the files.
+                    LoadEvent::Warning(_) => return,
+                };
+                let _ = tx.send(ev);
+            },
+        );
     });
 }
 

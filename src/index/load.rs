@@ -1,0 +1,566 @@
+//! Loading a store's list rows, as one stream of [`LoadEvent`]s: through
+//! the index (its stored rows first, then what changed on disk; on a cold
+//! index a plain scan first and the index built behind it), or from the
+//! files alone when the index is off or fails. The picker's loader thread
+//! and `arbor list` both consume it; neither reads rows any other way.
+//!
+//! Two plans share the stream, the fallback scan and the warnings:
+//! [`load_screen`] (the picker: the newest rows in tens of milliseconds,
+//! the disk looked at after) and [`load_listing`] (`arbor list`: every row
+//! of one scope through a single refresh, which is the fastest way to all
+//! of them; the screen's plan would read the stored rows twice).
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::mpsc::channel;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use super::{Index, IndexError};
+use crate::session::info::SessionInfo;
+use crate::store::listing::scan_file;
+use crate::store::{list_session_files, ScanProblem, Scope, SessionFile, StoreConfig};
+
+/// What the loader tells its consumer, in the order it happens.
+#[derive(Debug)]
+pub enum LoadEvent<R> {
+    /// Rows to show: new ones, or newer rows for paths sent before.
+    Rows(Vec<R>),
+    /// Files looked at so far, of all the files listed.
+    Progress { done: usize, total: usize },
+    /// A row sent before whose file is gone or is no longer a session.
+    Gone(PathBuf),
+    /// The index is being built behind rows already sent (files done, of
+    /// the files it lacked); `None` once it is complete.
+    Indexing(Option<(usize, usize)>),
+    /// The newest sessions (the first screen) are sent. A consumer that
+    /// draws may hold the loader here until they are on screen: on two
+    /// cores the rest of the load would take the CPU the first frame needs.
+    FirstScreen,
+    /// The loader is about to look at the files (sent once): a watcher in
+    /// place when the consumer returns sees every change the load misses.
+    Watch,
+    /// Something the load went around (it carries on).
+    Warning(LoadWarning),
+    /// Every row is sent, with the files that could not be listed. On a
+    /// cold index this comes once the rows are scanned, with no problems,
+    /// and again when the index is built (the rows it brings come between).
+    Finished { problems: Vec<ScanProblem> },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadWarning {
+    #[error("index unavailable ({0}); reading the files")]
+    IndexUnavailable(IndexError),
+    /// The rows are complete, but the index lacks the text of what it
+    /// could not write: searches through it miss those sessions.
+    #[error("the index could not be updated: {0}")]
+    IndexNotUpdated(String),
+    /// As `IndexNotUpdated`, for a listing that searches: its rows are
+    /// read from the files instead, text and all.
+    #[error("the index could not be updated ({0}); searching the files instead")]
+    SearchingFiles(String),
+}
+
+/// Turns a row the loader read into the consumer's row. Called on the
+/// loader's worker threads, each with a cache of its own.
+pub trait MakeRow: Sync {
+    type Row: Send;
+    type Cache: Default + Send;
+    fn make(&self, info: SessionInfo, cache: &mut Self::Cache) -> Self::Row;
+}
+
+/// Rows as read.
+pub struct Plain;
+
+impl MakeRow for Plain {
+    type Row = SessionInfo;
+    type Cache = ();
+    fn make(&self, info: SessionInfo, _: &mut ()) -> SessionInfo {
+        info
+    }
+}
+
+/// Rows of the first screen: the most recently written sessions.
+const FIRST_SCREEN: usize = 200;
+
+/// With at least this many files missing from the index, rows come from a
+/// plain scan first and the index is built after them.
+pub const COLD_FILES: usize = 64;
+
+/// How often the fallback scan sends what it has (each batch re-sorts the
+/// picker's list on its UI thread).
+const SCAN_BATCH: Duration = Duration::from_millis(30);
+/// How often the scan of a cold index sends rows: a few batches per second
+/// keep the list live without taking the scan's CPU.
+const COLD_BATCH: Duration = Duration::from_millis(150);
+/// How often the build of a cold index says how far it is.
+const INDEXING_NOTE: Duration = Duration::from_millis(250);
+
+/// The consumer, and what the stream has said already.
+struct Out<'e, R> {
+    emit: &'e mut dyn FnMut(LoadEvent<R>),
+    watching: bool,
+    started: Instant,
+}
+
+impl<R> Out<'_, R> {
+    fn send(&mut self, ev: LoadEvent<R>) {
+        (self.emit)(ev);
+    }
+
+    fn watch(&mut self) {
+        if !std::mem::replace(&mut self.watching, true) {
+            self.send(LoadEvent::Watch);
+        }
+    }
+
+    fn warn(&mut self, w: LoadWarning) {
+        crate::log::line(format!("loader: {w}"));
+        self.send(LoadEvent::Warning(w));
+    }
+
+    fn log(&self, what: std::fmt::Arguments) {
+        if crate::log::enabled() {
+            crate::log::line(format!("loader: {what} at {:?}", self.started.elapsed()));
+        }
+    }
+}
+
+/// The picker's plan, over the whole store. With the index (`None`: not
+/// used; an error: a warning, then the files): its stored
+/// rows at once (the newest first), then a look at every file, which
+/// brings only what changed: new and grown sessions, and the ones gone.
+/// Without it (off, unusable, or failing): every file read, in batches.
+pub fn load_screen<M: MakeRow>(
+    config: &StoreConfig,
+    index: Option<Result<Index, IndexError>>,
+    make: &M,
+    emit: &mut dyn FnMut(LoadEvent<M::Row>),
+) {
+    let mut out = Out {
+        emit,
+        watching: false,
+        started: Instant::now(),
+    };
+    if let Some(index) = index {
+        match index {
+            Ok(mut index) => {
+                out.log(format_args!("index open"));
+                let mut load = IndexLoad::new(config, make);
+                match load.run(&mut index, &mut out) {
+                    Ok(()) => return,
+                    Err(e) => out.warn(LoadWarning::IndexUnavailable(e)),
+                }
+            }
+            Err(e) => out.warn(LoadWarning::IndexUnavailable(e)),
+        }
+    }
+    out.watch();
+    let (files, problems) = list_session_files(config, &Scope::All);
+    out.log(format_args!("{} files found", files.len()));
+    read_files(&files, problems, true, make, &mut out);
+}
+
+/// `arbor list`'s plan: the rows of `scope`, through one refresh of the
+/// index (which it brings up to date), or read from the files (as
+/// [`load_screen`] takes `index`). Returns the
+/// index when the rows came from it (their `all_text` is then empty:
+/// bodies are searched through the index); rows read from the files carry
+/// their text when `text`.
+pub fn load_listing(
+    config: &StoreConfig,
+    scope: &Scope,
+    index: Option<Result<Index, IndexError>>,
+    text: bool,
+    emit: &mut dyn FnMut(LoadEvent<SessionInfo>),
+) -> Option<Index> {
+    let mut out = Out {
+        emit,
+        watching: false,
+        started: Instant::now(),
+    };
+    let (files, mut problems) = list_session_files(config, scope);
+    crate::util::trace("files listed");
+    if let Some(index) = index {
+        match index {
+            Ok(mut index) => {
+                // A listing that searches keeps the rows until it knows the
+                // index has every body (else it searches the files).
+                let mut held = Vec::new();
+                let refreshed = index.refresh(&files, &mut |rows| match text {
+                    true => held.extend(rows),
+                    false => out.send(LoadEvent::Rows(rows)),
+                });
+                match refreshed {
+                    Ok(stats) => match stats.write_error {
+                        Some(e) if text => out.warn(LoadWarning::SearchingFiles(e)),
+                        write_error => {
+                            if let Some(e) = write_error {
+                                out.warn(LoadWarning::IndexNotUpdated(e));
+                            }
+                            if text {
+                                out.send(LoadEvent::Rows(held));
+                            }
+                            problems.extend(stats.problems);
+                            out.send(LoadEvent::Finished { problems });
+                            return Some(index);
+                        }
+                    },
+                    Err(e) => out.warn(LoadWarning::IndexUnavailable(e)),
+                }
+            }
+            Err(e) => out.warn(LoadWarning::IndexUnavailable(e)),
+        }
+    }
+    read_files(&files, problems, text, &Plain, &mut out);
+    None
+}
+
+/// The plain way: every file read on all cores, rows sent in batches with
+/// the progress; ends the stream.
+fn read_files<M: MakeRow>(
+    files: &[SessionFile],
+    mut problems: Vec<ScanProblem>,
+    text: bool,
+    make: &M,
+    out: &mut Out<M::Row>,
+) {
+    let total = files.len();
+    out.send(LoadEvent::Progress { done: 0, total });
+    let files: Vec<&SessionFile> = files.iter().collect();
+    let scanned = scan(&files, text, make, SCAN_BATCH, 0, total, out);
+    problems.extend(scanned.problems);
+    out.log(format_args!(
+        "{total} files read, {} problems",
+        problems.len()
+    ));
+    for p in &problems {
+        out.log(format_args!("skipped {}: {}", p.path.display(), p.reason));
+    }
+    out.send(LoadEvent::Finished { problems });
+}
+
+/// What tells a later change of a scanned session: its messages, last
+/// activity and the file's mtime (a rename or a label changes only that).
+type Fingerprint = (usize, i64, i64);
+
+fn fingerprint(info: &SessionInfo) -> Fingerprint {
+    (info.message_count, info.modified_ms, info.file_mtime_ms)
+}
+
+struct Scanned {
+    problems: Vec<ScanProblem>,
+    fingerprints: HashMap<PathBuf, Fingerprint>,
+}
+
+/// Reads `files` on all cores and sends their rows every `every`, each
+/// batch followed by the progress (`before` files were counted already,
+/// of `total`); the last batch goes without it.
+fn scan<M: MakeRow>(
+    files: &[&SessionFile],
+    text: bool,
+    make: &M,
+    every: Duration,
+    before: usize,
+    total: usize,
+    out: &mut Out<M::Row>,
+) -> Scanned {
+    type Read<R> = Result<(PathBuf, Fingerprint, R), ScanProblem>;
+    let mut scanned = Scanned {
+        problems: Vec::new(),
+        fingerprints: HashMap::new(),
+    };
+    let (row_tx, row_rx) = channel::<Read<M::Row>>();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            files.par_iter().for_each_init(
+                || (row_tx.clone(), M::Cache::default()),
+                |(row_tx, cache), f| {
+                    let read = scan_file(f, text)
+                        .map(|info| {
+                            (
+                                info.path.clone(),
+                                fingerprint(&info),
+                                make.make(info, cache),
+                            )
+                        })
+                        .map_err(|e| ScanProblem {
+                            path: f.path.clone(),
+                            reason: e.to_string(),
+                        });
+                    let _ = row_tx.send(read);
+                },
+            );
+            drop(row_tx);
+        });
+        let mut done = before;
+        let mut batch = Vec::new();
+        let mut last = Instant::now();
+        for read in row_rx {
+            done += 1;
+            match read {
+                Ok((path, fp, row)) => {
+                    scanned.fingerprints.insert(path, fp);
+                    batch.push(row);
+                }
+                Err(p) => scanned.problems.push(p),
+            }
+            if last.elapsed() >= every {
+                out.send(LoadEvent::Rows(std::mem::take(&mut batch)));
+                out.send(LoadEvent::Progress {
+                    done: done.min(total),
+                    total,
+                });
+                last = Instant::now();
+            }
+        }
+        out.send(LoadEvent::Rows(batch));
+    });
+    scanned
+}
+
+/// The screen's plan through the index; see [`load_screen`].
+struct IndexLoad<'a, M: MakeRow> {
+    config: &'a StoreConfig,
+    make: &'a M,
+    /// For rows made on the loader's own thread.
+    cache: M::Cache,
+    /// Paths of the stored rows sent.
+    shown: HashSet<PathBuf>,
+}
+
+impl<'a, M: MakeRow> IndexLoad<'a, M> {
+    fn new(config: &'a StoreConfig, make: &'a M) -> Self {
+        IndexLoad {
+            config,
+            make,
+            cache: M::Cache::default(),
+            shown: HashSet::new(),
+        }
+    }
+
+    /// An error means the caller reads every file instead: rows sent from
+    /// the index whose files are gone have been taken back by then.
+    fn run(&mut self, index: &mut Index, out: &mut Out<M::Row>) -> Result<(), IndexError> {
+        // Another process committing to the index after the stored rows are
+        // read could make a sent row stale in a way the refresh (which only
+        // compares files with the index) would not see: then every row is
+        // sent again.
+        let version = index.data_version()?;
+        self.send_stored(index, out)?;
+
+        let (files, mut problems) = list_session_files(self.config, &Scope::All);
+        let total = files.len();
+        out.send(LoadEvent::Progress {
+            done: self.shown.len().min(total),
+            total,
+        });
+        let missing: Vec<&SessionFile> = files
+            .iter()
+            .filter(|f| !self.shown.contains(&f.path))
+            .collect();
+        let cold = missing.len() >= COLD_FILES;
+        // The watcher starts before the refresh, which then catches
+        // whatever changed before it was watching. (On a cold index, after
+        // the scan: its own opening of every file would cost the watcher
+        // seconds.)
+        let scanned = if cold {
+            self.scan_cold(&missing, total, out)
+        } else {
+            out.watch();
+            HashMap::new()
+        };
+        let others_wrote = index.data_version()? != version;
+        let refreshed = self.refresh(
+            index,
+            &files,
+            others_wrote,
+            scanned,
+            cold.then_some(missing.len()),
+            out,
+        );
+        let (stats, changed) = match refreshed {
+            Ok(r) => r,
+            Err(e) => {
+                if cold {
+                    out.send(LoadEvent::Indexing(None));
+                }
+                let listed: HashSet<&PathBuf> = files.iter().map(|f| &f.path).collect();
+                for path in self.shown.iter().filter(|p| !listed.contains(p)) {
+                    out.send(LoadEvent::Gone(path.clone()));
+                }
+                return Err(e);
+            }
+        };
+        // Before `Indexing(None)`, whose searches must know it.
+        if let Some(e) = stats.write_error {
+            out.warn(LoadWarning::IndexNotUpdated(e));
+        }
+        if cold {
+            out.send(LoadEvent::Indexing(None));
+        }
+        problems.extend(stats.problems);
+        self.settle(&files, &changed, &problems, out);
+        out.log(format_args!(
+            "{total} files through the index ({} changed)",
+            changed.len()
+        ));
+        out.send(LoadEvent::Finished { problems });
+        Ok(())
+    }
+
+    /// The stored rows, without looking at the disk: the first screen,
+    /// then the rest.
+    fn send_stored(&mut self, index: &mut Index, out: &mut Out<M::Row>) -> Result<(), IndexError> {
+        let first = index.stored_rows(&self.config.roots, Some(FIRST_SCREEN))?;
+        let rows: Vec<M::Row> = first
+            .into_iter()
+            .map(|info| {
+                self.shown.insert(info.path.clone());
+                self.make.make(info, &mut self.cache)
+            })
+            .collect();
+        let any = !rows.is_empty();
+        out.send(LoadEvent::Rows(rows));
+        out.log(format_args!("first screen"));
+        if any {
+            out.send(LoadEvent::FirstScreen);
+        }
+        let rest: Vec<SessionInfo> = index
+            .stored_rows(&self.config.roots, None)?
+            .into_iter()
+            .filter(|i| !self.shown.contains(&i.path))
+            .collect();
+        self.shown.extend(rest.iter().map(|i| i.path.clone()));
+        let make = self.make;
+        let rows: Vec<M::Row> = rest
+            .into_par_iter()
+            .map_init(M::Cache::default, |cache, info| make.make(info, cache))
+            .collect();
+        out.send(LoadEvent::Rows(rows));
+        out.log(format_args!("{} stored rows", self.shown.len()));
+        Ok(())
+    }
+
+    /// A cold (or mostly cold) index: the rows the index lacks, at the
+    /// speed of a plain scan and without their text; the index is built
+    /// behind them. Returns their fingerprints.
+    fn scan_cold(
+        &mut self,
+        missing: &[&SessionFile],
+        total: usize,
+        out: &mut Out<M::Row>,
+    ) -> HashMap<PathBuf, Fingerprint> {
+        // Files that cannot be read are found again by the refresh.
+        let scanned = scan(
+            missing,
+            false,
+            self.make,
+            COLD_BATCH,
+            self.shown.len(),
+            total,
+            out,
+        );
+        out.watch();
+        out.log(format_args!(
+            "{} rows scanned; building the index",
+            scanned.fingerprints.len()
+        ));
+        out.send(LoadEvent::Finished {
+            problems: Vec::new(),
+        });
+        out.send(LoadEvent::Indexing(Some((0, missing.len()))));
+        scanned.fingerprints
+    }
+
+    /// Brings the index up to date, sending the rows it has that were not
+    /// sent yet (all of them when `others_wrote`) with the progress (of
+    /// the build, when `building` this many files). Returns the refresh's
+    /// figures and the paths whose rows are sent.
+    fn refresh(
+        &mut self,
+        index: &mut Index,
+        files: &[SessionFile],
+        others_wrote: bool,
+        scanned: HashMap<PathBuf, Fingerprint>,
+        building: Option<usize>,
+        out: &mut Out<M::Row>,
+    ) -> Result<(super::RefreshStats, HashSet<PathBuf>), IndexError> {
+        let total = files.len();
+        let mut done = self.shown.len();
+        let mut indexed = 0usize;
+        let mut last_note = Instant::now();
+        let mut changed: HashSet<PathBuf> = HashSet::new();
+        let (make, cache) = (self.make, &mut self.cache);
+        let mut on_rows = |infos: Vec<SessionInfo>| {
+            done += infos.len();
+            indexed += infos.len();
+            // Rows just scanned are the same rows (unless the file changed
+            // in between): not sent twice. Made here, not on rayon: the
+            // refresh's own rayon workers wait on this callback, so using
+            // the pool here would deadlock.
+            let rows: Vec<M::Row> = infos
+                .into_iter()
+                .filter(|i| scanned.get(&i.path) != Some(&fingerprint(i)))
+                .map(|info| {
+                    changed.insert(info.path.clone());
+                    make.make(info, cache)
+                })
+                .collect();
+            if !rows.is_empty() {
+                out.send(LoadEvent::Rows(rows));
+            }
+            match building {
+                Some(of) => {
+                    if last_note.elapsed() >= INDEXING_NOTE {
+                        out.send(LoadEvent::Indexing(Some((indexed, of))));
+                        last_note = Instant::now();
+                    }
+                }
+                None => out.send(LoadEvent::Progress {
+                    done: done.min(total),
+                    total,
+                }),
+            }
+        };
+        let stats = if others_wrote {
+            index.refresh(files, &mut on_rows)
+        } else {
+            index.refresh_changes(files, &mut on_rows)
+        }?;
+        changed.extend(scanned.into_keys());
+        Ok((stats, changed))
+    }
+
+    /// After the refresh: stored rows whose files are gone (or no longer
+    /// sessions) are taken back, and unchanged files whose stored row could
+    /// not be read back (damaged) are read directly rather than left out.
+    fn settle(
+        &mut self,
+        files: &[SessionFile],
+        changed: &HashSet<PathBuf>,
+        problems: &[ScanProblem],
+        out: &mut Out<M::Row>,
+    ) {
+        let listed: HashSet<&PathBuf> = files.iter().map(|f| &f.path).collect();
+        let broken: HashSet<&PathBuf> = problems.iter().map(|p| &p.path).collect();
+        for path in &self.shown {
+            if !listed.contains(path) || broken.contains(path) {
+                out.send(LoadEvent::Gone(path.clone()));
+            }
+        }
+        for f in files {
+            if !self.shown.contains(&f.path)
+                && !changed.contains(&f.path)
+                && !broken.contains(&f.path)
+            {
+                if let Ok(info) = scan_file(f, true) {
+                    let row = self.make.make(info, &mut self.cache);
+                    out.send(LoadEvent::Rows(vec![row]));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! The loader's event stream (`index::load`), which the picker's loader
+//! thread and `arbor list` consume: the warm and cold plans, the fallback
+//! to the files, and each row sent once.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use arbor::index::load::{load_listing, load_screen, LoadEvent, Plain, COLD_FILES};
+use arbor::index::{Index, IndexError};
+use arbor::session::SessionInfo;
+use arbor::store::{list_session_files, Scope, StoreConfig, StoreKind};
+
+const PROJECT: &str = "--home-u-proj--";
+
+struct Store {
+    dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Store {
+    fn new(n: usize) -> Store {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("sessions");
+        std::fs::create_dir_all(root.join(PROJECT)).unwrap();
+        let s = Store { dir, root };
+        for i in 0..n {
+            s.write(i, "hello");
+        }
+        s
+    }
+
+    fn path(&self, i: usize) -> PathBuf {
+        self.root.join(PROJECT).join(format!(
+            "2026-01-01T10-00-00-000Z_0199aaaa-0000-7000-8000-{i:012}.jsonl"
+        ))
+    }
+
+    fn write(&self, i: usize, text: &str) -> PathBuf {
+        let p = self.path(i);
+        let header = format!(
+            r#"{{"type":"session","version":3,"id":"0199aaaa-0000-7000-8000-{i:012}","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/home/u/proj"}}"#
+        );
+        let msg = format!(
+            r#"{{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-01T10:00:00.000Z","message":{{"role":"user","content":"{text}","timestamp":{}}}}}"#,
+            1_767_261_600_000u64 + i as u64 * 1000
+        );
+        std::fs::write(&p, format!("{header}\n{msg}\n")).unwrap();
+        p
+    }
+
+    fn config(&self) -> StoreConfig {
+        StoreConfig::single(&self.root, StoreKind::PerProject)
+    }
+
+    fn index(&self) -> Index {
+        Index::open(&self.dir.path().join("cache/index.db")).unwrap()
+    }
+}
+
+/// The stream, with rows reduced to their paths.
+#[derive(Debug, PartialEq)]
+enum Ev {
+    Rows(Vec<PathBuf>),
+    Progress(usize, usize),
+    Gone(PathBuf),
+    Indexing(Option<(usize, usize)>),
+    FirstScreen,
+    Watch,
+    Warning,
+    Finished(usize),
+}
+
+fn record(ev: LoadEvent<SessionInfo>, evs: &mut Vec<Ev>) {
+    evs.push(match ev {
+        LoadEvent::Rows(r) => Ev::Rows(r.into_iter().map(|i| i.path).collect()),
+        LoadEvent::Progress { done, total } => Ev::Progress(done, total),
+        LoadEvent::Gone(p) => Ev::Gone(p),
+        LoadEvent::Indexing(n) => Ev::Indexing(n),
+        LoadEvent::FirstScreen => Ev::FirstScreen,
+        LoadEvent::Watch => Ev::Watch,
+        LoadEvent::Warning(_) => Ev::Warning,
+        LoadEvent::Finished { problems } => Ev::Finished(problems.len()),
+    })
+}
+
+fn screen(config: &StoreConfig, index: Option<Result<Index, IndexError>>) -> Vec<Ev> {
+    let mut evs = Vec::new();
+    load_screen(config, index, &Plain, &mut |ev| record(ev, &mut evs));
+    evs
+}
+
+/// How many times each path's row was sent.
+fn sent(evs: &[Ev]) -> HashMap<&Path, usize> {
+    let mut n = HashMap::new();
+    for e in evs {
+        if let Ev::Rows(r) = e {
+            for p in r {
+                *n.entry(p.as_path()).or_default() += 1;
+            }
+        }
+    }
+    n
+}
+
+fn position(evs: &[Ev], want: impl Fn(&Ev) -> bool) -> usize {
+    evs.iter()
+        .position(want)
+        .unwrap_or_else(|| panic!("not in {evs:?}"))
+}
+
+#[test]
+fn cold_index_rows_come_from_a_scan_then_the_index_is_built_behind_them() {
+    let n = COLD_FILES + 6;
+    let s = Store::new(n);
+    let evs = screen(&s.config(), Some(Ok(s.index())));
+    // Nothing stored: two empty batches, no first screen to wait for.
+    assert_eq!(
+        evs[..3],
+        [Ev::Rows(vec![]), Ev::Rows(vec![]), Ev::Progress(0, n)]
+    );
+    assert!(!evs.contains(&Ev::FirstScreen));
+    let watch = position(&evs, |e| *e == Ev::Watch);
+    let scanned = position(&evs, |e| *e == Ev::Finished(0));
+    let building = position(&evs, |e| *e == Ev::Indexing(Some((0, n))));
+    let built = position(&evs, |e| *e == Ev::Indexing(None));
+    // Every row before the watcher starts (the scan opens every file), the
+    // list complete before the index is built.
+    assert!(evs[watch..]
+        .iter()
+        .all(|e| !matches!(e, Ev::Rows(r) if !r.is_empty())));
+    assert!(watch < scanned && scanned < building && building < built);
+    assert_eq!(evs.last(), Some(&Ev::Finished(0)));
+    // The refresh finds the rows the scan sent unchanged: each sent once.
+    let counts = sent(&evs);
+    assert_eq!(counts.len(), n);
+    assert!(counts.values().all(|&c| c == 1), "{counts:?}");
+    // And the index now has them all.
+    let warm = screen(&s.config(), Some(Ok(s.index())));
+    assert_eq!(sent(&warm).len(), n);
+    assert!(!warm.iter().any(|e| matches!(e, Ev::Indexing(_))));
+}
+
+#[test]
+fn warm_index_sends_stored_rows_first_then_only_what_changed() {
+    let s = Store::new(5);
+    let (files, _) = list_session_files(&s.config(), &Scope::All);
+    s.index().refresh(&files, &mut |_| {}).unwrap();
+    let grown = s.write(1, "hello again, with more text");
+    std::fs::remove_file(s.path(2)).unwrap();
+    let new = s.write(7, "new");
+
+    let evs = screen(&s.config(), Some(Ok(s.index())));
+    // The stored rows, before the disk is looked at.
+    let Ev::Rows(first) = &evs[0] else {
+        panic!("{evs:?}")
+    };
+    assert_eq!(first.len(), 5);
+    assert_eq!(evs[1], Ev::FirstScreen);
+    assert_eq!(evs[2], Ev::Rows(vec![]));
+    assert_eq!(evs[3], Ev::Progress(5, 5));
+    // Watching before the refresh, which then sends only the changes.
+    assert_eq!(evs[4], Ev::Watch);
+    let mut changed: Vec<PathBuf> = evs[5..]
+        .iter()
+        .filter_map(|e| match e {
+            Ev::Rows(r) => Some(r.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    changed.sort();
+    let mut want = vec![grown, new];
+    want.sort();
+    assert_eq!(changed, want);
+    assert!(evs.contains(&Ev::Gone(s.path(2))));
+    assert_eq!(evs.last(), Some(&Ev::Finished(0)));
+}
+
+#[test]
+fn an_unusable_index_is_a_warning_and_the_files_are_read() {
+    let s = Store::new(3);
+    let evs = screen(&s.config(), Some(Err(IndexError::NoCacheDir)));
+    assert_eq!(evs[..3], [Ev::Warning, Ev::Watch, Ev::Progress(0, 3)]);
+    assert_eq!(sent(&evs).len(), 3);
+    assert_eq!(evs.last(), Some(&Ev::Finished(0)));
+    // Without the index at all: the same, without the warning.
+    let evs = screen(&s.config(), None);
+    assert_eq!(evs[..2], [Ev::Watch, Ev::Progress(0, 3)]);
+    assert_eq!(sent(&evs).len(), 3);
+
+    let mut evs = Vec::new();
+    let index = load_listing(
+        &s.config(),
+        &Scope::All,
+        Some(Err(IndexError::NoCacheDir)),
+        true,
+        &mut |ev| record(ev, &mut evs),
+    );
+    assert!(index.is_none());
+    assert_eq!(evs[0], Ev::Warning);
+    assert_eq!(sent(&evs).len(), 3);
+}
+
+#[test]
+fn listing_sends_every_row_of_its_scope_once_through_the_index() {
+    let s = Store::new(4);
+    std::fs::create_dir_all(s.root.join("--home-u-other--")).unwrap();
+    std::fs::copy(
+        s.path(0),
+        s.root
+            .join("--home-u-other--")
+            .join(s.path(0).file_name().unwrap()),
+    )
+    .unwrap();
+    std::fs::write(s.root.join(PROJECT).join("broken.jsonl"), "not json\n").unwrap();
+    let scope = Scope::Project("/home/u/proj".into());
+    for round in 0..2 {
+        let mut rows = Vec::new();
+        let mut problems = Vec::new();
+        let index = load_listing(
+            &s.config(),
+            &scope,
+            Some(Ok(s.index())),
+            false,
+            &mut |ev| match ev {
+                LoadEvent::Rows(r) => rows.extend(r),
+                LoadEvent::Finished { problems: p } => problems.extend(p),
+                _ => {}
+            },
+        );
+        assert!(index.is_some(), "round {round}");
+        let mut paths: Vec<PathBuf> = rows.into_iter().map(|r| r.path).collect();
+        paths.sort();
+        assert_eq!(paths, (0..4).map(|i| s.path(i)).collect::<Vec<_>>());
+        assert_eq!(problems.len(), 1, "round {round}: {problems:?}");
+    }
+}
