@@ -374,6 +374,23 @@ fn live_session_delete_asks_again() {
     assert_eq!(key(&mut app, KeyCode::Enter), vec![Effect::Trash(path)]);
 }
 
+/// At 80 columns the live-delete question ran past the edge and cut off
+/// the keys that answer it; it wraps instead.
+#[test]
+fn live_delete_question_fits_at_80_columns() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    app.width = 80;
+    let path = app.picker.selected.clone().unwrap();
+    let i = app.picker.by_path[&path];
+    app.picker.rows[i].info.file_mtime_ms = NOW - 2_000;
+    ctrl(&mut app, 'd');
+    key(&mut app, KeyCode::Enter);
+    let s = screen(&app, &fx.root);
+    assert!(s.contains("esc cancel"), "{s}");
+    insta::assert_snapshot!("live_delete_80x24", s);
+}
+
 #[test]
 fn rename_writes_one_session_info_line_after_the_last_entry() {
     let fx = fixture();

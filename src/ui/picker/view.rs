@@ -571,16 +571,24 @@ fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<
             Span::raw("enter confirm · esc/ctrl+c cancel  "),
             Span::styled(title_of(p, path), theme.dim()),
         ]),
-        (Dialog::ConfirmLiveDelete { age_ms, .. }, _) => Line::from(vec![
-            Span::styled(
-                format!(
-                    "This session changed {}s ago; an agent may be writing it. Delete anyway? ",
-                    age_ms / 1000
+        // Wrapped like a message: at 80 columns the keys that answer the
+        // question would otherwise be cut off.
+        (Dialog::ConfirmLiveDelete { age_ms, .. }, _) => {
+            let question = [vec![
+                (
+                    format!(
+                        "This session changed {}s ago; an agent may be writing it. Delete anyway? ",
+                        age_ms / 1000
+                    ),
+                    theme.error(),
                 ),
-                theme.error(),
-            ),
-            Span::raw("enter confirm · esc cancel"),
-        ]),
+                ("enter confirm · esc cancel".to_string(), Style::default()),
+            ]];
+            let mut lines = wrap_styled(&question, width as usize);
+            let first = lines.remove(0);
+            wrapped = lines;
+            first
+        }
         (Dialog::Trashing { .. }, _) => {
             Line::from(Span::styled("Moving session to trash…", theme.dim()))
         }
