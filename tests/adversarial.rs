@@ -680,3 +680,121 @@ fn a_file_swapped_with_a_fifo_never_hangs() {
     assert!(swaps.load(Ordering::Relaxed) > 100, "the file was swapped");
     eprintln!("outcomes (read, refused): {outcomes:?}");
 }
+
+/// A session whose message lines nest `depths[i]` deep (the line's own
+/// object included), in a field the list row ignores or in `content`.
+fn deep_session(dir: &Path, depths: &[(usize, bool)]) -> PathBuf {
+    let project = dir.join("--tmp-deep--");
+    std::fs::create_dir_all(&project).unwrap();
+    let id = "0199a000-0000-7000-8000-00000000dee9";
+    let mut lines = vec![format!(
+        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/tmp/deep"}}"#
+    )];
+    let mut parent = "null".to_string();
+    for (i, &(depth, in_content)) in depths.iter().enumerate() {
+        let eid = format!("e{i:07}");
+        let message = if in_content {
+            // message (2) → content array (3) → …
+            let k = depth - 2;
+            format!(
+                r#"{{"role":"user","content":{}"deep"{}}}"#,
+                "[".repeat(k),
+                "]".repeat(k)
+            )
+        } else {
+            // message (2) → details (3) → …
+            let k = depth - 2;
+            format!(
+                r#"{{"role":"user","content":"line {i}","details":{}{}}}"#,
+                "[".repeat(k),
+                "]".repeat(k)
+            )
+        };
+        lines.push(format!(
+            r#"{{"type":"message","id":"{eid}","parentId":{parent},"timestamp":"2025-01-01T00:00:0{}.000Z","message":{message}}}"#,
+            i % 10
+        ));
+        parent = format!("\"{eid}\"");
+    }
+    let path = project.join(format!("2025-01-01T00-00-00-000Z_{id}.jsonl"));
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+/// Issue #11.7: `list` counted a message on a line nested deeper than
+/// arbor reads (the list-row scanner skipped the deep part without a
+/// limit) that `show` skips as unreadable. One depth rule for both: at the
+/// limit both read the line, one deeper both skip it.
+#[test]
+fn list_and_show_agree_on_deeply_nested_lines() {
+    use arbor::session::reader::MAX_DEPTH;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("sessions");
+    let cases = [
+        (3, false),
+        (MAX_DEPTH, false),
+        (MAX_DEPTH + 1, false),
+        (MAX_DEPTH, true),
+        (MAX_DEPTH + 1, true),
+        (MAX_DEPTH * 3, false),
+    ];
+    let path = deep_session(&store, &cases);
+    let readable = cases.iter().filter(|(d, _)| *d <= MAX_DEPTH).count();
+
+    let shown = show(&path, true);
+    assert!(check_outcome("show", &shown));
+    let v: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let entries = v["entries"].as_array().unwrap().len();
+    assert_eq!(entries, readable, "show reads the lines within the limit");
+    let plain = show(&path, false);
+    assert!(
+        plain.stderr_text().contains(&format!(
+            "{} unreadable lines skipped",
+            cases.len() - readable
+        )),
+        "{}",
+        plain.stderr_text()
+    );
+    let cache = dir.path().join("cache");
+    for extra in [&["--no-index"][..], &[], &[]] {
+        let t = run_timeout(
+            arbor()
+                .env("ARBOR_CACHE_DIR", &cache)
+                .arg("--store")
+                .arg(&store)
+                .args(["list", "--all", "--json"])
+                .args(extra),
+            LIMIT,
+        );
+        let row: Value = serde_json::from_slice(&t.stdout).unwrap();
+        assert_eq!(
+            row["messageCount"].as_u64(),
+            Some(readable as u64),
+            "list {extra:?} counts what show reads"
+        );
+    }
+}
+
+/// Issue #11.7: a file whose only problem is invalid UTF-8 said
+/// "(0 unreadable lines skipped)". It says what it is.
+#[test]
+fn invalid_utf8_is_reported_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("--tmp-lossy--");
+    std::fs::create_dir_all(&project).unwrap();
+    let path = project.join("2025-01-01T00-00-00-000Z_0199a000-0000-7000-8000-0000000000ff.jsonl");
+    let mut bytes = br#"{"type":"session","version":3,"id":"0199a000-0000-7000-8000-0000000000ff","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/tmp/lossy"}"#.to_vec();
+    bytes.extend_from_slice(b"\n");
+    bytes.extend_from_slice(br#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"caf"#);
+    bytes.extend_from_slice(b"\xe9 au lait\"}}\n");
+    std::fs::write(&path, &bytes).unwrap();
+    let t = show(&path, false);
+    assert!(check_outcome("show", &t));
+    let err = t.stderr_text();
+    assert!(!err.contains("0 unreadable"), "{err}");
+    assert_eq!(
+        err.trim(),
+        "(1 line not valid UTF-8 (invalid bytes shown as \u{fffd}))"
+    );
+    assert!(t.stdout_text().contains("caf\u{fffd} au lait"));
+}

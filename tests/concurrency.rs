@@ -104,7 +104,7 @@ const THREADS: usize = 2;
 const OPS_PER_THREAD: usize = 25;
 const PARTIAL: &str = "ends in a partial line (another program is writing it); nothing was written";
 /// The race arbor cannot prevent but reports (see writer.rs).
-const INTERLEAVED: &str = "arbor's line was joined onto its partial line";
+const INTERLEAVED: &str = "so the two were interleaved at byte ";
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -411,6 +411,7 @@ fn arbor_writes_beside_a_live_appending_process() {
     // half on its own line. Anything else unreadable is a bug.
     let mut damaged: HashSet<&str> = HashSet::new();
     let mut explained: HashSet<usize> = HashSet::new();
+    let mut joined: Vec<usize> = Vec::new();
     let mut unexplained = Vec::new();
     for n in (0..lines.len()).filter(|&n| parsed[n].is_none()) {
         if explained.contains(&n) {
@@ -420,6 +421,7 @@ fn arbor_writes_beside_a_live_appending_process() {
             Some((w, second_half)) if !explained.contains(&second_half) => {
                 damaged.insert(w);
                 explained.extend([n, second_half]);
+                joined.push(n);
             }
             _ => unexplained.push(describe_bad_line(n, lines[n], &done, t0)),
         }
@@ -442,6 +444,21 @@ fn arbor_writes_beside_a_live_appending_process() {
             Some(*off)
         })
         .collect();
+    // Each report names the byte where the damaged line starts.
+    let at_bytes: HashSet<u64> = failed
+        .iter()
+        .filter_map(|d| {
+            let rest = d.stderr.split(INTERLEAVED).nth(1)?;
+            rest.split(':').next()?.trim().parse().ok()
+        })
+        .collect();
+    for &n in &joined {
+        let start = if n == 0 { 0 } else { ends[n - 1] };
+        assert!(
+            at_bytes.contains(&start),
+            "a join at byte {start} was reported at {at_bytes:?}"
+        );
+    }
     let good = parsed.iter().filter(|p| p.is_some()).count();
     let pos: HashMap<&str, usize> = parsed
         .iter()

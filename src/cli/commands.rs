@@ -521,16 +521,8 @@ fn show(config: &StoreConfig, a: &super::ShowArgs, out: &mut impl Write) -> Resu
     if s.needs_migration() {
         eprintln!("(version {} file, read as version 3)", s.file_version);
     }
-    if !s.diagnostics.is_clean() {
-        eprintln!(
-            "({} unreadable lines skipped{})",
-            s.diagnostics.skipped(),
-            if s.diagnostics.partial_tail {
-                ", last line incomplete"
-            } else {
-                ""
-            }
-        );
+    if let Some(what) = s.diagnostics.describe() {
+        eprintln!("({what})");
     }
     Ok(())
 }

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use super::entry::{format_iso_ms, is_internal_marker, parse_iso_ms};
 use super::jsonscan::{for_each_element, Skim};
-use super::reader::{lines, parse_json_lenient, parse_object, Diagnostics, ReadError};
+use super::reader::{lines, parse_json_lenient, parse_object, too_deep, Diagnostics, ReadError};
 
 pub const NO_MESSAGES: &str = "(no messages)";
 
@@ -753,8 +753,10 @@ impl InfoScanner {
             },
         };
         match parsed {
-            Ok(p) => self.entry(p.fields()),
-            Err(_) => {
+            // `LineProbe` skips what it does not need without a depth
+            // limit; the tree reader refuses such a line, and so does this.
+            Ok(p) if !too_deep(text.as_bytes()) => self.entry(p.fields()),
+            _ => {
                 if complete {
                     self.info.diagnostics.skipped_lines += 1;
                 } else {

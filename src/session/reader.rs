@@ -47,6 +47,41 @@ impl Diagnostics {
     pub fn skipped(&self) -> usize {
         self.skipped_lines + usize::from(self.partial_tail)
     }
+
+    /// What is wrong with the file, in words (`None` when nothing is): the
+    /// lines skipped, a last line cut short, and lines that were read but
+    /// are not valid UTF-8 (a file with only those has nothing skipped).
+    pub fn describe(&self) -> Option<String> {
+        let s = |n: usize| if n == 1 { "" } else { "s" };
+        let mut parts = Vec::new();
+        if self.skipped_lines > 0 {
+            let n = self.skipped_lines;
+            parts.push(format!("{n} unreadable line{} skipped", s(n)));
+        }
+        if self.partial_tail {
+            parts.push("last line incomplete (still being written?), skipped".to_string());
+        }
+        if self.lossy_lines > 0 {
+            let n = self.lossy_lines;
+            parts.push(format!(
+                "{n} line{} not valid UTF-8 (invalid bytes shown as \u{fffd})",
+                s(n)
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
+    /// [`Diagnostics::describe`] for a header: a few words.
+    pub fn brief(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.skipped() > 0 {
+            parts.push(format!("{} skipped", self.skipped()));
+        }
+        if self.lossy_lines > 0 {
+            parts.push(format!("{} not UTF-8", self.lossy_lines));
+        }
+        (!parts.is_empty()).then(|| format!("lines: {}", parts.join(", ")))
+    }
 }
 
 /// A whole session file, migrated in memory to version 3.
@@ -112,8 +147,36 @@ pub fn parse_object(line: &[u8], lossy: &mut bool) -> Option<Map<String, Value>>
 }
 
 /// Deepest nesting arbor parses. JavaScript readers accept any depth; this
-/// bound keeps a hostile line from exhausting memory or the stack.
+/// bound keeps a hostile line from exhausting memory or the stack. It is
+/// the one rule of every reader: a deeper line is unreadable to the tree
+/// reader and to the list-row scanner alike (see [`too_deep`]).
 pub const MAX_DEPTH: usize = 20_000;
+
+/// Whether `line` nests arrays and objects deeper than [`MAX_DEPTH`].
+/// Linear, and free for lines too short to be that deep.
+pub fn too_deep(line: &[u8]) -> bool {
+    if line.len() <= 2 * MAX_DEPTH {
+        return false;
+    }
+    let (mut depth, mut in_string, mut i) = (0usize, false, 0);
+    while i < line.len() {
+        match (in_string, line[i]) {
+            (true, b'\\') => i += 1,
+            (true, b'"') => in_string = false,
+            (false, b'"') => in_string = true,
+            (false, b'{' | b'[') => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return true;
+                }
+            }
+            (false, b'}' | b']') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
 
 /// Rewrites what JavaScript accepts but strict JSON does not: lone UTF-16
 /// surrogate escapes become U+FFFD (what the agents' own UTF-8 encoding

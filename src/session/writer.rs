@@ -35,8 +35,8 @@ pub enum WriteError {
     PartialLastLine { path: PathBuf },
     #[error("{path} kept changing while arbor read it (another program is writing it); nothing was written, try again")]
     Busy { path: PathBuf },
-    #[error("{path}: another program started a line at the very moment arbor appended, so arbor's line was joined onto its partial line; readers skip the joined line, nothing else changed; try again")]
-    Interleaved { path: PathBuf },
+    #[error("{path}: another program was in the middle of writing a line when arbor appended its own, so the two were interleaved at byte {at}: arbor's entry was not saved, and the other program's line was split around it (readers skip both parts as unreadable lines); the lines before are intact; try again")]
+    Interleaved { path: PathBuf, at: u64 },
     #[error("no entry {id} in {path}")]
     NoSuchEntry { path: PathBuf, id: String },
     #[error("{0}")]
@@ -201,9 +201,10 @@ pub fn append_entry(
             // calls; Atomic writes each line in one), arbor's line follows
             // that partial line and both are unreadable. Say so; never report
             // such a write as done.
-            if !landed_on_line_start(&mut file, len, line.as_bytes()).map_err(io_err(path))? {
+            if let Some(at) = glued_onto(&mut file, len, line.as_bytes()).map_err(io_err(path))? {
                 return Err(WriteError::Interleaved {
                     path: path.to_path_buf(),
+                    at,
                 });
             }
             line.pop();
@@ -227,16 +228,19 @@ pub fn append_entry(
     })
 }
 
-/// Whether `line`, just appended to a file that was `from` bytes long and
-/// ended in `\n`, starts a line (whatever others appended before it ended
-/// in `\n` too). Unverifiable (not found) counts as yes.
-fn landed_on_line_start(file: &mut File, from: u64, line: &[u8]) -> std::io::Result<bool> {
+/// Where the other writer's line starts when `line`, just appended to a
+/// file that was `from` bytes long and ended in `\n`, was glued onto a
+/// line another program had begun; `None` when it starts a line of its
+/// own (whatever others appended before it ended in `\n` too), or cannot
+/// be found (unverifiable counts as fine).
+fn glued_onto(file: &mut File, from: u64, line: &[u8]) -> std::io::Result<Option<u64>> {
     file.seek(SeekFrom::Start(from))?;
     let mut region = Vec::new();
     file.read_to_end(&mut region)?;
     Ok(match memchr::memmem::find(&region, line) {
-        Some(0) | None => true,
-        Some(i) => region[i - 1] == b'\n',
+        Some(0) | None => None,
+        Some(i) if region[i - 1] == b'\n' => None,
+        Some(i) => Some(from + memchr::memrchr(b'\n', &region[..i]).map_or(0, |j| j + 1) as u64),
     })
 }
 
@@ -634,7 +638,7 @@ fn is_trimmed(e: &Entry) -> bool {
 mod tests {
     use super::*;
 
-    fn landed(before: &[u8], others: &[u8], line: &[u8]) -> bool {
+    fn glued(before: &[u8], others: &[u8], line: &[u8]) -> Option<u64> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
         let mut all = before.to_vec();
@@ -642,15 +646,34 @@ mod tests {
         all.extend_from_slice(line);
         std::fs::write(&path, &all).unwrap();
         let mut f = File::open(&path).unwrap();
-        landed_on_line_start(&mut f, before.len() as u64, line).unwrap()
+        glued_onto(&mut f, before.len() as u64, line).unwrap()
     }
 
     #[test]
     fn sees_a_line_joined_onto_a_partial_one() {
         let line = b"{\"type\":\"label\",\"id\":\"0badc0de\"}\n";
-        assert!(landed(b"{\"h\":1}\n", b"", line));
-        assert!(landed(b"{\"h\":1}\n", b"{\"a\":2}\n{\"b\":3}\n", line));
-        assert!(!landed(b"{\"h\":1}\n", b"{\"type\":\"mess", line));
-        assert!(!landed(b"{\"h\":1}\n", b"{\"a\":2}\n{\"ty", line));
+        assert_eq!(glued(b"{\"h\":1}\n", b"", line), None);
+        assert_eq!(glued(b"{\"h\":1}\n", b"{\"a\":2}\n{\"b\":3}\n", line), None);
+        // The damaged line is the other writer's, from where it started.
+        assert_eq!(glued(b"{\"h\":1}\n", b"{\"type\":\"mess", line), Some(8));
+        assert_eq!(glued(b"{\"h\":1}\n", b"{\"a\":2}\n{\"ty", line), Some(16));
+    }
+
+    /// Issue #11.7: the report of that race says what happened to the other
+    /// program's line, not that nothing else changed.
+    #[test]
+    fn the_interleaving_report_says_the_other_line_was_damaged() {
+        let e = WriteError::Interleaved {
+            path: PathBuf::from("/s/x.jsonl"),
+            at: 16,
+        }
+        .to_string();
+        assert!(!e.contains("nothing else changed"), "{e}");
+        assert!(e.contains("at byte 16"), "{e}");
+        assert!(
+            e.contains("the other program's line was split around it"),
+            "{e}"
+        );
+        assert!(e.contains("arbor's entry was not saved"), "{e}");
     }
 }

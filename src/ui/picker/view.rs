@@ -445,11 +445,8 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             theme.warning(),
         )));
     }
-    if info.diagnostics.skipped() > 0 {
-        lines.push(Line::from(Span::styled(
-            format!("{} unreadable lines skipped", info.diagnostics.skipped()),
-            theme.error(),
-        )));
+    if let Some(what) = info.diagnostics.describe() {
+        lines.push(Line::from(Span::styled(what, theme.error())));
     }
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled("First prompt", theme.dim())));

@@ -82,8 +82,8 @@ fn render_header(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     if t.loaded.flavor == crate::session::ContextFlavor::Pi {
         right.push_str("pi flavour ");
     }
-    if !s.diagnostics.is_clean() {
-        right.push_str(&format!("{} lines skipped ", s.diagnostics.skipped()));
+    if let Some(what) = s.diagnostics.brief() {
+        right.push_str(&format!("{what} "));
     }
     let title = if t.context_view {
         "Context"
