@@ -1350,3 +1350,76 @@ fn the_picker_search_says_when_it_is_incomplete() {
     let why = b.incomplete.expect("a failed search is no answer");
     assert!(why.contains("could not be searched"), "{why}");
 }
+
+/// Issue #11.7: the index's stored text overwritten in place at the same
+/// size (no length check can see it) gave wrong answers to the queries that
+/// read it. Each stored span carries a checksum: damage is seen where the
+/// text is read, the sessions' own files answer instead, and the next
+/// refresh reads the damaged sessions again.
+#[test]
+fn stored_text_overwritten_in_place_never_gives_a_wrong_answer() {
+    let s = needle_store(30);
+    let files = s.files();
+    let (full, _) = read_rows(&files);
+    let mut index = s.index();
+    index.refresh(&files, &mut |_| {}).unwrap();
+    // Every letter moved one on (`haystack` → `ibztubdl`): same size, still
+    // UTF-8, and each query below would now miss or wrongly match.
+    let shifted = |c: u8| {
+        if c.is_ascii_lowercase() {
+            b'a' + (c - b'a' + 1) % 26
+        } else {
+            c
+        }
+    };
+    for (_, p) in text_files(&s.cache) {
+        let mut bytes = std::fs::read(&p).unwrap();
+        assert!(!bytes.is_empty());
+        bytes.iter_mut().for_each(|b| *b = shifted(*b));
+        // In place: the same file, written from its start, not truncated.
+        let mut f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+        f.write_all(&bytes).unwrap();
+    }
+    let queries = [
+        "\"in a haystack\"",
+        "\"jo b ibztubdl\"",
+        "re:needles\\d+",
+        "re:offemft\\d+",
+        "\"quick brown fox\"",
+        "needle",
+    ];
+    let check = |index: &Index, what: &str| {
+        for (query, want) in expected(&files, &queries) {
+            let got = answer(index, &query, &full_rows(&full));
+            assert_eq!(got, want, "{what}: {}", query.raw);
+        }
+    };
+    // A one-shot searcher (reads span by span) and a long-lived one (map).
+    check(&s.index(), "one-shot");
+    let mapped = s.index();
+    mapped.warm_search().unwrap();
+    check(&mapped, "mapped");
+    check(&mapped, "mapped, again");
+    // The damaged sessions are read again by the next refresh.
+    let mut index = s.index();
+    let stats = index.refresh(&files, &mut |_| {}).unwrap();
+    assert!(stats.reparsed >= 10, "{stats:?}");
+    check(&index, "after the refresh");
+    // And through the command line.
+    for q in queries {
+        let (plain, _) = list(&s.root, &s.cache, &["--no-index", "--query", q]);
+        let (indexed, _) = list(&s.root, &s.cache, &["--query", q]);
+        assert!(plain == indexed, "arbor list --query {q}");
+    }
+}
+
+/// Rows as the index hands them out (no text of their own).
+fn full_rows(full: &[SessionInfo]) -> Vec<SessionInfo> {
+    full.iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r.all_text.clear();
+            r
+        })
+        .collect()
+}

@@ -13,7 +13,7 @@ use super::IndexError;
 
 /// Changes whenever the schema or the meaning of stored data changes; the
 /// arbor version is part of it, so another arbor version rebuilds.
-pub const FORMAT: &str = concat!("arbor-index-8/", env!("CARGO_PKG_VERSION"));
+pub const FORMAT: &str = concat!("arbor-index-9/", env!("CARGO_PKG_VERSION"));
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -42,12 +42,14 @@ CREATE TABLE files(
 );
 -- Normalized searchable text (user/assistant messages), one chunk per parse:
 -- `len` bytes at `off` in the text file of generation meta `text_gen`
--- beside the database (append-only; meta `text_len` is its committed length).
+-- beside the database (append-only; meta `text_len` is its committed length),
+-- whose `text_sum` is `sum`.
 CREATE TABLE chunks(
     id INTEGER PRIMARY KEY,
     file_id INTEGER NOT NULL,
     off INTEGER NOT NULL,
-    len INTEGER NOT NULL
+    len INTEGER NOT NULL,
+    sum INTEGER NOT NULL
 );
 CREATE INDEX chunks_file ON chunks(file_id);
 -- Searches list the sessions and the partial last lines without reading rows.
@@ -82,6 +84,34 @@ pub fn default_dir() -> Option<PathBuf> {
 }
 
 pub const FILE_NAME: &str = "index.sqlite";
+
+/// The checksum of a chunk of stored text. The text file is outside
+/// SQLite's care: bytes overwritten there (at the same size, which no
+/// length check sees) would silently change search answers, so each chunk
+/// is checked against this where it is read. Four independent lanes of
+/// FxHash's step (each a bijection of its state for a given word, so a
+/// changed word always changes its lane), combined at the end: a regex
+/// reads all stored text, and one serial lane ran at ~1.2 GB/s here.
+pub fn text_sum(bytes: &[u8]) -> i64 {
+    use std::hash::Hasher;
+    const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+    let mut lanes = [K, K.rotate_left(16), K.rotate_left(32), K.rotate_left(48)];
+    let mut blocks = bytes.chunks_exact(32);
+    for b in &mut blocks {
+        for (lane, w) in lanes.iter_mut().zip(b.chunks_exact(8)) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(w);
+            *lane = (lane.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+        }
+    }
+    let mut h = crate::util::hash::FxHasher::default();
+    for lane in lanes {
+        h.write_u64(lane);
+    }
+    h.write(blocks.remainder());
+    h.write_u64(bytes.len() as u64);
+    h.finish() as i64
+}
 
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut p = path.as_os_str().to_os_string();
@@ -458,4 +488,27 @@ pub fn path_key(p: &Path) -> Vec<u8> {
 #[cfg(not(unix))]
 pub fn key_path(b: &[u8]) -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(b).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::text_sum;
+
+    /// Any one byte changed, in any lane or in the tail, changes the sum;
+    /// so does a swap of two words and a change of length.
+    #[test]
+    fn text_sum_sees_every_change() {
+        let text: Vec<u8> = (0..203u32).map(|i| b'a' + (i * 7 % 26) as u8).collect();
+        let sum = text_sum(&text);
+        for i in 0..text.len() {
+            let mut t = text.clone();
+            t[i] ^= 0x20;
+            assert_ne!(text_sum(&t), sum, "byte {i}");
+        }
+        let mut swapped = text.clone();
+        swapped[..16].rotate_left(8);
+        assert_ne!(text_sum(&swapped), sum);
+        assert_ne!(text_sum(&text[..202]), sum);
+        assert_eq!(text_sum(&text), sum);
+    }
 }

@@ -660,8 +660,13 @@ impl<'c> Writer<'c> {
             write_at(f, off, p.text.as_bytes()).map_err(io_err)?;
             *end += p.text.len() as u64;
             self.conn.execute(
-                "INSERT INTO chunks(file_id, off, len) VALUES (?1, ?2, ?3)",
-                params![id, off as i64, p.text.len() as i64],
+                "INSERT INTO chunks(file_id, off, len, sum) VALUES (?1, ?2, ?3, ?4)",
+                params![
+                    id,
+                    off as i64,
+                    p.text.len() as i64,
+                    super::db::text_sum(p.text.as_bytes())
+                ],
             )?;
             if let Ok(id) = u32::try_from(id) {
                 let b = p.text.as_bytes();

@@ -21,6 +21,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use memchr::memmem;
@@ -177,12 +178,22 @@ fn load_dictionaries(conn: &Connection) -> Result<Vec<(i64, Segment)>, IndexErro
     Ok(out)
 }
 
+/// One chunk of a file's stored text: where it lies, and its checksum.
+struct Span {
+    off: u64,
+    len: usize,
+    sum: i64,
+    /// Its bytes in a map were found to match `sum` (a map is checked once
+    /// per snapshot; text read from the file is checked every time).
+    checked: AtomicBool,
+}
+
 /// Where each file's text lies in the text file, in order.
-type Spans = HashMap<u32, Vec<(u64, usize)>, FxBuild>;
+type Spans = HashMap<u32, Vec<Span>, FxBuild>;
 
 fn load_spans(conn: &Connection) -> rusqlite::Result<Spans> {
     let mut spans = Spans::default();
-    let mut st = conn.prepare("SELECT file_id, off, len FROM chunks ORDER BY id")?;
+    let mut st = conn.prepare("SELECT file_id, off, len, sum FROM chunks ORDER BY id")?;
     let mut rows = st.query([])?;
     while let Some(r) = rows.next()? {
         let Ok(id) = u32::try_from(r.get::<_, i64>(0)?) else {
@@ -192,9 +203,23 @@ fn load_spans(conn: &Connection) -> rusqlite::Result<Spans> {
         let (Ok(off), Ok(len)) = (u64::try_from(off), usize::try_from(len)) else {
             continue;
         };
-        spans.entry(id).or_default().push((off, len));
+        spans.entry(id).or_default().push(Span {
+            off,
+            len,
+            sum: r.get(3)?,
+            checked: AtomicBool::new(false),
+        });
     }
     Ok(spans)
+}
+
+/// Marks files whose stored text failed its checksum so the next refresh
+/// reads them again from the start (no file has size -1). Best effort: the
+/// answer was already right (their own files gave it).
+fn mark_damaged(conn: &Connection, ids: &[u32]) {
+    for id in ids {
+        let _ = conn.execute("UPDATE files SET size = -1 WHERE id = ?1", [id]);
+    }
 }
 
 /// What searches read from the index, loaded once and kept while the
@@ -378,6 +403,8 @@ enum Text {
 pub struct Stored {
     spans: Spans,
     text: Text,
+    /// Files whose stored text failed its checksum in a search.
+    damaged: std::sync::Mutex<Vec<u32>>,
     /// The generation's file was not found. It is deleted only once a
     /// newer generation is committed (see `db::remove_generations_before`),
     /// so a new snapshot names a file that exists (unless someone else
@@ -397,6 +424,7 @@ impl Stored {
         Ok(Stored {
             spans: load_spans(conn)?,
             text,
+            damaged: Default::default(),
             gone,
         })
     }
@@ -469,24 +497,47 @@ fn body_from_file<'t>(key: &[u8], buf: &'t mut Vec<u8>) -> &'t [u8] {
     buf
 }
 
+/// Why [`body`] could not give a file's text from the text file.
+enum NoText {
+    /// The text file is gone or cut short (by someone else).
+    Missing,
+    /// A chunk's bytes do not match its checksum (overwritten in place).
+    Damaged,
+}
+
 /// The body text of a file: its chunks joined by a space, then the partial
 /// last line's text. Borrowed from the map when it is one chunk (most
-/// files), else gathered into `buf`. `None` when the text file cannot give
-/// it (gone, or cut short by someone else): the caller reads the session.
+/// files), else gathered into `buf`. An error when the text file cannot
+/// give it: the caller then reads the session's own file. Every chunk is
+/// checked against its checksum: never an answer from damaged text.
 fn body<'t>(
-    spans: &[(u64, usize)],
+    spans: &[Span],
     text: &'t Text,
     tail: Option<&'t str>,
     buf: &'t mut Vec<u8>,
-) -> Option<&'t [u8]> {
+) -> Result<&'t [u8], NoText> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let verify = |span: &Span, bytes: &[u8], always: bool| -> Result<(), NoText> {
+        if !always && span.checked.load(Relaxed) {
+            return Ok(());
+        }
+        if super::db::text_sum(bytes) != span.sum {
+            return Err(NoText::Damaged);
+        }
+        span.checked.store(true, Relaxed);
+        Ok(())
+    };
     #[cfg(target_os = "linux")]
-    let in_map = |m: &'t super::mapguard::GuardedMap, &(off, len): &(u64, usize)| {
-        let off = usize::try_from(off).ok()?;
-        m.bytes().get(off..off.checked_add(len)?)
+    let in_map = |m: &'t super::mapguard::GuardedMap, span: &Span| -> Result<&'t [u8], NoText> {
+        let off = usize::try_from(span.off).map_err(|_| NoText::Missing)?;
+        let end = off.checked_add(span.len).ok_or(NoText::Missing)?;
+        let bytes = m.bytes().get(off..end).ok_or(NoText::Missing)?;
+        verify(span, bytes, false)?;
+        Ok(bytes)
     };
     match (spans, tail, text) {
-        ([], None, _) => return Some(&[]),
-        ([], Some(t), _) => return Some(t.as_bytes()),
+        ([], None, _) => return Ok(&[]),
+        ([], Some(t), _) => return Ok(t.as_bytes()),
         #[cfg(target_os = "linux")]
         ([one], None, Text::Mapped(m)) => return in_map(m, one),
         _ => {}
@@ -501,15 +552,17 @@ fn body<'t>(
             Text::Mapped(m) => buf.extend_from_slice(in_map(m, span)?),
             Text::Read(f, file_len) => {
                 // A damaged length must be an error, not a huge allocation.
-                let (off, len) = (span.0, span.1);
-                if off.checked_add(len as u64)? > *file_len {
-                    return None;
+                let end = span.off.checked_add(span.len as u64);
+                if end.is_none_or(|e| e > *file_len) {
+                    return Err(NoText::Missing);
                 }
                 let at = buf.len();
-                buf.resize(at + len, 0);
-                super::db::read_exact_at(f, &mut buf[at..], off).ok()?;
+                buf.resize(at + span.len, 0);
+                super::db::read_exact_at(f, &mut buf[at..], span.off)
+                    .map_err(|_| NoText::Missing)?;
+                verify(span, &buf[at..], true)?;
             }
-            Text::Missing => return None,
+            Text::Missing => return Err(NoText::Missing),
         }
     }
     if let Some(t) = tail {
@@ -518,7 +571,7 @@ fn body<'t>(
         }
         buf.extend_from_slice(t.as_bytes());
     }
-    Some(buf)
+    Ok(buf)
 }
 
 /// Literals one of which every match of `r` starts with (lowercased, as
@@ -698,7 +751,7 @@ pub fn search(
             may_retry = false;
             continue;
         }
-        return answer(
+        let result = answer(
             &snapshot,
             db_path,
             map_text,
@@ -707,6 +760,18 @@ pub fn search(
             within,
             cancel,
         );
+        let damaged = cache
+            .stored
+            .as_mut()
+            .map(|s| std::mem::take(s.damaged.get_mut().unwrap_or_else(|e| e.into_inner())))
+            .unwrap_or_default();
+        drop(snapshot);
+        if !damaged.is_empty() {
+            mark_damaged(conn, &damaged);
+            // This connection's own write: the cache is reloaded.
+            *slot = None;
+        }
+        return result;
     }
 }
 
@@ -883,13 +948,21 @@ fn term_hits(
                         tail_of.get(&id).copied(),
                         buf,
                     ) {
-                        Some(b) => b,
+                        Ok(b) => b,
                         // The text file cannot give it: the session's own
-                        // file can (a refresh then rebuilds the index).
-                        None => match keys.get(&id) {
-                            Some(key) => body_from_file(key, from_file),
-                            None => &[],
-                        },
+                        // file can (a refresh then rebuilds the index, or
+                        // reads the damaged session again).
+                        Err(why) => {
+                            if let NoText::Damaged = why {
+                                if let Ok(mut d) = stored.damaged.lock() {
+                                    d.push(id);
+                                }
+                            }
+                            match keys.get(&id) {
+                                Some(key) => body_from_file(key, from_file),
+                                None => &[],
+                            }
+                        }
                     };
                     Ok(check.matches(b).then_some(id))
                 },
