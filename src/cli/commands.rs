@@ -45,6 +45,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::List(a)) => list(&config, &cli.global, &a, &mut out),
         Some(Command::Show(a)) => show(&config, &a, &mut out),
         Some(Command::Context(a)) => context(&config, &a, &mut out),
+        Some(Command::Export(a)) => export(&config, &a, &mut out),
         Some(Command::Tree(ref a)) => {
             drop(out);
             let file = resolve_session(&config, &a.session)?;
@@ -582,6 +583,55 @@ fn context(config: &StoreConfig, a: &super::ContextArgs, out: &mut impl Write) -
         writeln!(out, "{}", crate::session::render::sanitize_block(&m.text))?;
     }
     Ok(())
+}
+
+fn export(config: &StoreConfig, a: &super::ExportArgs, out: &mut impl Write) -> Result<()> {
+    use crate::session::export::{self, ExportFormat, ExportOptions};
+    let format = match (&a.format, &a.out) {
+        (Some(f), _) => f.parse::<ExportFormat>().map_err(anyhow::Error::msg)?,
+        (None, Some(p)) => p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(ExportFormat::from_file_name)
+            .unwrap_or_default(),
+        (None, None) => ExportFormat::Markdown,
+    };
+    let path = resolve(config, &a.session)?;
+    let opts = ExportOptions {
+        thinking: a.thinking,
+    };
+    let doc = export::export_file(&path, a.leaf.as_deref(), format, opts)?;
+    match &a.out {
+        None => doc.write_to(out)?,
+        Some(dest) => write_new_file(dest, &doc, a.force)?,
+    }
+    Ok(())
+}
+
+/// Writes an export to `dest`, refusing to replace an existing file unless
+/// `force`.
+pub fn write_new_file(
+    dest: &Path,
+    doc: &crate::session::export::Rendered,
+    force: bool,
+) -> Result<()> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true);
+    if force {
+        opts.create(true).truncate(true);
+    } else {
+        opts.create_new(true);
+    }
+    let mut f = match opts.open(dest) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => bail!(
+            "{} exists; nothing written (--force replaces it)",
+            dest.display()
+        ),
+        other => other.with_context(|| format!("cannot create {}", dest.display()))?,
+    };
+    doc.write_to(&mut f)
+        .and_then(|_| f.flush())
+        .with_context(|| format!("cannot write {}", dest.display()))
 }
 
 /// Rewrites DEL and C1 controls (raw in JSON strings) as `\u` escapes; they

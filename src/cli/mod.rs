@@ -1,4 +1,4 @@
-//! The command line: `arbor [list|show|context|label|branch|fork|rename|index]`.
+//! The command line: `arbor [list|show|context|export|label|branch|fork|rename|index]`.
 
 mod commands;
 pub mod resume;
@@ -64,6 +64,8 @@ pub enum Command {
     Context(ContextArgs),
     /// Open a session's branch tree (the /tree screen) directly
     Tree(TreeArgs),
+    /// Write a branch of a session as Markdown, HTML or JSON Lines
+    Export(ExportArgs),
     /// Set or clear the label of an entry (appends a `label` line)
     Label(LabelArgs),
     /// Move the leaf to an entry (appends a `branch_summary` line)
@@ -144,6 +146,29 @@ pub struct ContextArgs {
     /// One JSON object
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// A session file path, id or unique id prefix
+    pub session: String,
+    /// The last entry of the branch (default: the session's leaf)
+    #[arg(long, value_name = "ID")]
+    pub leaf: Option<String>,
+    /// md, html or json (JSON Lines of the branch's entries); default: from
+    /// the --out file's extension, else md
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// Write to FILE instead of standard output (an existing file is kept
+    /// unless --force)
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Overwrite the --out file when it exists
+    #[arg(long, requires = "out")]
+    pub force: bool,
+    /// Include the assistant's thinking
+    #[arg(long)]
+    pub thinking: bool,
 }
 
 #[derive(Debug, Args)]

@@ -7,6 +7,7 @@ pub mod agent;
 pub mod chunked;
 pub mod context;
 pub mod entry;
+pub mod export;
 pub mod ids;
 pub mod info;
 pub mod jsonscan;
