@@ -118,11 +118,7 @@ fn leaf_selects_another_branch() {
     let store = demo_store();
     let path = find_session(&store.path().join("sessions"), "01a1fd62");
     // ece135bc is on the branch abandoned by the branch summary.
-    let md = run_ok(
-        arbor()
-            .args(["export", "--leaf", "ece135bc"])
-            .arg(&path),
-    );
+    let md = run_ok(arbor().args(["export", "--leaf", "ece135bc"]).arg(&path));
     assert!(md.contains("root → ece135bc (not the session's current leaf)"));
     assert!(!md.contains("Branch summary"));
     let e = run(arbor().args(["export", "--leaf", "nope"]).arg(&path));
@@ -274,7 +270,9 @@ fn assert_inert(html: &str) {
         rest = &rest[gt + 1..];
         tags += 1;
         if let Some(name) = tag.strip_prefix('/') {
-            let open = stack.pop().unwrap_or_else(|| panic!("</{name}> closes nothing"));
+            let open = stack
+                .pop()
+                .unwrap_or_else(|| panic!("</{name}> closes nothing"));
             assert_eq!(open, name, "</{name}> closes <{open}>");
             continue;
         }
@@ -396,7 +394,11 @@ fn two_pass_read_matches_the_full_reader() {
     let opts = ExportOptions { thinking: true };
     let mut compared = 0;
     for f in &files {
-        for format in [ExportFormat::Markdown, ExportFormat::Html, ExportFormat::Json] {
+        for format in [
+            ExportFormat::Markdown,
+            ExportFormat::Html,
+            ExportFormat::Json,
+        ] {
             let a = export_file(f, None, format, opts);
             let b = export_file_full(f, None, format, opts);
             match (a, b) {
@@ -411,7 +413,12 @@ fn two_pass_read_matches_the_full_reader() {
                             })
                             .collect()
                     };
-                    assert_eq!(parse(a.to_string()), parse(b.to_string()), "{}", f.display());
+                    assert_eq!(
+                        parse(a.to_string()),
+                        parse(b.to_string()),
+                        "{}",
+                        f.display()
+                    );
                 }
                 (Ok(a), Ok(b)) => {
                     assert_eq!(a.to_string(), b.to_string(), "{}", f.display());

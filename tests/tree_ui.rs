@@ -743,3 +743,72 @@ fn status_messages_expire_and_say_what_happened() {
     assert!(said.starts_with("Forked to "), "{said:?}");
     assert!(!screen(&app).contains("Forking…"));
 }
+
+/// Shift+E on an entry: a prompt (m / h, t for thinking), then the branch
+/// ending at that entry is written into a folder; a second export never
+/// replaces the first; the status line says where.
+#[test]
+fn shift_e_exports_the_branch_ending_at_the_selection() {
+    use arbor::session::export::ExportFormat;
+    let store = common::demo_store();
+    let path = common::find_session(&store.path().join("sessions"), "01a1fd62");
+    let mut app = open(&path, 120, 30);
+    // Select an entry off the active path: the abandoned branch's user message.
+    while !selected_text(&app).starts_with("user: Let's keep it simple") {
+        key(&mut app, KeyCode::Up);
+    }
+    let entry = {
+        let t = tree(&app);
+        t.entry_id(t.selected_entry().unwrap()).to_string()
+    };
+    assert!(key(&mut app, KeyCode::Char('E')).is_empty());
+    let s = screen(&app);
+    assert!(
+        s.contains("Export the branch ending here to the current folder: m Markdown · h HTML · t thinking [off] · esc cancel"),
+        "{s}"
+    );
+    // Esc cancels, nothing is asked of the runtime.
+    assert!(key(&mut app, KeyCode::Esc).is_empty());
+    assert_eq!(tree(&app).dialog, TreeDialog::None);
+
+    key(&mut app, KeyCode::Char('E'));
+    assert!(key(&mut app, KeyCode::Char('t')).is_empty());
+    assert!(screen(&app).contains("t thinking [on]"));
+    let fx = key(&mut app, KeyCode::Char('h'));
+    let want = Effect::Export {
+        path: path.clone(),
+        leaf: entry.clone(),
+        format: ExportFormat::Html,
+        thinking: true,
+        file_name: format!("01a1fd62-68b4-7718-a139-873a95bd447e-{}.html", &entry[..8]),
+    };
+    assert_eq!(fx, vec![want]);
+    assert_eq!(tree(&app).dialog, TreeDialog::None);
+
+    // What the runtime does with it, into a folder of our own.
+    let out = tempfile::tempdir().unwrap();
+    let export = |name: &str| {
+        arbor::ui::runtime::export_branch(&path, &entry, ExportFormat::Html, true, name, out.path())
+    };
+    let first = export("s-x.html").unwrap();
+    let second = export("s-x.html").unwrap();
+    assert_eq!(first, out.path().join("s-x.html"));
+    assert_eq!(second, out.path().join("s-x-2.html"));
+    let html = std::fs::read_to_string(&first).unwrap();
+    assert_eq!(html, std::fs::read_to_string(&second).unwrap());
+    assert!(html.contains("(not the session&#39;s current leaf)"));
+    assert!(html.contains("Let&#39;s keep it simple"));
+    assert!(
+        !html.contains("Branch summary"),
+        "the other branch is not in it"
+    );
+
+    app.update(AppEvent::Exported(Ok(first.clone())));
+    let s = screen(&app);
+    assert!(
+        s.contains(&format!("Exported to {}", first.display())),
+        "{s}"
+    );
+    app.update(AppEvent::Exported(Err("disk full".into())));
+    assert!(screen(&app).contains("Export failed: disk full"));
+}

@@ -625,13 +625,13 @@ pub fn write_new_file(
     let mut f = match opts.open(dest) {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => bail!(
             "{} exists; nothing written (--force replaces it)",
-            dest.display()
+            shown(dest)
         ),
-        other => other.with_context(|| format!("cannot create {}", dest.display()))?,
+        other => other.with_context(|| format!("cannot create {}", shown(dest)))?,
     };
     doc.write_to(&mut f)
         .and_then(|_| f.flush())
-        .with_context(|| format!("cannot write {}", dest.display()))
+        .with_context(|| format!("cannot write {}", shown(dest)))
 }
 
 /// Rewrites DEL and C1 controls (raw in JSON strings) as `\u` escapes; they

@@ -31,6 +31,7 @@ use serde_json::{Map, Value};
 use super::entry::{format_iso_ms, parse_iso_ms, Entry, Header};
 use super::jsonscan::Skim;
 use super::reader::{parse_object, parse_session, ReadError};
+use super::render::is_unsafe;
 use super::tree::SessionTree;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -148,6 +149,38 @@ impl std::fmt::Display for Rendered {
     }
 }
 
+/// Writes `doc` into `dir` as `file_name`, or as `stem-2.ext`, `stem-3.ext`…
+/// when that exists: an existing file is never replaced. Returns the path.
+pub fn write_in_dir(dir: &Path, file_name: &str, doc: &Rendered) -> std::io::Result<PathBuf> {
+    use std::io::Write;
+    let (stem, ext) = file_name.rsplit_once('.').unwrap_or((file_name, ""));
+    for n in 1..=999 {
+        let name = match (n, ext) {
+            (1, _) => file_name.to_string(),
+            (_, "") => format!("{stem}-{n}"),
+            _ => format!("{stem}-{n}.{ext}"),
+        };
+        let path = dir.join(name);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(mut f) => {
+                doc.write_to(&mut f)?;
+                f.flush()?;
+                return Ok(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        format!("{file_name} and 998 numbered variants exist"),
+    ))
+}
+
 /// Reads `path` and renders the branch ending at the entry `leaf_id` (the
 /// session's leaf when `None`).
 ///
@@ -193,10 +226,13 @@ fn export_file_with(
     })?;
     let find_leaf = |tree: &SessionTree| -> Result<Option<usize>, ExportError> {
         match leaf_id {
-            Some(id) => tree.index_of(id).map(Some).ok_or_else(|| ExportError::NoEntry {
-                id: id.to_string(),
-                path: path.to_path_buf(),
-            }),
+            Some(id) => tree
+                .index_of(id)
+                .map(Some)
+                .ok_or_else(|| ExportError::NoEntry {
+                    id: id.to_string(),
+                    path: path.to_path_buf(),
+                }),
             None => Ok(tree.leaf),
         }
     };
@@ -404,9 +440,8 @@ fn json_lines<'e>(
         }
         let line = if stripped {
             let mut raw = e.raw.clone();
-            if let Some(Value::Array(blocks)) = raw
-                .get_mut("message")
-                .and_then(|m| m.get_mut("content"))
+            if let Some(Value::Array(blocks)) =
+                raw.get_mut("message").and_then(|m| m.get_mut("content"))
             {
                 blocks.retain(|b| block_type(b) != "thinking");
             }
@@ -451,7 +486,7 @@ fn block_type(b: &Value) -> &str {
     b.get("type").and_then(Value::as_str).unwrap_or("")
 }
 
-fn str_of<'a>(v: Option<&'a Value>) -> &'a str {
+fn str_of(v: Option<&Value>) -> &str {
     v.and_then(Value::as_str).unwrap_or("")
 }
 
@@ -468,15 +503,12 @@ fn when(v: Option<&Value>) -> Option<String> {
     Some(format!("{} {} UTC", &iso[..10], &iso[11..19]))
 }
 
-/// Text with terminal escape sequences removed and other control characters
-/// (but newlines and tabs) dropped; CR and CRLF become newlines. Bidi
-/// embeddings, overrides and isolates are dropped too: they could make the
-/// document read differently from what it contains.
+/// Text with terminal escape sequences removed and the other characters the
+/// terminal sanitizer refuses (controls but newlines and tabs, bidi
+/// overrides, embeddings, isolates and marks) dropped; CR and CRLF become
+/// newlines. So the document reads as what it contains, and can be printed.
 pub fn clean_text(s: &str) -> Cow<'_, str> {
-    let needs = s.chars().any(|c| {
-        (c.is_control() && c != '\n' && c != '\t')
-            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    });
+    let needs = s.chars().any(|c| c != '\n' && c != '\t' && is_unsafe(c));
     if !needs {
         return Cow::Borrowed(s);
     }
@@ -525,8 +557,7 @@ pub fn clean_text(s: &str) -> Cow<'_, str> {
                     }
                 }
             }
-            c if c.is_control() => {}
-            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {}
+            c if is_unsafe(c) => {}
             c => out.push(c),
         }
     }
@@ -536,7 +567,10 @@ pub fn clean_text(s: &str) -> Cow<'_, str> {
 /// One line of text (for headings and summaries): whitespace runs become one
 /// space.
 fn one_line(s: &str) -> String {
-    clean_text(s).split_whitespace().collect::<Vec<_>>().join(" ")
+    clean_text(s)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn first_chars(s: &str, max: usize) -> String {
@@ -584,7 +618,14 @@ trait Sink {
     /// Prose of a message (Markdown in the source).
     fn text(&mut self, text: &str);
     /// A folded verbatim block: tool calls, tool output, long summaries.
-    fn fold(&mut self, title: &str, time: Option<&str>, label: Option<&str>, lang: &str, body: &str);
+    fn fold(
+        &mut self,
+        title: &str,
+        time: Option<&str>,
+        label: Option<&str>,
+        lang: &str,
+        body: &str,
+    );
     fn thinking(&mut self, text: &str);
     fn image(&mut self, mime: &str, data: &str);
     /// A one-line remark (model change, error, …).
@@ -742,9 +783,7 @@ fn message(
                     for b in blocks {
                         match block_type(b) {
                             "text" => s.text(str_of(b.get("text"))),
-                            "thinking" if opts.thinking => {
-                                s.thinking(str_of(b.get("thinking")))
-                            }
+                            "thinking" if opts.thinking => s.thinking(str_of(b.get("thinking"))),
                             "toolCall" => {
                                 let name = one_line(str_of(b.get("name")));
                                 let args = b
@@ -1100,7 +1139,14 @@ impl Sink for Markdown {
         md_block(text, "", &mut self.out);
     }
 
-    fn fold(&mut self, title: &str, time: Option<&str>, label: Option<&str>, lang: &str, body: &str) {
+    fn fold(
+        &mut self,
+        title: &str,
+        time: Option<&str>,
+        label: Option<&str>,
+        lang: &str,
+        body: &str,
+    ) {
         self.heading(4, title, time, label);
         self.fenced(lang, body);
     }
@@ -1294,7 +1340,14 @@ impl Sink for Html {
         self.out.push_str("</div>\n");
     }
 
-    fn fold(&mut self, title: &str, time: Option<&str>, label: Option<&str>, _lang: &str, body: &str) {
+    fn fold(
+        &mut self,
+        title: &str,
+        time: Option<&str>,
+        label: Option<&str>,
+        _lang: &str,
+        body: &str,
+    ) {
         self.ensure_section();
         self.out.push_str("<details><summary>");
         esc(title, &mut self.out);
@@ -1312,8 +1365,9 @@ impl Sink for Html {
             return;
         }
         self.ensure_section();
-        self.out
-            .push_str("<details class=\"thinking\"><summary>Thinking</summary><div class=\"text\">");
+        self.out.push_str(
+            "<details class=\"thinking\"><summary>Thinking</summary><div class=\"text\">",
+        );
         esc(text.trim_end(), &mut self.out);
         self.out.push_str("</div></details>\n");
     }

@@ -77,6 +77,8 @@ pub enum AppEvent {
         reload: bool,
         result: Result<Box<Loaded>, String>,
     },
+    /// An export finished: where it was written, or why not.
+    Exported(Result<PathBuf, String>),
     /// A label / branch / fork / migration finished; `new_path` for a fork.
     Wrote {
         path: PathBuf,
@@ -150,6 +152,15 @@ pub enum Effect {
     },
     /// Put text on the clipboard (OSC 52, through the terminal).
     Copy(String),
+    /// Write the branch of `path` ending at `leaf` into the current folder
+    /// as `file_name` (or a numbered variant: nothing is replaced).
+    Export {
+        path: PathBuf,
+        leaf: String,
+        format: crate::session::export::ExportFormat,
+        thinking: bool,
+        file_name: String,
+    },
     /// Leave the UI with this outcome.
     Exit(Outcome),
 }
@@ -250,6 +261,24 @@ impl App {
                 result,
             } => self.tree_loaded(path, reload, result),
             AppEvent::Wrote { path, what, result } => self.wrote(path, what, result),
+            AppEvent::Exported(result) => {
+                let (msg, err) = match result {
+                    Ok(p) => (format!("Exported to {}", p.display()), false),
+                    Err(e) => (format!("Export failed: {e}"), true),
+                };
+                match &mut self.mode {
+                    Mode::Tree(t) => t.status = Some((msg, err)),
+                    Mode::Picker => self.picker.set_status(
+                        if err {
+                            super::picker::StatusKind::Error
+                        } else {
+                            super::picker::StatusKind::Success
+                        },
+                        msg,
+                    ),
+                }
+                Vec::new()
+            }
             AppEvent::FsChanged(paths) => {
                 let mut fx = Vec::new();
                 if let Mode::Tree(t) = &self.mode {

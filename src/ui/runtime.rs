@@ -485,8 +485,37 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
                 result: Err(e.to_string()),
             }],
         },
+        Effect::Export {
+            path,
+            leaf,
+            format,
+            thinking,
+            file_name,
+        } => {
+            let result = std::env::current_dir()
+                .map_err(|e| format!("cannot read the current folder: {e}"))
+                .and_then(|dir| export_branch(&path, &leaf, format, thinking, &file_name, &dir));
+            vec![AppEvent::Exported(result)]
+        }
         Effect::CloseTree | Effect::Copy(_) | Effect::Exit(_) => Vec::new(),
     }
+}
+
+/// The tree's export: the branch of `path` ending at `leaf`, written into
+/// `dir` as `file_name` or a numbered variant of it.
+pub fn export_branch(
+    path: &std::path::Path,
+    leaf: &str,
+    format: crate::session::export::ExportFormat,
+    thinking: bool,
+    file_name: &str,
+    dir: &std::path::Path,
+) -> Result<PathBuf, String> {
+    use crate::session::export;
+    let doc = export::export_file(path, Some(leaf), format, export::ExportOptions { thinking })
+        .map_err(|e| e.to_string())?;
+    export::write_in_dir(dir, file_name, &doc)
+        .map_err(|e| format!("cannot write into {}: {e}", dir.display()))
 }
 
 /// Puts the most recently trashed copy of `path` back.

@@ -564,6 +564,7 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Vec<Effe
         | AppEvent::Resize(..)
         | AppEvent::Tick(_)
         | AppEvent::TreeLoaded { .. }
+        | AppEvent::Exported(_)
         | AppEvent::Wrote { .. } => {}
     }
     Vec::new()

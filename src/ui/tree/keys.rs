@@ -228,6 +228,14 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
         KeyCode::Char('T') if !ctrl(&k) && !alt(&k) => {
             t.label_times = !t.label_times;
         }
+        KeyCode::Char('E') if !ctrl(&k) && !alt(&k) => {
+            if let Some(i) = t.selected_entry() {
+                t.dialog = TreeDialog::Export {
+                    entry: t.entry_id(i).to_string(),
+                    thinking: false,
+                };
+            }
+        }
         KeyCode::Enter => {
             if let Some(i) = t.selected_entry() {
                 if t.is_leaf(i) {
@@ -364,6 +372,34 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
                 _ => {}
             }
             Some(Vec::new())
+        }
+        TreeDialog::Export { entry, thinking } => {
+            use crate::session::export::{default_file_name, ExportFormat};
+            let format = match k.code {
+                KeyCode::Char('m') | KeyCode::Char('1') => ExportFormat::Markdown,
+                KeyCode::Char('h') | KeyCode::Char('2') => ExportFormat::Html,
+                KeyCode::Char('t') => {
+                    *thinking = !*thinking;
+                    return Some(Vec::new());
+                }
+                _ => {
+                    if cancel || k.code == KeyCode::Char('3') {
+                        t.dialog = TreeDialog::None;
+                    }
+                    return Some(Vec::new());
+                }
+            };
+            let (leaf, thinking) = (entry.clone(), *thinking);
+            let file_name = default_file_name(t.loaded.session.id(), Some(&leaf), format);
+            t.dialog = TreeDialog::None;
+            t.status = Some(("Exporting…".into(), false));
+            Some(vec![Effect::Export {
+                path: t.path.clone(),
+                leaf,
+                format,
+                thinking,
+                file_name,
+            }])
         }
         TreeDialog::BranchSummary { entry, input } => {
             if cancel {

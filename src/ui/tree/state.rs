@@ -57,6 +57,11 @@ pub enum TreeDialog {
     ConfirmMigrate {
         then: Pending,
     },
+    /// Shift+E: export the branch ending at `entry` (to the current folder).
+    Export {
+        entry: String,
+        thinking: bool,
+    },
     /// A write finished: resume the agent on the result?
     OfferResume {
         path: PathBuf,

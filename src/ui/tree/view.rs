@@ -412,6 +412,13 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
             ),
             Span::raw("enter rewrite · esc cancel"),
         ])),
+        TreeDialog::Export { thinking, .. } => Some(Line::from(vec![
+            Span::styled("Export the branch ending here to the current folder: ", theme.accent()),
+            Span::raw(format!(
+                "m Markdown · h HTML · t thinking {} · esc cancel",
+                if *thinking { "[on]" } else { "[off]" }
+            )),
+        ])),
         TreeDialog::OfferResume { what, prompt, .. } => Some(Line::from(vec![
             Span::styled(format!("{what} "), theme.success()),
             Span::raw(if prompt.is_some() {
@@ -440,7 +447,7 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         ("↑/↓ PgUp/PgDn scroll · F3/esc back to the tree", "")
     } else {
         (
-            "↑/↓ move · ←/→ page · ctrl+←/→ fold/jump · enter continue from here · shift+l label · shift+t label time",
+            "↑/↓ move · ←/→ page · ctrl+←/→ fold/jump · enter continue from here · shift+l label · shift+t label time · shift+e export",
             "ctrl+d/t/u/l/a filter · ctrl+o cycle · F2 detail · F3 context · F1 help · esc back",
         )
     };
@@ -577,6 +584,10 @@ pub const HELP: &[(&str, &str)] = &[
     ),
     ("shift+l", "edit the label (empty removes it)"),
     ("shift+t", "show label times"),
+    (
+        "shift+e",
+        "export the branch ending here into the current folder",
+    ),
     ("ctrl+d", "default filter"),
     ("ctrl+t", "no tool results"),
     ("ctrl+u", "user messages only"),
