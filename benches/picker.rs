@@ -189,6 +189,7 @@ fn main() {
         .expect("refresh");
     // The search worker loads this when it starts, before any key.
     index.warm_search().expect("warm");
+    let mut searcher = arbor::index::searcher::Searcher::new(Some(index));
     let rows: Vec<Row> = infos.into_iter().map(Row::new).collect();
     let mut app = App::new("/".into(), 0);
     app.width = 140;
@@ -201,7 +202,6 @@ fn main() {
     )));
     let mut term = Terminal::new(TestBackend::new(140, 40)).unwrap();
     let theme = Theme::plain();
-    let mut scorer = arbor::search::Scorer::new();
     let mut lat = Vec::new();
     for query in [
         "session parser",
@@ -228,30 +228,16 @@ fn main() {
                     index_problem,
                 } = fx
                 {
-                    // As the picker's search worker does it: the short
-                    // fields are scored while the index answers the bodies.
+                    // What the picker's search worker runs.
                     let t0 = Instant::now();
-                    let (bodies, t_index) = std::thread::scope(|s| {
-                        s.spawn(|| scorer.prepare(&query, &docs));
-                        let b = arbor::ui::runtime::search_bodies(
-                            Some(&index),
-                            &query,
-                            &docs,
-                            index_problem.as_deref(),
-                            &|| false,
-                        )
+                    let answer = searcher
+                        .search(&query, &docs, index_problem.as_deref(), &|| false)
                         .expect("search");
-                        (b, t0.elapsed())
-                    });
-                    let t1 = Instant::now();
-                    let scores = scorer.score(&query, &docs, bodies.hits.as_ref());
                     if std::env::var_os("ARBOR_BENCH_DETAIL").is_some() {
                         eprintln!(
-                            "{:>20} index {:>7.2} ms  fields+index {:>7.2} ms  combine {:>7.2} ms",
+                            "{:>20} search {:>7.2} ms",
                             query.raw,
-                            t_index.as_secs_f64() * 1000.0,
-                            (t1 - t0).as_secs_f64() * 1000.0,
-                            t1.elapsed().as_secs_f64() * 1000.0
+                            t0.elapsed().as_secs_f64() * 1000.0
                         );
                     }
                     let t2 = Instant::now();
@@ -259,8 +245,8 @@ fn main() {
                         generation,
                         query: query.raw.clone(),
                         docs,
-                        scores,
-                        incomplete: bodies.incomplete,
+                        scores: answer.scores,
+                        incomplete: answer.incomplete,
                     }));
                     if std::env::var_os("ARBOR_BENCH_DETAIL").is_some() {
                         eprintln!(

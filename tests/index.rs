@@ -1292,8 +1292,8 @@ fn a_full_cache_disk_gives_the_answer_of_the_files() {
 /// an index that could not be written — instead of "no body hits".
 #[test]
 fn the_picker_search_says_when_it_is_incomplete() {
+    use arbor::index::searcher::search_bodies;
     use arbor::search::{Docs, SearchDoc};
-    use arbor::ui::runtime::search_bodies;
     use std::sync::Arc;
 
     let s = needle_store(6);

@@ -1355,3 +1355,63 @@ fn an_incomplete_search_says_so_on_screen() {
     assert_eq!(app.picker.search_incomplete, None);
     assert!(!screen(&app, &fx.root).contains("Search incomplete"));
 }
+
+/// The picker tests' searches are the search worker's: `perform` runs
+/// `Searcher::search`, which asks the index for the message bodies. Rows
+/// from the index carry no text of their own, so a word that only a message
+/// body holds is found through the index or not at all.
+#[test]
+fn searches_ask_the_index_for_message_bodies() {
+    use arbor::index::searcher::Searcher;
+    use arbor::index::Index;
+    use arbor::ui::runtime::perform_search;
+
+    let fx = fixture();
+    let cache = tempfile::tempdir().unwrap();
+    let mut index = Index::open(&cache.path().join("index.db")).unwrap();
+    let (files, _) = list_session_files(
+        &StoreConfig::single(&fx.root, StoreKind::PerProject),
+        &Scope::All,
+    );
+    let mut infos = Vec::new();
+    index.refresh(&files, &mut |r| infos.extend(r)).unwrap();
+    assert!(infos.iter().all(|i| i.all_text.is_empty()));
+    let loaded = |app: &mut App| {
+        app.width = 100;
+        app.height = 24;
+        let rows = infos.iter().cloned().map(Row::new).collect();
+        drive(app, AppEvent::Rows(rows));
+        drive(app, AppEvent::LoadFinished { problems: vec![] });
+    };
+    // Only a message of the stylelint session says it.
+    let word = "stylelint";
+
+    let mut searcher = Searcher::new(Some(index));
+    let mut app = App::new(WEBAPP.into(), NOW);
+    loaded(&mut app);
+    for c in word.chars() {
+        let mut queue = vec![AppEvent::Key(KeyEvent::new(
+            KeyCode::Char(c),
+            KeyModifiers::NONE,
+        ))];
+        while let Some(ev) = queue.pop() {
+            for fx in app.update(ev) {
+                queue.extend(perform_search(&mut searcher, fx));
+            }
+        }
+    }
+    let found: Vec<&str> = app
+        .picker
+        .visible
+        .iter()
+        .map(|v| app.picker.rows[v.idx].info.id.as_str())
+        .collect();
+    assert_eq!(found, ["01a1f97b-0554-756b-95f5-edc872f30502"]);
+
+    // `perform` without an index (as the tests run it): the rows have no
+    // text, so nothing is found.
+    let mut app = App::new(WEBAPP.into(), NOW);
+    loaded(&mut app);
+    typ(&mut app, word);
+    assert!(app.picker.visible.is_empty());
+}

@@ -55,6 +55,7 @@ pub mod load;
 mod mapguard;
 mod refresh;
 mod search;
+pub mod searcher;
 pub mod terms;
 
 use std::path::{Path, PathBuf};

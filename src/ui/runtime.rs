@@ -21,8 +21,9 @@ use super::app::{App, AppEvent, Effect, Outcome, WriteKind};
 use super::picker::{load_preview, load_preview_with, Folders, PreviewLimits, Row};
 use super::theme::Theme;
 use crate::index::load::{load_screen, LoadEvent, LoadWarning, MakeRow};
+use crate::index::searcher::{Answer, Searcher};
 use crate::index::Index;
-use crate::search::Query;
+use crate::search::{Docs, Query};
 use crate::session::info::SessionInfo;
 use crate::store::listing::scan_file;
 use crate::store::watch::{StoreChange, StoreWatcher, WatchOptions, WatchRoot};
@@ -353,25 +354,31 @@ mod base64_lite {
     }
 }
 
+/// [`Effect::Search`] with `searcher` (its index, its memory of earlier
+/// terms), as the search worker runs every query; other effects give
+/// nothing. [`perform`] searches with the index the process uses.
+pub fn perform_search(searcher: &mut Searcher, effect: Effect) -> Vec<AppEvent> {
+    let Effect::Search {
+        generation,
+        query,
+        docs,
+        index_problem,
+    } = effect
+    else {
+        return Vec::new();
+    };
+    searcher
+        .search(&query, &docs, index_problem.as_deref(), &|| false)
+        .map(|answer| search_done(generation, &query, docs, answer))
+        .into_iter()
+        .collect()
+}
+
 /// Performs an effect to completion and returns the events it produces.
 /// The runtime calls it on worker threads; tests call it directly.
 pub fn perform(effect: Effect) -> Vec<AppEvent> {
     match effect {
-        Effect::Search {
-            generation,
-            query,
-            docs,
-            ..
-        } => {
-            let scores = crate::search::Scorer::new().score(&query, &docs, None);
-            vec![AppEvent::SearchDone {
-                generation,
-                query: query.raw.clone(),
-                docs,
-                scores,
-                incomplete: None,
-            }]
-        }
+        Effect::Search { .. } => perform_search(&mut Searcher::new(open_index()), effect),
         Effect::LoadPreview { path, query } => {
             vec![AppEvent::PreviewLoaded(
                 load_preview(&path, &query).map_err(|e| (path, e)),
@@ -635,105 +642,26 @@ fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig, drawn: Receiver<()>) 
     });
 }
 
-/// The message-body half of one picker search.
-#[derive(Debug, Default)]
-pub struct BodySearch {
-    /// The index's answer (see `Scorer::score`).
-    pub hits: Option<crate::search::BodyHits>,
-    /// Why some sessions' bodies were not searched; `None` when every one
-    /// was (through the index, or its own text in memory).
-    pub incomplete: Option<String>,
-}
-
-/// What the search worker runs for the bodies of `docs`. Rows without their
-/// own text rely on the index, so whenever the index cannot answer for all
-/// of them (it failed, it lacks some, or it could not be written:
-/// `index_problem`) the answer says so rather than pass for "no body hits".
-/// `None` when `cancel` says a newer query made this one stale.
-pub fn search_bodies(
-    index: Option<&crate::index::Index>,
-    query: &Query,
-    docs: &crate::search::Docs,
-    index_problem: Option<&str>,
-    cancel: &(dyn Fn() -> bool + Sync),
-) -> Option<BodySearch> {
-    use crate::index::IndexError;
-    let asks_bodies = query.error().is_none() && query.terms.iter().any(|t| t.searches_body());
-    // Without an index every row carries its text (the loader read it).
-    let Some(index) = index.filter(|_| asks_bodies) else {
-        return Some(BodySearch::default());
-    };
-    let failed = |e: IndexError| BodySearch {
-        hits: None,
-        incomplete: Some(format!("the index could not be searched ({e})")),
-    };
-    let hits = match index.search_cancellable(query, cancel) {
-        Ok(h) => h,
-        Err(IndexError::Cancelled) => return None,
-        Err(e) => return Some(failed(e)),
-    };
-    if let Some(why) = index_problem {
-        return Some(BodySearch {
-            hits,
-            incomplete: Some(format!("the index could not be written ({why})")),
-        });
-    }
-    let without_text = docs
-        .0
-        .iter()
-        .filter(|(_, d)| d.text.len() <= d.body_start)
-        .map(|(p, _)| p.as_path());
-    let incomplete = match index.count_unindexed(without_text) {
-        Ok(0) => None,
-        Ok(1) => Some("1 session is not in the index yet".to_string()),
-        Ok(n) => Some(format!("{n} sessions are not in the index yet")),
-        Err(e) => return Some(failed(e)),
-    };
-    Some(BodySearch { hits, incomplete })
-}
-
 /// Scores only the newest request; older ones still queued are dropped.
 fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
     let (jtx, jrx) = channel::<SearchJob>();
     std::thread::spawn(move || {
-        let index = open_index();
-        let mut scorer = crate::search::Scorer::new();
+        let mut searcher = Searcher::new(open_index());
         while let Some((warm, job)) = newest_search(&jrx) {
             if warm {
-                if let Some(Err(e)) = index.as_ref().map(|i| i.warm_search()) {
-                    crate::log::line(format!("index: loading for search failed: {e}"));
-                }
+                searcher.warm();
             }
             let Some((generation, query, docs, index_problem)) = job else {
                 continue;
             };
-            // The short fields are scored while the index answers the bodies.
             let stale = || WANTED_SEARCH.load(std::sync::atomic::Ordering::Relaxed) != generation;
-            let bodies = std::thread::scope(|s| {
-                s.spawn(|| scorer.prepare(&query, &docs));
-                search_bodies(
-                    index.as_ref(),
-                    &query,
-                    &docs,
-                    index_problem.as_deref(),
-                    &stale,
-                )
-            });
             // `None`: a newer query is waiting, this answer would be dropped.
-            let Some(bodies) = bodies else { continue };
-            if let Some(why) = &bodies.incomplete {
-                crate::log::line(format!("search: incomplete: {why}"));
-            }
-            let scores = scorer.score(&query, &docs, bodies.hits.as_ref());
-            let raw = query.raw.clone();
+            let Some(answer) = searcher.search(&query, &docs, index_problem.as_deref(), &stale)
+            else {
+                continue;
+            };
             if tx
-                .send(AppEvent::SearchDone {
-                    generation,
-                    query: raw,
-                    docs,
-                    scores,
-                    incomplete: bodies.incomplete,
-                })
+                .send(search_done(generation, &query, docs, answer))
                 .is_err()
             {
                 break;
@@ -741,6 +669,16 @@ fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
         }
     });
     jtx
+}
+
+fn search_done(generation: u64, query: &Query, docs: Arc<Docs>, answer: Answer) -> AppEvent {
+    AppEvent::SearchDone {
+        generation,
+        query: query.raw.clone(),
+        docs,
+        scores: answer.scores,
+        incomplete: answer.incomplete,
+    }
 }
 
 /// Previews asked for so far: the worker's job is stale once it moved on.
@@ -769,10 +707,12 @@ fn spawn_preview_worker(tx: Sender<AppEvent>) -> Sender<(PathBuf, Query)> {
     jtx
 }
 
+/// One search (`Effect::Search`'s fields): its generation, the query, the
+/// rows to score and why the index may be incomplete.
+type SearchBody = (u64, Query, Arc<Docs>, Option<String>);
+
 /// Blocks for a request, then takes everything queued: whether a warm-up
 /// was asked for, and the newest search (older ones are stale).
-type SearchBody = (u64, Query, Arc<super::app::Docs>, Option<String>);
-
 fn newest_search(rx: &Receiver<SearchJob>) -> Option<(bool, Option<SearchBody>)> {
     let mut warm = false;
     let mut job = None;

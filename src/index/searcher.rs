@@ -1,0 +1,126 @@
+//! One picker search, however it is run: the picker's search worker,
+//! `perform(Effect::Search)` (which every picker test drives) and the
+//! picker benchmark all call [`Searcher::search`]. It owns the index the
+//! bodies are asked of (when one is used) and the scorer's memory of the
+//! terms already scored.
+
+use std::sync::Arc;
+
+use super::{Index, IndexError};
+use crate::search::{BodyHits, Docs, Query, Scorer};
+
+/// The answer to one query over one snapshot of the rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// Each document's relevance (`None`: no match), in the snapshot's order.
+    pub scores: Vec<Option<u32>>,
+    /// Why some sessions' bodies were not searched; `None` when every one
+    /// was (through the index, or its own text in memory).
+    pub incomplete: Option<String>,
+}
+
+/// An index to ask for message bodies, and the scorer for the rest.
+#[derive(Default)]
+pub struct Searcher {
+    index: Option<Index>,
+    scorer: Scorer,
+}
+
+impl Searcher {
+    /// `None`: every row carries its own text (the loader read the files).
+    pub fn new(index: Option<Index>) -> Searcher {
+        Searcher {
+            index,
+            scorer: Scorer::new(),
+        }
+    }
+
+    /// Loads what searches need, so the first keystroke does not wait for
+    /// it (the worker asks once the rows are in).
+    pub fn warm(&self) {
+        if let Some(Err(e)) = self.index.as_ref().map(|i| i.warm_search()) {
+            crate::log::line(format!("index: loading for search failed: {e}"));
+        }
+    }
+
+    /// Scores `docs` against `query`: the short fields are scored while the
+    /// index answers the bodies. `index_problem`: the loader could not write
+    /// the index (so its answer may be old). `None` when `cancel` says a
+    /// newer query made this one stale.
+    pub fn search(
+        &mut self,
+        query: &Query,
+        docs: &Arc<Docs>,
+        index_problem: Option<&str>,
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Answer> {
+        let Searcher { index, scorer } = self;
+        let bodies = std::thread::scope(|s| {
+            s.spawn(|| scorer.prepare(query, docs));
+            search_bodies(index.as_ref(), query, docs, index_problem, cancel)
+        })?;
+        if let Some(why) = &bodies.incomplete {
+            crate::log::line(format!("search: incomplete: {why}"));
+        }
+        Some(Answer {
+            scores: scorer.score(query, docs, bodies.hits.as_ref()),
+            incomplete: bodies.incomplete,
+        })
+    }
+}
+
+/// The message-body half of one picker search.
+#[derive(Debug, Default)]
+pub struct BodySearch {
+    /// The index's answer (see `Scorer::score`).
+    pub hits: Option<BodyHits>,
+    /// Why some sessions' bodies were not searched; `None` when every one
+    /// was (through the index, or its own text in memory).
+    pub incomplete: Option<String>,
+}
+
+/// The bodies of `docs`. Rows without their own text rely on the index, so
+/// whenever the index cannot answer for all of them (it failed, it lacks
+/// some, or it could not be written: `index_problem`) the answer says so
+/// rather than pass for "no body hits". `None` when `cancel` says a newer
+/// query made this one stale.
+pub fn search_bodies(
+    index: Option<&Index>,
+    query: &Query,
+    docs: &Docs,
+    index_problem: Option<&str>,
+    cancel: &(dyn Fn() -> bool + Sync),
+) -> Option<BodySearch> {
+    let asks_bodies = query.error().is_none() && query.terms.iter().any(|t| t.searches_body());
+    // Without an index every row carries its text (the loader read it).
+    let Some(index) = index.filter(|_| asks_bodies) else {
+        return Some(BodySearch::default());
+    };
+    let failed = |e: IndexError| BodySearch {
+        hits: None,
+        incomplete: Some(format!("the index could not be searched ({e})")),
+    };
+    let hits = match index.search_cancellable(query, cancel) {
+        Ok(h) => h,
+        Err(IndexError::Cancelled) => return None,
+        Err(e) => return Some(failed(e)),
+    };
+    if let Some(why) = index_problem {
+        return Some(BodySearch {
+            hits,
+            incomplete: Some(format!("the index could not be written ({why})")),
+        });
+    }
+    let without_text = docs
+        .0
+        .iter()
+        .filter(|(_, d)| d.text.len() <= d.body_start)
+        .map(|(p, _)| p.as_path());
+    let incomplete = match index.count_unindexed(without_text) {
+        Ok(0) => None,
+        Ok(1) => Some("1 session is not in the index yet".to_string()),
+        Ok(n) => Some(format!("{n} sessions are not in the index yet")),
+        Err(e) => return Some(failed(e)),
+    };
+    Some(BodySearch { hits, incomplete })
+}
