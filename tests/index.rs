@@ -439,6 +439,11 @@ fn list_is_identical_with_and_without_the_index_on_the_conformance_corpus() {
         "re:[^a-z ]{3}",
         "re:T[A-Z]st\\s+\\S",
         "re:([",
+        "dir:proj session",
+        "is:named",
+        "is:fork after:2000-01-01",
+        "before:1d fix",
+        "colour:red",
         "ab",
         "\"ok\"",
         "\"é\"",
@@ -1422,4 +1427,52 @@ fn full_rows(full: &[SessionInfo]) -> Vec<SessionInfo> {
             r
         })
         .collect()
+
+/// `list --query` applies the query's filters, and an unknown `key:` is an
+/// error (exit status 1), not a word that silently matches nothing.
+#[test]
+fn list_query_filters_and_unknown_keys() {
+    let dir = common::demo_store();
+    let root = dir.path().join("sessions");
+    let cache = tempfile::tempdir().unwrap();
+    let ids = |q: &str| -> Vec<String> {
+        let out = run_ok(
+            arbor()
+                .env("ARBOR_CACHE_DIR", cache.path())
+                .arg("--store")
+                .arg(&root)
+                .args(["list", "--all", "--json", "--query", q]),
+        );
+        out.lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                format!("{} {}", v["cwd"].as_str().unwrap(), v["hasName"])
+            })
+            .collect()
+    };
+    let all = ids("after:1970-01-01");
+    let webapp = ids("dir:WEBAPP");
+    assert!(!webapp.is_empty() && webapp.len() < all.len());
+    assert!(webapp.iter().all(|r| r.to_lowercase().contains("webapp")));
+    let named = ids("is:named");
+    assert!(!named.is_empty() && named.iter().all(|r| r.ends_with("true")));
+    assert!(ids("before:1970-01-02").is_empty());
+    let out = arbor()
+        .env("ARBOR_CACHE_DIR", cache.path())
+        .arg("--store")
+        .arg(&root)
+        .args(["list", "--all", "--query", "fix colour:red"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown filter \"colour:\""), "{err}");
+    // URL-like words stay words.
+    run_ok(
+        arbor()
+            .env("ARBOR_CACHE_DIR", cache.path())
+            .arg("--store")
+            .arg(&root)
+            .args(["list", "--all", "--query", "http://example.com"]),
+    );
 }

@@ -258,6 +258,28 @@ fn query_highlights_matches_and_bad_regex_says_why() {
 }
 
 #[test]
+fn filters_narrow_the_list_and_an_unknown_key_says_so() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    key(&mut app, KeyCode::Tab);
+    let all = app.picker.visible.len();
+    typ(&mut app, "is:named");
+    let named = app.picker.visible.len();
+    assert!(named > 0 && named < all, "{named} of {all}");
+    let s = screen(&app, &fx.root);
+    assert!(s.contains("Fix flaky auth test"), "{s}");
+    // Words combine with filters.
+    typ(&mut app, " zebra");
+    assert!(app.picker.visible.is_empty());
+    ctrl(&mut app, 'u');
+    typ(&mut app, "flaky colour:red");
+    let s = screen(&app, &fx.root);
+    assert!(s.contains("unknown filter \"colour:\""), "{s}");
+    assert!(app.picker.visible.is_empty());
+    insta::assert_snapshot!("unknown_filter_key", s);
+}
+
+#[test]
 fn phrase_and_body_search() {
     let fx = fixture();
     let mut app = app_with(&fx.root, WEBAPP);

@@ -14,6 +14,34 @@ pub struct SearchDoc {
     pub text: String,
     /// Where the bodies start in `text`.
     pub body_start: usize,
+    /// What the query's filters (`dir:`, `after:`, …) look at.
+    pub facts: RowFacts,
+}
+
+/// The facts of a row the query's filters test (see `super::query::Filter`).
+#[derive(Debug, Clone, Default)]
+pub struct RowFacts {
+    /// The cwd, lowercased.
+    pub cwd: String,
+    pub modified_ms: i64,
+    /// The models used, lowercased.
+    pub models: Vec<String>,
+    pub named: bool,
+    pub fork: bool,
+    pub agent: crate::session::agent::Agent,
+}
+
+impl RowFacts {
+    pub fn of(info: &SessionInfo) -> RowFacts {
+        RowFacts {
+            cwd: info.cwd.to_lowercase(),
+            modified_ms: info.modified_ms,
+            models: info.models.iter().map(|m| m.to_lowercase()).collect(),
+            named: info.display_name().is_some(),
+            fork: info.parent_session_path.is_some(),
+            agent: info.agent,
+        }
+    }
 }
 
 /// Lowercases and collapses whitespace runs to single spaces (leading
@@ -136,6 +164,7 @@ impl SearchDoc {
             fields,
             text,
             body_start,
+            facts: RowFacts::of(info),
         }
     }
 

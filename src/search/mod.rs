@@ -10,6 +10,8 @@ pub mod doc;
 pub mod query;
 pub mod scorer;
 
-pub use doc::{normalize, normalized, SearchDoc};
-pub use query::{rank, rank_with_index, Query, Term, MAX_TERMS, MIN_BODY_WORD};
+pub use doc::{normalize, normalized, RowFacts, SearchDoc};
+pub use query::{
+    rank, rank_with_index, Filter, Query, Term, FILTER_KEYS, MAX_TERMS, MIN_BODY_WORD,
+};
 pub use scorer::{BodyHits, Docs, Scorer};

@@ -3,7 +3,8 @@ use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 use regex::Regex;
 
-use super::doc::{normalize, normalized, SearchDoc};
+use super::doc::{normalize, normalized, RowFacts, SearchDoc};
+use crate::session::agent::Agent;
 use crate::session::info::SessionInfo;
 use std::path::PathBuf;
 
@@ -23,10 +24,48 @@ pub enum Term {
     Regex(Regex),
 }
 
+/// A condition on a session's row (`key:value` in the query), tested on
+/// [`RowFacts`] and never on text: it narrows, it does not score.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Filter {
+    /// `dir:TEXT`: the cwd contains TEXT (lowercased).
+    Dir(String),
+    /// `after:` (inclusive) / `before:` (exclusive), on the modified time.
+    After(i64),
+    Before(i64),
+    /// `model:TEXT`: a model used contains TEXT (lowercased).
+    Model(String),
+    /// `is:named`
+    Named,
+    /// `is:fork`
+    Fork,
+    /// `agent:atomic|pi`
+    Agent(Agent),
+}
+
+impl Filter {
+    pub fn accepts(&self, f: &RowFacts) -> bool {
+        match self {
+            Filter::Dir(t) => f.cwd.contains(t.as_str()),
+            Filter::After(ms) => f.modified_ms >= *ms,
+            Filter::Before(ms) => f.modified_ms < *ms,
+            Filter::Model(t) => f.models.iter().any(|m| m.contains(t.as_str())),
+            Filter::Named => f.named,
+            Filter::Fork => f.fork,
+            Filter::Agent(a) => f.agent == *a,
+        }
+    }
+}
+
+/// The filter keys, as F1 and the errors list them.
+pub const FILTER_KEYS: &str = "dir: after: before: model: is:named is:fork agent: re:";
+
 #[derive(Debug, Clone, Default)]
 pub struct Query {
     pub raw: String,
     pub terms: Vec<Term>,
+    /// Every filter must accept a row for it to match.
+    pub filters: Vec<Filter>,
     error: Option<String>,
 }
 
@@ -124,11 +163,54 @@ const PHRASE_SCORE: u32 = 60;
 const REGEX_SCORE: u32 = 40;
 
 impl Query {
+    /// Parses with the system clock for relative dates (`after:2d`); the
+    /// picker and tests use [`Query::parse_at`] with their own clock.
     pub fn parse(raw: &str) -> Query {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        Query::parse_at(raw, now)
+    }
+
+    /// Parses `raw`; relative dates count back from `now_ms`. Matching
+    /// never reads a clock: the filters hold absolute times.
+    pub fn parse_at(raw: &str, now_ms: i64) -> Query {
         let mut terms = Vec::new();
+        let mut filters = Vec::new();
         let mut error = None;
         let mut rest = raw.trim();
         while !rest.is_empty() && terms.len() < MAX_TERMS {
+            if let Some((key, after_colon)) = filter_key(rest) {
+                // `key:"a value"` or `key:value`.
+                let (value, tail) = match after_colon.strip_prefix('"') {
+                    Some(q) => match q.find('"') {
+                        Some(end) => (&q[..end], &q[end + 1..]),
+                        None => (q, ""),
+                    },
+                    None => {
+                        let end = after_colon
+                            .find(char::is_whitespace)
+                            .unwrap_or(after_colon.len());
+                        (&after_colon[..end], &after_colon[end..])
+                    }
+                };
+                rest = tail.trim_start();
+                // A key just typed, its value still to come, filters nothing.
+                if value.trim().is_empty() {
+                    continue;
+                }
+                match parse_filter(key, value.trim(), now_ms) {
+                    Ok(f) => filters.push(f),
+                    Err(e) => error = Some(e),
+                }
+                continue;
+            }
+            if let Some(key) = unknown_key(rest) {
+                error = Some(format!("unknown filter \"{key}:\" (known: {FILTER_KEYS})"));
+                let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+                rest = rest[end..].trim_start();
+                continue;
+            }
             if let Some(after) = rest.strip_prefix('"') {
                 let (phrase, tail) = match after.find('"') {
                     Some(end) => (&after[..end], &after[end + 1..]),
@@ -157,7 +239,7 @@ impl Query {
                 {
                     Ok(r) => terms.push(Term::Regex(r)),
                     Err(e) => {
-                        error = Some(first_line(&e.to_string()));
+                        error = Some(format!("invalid regex: {}", first_line(&e.to_string())));
                     }
                 }
                 continue;
@@ -177,15 +259,27 @@ impl Query {
         Query {
             raw: raw.to_string(),
             terms,
+            filters,
             error,
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.terms.is_empty() && self.error.is_none()
+        self.terms.is_empty() && self.filters.is_empty() && self.error.is_none()
     }
 
-    /// Why the query matches nothing (an invalid regex).
+    /// Something to search for: a term or a filter.
+    pub fn has_conditions(&self) -> bool {
+        !self.terms.is_empty() || !self.filters.is_empty()
+    }
+
+    /// Every filter accepts the row.
+    pub fn accepts(&self, facts: &RowFacts) -> bool {
+        self.filters.iter().all(|f| f.accepts(facts))
+    }
+
+    /// Why the query matches nothing (an invalid regex, an unknown filter
+    /// key or a bad filter value), a whole sentence.
     pub fn error(&self) -> Option<&str> {
         self.error.as_deref()
     }
@@ -209,7 +303,7 @@ impl Query {
         buf: &mut Vec<char>,
         body_bits: Option<u32>,
     ) -> Option<u32> {
-        if self.error.is_some() {
+        if self.error.is_some() || !self.accepts(&doc.facts) {
             return None;
         }
         let mut total = 0u32;
@@ -399,6 +493,82 @@ fn compact_windows(hay: &[u8], needle: &[u8], limit: usize, f: &mut dyn FnMut(us
     }
 }
 
+/// The known filter key `rest` starts with (`dir:` …, not `re:`) and the
+/// text after its colon.
+fn filter_key(rest: &str) -> Option<(&str, &str)> {
+    let colon = rest.find(':')?;
+    let key = &rest[..colon];
+    matches!(
+        key,
+        "dir" | "after" | "before" | "model" | "label" | "is" | "agent"
+    )
+    .then(|| (key, &rest[colon + 1..]))
+}
+
+/// The key of a `key:value` word that names no filter, which is an error
+/// rather than a silent word. Only lowercase ASCII letters before the colon
+/// and a value that does not start with `/`, `\` or `:` count, so
+/// `http://host`, `c:\dir`, `std::io` and a trailing `todo:` stay words
+/// (to search for `note:x`, quote it).
+fn unknown_key(rest: &str) -> Option<&str> {
+    let word = &rest[..rest.find(char::is_whitespace).unwrap_or(rest.len())];
+    let colon = word.find(':')?;
+    let (key, value) = (&word[..colon], &word[colon + 1..]);
+    let is_key = !key.is_empty() && key.bytes().all(|b| b.is_ascii_lowercase());
+    let word_like = value.is_empty() || value.starts_with(['/', '\\', ':']);
+    (is_key && key != "re" && !word_like).then_some(key)
+}
+
+const AGE_HELP: &str = "a date (2026-11-30) or an age (12h, 2d, 1w, 3mo, 1y)";
+
+fn parse_filter(key: &str, value: &str, now_ms: i64) -> Result<Filter, String> {
+    Ok(match key {
+        "dir" => Filter::Dir(value.to_lowercase()),
+        "model" => Filter::Model(value.to_lowercase()),
+        "after" | "before" => {
+            let ms = parse_time(value, now_ms)
+                .ok_or_else(|| format!("{key}: wants {AGE_HELP}, not \"{value}\""))?;
+            if key == "after" {
+                Filter::After(ms)
+            } else {
+                Filter::Before(ms)
+            }
+        }
+        "is" => match value {
+            "named" => Filter::Named,
+            "fork" => Filter::Fork,
+            _ => return Err(format!("is: takes named or fork, not \"{value}\"")),
+        },
+        "agent" => match value.to_lowercase().as_str() {
+            "atomic" => Filter::Agent(Agent::Atomic),
+            "pi" => Filter::Agent(Agent::Pi),
+            _ => return Err(format!("agent: takes atomic or pi, not \"{value}\"")),
+        },
+        // Rows do not carry labels yet.
+        "label" => return Err("label: is not supported yet".to_string()),
+        _ => return Err(format!("unknown filter \"{key}:\"")),
+    })
+}
+
+/// A UTC date (its midnight) or an age before `now_ms`.
+fn parse_time(v: &str, now_ms: i64) -> Option<i64> {
+    if let Ok(d) = chrono::NaiveDate::parse_from_str(v, "%Y-%m-%d") {
+        return Some(d.and_hms_opt(0, 0, 0)?.and_utc().timestamp_millis());
+    }
+    let digits = v.bytes().take_while(u8::is_ascii_digit).count();
+    let n: i64 = v[..digits].parse().ok()?;
+    const H: i64 = 3_600_000;
+    let unit = match &v[digits..] {
+        "h" => H,
+        "d" => 24 * H,
+        "w" => 7 * 24 * H,
+        "mo" => 30 * 24 * H,
+        "y" => 365 * 24 * H,
+        _ => return None,
+    };
+    Some(now_ms.saturating_sub(n.checked_mul(unit)?))
+}
+
 fn find_chars(hay: &[char], needle: &[char]) -> Option<usize> {
     if needle.is_empty() || needle.len() > hay.len() {
         return None;
@@ -433,7 +603,7 @@ pub fn rank_with_index(
     rows: Vec<SessionInfo>,
     body_hits: Option<&super::BodyHits>,
 ) -> Vec<SessionInfo> {
-    if query.terms.is_empty() && query.error().is_none() {
+    if !query.has_conditions() && query.error().is_none() {
         return rows;
     }
     use rayon::prelude::*;
@@ -516,6 +686,7 @@ mod tests {
             fields: vec!["a quick utility that handles everything".into()],
             text: String::new(),
             body_start: 0,
+            ..Default::default()
         };
         assert!(!matches("auth", &long));
         assert!(matches("quik", &long));
@@ -579,6 +750,159 @@ mod tests {
         let q = Query::parse("re:([");
         assert!(q.error().is_some());
         assert!(q.score(&d, &mut new_matcher(), &mut Vec::new()).is_none());
+    }
+
+    /// 2026-12-01T12:00:00Z, the tests' clock.
+    const NOW: i64 = 1_796_126_400_000;
+    const HOUR: i64 = 3_600_000;
+
+    fn row(cwd: &str, modified_ms: i64) -> SessionInfo {
+        SessionInfo {
+            id: "0199aaaa-bbbb".into(),
+            first_message: Some("fix the parser".into()),
+            cwd: cwd.into(),
+            modified_ms,
+            ..Default::default()
+        }
+    }
+
+    fn keeps(q: &str, info: &SessionInfo) -> bool {
+        let q = Query::parse_at(q, NOW);
+        assert!(q.error().is_none(), "{:?}", q.error());
+        q.score(
+            &SearchDoc::from_info(info),
+            &mut new_matcher(),
+            &mut Vec::new(),
+        )
+        .is_some()
+    }
+
+    #[test]
+    fn clock_constant_is_the_date_it_names() {
+        assert_eq!(
+            crate::session::entry::format_iso_ms(NOW),
+            "2026-12-01T12:00:00.000Z"
+        );
+    }
+
+    #[test]
+    fn dir_filter_is_a_case_insensitive_substring_of_the_cwd() {
+        let r = row("/home/dev/My Project", NOW);
+        assert!(keeps("dir:project", &r));
+        assert!(keeps("dir:\"my project\"", &r));
+        assert!(!keeps("dir:other", &r));
+        assert!(!keeps("dir:\"my  projects\"", &r));
+    }
+
+    #[test]
+    fn dates_absolute_and_relative_to_the_given_clock() {
+        let two_days_ago = row("/w", NOW - 48 * HOUR - 1);
+        let an_hour_ago = row("/w", NOW - HOUR);
+        assert!(keeps("after:2d", &an_hour_ago));
+        assert!(!keeps("after:2d", &two_days_ago));
+        assert!(keeps("before:2d", &two_days_ago));
+        assert!(!keeps("before:2d", &an_hour_ago));
+        assert!(keeps("after:12h", &an_hour_ago));
+        assert!(keeps("after:1w", &two_days_ago));
+        assert!(keeps("after:3mo after:1y", &two_days_ago));
+        // ISO dates are UTC midnights: after inclusive, before exclusive.
+        assert!(keeps("after:2026-12-01", &an_hour_ago));
+        assert!(!keeps("after:2026-12-01", &two_days_ago));
+        assert!(keeps("before:2026-12-01", &two_days_ago));
+        assert!(keeps("after:2026-11-29 before:2026-11-30", &two_days_ago));
+        // The same query at another clock answers differently: the matcher
+        // holds absolute times, it never reads a clock.
+        let q = Query::parse_at("after:2d", NOW + 48 * HOUR);
+        let d = SearchDoc::from_info(&an_hour_ago);
+        assert!(q.score(&d, &mut new_matcher(), &mut Vec::new()).is_none());
+        for bad in [
+            "after:2m",
+            "after:yesterday",
+            "before:2026-13-01",
+            "after:d",
+        ] {
+            let q = Query::parse_at(bad, NOW);
+            assert!(q.error().is_some_and(|e| e.contains("wants")), "{bad}");
+        }
+    }
+
+    #[test]
+    fn model_named_fork_and_agent_filters() {
+        let mut r = row("/w", NOW);
+        r.models = ["anthropic/Claude-Sonnet-4".to_string()].into();
+        assert!(keeps("model:sonnet", &r));
+        assert!(!keeps("model:gpt", &r));
+        assert!(!keeps("is:named", &r));
+        r.name = Some("Auth work".into());
+        r.has_name = true;
+        assert!(keeps("is:named", &r));
+        // A cleared name is not a name.
+        r.name = Some(String::new());
+        assert!(!keeps("is:named", &r));
+        assert!(!keeps("is:fork", &r));
+        r.parent_session_path = Some("/s/parent.jsonl".into());
+        assert!(keeps("is:fork", &r));
+        assert!(keeps("agent:atomic", &r));
+        assert!(!keeps("agent:pi", &r));
+        r.agent = Agent::Pi;
+        assert!(keeps("agent:pi", &r));
+        assert!(keeps("agent:PI", &r));
+        for bad in ["is:old", "agent:claude"] {
+            assert!(Query::parse_at(bad, NOW).error().is_some(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn filters_and_words_combine() {
+        let r = row("/home/dev/app", NOW - HOUR);
+        assert!(keeps("parser dir:app after:1d", &r));
+        assert!(keeps("dir:app parser", &r));
+        assert!(!keeps("zebra dir:app", &r));
+        assert!(!keeps("parser dir:lib", &r));
+        // Filters alone list every row they accept.
+        let q = Query::parse_at("dir:app", NOW);
+        assert!(q.terms.is_empty() && q.has_conditions());
+        let kept = rank(&q, vec![r.clone(), row("/lib", NOW)]);
+        assert_eq!(kept.len(), 1);
+        // A key with nothing after it yet filters nothing.
+        assert!(keeps("parser dir:", &r));
+        assert!(keeps("dir:  parser", &r));
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_but_urls_and_paths_stay_words() {
+        let q = Query::parse_at("parser colour:red", NOW);
+        let err = q.error().expect("an unknown key is an error");
+        assert!(err.contains("unknown filter \"colour:\""), "{err}");
+        assert!(err.contains("dir:"), "{err}");
+        let r = row("/w", NOW);
+        assert!(q
+            .score(
+                &SearchDoc::from_info(&r),
+                &mut new_matcher(),
+                &mut Vec::new()
+            )
+            .is_none());
+        for word in [
+            "http://example.com",
+            "c:\\dev",
+            "C:foo",
+            "std::io",
+            "todo:",
+            "Note:x",
+        ] {
+            let q = Query::parse_at(word, NOW);
+            assert!(q.error().is_none(), "{word}: {:?}", q.error());
+            assert_eq!(q.terms.len(), 1, "{word}");
+        }
+        let mut r = row("/w", NOW);
+        r.first_message = Some("see http://example.com/x".into());
+        assert!(keeps("http://example.com", &r));
+        // Quoted, such text is a phrase.
+        assert!(Query::parse_at("\"colour:red\"", NOW).error().is_none());
+        assert!(Query::parse_at("label:x", NOW)
+            .error()
+            .is_some_and(|e| e.contains("not supported yet")));
     }
 
     proptest::proptest! {

@@ -197,6 +197,9 @@ impl Scorer {
         let own_bodies = &self.own_body;
         (0..docs.0.len())
             .map(|d| {
+                if !query.accepts(&docs.0[d].1.facts) {
+                    return None;
+                }
                 // Documents with their own body text were searched directly.
                 let own_body = own_bodies[d];
                 let mut total = 0u32;
@@ -262,6 +265,19 @@ mod tests {
                 })
                 .collect(),
         ))
+    }
+
+    /// The picker's scorer applies the filters as `Query::score` does.
+    #[test]
+    fn filters_apply_in_the_scorer() {
+        let d = docs(&[("parser fix", "x"), ("auth", "y")]);
+        let q = Query::parse_at("dir:w", 0);
+        assert_eq!(Scorer::new().score(&q, &d, None), vec![Some(0), Some(0)]);
+        let q = Query::parse_at("dir:nowhere", 0);
+        assert_eq!(Scorer::new().score(&q, &d, None), vec![None, None]);
+        let q = Query::parse_at("auth is:named", 0);
+        let s = Scorer::new().score(&q, &d, None);
+        assert!(s[0].is_none() && s[1].is_some());
     }
 
     /// The memo never changes an answer: scoring key by key gives what a

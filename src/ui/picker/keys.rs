@@ -323,10 +323,10 @@ fn query_edited(p: &mut PickerState, before: &str) -> Vec<Effect> {
     if p.query.text() == before {
         return Vec::new();
     }
-    p.parsed = Query::parse(p.query.text());
+    p.parsed = Query::parse_at(p.query.text(), p.now_ms);
     p.search_gen += 1;
     p.select_first_on_results = true;
-    if p.parsed.terms.is_empty() {
+    if !p.parsed.has_conditions() {
         p.scores = None;
         p.search_incomplete = None;
         p.scored_query.clear();
@@ -392,7 +392,7 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Vec<Effe
             }
             p.upsert(rows);
             p.recompute();
-            if !p.parsed.terms.is_empty() && p.parsed.error().is_none() {
+            if p.parsed.has_conditions() && p.parsed.error().is_none() {
                 // New rows are unscored: score everything again (stale results are dropped).
                 p.search_gen += 1;
                 return vec![search_effect(p)];
@@ -403,7 +403,7 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Vec<Effe
             let finished = progress.is_none() && p.indexing.is_some();
             p.indexing = progress;
             // Bodies were not searchable while the index was being built.
-            if finished && !p.parsed.terms.is_empty() && p.parsed.error().is_none() {
+            if finished && p.parsed.has_conditions() && p.parsed.error().is_none() {
                 p.search_gen += 1;
                 return vec![search_effect(p)];
             }
@@ -423,7 +423,7 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Vec<Effe
         }
         AppEvent::IndexIncomplete(reason) => {
             p.index_problem = Some(reason);
-            if !p.parsed.terms.is_empty() && p.parsed.error().is_none() {
+            if p.parsed.has_conditions() && p.parsed.error().is_none() {
                 p.search_gen += 1;
                 return vec![search_effect(p)];
             }

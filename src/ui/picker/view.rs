@@ -163,7 +163,7 @@ fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     ];
     if let Some(err) = p.parsed.error() {
         q.push(Span::styled(
-            format!("  invalid regex: {}", sanitize_line(err)),
+            format!("  {}", sanitize_line(err)),
             theme.error(),
         ));
     }
@@ -643,6 +643,10 @@ pub const HELP: &[(&str, &str)] = &[
     (
         "type",
         "search: words (all must match), \"phrase\", re:regex",
+    ),
+    (
+        "filters",
+        "dir: model: agent: is: after:2d before:2026-11-30",
     ),
     (
         "↑/↓ PgUp/PgDn",
