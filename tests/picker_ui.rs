@@ -1437,3 +1437,39 @@ fn searches_ask_the_index_for_message_bodies() {
     typ(&mut app, word);
     assert!(app.picker.visible.is_empty());
 }
+
+/// A typed query shows the count of its results `(i/N)` even when they all
+/// fit, and a session written in the last minute carries the live marker.
+#[test]
+fn result_count_and_live_marker() {
+    let fx = fixture();
+    let mut app = App::new(WEBAPP.to_string(), NOW);
+    app.width = 100;
+    app.height = 24;
+    let mut rs = rows(&fx.root);
+    for r in &mut rs {
+        if r.info.title().contains("Fix flaky") {
+            r.info.file_mtime_ms = NOW - 10_000;
+        } else {
+            // A minute ago is no longer live.
+            r.info.file_mtime_ms = NOW - 60_000;
+        }
+    }
+    drive(&mut app, AppEvent::Rows(rs));
+    drive(&mut app, AppEvent::LoadFinished { problems: vec![] });
+    key(&mut app, KeyCode::Tab);
+    let s = screen(&app, &fx.root);
+    assert_eq!(s.matches('●').count(), 1, "{s}");
+    let live_line = s.lines().find(|l| l.contains('●')).unwrap();
+    assert!(live_line.contains("Fix flaky auth test"), "{s}");
+    assert!(
+        !s.contains("(1/"),
+        "no count without a query and all rows fitting: {s}"
+    );
+    typ(&mut app, "dir:webapp");
+    let s = screen(&app, &fx.root);
+    let n = app.picker.visible.len();
+    assert!(n > 1);
+    assert!(s.contains(&format!("(1/{n})")), "{s}");
+    insta::assert_snapshot!("result_count_live_marker", s);
+}

@@ -1129,3 +1129,138 @@ fn a_restore_collision_is_one_sentence() {
     pty.send(b"\x1b");
     assert!(pty.wait_exit().success());
 }
+
+/// Spawns `script` (a shell command line) in a pseudo-terminal of 30×120 in
+/// `cwd`; returns the child and its screen.
+fn spawn_in_pty(
+    script: &str,
+    cwd: &std::path::Path,
+    home: &std::path::Path,
+) -> (
+    Box<dyn portable_pty::Child + Send + Sync>,
+    Screen,
+    Box<dyn Write + Send>,
+) {
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows: 30,
+            cols: 120,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("open a pty");
+    let mut cmd = CommandBuilder::new("sh");
+    cmd.arg("-c");
+    cmd.arg(script);
+    cmd.cwd(cwd);
+    cmd.env("HOME", home);
+    cmd.env("XDG_DATA_HOME", home.join("data"));
+    cmd.env("ARBOR_CACHE_DIR", home.join("cache"));
+    cmd.env("TERM", "xterm-256color");
+    cmd.env("NO_COLOR", "1");
+    let child = pair.slave.spawn_command(cmd).expect("spawn");
+    drop(pair.slave);
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(30, 120, 0)));
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    {
+        let parser = parser.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                parser.lock().unwrap().process(&buf[..n]);
+            }
+        });
+    }
+    let w = pair.master.take_writer().unwrap();
+    (child, Screen { parser }, w)
+}
+
+fn wait_exit(child: &mut Box<dyn portable_pty::Child + Send + Sync>) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.success();
+        }
+        assert!(Instant::now() < deadline, "arbor did not exit");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `arbor QUERY…` opens the picker with the query typed and its results
+/// listed; Enter (with --print) picks the first result.
+#[test]
+fn arbor_with_words_opens_the_picker_with_that_query() {
+    let store = common::demo_store();
+    let root = store.path().join("sessions");
+    let home = tempfile::tempdir().unwrap();
+    let out = home.path().join("out.txt");
+    let (mut child, screen, mut w) = spawn_in_pty(
+        &format!(
+            "'{}' --print --store '{}' --all flaky auth > '{}'",
+            env!("CARGO_BIN_EXE_arbor"),
+            root.display(),
+            out.display()
+        ),
+        home.path(),
+        home.path(),
+    );
+    let t = screen.wait_for("the query's results", |t| {
+        t.contains("> flaky auth") && t.contains("Fix flaky auth test")
+    });
+    assert!(!t.contains("Add --delimiter flag"), "{t}");
+    std::thread::sleep(Duration::from_millis(200));
+    w.write_all(b"\r").unwrap();
+    w.flush().unwrap();
+    assert!(wait_exit(&mut child));
+    let printed = std::fs::read_to_string(&out).unwrap();
+    let expected = common::find_session(&root, "01a1fd62");
+    assert_eq!(printed, format!("{}\n", expected.display()));
+}
+
+/// `arbor --last --print` prints the newest session of the current folder,
+/// with no picker; with none there, it says so and fails.
+#[test]
+fn last_prints_the_newest_session_of_the_current_folder() {
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("proj");
+    let other = home.path().join("other");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
+    let root = home.path().join("sessions");
+    let cwd = project.display().to_string();
+    let dir = root.join(arbor::store::paths::encode_cwd(&cwd));
+    std::fs::create_dir_all(&dir).unwrap();
+    let old = dir.join("2026-11-29T10-00-00-000Z_0199aaaa-0000-7000-8000-000000000001.jsonl");
+    let new = dir.join("2026-11-29T11-00-00-000Z_0199aaaa-0000-7000-8000-000000000002.jsonl");
+    std::fs::write(
+        &old,
+        one_prompt_session("0199aaaa-0000-7000-8000-000000000001", &cwd, "older"),
+    )
+    .unwrap();
+    std::fs::write(
+        &new,
+        one_prompt_session("0199aaaa-0000-7000-8000-000000000002", &cwd, "newer")
+            .replace("T10:00", "T11:00")
+            .replace("1795946401000", "1795950001000"),
+    )
+    .unwrap();
+    let out = home.path().join("out.txt");
+    let script = |cwd_flag: &str| {
+        format!(
+            "'{}' --last --print --store '{}' {cwd_flag} > '{}'",
+            env!("CARGO_BIN_EXE_arbor"),
+            root.display(),
+            out.display()
+        )
+    };
+    let (mut child, _screen, _w) = spawn_in_pty(&script(""), &project, home.path());
+    assert!(wait_exit(&mut child));
+    let printed = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(printed, format!("{}\n", new.display()));
+    let (mut child, screen, _w) = spawn_in_pty(&script(""), &other, home.path());
+    assert!(!wait_exit(&mut child));
+    screen.wait_for("the reason", |t| t.contains("no sessions in"));
+}

@@ -59,6 +59,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 note: None,
                 open_tree: Some(file),
                 use_index: false,
+                query: String::new(),
             };
             finish(
                 crate::ui::runtime::run_picker(opts)?,
@@ -113,6 +114,9 @@ pub fn run(cli: Cli) -> Result<()> {
 
 /// Opens the picker; on a machine with no sessions, on the bundled demo store.
 fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
+    if cli.last {
+        return last(&config, cli);
+    }
     let mut note = None;
     let mut start_in_all = cli.all;
     if !crate::store::scan::has_session_files(&config) {
@@ -137,11 +141,37 @@ fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
         note,
         open_tree: None,
         use_index: !cli.global.no_index,
+        query: cli.query.join(" "),
     };
     finish(
         crate::ui::runtime::run_picker(opts)?,
         cli.resume_cmd.as_deref(),
     )
+}
+
+/// `arbor --last`: the newest session of the current folder, resumed (or
+/// printed) as Enter in the picker would.
+fn last(config: &StoreConfig, cli: &Cli) -> Result<()> {
+    let cwd = project_cwd(None)?;
+    let scope = Scope::Project(cwd.clone());
+    let (files, _) = list_session_files(config, &scope);
+    let (mut rows, _, _) = read_rows_indexed(&files, cli.global.no_index, false);
+    filter_rows(&mut rows, &scope, false);
+    sort_recent(&mut rows);
+    let Some(newest) = rows.into_iter().next() else {
+        bail!("no sessions in {cwd}");
+    };
+    let outcome = if cli.print {
+        crate::ui::Outcome::Print(newest.path)
+    } else {
+        crate::ui::Outcome::Resume {
+            path: newest.path,
+            id: newest.id,
+            cwd: newest.cwd,
+            agent: newest.agent,
+        }
+    };
+    finish(outcome, cli.resume_cmd.as_deref())
 }
 
 fn finish(outcome: crate::ui::Outcome, resume_cmd: Option<&str>) -> Result<()> {

@@ -34,6 +34,14 @@ pub struct Cli {
     /// Picker: start with all projects instead of the current folder
     #[arg(long)]
     pub all: bool,
+    /// Resume the newest session of the current folder without the picker
+    /// (with --print: print its path)
+    #[arg(long, conflicts_with = "query")]
+    pub last: bool,
+    /// Open the picker with this query typed (`arbor fix parser`). A
+    /// command's name is the command: `arbor -- list` searches for "list"
+    #[arg(value_name = "QUERY")]
+    pub query: Vec<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }

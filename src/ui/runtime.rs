@@ -41,6 +41,8 @@ pub struct PickerOptions {
     pub open_tree: Option<crate::store::SessionFile>,
     /// Use the persistent index (rows, body search, incremental rescans).
     pub use_index: bool,
+    /// `arbor QUERY…`: the query typed when the picker opens.
+    pub query: String,
 }
 
 /// Whether this process uses the index (set once at start; read by workers).
@@ -163,6 +165,9 @@ pub fn run_picker(mut opts: PickerOptions) -> Result<Outcome> {
         app.picker.scope = super::picker::Scope::All;
     }
     app.picker.loading = Some((0, 0));
+    if !opts.query.is_empty() {
+        app.picker.start_with_query(&opts.query);
+    }
     app.tree_only = opts.open_tree.is_some();
     let theme = Theme::from_env();
 

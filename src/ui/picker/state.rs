@@ -537,6 +537,14 @@ impl PickerState {
         self.status = Some(Status { text, kind });
     }
 
+    /// `arbor QUERY…`: the query as if typed before any row arrived; the
+    /// rows' arrival searches it.
+    pub fn start_with_query(&mut self, text: &str) {
+        self.query.set_text(text);
+        self.parsed = Query::parse_at(self.query.text(), self.now_ms);
+        self.select_first_on_results = true;
+    }
+
     /// The clock moved: the status message goes once it has had its time.
     pub fn tick(&mut self, now: i64) {
         self.now_ms = now;

@@ -253,8 +253,10 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     let summary_col = p.any_summary();
     let mut matcher = new_matcher();
     let selected = p.selected_pos();
+    // With a query the count of its results is always shown.
+    let counting = p.parsed.has_conditions() && !p.visible.is_empty();
     // The list's rows, less the position line when they do not all fit.
-    let rows = if p.visible.len() > area.height as usize {
+    let rows = if p.visible.len() > area.height as usize || counting {
         area.height.saturating_sub(1) as usize
     } else {
         area.height as usize
@@ -292,7 +294,10 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             age(p.now_ms, info.modified_ms)
         ));
         let tag = if info.internal { "[internal] " } else { "" };
-        let fixed = 2 + width(&v.prefix) + width(tag) + 1 + width(&right);
+        // Written in the last minute: an agent is probably running in it.
+        let live = (0..LIVE_MS).contains(&(p.now_ms - info.file_mtime_ms));
+        let live_mark = if live { "● " } else { "" };
+        let fixed = 2 + width(&v.prefix) + width(tag) + 1 + width(live_mark) + width(&right);
         let avail = w.saturating_sub(fixed);
         let (title_w, summary_w) = if summary_col && avail >= 60 {
             let s = avail / 3;
@@ -340,6 +345,9 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             }
         }
         spans.push(Span::raw(" "));
+        if live {
+            spans.push(Span::styled(live_mark, theme.success()));
+        }
         spans.push(Span::styled(
             right,
             if is_deleting {
@@ -354,7 +362,7 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         }
         lines.push(line);
     }
-    if rows < p.visible.len() {
+    if rows < p.visible.len() || counting {
         lines.push(Line::from(Span::styled(
             format!(
                 "  ({}/{})",
@@ -366,6 +374,10 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     }
     f.render_widget(Paragraph::new(lines), area);
 }
+
+/// A session whose file changed this recently (by the picker's clock) is
+/// marked live.
+const LIVE_MS: i64 = 60_000;
 
 fn fmt_time(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
