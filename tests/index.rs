@@ -1427,6 +1427,7 @@ fn full_rows(full: &[SessionInfo]) -> Vec<SessionInfo> {
             r
         })
         .collect()
+}
 
 /// `list --query` applies the query's filters, and an unknown `key:` is an
 /// error (exit status 1), not a word that silently matches nothing.

@@ -154,8 +154,13 @@ fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
 fn last(config: &StoreConfig, cli: &Cli) -> Result<()> {
     let cwd = project_cwd(None)?;
     let scope = Scope::Project(cwd.clone());
-    let (files, _) = list_session_files(config, &scope);
-    let (mut rows, _, _) = read_rows_indexed(&files, cli.global.no_index, false);
+    let mut rows = Vec::new();
+    let index = (!cli.global.no_index).then(Index::open_default);
+    load_listing(config, &scope, index, false, &mut |ev| {
+        if let LoadEvent::Rows(r) = ev {
+            rows.extend(r);
+        }
+    });
     filter_rows(&mut rows, &scope, false);
     sort_recent(&mut rows);
     let Some(newest) = rows.into_iter().next() else {
