@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use crate::session::fileops;
+
 /// The placeholder the demo files use for their own store path.
 pub const ROOT_PLACEHOLDER: &str = "__ARBOR_DEMO_STORE__";
 
@@ -53,25 +55,26 @@ pub fn unpack_demo_store(dest: &Path) -> std::io::Result<()> {
         if to.exists() {
             continue;
         }
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::write(&to, fill(f.bytes, dest))?;
-        settle_mtime(&to);
+        write_session(&to, &fill(f.bytes, dest))?;
     }
     Ok(())
 }
 
-/// Sets a copied session's mtime to its newest message, as if the agent had
+/// Writes a demo session dated by its newest message, as if the agent had
 /// just written it then (a fresh copy would otherwise look live).
-fn settle_mtime(path: &Path) {
-    if let Ok(info) = crate::session::info::scan_info(path) {
-        let t = std::time::UNIX_EPOCH
-            + std::time::Duration::from_millis(info.modified_ms.max(0) as u64);
-        if let Ok(f) = std::fs::OpenOptions::new().write(true).open(path) {
-            let _ = f.set_modified(t);
-        }
-    }
+fn write_session(to: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let now = std::time::SystemTime::now();
+    let dated = crate::session::info::scan_info_bytes(to, bytes, ms_since_epoch(now))
+        .map(|info| {
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis(info.modified_ms.max(0) as u64)
+        })
+        .unwrap_or(now);
+    fileops::write_dated(to, bytes, dated)
+}
+
+fn ms_since_epoch(t: std::time::SystemTime) -> i64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// Copies a demo store folder (e.g. `assets/demo-store`) to `dest`, filling in paths.
@@ -82,13 +85,10 @@ pub fn copy_demo_store(src: &Path, dest: &Path) -> std::io::Result<()> {
             continue;
         }
         let to_dir = dest.join(project.file_name());
-        std::fs::create_dir_all(&to_dir)?;
         for f in std::fs::read_dir(project.path())? {
             let f = f?;
             let bytes = std::fs::read(f.path())?;
-            let to = to_dir.join(f.file_name());
-            std::fs::write(&to, fill(&bytes, dest))?;
-            settle_mtime(&to);
+            write_session(&to_dir.join(f.file_name()), &fill(&bytes, dest))?;
         }
     }
     Ok(())

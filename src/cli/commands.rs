@@ -650,23 +650,20 @@ pub fn write_new_file(
     doc: &crate::session::export::Rendered,
     force: bool,
 ) -> Result<()> {
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true);
-    if force {
-        opts.create(true).truncate(true);
-    } else {
-        opts.create_new(true);
-    }
-    let mut f = match opts.open(dest) {
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => bail!(
+    use crate::session::fileops::{write_new, NewFileError};
+    match write_new(dest, force, |f| doc.write_to(f)) {
+        Ok(()) => Ok(()),
+        Err(NewFileError::Create(e)) if e.kind() == std::io::ErrorKind::AlreadyExists => bail!(
             "{} exists; nothing written (--force replaces it)",
             shown(dest)
         ),
-        other => other.with_context(|| format!("cannot create {}", shown(dest)))?,
-    };
-    doc.write_to(&mut f)
-        .and_then(|_| f.flush())
-        .with_context(|| format!("cannot write {}", shown(dest)))
+        Err(NewFileError::Create(e)) => {
+            Err(e).with_context(|| format!("cannot create {}", shown(dest)))
+        }
+        Err(NewFileError::Write(e)) => {
+            Err(e).with_context(|| format!("cannot write {}", shown(dest)))
+        }
+    }
 }
 
 /// Rewrites DEL and C1 controls (raw in JSON strings) as `\u` escapes; they

@@ -152,11 +152,7 @@ pub fn resume(template: Option<&str>, t: &Target, ask: Ask) -> Result<()> {
 pub fn ask_on_terminal(question: &str) -> Option<bool> {
     use std::io::{BufRead, BufReader, IsTerminal, Write};
     let answer = |line: &str| matches!(line.trim().to_lowercase().as_str(), "y" | "yes");
-    if let Ok(tty) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/tty")
-    {
+    if let Ok(tty) = crate::util::term::open_tty(true) {
         let mut w = &tty;
         w.write_all(question.as_bytes()).ok()?;
         w.flush().ok()?;

@@ -28,6 +28,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::fileops::NewFileError;
+
 use super::entry::{format_iso_ms, parse_iso_ms, Entry, Header};
 use super::jsonscan::Skim;
 use super::reader::{parse_object, parse_session, ReadError};
@@ -152,7 +154,6 @@ impl std::fmt::Display for Rendered {
 /// Writes `doc` into `dir` as `file_name`, or as `stem-2.ext`, `stem-3.ext`…
 /// when that exists: an existing file is never replaced. Returns the path.
 pub fn write_in_dir(dir: &Path, file_name: &str, doc: &Rendered) -> std::io::Result<PathBuf> {
-    use std::io::Write;
     let (stem, ext) = file_name.rsplit_once('.').unwrap_or((file_name, ""));
     for n in 1..=999 {
         let name = match (n, ext) {
@@ -161,18 +162,12 @@ pub fn write_in_dir(dir: &Path, file_name: &str, doc: &Rendered) -> std::io::Res
             _ => format!("{stem}-{n}.{ext}"),
         };
         let path = dir.join(name);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(mut f) => {
-                doc.write_to(&mut f)?;
-                f.flush()?;
-                return Ok(path);
+        match super::fileops::write_new(&path, false, |f| doc.write_to(f)) {
+            Ok(()) => return Ok(path),
+            Err(NewFileError::Create(e)) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                continue
             }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
+            Err(NewFileError::Create(e) | NewFileError::Write(e)) => return Err(e),
         }
     }
     Err(std::io::Error::new(

@@ -6,16 +6,17 @@
 //! ends in a partial line (a writer mid-append) is never glued onto.
 
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
 use super::entry::{format_iso_ms, Entry};
+use super::fileops;
 use super::ids::{new_entry_id, new_session_id};
-use super::open::{open_session_file, open_session_file_with};
+use super::open::open_session_file;
 use super::reader::{parse_object, read_session, ReadError, Session};
 use super::tree::SessionTree;
 
@@ -90,7 +91,7 @@ fn settle_tail(file: &mut File, path: &Path) -> Result<(), WriteError> {
             }
         };
         if complete_line {
-            file.write_all(b"\n").map_err(io_err(path))?;
+            fileops::append(file, b"\n").map_err(io_err(path))?;
             return Ok(());
         }
         if attempt < 4 {
@@ -163,7 +164,7 @@ pub fn append_entry(
     path: &Path,
     make: impl Fn(&Session, &str) -> Result<Map<String, Value>, WriteError>,
 ) -> Result<Written, WriteError> {
-    let (mut file, _) = open_session_file_with(path, OpenOptions::new().read(true).append(true))?;
+    let (mut file, _) = fileops::open_to_append(path)?;
     settle_tail(&mut file, path)?;
     let mut snap = Snapshot::read(&mut file, path)?;
     if snap.session.needs_migration() {
@@ -194,8 +195,7 @@ pub fn append_entry(
         let len = file.metadata().map_err(io_err(path))?.len();
         if len == snap.buf.len() as u64 {
             // One write call: O_APPEND makes it land after whatever is there now.
-            file.write_all(line.as_bytes()).map_err(io_err(path))?;
-            file.sync_data().map_err(io_err(path))?;
+            fileops::append_synced(&mut file, line.as_bytes()).map_err(io_err(path))?;
             // The window cannot be closed, but it can be seen: if another
             // writer started a line in it (one that writes a line in several
             // calls; Atomic writes each line in one), arbor's line follows
@@ -322,33 +322,9 @@ pub fn session_file_name(timestamp: &str, id: &str) -> String {
     format!("{}_{id}.jsonl", timestamp.replace([':', '.'], "-"))
 }
 
-/// Writes `bytes` to `path` atomically: temp file in the same folder, fsync, rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}.arbor-tmp-{}",
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("session"),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    result.map_err(|source| {
-        let _ = std::fs::remove_file(&tmp);
-        WriteError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
-    })
+/// Writes `bytes` to `path` atomically (see [`fileops::write_atomic`]).
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    fileops::write_atomic(path, bytes).map_err(io_err(path))
 }
 
 /// Where a fork at an entry ends, as Atomic's `/fork`: before a user
@@ -583,42 +559,11 @@ pub fn migrate_file(path: &Path) -> Result<PathBuf, WriteError> {
     }
 
     let bak = PathBuf::from(format!("{}.bak", path.display()));
-    write_backup(&bak, &original, &meta)?;
+    // Dated as the original: a backup dated today would hide when the
+    // session was last used.
+    fileops::write_backup(&bak, &original, &meta).map_err(io_err(&bak))?;
     write_atomic(path, &bytes)?;
     Ok(bak)
-}
-
-/// Writes the `.bak` atomically with the original's bytes, permissions and
-/// times (a backup dated today would hide when the session was last used).
-fn write_backup(bak: &Path, bytes: &[u8], meta: &std::fs::Metadata) -> Result<(), WriteError> {
-    let dir = bak.parent().unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}.arbor-tmp-{}",
-        bak.file_name().and_then(|n| n.to_str()).unwrap_or("bak"),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.set_permissions(meta.permissions())?;
-        let mut times = std::fs::FileTimes::new();
-        if let Ok(t) = meta.modified() {
-            times = times.set_modified(t);
-        }
-        if let Ok(t) = meta.accessed() {
-            times = times.set_accessed(t);
-        }
-        f.set_times(times)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, bak)
-    })();
-    result.map_err(|source| {
-        let _ = std::fs::remove_file(&tmp);
-        WriteError::Io {
-            path: bak.to_path_buf(),
-            source,
-        }
-    })
 }
 
 /// Whether the reader cut a too-deep subtree out of this entry.

@@ -24,6 +24,7 @@ use crate::index::load::{load_screen, LoadEvent, LoadWarning, MakeRow};
 use crate::index::searcher::{Answer, Searcher};
 use crate::index::Index;
 use crate::search::{Docs, Query};
+use crate::session::fileops::{self, RestoreError};
 use crate::session::info::SessionInfo;
 use crate::store::listing::scan_file;
 use crate::store::watch::{StoreChange, StoreWatcher, WatchOptions, WatchRoot};
@@ -78,12 +79,9 @@ fn tty_writer() -> Result<Box<dyn Write + Send>> {
     if std::io::stdout().is_terminal() {
         Ok(Box::new(std::io::stdout()))
     } else {
-        let tty = std::fs::OpenOptions::new()
-            .write(true)
-            .open("/dev/tty")
-            .context(
-                "no terminal to draw on (stdout is not a terminal and /dev/tty cannot be opened)",
-            )?;
+        let tty = crate::util::term::open_tty(false).context(
+            "no terminal to draw on (stdout is not a terminal and /dev/tty cannot be opened)",
+        )?;
         Ok(Box::new(tty))
     }
 }
@@ -420,11 +418,12 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
             vec![AppEvent::Renamed { path, result }]
         }
         Effect::Trash(path) => {
-            let result = trash::delete(&path).map_err(|e| super::trash_text::trash_error_text(&e));
+            let result = fileops::trash(&path).map_err(|e| super::trash_text::trash_error_text(&e));
             vec![AppEvent::Trashed { path, result }]
         }
         Effect::DeletePermanently(path) => {
-            let result = std::fs::remove_file(&path).map_err(|e| super::trash_text::io_reason(&e));
+            let result =
+                fileops::delete_permanently(&path).map_err(|e| super::trash_text::io_reason(&e));
             vec![AppEvent::Deleted { path, result }]
         }
         Effect::Restore(path) => {
@@ -530,40 +529,15 @@ pub fn export_branch(
         .map_err(|e| format!("cannot write into {}: {e}", dir.display()))
 }
 
-/// Puts the most recently trashed copy of `path` back.
+/// Puts the most recently trashed copy of `path` back; errors in words.
 pub fn restore_from_trash(path: &std::path::Path) -> Result<(), String> {
-    #[cfg(any(
-        target_os = "windows",
-        all(
-            unix,
-            not(target_os = "macos"),
-            not(target_os = "ios"),
-            not(target_os = "android")
-        )
-    ))]
-    {
-        let items =
-            trash::os_limited::list().map_err(|e| super::trash_text::trash_error_text(&e))?;
-        let item = items
-            .into_iter()
-            .filter(|i| i.original_path() == path)
-            .max_by_key(|i| i.time_deleted)
-            .ok_or_else(|| "the session is no longer in the trash".to_string())?;
-        trash::os_limited::restore_all([item]).map_err(|e| super::trash_text::trash_error_text(&e))
-    }
-    #[cfg(not(any(
-        target_os = "windows",
-        all(
-            unix,
-            not(target_os = "macos"),
-            not(target_os = "ios"),
-            not(target_os = "android")
-        )
-    )))]
-    {
-        let _ = path;
-        Err("this platform's trash cannot be restored from a program; use Finder's Put Back".into())
-    }
+    fileops::restore_from_trash(path).map_err(|e| match e {
+        RestoreError::Trash(e) => super::trash_text::trash_error_text(&e),
+        RestoreError::NotInTrash => "the session is no longer in the trash".to_string(),
+        RestoreError::Unsupported => {
+            "this platform's trash cannot be restored from a program; use Finder's Put Back".into()
+        }
+    })
 }
 
 fn spawn_input(tx: Sender<AppEvent>) {

@@ -9,6 +9,16 @@ use std::path::Path;
 
 pub use crate::session::render::{is_unsafe, sanitize_block, sanitize_line};
 
+/// The controlling terminal itself (`/dev/tty`), for a screen or a
+/// question when stdin and stdout may be redirected; also readable when
+/// `read`.
+pub fn open_tty(read: bool) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .read(read)
+        .write(true)
+        .open("/dev/tty")
+}
+
 /// Whether stdout is a terminal (cached: asked once per line otherwise).
 pub fn stdout_is_tty() -> bool {
     use std::sync::OnceLock;

@@ -1,0 +1,241 @@
+//! Every change arbor makes to a user's files, in one place to audit:
+//! appends to a session (the writer builds the lines), whole-file atomic
+//! writes (a fork, a migration and its `.bak`), new files that never
+//! replace one unless asked (exports), the system trash (delete, restore)
+//! and a permanent delete, and unpacking the demo store.
+//!
+//! Not here: the index's own cache files (`index/`), the `--log` file and
+//! the terminal, which are not the user's files.
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::time::SystemTime;
+
+use super::open::open_session_file_with;
+use super::reader::ReadError;
+
+/// Opens a session to append to it (and read it: an append is built from
+/// the file as it is right before the write). Only a regular file opens.
+pub fn open_to_append(path: &Path) -> Result<(File, Metadata), ReadError> {
+    open_session_file_with(path, OpenOptions::new().read(true).append(true))
+}
+
+/// Appends `bytes` in one write call: `O_APPEND` makes it land after
+/// whatever is in the file now.
+pub fn append(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
+    file.write_all(bytes)
+}
+
+/// [`append`], then waits until the bytes are on disk.
+pub fn append_synced(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
+    file.write_all(bytes)?;
+    file.sync_data()
+}
+
+/// A temporary file beside `path` (same folder: the rename stays on one
+/// file system), named after it and this process.
+fn temp_beside(path: &Path, fallback: &str) -> std::path::PathBuf {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    dir.join(format!(
+        ".{}.arbor-tmp-{}",
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or(fallback),
+        std::process::id()
+    ))
+}
+
+/// Writes a temporary file with `fill`, syncs it, renames it over `path`;
+/// the temporary file is removed when any step fails.
+fn replace_with(
+    path: &Path,
+    fallback: &str,
+    fill: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let tmp = temp_beside(path, fallback);
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        fill(&mut f)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same
+/// folder, synced, renamed over it; then the folder is synced.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace_with(path, "session", |f| f.write_all(bytes))?;
+    if let Ok(d) = File::open(path.parent().unwrap_or(Path::new("."))) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Writes `bak` atomically with `bytes` and the original's permissions and
+/// times (`meta`): a backup dated today would hide when the session was
+/// last used.
+pub fn write_backup(bak: &Path, bytes: &[u8], meta: &Metadata) -> std::io::Result<()> {
+    replace_with(bak, "bak", |f| {
+        f.write_all(bytes)?;
+        f.set_permissions(meta.permissions())?;
+        let mut times = std::fs::FileTimes::new();
+        if let Ok(t) = meta.modified() {
+            times = times.set_modified(t);
+        }
+        if let Ok(t) = meta.accessed() {
+            times = times.set_accessed(t);
+        }
+        f.set_times(times)
+    })
+}
+
+/// Which step of [`write_new`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum NewFileError {
+    /// The file could not be created (`AlreadyExists`: it is there, and
+    /// was not touched).
+    #[error("{0}")]
+    Create(std::io::Error),
+    #[error("{0}")]
+    Write(std::io::Error),
+}
+
+/// Creates `path` and fills it with `write`. An existing file is never
+/// touched, unless `replace` (then it is emptied first).
+pub fn write_new(
+    path: &Path,
+    replace: bool,
+    write: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> Result<(), NewFileError> {
+    let mut opts = OpenOptions::new();
+    opts.write(true);
+    if replace {
+        opts.create(true).truncate(true);
+    } else {
+        opts.create_new(true);
+    }
+    let mut f = opts.open(path).map_err(NewFileError::Create)?;
+    write(&mut f)
+        .and_then(|_| f.flush())
+        .map_err(NewFileError::Write)
+}
+
+/// Writes `bytes` to `path` (creating its folders) and dates it
+/// `modified` when it can (a copy dated now would look live).
+pub fn write_dated(path: &Path, bytes: &[u8], modified: SystemTime) -> std::io::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut f = File::create(path)?;
+    f.write_all(bytes)?;
+    let _ = f.set_modified(modified);
+    Ok(())
+}
+
+/// Moves `path` to the system trash.
+pub fn trash(path: &Path) -> Result<(), trash::Error> {
+    trash::delete(path)
+}
+
+/// Deletes `path` for good.
+pub fn delete_permanently(path: &Path) -> std::io::Result<()> {
+    std::fs::remove_file(path)
+}
+
+#[derive(Debug)]
+pub enum RestoreError {
+    Trash(trash::Error),
+    /// Nothing trashed from that path is in the trash now.
+    NotInTrash,
+    /// This platform's trash cannot be restored from by a program.
+    Unsupported,
+}
+
+/// Puts the most recently trashed copy of `path` back.
+pub fn restore_from_trash(path: &Path) -> Result<(), RestoreError> {
+    #[cfg(any(
+        target_os = "windows",
+        all(
+            unix,
+            not(target_os = "macos"),
+            not(target_os = "ios"),
+            not(target_os = "android")
+        )
+    ))]
+    {
+        let items = trash::os_limited::list().map_err(RestoreError::Trash)?;
+        let item = items
+            .into_iter()
+            .filter(|i| i.original_path() == path)
+            .max_by_key(|i| i.time_deleted)
+            .ok_or(RestoreError::NotInTrash)?;
+        trash::os_limited::restore_all([item]).map_err(RestoreError::Trash)
+    }
+    #[cfg(not(any(
+        target_os = "windows",
+        all(
+            unix,
+            not(target_os = "macos"),
+            not(target_os = "ios"),
+            not(target_os = "android")
+        )
+    )))]
+    {
+        let _ = path;
+        Err(RestoreError::Unsupported)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_file_never_replaces_one_unless_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("out.md");
+        write_new(&p, false, |f| f.write_all(b"first")).unwrap();
+        let e = write_new(&p, false, |f| f.write_all(b"second")).unwrap_err();
+        assert!(
+            matches!(&e, NewFileError::Create(e) if e.kind() == std::io::ErrorKind::AlreadyExists)
+        );
+        assert_eq!(std::fs::read(&p).unwrap(), b"first");
+        write_new(&p, true, |f| f.write_all(b"2nd")).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"2nd");
+    }
+
+    #[test]
+    fn atomic_writes_leave_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        std::fs::write(&p, b"old\n").unwrap();
+        let old = std::fs::metadata(&p).unwrap();
+        let bak = dir.path().join("s.jsonl.bak");
+        write_backup(&bak, b"old\n", &old).unwrap();
+        write_atomic(&p, b"new\n").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new\n");
+        assert_eq!(
+            std::fs::metadata(&bak).unwrap().modified().unwrap(),
+            old.modified().unwrap()
+        );
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+    }
+
+    #[test]
+    fn a_dated_file_carries_its_date() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a/b/s.jsonl");
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+        write_dated(&p, b"x\n", t).unwrap();
+        assert_eq!(std::fs::metadata(&p).unwrap().modified().unwrap(), t);
+    }
+}

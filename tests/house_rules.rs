@@ -1,0 +1,112 @@
+//! The structure's rules, checked on the source as a maintainer would grep
+//! it: which module may change a user's files, what drawing may read, and
+//! which way the model's modules depend on each other. Test modules
+//! (`#[cfg(test)]`) are left out: tests write files of their own.
+
+use std::path::{Path, PathBuf};
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            sources(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Each non-test, non-comment line of every file under `src/`, with the
+/// file's path relative to the crate (`src/…`, `/` separated).
+fn code_lines() -> Vec<(String, usize, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    sources(&root.join("src"), &mut files);
+    files.sort();
+    let mut lines = Vec::new();
+    for f in files {
+        let rel = f
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let text = std::fs::read_to_string(&f).unwrap();
+        // Depth of braces inside a test module being skipped.
+        let mut skip: Option<i64> = None;
+        let mut cfg_test = false;
+        for (n, line) in text.lines().enumerate() {
+            let t = line.trim_start();
+            if let Some(depth) = skip.as_mut() {
+                *depth += t.matches('{').count() as i64 - t.matches('}').count() as i64;
+                if *depth <= 0 && t.contains('}') {
+                    skip = None;
+                }
+                continue;
+            }
+            if t.starts_with("#[cfg(test)]") || t.starts_with("#[cfg(all(test,") {
+                cfg_test = true;
+                continue;
+            }
+            if cfg_test && (t.starts_with("mod ") || t.starts_with("pub mod ")) {
+                cfg_test = false;
+                let depth = t.matches('{').count() as i64 - t.matches('}').count() as i64;
+                if depth > 0 {
+                    skip = Some(depth);
+                }
+                continue;
+            }
+            cfg_test = false;
+            if t.starts_with("//") {
+                continue;
+            }
+            lines.push((rel.clone(), n + 1, line.to_string()));
+        }
+    }
+    lines
+}
+
+/// Issue #12: every operation that changes a user's files is in
+/// `session/fileops.rs`, the one place to audit. Aside: the index's own
+/// cache files, the `--log` file and the terminal device.
+#[test]
+fn only_fileops_changes_files() {
+    const CHANGES: &[&str] = &[
+        "fs::write(",
+        "rename(",
+        "remove_file(",
+        "remove_dir",
+        "create_dir",
+        "fs::copy(",
+        "hard_link(",
+        "set_permissions(",
+        "File::create(",
+        ".write(true)",
+        ".append(true)",
+        ".create(true)",
+        ".create_new(true)",
+        ".truncate(true)",
+        "trash::delete",
+        "os_limited::restore",
+        "os_limited::purge",
+        "set_modified(",
+        "set_times(",
+        "set_len(",
+    ];
+    const ASIDE: &[&str] = &[
+        "src/session/fileops.rs",
+        "src/index/",
+        "src/log.rs",
+        "src/util/term.rs",
+    ];
+    let found: Vec<String> = code_lines()
+        .into_iter()
+        .filter(|(f, _, _)| !ASIDE.iter().any(|a| f.starts_with(a)))
+        .filter(|(_, _, l)| CHANGES.iter().any(|c| l.contains(c)))
+        .map(|(f, n, l)| format!("{f}:{n}: {}", l.trim()))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "file changes outside fileops:\n{}",
+        found.join("\n")
+    );
+}
