@@ -424,7 +424,18 @@ proptest! {
     #[test]
     fn mutated_sessions_never_break_the_model(p in plan()) {
         let buf = render(&p);
-        check(&buf, p.vis_seed)?;
+        // A rare generated case (seen about once in ten CI-sized runs, not
+        // yet pinned down) overflowed libtest's 2 MiB thread stack in this
+        // debug build; the properties run on a stack of their own so that
+        // an overflow is not mistaken for a broken property. Tracked as
+        // open work in the issue notes.
+        let vis_seed = p.vis_seed;
+        std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || check(&buf, vis_seed))
+            .expect("spawn the property thread")
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e))?;
     }
 
     #[test]
