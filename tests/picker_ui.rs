@@ -409,7 +409,7 @@ fn live_delete_question_fits_at_80_columns() {
     ctrl(&mut app, 'd');
     key(&mut app, KeyCode::Enter);
     let s = screen(&app, &fx.root);
-    assert!(s.contains("esc cancel"), "{s}");
+    assert!(s.contains("esc/ctrl+c cancel"), "{s}");
     insta::assert_snapshot!("live_delete_80x24", s);
 }
 
@@ -1472,4 +1472,231 @@ fn result_count_and_live_marker() {
     assert!(n > 1);
     assert!(s.contains(&format!("(1/{n})")), "{s}");
     insta::assert_snapshot!("result_count_live_marker", s);
+}
+
+/// Issue #12: one table drives the picker's keys, its help and its hints.
+/// Every key in it is dispatched to its own action (no binding above it
+/// takes it first), does something (changes the frame or asks for an
+/// effect) and is listed in the help with its text.
+#[test]
+fn every_picker_key_is_dispatched_and_listed() {
+    use arbor::ui::keymap::When;
+    use arbor::ui::picker::{help_rows, KEYS};
+    let fx = fixture();
+    let start = || {
+        let mut app = app_with(&fx.root, WEBAPP);
+        // The middle of three rows: every move goes somewhere.
+        key(&mut app, KeyCode::Down);
+        app
+    };
+    for b in KEYS.0 {
+        for (chord, action) in b.keys {
+            let name = chord.label();
+            let ev = chord.event();
+            assert_eq!(KEYS.action(&ev, true), Some(*action), "{name}");
+            // With text in the query, a conditional key is the query's.
+            let with_text = KEYS.action(&ev, false);
+            match b.when {
+                When::Always => assert_eq!(with_text, Some(*action), "{name}"),
+                When::EmptyField => assert_eq!(with_text, None, "{name}"),
+            }
+            let mut app = start();
+            let before = screen(&app, &fx.root);
+            let fx_ = drive(&mut app, AppEvent::Key(ev));
+            assert!(
+                !fx_.is_empty() || screen(&app, &fx.root) != before,
+                "{name} ({action:?}) did nothing:\n{before}"
+            );
+        }
+    }
+    // The help, on a screen tall enough for all of it.
+    let mut app = start();
+    app.height = 60;
+    key(&mut app, KeyCode::F(1));
+    let help = screen(&app, &fx.root);
+    let rows = help_rows();
+    for b in KEYS.0 {
+        assert!(
+            rows.iter().any(|r| r.keys == b.label() && r.text == b.help),
+            "{} is not in the help",
+            b.label()
+        );
+    }
+    for r in &rows {
+        for part in [&r.keys, &r.text] {
+            // Wrapped lines: every word is on screen.
+            for word in part.split(' ') {
+                assert!(help.contains(word), "{word:?} of {r:?}:\n{help}");
+            }
+        }
+    }
+    assert!(help.contains("any key closes"), "{help}");
+    // The query's own keys: those the picker leaves to it are listed, the
+    // others (Home/End) are not.
+    assert!(rows.iter().any(|r| r.keys == "ctrl+a/e"), "{rows:?}");
+    assert!(rows.iter().any(|r| r.keys == "type"), "{rows:?}");
+}
+
+/// The help scrolls when it is taller than the screen (80×24: it is);
+/// any other key closes it.
+#[test]
+fn the_help_scrolls_when_it_does_not_fit() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    app.width = 80;
+    app.height = 24;
+    key(&mut app, KeyCode::F(1));
+    let top = screen(&app, &fx.root);
+    assert!(top.contains("scroll (1–21 of"), "{top}");
+    assert!(!top.contains("ctrl+u/k"), "the last row is below:\n{top}");
+    key(&mut app, KeyCode::End);
+    let bottom = screen(&app, &fx.root);
+    assert!(bottom.contains("ctrl+u/k"), "{bottom}");
+    assert_eq!(app.picker.dialog, Dialog::Help);
+    // Down at the bottom changes nothing: no frame.
+    let step = app.step(AppEvent::Key(KeyEvent::new(
+        KeyCode::Down,
+        KeyModifiers::NONE,
+    )));
+    assert!(!step.redraw);
+    key(&mut app, KeyCode::Home);
+    assert_eq!(screen(&app, &fx.root), top);
+    key(&mut app, KeyCode::Char('x'));
+    assert_eq!(app.picker.dialog, Dialog::None);
+    assert_eq!(app.picker.query.text(), "", "the closing key is not typed");
+}
+
+/// The questions' keys come from their tables too: each answers, and the
+/// question's line names the keys that are not quiet.
+#[test]
+fn question_keys_are_dispatched_and_named() {
+    use arbor::ui::keymap::{Answer, CONFIRM, PROMPT};
+    use arbor::ui::picker::{PERMANENT_KEYS, TRASHING_KEYS};
+    let fx = fixture();
+    let asked = || {
+        let mut app = app_with(&fx.root, WEBAPP);
+        ctrl(&mut app, 'd');
+        assert!(matches!(app.picker.dialog, Dialog::ConfirmDelete { .. }));
+        app
+    };
+    let s = screen(&asked(), &fx.root);
+    for (chord, answer) in CONFIRM.0.iter().flat_map(|b| b.keys) {
+        assert!(s.contains(&chord.label()), "{}:\n{s}", chord.label());
+        let mut app = asked();
+        let fx_ = drive(&mut app, AppEvent::Key(chord.event()));
+        match answer {
+            Answer::Yes => assert!(matches!(fx_[..], [Effect::Trash(_)]), "{fx_:?}"),
+            Answer::No => assert_eq!(app.picker.dialog, Dialog::None),
+        }
+    }
+    // Rename.
+    for (chord, answer) in PROMPT.0.iter().flat_map(|b| b.keys) {
+        let mut app = app_with(&fx.root, WEBAPP);
+        ctrl(&mut app, 'r');
+        let s = screen(&app, &fx.root);
+        assert!(chord.quiet || s.contains(&chord.label()), "{s}");
+        let fx_ = drive(&mut app, AppEvent::Key(chord.event()));
+        assert_eq!(app.picker.dialog, Dialog::None);
+        assert_eq!(*answer == Answer::Yes, !fx_.is_empty(), "{fx_:?}");
+    }
+    // While the trash works, and the permanent question after it fails.
+    let failed = |now: i64| {
+        let mut app = asked();
+        let fx_ = app.update_at(
+            now,
+            AppEvent::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        );
+        let Some(Effect::Trash(path)) = fx_.into_iter().next() else {
+            panic!("no trash effect");
+        };
+        for (chord, _) in TRASHING_KEYS.0.iter().flat_map(|b| b.keys) {
+            let mut busy = App::new(WEBAPP.into(), NOW);
+            busy.picker.dialog = app.picker.dialog.clone();
+            let fx_ = busy.update(AppEvent::Key(chord.event()));
+            assert_eq!(fx_, vec![Effect::Exit(Outcome::Quit)]);
+        }
+        app.update_at(
+            now,
+            AppEvent::Trashed {
+                path,
+                result: Err("no trash here".into()),
+            },
+        );
+        app
+    };
+    let s = screen(&failed(NOW), &fx.root);
+    for (chord, answer) in PERMANENT_KEYS.0.iter().flat_map(|b| b.keys) {
+        assert!(chord.quiet || s.contains(&chord.label()), "{s}");
+        let mut app = failed(NOW);
+        let fx_ = app.update_at(NOW + PERMANENT_GUARD_MS, AppEvent::Key(chord.event()));
+        assert_eq!(app.picker.dialog, Dialog::None, "{}", chord.label());
+        assert_eq!(
+            *answer == Answer::Yes,
+            matches!(fx_[..], [Effect::DeletePermanently(_)]),
+            "{}",
+            chord.label()
+        );
+    }
+}
+
+/// Issue #12: a frame is drawn only when something on it changed. A tick
+/// that changes no age shown, a key that does nothing, a mouse move, an
+/// older search's answer and a change on disk still to be read draw
+/// nothing; a tick that changes an age, or ends a status message, does.
+#[test]
+fn nothing_is_drawn_when_nothing_visible_changed() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    let press = |app: &mut App, code, m| app.step(AppEvent::Key(KeyEvent::new(code, m))).redraw;
+    // The ages shown are days and weeks old: a second changes none.
+    assert!(!app.step_at(NOW + 1_000, AppEvent::Tick(NOW + 1_000)).redraw);
+    assert!(!app.step_at(NOW + 2_000, AppEvent::Tick(NOW + 2_000)).redraw);
+    // A day later, some do (`5d` → `6d`).
+    let later = NOW + 86_400_000;
+    assert!(app.step_at(later, AppEvent::Tick(later)).redraw);
+    assert!(
+        !app.step_at(later + 1_000, AppEvent::Tick(later + 1_000))
+            .redraw
+    );
+    // Keys bound to nothing, in the list and in the query.
+    assert!(!press(&mut app, KeyCode::F(5), KeyModifiers::NONE));
+    assert!(!press(&mut app, KeyCode::Char('g'), KeyModifiers::CONTROL));
+    assert!(!press(&mut app, KeyCode::Insert, KeyModifiers::NONE));
+    let mut release = KeyEvent::new(KeyCode::Down, KeyModifiers::NONE);
+    release.kind = crossterm::event::KeyEventKind::Release;
+    assert!(!app.step(AppEvent::Key(release)).redraw);
+    assert!(
+        !app.step(AppEvent::Mouse(crossterm::event::MouseEvent {
+            kind: crossterm::event::MouseEventKind::Moved,
+            column: 3,
+            row: 5,
+            modifiers: KeyModifiers::NONE,
+        }))
+        .redraw
+    );
+    // A key that does something draws.
+    assert!(press(&mut app, KeyCode::Down, KeyModifiers::NONE));
+    assert!(press(&mut app, KeyCode::Char('a'), KeyModifiers::NONE));
+    // An answer to an older query: dropped unseen.
+    let docs = app.picker.docs();
+    let stale = app.step(AppEvent::SearchDone {
+        generation: app.picker.search_gen - 1,
+        query: "x".into(),
+        docs,
+        scores: Vec::new(),
+        incomplete: None,
+    });
+    assert!(!stale.redraw);
+    // A change on disk: a rescan first, drawn when its rows come.
+    let path = app.picker.rows[0].info.path.clone();
+    let step = app.step(AppEvent::FsChanged(vec![path]));
+    assert!(matches!(step.effects[..], [Effect::Rescan(_)]));
+    assert!(!step.redraw);
+    // A status message goes after its time: that tick draws.
+    ctrl(&mut app, 'z');
+    assert!(app.picker.status.is_some());
+    let t = app.picker.now_ms;
+    assert!(!app.step_at(t + 1_000, AppEvent::Tick(t + 1_000)).redraw);
+    assert!(app.step_at(t + 5_000, AppEvent::Tick(t + 5_000)).redraw);
+    assert!(app.picker.status.is_none());
 }

@@ -87,6 +87,48 @@ pub enum AppEvent {
     },
 }
 
+/// What handling an event came to: the effects to perform, and whether
+/// anything on screen changed (the frame is drawn again only then).
+#[derive(Debug, Default)]
+#[must_use]
+pub struct Step {
+    pub effects: Vec<Effect>,
+    pub redraw: bool,
+}
+
+impl Step {
+    /// Nothing happened.
+    pub fn none() -> Step {
+        Step::default()
+    }
+
+    /// The screen changed.
+    pub fn redraw(effects: Vec<Effect>) -> Step {
+        Step {
+            effects,
+            redraw: true,
+        }
+    }
+
+    /// Work to do, nothing new to show yet.
+    pub fn quiet(effects: Vec<Effect>) -> Step {
+        Step {
+            effects,
+            redraw: false,
+        }
+    }
+}
+
+/// A handler's `None` is an event that changed nothing.
+impl From<Option<Vec<Effect>>> for Step {
+    fn from(fx: Option<Vec<Effect>>) -> Step {
+        match fx {
+            Some(effects) => Step::redraw(effects),
+            None => Step::none(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteKind {
     Label,
@@ -209,6 +251,9 @@ pub struct App {
     pub tree_only: bool,
     /// The store's roots: the agent of a path the watcher reports.
     pub store: StoreConfig,
+    /// The clock of the frame on screen (of the last step that asked for
+    /// one): a tick redraws only when an age shown then has changed.
+    pub frame_ms: i64,
 }
 
 impl App {
@@ -222,6 +267,7 @@ impl App {
             outcome: None,
             tree_only: false,
             store: StoreConfig::default(),
+            frame_ms: now_ms,
         }
     }
 
@@ -230,37 +276,52 @@ impl App {
     /// keys for a moment, status messages that expire) read it from the
     /// state, never from the system clock inside `update`.
     pub fn update_at(&mut self, now_ms: i64, ev: AppEvent) -> Vec<Effect> {
-        self.picker.now_ms = now_ms;
-        if let Mode::Tree(t) = &mut self.mode {
-            t.now_ms = now_ms;
-        }
-        self.update(ev)
+        self.step_at(now_ms, ev).effects
     }
 
     /// The one place state changes.
     pub fn update(&mut self, ev: AppEvent) -> Vec<Effect> {
+        self.step(ev).effects
+    }
+
+    /// [`App::step`] at a moment of the clock (see [`App::update_at`]).
+    pub fn step_at(&mut self, now_ms: i64, ev: AppEvent) -> Step {
+        self.picker.now_ms = now_ms;
+        if let Mode::Tree(t) = &mut self.mode {
+            t.now_ms = now_ms;
+        }
+        self.step(ev)
+    }
+
+    /// [`App::update`], saying also whether the frame on screen is out of
+    /// date: the runtime draws only then.
+    pub fn step(&mut self, ev: AppEvent) -> Step {
         if let AppEvent::Resize(w, h) = ev {
             self.width = w;
             self.height = h;
-            return Vec::new();
+            self.frame_ms = self.picker.now_ms;
+            return Step::redraw(Vec::new());
         }
-        let effects = self.route(ev);
-        for e in &effects {
+        let step = self.route(ev);
+        if step.redraw {
+            self.frame_ms = self.picker.now_ms;
+        }
+        for e in &step.effects {
             if let Effect::Exit(o) = e {
                 self.outcome = Some(o.clone());
             }
         }
-        effects
+        step
     }
 
-    fn route(&mut self, ev: AppEvent) -> Vec<Effect> {
+    fn route(&mut self, ev: AppEvent) -> Step {
         match ev {
             AppEvent::TreeLoaded {
                 path,
                 reload,
                 result,
-            } => self.tree_loaded(path, reload, result),
-            AppEvent::Wrote { path, what, result } => self.wrote(path, what, result),
+            } => Step::redraw(self.tree_loaded(path, reload, result)),
+            AppEvent::Wrote { path, what, result } => Step::redraw(self.wrote(path, what, result)),
             AppEvent::Exported(result) => {
                 let (msg, err) = match result {
                     Ok(p) => (format!("Exported to {}", p.display()), false),
@@ -277,7 +338,7 @@ impl App {
                         msg,
                     ),
                 }
-                Vec::new()
+                Step::redraw(Vec::new())
             }
             AppEvent::FsChanged(paths) => {
                 let mut fx = Vec::new();
@@ -289,8 +350,12 @@ impl App {
                         });
                     }
                 }
-                fx.extend(super::picker::update(self, AppEvent::FsChanged(paths)));
-                fx
+                let picker = super::picker::update(self, AppEvent::FsChanged(paths));
+                fx.extend(picker.effects);
+                Step {
+                    effects: fx,
+                    redraw: picker.redraw && matches!(self.mode, Mode::Picker),
+                }
             }
             ev @ (AppEvent::Key(_)
             | AppEvent::Paste(_)
@@ -301,10 +366,17 @@ impl App {
                 if let AppEvent::Tick(now) = ev {
                     self.picker.tick(now);
                 }
-                super::tree::update(self, ev)
+                Step::redraw(super::tree::update(self, ev))
             }
-            // Background results keep the picker current while the tree is open.
-            ev => super::picker::update(self, ev),
+            // Background results keep the picker current while the tree is
+            // open, unseen there.
+            ev => {
+                let step = super::picker::update(self, ev);
+                Step {
+                    redraw: step.redraw && matches!(self.mode, Mode::Picker),
+                    ..step
+                }
+            }
         }
     }
 

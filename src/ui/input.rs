@@ -14,6 +14,8 @@ use std::cell::Cell;
 use std::ops::Range;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::keymap::{alt, bind, ctrl, key, with, Keymap, TEXT};
 use ratatui::buffer::CellWidth;
 use ratatui::text::{Line, Span};
 use unicode_segmentation::UnicodeSegmentation;
@@ -28,6 +30,99 @@ pub enum Edit {
     /// The text changed.
     Changed,
 }
+
+/// What an editing key does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Left,
+    Right,
+    WordLeft,
+    WordRight,
+    Start,
+    End,
+    DeleteBack,
+    DeleteForward,
+    DeleteWordBack,
+    DeleteWordForward,
+    DeleteToStart,
+    DeleteToEnd,
+    Insert,
+}
+
+/// A field's keys: readline's, as in Atomic's editor. A screen lists the
+/// ones it leaves to its field in its help (`Keymap::field_rows`).
+pub const KEYS: Keymap<Op> = Keymap(&[
+    bind(&[(TEXT, Op::Insert)], "insert text"),
+    bind(
+        &[
+            (key(KeyCode::Left), Op::Left),
+            (key(KeyCode::Right), Op::Right),
+            (ctrl('b'), Op::Left),
+            (ctrl('f'), Op::Right),
+        ],
+        "cursor: a character left / right",
+    ),
+    bind(
+        &[
+            (with(KeyCode::Left, KeyModifiers::CONTROL), Op::WordLeft),
+            (with(KeyCode::Right, KeyModifiers::CONTROL), Op::WordRight),
+            (with(KeyCode::Left, KeyModifiers::ALT), Op::WordLeft),
+            (with(KeyCode::Right, KeyModifiers::ALT), Op::WordRight),
+            (alt('b'), Op::WordLeft),
+            (alt('f'), Op::WordRight),
+        ],
+        "cursor: a word left / right",
+    ),
+    bind(
+        &[
+            (key(KeyCode::Home), Op::Start),
+            (key(KeyCode::End), Op::End),
+            (ctrl('a'), Op::Start),
+            (ctrl('e'), Op::End),
+        ],
+        "cursor: to the start / end",
+    ),
+    bind(
+        &[
+            (key(KeyCode::Backspace), Op::DeleteBack),
+            (key(KeyCode::Delete), Op::DeleteForward),
+        ],
+        "delete the character before / at the cursor",
+    ),
+    bind(
+        &[
+            (ctrl('w'), Op::DeleteWordBack),
+            (ctrl('h'), Op::DeleteWordBack),
+            (
+                with(KeyCode::Backspace, KeyModifiers::CONTROL),
+                Op::DeleteWordBack,
+            ),
+            (
+                with(KeyCode::Backspace, KeyModifiers::ALT),
+                Op::DeleteWordBack,
+            ),
+        ],
+        "delete the word before the cursor",
+    ),
+    bind(
+        &[
+            (alt('d'), Op::DeleteWordForward),
+            (
+                with(KeyCode::Delete, KeyModifiers::CONTROL),
+                Op::DeleteWordForward,
+            ),
+            (
+                with(KeyCode::Delete, KeyModifiers::ALT),
+                Op::DeleteWordForward,
+            ),
+        ],
+        "delete the word after the cursor",
+    ),
+    bind(
+        &[(ctrl('u'), Op::DeleteToStart), (ctrl('k'), Op::DeleteToEnd)],
+        "delete to the start / end",
+    ),
+]);
 
 #[derive(Debug, Clone, Default)]
 pub struct LineInput {
@@ -135,45 +230,29 @@ impl LineInput {
         Edit::Changed
     }
 
-    /// Applies an editing key. Bindings (readline's, as in Atomic's
-    /// editor): ←/→ and Ctrl+B/F by a character; Ctrl+←/→, Alt+←/→ and
-    /// Alt+B/F by a word; Home/End and Ctrl+A/E to the start/end;
-    /// Backspace/Delete a character; Ctrl+W, Ctrl+H, Ctrl+Backspace and
-    /// Alt+Backspace the word before the cursor, Alt+D and Ctrl+Delete the
-    /// word after it; Ctrl+U to the start, Ctrl+K to the end. A word is a
-    /// run of non-blank characters (search terms are separated by blanks).
+    /// Applies an editing key (see [`KEYS`]). A word is a run of
+    /// non-blank characters (search terms are separated by blanks).
     pub fn handle_key(&mut self, k: &KeyEvent) -> Edit {
-        let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
-        let alt = k.modifiers.contains(KeyModifiers::ALT);
-        match k.code {
-            KeyCode::Left if ctrl || alt => self.move_to(self.word_left()),
-            KeyCode::Right if ctrl || alt => self.move_to(self.word_right()),
-            KeyCode::Left => self.move_to(self.prev()),
-            KeyCode::Right => self.move_to(self.next()),
-            KeyCode::Home => self.move_to(0),
-            KeyCode::End => self.move_to(self.text.len()),
-            KeyCode::Backspace if ctrl || alt => self.delete(self.word_left()..self.cursor),
-            KeyCode::Backspace => self.delete(self.prev()..self.cursor),
-            KeyCode::Delete if ctrl || alt => self.delete(self.cursor..self.word_right()),
-            KeyCode::Delete => self.delete(self.cursor..self.next()),
-            KeyCode::Char(c) if ctrl && !alt => match c.to_ascii_lowercase() {
-                'a' => self.move_to(0),
-                'e' => self.move_to(self.text.len()),
-                'b' => self.move_to(self.prev()),
-                'f' => self.move_to(self.next()),
-                'w' | 'h' => self.delete(self.word_left()..self.cursor),
-                'u' => self.delete(0..self.cursor),
-                'k' => self.delete(self.cursor..self.text.len()),
+        let Some(op) = KEYS.action(k, self.text.is_empty()) else {
+            return Edit::Ignored;
+        };
+        match op {
+            Op::Left => self.move_to(self.prev()),
+            Op::Right => self.move_to(self.next()),
+            Op::WordLeft => self.move_to(self.word_left()),
+            Op::WordRight => self.move_to(self.word_right()),
+            Op::Start => self.move_to(0),
+            Op::End => self.move_to(self.text.len()),
+            Op::DeleteBack => self.delete(self.prev()..self.cursor),
+            Op::DeleteForward => self.delete(self.cursor..self.next()),
+            Op::DeleteWordBack => self.delete(self.word_left()..self.cursor),
+            Op::DeleteWordForward => self.delete(self.cursor..self.word_right()),
+            Op::DeleteToStart => self.delete(0..self.cursor),
+            Op::DeleteToEnd => self.delete(self.cursor..self.text.len()),
+            Op::Insert => match k.code {
+                KeyCode::Char(c) => self.insert(c.encode_utf8(&mut [0; 4])),
                 _ => Edit::Ignored,
             },
-            KeyCode::Char(c) if alt && !ctrl => match c.to_ascii_lowercase() {
-                'b' => self.move_to(self.word_left()),
-                'f' => self.move_to(self.word_right()),
-                'd' => self.delete(self.cursor..self.word_right()),
-                _ => Edit::Ignored,
-            },
-            KeyCode::Char(c) if !ctrl && !alt => self.insert(c.encode_utf8(&mut [0; 4])),
-            _ => Edit::Ignored,
         }
     }
 

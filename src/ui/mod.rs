@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod input;
+pub mod keymap;
 pub mod picker;
 pub mod runtime;
 mod signals;
@@ -16,7 +17,7 @@ pub mod trash_text;
 pub mod tree;
 pub mod widgets;
 
-pub use app::{App, AppEvent, Effect, Mode, Outcome};
+pub use app::{App, AppEvent, Effect, Mode, Outcome, Step};
 
 /// Draws whichever screen is open.
 pub fn render(f: &mut ratatui::Frame, app: &App, theme: &theme::Theme) {

@@ -187,7 +187,7 @@ fn event_loop(
     app.width = size.width;
     app.height = size.height;
     // The first frame paints before any file is read.
-    terminal.draw(|f| super::render(f, app, theme))?;
+    draw(terminal, app, theme)?;
 
     let (tx, rx) = channel::<AppEvent>();
     super::signals::set_wake(Some(tx.clone()));
@@ -246,7 +246,7 @@ fn event_loop(
             return Ok(o);
         }
         if dirty {
-            terminal.draw(|f| super::render(f, app, theme))?;
+            draw(terminal, app, theme)?;
             if !app.picker.rows.is_empty() {
                 if let Some(t) = drawn_tx.take() {
                     let _ = t.send(());
@@ -255,6 +255,18 @@ fn event_loop(
             }
         }
     }
+}
+
+/// Draws a frame inside a synchronized update: a terminal that supports
+/// it shows the frame whole, never half old and half new (others ignore
+/// the sequences).
+fn draw(terminal: &mut Term, app: &App, theme: &Theme) -> Result<()> {
+    use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+    terminal.backend_mut().execute(BeginSynchronizedUpdate)?;
+    let drawn = terminal.draw(|f| super::render(f, app, theme)).map(|_| ());
+    terminal.backend_mut().execute(EndSynchronizedUpdate)?;
+    drawn?;
+    Ok(())
 }
 
 /// A search for the worker, or `None`: load what searches need now (sent
@@ -270,13 +282,14 @@ fn handle(
     preview_tx: &Sender<(PathBuf, Query)>,
 ) -> bool {
     let loaded = matches!(ev, AppEvent::LoadFinished { .. });
-    for effect in app.update_at(now_ms(), ev) {
+    let step = app.step_at(now_ms(), ev);
+    for effect in step.effects {
         run_effect(effect, tx, search_tx, preview_tx);
     }
     if loaded {
         let _ = search_tx.send(None);
     }
-    true
+    step.redraw
 }
 
 fn run_effect(

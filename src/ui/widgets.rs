@@ -1,10 +1,14 @@
 //! Pieces both screens draw the same way.
 
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
+use super::keymap::{bind, key, HelpRow, Keymap};
+use super::text::{fit, width, wrap_styled};
 use super::theme::Theme;
 
 /// A `w`×`h` rectangle centred in `area` (clipped to it).
@@ -42,38 +46,149 @@ pub fn clear_box(f: &mut Frame, r: Rect) {
     f.render_widget(Clear, r);
 }
 
-/// The help overlay: a titled box of `key  description` rows.
+/// The help overlay's own keys: it scrolls when taller than the screen;
+/// any other key closes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HelpKey {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+}
+
+pub const HELP_KEYS: Keymap<HelpKey> = Keymap(&[bind(
+    &[
+        (key(KeyCode::Up), HelpKey::Up),
+        (key(KeyCode::Down), HelpKey::Down),
+        (key(KeyCode::PageUp), HelpKey::PageUp),
+        (key(KeyCode::PageDown), HelpKey::PageDown),
+        (key(KeyCode::Home), HelpKey::Top),
+        (key(KeyCode::End), HelpKey::Bottom),
+    ],
+    "scroll (said on the help's last line when it is taller than the screen)",
+)]);
+
+/// A key pressed over the help: its new scroll offset, or `None` when
+/// the key closes it.
+pub fn help_key(
+    k: &KeyEvent,
+    rows: &[HelpRow],
+    box_width: u16,
+    area: Rect,
+    scroll: usize,
+) -> Option<usize> {
+    let (lines, shown) = help_geometry(rows, box_width, area);
+    let max = lines.saturating_sub(shown);
+    let scroll = scroll.min(max);
+    let page = shown.max(1);
+    Some(match HELP_KEYS.action(k, true)? {
+        HelpKey::Up => scroll.saturating_sub(1),
+        HelpKey::Down => (scroll + 1).min(max),
+        HelpKey::PageUp => scroll.saturating_sub(page),
+        HelpKey::PageDown => (scroll + page).min(max),
+        HelpKey::Top => 0,
+        HelpKey::Bottom => max,
+    })
+}
+
+/// The help's body lines at `box_width` over `area`, and how many of
+/// them the box shows at once.
+fn help_geometry(rows: &[HelpRow], box_width: u16, area: Rect) -> (usize, usize) {
+    let r = centered(area, box_width, area.height);
+    let lines = help_lines(rows, r.width.saturating_sub(2), &Theme::plain()).len();
+    // Borders and the closing line.
+    (lines, (r.height.saturating_sub(3) as usize).min(lines))
+}
+
+/// The help's rows laid out `inner` cells wide: keys in a column of
+/// their own, descriptions beside them, each wrapped at spaces; a row
+/// without keys is a heading. The key column takes the width that needs
+/// the fewest lines (a long list of keys wraps rather than pushing every
+/// description into a narrow column).
+fn help_lines(rows: &[HelpRow], inner: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let inner = inner as usize;
+    let plain = |s: &str, w: usize| -> Vec<String> {
+        wrap_styled(&[vec![(s.to_string(), Style::default())]], w.max(1))
+            .into_iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    };
+    let layout = |key_w: usize| -> Vec<(Vec<String>, Vec<String>)> {
+        let text_w = inner.saturating_sub(key_w + 2).max(1);
+        rows.iter()
+            .map(|r| {
+                if r.keys.is_empty() {
+                    (Vec::new(), vec![r.text.clone()])
+                } else {
+                    (plain(&r.keys, key_w), plain(&r.text, text_w))
+                }
+            })
+            .collect()
+    };
+    let height = |l: &[(Vec<String>, Vec<String>)]| -> usize {
+        l.iter().map(|(k, t)| k.len().max(t.len())).sum()
+    };
+    let widest = rows.iter().map(|r| width(&r.keys)).max().unwrap_or(0);
+    let key_w = (1..=widest.min(inner / 2).max(1))
+        .rev()
+        .min_by_key(|&w| height(&layout(w)))
+        .unwrap_or(1);
+    let mut out = Vec::new();
+    for (r, (keys, text)) in rows.iter().zip(layout(key_w)) {
+        if r.keys.is_empty() {
+            out.push(Line::from(Span::styled(
+                format!(" {}", r.text),
+                theme.title(),
+            )));
+            continue;
+        }
+        for i in 0..keys.len().max(text.len()) {
+            let k = keys.get(i).map_or("", String::as_str);
+            let t = text.get(i).map_or("", String::as_str);
+            out.push(Line::from(vec![
+                Span::styled(format!(" {} ", fit(k, key_w)), theme.accent()),
+                Span::raw(t.to_string()),
+            ]));
+        }
+    }
+    out
+}
+
+/// The help overlay: a titled box of `keys  description` rows, from
+/// `scroll` on when it is taller than the screen.
 pub fn help_overlay(
     f: &mut Frame,
     theme: &Theme,
     area: Rect,
     title: &str,
-    keys: &[(&str, &str)],
-    width: u16,
+    rows: &[HelpRow],
+    box_width: u16,
+    scroll: usize,
 ) {
-    let key_w = keys
-        .iter()
-        .map(|(k, _)| super::text::width(k))
-        .max()
-        .unwrap_or(0)
-        + 1;
-    let r = centered(area, width, keys.len() as u16 + 3);
+    let (total, shown) = help_geometry(rows, box_width, area);
+    let r = centered(area, box_width, shown as u16 + 3);
+    let lines = help_lines(rows, r.width.saturating_sub(2), theme);
+    let scroll = scroll.min(total - shown);
     clear_box(f, r);
     let block = Block::default()
         .borders(Borders::ALL)
         .title(Span::styled(format!(" {title} "), theme.title()))
         .border_style(theme.accent());
-    let mut lines: Vec<Line> = keys
-        .iter()
-        .map(|(k, d)| {
-            Line::from(vec![
-                Span::styled(format!(" {}", super::text::fit(k, key_w)), theme.accent()),
-                Span::raw(*d),
-            ])
-        })
-        .collect();
-    lines.push(Line::from(Span::styled(" any key closes", theme.dim())));
-    f.render_widget(Paragraph::new(lines).block(block), r);
+    let mut body: Vec<Line> = lines.into_iter().skip(scroll).take(shown).collect();
+    let closing = if total > shown {
+        format!(
+            " {} scroll ({}–{} of {total}) · any other key closes",
+            HELP_KEYS.0[0].label(),
+            scroll + 1,
+            scroll + shown
+        )
+    } else {
+        " any key closes".to_string()
+    };
+    body.push(Line::from(Span::styled(closing, theme.dim())));
+    f.render_widget(Paragraph::new(body).block(block), r);
 }
 
 /// How long a status message stays (Atomic clears its own after 2–4 s).

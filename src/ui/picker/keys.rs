@@ -9,24 +9,41 @@ use crossterm::event::{
 use super::state::{Dialog, PickerState, Scope, StatusKind, LIVE_WINDOW_MS, PERMANENT_GUARD_MS};
 use crate::search::Query;
 use crate::store::{SessionFile, StoreConfig};
-use crate::ui::app::{App, AppEvent, Effect, Outcome};
+use crate::ui::app::{App, AppEvent, Effect, Outcome, Step};
 use crate::ui::input::{Edit, LineInput};
+use crate::ui::keymap::{
+    alt, bind, bind_when_empty, ch, ctrl, key, with, Answer, Keymap, CONFIRM, PROMPT,
+};
+use crate::ui::widgets::help_key;
 
-pub fn update(app: &mut App, ev: AppEvent) -> Vec<Effect> {
+pub fn update(app: &mut App, ev: AppEvent) -> Step {
     let before = app.picker.selected.clone();
     // Typing pins the selection (to the best match, then by identity),
     // however the query was edited.
     let query_before = matches!(ev, AppEvent::Key(_)).then(|| app.picker.query.text().to_string());
     let no_dialog_before = app.picker.dialog == Dialog::None;
-    let mut fx = match ev {
-        AppEvent::Key(k) if k.kind != KeyEventKind::Release => on_key(app, k),
-        AppEvent::Key(_) => Vec::new(),
-        AppEvent::Paste(text) => on_paste(&mut app.picker, &text),
-        AppEvent::Mouse(m) => on_mouse(app, m),
-        AppEvent::Resize(..) => Vec::new(),
+    let Step {
+        effects: mut fx,
+        redraw,
+    } = match ev {
+        AppEvent::Key(k) if k.kind != KeyEventKind::Release => on_key(app, k).into(),
+        AppEvent::Key(_) => Step::none(),
+        AppEvent::Paste(text) => on_paste(&mut app.picker, &text).into(),
+        AppEvent::Mouse(m) => on_mouse(app, m).into(),
+        AppEvent::Resize(..) => Step::redraw(Vec::new()),
         AppEvent::Tick(now) => {
-            app.picker.tick(now);
-            Vec::new()
+            let ages = super::view::clock_changes_view(
+                &app.picker,
+                app.width,
+                app.height,
+                app.frame_ms,
+                now,
+            );
+            let expired = app.picker.tick(now);
+            Step {
+                effects: Vec::new(),
+                redraw: ages || expired,
+            }
         }
         other => on_result(&mut app.picker, &app.store, other),
     };
@@ -56,23 +73,26 @@ pub fn update(app: &mut App, ev: AppEvent) -> Vec<Effect> {
             }
         }
     }
-    fx
+    Step {
+        effects: fx,
+        redraw,
+    }
 }
 
-fn ctrl(k: &KeyEvent) -> bool {
-    k.modifiers.contains(KeyModifiers::CONTROL)
-}
-fn alt(k: &KeyEvent) -> bool {
-    k.modifiers.contains(KeyModifiers::ALT)
-}
-
-fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
-    let print_mode = app.print_mode;
+/// A key: its effects, or `None` when it did nothing (not a key of the
+/// screen or of the prompt up, or dropped while a question waits).
+fn on_key(app: &mut App, k: KeyEvent) -> Option<Vec<Effect>> {
     let p = &mut app.picker;
     match &mut p.dialog {
         Dialog::Help => {
-            p.dialog = Dialog::None;
-            return Vec::new();
+            let rows = super::view::help_rows();
+            let area = ratatui::layout::Rect::new(0, 0, app.width, app.height);
+            match help_key(&k, &rows, super::view::HELP_WIDTH, area, p.help_scroll) {
+                Some(scroll) if scroll == p.help_scroll => return None,
+                Some(scroll) => p.help_scroll = scroll,
+                None => p.dialog = Dialog::None,
+            }
+            return Some(Vec::new());
         }
         Dialog::ConfirmDelete { path, live } => {
             let (path, live) = (path.clone(), *live);
@@ -96,63 +116,166 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
             return confirm(p, &k, |p| trash(p, path));
         }
         Dialog::Trashing { .. } => {
-            return match k.code {
-                KeyCode::Char('c') if ctrl(&k) => vec![Effect::Exit(Outcome::Quit)],
-                _ => Vec::new(),
-            };
+            return TRASHING_KEYS
+                .action(&k, true)
+                .map(|_| vec![Effect::Exit(Outcome::Quit)]);
         }
         Dialog::ConfirmPermanent { path, shown_ms, .. } => {
             let (path, shown_ms) = (path.clone(), *shown_ms);
-            let cancel_key = matches!(
-                k.code,
-                KeyCode::Esc | KeyCode::Char('n') | KeyCode::Char('N')
-            ) || (ctrl(&k) && k.code == KeyCode::Char('c'));
-            if cancel_key {
-                p.dialog = Dialog::None;
-                p.set_status(StatusKind::Info, "Nothing deleted");
-                return Vec::new();
+            match PERMANENT_KEYS.action(&k, true)? {
+                Answer::No => {
+                    p.dialog = Dialog::None;
+                    p.set_status(StatusKind::Info, "Nothing deleted");
+                    return Some(Vec::new());
+                }
+                // Keys in the first moments were typed before the question
+                // could be read (a second Enter): ignored, as is every key
+                // but the deliberate `y`.
+                Answer::Yes if p.now_ms - shown_ms < PERMANENT_GUARD_MS => return None,
+                Answer::Yes => {
+                    p.dialog = Dialog::None;
+                    p.set_status(StatusKind::Info, "Deleting permanently…");
+                    return Some(vec![Effect::DeletePermanently(path)]);
+                }
             }
-            // Keys in the first moments were typed before the question
-            // could be read (a second Enter): ignored, as is every key but
-            // the deliberate `y`.
-            if p.now_ms - shown_ms < PERMANENT_GUARD_MS {
-                return Vec::new();
-            }
-            if matches!(k.code, KeyCode::Char('y') | KeyCode::Char('Y')) && !ctrl(&k) && !alt(&k) {
-                p.dialog = Dialog::None;
-                p.set_status(StatusKind::Info, "Deleting permanently…");
-                return vec![Effect::DeletePermanently(path)];
-            }
-            return Vec::new();
         }
         Dialog::Rename { path, input } => {
-            match k.code {
-                KeyCode::Enter => {
+            return match PROMPT.action(&k, input.is_empty()) {
+                Some(Answer::Yes) => {
                     let name = input.text().trim().to_string();
                     let path = path.clone();
                     p.dialog = Dialog::None;
                     if name.is_empty() {
                         p.set_status(StatusKind::Info, "Name unchanged (blank names are ignored)");
-                        return Vec::new();
+                        return Some(Vec::new());
                     }
                     p.own_writes.insert(path.clone());
-                    return vec![Effect::Rename { path, name }];
+                    Some(vec![Effect::Rename { path, name }])
                 }
-                KeyCode::Esc => return cancel(p),
-                KeyCode::Char('c') if ctrl(&k) => return cancel(p),
-                _ => {
-                    input.handle_key(&k);
-                }
-            }
-            return Vec::new();
+                Some(Answer::No) => Some(cancel(p)),
+                None => (input.handle_key(&k) != Edit::Ignored).then(Vec::new),
+            };
         }
         Dialog::None => {}
     }
 
-    match k.code {
-        KeyCode::Esc => return vec![Effect::Exit(Outcome::Quit)],
-        KeyCode::Char('c') if ctrl(&k) => return vec![Effect::Exit(Outcome::Quit)],
-        KeyCode::Enter => {
+    match KEYS.action(&k, p.query.is_empty()) {
+        Some(action) => return Some(act(app, action)),
+        // Everything else edits the query (Home/End stay the list's:
+        // Ctrl+A/E go to the query's start and end).
+        None => {
+            let before = p.query.text().to_string();
+            match p.query.handle_key(&k) {
+                Edit::Ignored => return None,
+                Edit::Moved => {}
+                Edit::Changed => return Some(query_edited(p, &before)),
+            }
+        }
+    }
+    Some(Vec::new())
+}
+
+/// What the picker's keys do (see [`KEYS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    First,
+    Last,
+    Resume,
+    Scope,
+    Sort,
+    Named,
+    Paths,
+    Rename,
+    Delete,
+    Undo,
+    Tree,
+    Internal,
+    Preview,
+    Help,
+    Quit,
+}
+
+/// The picker's keys: dispatch, the help (F1) and the footer's key names
+/// all come from here. Keys not listed go to the query's field.
+pub const KEYS: Keymap<Action> = Keymap(&[
+    bind(
+        &[
+            (key(KeyCode::Up), Action::Up),
+            (key(KeyCode::Down), Action::Down),
+            (key(KeyCode::PageUp), Action::PageUp),
+            (key(KeyCode::PageDown), Action::PageDown),
+            (key(KeyCode::Home), Action::First),
+            (key(KeyCode::End), Action::Last),
+        ],
+        "move, first/last; wheel; a second click picks",
+    ),
+    bind(
+        &[(key(KeyCode::Enter), Action::Resume)],
+        "resume the session (--print: print its path)",
+    ),
+    bind(
+        &[
+            (key(KeyCode::Tab), Action::Scope),
+            (key(KeyCode::BackTab).quiet(), Action::Scope),
+        ],
+        "current folder ↔ all projects",
+    ),
+    bind(
+        &[(ctrl('s'), Action::Sort)],
+        "sort: threaded → recent → relevance",
+    ),
+    bind(&[(ctrl('n'), Action::Named)], "named sessions only"),
+    bind(&[(ctrl('p'), Action::Paths)], "show file paths"),
+    bind(&[(ctrl('r'), Action::Rename)], "rename the session"),
+    bind(&[(ctrl('d'), Action::Delete)], "delete to the trash"),
+    // Terminals send Ctrl+Backspace as either.
+    bind_when_empty(
+        &[
+            (
+                with(KeyCode::Backspace, KeyModifiers::CONTROL),
+                Action::Delete,
+            ),
+            (ctrl('h'), Action::Delete),
+        ],
+        "delete to the trash, when the query is empty",
+    ),
+    bind(
+        &[(ctrl('z'), Action::Undo)],
+        "undo the last delete (restore from the trash)",
+    ),
+    bind(
+        &[(ctrl('t'), Action::Tree)],
+        "open the session's branch tree",
+    ),
+    bind(
+        &[(alt('i'), Action::Internal)],
+        "show internal workflow sessions",
+    ),
+    bind(
+        &[(key(KeyCode::F(2)), Action::Preview)],
+        "preview pane on/off",
+    ),
+    bind(&[(key(KeyCode::F(1)), Action::Help)], "this help"),
+    bind_when_empty(
+        &[(ch('?'), Action::Help)],
+        "this help, when the query is empty",
+    ),
+    bind(
+        &[(key(KeyCode::Esc), Action::Quit), (ctrl('c'), Action::Quit)],
+        "close",
+    ),
+]);
+
+fn act(app: &mut App, action: Action) -> Vec<Effect> {
+    let print_mode = app.print_mode;
+    let p = &mut app.picker;
+    match action {
+        Action::Quit => return vec![Effect::Exit(Outcome::Quit)],
+        Action::Resume => {
             return match p.selected_row() {
                 Some(r) if print_mode => vec![Effect::Exit(Outcome::Print(r.info.path.clone()))],
                 Some(r) => vec![Effect::Exit(Outcome::Resume {
@@ -164,24 +287,24 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
                 None => Vec::new(),
             };
         }
-        KeyCode::Tab | KeyCode::BackTab => {
+        Action::Scope => {
             p.scope = match p.scope {
                 Scope::Current => Scope::All,
                 Scope::All => Scope::Current,
             };
             p.recompute();
         }
-        KeyCode::F(1) => p.dialog = Dialog::Help,
-        KeyCode::Char('?') if p.query.is_empty() && !ctrl(&k) && !alt(&k) => {
-            p.dialog = Dialog::Help
+        Action::Help => {
+            p.dialog = Dialog::Help;
+            p.help_scroll = 0;
         }
-        KeyCode::F(2) => {
+        Action::Preview => {
             let on = super::view::preview_visible(p, app.width);
             p.preview_on = Some(!on);
             // Load afresh when it opens again.
             p.preview_requested = None;
         }
-        KeyCode::Char('t') if ctrl(&k) => {
+        Action::Tree => {
             p.user_moved |= p.selected.is_some();
             if let Some(r) = p.selected_row() {
                 return vec![Effect::OpenTree {
@@ -190,16 +313,16 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
                 }];
             }
         }
-        KeyCode::Char('s') if ctrl(&k) => {
+        Action::Sort => {
             p.sort = p.sort.next();
             p.recompute();
         }
-        KeyCode::Char('n') if ctrl(&k) => {
+        Action::Named => {
             p.named_only = !p.named_only;
             p.recompute();
         }
-        KeyCode::Char('p') if ctrl(&k) => p.show_paths = !p.show_paths,
-        KeyCode::Char('i') if alt(&k) => {
+        Action::Paths => p.show_paths = !p.show_paths,
+        Action::Internal => {
             p.show_internal = !p.show_internal;
             p.set_status(
                 StatusKind::Info,
@@ -211,7 +334,7 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
             );
             p.recompute();
         }
-        KeyCode::Char('r') if ctrl(&k) => {
+        Action::Rename => {
             if let Some(r) = p.selected_row() {
                 let input = LineInput::new(r.info.display_name().unwrap_or(""));
                 p.dialog = Dialog::Rename {
@@ -220,11 +343,8 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
                 };
             }
         }
-        KeyCode::Char('d') if ctrl(&k) => return ask_delete(p),
-        KeyCode::Backspace | KeyCode::Char('h') if ctrl(&k) && p.query.is_empty() => {
-            return ask_delete(p)
-        }
-        KeyCode::Char('z') if ctrl(&k) => {
+        Action::Delete => return ask_delete(p),
+        Action::Undo => {
             return match p.trashed.pop() {
                 Some(path) => {
                     p.set_status(StatusKind::Info, "Restoring from trash…");
@@ -236,20 +356,12 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
                 }
             };
         }
-        KeyCode::Up => p.user_move_by(-1),
-        KeyCode::Down => p.user_move_by(1),
-        KeyCode::PageUp => p.user_move_by(-(p.page as isize)),
-        KeyCode::PageDown => p.user_move_by(p.page as isize),
-        KeyCode::Home => p.user_select_pos(0),
-        KeyCode::End => p.user_select_pos(p.visible.len().saturating_sub(1)),
-        // Everything else edits the query (Home/End stay the list's:
-        // Ctrl+A/E go to the query's start and end).
-        _ => {
-            let before = p.query.text().to_string();
-            if p.query.handle_key(&k) == Edit::Changed {
-                return query_edited(p, &before);
-            }
-        }
+        Action::Up => p.user_move_by(-1),
+        Action::Down => p.user_move_by(1),
+        Action::PageUp => p.user_move_by(-(p.page as isize)),
+        Action::PageDown => p.user_move_by(p.page as isize),
+        Action::First => p.user_select_pos(0),
+        Action::Last => p.user_select_pos(p.visible.len().saturating_sub(1)),
     }
     Vec::new()
 }
@@ -257,38 +369,53 @@ fn on_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
 /// Pasted text is typed into the field that has the keys (the query when
 /// no prompt is up); a question or the help ignores it, so that a paste
 /// never answers or triggers anything.
-fn on_paste(p: &mut PickerState, text: &str) -> Vec<Effect> {
+fn on_paste(p: &mut PickerState, text: &str) -> Option<Vec<Effect>> {
     match &mut p.dialog {
-        Dialog::Rename { input, .. } => {
-            input.insert(text);
-            Vec::new()
-        }
+        Dialog::Rename { input, .. } => (input.insert(text) == Edit::Changed).then(Vec::new),
         Dialog::None => {
             let before = p.query.text().to_string();
-            p.query.insert(text);
-            query_edited(p, &before)
+            (p.query.insert(text) == Edit::Changed).then(|| query_edited(p, &before))
         }
-        _ => Vec::new(),
+        _ => None,
     }
 }
 
-/// A yes/no prompt: Enter runs `yes`, Esc or Ctrl+C cancels, and every
-/// other key is swallowed while it is up.
+/// A yes/no question ([`CONFIRM`]): Enter runs `yes`, Esc or Ctrl+C
+/// cancels, and every other key is dropped while it is up.
 fn confirm(
     p: &mut PickerState,
     k: &KeyEvent,
     yes: impl FnOnce(&mut PickerState) -> Vec<Effect>,
-) -> Vec<Effect> {
-    match k.code {
-        KeyCode::Enter => {
+) -> Option<Vec<Effect>> {
+    Some(match CONFIRM.action(k, true)? {
+        Answer::Yes => {
             p.dialog = Dialog::None;
             yes(p)
         }
-        KeyCode::Esc => cancel(p),
-        KeyCode::Char('c') if ctrl(k) => cancel(p),
-        _ => Vec::new(),
-    }
+        Answer::No => cancel(p),
+    })
 }
+
+/// While the trash works: only Ctrl+C (quit) is a key.
+pub const TRASHING_KEYS: Keymap<Answer> = Keymap(&[bind(&[(ctrl('c'), Answer::No)], "quit arbor")]);
+
+/// The permanent-delete question: `y`, typed on purpose, deletes; Enter
+/// is not an answer (it was likely meant for the question before).
+pub const PERMANENT_KEYS: Keymap<Answer> = Keymap(&[
+    bind(
+        &[(ch('y'), Answer::Yes), (ch('Y').quiet(), Answer::Yes)],
+        "delete it forever",
+    ),
+    bind(
+        &[
+            (key(KeyCode::Esc), Answer::No),
+            (ch('n').quiet(), Answer::No),
+            (ch('N').quiet(), Answer::No),
+            (ctrl('c').quiet(), Answer::No),
+        ],
+        "keep it",
+    ),
+]);
 
 fn trash(p: &mut PickerState, path: PathBuf) -> Vec<Effect> {
     p.dialog = Dialog::Trashing { path: path.clone() };
@@ -350,12 +477,14 @@ pub fn search_effect(p: &mut PickerState) -> Effect {
     }
 }
 
-fn on_mouse(app: &mut App, m: crossterm::event::MouseEvent) -> Vec<Effect> {
+/// A mouse event: its effects, or `None` when it did nothing (a move, a
+/// click outside the rows, anything while a question is up).
+fn on_mouse(app: &mut App, m: crossterm::event::MouseEvent) -> Option<Vec<Effect>> {
     let area = super::view::list_area(&app.picker, app.width, app.height);
     let rows = super::view::list_rows(&app.picker, app.width, app.height);
     let p = &mut app.picker;
     if p.dialog != Dialog::None {
-        return Vec::new();
+        return None;
     }
     match m.kind {
         MouseEventKind::ScrollUp => p.user_move_by(-3),
@@ -372,19 +501,22 @@ fn on_mouse(app: &mut App, m: crossterm::event::MouseEvent) -> Vec<Effect> {
                     p.user_select_pos(pos);
                     // A click on the selected row picks it, like a double click.
                     if already {
-                        return on_key(app, KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+                        return Some(act(app, Action::Resume));
                     }
                 }
             }
         }
-        _ => {}
+        _ => return None,
     }
-    Vec::new()
+    Some(Vec::new())
 }
 
 const INCOMPLETE: &str = "Search incomplete";
 
-fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Vec<Effect> {
+/// A background result. Most change what is shown; those that do not
+/// (an older search's answer, a preview of a row no longer selected, a
+/// change on disk still to be read) leave the frame as it is.
+fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
     match ev {
         AppEvent::Rows(rows) => {
             for r in &rows {
@@ -395,7 +527,7 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Vec<Effe
             if p.parsed.has_conditions() && p.parsed.error().is_none() {
                 // New rows are unscored: score everything again (stale results are dropped).
                 p.search_gen += 1;
-                return vec![search_effect(p)];
+                return Step::redraw(vec![search_effect(p)]);
             }
         }
         AppEvent::LoadProgress { done, total } => p.loading = Some((done, total)),
@@ -405,7 +537,7 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Vec<Effe
             // Bodies were not searchable while the index was being built.
             if finished && p.parsed.has_conditions() && p.parsed.error().is_none() {
                 p.search_gen += 1;
-                return vec![search_effect(p)];
+                return Step::redraw(vec![search_effect(p)]);
             }
         }
         AppEvent::LoadFinished { problems } => {
@@ -425,7 +557,7 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Vec<Effe
             p.index_problem = Some(reason);
             if p.parsed.has_conditions() && p.parsed.error().is_none() {
                 p.search_gen += 1;
-                return vec![search_effect(p)];
+                return Step::redraw(vec![search_effect(p)]);
             }
         }
         AppEvent::SearchDone {
@@ -435,36 +567,37 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Vec<Effe
             scores,
             incomplete,
         } => {
-            if generation == p.search_gen {
-                // Never an incomplete answer shown as complete: the header
-                // says so while it lasts, the status line says why.
-                // While the index is still being built the header says so
-                // already: that is expected, not an error.
-                let building = p.loading.is_some() || p.indexing.is_some();
-                match &incomplete {
-                    Some(why) if !building && p.incomplete_reported.as_ref() != Some(why) => {
-                        p.set_status(StatusKind::Error, format!("{INCOMPLETE}: {why}"));
-                        p.incomplete_reported = Some(why.clone());
-                    }
-                    Some(_) => {}
-                    None => {
-                        p.incomplete_reported = None;
-                        if p.status
-                            .as_ref()
-                            .is_some_and(|s| s.text.starts_with(INCOMPLETE))
-                        {
-                            p.status = None;
-                        }
+            if generation != p.search_gen {
+                return Step::none();
+            }
+            // Never an incomplete answer shown as complete: the header
+            // says so while it lasts, the status line says why.
+            // While the index is still being built the header says so
+            // already: that is expected, not an error.
+            let building = p.loading.is_some() || p.indexing.is_some();
+            match &incomplete {
+                Some(why) if !building && p.incomplete_reported.as_ref() != Some(why) => {
+                    p.set_status(StatusKind::Error, format!("{INCOMPLETE}: {why}"));
+                    p.incomplete_reported = Some(why.clone());
+                }
+                Some(_) => {}
+                None => {
+                    p.incomplete_reported = None;
+                    if p.status
+                        .as_ref()
+                        .is_some_and(|s| s.text.starts_with(INCOMPLETE))
+                    {
+                        p.status = None;
                     }
                 }
-                p.search_incomplete = incomplete;
-                p.set_scores(&docs, scores);
-                p.scored_query = query;
-                p.recompute();
-                if std::mem::take(&mut p.select_first_on_results) {
-                    p.select_pos(0);
-                    p.scroll = 0;
-                }
+            }
+            p.search_incomplete = incomplete;
+            p.set_scores(&docs, scores);
+            p.scored_query = query;
+            p.recompute();
+            if std::mem::take(&mut p.select_first_on_results) {
+                p.select_pos(0);
+                p.scroll = 0;
             }
         }
         AppEvent::FsChanged(paths) => {
@@ -473,14 +606,17 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Vec<Effe
                 .filter(|x| x.extension().is_some_and(|e| e == "jsonl"))
                 .map(|x| store.session_file(&x))
                 .collect();
-            if !paths.is_empty() {
-                return vec![Effect::Rescan(paths)];
-            }
+            return Step::quiet(if paths.is_empty() {
+                Vec::new()
+            } else {
+                vec![Effect::Rescan(paths)]
+            });
         }
         AppEvent::RowGone(path) => {
-            if p.by_path.contains_key(&path) {
-                p.remove_keeping_place(&path);
+            if !p.by_path.contains_key(&path) {
+                return Step::none();
             }
+            p.remove_keeping_place(&path);
         }
         AppEvent::FolderGone(dir) => {
             let gone: Vec<PathBuf> = p
@@ -490,23 +626,26 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Vec<Effe
                 .filter(|path| path.starts_with(&dir))
                 .cloned()
                 .collect();
-            if !gone.is_empty() {
-                for path in &gone {
-                    p.remove(path);
-                }
-                p.recompute();
+            if gone.is_empty() {
+                return Step::none();
             }
+            for path in &gone {
+                p.remove(path);
+            }
+            p.recompute();
         }
         AppEvent::PreviewLoaded(Ok(preview)) => {
-            if p.selected.as_ref() == Some(&preview.path) {
-                p.preview = Some(preview);
+            if p.selected.as_ref() != Some(&preview.path) {
+                return Step::none();
             }
+            p.preview = Some(preview);
         }
         AppEvent::PreviewLoaded(Err((path, e))) => {
-            if p.selected.as_ref() == Some(&path) {
-                p.preview = None;
-                p.set_status(StatusKind::Error, format!("Preview failed: {e}"));
+            if p.selected.as_ref() != Some(&path) {
+                return Step::none();
             }
+            p.preview = None;
+            p.set_status(StatusKind::Error, format!("Preview failed: {e}"));
         }
         AppEvent::Renamed { path, result } => match result {
             Ok(name) => {
@@ -517,7 +656,7 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Vec<Effe
                         crate::session::render::sanitize_line(&name)
                     ),
                 );
-                return vec![Effect::Rescan(vec![store.session_file(&path)])];
+                return Step::redraw(vec![Effect::Rescan(vec![store.session_file(&path)])]);
             }
             Err(e) => {
                 p.own_writes.remove(&path);
@@ -554,7 +693,7 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Vec<Effe
         AppEvent::Restored { path, result } => match result {
             Ok(()) => {
                 p.set_status(StatusKind::Success, "Session restored from trash");
-                return vec![Effect::Rescan(vec![store.session_file(&path)])];
+                return Step::redraw(vec![Effect::Rescan(vec![store.session_file(&path)])]);
             }
             Err(e) => p.set_status(StatusKind::Error, format!("Undo failed: {e}")),
         },
@@ -565,7 +704,7 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Vec<Effe
         | AppEvent::Tick(_)
         | AppEvent::TreeLoaded { .. }
         | AppEvent::Exported(_)
-        | AppEvent::Wrote { .. } => {}
+        | AppEvent::Wrote { .. } => return Step::none(),
     }
-    Vec::new()
+    Step::redraw(Vec::new())
 }

@@ -5,10 +5,10 @@ mod preview;
 mod state;
 mod view;
 
-pub use keys::update;
+pub use keys::{update, Action, KEYS, PERMANENT_KEYS, TRASHING_KEYS};
 pub use preview::{load_preview, load_preview_with, Preview, PreviewLimits};
 pub use state::{
     Dialog, Folders, PickerState, Row, Scope, Sort, Status, StatusKind, VisibleRow,
     PERMANENT_GUARD_MS,
 };
-pub use view::{list_area, list_rows, render};
+pub use view::{help_rows, list_area, list_rows, render};

@@ -210,6 +210,8 @@ pub struct PickerState {
     /// The reason last put on the status line (said once, not per key).
     pub incomplete_reported: Option<String>,
     pub dialog: Dialog,
+    /// The first line of the help shown (when it is taller than the screen).
+    pub help_scroll: usize,
     pub status: Option<Status>,
     pub status_timer: crate::ui::widgets::StatusTimer,
     /// Trashed sessions, newest last, for undo.
@@ -256,6 +258,7 @@ impl PickerState {
             search_incomplete: None,
             incomplete_reported: None,
             dialog: Dialog::None,
+            help_scroll: 0,
             status: None,
             status_timer: Default::default(),
             trashed: Vec::new(),
@@ -545,13 +548,16 @@ impl PickerState {
         self.select_first_on_results = true;
     }
 
-    /// The clock moved: the status message goes once it has had its time.
-    pub fn tick(&mut self, now: i64) {
+    /// The clock moved: the status message goes once it has had its time
+    /// (then the answer is true).
+    pub fn tick(&mut self, now: i64) -> bool {
         self.now_ms = now;
         let shown = self.status.as_ref().map(|s| s.text.as_str());
-        if self.status_timer.expired(shown, now) {
+        let expired = self.status_timer.expired(shown, now);
+        if expired {
             self.status = None;
         }
+        expired
     }
 }
 

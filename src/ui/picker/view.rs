@@ -6,9 +6,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use ratatui::Frame;
 
+use super::keys::{Action, KEYS, PERMANENT_KEYS};
 use super::state::{Dialog, PickerState, Scope, StatusKind};
 use crate::search::query::new_matcher;
 use crate::ui::app::App;
+use crate::ui::input;
+use crate::ui::keymap::{Answer, HelpRow, CONFIRM, PROMPT};
 use crate::ui::text::{
     fit, sanitize_line, short_home, truncate, truncate_left, truncate_middle, width, wrap_styled,
 };
@@ -72,7 +75,7 @@ pub fn render(f: &mut Frame, app: &App, theme: &Theme) {
     }
     render_footer(f, p, theme, area);
     if p.dialog == Dialog::Help {
-        render_help(f, theme, area);
+        render_help(f, p, theme, area);
     }
 }
 
@@ -559,7 +562,11 @@ fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<
         let paragraphs = [
             question,
             vec![(
-                "Type y to delete it forever · esc keeps it".to_string(),
+                format!(
+                    "Type {} to delete it forever · {} keeps it",
+                    PERMANENT_KEYS.keys_of(&[Answer::Yes]),
+                    PERMANENT_KEYS.keys_of(&[Answer::No])
+                ),
                 Style::default(),
             )],
             vec![(
@@ -577,7 +584,7 @@ fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<
     let status_line = match (&p.dialog, &p.status) {
         (Dialog::ConfirmDelete { path, .. }, _) => Line::from(vec![
             Span::styled("Delete session? ", theme.error()),
-            Span::raw("enter confirm · esc/ctrl+c cancel  "),
+            Span::raw(format!("{}  ", confirm_hint())),
             Span::styled(title_of(p, path), theme.dim()),
         ]),
         // Wrapped like a message: at 80 columns the keys that answer the
@@ -591,7 +598,7 @@ fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<
                     ),
                     theme.error(),
                 ),
-                ("enter confirm · esc cancel".to_string(), Style::default()),
+                (confirm_hint(), Style::default()),
             ]];
             let mut lines = wrap_styled(&question, width as usize);
             let first = lines.remove(0);
@@ -605,7 +612,14 @@ fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<
             let (line, col) = crate::ui::input::prompt(
                 input,
                 Span::styled("Rename: ", theme.accent()),
-                Span::styled("  enter save · esc cancel", theme.dim()),
+                Span::styled(
+                    format!(
+                        "  {} · {}",
+                        PROMPT.hint(&[Answer::Yes], "save"),
+                        PROMPT.hint(&[Answer::No], "cancel")
+                    ),
+                    theme.dim(),
+                ),
                 width,
             );
             cursor = Some(col);
@@ -629,19 +643,45 @@ fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<
     let mut lines = vec![status_line];
     lines.append(&mut wrapped);
     lines.extend([
+        // Atomic's hint lines, and F1.
         Line::from(Span::styled(
-            "tab scope · re:<pattern> regex · \"phrase\" exact · F1 help",
+            [
+                KEYS.hint(&[Action::Scope], "scope"),
+                "re:<pattern> regex · \"phrase\" exact".to_string(),
+                KEYS.hint(&[Action::Help], "help"),
+            ]
+            .join(" · "),
             theme.dim(),
         )),
         Line::from(Span::styled(
-            format!(
-                "ctrl+s Sort · ctrl+n Named · ctrl+d Delete · ctrl+p Path {} · ctrl+r Rename",
-                if p.show_paths { "(on)" } else { "(off)" }
-            ),
+            [
+                KEYS.hint(&[Action::Sort], "Sort"),
+                KEYS.hint(&[Action::Named], "Named"),
+                KEYS.hint(&[Action::Delete], "Delete"),
+                KEYS.hint(
+                    &[Action::Paths],
+                    if p.show_paths {
+                        "Path (on)"
+                    } else {
+                        "Path (off)"
+                    },
+                ),
+                KEYS.hint(&[Action::Rename], "Rename"),
+            ]
+            .join(" · "),
             theme.dim(),
         )),
     ]);
     (lines, cursor)
+}
+
+/// A delete question's answers (Atomic's words).
+fn confirm_hint() -> String {
+    format!(
+        "{} · {}",
+        CONFIRM.hint(&[Answer::Yes], "confirm"),
+        CONFIRM.hint(&[Answer::No], "cancel")
+    )
 }
 
 fn title_of(p: &PickerState, path: &std::path::Path) -> String {
@@ -651,45 +691,49 @@ fn title_of(p: &PickerState, path: &std::path::Path) -> String {
         .unwrap_or_default()
 }
 
-pub const HELP: &[(&str, &str)] = &[
-    (
-        "type",
-        "search: words (all must match), \"phrase\", re:regex",
-    ),
-    (
-        "filters",
-        "dir: model: agent: is: after:2d before:2026-11-30",
-    ),
-    (
-        "↑/↓ PgUp/PgDn",
-        "move; Home/End first/last; mouse wheel and click",
-    ),
-    ("enter", "resume the session (with --print: print its path)"),
-    ("tab", "current folder ↔ all projects"),
-    ("ctrl+s", "sort: threaded → recent → relevance"),
-    ("ctrl+n", "named sessions only"),
-    ("ctrl+p", "show file paths"),
-    ("ctrl+r", "rename the session"),
-    (
-        "ctrl+d",
-        "delete to trash (ctrl+backspace with an empty query)",
-    ),
-    ("ctrl+z", "undo the last delete (restore from trash)"),
-    ("ctrl+t", "open the session's branch tree"),
-    ("alt+i", "show internal workflow sessions"),
-    ("F2", "preview pane on/off"),
-    (
-        "←/→ ctrl+←/→",
-        "move in the query, by word; ctrl+a/e to its start/end",
-    ),
-    (
-        "ctrl+w/u/k",
-        "delete the word before / to the start / to the end",
-    ),
-    ("F1 or ?", "this help (? when the query is empty)"),
-    ("esc / ctrl+c", "close"),
-];
+/// The help box's width.
+pub const HELP_WIDTH: u16 = 74;
 
-fn render_help(f: &mut Frame, theme: &Theme, area: Rect) {
-    crate::ui::widgets::help_overlay(f, theme, area, "arbor · keys", HELP, 74);
+/// The help's rows: typing, the picker's keys, then the query's editing
+/// keys (those the picker leaves to it). The help's own keys are on its last
+/// line.
+pub fn help_rows() -> Vec<HelpRow> {
+    let mut rows = vec![HelpRow::typing(
+        "search: all words, \"exact phrase\", re:regex; filters dir: model: agent: is: after:2d before:2026-11-30",
+    )];
+    rows.extend(KEYS.help_rows());
+    rows.push(HelpRow::heading("Editing the query"));
+    rows.extend(KEYS.field_rows(&input::KEYS));
+    rows
+}
+
+fn render_help(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
+    crate::ui::widgets::help_overlay(
+        f,
+        theme,
+        area,
+        "arbor · keys",
+        &help_rows(),
+        HELP_WIDTH,
+        p.help_scroll,
+    );
+}
+
+/// Whether the clock moving from `then` to `now` changes the frame: an
+/// age shown in the list or the preview (`5m` → `6m`).
+pub fn clock_changes_view(p: &PickerState, width: u16, height: u16, then: i64, now: i64) -> bool {
+    let changed = |ms: i64| age(then, ms) != age(now, ms);
+    let rows = list_rows(p, width, height);
+    let listed = p
+        .visible
+        .iter()
+        .skip(p.scroll)
+        .take(rows)
+        .any(|v| changed(p.rows[v.idx].info.modified_ms));
+    let previewed = preview_visible(p, width)
+        && p.selected_row().is_some_and(|r| {
+            changed(r.info.modified_ms)
+                || crate::session::entry::parse_iso_ms(&r.info.created).is_some_and(changed)
+        });
+    listed || previewed
 }

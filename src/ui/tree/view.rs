@@ -601,5 +601,12 @@ pub const HELP: &[(&str, &str)] = &[
 ];
 
 fn render_help(f: &mut Frame, theme: &Theme, area: Rect) {
-    crate::ui::widgets::help_overlay(f, theme, area, "arbor tree · keys", HELP, 80);
+    let rows: Vec<crate::ui::keymap::HelpRow> = HELP
+        .iter()
+        .map(|(k, t)| crate::ui::keymap::HelpRow {
+            keys: k.to_string(),
+            text: t.to_string(),
+        })
+        .collect();
+    crate::ui::widgets::help_overlay(f, theme, area, "arbor tree · keys", &rows, 80, 0);
 }

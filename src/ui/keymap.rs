@@ -1,0 +1,421 @@
+//! Key tables: a screen's keys, what each does, its help text and when it
+//! applies, in one table that drives the screen's dispatch, its help
+//! overlay and the key names in its footer hints (so the help cannot
+//! drift from what the keys do).
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// A key as a table names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Code(KeyCode),
+    /// Any character typed without Ctrl or Alt (text for a field).
+    Text,
+}
+
+/// A key with the modifiers held. A character's Shift is part of the
+/// character (`L`, `?`), never a modifier here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chord {
+    pub key: Key,
+    pub mods: KeyModifiers,
+    /// Listed in the help but left out of footer hints: another spelling
+    /// of a hinted key (shift+tab beside tab) or a key too minor for them.
+    pub quiet: bool,
+}
+
+pub const fn key(code: KeyCode) -> Chord {
+    Chord {
+        key: Key::Code(code),
+        mods: KeyModifiers::NONE,
+        quiet: false,
+    }
+}
+
+pub const fn with(code: KeyCode, mods: KeyModifiers) -> Chord {
+    Chord {
+        key: Key::Code(code),
+        mods,
+        quiet: false,
+    }
+}
+
+pub const fn ch(c: char) -> Chord {
+    key(KeyCode::Char(c))
+}
+
+pub const fn ctrl(c: char) -> Chord {
+    with(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+pub const fn alt(c: char) -> Chord {
+    with(KeyCode::Char(c), KeyModifiers::ALT)
+}
+
+/// Any typed character.
+pub const TEXT: Chord = Chord {
+    key: Key::Text,
+    mods: KeyModifiers::NONE,
+    quiet: false,
+};
+
+impl Chord {
+    pub const fn quiet(self) -> Chord {
+        Chord {
+            quiet: true,
+            ..self
+        }
+    }
+
+    /// Whether `k` is this key. Modifiers must be exactly the chord's
+    /// (Ctrl+Alt+S is not Ctrl+S); terminals differ in reporting Shift
+    /// with characters and with Shift+Tab, so that Shift is dropped
+    /// first (a shifted letter becomes upper case).
+    pub fn matches(&self, k: &KeyEvent) -> bool {
+        let (code, mods) = normalize(k);
+        match self.key {
+            Key::Code(c) => c == code && mods == self.mods,
+            Key::Text => {
+                matches!(code, KeyCode::Char(_))
+                    && !mods.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+            }
+        }
+    }
+
+    /// A key event that is this chord (for tests and for a click that
+    /// acts as a key).
+    pub fn event(&self) -> KeyEvent {
+        let code = match self.key {
+            Key::Code(c) => c,
+            Key::Text => KeyCode::Char('x'),
+        };
+        KeyEvent::new(code, self.mods)
+    }
+
+    /// Modifiers as shown, an upper-case letter's Shift included.
+    fn shown_mods(&self) -> String {
+        let mut s = String::new();
+        if self.mods.contains(KeyModifiers::CONTROL) {
+            s.push_str("ctrl+");
+        }
+        if self.mods.contains(KeyModifiers::ALT) {
+            s.push_str("alt+");
+        }
+        let upper = matches!(self.key, Key::Code(KeyCode::Char(c)) if c.is_ascii_uppercase());
+        if self.mods.contains(KeyModifiers::SHIFT) || upper {
+            s.push_str("shift+");
+        }
+        s
+    }
+
+    /// The key's own name, without modifiers.
+    fn name(&self) -> String {
+        let code = match self.key {
+            Key::Text => return "type".into(),
+            Key::Code(c) => c,
+        };
+        match code {
+            KeyCode::Char(' ') => "space".into(),
+            KeyCode::Char(c) => c.to_ascii_lowercase().to_string(),
+            KeyCode::F(n) => format!("F{n}"),
+            KeyCode::Up => "↑".into(),
+            KeyCode::Down => "↓".into(),
+            KeyCode::Left => "←".into(),
+            KeyCode::Right => "→".into(),
+            KeyCode::PageUp => "PgUp".into(),
+            KeyCode::PageDown => "PgDn".into(),
+            KeyCode::Home => "Home".into(),
+            KeyCode::End => "End".into(),
+            KeyCode::Enter => "enter".into(),
+            KeyCode::Esc => "esc".into(),
+            KeyCode::Tab => "tab".into(),
+            KeyCode::BackTab => "shift+tab".into(),
+            KeyCode::Backspace => "backspace".into(),
+            KeyCode::Delete => "delete".into(),
+            KeyCode::Insert => "insert".into(),
+            other => format!("{other}").to_lowercase(),
+        }
+    }
+
+    /// Keys written together as `a/b` (`↑/↓`, `ctrl+a/e`) when they
+    /// follow each other with the same modifiers; others stand alone.
+    fn family(&self) -> u8 {
+        match self.key {
+            Key::Code(KeyCode::Up | KeyCode::Down | KeyCode::Left | KeyCode::Right) => 1,
+            Key::Code(KeyCode::PageUp | KeyCode::PageDown) => 2,
+            Key::Code(KeyCode::Home | KeyCode::End) => 3,
+            Key::Code(KeyCode::Char(c)) if c.is_alphanumeric() => 4,
+            Key::Code(KeyCode::F(_)) => 5,
+            Key::Code(KeyCode::Backspace | KeyCode::Delete) => 6,
+            _ => 0,
+        }
+    }
+
+    /// The chord as the help and the hints write it (`ctrl+s`, `shift+l`).
+    pub fn label(&self) -> String {
+        format!("{}{}", self.shown_mods(), self.name())
+    }
+}
+
+/// The key as a table sees it: a character's Shift folded into it.
+fn normalize(k: &KeyEvent) -> (KeyCode, KeyModifiers) {
+    let mut mods = k.modifiers;
+    let code = match k.code {
+        KeyCode::Char(c) if mods.contains(KeyModifiers::SHIFT) => {
+            mods.remove(KeyModifiers::SHIFT);
+            KeyCode::Char(c.to_ascii_uppercase())
+        }
+        KeyCode::BackTab => {
+            mods.remove(KeyModifiers::SHIFT);
+            KeyCode::BackTab
+        }
+        c => c,
+    };
+    (code, mods)
+}
+
+/// Chords written compactly: runs of the same modifiers and kind of key
+/// share one prefix (`ctrl+d/t/u`, `↑/↓`); runs are joined by `sep`.
+pub fn label<'a>(chords: impl IntoIterator<Item = &'a Chord>, sep: &str) -> String {
+    let mut groups: Vec<(String, u8, Vec<String>)> = Vec::new();
+    for c in chords {
+        let (mods, fam) = (c.shown_mods(), c.family());
+        match groups.last_mut() {
+            Some((m, f, names)) if *m == mods && *f == fam && fam != 0 => names.push(c.name()),
+            _ => groups.push((mods, fam, vec![c.name()])),
+        }
+    }
+    let parts: Vec<String> = groups
+        .into_iter()
+        .map(|(m, _, names)| format!("{m}{}", names.join("/")))
+        .collect();
+    parts.join(sep)
+}
+
+/// When a binding applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    Always,
+    /// Only while the screen's text field (query, search) is empty: the
+    /// key is the field's otherwise.
+    EmptyField,
+}
+
+/// One line of the help: keys, each with its action, under one condition.
+#[derive(Debug)]
+pub struct Binding<A: 'static> {
+    pub keys: &'static [(Chord, A)],
+    pub when: When,
+    pub help: &'static str,
+}
+
+/// A binding that always applies.
+pub const fn bind<A>(keys: &'static [(Chord, A)], help: &'static str) -> Binding<A> {
+    Binding {
+        keys,
+        when: When::Always,
+        help,
+    }
+}
+
+/// A binding that applies only while the screen's text field is empty.
+pub const fn bind_when_empty<A>(keys: &'static [(Chord, A)], help: &'static str) -> Binding<A> {
+    Binding {
+        keys,
+        when: When::EmptyField,
+        help,
+    }
+}
+
+impl<A> Binding<A> {
+    pub fn label(&self) -> String {
+        label(self.keys.iter().map(|(c, _)| c), " ")
+    }
+}
+
+/// A screen's keys, in the order they are tried (and listed).
+#[derive(Debug)]
+pub struct Keymap<A: 'static>(pub &'static [Binding<A>]);
+
+impl<A: Copy + PartialEq> Keymap<A> {
+    /// The action `k` stands for, with the screen's field empty or not.
+    pub fn action(&self, k: &KeyEvent, field_empty: bool) -> Option<A> {
+        self.0
+            .iter()
+            .filter(|b| b.when == When::Always || field_empty)
+            .flat_map(|b| b.keys)
+            .find(|(c, _)| c.matches(k))
+            .map(|(_, a)| *a)
+    }
+
+    /// Whether `k` is one of this table's keys whatever the field holds
+    /// (a text field under it never sees it).
+    pub fn takes(&self, k: &KeyEvent) -> bool {
+        self.0
+            .iter()
+            .filter(|b| b.when == When::Always)
+            .flat_map(|b| b.keys)
+            .any(|(c, _)| c.matches(k))
+    }
+
+    /// The footer hint for `actions`: the names of their keys (quiet ones
+    /// and those of conditional bindings left out), then `text`.
+    pub fn hint(&self, actions: &[A], text: &str) -> String {
+        format!("{} {text}", self.keys_of(actions))
+    }
+
+    /// The names of the keys bound to `actions`, as hints write them.
+    pub fn keys_of(&self, actions: &[A]) -> String {
+        let chords: Vec<&Chord> = self
+            .0
+            .iter()
+            .filter(|b| b.when == When::Always)
+            .flat_map(|b| b.keys)
+            .filter(|(c, a)| !c.quiet && actions.contains(a))
+            .map(|(c, _)| c)
+            .collect();
+        label(chords, "/")
+    }
+
+    /// The help's rows: keys and what they do.
+    pub fn help_rows(&self) -> Vec<HelpRow> {
+        self.0
+            .iter()
+            .map(|b| HelpRow {
+                keys: b.label(),
+                text: b.help.to_string(),
+            })
+            .collect()
+    }
+
+    /// The help's rows for the editing keys of a text field under this
+    /// table: the field's own bindings, less the keys this table takes
+    /// for itself. Typing is left to the screen to describe
+    /// ([`HelpRow::typing`]).
+    pub fn field_rows<F: Copy + PartialEq>(&self, field: &Keymap<F>) -> Vec<HelpRow> {
+        field
+            .0
+            .iter()
+            .filter_map(|b| {
+                let keys: Vec<&Chord> = b
+                    .keys
+                    .iter()
+                    .map(|(c, _)| c)
+                    .filter(|c| c.key != Key::Text && !self.takes(&c.event()))
+                    .collect();
+                (!keys.is_empty()).then(|| HelpRow {
+                    keys: label(keys, " "),
+                    text: b.help.to_string(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// One row of a help overlay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HelpRow {
+    pub keys: String,
+    pub text: String,
+}
+
+impl HelpRow {
+    /// What typing does on a screen.
+    pub fn typing(text: &str) -> HelpRow {
+        HelpRow {
+            keys: TEXT.label(),
+            text: text.to_string(),
+        }
+    }
+
+    /// A heading row (keys empty).
+    pub fn heading(text: &str) -> HelpRow {
+        HelpRow {
+            keys: String::new(),
+            text: text.to_string(),
+        }
+    }
+}
+
+/// The answer to a question or a prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Yes,
+    No,
+}
+
+/// A yes/no question (Atomic's `tui.select.confirm` / `cancel`); other
+/// keys are ignored while it is up.
+pub const CONFIRM: Keymap<Answer> = Keymap(&[
+    bind(&[(key(KeyCode::Enter), Answer::Yes)], "yes"),
+    bind(
+        &[(key(KeyCode::Esc), Answer::No), (ctrl('c'), Answer::No)],
+        "no",
+    ),
+]);
+
+/// A one-line prompt: Enter takes the text, Esc drops it; other keys
+/// edit the field.
+pub const PROMPT: Keymap<Answer> = Keymap(&[
+    bind(&[(key(KeyCode::Enter), Answer::Yes)], "save"),
+    bind(
+        &[
+            (key(KeyCode::Esc), Answer::No),
+            (ctrl('c').quiet(), Answer::No),
+        ],
+        "cancel",
+    ),
+]);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_share_prefixes_within_a_kind() {
+        let c = [
+            ctrl('d'),
+            ctrl('t'),
+            ctrl('u'),
+            with(KeyCode::Left, KeyModifiers::CONTROL),
+        ];
+        assert_eq!(label(&c, "/"), "ctrl+d/t/u/ctrl+←");
+        let c = [
+            key(KeyCode::Up),
+            key(KeyCode::Down),
+            key(KeyCode::PageUp),
+            key(KeyCode::PageDown),
+            key(KeyCode::Home),
+            key(KeyCode::End),
+        ];
+        assert_eq!(label(&c, " "), "↑/↓ PgUp/PgDn Home/End");
+        assert_eq!(label(&[key(KeyCode::Esc), ctrl('c')], "/"), "esc/ctrl+c");
+        assert_eq!(ch('L').label(), "shift+l");
+        assert_eq!(ctrl('O').label(), "ctrl+shift+o");
+        assert_eq!(key(KeyCode::BackTab).label(), "shift+tab");
+    }
+
+    #[test]
+    fn shift_is_part_of_a_character() {
+        let ev = |code, mods| KeyEvent::new(code, mods);
+        assert!(ch('L').matches(&ev(KeyCode::Char('L'), KeyModifiers::SHIFT)));
+        assert!(ch('L').matches(&ev(KeyCode::Char('l'), KeyModifiers::SHIFT)));
+        assert!(ch('?').matches(&ev(KeyCode::Char('?'), KeyModifiers::SHIFT)));
+        assert!(ctrl('O').matches(&ev(
+            KeyCode::Char('o'),
+            KeyModifiers::CONTROL | KeyModifiers::SHIFT
+        )));
+        assert!(!ctrl('o').matches(&ev(
+            KeyCode::Char('o'),
+            KeyModifiers::CONTROL | KeyModifiers::SHIFT
+        )));
+        assert!(key(KeyCode::BackTab).matches(&ev(KeyCode::BackTab, KeyModifiers::SHIFT)));
+        // Other modifiers make another key.
+        assert!(!ctrl('s').matches(&ev(
+            KeyCode::Char('s'),
+            KeyModifiers::CONTROL | KeyModifiers::ALT
+        )));
+        assert!(TEXT.matches(&ev(KeyCode::Char('A'), KeyModifiers::SHIFT)));
+        assert!(!TEXT.matches(&ev(KeyCode::Char('a'), KeyModifiers::CONTROL)));
+    }
+}
