@@ -1547,7 +1547,11 @@ fn the_help_scrolls_when_it_does_not_fit() {
     app.height = 24;
     key(&mut app, KeyCode::F(1));
     let top = screen(&app, &fx.root);
-    assert!(top.contains("scroll (1–21 of"), "{top}");
+    assert!(top.contains("keys · 1–21 of"), "{top}");
+    assert!(
+        top.contains("↑/↓ PgUp/PgDn Home/End scroll · any other key closes"),
+        "{top}"
+    );
     assert!(!top.contains("ctrl+u/k"), "the last row is below:\n{top}");
     key(&mut app, KeyCode::End);
     let bottom = screen(&app, &fx.root);

@@ -79,7 +79,7 @@ pub fn help_key(
     area: Rect,
     scroll: usize,
 ) -> Option<usize> {
-    let (lines, shown) = help_geometry(rows, box_width, area);
+    let (lines, shown, _) = help_geometry(rows, box_width, area);
     let max = lines.saturating_sub(shown);
     let scroll = scroll.min(max);
     let page = shown.max(1);
@@ -93,13 +93,34 @@ pub fn help_key(
     })
 }
 
-/// The help's body lines at `box_width` over `area`, and how many of
-/// them the box shows at once.
-fn help_geometry(rows: &[HelpRow], box_width: u16, area: Rect) -> (usize, usize) {
+/// The help's body lines at `box_width` over `area`, how many of them
+/// the box shows at once, and its closing lines (how to scroll and close).
+fn help_geometry(rows: &[HelpRow], box_width: u16, area: Rect) -> (usize, usize, Vec<String>) {
     let r = centered(area, box_width, area.height);
-    let lines = help_lines(rows, r.width.saturating_sub(2), &Theme::plain()).len();
-    // Borders and the closing line.
-    (lines, (r.height.saturating_sub(3) as usize).min(lines))
+    let inner = r.width.saturating_sub(2);
+    let lines = help_lines(rows, inner, &Theme::plain()).len();
+    let room = r.height.saturating_sub(2) as usize;
+    if lines < room {
+        return (lines, lines, vec![" any key closes".into()]);
+    }
+    let closing: Vec<String> = wrap_styled(
+        &[vec![(
+            format!("{} scroll · any other key closes", HELP_KEYS.0[0].label()),
+            Style::default(),
+        )]],
+        (inner as usize).saturating_sub(1),
+    )
+    .into_iter()
+    .map(|l| {
+        let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+        format!(" {text}")
+    })
+    .collect();
+    (
+        lines,
+        room.saturating_sub(closing.len()).min(lines),
+        closing,
+    )
 }
 
 /// The help's rows laid out `inner` cells wide: keys in a column of
@@ -131,7 +152,14 @@ fn help_lines(rows: &[HelpRow], inner: u16, theme: &Theme) -> Vec<Line<'static>>
         l.iter().map(|(k, t)| k.len().max(t.len())).sum()
     };
     let widest = rows.iter().map(|r| width(&r.keys)).max().unwrap_or(0);
-    let key_w = (1..=widest.min(inner / 2).max(1))
+    // Keys break between names, never inside one.
+    let longest_name = rows
+        .iter()
+        .flat_map(|r| r.keys.split(' '))
+        .map(width)
+        .max()
+        .unwrap_or(1);
+    let key_w = (longest_name..=widest.min(inner / 2).max(longest_name))
         .rev()
         .min_by_key(|&w| height(&layout(w)))
         .unwrap_or(1);
@@ -167,27 +195,27 @@ pub fn help_overlay(
     box_width: u16,
     scroll: usize,
 ) {
-    let (total, shown) = help_geometry(rows, box_width, area);
-    let r = centered(area, box_width, shown as u16 + 3);
+    let (total, shown, closing) = help_geometry(rows, box_width, area);
+    let r = centered(area, box_width, (shown + closing.len()) as u16 + 2);
     let lines = help_lines(rows, r.width.saturating_sub(2), theme);
     let scroll = scroll.min(total - shown);
     clear_box(f, r);
+    // Where the box is in a help taller than the screen.
+    let title = if total > shown {
+        format!(" {title} · {}–{} of {total} ", scroll + 1, scroll + shown)
+    } else {
+        format!(" {title} ")
+    };
     let block = Block::default()
         .borders(Borders::ALL)
-        .title(Span::styled(format!(" {title} "), theme.title()))
+        .title(Span::styled(title, theme.title()))
         .border_style(theme.accent());
     let mut body: Vec<Line> = lines.into_iter().skip(scroll).take(shown).collect();
-    let closing = if total > shown {
-        format!(
-            " {} scroll ({}–{} of {total}) · any other key closes",
-            HELP_KEYS.0[0].label(),
-            scroll + 1,
-            scroll + shown
-        )
-    } else {
-        " any key closes".to_string()
-    };
-    body.push(Line::from(Span::styled(closing, theme.dim())));
+    body.extend(
+        closing
+            .into_iter()
+            .map(|l| Line::from(Span::styled(l, theme.dim()))),
+    );
     f.render_widget(Paragraph::new(body).block(block), r);
 }
 
