@@ -1533,7 +1533,13 @@ fn every_picker_key_is_dispatched_and_listed() {
     assert!(help.contains("any key closes"), "{help}");
     // The query's own keys: those the picker leaves to it are listed, the
     // others (Home/End) are not.
-    assert!(rows.iter().any(|r| r.keys == "ctrl+a/e"), "{rows:?}");
+    assert!(rows.iter().any(|r| r.keys == "ctrl+a"), "{rows:?}");
+    assert!(rows.iter().any(|r| r.keys == "ctrl+e"), "{rows:?}");
+    // No row of the field's describes a key the picker took from it.
+    assert_eq!(
+        KEYS.partly_taken(&arbor::ui::input::KEYS),
+        Vec::<String>::new()
+    );
     assert!(rows.iter().any(|r| r.keys == "type"), "{rows:?}");
 }
 
@@ -1552,10 +1558,10 @@ fn the_help_scrolls_when_it_does_not_fit() {
         top.contains("↑/↓ PgUp/PgDn Home/End scroll · any other key closes"),
         "{top}"
     );
-    assert!(!top.contains("ctrl+u/k"), "the last row is below:\n{top}");
+    assert!(!top.contains("ctrl+k"), "the last row is below:\n{top}");
     key(&mut app, KeyCode::End);
     let bottom = screen(&app, &fx.root);
-    assert!(bottom.contains("ctrl+u/k"), "{bottom}");
+    assert!(bottom.contains("ctrl+k"), "{bottom}");
     assert_eq!(app.picker.dialog, Dialog::Help);
     // Down at the bottom changes nothing: no frame.
     let step = app.step(AppEvent::Key(KeyEvent::new(
@@ -1703,4 +1709,42 @@ fn nothing_is_drawn_when_nothing_visible_changed() {
     assert!(!app.step_at(t + 1_000, AppEvent::Tick(t + 1_000)).redraw);
     assert!(app.step_at(t + 5_000, AppEvent::Tick(t + 5_000)).redraw);
     assert!(app.picker.status.is_none());
+}
+
+/// Issue #12: the picker at 80×24 and at 40×12 (current folder, so that no
+/// path, and no home folder, is on screen).
+#[test]
+fn picker_frames_at_80x24_and_40x12() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    app.width = 80;
+    app.height = 24;
+    drive(&mut app, AppEvent::Resize(80, 24));
+    insta::assert_snapshot!("picker_80x24", screen(&app, &fx.root));
+    drive(&mut app, AppEvent::Resize(40, 12));
+    let s = screen(&app, &fx.root);
+    assert!(s.contains("› "), "the selection is on screen:\n{s}");
+    insta::assert_snapshot!("picker_40x12", s);
+    key(&mut app, KeyCode::F(1));
+    insta::assert_snapshot!("picker_help_40x12", screen(&app, &fx.root));
+}
+
+/// The index being built behind the rows: `Indexing n/N` under the title.
+#[test]
+fn the_indexing_header() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    app.width = 80;
+    app.height = 12;
+    drive(&mut app, AppEvent::Indexing(Some((120, 2000))));
+    let s = screen(&app, &fx.root);
+    assert!(
+        s.lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("Indexing 120/2000")),
+        "{s}"
+    );
+    insta::assert_snapshot!("indexing_header", s);
+    drive(&mut app, AppEvent::Indexing(None));
+    assert!(!screen(&app, &fx.root).contains("Indexing"));
 }

@@ -439,6 +439,12 @@ fn continue_from_here_branches_in_place() {
     for c in "tried the csv crate".chars() {
         key(&mut app, KeyCode::Char(c));
     }
+    let s = screen(&app);
+    assert!(
+        s.contains("Summary of the abandoned branch (optional): tried the csv crate"),
+        "{s}"
+    );
+    insta::assert_snapshot!("branch_summary_prompt", s);
     let fx = key(&mut app, KeyCode::Enter);
     assert!(matches!(&fx[..], [Effect::Branch { .. }]));
     drive(&mut app, fx[0].clone());
@@ -494,7 +500,13 @@ fn a_legacy_file_asks_before_the_migration_rewrite() {
         tree(&app).dialog,
         TreeDialog::ConfirmMigrate { .. }
     ));
-    assert!(screen(&app).contains("rewrite it as version 3"));
+    // A short screen: the question under the first rows.
+    app.height = 10;
+    let s = screen(&app);
+    app.height = 30;
+    assert!(s.contains("rewrite it as version 3"), "{s}");
+    assert!(s.contains("enter rewrite · esc/ctrl+c cancel"), "{s}");
+    insta::assert_snapshot!("migration_question", s);
     key(&mut app, KeyCode::Esc);
     assert_eq!(
         std::fs::read(&path).unwrap(),
@@ -811,4 +823,290 @@ fn shift_e_exports_the_branch_ending_at_the_selection() {
     );
     app.update(AppEvent::Exported(Err("disk full".into())));
     assert!(screen(&app).contains("Export failed: disk full"));
+}
+
+/// What a key may change: the tree's whole state (the detail scroll, the
+/// filter, a dialog…).
+fn state_of(app: &App) -> String {
+    format!("{:?}", tree(app))
+}
+
+/// Issue #12: one table drives the tree's keys, its help and its hints.
+/// Every key in it is dispatched to its own action (no binding above it
+/// takes it first), does something, and is listed in the help.
+#[test]
+fn every_tree_key_is_dispatched_and_listed() {
+    use arbor::ui::keymap::When;
+    use arbor::ui::tree::{help_rows, CONTEXT_KEYS, KEYS};
+    let store = common::demo_store();
+    let path = common::find_session(&store.path().join("sessions"), "01a1fd62");
+    // A middle row (every move goes somewhere), the detail pane scrolled
+    // one line (both ways move it), a filter on (the default one is a
+    // change).
+    let start = || {
+        let mut app = open(&path, 120, 24);
+        key(&mut app, KeyCode::Home);
+        for _ in 0..12 {
+            key(&mut app, KeyCode::Down);
+        }
+        press(&mut app, KeyCode::Down, KeyModifiers::SHIFT);
+        ctrl(&mut app, 'u');
+        app
+    };
+    for b in KEYS.0 {
+        for (chord, action) in b.keys {
+            let name = chord.label();
+            let ev = chord.event();
+            assert_eq!(KEYS.action(&ev, true), Some(*action), "{name}");
+            let with_text = KEYS.action(&ev, false);
+            match b.when {
+                When::Always => assert_eq!(with_text, Some(*action), "{name}"),
+                When::EmptyField => assert_eq!(with_text, None, "{name}"),
+            }
+            let mut app = start();
+            let before = state_of(&app);
+            let fx = app.update(AppEvent::Key(ev));
+            let after = match &app.mode {
+                Mode::Tree(_) => state_of(&app),
+                Mode::Picker => "back in the picker".into(),
+            };
+            assert!(
+                !fx.is_empty() || after != before,
+                "{name} ({action:?}) did nothing"
+            );
+        }
+    }
+    // The context view (F3) has keys of its own.
+    for (chord, action) in CONTEXT_KEYS.0.iter().flat_map(|b| b.keys) {
+        let mut app = start();
+        key(&mut app, KeyCode::F(3));
+        key(&mut app, KeyCode::Down);
+        let before = state_of(&app);
+        let fx = app.update(AppEvent::Key(chord.event()));
+        assert!(
+            !fx.is_empty() || state_of(&app) != before,
+            "{} ({action:?}) did nothing in the context view",
+            chord.label()
+        );
+    }
+    let mut app = start();
+    key(&mut app, KeyCode::F(3));
+    let s = screen(&app);
+    for c in CONTEXT_KEYS.0.iter().flat_map(|b| b.keys).map(|k| &k.0) {
+        assert!(c.quiet || s.contains(&c.label()), "{}:\n{s}", c.label());
+    }
+    // The help, on a screen tall enough for all of it.
+    let mut app = start();
+    app.height = 80;
+    key(&mut app, KeyCode::F(1));
+    let help = screen(&app);
+    let rows = help_rows();
+    for b in KEYS.0 {
+        assert!(
+            rows.iter().any(|r| r.keys == b.label() && r.text == b.help),
+            "{} is not in the help",
+            b.label()
+        );
+    }
+    for r in &rows {
+        for part in [&r.keys, &r.text] {
+            for word in part.split(' ') {
+                assert!(help.contains(word), "{word:?} of {r:?}:\n{help}");
+            }
+        }
+    }
+    // The search's own keys: the tree takes ←/→, Home/End and Ctrl+A/U;
+    // Ctrl+B/F, Alt+B/F, Ctrl+E and Ctrl+K are the field's.
+    assert!(rows.iter().any(|r| r.keys == "ctrl+b/f"), "{rows:?}");
+    assert!(rows.iter().any(|r| r.keys == "ctrl+e"), "{rows:?}");
+    assert!(rows.iter().any(|r| r.keys == "ctrl+k"), "{rows:?}");
+    let field = rows
+        .iter()
+        .skip_while(|r| !r.keys.is_empty() || !r.text.starts_with("Editing"));
+    assert!(
+        !field.clone().any(|r| r.keys.contains("ctrl+a")),
+        "{rows:?}"
+    );
+    assert!(!field.clone().any(|r| r.keys.contains("Home")), "{rows:?}");
+    // No row of the field's describes a key the tree took from it.
+    assert_eq!(
+        KEYS.partly_taken(&arbor::ui::input::KEYS),
+        Vec::<String>::new()
+    );
+}
+
+/// The questions' keys come from their tables: each one answers (or
+/// toggles), and the question names the keys that are not quiet.
+#[test]
+fn tree_question_keys_are_dispatched_and_named() {
+    use arbor::ui::tree::{Choice, ExportChoice, CONTINUE_KEYS, EXPORT_KEYS};
+    let store = common::demo_store();
+    let path = common::find_session(&store.path().join("sessions"), "01a1fd62");
+    // A user message off the leaf: the Continue box offers its text.
+    let asked = |k: char| {
+        let mut app = open(&path, 120, 30);
+        while !selected_text(&app).starts_with("user: Let's keep it simple") {
+            key(&mut app, KeyCode::Up);
+        }
+        key(
+            &mut app,
+            if k == 'c' {
+                KeyCode::Enter
+            } else {
+                KeyCode::Char('E')
+            },
+        );
+        app
+    };
+    let s = screen(&asked('c'));
+    for (chord, choice) in CONTINUE_KEYS.0.iter().flat_map(|b| b.keys) {
+        assert!(
+            chord.quiet
+                || s.contains(&format!(" {} ", chord.label()))
+                || s.contains(&format!("({}", chord.label())),
+            "{}:\n{s}",
+            chord.label()
+        );
+        let mut app = asked('c');
+        let before = state_of(&app);
+        let fx = app.update(AppEvent::Key(chord.event()));
+        match choice {
+            Choice::Fork => assert!(matches!(fx[..], [Effect::Fork { .. }])),
+            Choice::Copy => assert!(matches!(fx[..], [Effect::Copy(_)])),
+            Choice::Branch => assert!(matches!(
+                tree(&app).dialog,
+                TreeDialog::BranchSummary { .. }
+            )),
+            Choice::Cancel => assert_eq!(tree(&app).dialog, TreeDialog::None),
+        }
+        assert_ne!(state_of(&app), before);
+    }
+    let s = screen(&asked('e'));
+    for (chord, choice) in EXPORT_KEYS.0.iter().flat_map(|b| b.keys) {
+        assert!(chord.quiet || s.contains(&chord.label()), "{s}");
+        let mut app = asked('e');
+        let fx = app.update(AppEvent::Key(chord.event()));
+        match choice {
+            ExportChoice::Markdown | ExportChoice::Html => {
+                assert!(matches!(fx[..], [Effect::Export { .. }]))
+            }
+            ExportChoice::Thinking => {
+                assert!(matches!(
+                    tree(&app).dialog,
+                    TreeDialog::Export { thinking: true, .. }
+                ))
+            }
+            ExportChoice::Cancel => assert_eq!(tree(&app).dialog, TreeDialog::None),
+        }
+    }
+}
+
+/// Issue #12: in the tree too, a tick changes nothing on screen (no
+/// frame) unless a status message ends or the day label times are
+/// written against turns; a key bound to nothing draws nothing.
+#[test]
+fn the_tree_draws_nothing_when_nothing_visible_changed() {
+    let store = common::demo_store();
+    let path = common::find_session(&store.path().join("sessions"), "01a1fd62");
+    let mut app = open(&path, 100, 30);
+    let t0 = NOW;
+    assert!(!app.step_at(t0 + 1_000, AppEvent::Tick(t0 + 1_000)).redraw);
+    let f5 = AppEvent::Key(KeyEvent::new(KeyCode::F(5), KeyModifiers::NONE));
+    assert!(!app.step(f5).redraw);
+    let ctrl_g = AppEvent::Key(KeyEvent::new(KeyCode::Char('g'), KeyModifiers::CONTROL));
+    assert!(!app.step(ctrl_g).redraw);
+    assert!(
+        app.step(AppEvent::Key(KeyEvent::new(
+            KeyCode::Up,
+            KeyModifiers::NONE
+        )))
+        .redraw
+    );
+    // Label times: `HH:MM` for today; the next day they read `M/D HH:MM`.
+    key(&mut app, KeyCode::Char('T'));
+    let midnight = 1_796_000_000_000 - 1_796_000_000_000 % 86_400_000;
+    assert!(
+        !app.step_at(midnight - 1_000, AppEvent::Tick(midnight - 1_000))
+            .redraw
+    );
+    assert!(app.step_at(midnight, AppEvent::Tick(midnight)).redraw);
+    key(&mut app, KeyCode::Char('T'));
+    // A status message's end is drawn.
+    if let Mode::Tree(t) = &mut app.mode {
+        t.status = Some(("Label saved".into(), false));
+    }
+    let t = midnight + 10_000;
+    assert!(!app.step_at(t, AppEvent::Tick(t)).redraw, "its time starts");
+    assert!(!app.step_at(t + 1_000, AppEvent::Tick(t + 1_000)).redraw);
+    assert!(app.step_at(t + 5_000, AppEvent::Tick(t + 5_000)).redraw);
+    assert!(tree(&app).status.is_none());
+    // The picker's background work behind the tree is not drawn.
+    let step = app.step(AppEvent::LoadProgress { done: 1, total: 2 });
+    assert!(!step.redraw);
+}
+
+/// The offer to resume after a branch from an entry that is not a user
+/// message (nothing to send again): one line under the tree.
+#[test]
+fn a_branch_offers_to_resume_there() {
+    let store = common::demo_store();
+    let path = common::find_session(&store.path().join("sessions"), "01a20947");
+    let mut app = open(&path, 80, 24);
+    let pos = tree(&app)
+        .rows
+        .iter()
+        .position(|r| {
+            let t = tree(&app);
+            t.loaded.session.entries[r.entry].role() == Some("assistant") && !t.is_leaf(r.entry)
+        })
+        .unwrap();
+    tree_select(&mut app, pos);
+    key(&mut app, KeyCode::Enter);
+    key(&mut app, KeyCode::Char('1'));
+    let fx = key(&mut app, KeyCode::Enter);
+    drive(&mut app, fx[0].clone());
+    assert!(matches!(
+        tree(&app).dialog,
+        TreeDialog::OfferResume { prompt: None, .. }
+    ));
+    let s = screen(&app);
+    assert!(
+        s.contains("Branched: the session now continues from there.")
+            && s.contains("Resume the agent there now?")
+            && s.contains("enter resume · esc stay"),
+        "{s}"
+    );
+    insta::assert_snapshot!("offer_resume", s);
+    // Esc stays, and says again what was done.
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(tree(&app).dialog, TreeDialog::None);
+    assert!(screen(&app).contains("Branched: the session now continues from there."));
+}
+
+/// Issue #12: both screens' frames at 80×24 and at 40×12 (the smallest
+/// size the help and questions are checked at).
+#[test]
+fn tree_frames_at_80x24_and_40x12() {
+    let store = common::demo_store();
+    let path = common::find_session(&store.path().join("sessions"), "01a1fd62");
+    let app = open(&path, 80, 24);
+    insta::assert_snapshot!("tree_80x24", screen(&app));
+    let mut app = open(&path, 40, 12);
+    let s = screen(&app);
+    assert!(s.contains("›"), "the selection is on screen:\n{s}");
+    insta::assert_snapshot!("tree_40x12", s);
+    key(&mut app, KeyCode::F(1));
+    insta::assert_snapshot!("tree_help_40x12", screen(&app));
+}
+
+/// `arbor tree SESSION` before the session is read: a line that says so.
+#[test]
+fn the_tree_only_loading_screen() {
+    let mut app = App::new("/".into(), NOW);
+    app.width = 40;
+    app.height = 12;
+    app.tree_only = true;
+    let s = screen(&app);
+    assert!(s.starts_with("Loading session…"), "{s}");
+    insta::assert_snapshot!("tree_only_loading", s);
 }

@@ -366,7 +366,7 @@ impl App {
                 if let AppEvent::Tick(now) = ev {
                     self.picker.tick(now);
                 }
-                Step::redraw(super::tree::update(self, ev))
+                super::tree::update(self, ev)
             }
             // Background results keep the picker current while the tree is
             // open, unseen there.

@@ -74,13 +74,12 @@ pub const KEYS: Keymap<Op> = Keymap(&[
         "cursor: a word left / right",
     ),
     bind(
-        &[
-            (key(KeyCode::Home), Op::Start),
-            (key(KeyCode::End), Op::End),
-            (ctrl('a'), Op::Start),
-            (ctrl('e'), Op::End),
-        ],
-        "cursor: to the start / end",
+        &[(key(KeyCode::Home), Op::Start), (ctrl('a'), Op::Start)],
+        "cursor: to the start",
+    ),
+    bind(
+        &[(key(KeyCode::End), Op::End), (ctrl('e'), Op::End)],
+        "cursor: to the end",
     ),
     bind(
         &[
@@ -118,10 +117,8 @@ pub const KEYS: Keymap<Op> = Keymap(&[
         ],
         "delete the word after the cursor",
     ),
-    bind(
-        &[(ctrl('u'), Op::DeleteToStart), (ctrl('k'), Op::DeleteToEnd)],
-        "delete to the start / end",
-    ),
+    bind(&[(ctrl('u'), Op::DeleteToStart)], "delete to the start"),
+    bind(&[(ctrl('k'), Op::DeleteToEnd)], "delete to the end"),
 ]);
 
 #[derive(Debug, Clone, Default)]

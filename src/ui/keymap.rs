@@ -175,7 +175,9 @@ fn normalize(k: &KeyEvent) -> (KeyCode, KeyModifiers) {
 }
 
 /// Chords written compactly: runs of the same modifiers and kind of key
-/// share one prefix (`ctrl+d/t/u`, `↑/↓`); runs are joined by `sep`.
+/// share one prefix (`ctrl+d/t/u`, `↑/↓`); runs are joined by `sep`, or
+/// by a space when one of them is several keys already (`↑/↓ PgUp/PgDn`,
+/// never `↑/↓/PgUp/PgDn`).
 pub fn label<'a>(chords: impl IntoIterator<Item = &'a Chord>, sep: &str) -> String {
     let mut groups: Vec<(String, u8, Vec<String>)> = Vec::new();
     for c in chords {
@@ -185,6 +187,11 @@ pub fn label<'a>(chords: impl IntoIterator<Item = &'a Chord>, sep: &str) -> Stri
             _ => groups.push((mods, fam, vec![c.name()])),
         }
     }
+    let sep = if groups.iter().any(|g| g.2.len() > 1) {
+        " "
+    } else {
+        sep
+    };
     let parts: Vec<String> = groups
         .into_iter()
         .map(|(m, _, names)| format!("{m}{}", names.join("/")))
@@ -266,15 +273,19 @@ impl<A: Copy + PartialEq> Keymap<A> {
 
     /// The names of the keys bound to `actions`, as hints write them.
     pub fn keys_of(&self, actions: &[A]) -> String {
-        let chords: Vec<&Chord> = self
-            .0
+        label(self.hinted(actions), "/")
+    }
+
+    /// The keys bound to `actions` that hints name: not quiet, and not of
+    /// a conditional binding.
+    pub fn hinted(&self, actions: &[A]) -> Vec<&Chord> {
+        self.0
             .iter()
             .filter(|b| b.when == When::Always)
             .flat_map(|b| b.keys)
             .filter(|(c, a)| !c.quiet && actions.contains(a))
             .map(|(c, _)| c)
-            .collect();
-        label(chords, "/")
+            .collect()
     }
 
     /// The help's rows: keys and what they do.
@@ -308,6 +319,28 @@ impl<A: Copy + PartialEq> Keymap<A> {
                     text: b.help.to_string(),
                 })
             })
+            .collect()
+    }
+}
+
+impl<A: Copy + PartialEq> Keymap<A> {
+    /// Rows of `field` whose keys this table takes only some of, leaving
+    /// one of the row's actions without a key: its help text would then
+    /// describe a key the field does not have here. Tables are written so
+    /// that there are none (a test checks).
+    pub fn partly_taken<F: Copy + PartialEq>(&self, field: &Keymap<F>) -> Vec<String> {
+        field
+            .0
+            .iter()
+            .filter(|b| {
+                b.keys.iter().any(|(_, a)| {
+                    b.keys
+                        .iter()
+                        .filter(|(_, x)| x == a)
+                        .all(|(c, _)| self.takes(&c.event()))
+                }) && !b.keys.iter().all(|(c, _)| self.takes(&c.event()))
+            })
+            .map(|b| b.label())
             .collect()
     }
 }
@@ -379,7 +412,7 @@ mod tests {
             ctrl('u'),
             with(KeyCode::Left, KeyModifiers::CONTROL),
         ];
-        assert_eq!(label(&c, "/"), "ctrl+d/t/u/ctrl+←");
+        assert_eq!(label(&c, "/"), "ctrl+d/t/u ctrl+←");
         let c = [
             key(KeyCode::Up),
             key(KeyCode::Down),

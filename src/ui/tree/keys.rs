@@ -6,30 +6,287 @@ use crossterm::event::{
 
 use super::state::{Pending, TreeDialog, TreeState};
 use crate::session::view::Filter;
-use crate::ui::app::{App, AppEvent, Effect, Mode, Outcome};
+use crate::ui::app::{App, AppEvent, Effect, Mode, Outcome, Step};
 use crate::ui::input::{Edit, LineInput};
+use crate::ui::keymap::{
+    bind, bind_when_empty, ch, ctrl, key, with, Answer, Keymap, CONFIRM, PROMPT,
+};
+use crate::ui::widgets::help_key;
 
-fn ctrl(k: &KeyEvent) -> bool {
-    k.modifiers.contains(KeyModifiers::CONTROL)
+/// What the tree's keys do (see [`KEYS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    First,
+    Last,
+    FoldUp,
+    UnfoldDown,
+    DetailUp,
+    DetailDown,
+    Continue,
+    Label,
+    LabelTimes,
+    Export,
+    Filter(Filter),
+    Cycle,
+    CycleBack,
+    Detail,
+    Context,
+    Help,
+    Back,
+    Quit,
 }
-fn alt(k: &KeyEvent) -> bool {
-    k.modifiers.contains(KeyModifiers::ALT)
+
+const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
+const CONTROL: KeyModifiers = KeyModifiers::CONTROL;
+const ALT: KeyModifiers = KeyModifiers::ALT;
+
+/// The tree's keys: dispatch, the help (F1) and the footer's key names all
+/// come from here. Keys not listed go to the search field, so the
+/// tree's own ←/→, Home/End, Ctrl/Alt+←/→ and Ctrl+A/U are not the
+/// field's here.
+pub const KEYS: Keymap<Action> = Keymap(&[
+    bind(
+        &[
+            (key(KeyCode::Up), Action::Up),
+            (key(KeyCode::Down), Action::Down),
+            // While searching the rows are the matches: these step
+            // through them without leaving the field (n/N would type).
+            (ctrl('n').quiet(), Action::Down),
+            (ctrl('p').quiet(), Action::Up),
+        ],
+        "move (wraps around); with a search, through its matches",
+    ),
+    bind(
+        &[
+            (key(KeyCode::Left), Action::PageUp),
+            (key(KeyCode::Right), Action::PageDown),
+            (key(KeyCode::PageUp).quiet(), Action::PageUp),
+            (key(KeyCode::PageDown).quiet(), Action::PageDown),
+        ],
+        "page up / down",
+    ),
+    bind(
+        &[
+            (key(KeyCode::Home), Action::First),
+            (key(KeyCode::End), Action::Last),
+        ],
+        "first / last",
+    ),
+    bind(
+        &[
+            (with(KeyCode::Left, CONTROL), Action::FoldUp),
+            (with(KeyCode::Left, ALT).quiet(), Action::FoldUp),
+        ],
+        "fold a root or branch start, else jump up a branch",
+    ),
+    bind(
+        &[
+            (with(KeyCode::Right, CONTROL), Action::UnfoldDown),
+            (with(KeyCode::Right, ALT).quiet(), Action::UnfoldDown),
+        ],
+        "unfold, else jump down to the next branch or its end",
+    ),
+    bind(
+        &[
+            (with(KeyCode::Up, SHIFT), Action::DetailUp),
+            (with(KeyCode::Down, SHIFT), Action::DetailDown),
+        ],
+        "scroll the detail pane",
+    ),
+    bind(
+        &[(key(KeyCode::Enter), Action::Continue)],
+        "continue from here: branch in place or fork to a new file",
+    ),
+    bind(
+        &[(ch('L'), Action::Label)],
+        "edit the label (empty removes it)",
+    ),
+    bind(&[(ch('T'), Action::LabelTimes)], "show label times"),
+    bind(
+        &[(ch('E'), Action::Export)],
+        "export the branch ending here into the current folder",
+    ),
+    bind(
+        &[(ctrl('d'), Action::Filter(Filter::Default))],
+        "default filter",
+    ),
+    bind(
+        &[(ctrl('t'), Action::Filter(Filter::NoTools))],
+        "no tool results",
+    ),
+    bind(
+        &[(ctrl('u'), Action::Filter(Filter::UserOnly))],
+        "user messages only",
+    ),
+    bind(
+        &[(ctrl('l'), Action::Filter(Filter::LabeledOnly))],
+        "labeled entries only",
+    ),
+    bind(&[(ctrl('a'), Action::Filter(Filter::All))], "all entries"),
+    bind(&[(ctrl('o'), Action::Cycle)], "cycle the filters"),
+    bind(
+        &[(ctrl('O'), Action::CycleBack)],
+        "cycle the filters backwards",
+    ),
+    bind(
+        &[(key(KeyCode::F(2)), Action::Detail)],
+        "detail pane on/off",
+    ),
+    bind(
+        &[(key(KeyCode::F(3)), Action::Context)],
+        "context: what the model sees when resuming here",
+    ),
+    bind(&[(key(KeyCode::F(1)), Action::Help)], "this help"),
+    bind_when_empty(
+        &[(ch('?'), Action::Help)],
+        "this help, when the search is empty",
+    ),
+    bind(
+        &[(key(KeyCode::Esc), Action::Back)],
+        "clear the search, else back to the picker (or quit)",
+    ),
+    bind(&[(ctrl('c'), Action::Quit)], "quit"),
+]);
+
+/// What the context view's keys do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContextAction {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Close,
+    Quit,
 }
-fn shift(k: &KeyEvent) -> bool {
-    k.modifiers.contains(KeyModifiers::SHIFT)
+
+/// The context view's keys (F3): it scrolls; F3 or Esc go back.
+pub const CONTEXT_KEYS: Keymap<ContextAction> = Keymap(&[
+    bind(
+        &[
+            (key(KeyCode::Up), ContextAction::Up),
+            (key(KeyCode::Down), ContextAction::Down),
+            (key(KeyCode::PageUp), ContextAction::PageUp),
+            (key(KeyCode::PageDown), ContextAction::PageDown),
+            (key(KeyCode::Home).quiet(), ContextAction::Top),
+        ],
+        "scroll",
+    ),
+    bind(
+        &[
+            (key(KeyCode::F(3)), ContextAction::Close),
+            (key(KeyCode::Esc), ContextAction::Close),
+        ],
+        "back to the tree",
+    ),
+    bind(&[(ctrl('c').quiet(), ContextAction::Quit)], "quit"),
+]);
+
+/// The Continue box's answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    Branch,
+    Fork,
+    Copy,
+    Cancel,
 }
+
+/// The Continue box (Enter): a numbered choice; the letters are
+/// mnemonics for the numbers.
+pub const CONTINUE_KEYS: Keymap<Choice> = Keymap(&[
+    bind(
+        &[(ch('1'), Choice::Branch), (ch('b').quiet(), Choice::Branch)],
+        "branch here, in place",
+    ),
+    bind(
+        &[(ch('2'), Choice::Fork), (ch('f').quiet(), Choice::Fork)],
+        "fork to a new session file",
+    ),
+    bind(
+        &[(ch('y'), Choice::Copy)],
+        "copy the user message to the clipboard",
+    ),
+    bind(
+        &[
+            (ch('3'), Choice::Cancel),
+            (key(KeyCode::Esc), Choice::Cancel),
+            (ctrl('c').quiet(), Choice::Cancel),
+        ],
+        "cancel",
+    ),
+]);
+
+/// The export question's answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportChoice {
+    Markdown,
+    Html,
+    Thinking,
+    Cancel,
+}
+
+/// The export question (Shift+E).
+pub const EXPORT_KEYS: Keymap<ExportChoice> = Keymap(&[
+    bind(
+        &[
+            (ch('m'), ExportChoice::Markdown),
+            (ch('1').quiet(), ExportChoice::Markdown),
+        ],
+        "Markdown",
+    ),
+    bind(
+        &[
+            (ch('h'), ExportChoice::Html),
+            (ch('2').quiet(), ExportChoice::Html),
+        ],
+        "HTML",
+    ),
+    bind(&[(ch('t'), ExportChoice::Thinking)], "thinking on/off"),
+    bind(
+        &[
+            (key(KeyCode::Esc), ExportChoice::Cancel),
+            (ch('3').quiet(), ExportChoice::Cancel),
+            (ctrl('c').quiet(), ExportChoice::Cancel),
+        ],
+        "cancel",
+    ),
+]);
+
+/// The offer to resume after a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Offer {
+    Resume,
+    Copy,
+    Stay,
+}
+
+pub const OFFER_KEYS: Keymap<Offer> = Keymap(&[
+    bind(&[(key(KeyCode::Enter), Offer::Resume)], "resume"),
+    bind(&[(ch('y'), Offer::Copy)], "copy the message"),
+    bind(
+        &[
+            (key(KeyCode::Esc), Offer::Stay),
+            (ctrl('c').quiet(), Offer::Stay),
+        ],
+        "stay",
+    ),
+]);
 
 /// Handles an event while the tree view is open.
-pub fn update(app: &mut App, ev: AppEvent) -> Vec<Effect> {
-    let (w, h) = (app.width, app.height);
+pub fn update(app: &mut App, ev: AppEvent) -> Step {
+    let (w, h, frame_ms) = (app.width, app.height, app.frame_ms);
     let Mode::Tree(t) = &mut app.mode else {
-        return Vec::new();
+        return Step::none();
     };
     let list_h = super::view::list_area(w, h).height as usize;
     t.page = list_h.max(1);
-    let fx = match ev {
-        AppEvent::Key(k) if k.kind != KeyEventKind::Release => on_key(t, k),
-        AppEvent::Paste(text) => on_paste(t, &text),
+    let step: Step = match ev {
+        AppEvent::Key(k) if k.kind != KeyEventKind::Release => on_key(t, k, w, h).into(),
+        AppEvent::Paste(text) => on_paste(t, &text).into(),
         AppEvent::Mouse(m) => {
             let area = super::view::list_area(w, h);
             match m.kind {
@@ -43,29 +300,35 @@ pub fn update(app: &mut App, ev: AppEvent) -> Vec<Effect> {
                         t.select_row(pos);
                     }
                 }
-                _ => {}
+                _ => return Step::none(),
             }
-            Vec::new()
+            Step::redraw(Vec::new())
         }
         AppEvent::Tick(now) => {
             t.now_ms = now;
             let shown = t.status.as_ref().map(|(s, _)| s.as_str());
-            if t.status_timer.expired(shown, now) {
+            let expired = t.status_timer.expired(shown, now);
+            if expired {
                 t.status = None;
             }
-            Vec::new()
+            // Label times read `HH:MM` today, `M/D HH:MM` before.
+            let dated = t.label_times && t.label_day_changed(frame_ms, now);
+            Step {
+                effects: Vec::new(),
+                redraw: expired || dated,
+            }
         }
-        _ => Vec::new(),
+        _ => Step::none(),
     };
     let Mode::Tree(t) = &mut app.mode else {
-        return fx;
+        return step;
     };
     t.clamp_scroll(list_h);
     // Leaving the tree: back to the picker, selection untouched there.
-    if fx.iter().any(|e| matches!(e, Effect::CloseTree)) {
+    if step.effects.iter().any(|e| matches!(e, Effect::CloseTree)) {
         app.mode = Mode::Picker;
     }
-    fx
+    step
 }
 
 fn move_by(t: &mut TreeState, delta: isize, wrap: bool) {
@@ -116,26 +379,55 @@ fn segment_start_down(t: &TreeState, pos: usize) -> usize {
     }
 }
 
-fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
-    if let Some(fx) = on_dialog_key(t, &k) {
-        return fx;
+/// A key: its effects, or `None` when it did nothing (not a key of the
+/// view, the field or the question up).
+fn on_key(t: &mut TreeState, k: KeyEvent, width: u16, height: u16) -> Option<Vec<Effect>> {
+    if t.dialog == TreeDialog::Help {
+        let rows = super::view::help_rows();
+        let area = ratatui::layout::Rect::new(0, 0, width, height);
+        match help_key(&k, &rows, super::view::HELP_WIDTH, area, t.help_scroll) {
+            Some(scroll) if scroll == t.help_scroll => return None,
+            Some(scroll) => t.help_scroll = scroll,
+            None => t.dialog = TreeDialog::None,
+        }
+        return Some(Vec::new());
+    }
+    if t.dialog != TreeDialog::None {
+        return on_dialog_key(t, &k);
     }
     if t.context_view {
-        match k.code {
-            KeyCode::F(3) | KeyCode::Esc => t.context_view = false,
-            KeyCode::Char('c') if ctrl(&k) => return vec![Effect::Exit(Outcome::Quit)],
-            KeyCode::Up => t.context_scroll = t.context_scroll.saturating_sub(1),
-            KeyCode::Down => t.context_scroll = t.context_scroll.saturating_add(1),
-            KeyCode::PageUp => t.context_scroll = t.context_scroll.saturating_sub(t.page as u16),
-            KeyCode::PageDown => t.context_scroll = t.context_scroll.saturating_add(t.page as u16),
-            KeyCode::Home => t.context_scroll = 0,
-            _ => {}
+        let page = t.page as u16;
+        match CONTEXT_KEYS.action(&k, true)? {
+            ContextAction::Close => t.context_view = false,
+            ContextAction::Quit => return Some(vec![Effect::Exit(Outcome::Quit)]),
+            ContextAction::Up => t.context_scroll = t.context_scroll.saturating_sub(1),
+            ContextAction::Down => t.context_scroll = t.context_scroll.saturating_add(1),
+            ContextAction::PageUp => t.context_scroll = t.context_scroll.saturating_sub(page),
+            ContextAction::PageDown => t.context_scroll = t.context_scroll.saturating_add(page),
+            ContextAction::Top => t.context_scroll = 0,
         }
-        return Vec::new();
+        return Some(Vec::new());
     }
+    match KEYS.action(&k, t.search.is_empty()) {
+        Some(action) => Some(act(t, action)),
+        // Everything else edits the search.
+        None => match t.search.handle_key(&k) {
+            Edit::Ignored => None,
+            Edit::Moved => Some(Vec::new()),
+            Edit::Changed => {
+                // Every search edit clears the folds (Atomic).
+                t.folded.clear();
+                t.rebuild();
+                Some(Vec::new())
+            }
+        },
+    }
+}
+
+fn act(t: &mut TreeState, action: Action) -> Vec<Effect> {
     let page = t.page as isize;
-    match k.code {
-        KeyCode::Esc => {
+    match action {
+        Action::Back => {
             if !t.search.is_empty() {
                 // As Atomic: clearing the search also clears the folds.
                 t.search.clear();
@@ -147,16 +439,12 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
                 return vec![Effect::Exit(Outcome::Quit)];
             }
         }
-        KeyCode::Char('c') if ctrl(&k) => return vec![Effect::Exit(Outcome::Quit)],
-        KeyCode::Up if shift(&k) => t.detail_scroll = t.detail_scroll.saturating_sub(1),
-        KeyCode::Down if shift(&k) => t.detail_scroll = t.detail_scroll.saturating_add(1),
-        KeyCode::Up => move_by(t, -1, true),
-        KeyCode::Down => move_by(t, 1, true),
-        // While searching the rows are the matches, so these step through
-        // them without leaving the search field (n/N would type).
-        KeyCode::Char('n') if ctrl(&k) => move_by(t, 1, true),
-        KeyCode::Char('p') if ctrl(&k) => move_by(t, -1, true),
-        KeyCode::Left if ctrl(&k) || alt(&k) => {
+        Action::Quit => return vec![Effect::Exit(Outcome::Quit)],
+        Action::DetailUp => t.detail_scroll = t.detail_scroll.saturating_sub(1),
+        Action::DetailDown => t.detail_scroll = t.detail_scroll.saturating_add(1),
+        Action::Up => move_by(t, -1, true),
+        Action::Down => move_by(t, 1, true),
+        Action::FoldUp => {
             if let Some(pos) = t.selected {
                 let r = &t.rows[pos];
                 if r.foldable && !r.folded {
@@ -168,7 +456,7 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
                 }
             }
         }
-        KeyCode::Right if ctrl(&k) || alt(&k) => {
+        Action::UnfoldDown => {
             if let Some(pos) = t.selected {
                 if t.rows[pos].folded {
                     let id = t.entry_id(t.rows[pos].entry).to_string();
@@ -180,39 +468,24 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
                 }
             }
         }
-        KeyCode::Left | KeyCode::PageUp => move_by(t, -page, false),
-        KeyCode::Right | KeyCode::PageDown => move_by(t, page, false),
-        KeyCode::Home => t.select_row(0),
-        KeyCode::End => t.select_row(t.rows.len().saturating_sub(1)),
-        KeyCode::Char(c)
-            if ctrl(&k) && matches!(c.to_ascii_lowercase(), 'd' | 't' | 'u' | 'l' | 'a') =>
-        {
-            let f = match c.to_ascii_lowercase() {
-                't' => Filter::NoTools,
-                'u' => Filter::UserOnly,
-                'l' => Filter::LabeledOnly,
-                'a' => Filter::All,
-                _ => Filter::Default,
-            };
-            // Each direct key toggles back to the default filter.
-            t.set_filter(if t.filter == f { Filter::Default } else { f });
+        Action::PageUp => move_by(t, -page, false),
+        Action::PageDown => move_by(t, page, false),
+        Action::First => t.select_row(0),
+        Action::Last => t.select_row(t.rows.len().saturating_sub(1)),
+        // Each direct key toggles back to the default filter.
+        Action::Filter(f) => t.set_filter(if t.filter == f { Filter::Default } else { f }),
+        Action::Cycle => t.set_filter(t.filter.next()),
+        Action::CycleBack => t.set_filter(t.filter.prev()),
+        Action::Help => {
+            t.dialog = TreeDialog::Help;
+            t.help_scroll = 0;
         }
-        KeyCode::Char('o') | KeyCode::Char('O') if ctrl(&k) => {
-            let f = if shift(&k) || k.code == KeyCode::Char('O') {
-                t.filter.prev()
-            } else {
-                t.filter.next()
-            };
-            t.set_filter(f);
-        }
-        KeyCode::F(1) => t.dialog = TreeDialog::Help,
-        KeyCode::Char('?') if t.search.is_empty() && !ctrl(&k) => t.dialog = TreeDialog::Help,
-        KeyCode::F(2) => t.detail_on = Some(!t.detail_on.unwrap_or(true)),
-        KeyCode::F(3) => {
+        Action::Detail => t.detail_on = Some(!t.detail_on.unwrap_or(true)),
+        Action::Context => {
             t.context_scroll = 0;
             t.open_context();
         }
-        KeyCode::Char('L') if !ctrl(&k) && !alt(&k) => {
+        Action::Label => {
             if let Some(i) = t.selected_entry() {
                 let target = t.entry_id(i).to_string();
                 let input = t
@@ -225,10 +498,8 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
                 t.dialog = TreeDialog::Label { target, input };
             }
         }
-        KeyCode::Char('T') if !ctrl(&k) && !alt(&k) => {
-            t.label_times = !t.label_times;
-        }
-        KeyCode::Char('E') if !ctrl(&k) && !alt(&k) => {
+        Action::LabelTimes => t.label_times = !t.label_times,
+        Action::Export => {
             if let Some(i) = t.selected_entry() {
                 t.dialog = TreeDialog::Export {
                     entry: t.entry_id(i).to_string(),
@@ -236,7 +507,7 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
                 };
             }
         }
-        KeyCode::Enter => {
+        Action::Continue => {
             if let Some(i) = t.selected_entry() {
                 if t.is_leaf(i) {
                     t.status = Some(("Already at this point".into(), false));
@@ -247,16 +518,6 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
                 }
             }
         }
-        // Everything else edits the search. The keys above are the tree's
-        // (←/→, Home/End, Ctrl/Alt+←/→, Ctrl+A/U filters), so here the
-        // cursor moves with Ctrl+B/F, Alt+B/F and Ctrl+E.
-        _ => {
-            if t.search.handle_key(&k) == Edit::Changed {
-                // Every search edit clears the folds (Atomic).
-                t.folded.clear();
-                t.rebuild();
-            }
-        }
     }
     Vec::new()
 }
@@ -264,10 +525,10 @@ fn on_key(t: &mut TreeState, k: KeyEvent) -> Vec<Effect> {
 /// Pasted text goes into the prompt being edited, else into the search
 /// (starting one); the other dialogs and the context view ignore it, so a
 /// paste never answers a question.
-fn on_paste(t: &mut TreeState, text: &str) -> Vec<Effect> {
+fn on_paste(t: &mut TreeState, text: &str) -> Option<Vec<Effect>> {
     match &mut t.dialog {
         TreeDialog::Label { input, .. } | TreeDialog::BranchSummary { input, .. } => {
-            input.insert(text);
+            (input.insert(text) == Edit::Changed).then(Vec::new)
         }
         TreeDialog::None if !t.context_view => {
             let changed = t.search.insert(text) == Edit::Changed;
@@ -275,10 +536,10 @@ fn on_paste(t: &mut TreeState, text: &str) -> Vec<Effect> {
                 t.folded.clear();
                 t.rebuild();
             }
+            changed.then(Vec::new)
         }
-        _ => {}
+        _ => None,
     }
-    Vec::new()
 }
 
 /// Writes go through here: a v1/v2 file must be migrated first, after asking.
@@ -306,37 +567,29 @@ pub fn pending_effect(t: &TreeState, p: Pending) -> Effect {
     }
 }
 
+/// A key while a question or prompt is up: its effects, or `None` when it
+/// is not one of the question's keys (or the prompt's field's).
 fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
-    let cancel = k.code == KeyCode::Esc || (ctrl(k) && k.code == KeyCode::Char('c'));
     match &mut t.dialog {
-        TreeDialog::None => None,
-        TreeDialog::Help => {
-            t.dialog = TreeDialog::None;
-            Some(Vec::new())
-        }
-        TreeDialog::Label { target, input } => {
-            if cancel {
+        TreeDialog::None | TreeDialog::Help => None,
+        TreeDialog::Label { target, input } => match PROMPT.action(k, true) {
+            Some(Answer::Yes) => {
+                let target = target.clone();
+                let text = input.text().trim().to_string();
+                // Empty removes the label.
+                let label = (!text.is_empty()).then_some(text);
+                Some(write(t, Pending::Label { target, label }))
+            }
+            Some(Answer::No) => {
                 t.dialog = TreeDialog::None;
-                return Some(Vec::new());
+                Some(Vec::new())
             }
-            match k.code {
-                KeyCode::Enter => {
-                    let target = target.clone();
-                    let text = input.text().trim().to_string();
-                    // Empty removes the label.
-                    let label = (!text.is_empty()).then_some(text);
-                    return Some(write(t, Pending::Label { target, label }));
-                }
-                _ => {
-                    input.handle_key(k);
-                }
-            }
-            Some(Vec::new())
-        }
+            None => (input.handle_key(k) != Edit::Ignored).then(Vec::new),
+        },
         TreeDialog::Continue { entry } => {
             let entry = entry.clone();
-            match k.code {
-                KeyCode::Char('1') | KeyCode::Char('b') => {
+            match CONTINUE_KEYS.action(k, true)? {
+                Choice::Branch => {
                     // Before a user message: its text is offered again
                     // once the move is written.
                     t.resend = user_text(t, &entry);
@@ -345,7 +598,7 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
                         input: LineInput::default(),
                     };
                 }
-                KeyCode::Char('2') | KeyCode::Char('f') => {
+                Choice::Fork => {
                     // The fork ends before a user message (Atomic's /fork);
                     // its text is offered with the new session.
                     t.resend = user_text(t, &entry);
@@ -356,36 +609,31 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
                         entry,
                     }]);
                 }
-                KeyCode::Char('y') => {
-                    if let Some(text) = user_text(t, &entry) {
-                        // OSC 52 has no answer: arbor cannot know whether
-                        // the terminal honoured it, so it says what it did.
-                        t.status = Some((
-                            "Message sent to the terminal's clipboard (OSC 52)".into(),
-                            false,
-                        ));
-                        return Some(vec![Effect::Copy(text)]);
-                    }
+                Choice::Copy => {
+                    let text = user_text(t, &entry)?;
+                    // OSC 52 has no answer: arbor cannot know whether the
+                    // terminal honoured it, so it says what it did.
+                    t.status = Some((
+                        "Message sent to the terminal's clipboard (OSC 52)".into(),
+                        false,
+                    ));
+                    return Some(vec![Effect::Copy(text)]);
                 }
-                KeyCode::Char('3') | KeyCode::Esc => t.dialog = TreeDialog::None,
-                KeyCode::Char('c') if ctrl(k) => t.dialog = TreeDialog::None,
-                _ => {}
+                Choice::Cancel => t.dialog = TreeDialog::None,
             }
             Some(Vec::new())
         }
         TreeDialog::Export { entry, thinking } => {
             use crate::session::export::{default_file_name, ExportFormat};
-            let format = match k.code {
-                KeyCode::Char('m') | KeyCode::Char('1') => ExportFormat::Markdown,
-                KeyCode::Char('h') | KeyCode::Char('2') => ExportFormat::Html,
-                KeyCode::Char('t') => {
+            let format = match EXPORT_KEYS.action(k, true)? {
+                ExportChoice::Markdown => ExportFormat::Markdown,
+                ExportChoice::Html => ExportFormat::Html,
+                ExportChoice::Thinking => {
                     *thinking = !*thinking;
                     return Some(Vec::new());
                 }
-                _ => {
-                    if cancel || k.code == KeyCode::Char('3') {
-                        t.dialog = TreeDialog::None;
-                    }
+                ExportChoice::Cancel => {
+                    t.dialog = TreeDialog::None;
                     return Some(Vec::new());
                 }
             };
@@ -401,41 +649,35 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
                 file_name,
             }])
         }
-        TreeDialog::BranchSummary { entry, input } => {
-            if cancel {
+        TreeDialog::BranchSummary { entry, input } => match PROMPT.action(k, true) {
+            Some(Answer::Yes) => {
+                let p = Pending::Branch {
+                    entry: entry.clone(),
+                    summary: input.text().trim().to_string(),
+                };
+                Some(write(t, p))
+            }
+            Some(Answer::No) => {
                 t.dialog = TreeDialog::None;
-                return Some(Vec::new());
+                Some(Vec::new())
             }
-            match k.code {
-                KeyCode::Enter => {
-                    let p = Pending::Branch {
-                        entry: entry.clone(),
-                        summary: input.text().trim().to_string(),
-                    };
-                    return Some(write(t, p));
-                }
-                _ => {
-                    input.handle_key(k);
-                }
-            }
-            Some(Vec::new())
-        }
+            None => (input.handle_key(k) != Edit::Ignored).then(Vec::new),
+        },
         TreeDialog::ConfirmMigrate { then } => {
             let then = then.clone();
-            match k.code {
-                KeyCode::Enter => {
+            match CONFIRM.action(k, true)? {
+                Answer::Yes => {
                     t.dialog = TreeDialog::None;
                     Some(vec![Effect::MigrateThen {
                         path: t.path.clone(),
                         then: Box::new(pending_effect(t, then)),
                     }])
                 }
-                _ if cancel => {
+                Answer::No => {
                     t.dialog = TreeDialog::None;
                     t.status = Some(("Nothing written".into(), false));
                     Some(Vec::new())
                 }
-                _ => Some(Vec::new()),
             }
         }
         TreeDialog::OfferResume {
@@ -446,13 +688,13 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
             prompt,
         } => {
             let (path, id, cwd, what) = (path.clone(), id.clone(), cwd.clone(), what.clone());
-            match k.code {
-                KeyCode::Char('y') if prompt.is_some() => {
-                    let text = prompt.clone().unwrap_or_default();
+            match OFFER_KEYS.action(k, true)? {
+                Offer::Copy => {
+                    let text = prompt.clone()?;
                     t.status = Some(("Message copied to the clipboard".into(), false));
                     Some(vec![Effect::Copy(text)])
                 }
-                KeyCode::Enter => {
+                Offer::Resume => {
                     t.dialog = TreeDialog::None;
                     Some(vec![Effect::Exit(Outcome::Resume {
                         path,
@@ -461,13 +703,12 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
                         agent: t.loaded.agent,
                     })])
                 }
-                _ if cancel => {
+                Offer::Stay => {
                     // Declined: what was done stays said (for a while).
                     t.dialog = TreeDialog::None;
                     t.status = Some((what, false));
                     Some(Vec::new())
                 }
-                _ => Some(Vec::new()),
             }
         }
     }

@@ -7,9 +7,12 @@ mod state;
 mod view;
 
 pub use detail::detail_lines;
-pub use keys::update;
+pub use keys::{
+    update, Action, Choice, ContextAction, ExportChoice, Offer, CONTEXT_KEYS, CONTINUE_KEYS,
+    EXPORT_KEYS, KEYS, OFFER_KEYS,
+};
 pub use state::{Loaded, TreeDialog, TreeState};
-pub use view::render;
+pub use view::{help_rows, render};
 
 /// Rows the tree's list shows on a `width` × `height` screen.
 pub fn list_height(width: u16, height: u16) -> usize {

@@ -113,6 +113,8 @@ pub struct TreeState {
     /// The context shown by the context view, built when it opens.
     pub context: Option<crate::session::SessionContext>,
     pub dialog: TreeDialog,
+    /// The first line of the help shown (when it is taller than the screen).
+    pub help_scroll: usize,
     pub status: Option<(String, bool)>,
     pub status_timer: crate::ui::widgets::StatusTimer,
     pub now_ms: i64,
@@ -147,6 +149,7 @@ impl TreeState {
             context_scroll: 0,
             context: None,
             dialog: TreeDialog::None,
+            help_scroll: 0,
             status: None,
             status_timer: Default::default(),
             now_ms,
@@ -312,6 +315,28 @@ impl TreeState {
         crate::session::render::sanitize_line(&entry_text(&self.loaded.session.entries[i], &calls))
     }
 
+    /// The time zone label times are shown in.
+    fn label_offset(&self) -> chrono::FixedOffset {
+        if self.utc {
+            chrono::Offset::fix(&chrono::Utc)
+        } else {
+            *chrono::Local::now().offset()
+        }
+    }
+
+    /// Whether label times shown at `then` read differently at `now`: the
+    /// day (so perhaps the year) they are written against has turned.
+    pub fn label_day_changed(&self, then: i64, now: i64) -> bool {
+        use chrono::TimeZone as _;
+        let off = self.label_offset();
+        let day = |ms: i64| {
+            off.timestamp_millis_opt(ms)
+                .single()
+                .map(|d| d.date_naive())
+        };
+        day(then) != day(now)
+    }
+
     /// Label time as Atomic's tree: `HH:MM` today, `M/D HH:MM` this year, else `YY/M/D HH:MM`.
     pub fn label_time(&self, ts: &str) -> String {
         use chrono::{Datelike, TimeZone as _};
@@ -334,11 +359,7 @@ impl TreeState {
                 )
             }
         };
-        let off = if self.utc {
-            chrono::FixedOffset::east_opt(0).expect("a zero offset is valid")
-        } else {
-            *chrono::Local::now().offset()
-        };
+        let off = self.label_offset();
         match (
             off.timestamp_millis_opt(ms).single(),
             off.timestamp_millis_opt(self.now_ms).single(),

@@ -6,10 +6,17 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use ratatui::Frame;
 
+use super::keys::{
+    Action, Choice, ContextAction, ExportChoice, Offer, CONTEXT_KEYS, CONTINUE_KEYS, EXPORT_KEYS,
+    KEYS, OFFER_KEYS,
+};
 use super::state::{TreeDialog, TreeState};
 use crate::session::render::sanitize_line;
+use crate::session::view::Filter;
 use crate::session::view::{label_part, row_prefix};
-use crate::ui::text::{truncate, width};
+use crate::ui::input;
+use crate::ui::keymap::{label, Answer, HelpRow, CONFIRM, PROMPT};
+use crate::ui::text::{truncate, width, wrap_styled};
 use crate::ui::theme::Theme;
 
 const HEADER_ROWS: u16 = 2;
@@ -45,7 +52,7 @@ pub fn render(f: &mut Frame, t: &TreeState, theme: &Theme) {
     }
     render_footer(f, t, theme, area);
     match &t.dialog {
-        TreeDialog::Help => render_help(f, theme, area),
+        TreeDialog::Help => render_help(f, t, theme, area),
         TreeDialog::Continue { entry } => render_continue(f, t, theme, area, entry),
         TreeDialog::OfferResume {
             prompt: Some(text), ..
@@ -386,7 +393,14 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
             let (line, col) = crate::ui::input::prompt(
                 input,
                 Span::styled("Label: ", theme.accent()),
-                Span::styled("  enter save (empty removes) · esc cancel", theme.dim()),
+                Span::styled(
+                    format!(
+                        "  {} (empty removes) · {}",
+                        PROMPT.hint(&[Answer::Yes], "save"),
+                        PROMPT.hint(&[Answer::No], "cancel")
+                    ),
+                    theme.dim(),
+                ),
                 area.width,
             );
             f.set_cursor_position((area.x + col, y));
@@ -395,40 +409,85 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         TreeDialog::BranchSummary { input, .. } => {
             let (line, col) = crate::ui::input::prompt(
                 input,
-                Span::styled("Summary of the abandoned branch (optional): ", theme.accent()),
-                Span::styled("  enter branch here · esc cancel", theme.dim()),
+                Span::styled(
+                    "Summary of the abandoned branch (optional): ",
+                    theme.accent(),
+                ),
+                Span::styled(
+                    format!(
+                        "  {} · {}",
+                        PROMPT.hint(&[Answer::Yes], "branch here"),
+                        PROMPT.hint(&[Answer::No], "cancel")
+                    ),
+                    theme.dim(),
+                ),
                 area.width,
             );
             f.set_cursor_position((area.x + col, y));
             Some(line)
         }
-        TreeDialog::ConfirmMigrate { .. } => Some(Line::from(vec![
-            Span::styled(
-                format!(
-                    "This is a version {} file: arbor must first rewrite it as version 3 (atomically, keeping a .bak copy). ",
-                    t.loaded.session.file_version
-                ),
-                theme.warning(),
-            ),
-            Span::raw("enter rewrite · esc cancel"),
-        ])),
-        TreeDialog::Export { thinking, .. } => Some(Line::from(vec![
-            Span::styled("Export the branch ending here to the current folder: ", theme.accent()),
-            Span::raw(format!(
-                "m Markdown · h HTML · t thinking {} · esc cancel",
-                if *thinking { "[on]" } else { "[off]" }
-            )),
-        ])),
-        TreeDialog::OfferResume { what, prompt, .. } => Some(Line::from(vec![
-            Span::styled(format!("{what} "), theme.success()),
-            Span::raw(if prompt.is_some() {
-                "Resume the agent there now? enter resume · y copy the message · esc stay"
-            } else {
-                "Resume the agent there now? enter resume · esc stay"
-            }),
-        ])),
         _ => None,
     };
+    // A question and its keys, over the footer's rows (the hints give way):
+    // wrapped, so the keys that answer it are never cut off at the edge.
+    let question: Option<(String, Style, String)> = match &t.dialog {
+        TreeDialog::ConfirmMigrate { .. } => Some((
+            format!(
+                "This is a version {} file: arbor must first rewrite it as version 3 (atomically, keeping a .bak copy).",
+                t.loaded.session.file_version
+            ),
+            theme.warning(),
+            format!(
+                "{} · {}",
+                CONFIRM.hint(&[Answer::Yes], "rewrite"),
+                CONFIRM.hint(&[Answer::No], "cancel")
+            ),
+        )),
+        TreeDialog::Export { thinking, .. } => Some((
+            "Export the branch ending here to the current folder:".to_string(),
+            theme.accent(),
+            [
+                EXPORT_KEYS.hint(&[ExportChoice::Markdown], "Markdown"),
+                EXPORT_KEYS.hint(&[ExportChoice::Html], "HTML"),
+                EXPORT_KEYS.hint(
+                    &[ExportChoice::Thinking],
+                    if *thinking {
+                        "thinking [on]"
+                    } else {
+                        "thinking [off]"
+                    },
+                ),
+                EXPORT_KEYS.hint(&[ExportChoice::Cancel], "cancel"),
+            ]
+            .join(" · "),
+        )),
+        TreeDialog::OfferResume { what, prompt, .. } => Some((
+            what.clone(),
+            theme.success(),
+            format!(
+                "Resume the agent there now? {}",
+                offer_hint(prompt.is_some())
+            ),
+        )),
+        _ => None,
+    };
+    if let Some((text, style, keys)) = question {
+        let lines = question_lines(
+            &text,
+            style,
+            &keys,
+            area.width as usize,
+            FOOTER_ROWS as usize,
+        );
+        f.render_widget(
+            Paragraph::new(lines),
+            Rect {
+                height: FOOTER_ROWS,
+                ..row(0)
+            },
+        );
+        return;
+    }
     let status_line = match prompt {
         Some(p) => p,
         None => {
@@ -444,11 +503,52 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     };
     f.render_widget(Paragraph::new(status_line), row(0));
     let (h1, h2) = if t.context_view {
-        ("↑/↓ PgUp/PgDn scroll · F3/esc back to the tree", "")
+        (
+            [
+                CONTEXT_KEYS.hint(
+                    &[
+                        ContextAction::Up,
+                        ContextAction::Down,
+                        ContextAction::PageUp,
+                        ContextAction::PageDown,
+                    ],
+                    "scroll",
+                ),
+                CONTEXT_KEYS.hint(&[ContextAction::Close], "back to the tree"),
+            ]
+            .join(" · "),
+            String::new(),
+        )
     } else {
         (
-            "↑/↓ move · ←/→ page · ctrl+←/→ fold/jump · enter continue from here · shift+l label · shift+t label time · shift+e export",
-            "ctrl+d/t/u/l/a filter · ctrl+o cycle · F2 detail · F3 context · F1 help · esc back",
+            [
+                KEYS.hint(&[Action::Up, Action::Down], "move"),
+                KEYS.hint(&[Action::PageUp, Action::PageDown], "page"),
+                KEYS.hint(&[Action::FoldUp, Action::UnfoldDown], "fold/jump"),
+                KEYS.hint(&[Action::Continue], "continue from here"),
+                KEYS.hint(&[Action::Label], "label"),
+                KEYS.hint(&[Action::LabelTimes], "label time"),
+                KEYS.hint(&[Action::Export], "export"),
+            ]
+            .join(" · "),
+            [
+                KEYS.hint(
+                    &[
+                        Action::Filter(Filter::Default),
+                        Action::Filter(Filter::NoTools),
+                        Action::Filter(Filter::UserOnly),
+                        Action::Filter(Filter::LabeledOnly),
+                        Action::Filter(Filter::All),
+                    ],
+                    "filter",
+                ),
+                KEYS.hint(&[Action::Cycle], "cycle"),
+                KEYS.hint(&[Action::Detail], "detail"),
+                KEYS.hint(&[Action::Context], "context"),
+                KEYS.hint(&[Action::Help], "help"),
+                KEYS.hint(&[Action::Back], "back"),
+            ]
+            .join(" · "),
         )
     };
     f.render_widget(Paragraph::new(Span::styled(h1, theme.dim())), row(1));
@@ -475,27 +575,42 @@ fn render_continue(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect, entr
             lines.push(Line::from(format!("  {l}")));
         }
         lines.push(Line::from(Span::styled(
-            "  (y copies it to the clipboard)",
+            format!(
+                "  ({} copies it to the clipboard)",
+                CONTINUE_KEYS.keys_of(&[Choice::Copy])
+            ),
             theme.dim(),
         )));
         lines.push(Line::from(""));
     }
-    lines.push(Line::from(vec![
-        Span::styled(" 1 ", theme.cursor()),
-        Span::raw("branch here, in place (append a branch_summary; optional summary)"),
-    ]));
-    lines.push(Line::from(vec![
-        Span::styled(" 2 ", theme.cursor()),
-        Span::raw(if user.is_some() {
+    // The choice's number, then what it does (other keys for it after).
+    let choice = |c: Choice, text: &str| {
+        let keys = CONTINUE_KEYS.hinted(&[c]);
+        let mut text = text.to_string();
+        if keys.len() > 1 {
+            text.push_str(&format!(" ({})", label(keys[1..].iter().copied(), "/")));
+        }
+        Line::from(vec![
+            Span::styled(
+                format!(" {} ", keys.first().map(|k| k.label()).unwrap_or_default()),
+                theme.cursor(),
+            ),
+            Span::raw(text),
+        ])
+    };
+    lines.push(choice(
+        Choice::Branch,
+        "branch here, in place (append a branch_summary; optional summary)",
+    ));
+    lines.push(choice(
+        Choice::Fork,
+        if user.is_some() {
             "fork to a new session file (root → before this message, labels kept)"
         } else {
             "fork to a new session file (root → here, labels kept)"
-        }),
-    ]));
-    lines.push(Line::from(vec![
-        Span::styled(" 3 ", theme.cursor()),
-        Span::raw("cancel (esc)"),
-    ]));
+        },
+    ));
+    lines.push(choice(Choice::Cancel, "cancel"));
     let h = lines.len() as u16 + 2;
     let r = centered(area, 78, h);
     crate::ui::widgets::clear_box(f, r);
@@ -533,11 +648,20 @@ fn render_resend(f: &mut Frame, theme: &Theme, area: Rect, text: &str) {
     }
     lines.push(Line::from(""));
     lines.push(Line::from(vec![
-        Span::styled(" enter ", theme.cursor()),
+        Span::styled(
+            format!(" {} ", OFFER_KEYS.keys_of(&[Offer::Resume])),
+            theme.cursor(),
+        ),
         Span::raw("resume the agent there · "),
-        Span::styled("y ", theme.cursor()),
+        Span::styled(
+            format!("{} ", OFFER_KEYS.keys_of(&[Offer::Copy])),
+            theme.cursor(),
+        ),
         Span::raw("copy the message · "),
-        Span::styled("esc ", theme.cursor()),
+        Span::styled(
+            format!("{} ", OFFER_KEYS.keys_of(&[Offer::Stay])),
+            theme.cursor(),
+        ),
         Span::raw("stay"),
     ]));
     let h = lines.len() as u16 + 2;
@@ -555,58 +679,71 @@ fn render_resend(f: &mut Frame, theme: &Theme, area: Rect, text: &str) {
     );
 }
 
-pub const HELP: &[(&str, &str)] = &[
-    ("↑/↓", "move (wraps around)"),
-    ("←/→ PgUp/PgDn", "page up / down; Home/End first/last"),
-    (
-        "ctrl+← / alt+←",
-        "fold a root or branch start, else jump up a branch",
-    ),
-    (
-        "ctrl+→ / alt+→",
-        "unfold, else jump down to the next branch or its end",
-    ),
-    (
-        "type / backspace",
-        "search (every word must match); esc clears",
-    ),
-    (
-        "↑/↓ ctrl+n/p",
-        "searching: step through the matching entries",
-    ),
-    (
-        "ctrl+b/f alt+b/f",
-        "move in the search; ctrl+e its end; ctrl+w/k delete",
-    ),
-    (
-        "enter",
-        "continue from here: branch in place or fork to a new file",
-    ),
-    ("shift+l", "edit the label (empty removes it)"),
-    ("shift+t", "show label times"),
-    (
-        "shift+e",
-        "export the branch ending here into the current folder",
-    ),
-    ("ctrl+d", "default filter"),
-    ("ctrl+t", "no tool results"),
-    ("ctrl+u", "user messages only"),
-    ("ctrl+l", "labeled entries only"),
-    ("ctrl+a", "all entries"),
-    ("ctrl+o / ctrl+shift+o", "cycle the filters"),
-    ("F2", "detail pane on/off; shift+↑/↓ scrolls it"),
-    ("F3", "context: what the model sees when resuming here"),
-    ("F1 or ?", "this help (? when the search is empty)"),
-    ("esc / ctrl+c", "back to the picker (or quit) / quit"),
-];
+/// The help box's width.
+pub const HELP_WIDTH: u16 = 80;
 
-fn render_help(f: &mut Frame, theme: &Theme, area: Rect) {
-    let rows: Vec<crate::ui::keymap::HelpRow> = HELP
-        .iter()
-        .map(|(k, t)| crate::ui::keymap::HelpRow {
-            keys: k.to_string(),
-            text: t.to_string(),
-        })
-        .collect();
-    crate::ui::widgets::help_overlay(f, theme, area, "arbor tree · keys", &rows, 80, 0);
+/// The help's rows: typing, the tree's keys, then the search's editing
+/// keys (those the tree leaves to it). The help's own keys are on its
+/// last line.
+pub fn help_rows() -> Vec<HelpRow> {
+    let mut rows = vec![HelpRow::typing(
+        "search (every word must match, in the label, role, text or command)",
+    )];
+    rows.extend(KEYS.help_rows());
+    rows.push(HelpRow::heading("Editing the search"));
+    rows.extend(KEYS.field_rows(&input::KEYS));
+    rows
+}
+
+fn render_help(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
+    crate::ui::widgets::help_overlay(
+        f,
+        theme,
+        area,
+        "arbor tree · keys",
+        &help_rows(),
+        HELP_WIDTH,
+        t.help_scroll,
+    );
+}
+
+/// A question then its keys, word-wrapped into at most `rows` lines of
+/// `width`; when that is too few, the question is cut (ending in `…`),
+/// never the keys.
+fn question_lines(
+    text: &str,
+    style: Style,
+    keys: &str,
+    width: usize,
+    rows: usize,
+) -> Vec<Line<'static>> {
+    let whole = [vec![
+        (text.to_string(), style),
+        (keys.to_string(), Style::default()),
+    ]];
+    let lines = wrap_styled(&whole, width);
+    if lines.len() <= rows {
+        return lines;
+    }
+    let mut keys = wrap_styled(&[vec![(keys.to_string(), Style::default())]], width);
+    keys.truncate(rows);
+    let room = rows - keys.len();
+    let mut head = wrap_styled(&[vec![(text.to_string(), style)]], width);
+    head.truncate(room);
+    if let Some(last) = head.last_mut() {
+        let shown: String = last.spans.iter().map(|s| s.content.as_ref()).collect();
+        *last = Line::from(Span::styled(truncate(&format!("{shown} …"), width), style));
+    }
+    head.extend(keys);
+    head
+}
+
+/// The offer to resume: its keys (copying only when there is a message).
+fn offer_hint(with_message: bool) -> String {
+    let mut hints = vec![OFFER_KEYS.hint(&[Offer::Resume], "resume")];
+    if with_message {
+        hints.push(OFFER_KEYS.hint(&[Offer::Copy], "copy the message"));
+    }
+    hints.push(OFFER_KEYS.hint(&[Offer::Stay], "stay"));
+    hints.join(" · ")
 }
