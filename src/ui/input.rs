@@ -15,7 +15,7 @@ use std::ops::Range;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::keymap::{alt, bind, ctrl, key, with, Keymap, TEXT};
+use super::keymap::{alt, bind, ctrl, key, with, Answer, Keymap, PROMPT, TEXT};
 use ratatui::buffer::CellWidth;
 use ratatui::text::{Line, Span};
 use unicode_segmentation::UnicodeSegmentation;
@@ -29,6 +29,16 @@ pub enum Edit {
     Moved,
     /// The text changed.
     Changed,
+}
+
+/// What a key did to a prompt ([`LineInput::prompt_key`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prompted {
+    Enter,
+    Cancel,
+    Edited,
+    /// Neither the prompt's key nor the field's.
+    Ignored,
 }
 
 /// What an editing key does.
@@ -253,6 +263,17 @@ impl LineInput {
         }
     }
 
+    /// A key for a one-line prompt over this field: [`PROMPT`]'s (Enter
+    /// takes the text, Esc drops it), else an editing key.
+    pub fn prompt_key(&mut self, k: &KeyEvent) -> Prompted {
+        match PROMPT.action(k, true) {
+            Some(Answer::Yes) => Prompted::Enter,
+            Some(Answer::No) => Prompted::Cancel,
+            None if self.handle_key(k) == Edit::Ignored => Prompted::Ignored,
+            None => Prompted::Edited,
+        }
+    }
+
     fn move_to(&mut self, to: usize) -> Edit {
         self.cursor = to;
         Edit::Moved
@@ -358,6 +379,15 @@ impl LineInput {
         }
         (&self.text[scroll..end], col)
     }
+}
+
+/// A prompt's hint: its keys ([`PROMPT`]'s), Enter doing `yes`.
+pub fn prompt_hint(yes: &str) -> String {
+    format!(
+        "  {} · {}",
+        PROMPT.hint(&[Answer::Yes], yes),
+        PROMPT.hint(&[Answer::No], "cancel")
+    )
 }
 
 /// A field narrower than this drops the prompt's hint to make room.

@@ -299,6 +299,21 @@ impl<A: Copy + PartialEq> Keymap<A> {
             .collect()
     }
 
+    /// A screen's help: what typing does, this table's keys, then under
+    /// `heading` the editing keys it leaves to its text field.
+    pub fn help_with_field<F: Copy + PartialEq>(
+        &self,
+        typing: &str,
+        heading: &str,
+        field: &Keymap<F>,
+    ) -> Vec<HelpRow> {
+        let mut rows = vec![HelpRow::typing(typing)];
+        rows.extend(self.help_rows());
+        rows.push(HelpRow::heading(heading));
+        rows.extend(self.field_rows(field));
+        rows
+    }
+
     /// The help's rows for the editing keys of a text field under this
     /// table: the field's own bindings, less the keys this table takes
     /// for itself. Typing is left to the screen to describe
@@ -367,6 +382,34 @@ impl HelpRow {
             keys: String::new(),
             text: text.to_string(),
         }
+    }
+}
+
+/// A move of a view over its lines: by one, by a page, to an end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scroll {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+}
+
+impl Scroll {
+    /// The first line shown, `at`, moved by this over pages of `page`
+    /// lines, never past `max`.
+    pub fn apply(self, at: usize, page: usize, max: usize) -> usize {
+        let page = page.max(1);
+        let to = match self {
+            Scroll::Up => at.saturating_sub(1),
+            Scroll::Down => at.saturating_add(1),
+            Scroll::PageUp => at.saturating_sub(page),
+            Scroll::PageDown => at.saturating_add(page),
+            Scroll::Top => 0,
+            Scroll::Bottom => max,
+        };
+        to.min(max)
     }
 }
 

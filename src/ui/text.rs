@@ -12,88 +12,68 @@ pub fn width(s: &str) -> usize {
     s.chars().map(|c| c.width().unwrap_or(0)).sum()
 }
 
-/// Cuts `s` to at most `max` cells, ending in `…` when cut.
-pub fn truncate(s: &str, max: usize) -> String {
-    if width(s) <= max {
-        return s.to_string();
-    }
-    if max == 0 {
-        return String::new();
-    }
-    let mut out = String::new();
+/// The characters of `chars` that fit in `max` cells, in order, and the
+/// cells they take.
+fn take_cells(chars: impl Iterator<Item = char>, max: usize) -> (Vec<char>, usize) {
+    let mut out = Vec::new();
     let mut w = 0;
-    for c in s.chars() {
+    for c in chars {
         let cw = c.width().unwrap_or(0);
-        if w + cw > max - 1 {
+        if w + cw > max {
             break;
         }
         out.push(c);
         w += cw;
     }
-    out.push('…');
-    out
+    (out, w)
+}
+
+/// `s` cut to at most `max` cells, without an ellipsis.
+pub fn clip(s: &str, max: usize) -> String {
+    take_cells(s.chars(), max).0.into_iter().collect()
+}
+
+/// `s` when it fits in `max` cells; else `cut` of the cells left beside
+/// an ellipsis (nothing at all when there are none).
+fn shortened(s: &str, max: usize, cut: impl FnOnce(usize) -> String) -> String {
+    if width(s) <= max {
+        s.to_string()
+    } else if max == 0 {
+        String::new()
+    } else {
+        cut(max - 1)
+    }
+}
+
+/// Cuts `s` to at most `max` cells, ending in `…` when cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    shortened(s, max, |room| format!("{}…", clip(s, room)))
 }
 
 /// Cuts `s` to at most `max` cells keeping its end, starting with `…` when cut
 /// (paths: the tail is the informative part).
 pub fn truncate_left(s: &str, max: usize) -> String {
-    if width(s) <= max {
-        return s.to_string();
-    }
-    if max == 0 {
-        return String::new();
-    }
-    let mut tail: Vec<char> = Vec::new();
-    let mut w = 0;
-    for c in s.chars().rev() {
-        let cw = c.width().unwrap_or(0);
-        if w + cw > max - 1 {
-            break;
-        }
-        tail.push(c);
-        w += cw;
-    }
-    let mut out = String::from("…");
-    out.extend(tail.into_iter().rev());
-    out
+    shortened(s, max, |room| {
+        let (tail, _) = take_cells(s.chars().rev(), room);
+        let mut out = String::from("…");
+        out.extend(tail.into_iter().rev());
+        out
+    })
 }
 
 /// Cuts `s` to at most `max` cells keeping both ends, with `…` in the
 /// middle when cut (a path's folder and file name both tell something).
 pub fn truncate_middle(s: &str, max: usize) -> String {
-    if width(s) <= max {
-        return s.to_string();
-    }
-    if max == 0 {
-        return String::new();
-    }
-    let budget = max - 1;
-    let head_w = budget - budget / 2;
-    let mut head = String::new();
-    let mut w = 0;
-    for c in s.chars() {
-        let cw = c.width().unwrap_or(0);
-        if w + cw > head_w {
-            break;
-        }
-        head.push(c);
-        w += cw;
-    }
-    // What the head could not use (a wide character at its end) goes to the tail.
-    let tail_w = budget - w;
-    let mut tail: Vec<char> = Vec::new();
-    let mut w = 0;
-    for c in s.chars().rev() {
-        let cw = c.width().unwrap_or(0);
-        if w + cw > tail_w {
-            break;
-        }
-        tail.push(c);
-        w += cw;
-    }
-    head.push('…');
-    head.extend(tail.into_iter().rev());
-    head
+    shortened(s, max, |room| {
+        let (head, w) = take_cells(s.chars(), room - room / 2);
+        // What the head could not use (a wide character at its end) goes
+        // to the tail.
+        let (tail, _) = take_cells(s.chars().rev(), room - w);
+        let mut out: String = head.into_iter().collect();
+        out.push('…');
+        out.extend(tail.into_iter().rev());
+        out
+    })
 }
 
 /// Word-wraps paragraphs of styled text into lines of at most `max`

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
-use super::keymap::{bind, key, HelpRow, Keymap};
+use super::keymap::{bind, key, HelpRow, Keymap, Scroll};
 use super::text::{fit, width, wrap_styled};
 use super::theme::Theme;
 
@@ -46,26 +46,40 @@ pub fn clear_box(f: &mut Frame, r: Rect) {
     f.render_widget(Clear, r);
 }
 
-/// The help overlay's own keys: it scrolls when taller than the screen;
-/// any other key closes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HelpKey {
-    Up,
-    Down,
-    PageUp,
-    PageDown,
-    Top,
-    Bottom,
+/// A titled box of `lines` (wrapped) over the middle of `area`, `width`
+/// wide at the most.
+pub fn text_box(
+    f: &mut Frame,
+    theme: &Theme,
+    area: Rect,
+    title: &str,
+    lines: Vec<Line<'_>>,
+    width: u16,
+) {
+    let r = centered(area, width, lines.len() as u16 + 2);
+    clear_box(f, r);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(Span::styled(format!(" {title} "), theme.title()))
+        .border_style(theme.accent());
+    f.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(ratatui::widgets::Wrap { trim: false }),
+        r,
+    );
 }
 
-pub const HELP_KEYS: Keymap<HelpKey> = Keymap(&[bind(
+/// The help overlay's own keys: it scrolls when taller than the screen;
+/// any other key closes it.
+pub const HELP_KEYS: Keymap<Scroll> = Keymap(&[bind(
     &[
-        (key(KeyCode::Up), HelpKey::Up),
-        (key(KeyCode::Down), HelpKey::Down),
-        (key(KeyCode::PageUp), HelpKey::PageUp),
-        (key(KeyCode::PageDown), HelpKey::PageDown),
-        (key(KeyCode::Home), HelpKey::Top),
-        (key(KeyCode::End), HelpKey::Bottom),
+        (key(KeyCode::Up), Scroll::Up),
+        (key(KeyCode::Down), Scroll::Down),
+        (key(KeyCode::PageUp), Scroll::PageUp),
+        (key(KeyCode::PageDown), Scroll::PageDown),
+        (key(KeyCode::Home), Scroll::Top),
+        (key(KeyCode::End), Scroll::Bottom),
     ],
     "scroll (said on the help's last line when it is taller than the screen)",
 )]);
@@ -81,16 +95,11 @@ pub fn help_key(
 ) -> Option<usize> {
     let (lines, shown, _) = help_geometry(rows, box_width, area);
     let max = lines.saturating_sub(shown);
-    let scroll = scroll.min(max);
-    let page = shown.max(1);
-    Some(match HELP_KEYS.action(k, true)? {
-        HelpKey::Up => scroll.saturating_sub(1),
-        HelpKey::Down => (scroll + 1).min(max),
-        HelpKey::PageUp => scroll.saturating_sub(page),
-        HelpKey::PageDown => (scroll + page).min(max),
-        HelpKey::Top => 0,
-        HelpKey::Bottom => max,
-    })
+    Some(
+        HELP_KEYS
+            .action(k, true)?
+            .apply(scroll.min(max), shown, max),
+    )
 }
 
 /// The help's body lines at `box_width` over `area`, how many of them

@@ -10,10 +10,8 @@ use super::state::{Dialog, PickerState, Scope, StatusKind, LIVE_WINDOW_MS, PERMA
 use crate::search::Query;
 use crate::store::{SessionFile, StoreConfig};
 use crate::ui::app::{App, AppEvent, Effect, Outcome, Step};
-use crate::ui::input::{Edit, LineInput};
-use crate::ui::keymap::{
-    alt, bind, bind_when_empty, ch, ctrl, key, with, Answer, Keymap, CONFIRM, PROMPT,
-};
+use crate::ui::input::{Edit, LineInput, Prompted};
+use crate::ui::keymap::{alt, bind, bind_when_empty, ch, ctrl, key, with, Answer, Keymap, CONFIRM};
 use crate::ui::widgets::help_key;
 
 pub fn update(app: &mut App, ev: AppEvent) -> Step {
@@ -140,8 +138,8 @@ fn on_key(app: &mut App, k: KeyEvent) -> Option<Vec<Effect>> {
             }
         }
         Dialog::Rename { path, input } => {
-            return match PROMPT.action(&k, input.is_empty()) {
-                Some(Answer::Yes) => {
+            return match input.prompt_key(&k) {
+                Prompted::Enter => {
                     let name = input.text().trim().to_string();
                     let path = path.clone();
                     p.dialog = Dialog::None;
@@ -152,8 +150,9 @@ fn on_key(app: &mut App, k: KeyEvent) -> Option<Vec<Effect>> {
                     p.own_writes.insert(path.clone());
                     Some(vec![Effect::Rename { path, name }])
                 }
-                Some(Answer::No) => Some(cancel(p)),
-                None => (input.handle_key(&k) != Edit::Ignored).then(Vec::new),
+                Prompted::Cancel => Some(cancel(p)),
+                Prompted::Edited => Some(Vec::new()),
+                Prompted::Ignored => None,
             };
         }
         Dialog::None => {}

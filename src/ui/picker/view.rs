@@ -11,9 +11,10 @@ use super::state::{Dialog, PickerState, Scope, StatusKind};
 use crate::search::query::new_matcher;
 use crate::ui::app::App;
 use crate::ui::input;
-use crate::ui::keymap::{Answer, HelpRow, CONFIRM, PROMPT};
+use crate::ui::keymap::{Answer, HelpRow, CONFIRM};
 use crate::ui::text::{
-    fit, sanitize_line, short_home, truncate, truncate_left, truncate_middle, width, wrap_styled,
+    clip, fit, sanitize_line, short_home, truncate, truncate_left, truncate_middle, width,
+    wrap_styled,
 };
 use crate::ui::theme::Theme;
 use crate::util::age;
@@ -116,6 +117,7 @@ fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     let w = area.width as usize;
     let right = clip_spans(right, w);
     let right_w: usize = right.iter().map(|s| width(&s.content)).sum();
+    // Cut without an ellipsis, as Atomic cuts the title.
     let left = clip(title, w.saturating_sub(right_w + 1));
     let pad = w.saturating_sub(width(&left) + right_w);
     let mut line = vec![
@@ -183,21 +185,6 @@ fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     if p.dialog == Dialog::None {
         f.set_cursor_position((area.x + 2 + col as u16, area.y + 2));
     }
-}
-
-/// `s` cut to `max` cells, without an ellipsis (Atomic cuts the title so).
-fn clip(s: &str, max: usize) -> String {
-    let mut out = String::new();
-    let mut w = 0;
-    for c in s.chars() {
-        let cw = width(c.encode_utf8(&mut [0; 4]));
-        if w + cw > max {
-            break;
-        }
-        out.push(c);
-        w += cw;
-    }
-    out
 }
 
 /// Spans cut to `max` cells in all.
@@ -612,14 +599,7 @@ fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<
             let (line, col) = crate::ui::input::prompt(
                 input,
                 Span::styled("Rename: ", theme.accent()),
-                Span::styled(
-                    format!(
-                        "  {} · {}",
-                        PROMPT.hint(&[Answer::Yes], "save"),
-                        PROMPT.hint(&[Answer::No], "cancel")
-                    ),
-                    theme.dim(),
-                ),
+                Span::styled(input::prompt_hint("save"), theme.dim()),
                 width,
             );
             cursor = Some(col);
@@ -698,13 +678,11 @@ pub const HELP_WIDTH: u16 = 74;
 /// keys (those the picker leaves to it). The help's own keys are on its last
 /// line.
 pub fn help_rows() -> Vec<HelpRow> {
-    let mut rows = vec![HelpRow::typing(
+    KEYS.help_with_field(
         "search: all words, \"exact phrase\", re:regex; filters dir: model: agent: is: after:2d before:2026-11-30",
-    )];
-    rows.extend(KEYS.help_rows());
-    rows.push(HelpRow::heading("Editing the query"));
-    rows.extend(KEYS.field_rows(&input::KEYS));
-    rows
+        "Editing the query",
+        &input::KEYS,
+    )
 }
 
 fn render_help(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {

@@ -7,9 +7,9 @@ use crossterm::event::{
 use super::state::{Pending, TreeDialog, TreeState};
 use crate::session::view::Filter;
 use crate::ui::app::{App, AppEvent, Effect, Mode, Outcome, Step};
-use crate::ui::input::{Edit, LineInput};
+use crate::ui::input::{Edit, LineInput, Prompted};
 use crate::ui::keymap::{
-    bind, bind_when_empty, ch, ctrl, key, with, Answer, Keymap, CONFIRM, PROMPT,
+    bind, bind_when_empty, ch, ctrl, key, with, Answer, Keymap, Scroll, CONFIRM,
 };
 use crate::ui::widgets::help_key;
 
@@ -155,11 +155,7 @@ pub const KEYS: Keymap<Action> = Keymap(&[
 /// What the context view's keys do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ContextAction {
-    Up,
-    Down,
-    PageUp,
-    PageDown,
-    Top,
+    Scroll(Scroll),
     Close,
     Quit,
 }
@@ -168,11 +164,17 @@ pub enum ContextAction {
 pub const CONTEXT_KEYS: Keymap<ContextAction> = Keymap(&[
     bind(
         &[
-            (key(KeyCode::Up), ContextAction::Up),
-            (key(KeyCode::Down), ContextAction::Down),
-            (key(KeyCode::PageUp), ContextAction::PageUp),
-            (key(KeyCode::PageDown), ContextAction::PageDown),
-            (key(KeyCode::Home).quiet(), ContextAction::Top),
+            (key(KeyCode::Up), ContextAction::Scroll(Scroll::Up)),
+            (key(KeyCode::Down), ContextAction::Scroll(Scroll::Down)),
+            (key(KeyCode::PageUp), ContextAction::Scroll(Scroll::PageUp)),
+            (
+                key(KeyCode::PageDown),
+                ContextAction::Scroll(Scroll::PageDown),
+            ),
+            (
+                key(KeyCode::Home).quiet(),
+                ContextAction::Scroll(Scroll::Top),
+            ),
         ],
         "scroll",
     ),
@@ -396,15 +398,13 @@ fn on_key(t: &mut TreeState, k: KeyEvent, width: u16, height: u16) -> Option<Vec
         return on_dialog_key(t, &k);
     }
     if t.context_view {
-        let page = t.page as u16;
         match CONTEXT_KEYS.action(&k, true)? {
             ContextAction::Close => t.context_view = false,
             ContextAction::Quit => return Some(vec![Effect::Exit(Outcome::Quit)]),
-            ContextAction::Up => t.context_scroll = t.context_scroll.saturating_sub(1),
-            ContextAction::Down => t.context_scroll = t.context_scroll.saturating_add(1),
-            ContextAction::PageUp => t.context_scroll = t.context_scroll.saturating_sub(page),
-            ContextAction::PageDown => t.context_scroll = t.context_scroll.saturating_add(page),
-            ContextAction::Top => t.context_scroll = 0,
+            ContextAction::Scroll(s) => {
+                let at = s.apply(t.context_scroll.into(), t.page, u16::MAX.into());
+                t.context_scroll = u16::try_from(at).unwrap_or(u16::MAX);
+            }
         }
         return Some(Vec::new());
     }
@@ -572,20 +572,32 @@ pub fn pending_effect(t: &TreeState, p: Pending) -> Effect {
 fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
     match &mut t.dialog {
         TreeDialog::None | TreeDialog::Help => None,
-        TreeDialog::Label { target, input } => match PROMPT.action(k, true) {
-            Some(Answer::Yes) => {
-                let target = target.clone();
-                let text = input.text().trim().to_string();
-                // Empty removes the label.
-                let label = (!text.is_empty()).then_some(text);
-                Some(write(t, Pending::Label { target, label }))
+        TreeDialog::Label { input, .. } | TreeDialog::BranchSummary { input, .. } => {
+            match input.prompt_key(k) {
+                Prompted::Enter => {
+                    let text = input.text().trim().to_string();
+                    let pending = match &t.dialog {
+                        // Empty removes the label.
+                        TreeDialog::Label { target, .. } => Pending::Label {
+                            target: target.clone(),
+                            label: (!text.is_empty()).then_some(text),
+                        },
+                        TreeDialog::BranchSummary { entry, .. } => Pending::Branch {
+                            entry: entry.clone(),
+                            summary: text,
+                        },
+                        _ => return None,
+                    };
+                    Some(write(t, pending))
+                }
+                Prompted::Cancel => {
+                    t.dialog = TreeDialog::None;
+                    Some(Vec::new())
+                }
+                Prompted::Edited => Some(Vec::new()),
+                Prompted::Ignored => None,
             }
-            Some(Answer::No) => {
-                t.dialog = TreeDialog::None;
-                Some(Vec::new())
-            }
-            None => (input.handle_key(k) != Edit::Ignored).then(Vec::new),
-        },
+        }
         TreeDialog::Continue { entry } => {
             let entry = entry.clone();
             match CONTINUE_KEYS.action(k, true)? {
@@ -649,20 +661,6 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
                 file_name,
             }])
         }
-        TreeDialog::BranchSummary { entry, input } => match PROMPT.action(k, true) {
-            Some(Answer::Yes) => {
-                let p = Pending::Branch {
-                    entry: entry.clone(),
-                    summary: input.text().trim().to_string(),
-                };
-                Some(write(t, p))
-            }
-            Some(Answer::No) => {
-                t.dialog = TreeDialog::None;
-                Some(Vec::new())
-            }
-            None => (input.handle_key(k) != Edit::Ignored).then(Vec::new),
-        },
         TreeDialog::ConfirmMigrate { then } => {
             let then = then.clone();
             match CONFIRM.action(k, true)? {

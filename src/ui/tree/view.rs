@@ -15,7 +15,7 @@ use crate::session::render::sanitize_line;
 use crate::session::view::Filter;
 use crate::session::view::{label_part, row_prefix};
 use crate::ui::input;
-use crate::ui::keymap::{label, Answer, HelpRow, CONFIRM, PROMPT};
+use crate::ui::keymap::{label, Answer, HelpRow, Scroll, CONFIRM};
 use crate::ui::text::{truncate, width, wrap_styled};
 use crate::ui::theme::Theme;
 
@@ -388,46 +388,25 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         });
     }
     let mut spans = vec![Span::styled(status, theme.dim())];
-    let prompt: Option<Line> = match &t.dialog {
-        TreeDialog::Label { input, .. } => {
-            let (line, col) = crate::ui::input::prompt(
-                input,
-                Span::styled("Label: ", theme.accent()),
-                Span::styled(
-                    format!(
-                        "  {} (empty removes) · {}",
-                        PROMPT.hint(&[Answer::Yes], "save"),
-                        PROMPT.hint(&[Answer::No], "cancel")
-                    ),
-                    theme.dim(),
-                ),
-                area.width,
-            );
-            f.set_cursor_position((area.x + col, y));
-            Some(line)
-        }
-        TreeDialog::BranchSummary { input, .. } => {
-            let (line, col) = crate::ui::input::prompt(
-                input,
-                Span::styled(
-                    "Summary of the abandoned branch (optional): ",
-                    theme.accent(),
-                ),
-                Span::styled(
-                    format!(
-                        "  {} · {}",
-                        PROMPT.hint(&[Answer::Yes], "branch here"),
-                        PROMPT.hint(&[Answer::No], "cancel")
-                    ),
-                    theme.dim(),
-                ),
-                area.width,
-            );
-            f.set_cursor_position((area.x + col, y));
-            Some(line)
-        }
+    let field = match &t.dialog {
+        TreeDialog::Label { input, .. } => Some((input, "Label: ", "save (empty removes)")),
+        TreeDialog::BranchSummary { input, .. } => Some((
+            input,
+            "Summary of the abandoned branch (optional): ",
+            "branch here",
+        )),
         _ => None,
     };
+    let prompt: Option<Line> = field.map(|(input, label, yes)| {
+        let (line, col) = crate::ui::input::prompt(
+            input,
+            Span::styled(label, theme.accent()),
+            Span::styled(crate::ui::input::prompt_hint(yes), theme.dim()),
+            area.width,
+        );
+        f.set_cursor_position((area.x + col, y));
+        line
+    });
     // A question and its keys, over the footer's rows (the hints give way):
     // wrapped, so the keys that answer it are never cut off at the edge.
     let question: Option<(String, Style, String)> = match &t.dialog {
@@ -507,10 +486,10 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
             [
                 CONTEXT_KEYS.hint(
                     &[
-                        ContextAction::Up,
-                        ContextAction::Down,
-                        ContextAction::PageUp,
-                        ContextAction::PageDown,
+                        ContextAction::Scroll(Scroll::Up),
+                        ContextAction::Scroll(Scroll::Down),
+                        ContextAction::Scroll(Scroll::PageUp),
+                        ContextAction::Scroll(Scroll::PageDown),
                     ],
                     "scroll",
                 ),
@@ -554,8 +533,6 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     f.render_widget(Paragraph::new(Span::styled(h1, theme.dim())), row(1));
     f.render_widget(Paragraph::new(Span::styled(h2, theme.dim())), row(2));
 }
-
-use crate::ui::widgets::centered;
 
 fn render_continue(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect, entry: &str) {
     let Some(i) = t.loaded.tree.index_of(entry) else {
@@ -611,19 +588,7 @@ fn render_continue(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect, entr
         },
     ));
     lines.push(choice(Choice::Cancel, "cancel"));
-    let h = lines.len() as u16 + 2;
-    let r = centered(area, 78, h);
-    crate::ui::widgets::clear_box(f, r);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(Span::styled(" Continue from here ", theme.title()))
-        .border_style(theme.accent());
-    f.render_widget(
-        Paragraph::new(lines)
-            .block(block)
-            .wrap(Wrap { trim: false }),
-        r,
-    );
+    crate::ui::widgets::text_box(f, theme, area, "Continue from here", lines, 78);
 }
 
 /// After a branch or fork before a user message: its text, to send again
@@ -664,19 +629,7 @@ fn render_resend(f: &mut Frame, theme: &Theme, area: Rect, text: &str) {
         ),
         Span::raw("stay"),
     ]));
-    let h = lines.len() as u16 + 2;
-    let r = centered(area, 78, h);
-    crate::ui::widgets::clear_box(f, r);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(Span::styled(" Your message ", theme.title()))
-        .border_style(theme.accent());
-    f.render_widget(
-        Paragraph::new(lines)
-            .block(block)
-            .wrap(Wrap { trim: false }),
-        r,
-    );
+    crate::ui::widgets::text_box(f, theme, area, "Your message", lines, 78);
 }
 
 /// The help box's width.
@@ -686,13 +639,11 @@ pub const HELP_WIDTH: u16 = 80;
 /// keys (those the tree leaves to it). The help's own keys are on its
 /// last line.
 pub fn help_rows() -> Vec<HelpRow> {
-    let mut rows = vec![HelpRow::typing(
+    KEYS.help_with_field(
         "search (every word must match, in the label, role, text or command)",
-    )];
-    rows.extend(KEYS.help_rows());
-    rows.push(HelpRow::heading("Editing the search"));
-    rows.extend(KEYS.field_rows(&input::KEYS));
-    rows
+        "Editing the search",
+        &input::KEYS,
+    )
 }
 
 fn render_help(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
