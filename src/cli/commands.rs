@@ -46,6 +46,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Show(a)) => show(&config, &a, &mut out),
         Some(Command::Context(a)) => context(&config, &a, &mut out),
         Some(Command::Export(a)) => export(&config, &a, &mut out),
+        Some(Command::Labels(a)) => super::report::labels(&config, &cli.global, &a, &mut out),
+        Some(Command::Stats(a)) => super::report::stats(&config, &cli.global, &a, &mut out),
         Some(Command::Tree(ref a)) => {
             drop(out);
             let file = resolve_session(&config, &a.session)?;

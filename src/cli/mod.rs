@@ -1,6 +1,7 @@
 //! The command line: `arbor [list|show|context|export|label|branch|fork|rename|index]`.
 
 mod commands;
+mod report;
 pub mod resume;
 
 use std::path::PathBuf;
@@ -74,6 +75,10 @@ pub enum Command {
     Tree(TreeArgs),
     /// Write a branch of a session as Markdown, HTML or JSON Lines
     Export(ExportArgs),
+    /// Every labelled entry, newest label first
+    Labels(LabelsArgs),
+    /// Sessions, messages, tokens and cost of the assistant's messages
+    Stats(StatsArgs),
     /// Set or clear the label of an entry (appends a `label` line)
     Label(LabelArgs),
     /// Move the leaf to an entry (appends a `branch_summary` line)
@@ -152,6 +157,39 @@ pub struct ContextArgs {
     #[arg(long, value_name = "FLAVOR")]
     pub flavor: Option<String>,
     /// One JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LabelsArgs {
+    /// All projects instead of the current one
+    #[arg(long, conflicts_with = "cwd")]
+    pub all: bool,
+    /// The project directory (default: the current directory)
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// JSON Lines: path, sessionId, entryId, label, labelTime, text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// All projects instead of the current one
+    #[arg(long, conflicts_with = "cwd")]
+    pub all: bool,
+    /// The project directory (default: the current directory)
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Only messages since then: 12h, 2d, 1w, 3mo, 1y ago, or a date
+    /// (2026-11-01, UTC) or time (2026-11-01T08:00:00Z); to the hour
+    #[arg(long, value_name = "AGE")]
+    pub since: Option<String>,
+    /// Group by project, model, day, week or month (UTC)
+    #[arg(long, value_name = "GROUP", default_value = "project")]
+    pub by: String,
+    /// JSON Lines: one object per group, then the total
     #[arg(long)]
     pub json: bool,
 }

@@ -6,10 +6,11 @@
 use std::collections::BTreeSet;
 use std::hash::Hasher;
 
+use crate::session::extras::{LabelInfo, LabelText, Usage, UsageBucket};
 use crate::session::info::SessionInfo;
 use crate::session::reader::Diagnostics;
 
-const CODEC_VERSION: u8 = 2;
+const CODEC_VERSION: u8 = 3;
 
 struct Enc(Vec<u8>);
 
@@ -77,6 +78,14 @@ impl<'a> Dec<'a> {
             shift += 7;
         }
     }
+    fn f64(&mut self) -> Option<f64> {
+        let end = self.i.checked_add(8)?;
+        let v = f64::from_bits(u64::from_le_bytes(
+            self.b.get(self.i..end)?.try_into().ok()?,
+        ));
+        self.i = end;
+        Some(v)
+    }
     fn usize(&mut self) -> Option<usize> {
         usize::try_from(self.u64()?).ok()
     }
@@ -140,6 +149,8 @@ pub fn encode(i: &SessionInfo) -> Vec<u8> {
         file_mtime_ms,
         // Not stored: it belongs to the file's store root, not its bytes.
         agent: _,
+        labels,
+        usage,
     } = i;
     let mut e = Enc(Vec::with_capacity(
         256 + first_message.as_ref().map_or(0, String::len),
@@ -177,11 +188,52 @@ pub fn encode(i: &SessionInfo) -> Vec<u8> {
     e.opt_i64(*header_ms);
     e.opt_i64(*newest_message_ms);
     e.i64(*file_mtime_ms);
+    // Labels and usage (for `arbor labels` and `arbor stats`) go last,
+    // behind their length: a listing skips them without decoding.
+    let mut x = Enc(Vec::new());
+    x.u64(labels.len() as u64);
+    for l in labels {
+        x.str(&l.entry_id);
+        x.str(&l.label);
+        x.opt_str(l.time.as_deref());
+        match &l.text {
+            LabelText::Pending => x.0.push(0),
+            LabelText::Missing => x.0.push(1),
+            LabelText::Text(t) => {
+                x.0.push(2);
+                x.str(t);
+            }
+        }
+    }
+    x.u64(usage.models.len() as u64);
+    for m in &usage.models {
+        x.str(m);
+    }
+    x.u64(usage.buckets.len() as u64);
+    let mut hour = 0i64;
+    for b in &usage.buckets {
+        x.u64(u64::from(b.model));
+        // Consecutive buckets are hours apart: a small delta.
+        x.i64(b.hour.wrapping_sub(hour));
+        hour = b.hour;
+        for v in [b.messages, b.input, b.output, b.cache_read, b.cache_write] {
+            x.u64(v);
+        }
+        x.0.extend_from_slice(&b.cost.to_bits().to_le_bytes());
+    }
+    e.u64(x.0.len() as u64);
+    e.0.extend_from_slice(&x.0);
     e.0
 }
 
 /// Decodes a row; `None` when the bytes are not a row of this version.
 pub fn decode(b: &[u8]) -> Option<SessionInfo> {
+    decode_with(b, true)
+}
+
+/// [`decode`], leaving the labels and usage out unless `extras` (a listing
+/// has no use for them; skipping them keeps 10,000 rows cheap to load).
+pub fn decode_with(b: &[u8], extras: bool) -> Option<SessionInfo> {
     let mut d = Dec { b, i: 0 };
     if d.byte()? != CODEC_VERSION {
         return None;
@@ -220,6 +272,22 @@ pub fn decode(b: &[u8]) -> Option<SessionInfo> {
     let header_ms = d.opt_i64()?;
     let newest_message_ms = d.opt_i64()?;
     let file_mtime_ms = d.i64()?;
+    let n = d.usize()?;
+    let end = d.i.checked_add(n)?;
+    let (labels, usage) = if extras {
+        let x = &mut Dec {
+            b: b.get(..end)?,
+            i: d.i,
+        };
+        let r = decode_extras(x)?;
+        if x.i != end {
+            return None;
+        }
+        r
+    } else {
+        Default::default()
+    };
+    d.i = end;
     if d.i != b.len() {
         return None;
     }
@@ -246,7 +314,62 @@ pub fn decode(b: &[u8]) -> Option<SessionInfo> {
         newest_message_ms,
         file_mtime_ms,
         agent: Default::default(),
+        labels,
+        usage,
     })
+}
+
+/// Labels and usage, as [`encode`] writes them.
+fn decode_extras(d: &mut Dec) -> Option<(Vec<LabelInfo>, Usage)> {
+    let n = d.usize()?;
+    let mut labels = Vec::with_capacity(n.min(1024));
+    for _ in 0..n {
+        labels.push(LabelInfo {
+            entry_id: d.str()?,
+            label: d.str()?,
+            time: d.opt_str()?,
+            text: match d.byte()? {
+                0 => LabelText::Pending,
+                1 => LabelText::Missing,
+                2 => LabelText::Text(d.str()?),
+                _ => return None,
+            },
+        });
+    }
+    let n = d.usize()?;
+    let mut usage = Usage {
+        models: Vec::with_capacity(n.min(1024)),
+        buckets: Vec::new(),
+    };
+    for _ in 0..n {
+        usage.models.push(d.str()?);
+    }
+    let n = d.usize()?;
+    usage.buckets.reserve(n.min(1 << 16));
+    let mut hour = 0i64;
+    for _ in 0..n {
+        let model = u32::try_from(d.u64()?).ok()?;
+        if model as usize >= usage.models.len() {
+            return None;
+        }
+        hour = hour.wrapping_add(d.i64()?);
+        let mut v = [0u64; 5];
+        for x in &mut v {
+            *x = d.u64()?;
+        }
+        let [messages, input, output, cache_read, cache_write] = v;
+        usage.buckets.push(UsageBucket {
+            model,
+            hour,
+            messages,
+            input,
+            output,
+            cache_read,
+            cache_write,
+            cost: d.f64()?,
+        });
+    }
+    Some((labels, usage))
 }
 
 pub use crate::util::hash::{FxBuild, FxHasher};
@@ -292,8 +415,59 @@ mod tests {
             newest_message_ms: None,
             file_mtime_ms: 42,
             agent: Default::default(),
+            labels: vec![
+                LabelInfo {
+                    entry_id: "e1".into(),
+                    label: "✅ done".into(),
+                    time: Some("2026-01-01T00:00:00.000Z".into()),
+                    text: LabelText::Text("user: hi".into()),
+                },
+                LabelInfo {
+                    entry_id: "e2".into(),
+                    label: "x".into(),
+                    time: None,
+                    text: LabelText::Missing,
+                },
+                LabelInfo {
+                    entry_id: "e3".into(),
+                    label: "y".into(),
+                    time: None,
+                    text: LabelText::Pending,
+                },
+            ],
+            usage: Usage {
+                models: vec!["".into(), "m1".into()],
+                buckets: vec![
+                    UsageBucket {
+                        model: 1,
+                        hour: 493_000,
+                        messages: 3,
+                        input: 1,
+                        output: 2,
+                        cache_read: u64::MAX,
+                        cache_write: 4,
+                        cost: 0.1 + 0.2,
+                    },
+                    UsageBucket {
+                        model: 0,
+                        hour: -7,
+                        ..Default::default()
+                    },
+                ],
+            },
         };
         let b = encode(&i);
+        // A listing's decode leaves labels and usage out, nothing else.
+        let lite = decode_with(&b, false).unwrap();
+        assert!(lite.labels.is_empty() && lite.usage == Usage::default());
+        assert_eq!(
+            SessionInfo {
+                labels: i.labels.clone(),
+                usage: i.usage.clone(),
+                ..lite
+            },
+            i
+        );
         assert_eq!(decode(&b), Some(i));
         assert_eq!(decode(&b[..b.len() - 1]), None);
         assert_eq!(decode(&[9, 1, 2]), None);

@@ -138,6 +138,8 @@ pub struct Index {
     /// Set by [`Index::warm_search`]: this index will answer many searches,
     /// so it reads the text file through a map kept between them.
     many_searches: std::cell::Cell<bool>,
+    /// Rows come with their labels and usage (see [`Index::with_extras`]).
+    extras: bool,
 }
 
 impl Index {
@@ -155,6 +157,7 @@ impl Index {
             path: path.to_path_buf(),
             search_cache: Default::default(),
             many_searches: Default::default(),
+            extras: false,
         })
     }
 
@@ -189,6 +192,14 @@ impl Index {
     /// than as errors. An error means nothing was delivered (the caller then
     /// reads the files itself); a failure to *write* after rows were
     /// delivered is reported in [`RefreshStats::write_error`].
+    /// Rows from [`Index::refresh`] carry their labels and usage (for
+    /// `arbor labels` and `arbor stats`); a listing leaves them out of the
+    /// rows it did not have to read again, which keeps it fast.
+    pub fn with_extras(mut self) -> Index {
+        self.extras = true;
+        self
+    }
+
     pub fn refresh(
         &mut self,
         files: &[SessionFile],
@@ -204,11 +215,19 @@ impl Index {
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
     ) -> Result<RefreshStats, IndexError> {
         self.search_cache.get_mut().take();
-        match refresh::refresh(&self.conn, &self.path, files, emit_unchanged, on_rows) {
+        let extras = self.extras;
+        match refresh::refresh(
+            &self.conn,
+            &self.path,
+            files,
+            emit_unchanged,
+            extras,
+            on_rows,
+        ) {
             Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
                 // Nothing was delivered yet (reading the rows failed): rebuild.
                 self.clear()?;
-                refresh::refresh(&self.conn, &self.path, files, true, on_rows)
+                refresh::refresh(&self.conn, &self.path, files, true, extras, on_rows)
             }
             other => other,
         }

@@ -200,10 +200,11 @@ struct Found {
 }
 
 impl Found {
-    fn info(&self, arena: &[u8], file: &SessionFile) -> Option<SessionInfo> {
+    fn info(&self, arena: &[u8], file: &SessionFile, extras: bool) -> Option<SessionInfo> {
+        let decode = |b| codec::decode_with(b, extras);
         match (self.row, self.state) {
-            (Some((s, e)), _) => finish_info(codec::decode(&arena[s..e])?, true, file),
-            (None, Some((s, e))) => finish_info(codec::decode(&arena[s..e])?, false, file),
+            (Some((s, e)), _) => finish_info(decode(&arena[s..e])?, true, file),
+            (None, Some((s, e))) => finish_info(decode(&arena[s..e])?, false, file),
             (None, None) => None,
         }
     }
@@ -379,7 +380,7 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
     let read = with_read_buffer(|buf| {
         read_lines(&mut f, buf, |line, complete, end| {
             if complete {
-                s.feed(line, true);
+                s.feed_at(line, true, start + end - line.len() as u64 - 1);
                 complete_end = start + end;
                 s.failed().is_none()
             } else {
@@ -419,11 +420,15 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
         out.text.clear();
         return Ok(out);
     }
+    // Labels' entry texts: a few lines read again (see `session::extras`);
+    // without them the row is still right.
+    let _ = s.resolve_labels(&mut f);
     let state = s.info().cloned();
     let finished = match tail {
         Some(t) => {
             let mut s2 = s.clone();
             s2.feed(&t, false);
+            let _ = s2.resolve_labels(&mut f);
             let tt = trimmed(s2.take_text());
             if !tt.is_empty() {
                 out.tail_text = Some(tt);
@@ -952,7 +957,7 @@ pub fn stored_rows(
     }
     Ok(raw
         .par_iter()
-        .filter_map(|(f, b, is_row)| finish_info(codec::decode(b)?, *is_row, f))
+        .filter_map(|(f, b, is_row)| finish_info(codec::decode_with(b, false)?, *is_row, f))
         .collect())
 }
 
@@ -961,6 +966,7 @@ pub fn refresh(
     db_path: &Path,
     files: &[SessionFile],
     emit_unchanged: bool,
+    extras: bool,
     on_rows: &mut dyn FnMut(Vec<SessionInfo>),
 ) -> Result<RefreshStats, IndexError> {
     let t0 = Instant::now();
@@ -1038,7 +1044,7 @@ pub fn refresh(
         .zip(stat_result.par_iter())
         .zip(found.par_iter())
         .map(|((f, stat), fd)| match fd {
-            Some(fd) if emit_unchanged && unchanged(stat, Some(fd)) => fd.info(&arena, f),
+            Some(fd) if emit_unchanged && unchanged(stat, Some(fd)) => fd.info(&arena, f, extras),
             _ => None,
         })
         .collect();

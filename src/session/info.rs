@@ -14,6 +14,9 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::entry::{format_iso_ms, is_internal_marker, parse_iso_ms};
+use super::extras::{
+    apply_label, raw_id_hash, LabelInfo, LineSource, Offsets, Usage, UsageFigures,
+};
 use super::jsonscan::{for_each_element, Skim};
 use super::reader::{lines, parse_json_lenient, parse_object, too_deep, Diagnostics, ReadError};
 
@@ -52,6 +55,12 @@ pub struct SessionInfo {
     /// whoever was handed the file, never read from its contents).
     #[serde(default)]
     pub agent: super::agent::Agent,
+    /// The labels set in the file, in the order last set.
+    #[serde(default)]
+    pub labels: Vec<LabelInfo>,
+    /// Assistant messages' usage by model and hour, all branches.
+    #[serde(default)]
+    pub usage: Usage,
 }
 
 impl SessionInfo {
@@ -210,6 +219,10 @@ struct LineProbe<'a> {
     summary: Option<&'a RawValue>,
     #[serde(rename = "summarizedThroughId", borrow, default)]
     summarized_through_id: Option<&'a RawValue>,
+    #[serde(rename = "targetId", borrow, default)]
+    target_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    label: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize, Default)]
@@ -282,6 +295,14 @@ struct UsageProbe {
     total_tokens: Option<f64>,
     #[serde(default)]
     cost: Option<CostProbe>,
+    #[serde(default)]
+    input: Option<f64>,
+    #[serde(default)]
+    output: Option<f64>,
+    #[serde(rename = "cacheRead", default)]
+    cache_read: Option<f64>,
+    #[serde(rename = "cacheWrite", default)]
+    cache_write: Option<f64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -299,6 +320,8 @@ struct LineFields<'a> {
     name: Option<&'a str>,
     summary: Option<&'a str>,
     summarized_through_id: Option<&'a str>,
+    target_id: Option<&'a str>,
+    label: Option<&'a str>,
     /// Present only when `message` is an object.
     message: Option<MessageFields<'a>>,
 }
@@ -322,6 +345,10 @@ struct UsageParts<'a> {
     cost: Option<&'a str>,
     /// `cost.total`, when `cost` is an object.
     cost_total: Option<&'a str>,
+    input: Option<&'a str>,
+    output: Option<&'a str>,
+    cache_read: Option<&'a str>,
+    cache_write: Option<&'a str>,
 }
 
 impl<'a> LineProbe<'a> {
@@ -334,6 +361,8 @@ impl<'a> LineProbe<'a> {
             name: g(self.name),
             summary: g(self.summary),
             summarized_through_id: g(self.summarized_through_id),
+            target_id: g(self.target_id),
+            label: g(self.label),
             message: self.message.and_then(|m| m.0).map(|m| MessageFields {
                 role: g(m.role),
                 content: g(m.content),
@@ -346,7 +375,7 @@ impl<'a> LineProbe<'a> {
     }
 }
 
-const LINE_KEYS: [&[u8]; 7] = [
+const LINE_KEYS: [&[u8]; 9] = [
     b"type",
     b"id",
     b"timestamp",
@@ -354,9 +383,18 @@ const LINE_KEYS: [&[u8]; 7] = [
     b"summary",
     b"summarizedThroughId",
     b"message",
+    b"targetId",
+    b"label",
 ];
 const MESSAGE_KEYS: [&[u8]; 5] = [b"role", b"content", b"timestamp", b"usage", b"model"];
-const USAGE_KEYS: [&[u8]; 2] = [b"totalTokens", b"cost"];
+const USAGE_KEYS: [&[u8]; 6] = [
+    b"totalTokens",
+    b"cost",
+    b"input",
+    b"output",
+    b"cacheRead",
+    b"cacheWrite",
+];
 
 /// The fast path: one validating pass that captures the row's fields and
 /// crosses everything else (tool results, images) without decoding it.
@@ -364,12 +402,12 @@ const USAGE_KEYS: [&[u8]; 2] = [b"totalTokens", b"cost"];
 fn probe_fast(line: &[u8]) -> Option<LineFields<'_>> {
     // Invalid UTF-8 goes to the general path, which counts the lossy line.
     let line = simdutf8::basic::from_utf8(line).ok()?;
-    let mut top: [Option<&str>; 7] = [None; 7];
+    let mut top: [Option<&str>; 9] = [None; 9];
     let mut msg: [Option<&str>; 5] = [None; 5];
     let mut msg_is_object = false;
     // `usage` is captured member by member on the way (an assistant line's
     // usage is a third of its tokens: crossing it again later cost ~10 %).
-    let mut usage_members: [Option<&str>; 2] = [None; 2];
+    let mut usage_members: [Option<&str>; 6] = [None; 6];
     let mut cost_total: [Option<&str>; 1] = [None];
     let mut usage_is_object = false;
     let mut sk = Skim::new(line);
@@ -396,7 +434,7 @@ fn probe_fast(line: &[u8]) -> Option<LineFields<'_>> {
     if !sk.at_end() {
         return None;
     }
-    let [ty, id, timestamp, name, summary, summarized_through_id, _] = top;
+    let [ty, id, timestamp, name, summary, summarized_through_id, _, target_id, label] = top;
     let [role, content, timestamp_in_message, usage, model] = msg;
     Some(LineFields {
         ty,
@@ -405,6 +443,8 @@ fn probe_fast(line: &[u8]) -> Option<LineFields<'_>> {
         name,
         summary,
         summarized_through_id,
+        target_id,
+        label,
         message: msg_is_object.then_some(MessageFields {
             role,
             content,
@@ -414,6 +454,10 @@ fn probe_fast(line: &[u8]) -> Option<LineFields<'_>> {
                 total_tokens: usage_members[0],
                 cost: usage_members[1],
                 cost_total: cost_total[0],
+                input: usage_members[2],
+                output: usage_members[3],
+                cache_read: usage_members[4],
+                cache_write: usage_members[5],
             }),
             model,
         }),
@@ -431,6 +475,8 @@ fn shallow_fields(v: &Value) -> Option<String> {
         "name",
         "summary",
         "summarizedThroughId",
+        "targetId",
+        "label",
     ] {
         if let Some(x) = obj.get(k) {
             m.insert(k.into(), x.clone());
@@ -564,19 +610,57 @@ fn raw_content_text(r: Option<&str>) -> String {
     out
 }
 
-/// `usage.totalTokens` and `usage.cost.total`, exactly as deserializing
-/// [`UsageProbe`] gives them (`None` when that fails: the usage is then
-/// ignored). The common shape (numbers in objects) was captured by the
-/// skimmer into `parts`; anything else goes through `serde_json`.
-fn usage_figures(u: &str, parts: Option<UsageParts>) -> Option<(Option<f64>, Option<f64>)> {
-    let serde = || {
-        serde_json::from_str::<UsageProbe>(u)
-            .ok()
-            .map(|p| (p.total_tokens, p.cost.and_then(|c| c.total)))
-    };
+/// The figures of a `usage` object (each `None` when absent or null).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct Figures {
+    total_tokens: Option<f64>,
+    cost: Option<f64>,
+    input: Option<f64>,
+    output: Option<f64>,
+    cache_read: Option<f64>,
+    cache_write: Option<f64>,
+}
+
+impl Figures {
+    fn of(p: UsageProbe) -> Figures {
+        Figures {
+            total_tokens: p.total_tokens,
+            cost: p.cost.and_then(|c| c.total),
+            input: p.input,
+            output: p.output,
+            cache_read: p.cache_read,
+            cache_write: p.cache_write,
+        }
+    }
+
+    /// Token counts and cost as summed: negative or absent values count 0.
+    fn summed(&self) -> UsageFigures {
+        let n = |v: Option<f64>| v.unwrap_or(0.0).max(0.0) as u64;
+        UsageFigures {
+            input: n(self.input),
+            output: n(self.output),
+            cache_read: n(self.cache_read),
+            cache_write: n(self.cache_write),
+            cost: self.cost.unwrap_or(0.0).max(0.0),
+        }
+    }
+}
+
+/// The figures of `usage`, exactly as deserializing [`UsageProbe`] gives
+/// them (`None` when that fails: the usage is then ignored). The common
+/// shape (numbers in objects) was captured by the skimmer into `parts`;
+/// anything else goes through `serde_json`.
+fn usage_figures(u: &str, parts: Option<UsageParts>) -> Option<Figures> {
+    let serde = || serde_json::from_str::<UsageProbe>(u).ok().map(Figures::of);
     let number = |v: Option<&str>| -> Result<Option<f64>, ()> {
         match v {
             None | Some("null") => Ok(None),
+            // Token counts: a plain integer (the skimmer checked the JSON
+            // grammar) is what serde makes of it, `u64 as f64`, without
+            // its per-call setup (six numbers a message).
+            Some(s) if s.len() <= 15 && s.bytes().all(|b| b.is_ascii_digit()) => Ok(Some(
+                s.bytes().fold(0u64, |v, b| v * 10 + u64::from(b - b'0')) as f64,
+            )),
             Some(s) if s.starts_with(|c: char| c == '-' || c.is_ascii_digit()) => {
                 serde_json::from_str::<f64>(s).map(Some).map_err(|_| ())
             }
@@ -587,7 +671,13 @@ fn usage_figures(u: &str, parts: Option<UsageParts>) -> Option<(Option<f64>, Opt
     let Some(parts) = parts else {
         return serde();
     };
-    let Ok(tokens) = number(parts.total_tokens) else {
+    let (Ok(total_tokens), Ok(input), Ok(output), Ok(cache_read), Ok(cache_write)) = (
+        number(parts.total_tokens),
+        number(parts.input),
+        number(parts.output),
+        number(parts.cache_read),
+        number(parts.cache_write),
+    ) else {
         return serde();
     };
     let cost = match parts.cost {
@@ -598,7 +688,14 @@ fn usage_figures(u: &str, parts: Option<UsageParts>) -> Option<(Option<f64>, Opt
         },
         Some(_) => return serde(),
     };
-    Some((tokens, cost))
+    Some(Figures {
+        total_tokens,
+        cost,
+        input,
+        output,
+        cache_read,
+        cache_write,
+    })
 }
 
 /// Streaming extraction of a `SessionInfo`, resumable on appended lines.
@@ -612,6 +709,13 @@ pub struct InfoScanner {
     keep_text: bool,
     /// Gather it normalized (see [`crate::search::normalize`]) rather than raw.
     normalize_text: bool,
+    /// Where each entry's line starts, for finding labelled entries again
+    /// (see [`super::extras::Offsets`]).
+    offsets: Offsets,
+    /// `offsets` cover every entry of the file so far.
+    offsets_complete: bool,
+    /// The offset of the line being fed, when the caller gave it.
+    at: Option<u64>,
 }
 
 impl InfoScanner {
@@ -627,6 +731,9 @@ impl InfoScanner {
             fast: true,
             keep_text: true,
             normalize_text: false,
+            offsets: Offsets::default(),
+            offsets_complete: true,
+            at: None,
         }
     }
 
@@ -661,6 +768,10 @@ impl InfoScanner {
             fast: true,
             keep_text: true,
             normalize_text: false,
+            // The lines before were read by another scan.
+            offsets: Offsets::default(),
+            offsets_complete: false,
+            at: None,
         }
     }
 
@@ -688,6 +799,29 @@ impl InfoScanner {
     /// Feeds one line (without its `\n`). `complete` is false for a last
     /// line with no newline.
     pub fn feed(&mut self, line: &[u8], complete: bool) {
+        self.at = None;
+        self.feed_line(line, complete);
+    }
+
+    /// [`InfoScanner::feed`] with the byte offset where the line starts in
+    /// the file, so that labels can find their entries' lines again.
+    pub fn feed_at(&mut self, line: &[u8], complete: bool, offset: u64) {
+        self.at = Some(offset);
+        self.feed_line(line, complete);
+    }
+
+    /// Looks up the row text of labels set by the lines fed so far, reading
+    /// their entries' lines again from `src` (the file being scanned).
+    pub fn resolve_labels(&mut self, src: &mut dyn LineSource) -> std::io::Result<()> {
+        super::extras::resolve_label_texts(
+            &mut self.info.labels,
+            &self.offsets,
+            self.offsets_complete,
+            src,
+        )
+    }
+
+    fn feed_line(&mut self, line: &[u8], complete: bool) {
         if self.failed.is_some() {
             return;
         }
@@ -830,6 +964,15 @@ impl InfoScanner {
     }
 
     fn entry(&mut self, p: LineFields) {
+        match (self.at, p.id.and_then(raw_id_hash)) {
+            (Some(off), Some(h)) => {
+                if !self.offsets.push(h, off) {
+                    self.offsets_complete = false;
+                }
+            }
+            (None, _) => self.offsets_complete = false,
+            (Some(_), None) => {}
+        }
         let i = &mut self.info;
         if raw_is(p.ty, "message") {
             i.message_count += 1;
@@ -859,17 +1002,26 @@ impl InfoScanner {
             }
             i.last_message_id = raw_id(p.id);
             if is_assistant {
-                if let Some(model) = raw_str(m.model) {
-                    if !i.models.contains(&model) {
-                        i.models.insert(model);
+                let model = raw_str(m.model);
+                if let Some(model) = &model {
+                    if !i.models.contains(model) {
+                        i.models.insert(model.clone());
                     }
                 }
-                if let Some(u) = m.usage {
-                    if let Some((tokens, cost)) = usage_figures(u, m.usage_parts) {
-                        i.total_tokens += tokens.unwrap_or(0.0).max(0.0) as u64;
-                        i.total_cost += cost.unwrap_or(0.0).max(0.0);
-                    }
-                }
+                let figures = m
+                    .usage
+                    .and_then(|u| usage_figures(u, m.usage_parts))
+                    .unwrap_or_default();
+                i.total_tokens += figures.total_tokens.unwrap_or(0.0).max(0.0) as u64;
+                i.total_cost += figures.cost.unwrap_or(0.0).max(0.0);
+                // A message without a time of its own counts at the newest
+                // time seen before it.
+                let at = ms
+                    .or(i.newest_message_ms)
+                    .or(i.header_ms)
+                    .unwrap_or_default();
+                i.usage
+                    .add(model.as_deref().unwrap_or(""), at, figures.summed());
             }
         } else if raw_is(p.ty, "session_info") {
             if let Some(n) = raw_str(p.name) {
@@ -882,6 +1034,17 @@ impl InfoScanner {
             }
         } else if raw_is(p.ty, "branch_summary") {
             i.summary_candidate = None;
+        } else if raw_is(p.ty, "label") {
+            // As the tree applies labels (SPEC §3): a string target, a
+            // string label (empty or absent clears).
+            if let Some(target) = raw_str(p.target_id) {
+                apply_label(
+                    &mut i.labels,
+                    target,
+                    raw_str(p.label),
+                    raw_str(p.timestamp),
+                );
+            }
         }
     }
 
@@ -894,7 +1057,7 @@ impl InfoScanner {
             return Err("no session header");
         }
         self.info.recompute_modified();
-        Ok(self.info)
+        Ok(std::mem::take(&mut self.info))
     }
 }
 
@@ -915,12 +1078,19 @@ pub fn scan_info_with(path: &Path, text: bool) -> Result<SessionInfo, ReadError>
         s = s.without_text();
     }
     with_read_buffer(|buf| {
-        read_lines(&mut f, buf, |line, complete, _end| {
-            s.feed(line, complete);
+        read_lines(&mut f, buf, |line, complete, end| {
+            s.feed_at(
+                line,
+                complete,
+                end - line.len() as u64 - u64::from(complete),
+            );
             s.failed.is_none()
         })
     })
     .map_err(io)?;
+    // Without the labelled entries' text the row is still right: their
+    // labels then show without it.
+    let _ = s.resolve_labels(&mut f);
     s.finish().map_err(|reason| ReadError::NotASession {
         path: path.to_path_buf(),
         reason,
@@ -1035,12 +1205,14 @@ pub fn scan_info_bytes_reference(
 }
 
 fn scan_bytes_with(mut s: InfoScanner, path: &Path, buf: &[u8]) -> Result<SessionInfo, ReadError> {
+    let base = buf.as_ptr() as usize;
     for (line, nl) in lines(buf) {
-        s.feed(line, nl);
+        s.feed_at(line, nl, (line.as_ptr() as usize - base) as u64);
         if s.failed.is_some() {
             break;
         }
     }
+    let _ = s.resolve_labels(&mut &buf[..]);
     s.finish().map_err(|reason| ReadError::NotASession {
         path: path.to_path_buf(),
         reason,
@@ -1085,12 +1257,14 @@ mod tests {
             r#" { "totalTokens" : 6 , "cost" : { "total" : 0.5 } } "#,
             r#"{"totalTokens":7,"cost":{"total":1},"cost":{"total":2}}"#,
             r#""12""#,
+            r#"{"input":3,"output":4.5,"cacheRead":-2,"cacheWrite":null,"totalTokens":9}"#,
+            r#"{"input":"3","output":4}"#,
+            r#"{"input":1,"input":2}"#,
+            r#"{"cacheRead":1e400,"cacheWrite":7,"cost":{"total":0.5}}"#,
         ];
         let mut captured = 0;
         for u in cases {
-            let want = serde_json::from_str::<UsageProbe>(u)
-                .ok()
-                .map(|p| (p.total_tokens, p.cost.and_then(|c| c.total)));
+            let want = serde_json::from_str::<UsageProbe>(u).ok().map(Figures::of);
             // The same usage inside a file: the fast path (which captures
             // usage member by member, or refuses the line) gives the serde
             // path's totals.
@@ -1115,10 +1289,14 @@ mod tests {
                 (reference.total_tokens, reference.total_cost.to_bits()),
                 "{u}"
             );
+            assert_eq!(fast.usage, reference.usage, "{u}");
+            let b = &fast.usage.buckets;
+            assert_eq!(b.len(), 1, "one assistant message, one bucket: {u}");
+            assert_eq!(b[0].messages, 1);
         }
-        // Every object without duplicated or escaped keys (13 of the
+        // Every object without duplicated or escaped keys (16 of the
         // cases) was captured in the one pass, not refused.
-        assert_eq!(captured, 13);
+        assert_eq!(captured, 16);
     }
 
     #[test]

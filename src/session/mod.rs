@@ -8,6 +8,7 @@ pub mod chunked;
 pub mod context;
 pub mod entry;
 pub mod export;
+pub mod extras;
 pub mod fileops;
 pub mod ids;
 pub mod info;

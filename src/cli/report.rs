@@ -1,0 +1,449 @@
+//! `arbor labels` and `arbor stats`: reports over every session of a scope,
+//! from the rows the index keeps (labels and usage are stored with them),
+//! or from the files with `--no-index` (the same scanner, the same answer).
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use anyhow::{bail, Result};
+use serde_json::json;
+
+use super::commands::{json_text, project_cwd};
+use super::{GlobalOpts, LabelsArgs, StatsArgs};
+use crate::index::load::{load_listing, LoadEvent};
+use crate::index::Index;
+use crate::session::entry::{format_iso_ms, parse_iso_ms};
+use crate::session::extras::{LabelInfo, LabelText, UsageBucket, HOUR_MS};
+use crate::session::info::SessionInfo;
+use crate::store::listing::filter_rows;
+use crate::store::{ScanProblem, Scope, StoreConfig};
+use crate::util::term::{path as shown, sanitize_line as clean};
+
+fn scope_of(all: bool, cwd: Option<&std::path::Path>) -> Result<Scope> {
+    Ok(if all {
+        Scope::All
+    } else {
+        Scope::Project(project_cwd(cwd)?)
+    })
+}
+
+/// The rows of `scope`, through the index unless `--no-index`; sorted by
+/// path, so that sums are added in one order whichever way they were read.
+fn rows_of(config: &StoreConfig, g: &GlobalOpts, scope: &Scope) -> Vec<SessionInfo> {
+    let index = (!g.no_index).then(|| Index::open_default().map(Index::with_extras));
+    let mut rows = Vec::new();
+    let mut problems: Vec<ScanProblem> = Vec::new();
+    load_listing(config, scope, index, false, &mut |ev| match ev {
+        LoadEvent::Rows(r) => rows.extend(r),
+        LoadEvent::Finished { problems: p } => problems.extend(p),
+        LoadEvent::Warning(w) => eprintln!("arbor: {}", clean(&w.to_string())),
+        _ => {}
+    });
+    problems.sort_by(|a, b| a.path.cmp(&b.path));
+    for p in problems {
+        eprintln!("arbor: skipped {}: {}", shown(&p.path), clean(&p.reason));
+    }
+    rows.sort_by(|a, b| a.path.cmp(&b.path));
+    rows
+}
+
+// ------------------------------------------------------------------ labels
+
+/// `2026-11-21T09:22:19.223Z` for a readable time, else the text as written.
+fn label_time(l: &LabelInfo) -> Option<String> {
+    let t = l.time.as_deref()?;
+    Some(
+        parse_iso_ms(t)
+            .map(format_iso_ms)
+            .unwrap_or_else(|| t.to_string()),
+    )
+}
+
+pub fn labels(
+    config: &StoreConfig,
+    g: &GlobalOpts,
+    a: &LabelsArgs,
+    out: &mut impl Write,
+) -> Result<()> {
+    let scope = scope_of(a.all, a.cwd.as_deref())?;
+    let mut rows = rows_of(config, g, &scope);
+    // As the list and the picker: internal workflow sessions are not shown.
+    filter_rows(&mut rows, &scope, false);
+    let mut found: Vec<(&SessionInfo, &LabelInfo, i64)> = rows
+        .iter()
+        .flat_map(|r| {
+            r.labels
+                .iter()
+                // A label on an entry the file lacks shows nowhere.
+                .filter(|l| l.text != LabelText::Missing)
+                .map(move |l| {
+                    let ms = l.time.as_deref().and_then(parse_iso_ms).unwrap_or(i64::MIN);
+                    (r, l, ms)
+                })
+        })
+        .collect();
+    // Newest first; then by file and entry, for a stable order.
+    found.sort_by(|a, b| {
+        b.2.cmp(&a.2)
+            .then_with(|| a.0.path.cmp(&b.0.path))
+            .then_with(|| a.1.entry_id.cmp(&b.1.entry_id))
+    });
+    let text_of = |l: &LabelInfo| match &l.text {
+        LabelText::Text(t) => t.clone(),
+        _ => String::new(),
+    };
+    if a.json {
+        for (r, l, _) in &found {
+            let v = json!({
+                "path": r.path.to_string_lossy(),
+                "sessionId": r.id,
+                "entryId": l.entry_id,
+                "label": l.label,
+                "labelTime": label_time(l),
+                "text": text_of(l),
+            });
+            writeln!(out, "{}", json_text(&v))?;
+        }
+        return Ok(());
+    }
+    if found.is_empty() {
+        writeln!(out, "(no labels)")?;
+        return Ok(());
+    }
+    let label_w = found
+        .iter()
+        .map(|(_, l, _)| clean(&l.label).chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(5, 24);
+    writeln!(
+        out,
+        "{:<16}  {:<label_w$}  {:<8}  {:<8}  TEXT",
+        "TIME (UTC)", "LABEL", "SESSION", "ENTRY"
+    )?;
+    for (r, l, _) in &found {
+        let time = label_time(l)
+            .map(|t| match parse_iso_ms(&t) {
+                Some(_) => format!("{} {}", &t[..10], &t[11..16]),
+                None => t,
+            })
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "{:<16}  {:<label_w$}  {:<8}  {:<8}  {}",
+            cut(&clean(&time), 16),
+            cut(&clean(&l.label), label_w),
+            // A prefix, as `arbor tree` and the others take it.
+            clean(&r.id).chars().take(8).collect::<String>(),
+            cut(&clean(&l.entry_id), 8),
+            cut(&clean(&text_of(l)), 80),
+        )?;
+    }
+    Ok(())
+}
+
+/// At most `max` characters (the last one `…` when cut).
+fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
+// ------------------------------------------------------------------- stats
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum By {
+    Project,
+    Model,
+    Day,
+    Week,
+    Month,
+}
+
+impl By {
+    fn parse(s: &str) -> Result<By> {
+        Ok(match s {
+            "project" => By::Project,
+            "model" => By::Model,
+            "day" => By::Day,
+            "week" => By::Week,
+            "month" => By::Month,
+            other => bail!("--by {other:?}: give project, model, day, week or month"),
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            By::Project => "project",
+            By::Model => "model",
+            By::Day => "day",
+            By::Week => "week",
+            By::Month => "month",
+        }
+    }
+
+    /// Groups ordered by time are shown in time order, the others by cost.
+    fn by_time(self) -> bool {
+        matches!(self, By::Day | By::Week | By::Month)
+    }
+}
+
+/// The start of `--since`, in ms since the epoch: an age before `now_ms`
+/// (`12h`, `2d`, `1w`, `3mo`, `1y`), a date (UTC midnight) or an RFC 3339 time.
+pub fn parse_since(s: &str, now_ms: i64) -> Result<i64> {
+    let s = s.trim();
+    if let Some(ms) = parse_iso_ms(s) {
+        return Ok(ms);
+    }
+    if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        if let Some(t) = d.and_hms_opt(0, 0, 0) {
+            return Ok(t.and_utc().timestamp_millis());
+        }
+    }
+    let digits = s.chars().take_while(|c| c.is_ascii_digit()).count();
+    let (n, unit) = s.split_at(digits);
+    let n: i64 = n.parse().map_err(|_| since_error(s))?;
+    let now = chrono::DateTime::from_timestamp_millis(now_ms).ok_or_else(|| since_error(s))?;
+    let months = |m: i64| {
+        u32::try_from(m)
+            .ok()
+            .and_then(|m| now.checked_sub_months(chrono::Months::new(m)))
+            .map(|t| t.timestamp_millis())
+            .ok_or_else(|| since_error(s))
+    };
+    let hours = |h: i64| {
+        h.checked_mul(HOUR_MS)
+            .and_then(|d| now_ms.checked_sub(d))
+            .ok_or_else(|| since_error(s))
+    };
+    match unit {
+        "h" => hours(n),
+        "d" => hours(n.saturating_mul(24)),
+        "w" => hours(n.saturating_mul(24 * 7)),
+        "mo" => months(n),
+        "y" => months(n.saturating_mul(12)),
+        _ => Err(since_error(s)),
+    }
+}
+
+fn since_error(s: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "--since {:?}: give an age (12h, 2d, 1w, 3mo, 1y) or a date (2026-11-01)",
+        clean(s)
+    )
+}
+
+#[derive(Debug, Default, Clone)]
+struct Acc {
+    sessions: u64,
+    /// The row last counted in `sessions` (plus one; 0: none).
+    last_row: usize,
+    messages: u64,
+    input: u64,
+    output: u64,
+    cache_read: u64,
+    cache_write: u64,
+    cost: f64,
+}
+
+impl Acc {
+    fn add(&mut self, row: usize, b: &UsageBucket) {
+        if self.last_row != row + 1 {
+            self.sessions += 1;
+            self.last_row = row + 1;
+        }
+        self.messages += b.messages;
+        self.input += b.input;
+        self.output += b.output;
+        self.cache_read += b.cache_read;
+        self.cache_write += b.cache_write;
+        self.cost += b.cost;
+    }
+}
+
+fn group_of(by: By, r: &SessionInfo, b: &UsageBucket) -> String {
+    let date = || {
+        chrono::DateTime::from_timestamp_millis(b.hour.saturating_mul(HOUR_MS))
+            .map(|d| d.date_naive())
+            .unwrap_or_default()
+    };
+    match by {
+        By::Project => r.cwd.clone(),
+        By::Model => match r.usage.model(b) {
+            "" => "(unknown)".to_string(),
+            m => m.to_string(),
+        },
+        By::Day => date().format("%Y-%m-%d").to_string(),
+        By::Week => {
+            use chrono::Datelike;
+            let w = date().iso_week();
+            format!("{}-W{:02}", w.year(), w.week())
+        }
+        By::Month => date().format("%Y-%m").to_string(),
+    }
+}
+
+pub fn stats(
+    config: &StoreConfig,
+    g: &GlobalOpts,
+    a: &StatsArgs,
+    out: &mut impl Write,
+) -> Result<()> {
+    let by = By::parse(&a.by)?;
+    let since = match &a.since {
+        Some(s) => Some(parse_since(s, chrono::Utc::now().timestamp_millis())?),
+        None => None,
+    };
+    let scope = scope_of(a.all, a.cwd.as_deref())?;
+    let mut rows = rows_of(config, g, &scope);
+    // Money spent: internal workflow sessions count too.
+    filter_rows(&mut rows, &scope, true);
+    let mut groups: HashMap<String, Acc> = HashMap::new();
+    let mut total = Acc::default();
+    for (ri, r) in rows.iter().enumerate() {
+        for b in &r.usage.buckets {
+            // A bucket counts when its hour ends after `since`.
+            if since.is_some_and(|s| (b.hour + 1).saturating_mul(HOUR_MS) <= s) {
+                continue;
+            }
+            groups.entry(group_of(by, r, b)).or_default().add(ri, b);
+            total.add(ri, b);
+        }
+    }
+    let mut groups: Vec<(String, Acc)> = groups.into_iter().collect();
+    if by.by_time() {
+        groups.sort_by(|a, b| a.0.cmp(&b.0));
+    } else {
+        groups.sort_by(|a, b| b.1.cost.total_cmp(&a.1.cost).then_with(|| a.0.cmp(&b.0)));
+    }
+    if a.json {
+        let line = |group: &str, s: &Acc| {
+            json!({
+                "group": group,
+                "sessions": s.sessions,
+                "messages": s.messages,
+                "input": s.input,
+                "output": s.output,
+                "cacheRead": s.cache_read,
+                "cacheWrite": s.cache_write,
+                "cost": s.cost,
+            })
+        };
+        for (k, s) in &groups {
+            writeln!(out, "{}", json_text(&line(k, s)))?;
+        }
+        writeln!(out, "{}", json_text(&line("total", &total)))?;
+        return Ok(());
+    }
+    let head = [
+        by.name(),
+        "sessions",
+        "messages",
+        "input",
+        "output",
+        "cache read",
+        "cache write",
+        "cost",
+    ];
+    let cells = |k: &str, s: &Acc| -> [String; 8] {
+        [
+            clean(k),
+            thousands(s.sessions),
+            thousands(s.messages),
+            thousands(s.input),
+            thousands(s.output),
+            thousands(s.cache_read),
+            thousands(s.cache_write),
+            format!("${:.2}", s.cost),
+        ]
+    };
+    let mut table: Vec<[String; 8]> = vec![head.map(str::to_string)];
+    table.extend(groups.iter().map(|(k, s)| cells(k, s)));
+    table.push(cells("total", &total));
+    let mut w = [0usize; 8];
+    for row in &table {
+        for (c, cell) in row.iter().enumerate() {
+            w[c] = w[c].max(cell.chars().count());
+        }
+    }
+    // A long project path is cut from the left: its end says the most.
+    w[0] = w[0].min(48);
+    for (i, row) in table.iter().enumerate() {
+        if i + 1 == table.len() {
+            let rule: usize = w.iter().sum::<usize>() + 2 * (w.len() - 1);
+            writeln!(out, "{}", "─".repeat(rule))?;
+        }
+        let first = left_cut(&row[0], w[0]);
+        let mut line = format!("{first:<width$}", width = w[0]);
+        for c in 1..8 {
+            line.push_str(&format!("  {:>width$}", row[c], width = w[c]));
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
+fn left_cut(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_string();
+    }
+    let mut t = String::from("…");
+    t.extend(s.chars().skip(n - max + 1));
+    t
+}
+
+/// `1234567` → `1,234,567`.
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_forms() {
+        // 2026-11-29T12:00:00Z
+        let now = 1_795_953_600_000;
+        assert_eq!(parse_since("2d", now).unwrap(), now - 48 * HOUR_MS);
+        assert_eq!(parse_since("12h", now).unwrap(), now - 12 * HOUR_MS);
+        assert_eq!(parse_since("1w", now).unwrap(), now - 168 * HOUR_MS);
+        assert_eq!(
+            format_iso_ms(parse_since("3mo", now).unwrap()),
+            "2026-08-29T12:00:00.000Z"
+        );
+        assert_eq!(
+            format_iso_ms(parse_since("2026-11-01", now).unwrap()),
+            "2026-11-01T00:00:00.000Z"
+        );
+        assert_eq!(
+            format_iso_ms(parse_since("2026-11-01T08:30:00+01:00", now).unwrap()),
+            "2026-11-01T07:30:00.000Z"
+        );
+        for bad in ["", "d", "2x", "-1d", "yesterday", "99999999999999999999d"] {
+            assert!(parse_since(bad, now).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn thousands_and_cuts() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(left_cut("/home/u/projects/x", 8), "…jects/x");
+        assert_eq!(cut("abcdef", 4), "abc…");
+    }
+}
