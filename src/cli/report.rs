@@ -30,7 +30,12 @@ fn scope_of(all: bool, cwd: Option<&std::path::Path>) -> Result<Scope> {
 /// The rows of `scope`, through the index unless `--no-index`; sorted by
 /// path, so that sums are added in one order whichever way they were read.
 fn rows_of(config: &StoreConfig, g: &GlobalOpts, scope: &Scope) -> Vec<SessionInfo> {
-    let index = (!g.no_index).then(|| Index::open_default().map(Index::with_extras));
+    let index = (!g.no_index).then(|| {
+        Index::open_default().map(|mut i| {
+            i.set_extras(true);
+            i
+        })
+    });
     let mut rows = Vec::new();
     let mut problems: Vec<ScanProblem> = Vec::new();
     load_listing(config, scope, index, false, &mut |ev| match ev {

@@ -138,7 +138,7 @@ pub struct Index {
     /// Set by [`Index::warm_search`]: this index will answer many searches,
     /// so it reads the text file through a map kept between them.
     many_searches: std::cell::Cell<bool>,
-    /// Rows come with their labels and usage (see [`Index::with_extras`]).
+    /// Rows come with their labels and usage (see [`Index::set_extras`]).
     extras: bool,
 }
 
@@ -192,12 +192,11 @@ impl Index {
     /// than as errors. An error means nothing was delivered (the caller then
     /// reads the files itself); a failure to *write* after rows were
     /// delivered is reported in [`RefreshStats::write_error`].
-    /// Rows from [`Index::refresh`] carry their labels and usage (for
-    /// `arbor labels` and `arbor stats`); a listing leaves them out of the
-    /// rows it did not have to read again, which keeps it fast.
-    pub fn with_extras(mut self) -> Index {
-        self.extras = true;
-        self
+    /// Whether rows from [`Index::refresh`] carry their labels and usage
+    /// (for `arbor labels` and `arbor stats`). Off by default: a listing
+    /// leaves them out of the rows it did not read again, which keeps it fast.
+    pub fn set_extras(&mut self, on: bool) {
+        self.extras = on;
     }
 
     pub fn refresh(
