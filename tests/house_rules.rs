@@ -110,3 +110,31 @@ fn only_fileops_changes_files() {
         found.join("\n")
     );
 }
+
+/// Issue #12: drawing reads no environment (the clock, the time zone,
+/// `$HOME`): what it shows comes from the state, so a screen is the same
+/// on any machine and a test's snapshot never depends on the runner. The
+/// runtime reads them (once, or with each tick) and hands them in; aside
+/// are the signal handler's own deadline, the trash's error messages (not
+/// drawn from the state) and `NO_COLOR`, read when the theme is made.
+#[test]
+fn drawing_reads_no_environment() {
+    const READS: &[&str] = &["home_dir(", "now()", "env::var", "Local::"];
+    const ASIDE: &[&str] = &[
+        "src/ui/runtime.rs",
+        "src/ui/signals.rs",
+        "src/ui/trash_text.rs",
+        "src/ui/theme.rs",
+    ];
+    let found: Vec<String> = code_lines()
+        .into_iter()
+        .filter(|(f, _, _)| f.starts_with("src/ui/") && !ASIDE.contains(&f.as_str()))
+        .filter(|(_, _, l)| READS.iter().any(|c| l.contains(c)))
+        .map(|(f, n, l)| format!("{f}:{n}: {}", l.trim()))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "the UI reads the environment:\n{}",
+        found.join("\n")
+    );
+}

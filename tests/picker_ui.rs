@@ -1709,6 +1709,21 @@ fn nothing_is_drawn_when_nothing_visible_changed() {
     assert!(!app.step_at(t + 1_000, AppEvent::Tick(t + 1_000)).redraw);
     assert!(app.step_at(t + 5_000, AppEvent::Tick(t + 5_000)).redraw);
     assert!(app.picker.status.is_none());
+/// Drawing reads no environment: the home folder shown as `~` is the
+/// state's (resolved once by the runtime), never `$HOME` read per row, so
+/// these screens are the same on any machine.
+#[test]
+fn paths_are_shortened_by_the_home_in_the_state() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    app.width = 200;
+    key(&mut app, KeyCode::Tab);
+    // The cwd column, cut from the left to its width.
+    let s = screen(&app, &fx.root);
+    assert!(s.contains(" …mo/projects/webapp "), "{s}");
+    app.picker.home = Some("/home/demo".into());
+    let s = screen(&app, &fx.root);
+    assert!(s.contains(" ~/projects/webapp "), "{s}");
 }
 
 /// Issue #12: the picker at 80×24 and at 40×12 (current folder, so that no

@@ -30,7 +30,6 @@ fn open(path: &Path, w: u16, h: u16) -> App {
         },
     );
     if let Mode::Tree(t) = &mut app.mode {
-        t.utc = true;
         t.now_ms = NOW;
     } else {
         panic!("the tree did not open");
@@ -1109,4 +1108,20 @@ fn the_tree_only_loading_screen() {
     let s = screen(&app);
     assert!(s.starts_with("Loading session…"), "{s}");
     insta::assert_snapshot!("tree_only_loading", s);
+}
+
+/// Label times are drawn in the offset the state holds (the runtime sets
+/// the local one from its clock), never read from the system inside the
+/// view: UTC unless told.
+#[test]
+fn label_times_use_the_offset_in_the_state() {
+    let store = common::demo_store();
+    let path = common::find_session(&store.path().join("sessions"), "01a1fd62");
+    let mut app = open(&path, 100, 40);
+    key(&mut app, KeyCode::Char('T'));
+    assert!(screen(&app).contains("[checkpoint] 11/21 09:"));
+    let two_hours_east = chrono::FixedOffset::east_opt(2 * 3600).unwrap();
+    app.set_utc_offset(two_hours_east);
+    let s = screen(&app);
+    assert!(s.contains("[checkpoint] 11/21 11:"), "{s}");
 }

@@ -254,6 +254,9 @@ pub struct App {
     /// The clock of the frame on screen (of the last step that asked for
     /// one): a tick redraws only when an age shown then has changed.
     pub frame_ms: i64,
+    /// The local time's offset from UTC, from the runtime's clock (UTC
+    /// until it says: tests draw the same anywhere).
+    pub utc_offset: chrono::FixedOffset,
 }
 
 impl App {
@@ -268,6 +271,16 @@ impl App {
             tree_only: false,
             store: StoreConfig::default(),
             frame_ms: now_ms,
+            utc_offset: chrono::Offset::fix(&chrono::Utc),
+        }
+    }
+
+    /// The local offset from UTC now (the runtime asks its clock at start
+    /// and with each tick: it changes with daylight saving time).
+    pub fn set_utc_offset(&mut self, offset: chrono::FixedOffset) {
+        self.utc_offset = offset;
+        if let Mode::Tree(t) = &mut self.mode {
+            t.utc_offset = offset;
         }
     }
 
@@ -393,6 +406,7 @@ impl App {
             }
             (Ok(loaded), _) if !reload => {
                 let mut t = TreeState::new(path, *loaded, self.picker.now_ms);
+                t.utc_offset = self.utc_offset;
                 t.from_picker = !self.tree_only;
                 // The first frame shows the selection (the leaf: often the
                 // last row of a long session).

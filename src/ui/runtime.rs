@@ -140,6 +140,11 @@ pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
+/// The local time's offset from UTC now.
+fn local_offset() -> chrono::FixedOffset {
+    *chrono::Local::now().offset()
+}
+
 /// Runs the picker (or a tree) until the user leaves; returns what they chose.
 pub fn run_picker(mut opts: PickerOptions) -> Result<Outcome> {
     USE_INDEX.store(opts.use_index, std::sync::atomic::Ordering::Relaxed);
@@ -156,6 +161,9 @@ pub fn run_picker(mut opts: PickerOptions) -> Result<Outcome> {
         file.path = canonical_file_path(&file.path);
     }
     let mut app = App::new(opts.project_cwd.clone(), now_ms());
+    // What drawing needs from the environment, read here once.
+    app.picker.home = dirs::home_dir();
+    app.set_utc_offset(local_offset());
     app.store = opts.config.clone();
     app.print_mode = opts.print_mode;
     app.picker.note = opts.note.clone();
@@ -282,6 +290,9 @@ fn handle(
     preview_tx: &Sender<(PathBuf, Query)>,
 ) -> bool {
     let loaded = matches!(ev, AppEvent::LoadFinished { .. });
+    if let AppEvent::Tick(_) = ev {
+        app.set_utc_offset(local_offset());
+    }
     let step = app.step_at(now_ms(), ev);
     for effect in step.effects {
         run_effect(effect, tx, search_tx, preview_tx);

@@ -132,11 +132,8 @@ pub fn wrap_styled(paragraphs: &[Vec<(String, Style)>], max: usize) -> Vec<Line<
 }
 
 /// `path` with the home folder shown as `~`, compared by path components
-/// (`/home/alx` is not under a home of `/home/al`).
-pub fn short_home(path: &str) -> String {
-    short_home_in(path, dirs::home_dir().as_deref())
-}
-
+/// (`/home/alx` is not under a home of `/home/al`). `home` is resolved once,
+/// when arbor starts (drawing never reads the environment).
 pub fn short_home_in(path: &str, home: Option<&std::path::Path>) -> String {
     let Some(home) = home.filter(|h| h.is_absolute() && h.parent().is_some()) else {
         return path.to_string();

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::text::short_home;
+use super::text::short_home_in;
 
 /// Why moving to (or restoring from) the trash failed, e.g. `cannot create
 /// the trash folder ~/.local/share/Trash: not a directory`.
@@ -106,7 +106,10 @@ fn sentence(s: &str) -> String {
 }
 
 fn shown(p: &Path) -> String {
-    super::text::sanitize_line(&short_home(&p.display().to_string()))
+    super::text::sanitize_line(&short_home_in(
+        &p.display().to_string(),
+        dirs::home_dir().as_deref(),
+    ))
 }
 
 #[cfg(test)]

@@ -219,6 +219,9 @@ pub struct PickerState {
     pub preview: Option<Preview>,
     pub note: Option<String>,
     pub now_ms: i64,
+    /// The home folder, shown as `~` in paths: resolved once by the runtime
+    /// (none in tests, so that their screens do not depend on `$HOME`).
+    pub home: Option<PathBuf>,
     /// Paths arbor itself just wrote, so the watcher echo is not news.
     pub own_writes: HashSet<PathBuf>,
     /// Select the best match when the next search result arrives.
@@ -265,6 +268,7 @@ impl PickerState {
             preview: None,
             note: None,
             now_ms,
+            home: None,
             own_writes: HashSet::new(),
             select_first_on_results: false,
             preview_requested: None,

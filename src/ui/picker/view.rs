@@ -13,7 +13,7 @@ use crate::ui::app::App;
 use crate::ui::input;
 use crate::ui::keymap::{Answer, HelpRow, CONFIRM};
 use crate::ui::text::{
-    clip, fit, sanitize_line, short_home, truncate, truncate_left, truncate_middle, width,
+    clip, fit, sanitize_line, short_home_in, truncate, truncate_left, truncate_middle, width,
     wrap_styled,
 };
 use crate::ui::theme::Theme;
@@ -267,11 +267,14 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         let is_deleting = deleting == Some(&info.path);
         let mut right = String::new();
         if p.show_paths {
-            let path = sanitize_line(&short_home(&info.path.display().to_string()));
+            let path = sanitize_line(&short_home_in(
+                &info.path.display().to_string(),
+                p.home.as_deref(),
+            ));
             right.push_str(&format!("{} ", truncate_middle(&path, (w / 2).max(16))));
         }
         if p.scope == Scope::All {
-            let cwd = sanitize_line(&short_home(&info.cwd));
+            let cwd = sanitize_line(&short_home_in(&info.cwd, p.home.as_deref()));
             right.push_str(&format!("{} ", truncate_left(&cwd, (w / 6).clamp(10, 30))));
         }
         if let Some(tag) = info.agent.tag() {

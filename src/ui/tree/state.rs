@@ -118,8 +118,9 @@ pub struct TreeState {
     pub status: Option<(String, bool)>,
     pub status_timer: crate::ui::widgets::StatusTimer,
     pub now_ms: i64,
-    /// Format label times in UTC (tests) instead of local time.
-    pub utc: bool,
+    /// The offset label times are shown in: the local one, from the
+    /// runtime's clock; UTC until it says (tests).
+    pub utc_offset: chrono::FixedOffset,
     /// Opened from the picker: Esc goes back there.
     pub from_picker: bool,
     /// The text of the user message a pending branch or fork continues
@@ -153,7 +154,7 @@ impl TreeState {
             status: None,
             status_timer: Default::default(),
             now_ms,
-            utc: false,
+            utc_offset: chrono::Offset::fix(&chrono::Utc),
             from_picker: false,
             resend: None,
         };
@@ -317,11 +318,7 @@ impl TreeState {
 
     /// The time zone label times are shown in.
     fn label_offset(&self) -> chrono::FixedOffset {
-        if self.utc {
-            chrono::Offset::fix(&chrono::Utc)
-        } else {
-            *chrono::Local::now().offset()
-        }
+        self.utc_offset
     }
 
     /// Whether label times shown at `then` read differently at `now`: the
