@@ -143,9 +143,10 @@ fn named_filter_paths_and_summary_column() {
     let paths = screen(&app, &fx.root);
     assert!(paths.contains(".jsonl"), "paths shown:\n{paths}");
     assert!(paths.contains("ctrl+p Path (on)"), "{paths}");
-    // The same rows in a store under the home folder (whatever it is), for
-    // a snapshot that does not depend on the temp dir's name.
-    let home = dirs::home_dir().unwrap_or_else(|| PathBuf::from("/home/u"));
+    // The same rows in a store under the home folder (the state's, never
+    // the runner's), for a snapshot that does not depend on the temp dir's
+    // name.
+    let home = PathBuf::from("/home/u");
     let fake = home.join(".atomic/agent/sessions");
     let moved: Vec<Row> = rows(&fx.root)
         .into_iter()
@@ -162,6 +163,7 @@ fn named_filter_paths_and_summary_column() {
     let mut app = App::new(WEBAPP.into(), NOW);
     app.width = 100;
     app.height = 24;
+    app.picker.home = Some(home);
     drive(&mut app, AppEvent::Rows(moved));
     key(&mut app, KeyCode::Tab);
     ctrl(&mut app, 'p');
