@@ -1711,6 +1711,8 @@ fn nothing_is_drawn_when_nothing_visible_changed() {
     assert!(!app.step_at(t + 1_000, AppEvent::Tick(t + 1_000)).redraw);
     assert!(app.step_at(t + 5_000, AppEvent::Tick(t + 5_000)).redraw);
     assert!(app.picker.status.is_none());
+}
+
 /// Drawing reads no environment: the home folder shown as `~` is the
 /// state's (resolved once by the runtime), never `$HOME` read per row, so
 /// these screens are the same on any machine.
