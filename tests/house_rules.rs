@@ -138,3 +138,49 @@ fn drawing_reads_no_environment() {
         found.join("\n")
     );
 }
+
+/// Issue #12: the model's modules depend one way — `session` at the bottom;
+/// `store` and `search` on it; `index` on all three; the terminal UI and
+/// the CLI on top — and the model never draws.
+#[test]
+fn the_model_depends_one_way() {
+    let rules: &[(&str, &[&str])] = &[
+        (
+            "src/session/",
+            &[
+                "crate::store",
+                "crate::search",
+                "crate::index",
+                "crate::ui",
+                "crate::cli",
+            ],
+        ),
+        (
+            "src/store/",
+            &["crate::search", "crate::index", "crate::ui", "crate::cli"],
+        ),
+        (
+            "src/search/",
+            &["crate::store", "crate::index", "crate::ui", "crate::cli"],
+        ),
+        ("src/index/", &["crate::ui", "crate::cli"]),
+    ];
+    let mut found = Vec::new();
+    for (f, n, l) in code_lines() {
+        for (dir, banned) in rules {
+            if !f.starts_with(dir) {
+                continue;
+            }
+            for b in banned.iter().chain(&["ratatui", "crossterm"]) {
+                if l.contains(b) {
+                    found.push(format!("{f}:{n}: {b}: {}", l.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "dependencies against the layering:\n{}",
+        found.join("\n")
+    );
+}

@@ -10,7 +10,8 @@ pub mod doc;
 pub mod query;
 pub mod scorer;
 
-pub use doc::{normalize, normalized, RowFacts, SearchDoc};
+pub use crate::session::normalize::{normalize, normalized};
+pub use doc::{RowFacts, SearchDoc};
 pub use query::{
     rank, rank_with_index, Filter, Query, Term, FILTER_KEYS, MAX_TERMS, MIN_BODY_WORD,
 };

@@ -3,9 +3,10 @@ use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 use regex::Regex;
 
-use super::doc::{normalize, normalized, RowFacts, SearchDoc};
+use super::doc::{RowFacts, SearchDoc};
 use crate::session::agent::Agent;
 use crate::session::info::SessionInfo;
+use crate::session::normalize::{normalize, normalized};
 use std::path::PathBuf;
 
 /// One search term.
@@ -69,6 +70,13 @@ pub struct Query {
     error: Option<String>,
 }
 
+/// A query is what was typed: its terms and filters are parsed from it.
+impl PartialEq for Query {
+    fn eq(&self, other: &Self) -> bool {
+        self.raw == other.raw
+    }
+}
+
 /// At most this many terms are used (the index reports body matches as a
 /// bit per term in a `u32`).
 pub const MAX_TERMS: usize = 32;
@@ -81,7 +89,7 @@ pub const MIN_BODY_WORD: usize = 3;
 
 impl Term {
     /// True when the term is matched against message bodies (then the
-    /// index answers it; see `crate::index::Index::search`).
+    /// index answers it; see the index's `Index::search`).
     pub fn searches_body(&self) -> bool {
         match self {
             Term::Word { lower, .. } => lower.chars().count() >= MIN_BODY_WORD,
@@ -595,7 +603,7 @@ pub fn rank(query: &Query, rows: Vec<SessionInfo>) -> Vec<SessionInfo> {
 }
 
 /// The final ranking, shared by `arbor list --query` and the picker.
-/// `body_hits` is the index's answer ([`crate::index::Index::search`]) for
+/// `body_hits` is the index's answer (`Index::search`) for
 /// these rows, whose `all_text` is then empty; `None` searches each row's
 /// own `all_text`. Both give the same result for the same sessions.
 pub fn rank_with_index(

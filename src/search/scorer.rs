@@ -36,7 +36,7 @@ impl std::fmt::Debug for Docs {
 
 /// Per session path, a bit per query term (bit `i` = term `i`, for the
 /// first 32 terms) that matched the session's message bodies: the index's
-/// answer (`crate::index::Index::search`). Keyed by the path's bytes:
+/// answer (the index's `Index::search`). Keyed by the path's bytes:
 /// hashing a `Path` walks its components, too slow once per session per
 /// keystroke.
 #[derive(Debug, Clone, Default)]

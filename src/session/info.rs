@@ -707,7 +707,7 @@ pub struct InfoScanner {
     fast: bool,
     /// Gather `all_text` (else only the first user message is decoded).
     keep_text: bool,
-    /// Gather it normalized (see [`crate::search::normalize`]) rather than raw.
+    /// Gather it normalized (see [`super::normalize::normalize`]) rather than raw.
     normalize_text: bool,
     /// Where each entry's line starts, for finding labelled entries again
     /// (see [`super::extras::Offsets`]).
@@ -953,7 +953,7 @@ impl InfoScanner {
                 if !i.all_text.is_empty() && !i.all_text.ends_with(' ') {
                     i.all_text.push(' ');
                 }
-                crate::search::normalize(&text, &mut i.all_text);
+                super::normalize::normalize(&text, &mut i.all_text);
             } else {
                 if !i.all_text.is_empty() {
                     i.all_text.push(' ');

@@ -13,6 +13,7 @@ pub mod fileops;
 pub mod ids;
 pub mod info;
 pub mod jsonscan;
+pub mod normalize;
 pub mod open;
 pub mod reader;
 pub mod render;

@@ -209,12 +209,6 @@ pub enum Effect {
 
 pub use crate::search::Docs;
 
-impl PartialEq for Query {
-    fn eq(&self, other: &Self) -> bool {
-        self.raw == other.raw
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     Quit,

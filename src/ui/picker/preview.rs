@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::search::doc::original_range;
-use crate::search::{normalize, Query, Term};
+use crate::search::{Query, Term};
 use crate::session::chunked::{Backward, Forward, Line};
 use crate::session::context::message_text;
 use crate::session::entry::id_text;
+use crate::session::normalize::{normalize, original_range};
 use crate::session::open::open_session_file;
 use crate::session::reader::parse_object;
 use crate::session::{Header, ReadError};
