@@ -1,10 +1,16 @@
-//! A minimal file log (`--log FILE`): nothing may reach the terminal while
-//! it is in raw mode, so diagnostics go to a file when asked, else nowhere.
+//! The one diagnostic log. Lines go to the `--log FILE` when one was given
+//! (timestamped), and with `ARBOR_TRACE` set to stderr as well, with the
+//! milliseconds since the first line (where `arbor list` spends its time) —
+//! but never while the picker's screen is up: nothing may reach a terminal
+//! in raw mode.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
 
 static LOG: OnceLock<Mutex<std::fs::File>> = OnceLock::new();
+static ON_SCREEN: AtomicBool = AtomicBool::new(false);
 
 /// Opens (appends to) the log file.
 pub fn init(path: &std::path::Path) -> std::io::Result<()> {
@@ -16,20 +22,38 @@ pub fn init(path: &std::path::Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Writes one timestamped line, if logging is on.
-pub fn line(msg: impl AsRef<str>) {
-    if let Some(m) = LOG.get() {
-        if let Ok(mut f) = m.lock() {
-            let _ = writeln!(
-                f,
-                "{} {}",
-                chrono::Utc::now().format("%H:%M:%S%.3f"),
-                msg.as_ref()
-            );
-        }
-    }
+/// When `ARBOR_TRACE` is set: the moment of the first line.
+fn trace_start() -> Option<Instant> {
+    static START: OnceLock<Option<Instant>> = OnceLock::new();
+    *START.get_or_init(|| std::env::var_os("ARBOR_TRACE").map(|_| Instant::now()))
 }
 
+fn tracing() -> bool {
+    !ON_SCREEN.load(Ordering::Relaxed) && trace_start().is_some()
+}
+
+/// The picker's screen is up (`true`) or gone: stderr is not written
+/// meanwhile.
+pub fn on_screen(up: bool) {
+    ON_SCREEN.store(up, Ordering::Relaxed);
+}
+
+/// Whether a line would go anywhere (to skip building one that would not).
 pub fn enabled() -> bool {
-    LOG.get().is_some()
+    LOG.get().is_some() || tracing()
+}
+
+/// Writes one line where the log goes, if anywhere.
+pub fn line(msg: impl AsRef<str>) {
+    let msg = msg.as_ref();
+    if let Some(m) = LOG.get() {
+        if let Ok(mut f) = m.lock() {
+            let _ = writeln!(f, "{} {msg}", chrono::Utc::now().format("%H:%M:%S%.3f"));
+        }
+    }
+    if tracing() {
+        if let Some(t) = trace_start() {
+            eprintln!("arbor: {msg}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
 }

@@ -262,12 +262,12 @@ fn list(
         }
         None => None,
     };
-    crate::util::trace("start");
+    crate::log::line("start");
     let mut rows = Vec::new();
     let mut problems = Vec::new();
     let index = (!g.no_index).then(|| {
         let index = Index::open_default();
-        crate::util::trace("index opened");
+        crate::log::line("index opened");
         index
     });
     let index = load_listing(config, &scope, index, query.is_some(), &mut |ev| match ev {
@@ -276,10 +276,10 @@ fn list(
         LoadEvent::Warning(w) => eprintln!("arbor: {}", clean(&w.to_string())),
         _ => {}
     });
-    crate::util::trace("rows read");
+    crate::log::line("rows read");
     filter_rows(&mut rows, &scope, a.include_internal);
     sort_recent(&mut rows);
-    crate::util::trace("rows sorted");
+    crate::log::line("rows sorted");
     if let Some(query) = &query {
         let hits = match &index {
             Some(index) => {
@@ -291,7 +291,7 @@ fn list(
             }
             None => Ok(None),
         };
-        crate::util::trace("searched");
+        crate::log::line("searched");
         rows = match hits {
             Ok(hits) => rank_with_index(query, rows, hits.as_ref()),
             Err(e) => {
@@ -313,7 +313,7 @@ fn list(
             }
         };
     }
-    crate::util::trace("ranked");
+    crate::log::line("ranked");
     let now = chrono::Utc::now().timestamp_millis();
     if a.json {
         // Formatted on all cores, written in one go.
@@ -327,11 +327,11 @@ fn list(
                 escape_c1(buf)
             })
             .collect();
-        crate::util::trace("json formatted");
+        crate::log::line("json formatted");
         for c in chunks {
             out.write_all(&c)?;
         }
-        crate::util::trace("json written");
+        crate::log::line("json written");
     } else {
         for r in &rows {
             let title = crate::session::render::sanitize_line(r.title());
@@ -379,7 +379,7 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
                 let v = json!({
                     "path": path.to_string_lossy(),
                     "ms": ms,
-                    "row": row.as_ref().map(|r| r.to_json()),
+                    "row": row.as_ref().map(|r| r.json_row()),
                 });
                 writeln!(out, "{}", json_text(&v))?;
             } else {

@@ -182,7 +182,7 @@ pub fn load_listing(
         started: Instant::now(),
     };
     let (files, mut problems) = list_session_files(config, scope);
-    crate::util::trace("files listed");
+    crate::log::line("files listed");
     if let Some(index) = index {
         match index {
             Ok(mut index) => {

@@ -58,11 +58,7 @@ unsafe impl Send for Previous {}
 
 fn install() -> bool {
     INSTALL.call_once(|| {
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        let Ok(page) = usize::try_from(page) else {
-            return;
-        };
+        let page = rustix::param::page_size();
         if !page.is_power_of_two() {
             return;
         }

@@ -95,11 +95,12 @@ fn stat_all(files: &[SessionFile]) -> Vec<std::io::Result<Stat>> {
 
 #[cfg(target_os = "linux")]
 mod linux {
-    use std::ffi::{CString, OsStr};
+    use std::ffi::OsStr;
     use std::io;
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    use std::os::unix::ffi::OsStrExt;
+    use std::os::fd::OwnedFd;
     use std::path::Path;
+
+    use rustix::fs::{AtFlags, Mode, OFlags};
 
     use super::Stat;
 
@@ -108,39 +109,20 @@ mod linux {
 
     impl Dir {
         pub fn open(path: &Path) -> io::Result<Dir> {
-            let c = CString::new(path.as_os_str().as_bytes())?;
-            // SAFETY: `c` is a valid NUL-terminated string; the descriptor
-            // returned is owned by the `OwnedFd` alone.
-            let fd = unsafe {
-                libc::open(
-                    c.as_ptr(),
-                    libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-                )
-            };
-            if fd < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // SAFETY: `fd` is a fresh, open descriptor nobody else owns.
-            Ok(Dir(unsafe { OwnedFd::from_raw_fd(fd) }))
+            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            Ok(Dir(rustix::fs::open(path, flags, Mode::empty())?))
         }
 
         /// Like `std::fs::metadata` (symlinks followed) of `name` in here.
         pub fn stat(&self, name: &OsStr) -> io::Result<Stat> {
-            let c = CString::new(name.as_bytes())?;
-            let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-            // SAFETY: the descriptor is open, `c` is NUL-terminated and
-            // `st` is writable memory of the right type.
-            let r = unsafe { libc::fstatat(self.0.as_raw_fd(), c.as_ptr(), st.as_mut_ptr(), 0) };
-            if r != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // SAFETY: fstatat succeeded, so it filled `st`.
-            let st = unsafe { st.assume_init() };
+            let st = rustix::fs::statat(&self.0, name, AtFlags::empty())?;
+            // The field types vary with the architecture.
             Ok(Stat {
-                dev: st.st_dev,
-                ino: st.st_ino,
+                dev: st.st_dev as u64,
+                ino: st.st_ino as u64,
                 size: st.st_size as u64,
-                mtime_ns: st.st_mtime.saturating_mul(1_000_000_000) + st.st_mtime_nsec,
+                mtime_ns: (st.st_mtime as i64).saturating_mul(1_000_000_000)
+                    + st.st_mtime_nsec as i64,
             })
         }
     }
@@ -971,8 +953,8 @@ pub fn refresh(
 ) -> Result<RefreshStats, IndexError> {
     let t0 = Instant::now();
     let lap = |what: &str| {
-        if crate::util::tracing() {
-            crate::util::trace(&format!("index {what}"));
+        if crate::log::enabled() {
+            crate::log::line(format!("index {what}"));
         }
     };
     let mut stats = RefreshStats {
@@ -995,7 +977,7 @@ pub fn refresh(
     let (stat_result, read_result) = std::thread::scope(|scope| {
         let stats = scope.spawn(|| {
             let v = stat_all(files);
-            crate::util::trace("index stats done");
+            crate::log::line("index stats done");
             v
         });
         let read = (|| -> rusqlite::Result<()> {
@@ -1021,7 +1003,7 @@ pub fn refresh(
                     row,
                 });
             }
-            crate::util::trace("index sql read");
+            crate::log::line("index sql read");
             Ok(())
         })();
         (stats.join().expect("stat thread"), read)

@@ -735,7 +735,7 @@ pub fn search(
     if body_terms.is_empty() || query.error().is_some() {
         return Ok(None);
     }
-    crate::util::trace("search start");
+    crate::log::line("search start");
     let needs_text = body_terms.iter().any(|(_, t)| reads_text(t));
     let mut may_retry = true;
     loop {
@@ -799,7 +799,7 @@ fn answer(
             .filter_map(|p| by_key.get(keys.key(p).as_ref()).copied())
             .collect()
     });
-    crate::util::trace("search files loaded");
+    crate::log::line("search files loaded");
 
     let mut bits: HashMap<u32, u32, FxBuild> = HashMap::default();
     for (i, t) in body_terms {
@@ -829,7 +829,7 @@ fn answer(
             *bits.entry(id).or_default() |= 1u32 << i;
         }
     }
-    crate::util::trace("search terms answered");
+    crate::log::line("search terms answered");
 
     let paths = &cache.files.paths;
     let mut out = BodyHits::default();

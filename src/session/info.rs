@@ -101,105 +101,71 @@ impl SessionInfo {
             .unwrap_or(self.file_mtime_ms);
     }
 
-    /// Appends the `arbor list --json` line (with its `\n`): the same bytes
-    /// as `to_json().to_string()`, without building a JSON value.
-    pub fn write_json_line(&self, out: &mut Vec<u8>) {
-        use super::jsonscan::write_json_str as st;
-        fn opt(out: &mut Vec<u8>, v: Option<&str>) {
-            match v {
-                Some(s) => st(out, s),
-                None => out.extend_from_slice(b"null"),
-            }
-        }
-        fn boolean(out: &mut Vec<u8>, v: bool) {
-            out.extend_from_slice(if v { b"true" } else { b"false" });
-        }
-        out.extend_from_slice(b"{\"path\":");
-        match self.path.to_str() {
-            Some(p) => st(out, p),
-            None => st(out, &self.path.to_string_lossy()),
-        }
-        out.extend_from_slice(b",\"id\":");
-        st(out, &self.id);
-        out.extend_from_slice(b",\"cwd\":");
-        st(out, &self.cwd);
-        out.extend_from_slice(b",\"name\":");
-        opt(out, self.display_name());
-        out.extend_from_slice(b",\"hasName\":");
-        boolean(out, self.has_name);
-        out.extend_from_slice(b",\"created\":");
-        st(out, &self.created);
-        out.extend_from_slice(b",\"modified\":");
-        st(out, &self.modified());
-        out.extend_from_slice(b",\"messageCount\":");
-        out.extend_from_slice(self.message_count.to_string().as_bytes());
-        out.extend_from_slice(b",\"firstMessage\":");
-        st(out, self.first_message_text());
-        out.extend_from_slice(b",\"parentSessionPath\":");
-        opt(out, self.parent_session_path.as_deref());
-        out.extend_from_slice(b",\"summary\":");
-        opt(out, self.summary());
-        out.extend_from_slice(b",\"internal\":");
-        boolean(out, self.internal);
-        out.extend_from_slice(b",\"agent\":");
-        st(out, self.agent.name());
+    /// The row of `arbor list --json` (one JSON Lines line), borrowed from
+    /// this one.
+    pub fn json_row(&self) -> JsonRow<'_> {
         let skipped = self.diagnostics.skipped();
-        if skipped > 0 || self.diagnostics.lossy_lines > 0 {
-            out.extend_from_slice(b",\"diagnostics\":{\"skippedLines\":");
-            out.extend_from_slice(skipped.to_string().as_bytes());
-            out.extend_from_slice(b",\"lossyLines\":");
-            out.extend_from_slice(self.diagnostics.lossy_lines.to_string().as_bytes());
-            out.extend_from_slice(b",\"partialTail\":");
-            boolean(out, self.diagnostics.partial_tail);
-            out.push(b'}');
+        JsonRow {
+            path: self.path.to_string_lossy(),
+            id: &self.id,
+            cwd: &self.cwd,
+            name: self.display_name(),
+            has_name: self.has_name,
+            created: &self.created,
+            modified: self.modified(),
+            message_count: self.message_count,
+            first_message: self.first_message_text(),
+            parent_session_path: self.parent_session_path.as_deref(),
+            summary: self.summary(),
+            internal: self.internal,
+            agent: self.agent.name(),
+            diagnostics: (skipped > 0 || self.diagnostics.lossy_lines > 0).then_some(
+                JsonDiagnostics {
+                    skipped_lines: skipped,
+                    lossy_lines: self.diagnostics.lossy_lines,
+                    partial_tail: self.diagnostics.partial_tail,
+                },
+            ),
         }
-        out.extend_from_slice(b"}\n");
     }
 
-    /// The JSON Lines row of `arbor list --json`.
-    pub fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert(
-            "path".into(),
-            self.path.to_string_lossy().into_owned().into(),
-        );
-        m.insert("id".into(), self.id.clone().into());
-        m.insert("cwd".into(), self.cwd.clone().into());
-        m.insert(
-            "name".into(),
-            self.display_name().map(Value::from).unwrap_or(Value::Null),
-        );
-        m.insert("hasName".into(), self.has_name.into());
-        m.insert("created".into(), self.created.clone().into());
-        m.insert("modified".into(), self.modified().into());
-        m.insert("messageCount".into(), self.message_count.into());
-        m.insert("firstMessage".into(), self.first_message_text().into());
-        m.insert(
-            "parentSessionPath".into(),
-            self.parent_session_path
-                .clone()
-                .map(Value::from)
-                .unwrap_or(Value::Null),
-        );
-        m.insert(
-            "summary".into(),
-            self.summary().map(Value::from).unwrap_or(Value::Null),
-        );
-        m.insert("internal".into(), self.internal.into());
-        m.insert("agent".into(), self.agent.name().into());
-        let skipped = self.diagnostics.skipped();
-        if skipped > 0 || self.diagnostics.lossy_lines > 0 {
-            m.insert(
-                "diagnostics".into(),
-                serde_json::json!({
-                    "skippedLines": skipped,
-                    "lossyLines": self.diagnostics.lossy_lines,
-                    "partialTail": self.diagnostics.partial_tail,
-                }),
-            );
-        }
-        Value::Object(m)
+    /// Appends the `arbor list --json` line, with its `\n`.
+    pub fn write_json_line(&self, out: &mut Vec<u8>) {
+        // Writing into memory cannot fail, nor can serializing these
+        // fields (strings, numbers and booleans).
+        let _ = serde_json::to_writer(&mut *out, &self.json_row());
+        out.push(b'\n');
     }
+}
+
+/// The row of `arbor list --json`, in its field order.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JsonRow<'a> {
+    pub path: std::borrow::Cow<'a, str>,
+    pub id: &'a str,
+    pub cwd: &'a str,
+    pub name: Option<&'a str>,
+    pub has_name: bool,
+    pub created: &'a str,
+    pub modified: String,
+    pub message_count: usize,
+    pub first_message: &'a str,
+    pub parent_session_path: Option<&'a str>,
+    pub summary: Option<&'a str>,
+    pub internal: bool,
+    pub agent: &'a str,
+    /// Only when lines were skipped or read lossily.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<JsonDiagnostics>,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JsonDiagnostics {
+    pub skipped_lines: usize,
+    pub lossy_lines: usize,
+    pub partial_tail: bool,
 }
 
 /// Top-level fields the list needs; everything else is skipped unparsed.
@@ -1300,7 +1266,7 @@ mod tests {
     }
 
     #[test]
-    fn json_line_is_to_json() {
+    fn json_lines_in_field_order() {
         let mut rows = vec![SessionInfo::default()];
         let mut r = SessionInfo {
             path: PathBuf::from("/a/\"b\"\n.jsonl"),
@@ -1328,13 +1294,17 @@ mod tests {
         };
         r.modified_ms = -62_200_000_000_000;
         rows.push(r);
+        let mut out = Vec::new();
         for r in rows {
-            let mut out = Vec::new();
             r.write_json_line(&mut out);
-            assert_eq!(
-                String::from_utf8(out).unwrap(),
-                format!("{}\n", r.to_json())
-            );
         }
+        // serde_json's escapes; the diagnostics only when there are some.
+        let want = [
+            r#"{"path":"","id":"","cwd":"","name":null,"hasName":false,"created":"","modified":"1970-01-01T00:00:00.000Z","messageCount":0,"firstMessage":"(no messages)","parentSessionPath":null,"summary":null,"internal":false,"agent":"atomic"}"#,
+            r#"{"path":"/a/\"b\"\n.jsonl","id":"x\u0001","cwd":"C:\\Users","name":"n ✓","hasName":true,"created":"2026","modified":"2026-01-01T00:00:00.123Z","messageCount":12,"firstMessage":"hi\t\"there\"","parentSessionPath":"/p","summary":"sum","internal":true,"agent":"atomic"}"#,
+            r#"{"path":"/a/\"b\"\n.jsonl","id":"x\u0001","cwd":"C:\\Users","name":"n ✓","hasName":true,"created":"2026","modified":"2026-01-01T00:00:00.123Z","messageCount":12,"firstMessage":"hi\t\"there\"","parentSessionPath":"/p","summary":"sum","internal":true,"agent":"atomic","diagnostics":{"skippedLines":3,"lossyLines":0,"partialTail":true}}"#,
+            r#"{"path":"/a/\"b\"\n.jsonl","id":"x\u0001","cwd":"C:\\Users","name":"n ✓","hasName":true,"created":"2026","modified":"-0002-12-17T14:13:20.000Z","messageCount":12,"firstMessage":"hi\t\"there\"","parentSessionPath":"/p","summary":"sum","internal":true,"agent":"atomic","diagnostics":{"skippedLines":0,"lossyLines":1,"partialTail":false}}"#,
+        ];
+        assert_eq!(String::from_utf8(out).unwrap(), want.join("\n") + "\n");
     }
 }

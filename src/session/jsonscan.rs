@@ -124,54 +124,6 @@ fn escaped_by(backslash: u64) -> u64 {
     (ends_of_even & !EVEN) | (ends_of_odd & EVEN)
 }
 
-/// Appends `s` as a JSON string literal, byte for byte as `serde_json`
-/// writes it: `"` and `\\` escaped, control characters as `\b \t \n \f \r`
-/// or `\u00XX`, everything else (DEL and non-ASCII included) as is.
-pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
-    let b = s.as_bytes();
-    out.reserve(b.len() + 2);
-    out.push(b'"');
-    let mut start = 0;
-    let mut p = 0;
-    while p < b.len() {
-        // Find the next byte to escape, sixteen at a time where possible.
-        #[cfg(target_arch = "x86_64")]
-        if p + 16 <= b.len() {
-            let mask = classify16(b, p);
-            if mask == 0 {
-                p += 16;
-                continue;
-            }
-            p += mask.trailing_zeros() as usize;
-        }
-        let c = b[p];
-        if c != b'"' && c != b'\\' && c >= 0x20 {
-            p += 1;
-            continue;
-        }
-        out.extend_from_slice(&b[start..p]);
-        match c {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x09 => out.extend_from_slice(b"\\t"),
-            0x0a => out.extend_from_slice(b"\\n"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            0x0d => out.extend_from_slice(b"\\r"),
-            _ => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[(c >> 4) as usize]);
-                out.push(HEX[(c & 15) as usize]);
-            }
-        }
-        p += 1;
-        start = p;
-    }
-    out.extend_from_slice(&b[start..]);
-    out.push(b'"');
-}
-
 /// Takes over the value of a captured key (see [`Skim::object_with`]).
 pub type Nested<'n, 'a> = dyn FnMut(&[u8], &mut Skim<'a>) -> Option<Option<()>> + 'n;
 
@@ -679,27 +631,6 @@ mod tests {
         // Surrogates and escaped keys go to the general path.
         assert!(!valid(br#"{"a":"\ud800"}"#));
         assert!(!valid(br#"{"\u0061":1}"#));
-    }
-
-    #[test]
-    fn strings_are_written_like_serde_json() {
-        let mut cases: Vec<String> = vec![
-            String::new(),
-            "plain".into(),
-            "quote \" backslash \\ slash / del \u{7f} é ✓ 😀".into(),
-            (0u8..0x20).map(|c| c as char).collect(),
-        ];
-        for pad in 0..20 {
-            cases.push(format!("{}\"{}\n\u{1}", "x".repeat(pad), "y".repeat(17)));
-        }
-        for c in cases {
-            let mut out = Vec::new();
-            write_json_str(&mut out, &c);
-            assert_eq!(
-                String::from_utf8(out).unwrap(),
-                serde_json::to_string(&c).unwrap()
-            );
-        }
     }
 
     #[test]

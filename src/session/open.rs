@@ -52,19 +52,12 @@ pub fn open_session_file_with(
     }
     #[cfg(unix)]
     {
-        use std::os::fd::AsRawFd;
+        use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
         // A regular file ignores O_NONBLOCK, but later reads and writes
         // should not depend on that: clear it.
-        let fd = file.as_raw_fd();
-        // SAFETY: `fd` is open for the lifetime of `file`; F_GETFL/F_SETFL
-        // only read and set its status flags.
-        let ok = unsafe {
-            let flags = libc::fcntl(fd, libc::F_GETFL);
-            flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == 0
-        };
-        if !ok {
-            return Err(io(std::io::Error::last_os_error()));
-        }
+        fcntl_getfl(&file)
+            .and_then(|flags| fcntl_setfl(&file, flags - OFlags::NONBLOCK))
+            .map_err(|e| io(e.into()))?;
     }
     Ok((file, meta))
 }

@@ -20,7 +20,8 @@ pub enum AppEvent {
     Paste(String),
     Mouse(MouseEvent),
     Resize(u16, u16),
-    /// A second passed (ages, status expiry).
+    /// A second passed, at this time: the ages shown change with it, and
+    /// status messages expire.
     Tick(i64),
     /// Rows read by the loader (or re-read after a change).
     Rows(Vec<Row>),

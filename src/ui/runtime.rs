@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
+use crossterm::clipboard::CopyToClipboard;
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
 };
@@ -340,44 +341,8 @@ fn run_effect(
 
 /// Asks the terminal to put `text` on the clipboard (OSC 52).
 fn copy_osc52(text: &str) {
-    use base64_lite::encode;
     if let Ok(mut w) = tty_writer() {
-        let _ = write!(w, "\x1b]52;c;{}\x07", encode(text.as_bytes()));
-        let _ = w.flush();
-    }
-}
-
-mod base64_lite {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-    pub fn encode(bytes: &[u8]) -> String {
-        let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-        for chunk in bytes.chunks(3) {
-            let b = [
-                chunk[0],
-                *chunk.get(1).unwrap_or(&0),
-                *chunk.get(2).unwrap_or(&0),
-            ];
-            let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-            for i in 0..4 {
-                if i <= chunk.len() {
-                    out.push(ALPHABET[(n >> (18 - 6 * i)) as usize & 63] as char);
-                } else {
-                    out.push('=');
-                }
-            }
-        }
-        out
-    }
-
-    #[cfg(test)]
-    mod tests {
-        #[test]
-        fn encodes_like_rfc4648() {
-            assert_eq!(super::encode(b"Man"), "TWFu");
-            assert_eq!(super::encode(b"Ma"), "TWE=");
-            assert_eq!(super::encode(b"M"), "TQ==");
-        }
+        let _ = w.execute(CopyToClipboard::to_clipboard_from(text));
     }
 }
 
@@ -766,4 +731,19 @@ fn spawn_watcher(tx: Sender<AppEvent>, roots: Vec<WatchRoot>) {
         }
     });
     let _ = ready_rx.recv();
+}
+
+#[cfg(test)]
+mod tests {
+    /// The copy (`y` on a resent message) is crossterm's OSC 52 command:
+    /// the clipboard selection, the text's UTF-8 bytes in standard base64.
+    #[test]
+    fn copy_is_osc52_to_the_clipboard() {
+        use crossterm::Command as _;
+        let mut s = String::new();
+        super::CopyToClipboard::to_clipboard_from("Man ✓")
+            .write_ansi(&mut s)
+            .unwrap();
+        assert_eq!(s, "\x1b]52;c;TWFuIOKckw==\x1b\\");
+    }
 }

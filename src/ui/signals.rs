@@ -45,8 +45,11 @@ pub fn install() {
     }
 }
 
+/// The screen is up (raw mode) or restored: a signal then restores it
+/// first, and the log keeps off stderr meanwhile.
 pub fn set_screen(on: bool) {
     SCREEN_ON.store(on, Ordering::SeqCst);
+    crate::log::on_screen(on);
 }
 
 pub fn set_wake(tx: Option<Sender<AppEvent>>) {

@@ -3,25 +3,6 @@
 pub mod hash;
 pub mod term;
 
-fn trace_start() -> Option<std::time::Instant> {
-    use std::sync::OnceLock;
-    static START: OnceLock<Option<std::time::Instant>> = OnceLock::new();
-    *START.get_or_init(|| std::env::var_os("ARBOR_TRACE").map(|_| std::time::Instant::now()))
-}
-
-/// With `ARBOR_TRACE` set, prints `label` and the time since the first call
-/// on stderr (used to profile `arbor list`).
-pub fn trace(label: &str) {
-    if let Some(t) = trace_start() {
-        eprintln!("arbor: {label}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
-    }
-}
-
-/// True when `ARBOR_TRACE` is set.
-pub fn tracing() -> bool {
-    trace_start().is_some()
-}
-
 /// Atomic's compact age: `now`, `5m`, `3h`, `2d`, `1w`, `4mo`, `2y`.
 pub fn age(now_ms: i64, then_ms: i64) -> String {
     let secs = (now_ms - then_ms).max(0) / 1000;

@@ -15,7 +15,6 @@ use crate::ui::keymap::{alt, bind, bind_when_empty, ch, ctrl, key, with, Answer,
 use crate::ui::widgets::help_key;
 
 pub fn update(app: &mut App, ev: AppEvent) -> Step {
-    let before = app.picker.selected.clone();
     // Typing pins the selection (to the best match, then by identity),
     // however the query was edited.
     let query_before = matches!(ev, AppEvent::Key(_)).then(|| app.picker.query.text().to_string());
@@ -58,7 +57,6 @@ pub fn update(app: &mut App, ev: AppEvent) -> Step {
     p.clamp_scroll(list_h);
     // The preview follows the selection, and the query once its results are
     // in (for the match snippet); each (session, query) pair is loaded once.
-    let _ = before;
     if super::view::preview_visible(p, app.width) {
         if let Some(path) = p.selected.clone() {
             let want = (path.clone(), p.scored_query.clone());
@@ -147,7 +145,6 @@ fn on_key(app: &mut App, k: KeyEvent) -> Option<Vec<Effect>> {
                         p.set_status(StatusKind::Info, "Name unchanged (blank names are ignored)");
                         return Some(Vec::new());
                     }
-                    p.own_writes.insert(path.clone());
                     Some(vec![Effect::Rename { path, name }])
                 }
                 Prompted::Cancel => Some(cancel(p)),
@@ -518,9 +515,6 @@ const INCOMPLETE: &str = "Search incomplete";
 fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
     match ev {
         AppEvent::Rows(rows) => {
-            for r in &rows {
-                p.own_writes.remove(&r.info.path);
-            }
             p.upsert(rows);
             p.recompute();
             if p.parsed.has_conditions() && p.parsed.error().is_none() {
@@ -658,7 +652,6 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
                 return Step::redraw(vec![Effect::Rescan(vec![store.session_file(&path)])]);
             }
             Err(e) => {
-                p.own_writes.remove(&path);
                 p.set_status(StatusKind::Error, format!("Rename failed: {e}"));
             }
         },

@@ -222,8 +222,6 @@ pub struct PickerState {
     /// The home folder, shown as `~` in paths: resolved once by the runtime
     /// (none in tests, so that their screens do not depend on `$HOME`).
     pub home: Option<PathBuf>,
-    /// Paths arbor itself just wrote, so the watcher echo is not news.
-    pub own_writes: HashSet<PathBuf>,
     /// Select the best match when the next search result arrives.
     pub select_first_on_results: bool,
     /// The last preview asked for: (session, query).
@@ -269,7 +267,6 @@ impl PickerState {
             note: None,
             now_ms,
             home: None,
-            own_writes: HashSet::new(),
             select_first_on_results: false,
             preview_requested: None,
             docs: None,
