@@ -1,3 +1,6 @@
+//! The `arbor` binary: parses the command line, runs it, prints an error
+//! as one sanitized line.
+
 use clap::Parser;
 
 // Listing 10,000 sessions from the index allocates and frees many small

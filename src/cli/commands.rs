@@ -1,3 +1,8 @@
+//! What each command does: the picker's start (the demo store when there
+//! are no sessions), `list`, `show`, `context`, `export`, the writes
+//! (`label`, `branch`, `rename`, `fork`) and `index`; output is sanitized for
+//! a terminal (see `util::term`).
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -872,7 +872,6 @@ pub fn maybe_merge(conn: &Connection) -> rusqlite::Result<()> {
     tx.commit()
 }
 
-/// Refreshes the index for `files`; see [`super::Index::refresh`].
 /// Stored rows of the sessions under `roots` (most recently written files
 /// first, at most `limit` of them), without looking at the files: what
 /// the picker paints before it has looked at the disk. Paths are given as
@@ -943,6 +942,7 @@ pub fn stored_rows(
         .collect())
 }
 
+/// Refreshes the index for `files`; see [`super::Index::refresh`].
 pub fn refresh(
     conn: &Connection,
     db_path: &Path,
@@ -962,10 +962,50 @@ pub fn refresh(
         ..Default::default()
     };
     check_text_file(conn, db_path)?;
-    // 1. A stat per file (on all cores) while the stored rows are read.
-    //    Stored blobs are copied into one arena and decoded in parallel.
     let mut k = Keys::new();
     let keys: Vec<Cow<[u8]>> = files.iter().map(|f| k.key(&f.path)).collect();
+    let mut looked = look(conn, files, &keys)?;
+    lap("rows loaded");
+    let unlisted = std::mem::take(&mut looked.unlisted);
+    let jobs = sort_out(files, looked, emit_unchanged, extras, &mut stats, on_rows);
+    lap("files checked");
+    let mut writer = Writer::new(conn, db_path.to_path_buf());
+    remove_gone(&mut writer, &keys, &unlisted, &mut stats)?;
+    lap("removals");
+    let result = read_changed(&mut writer, jobs, &mut stats, on_rows);
+    lap("parsed");
+    let result = result.and_then(|_| writer.commit());
+    drop(writer);
+    lap("committed");
+    let result = result
+        .and_then(|_| maybe_merge(conn))
+        .and_then(|_| maybe_compact_text(conn, db_path, 64 << 20).map(|_| ()));
+    if let Err(e) = result {
+        // The rows were delivered; only the cache could not be updated.
+        stats.write_error = Some(e.to_string());
+    }
+    lap("merged");
+    stats.elapsed = t0.elapsed();
+    Ok(stats)
+}
+
+/// What the index has for the files given, found before any is opened.
+struct Looked {
+    /// Each file's stat.
+    stats: Vec<std::io::Result<Stat>>,
+    /// Each file's stored row, its blobs copied into `arena`.
+    found: Vec<Option<Found>>,
+    arena: Vec<u8>,
+    /// Keys of stored files not among those given.
+    unlisted: Vec<Vec<u8>>,
+}
+
+/// A stat per file (on all cores) while the stored rows are read.
+fn look(
+    conn: &Connection,
+    files: &[SessionFile],
+    keys: &[Cow<[u8]>],
+) -> Result<Looked, IndexError> {
     let by_key: HashMap<&[u8], usize, FxBuild> = keys
         .iter()
         .enumerate()
@@ -974,7 +1014,7 @@ pub fn refresh(
     let mut found: Vec<Option<Found>> = (0..files.len()).map(|_| None).collect();
     let mut arena: Vec<u8> = Vec::new();
     let mut unlisted: Vec<Vec<u8>> = Vec::new();
-    let (stat_result, read_result) = std::thread::scope(|scope| {
+    let (stats, read) = std::thread::scope(|scope| {
         let stats = scope.spawn(|| {
             let v = stat_all(files);
             crate::log::line("index stats done");
@@ -1006,13 +1046,44 @@ pub fn refresh(
             crate::log::line("index sql read");
             Ok(())
         })();
-        (stats.join().expect("stat thread"), read)
+        // A panic on the stat thread is this thread's.
+        let stats = stats
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (stats, read)
     });
-    read_result?;
-    lap("rows loaded");
+    read?;
+    Ok(Looked {
+        stats,
+        found,
+        arena,
+        unlisted,
+    })
+}
 
-    // Unchanged rows are decoded on all cores, straight into their slots
-    // (unless the caller has them already: then they are only counted).
+/// A file to read: its stored row when it has one, and its size.
+type Job<'f> = (&'f SessionFile, Option<Cached>, u64);
+
+/// Sorts the files out by what the index has: the rows of unchanged files
+/// go to `on_rows` in one batch (decoded on all cores; only counted when
+/// the caller has them already, `!emit_unchanged`), problems stored with
+/// an unchanged file and files that cannot be looked at go to the stats,
+/// and the files to read are returned. `extras`: the rows carry their
+/// labels and usage (see `codec::decode_with`).
+fn sort_out<'f>(
+    files: &'f [SessionFile],
+    looked: Looked,
+    emit_unchanged: bool,
+    extras: bool,
+    stats: &mut RefreshStats,
+    on_rows: &mut dyn FnMut(Vec<SessionInfo>),
+) -> Vec<Job<'f>> {
+    let Looked {
+        stats: stat_result,
+        found,
+        arena,
+        ..
+    } = looked;
     let unchanged = |st: &std::io::Result<Stat>, fd: Option<&Found>| match (st, fd) {
         (Ok(st), Some(fd)) => {
             fd.cached.stat == *st
@@ -1032,7 +1103,7 @@ pub fn refresh(
         .collect();
     let mut first = Vec::with_capacity(files.len());
     let mut kept = 0usize;
-    let mut jobs: Vec<(&SessionFile, Option<Cached>, u64)> = Vec::new();
+    let mut jobs: Vec<Job> = Vec::new();
     for (((f, stat), fd), info) in files.iter().zip(stat_result).zip(found).zip(decoded) {
         if !emit_unchanged && unchanged(&stat, fd.as_ref()) {
             kept += 1;
@@ -1062,21 +1133,28 @@ pub fn refresh(
     }
     drop(arena);
     stats.cached = first.len() + kept;
-    lap("files checked");
     if !first.is_empty() {
         on_rows(first);
     }
+    jobs
+}
 
-    // 2. Rows of files that are gone: their folder was listed without them,
-    //    or the folder itself is gone. Rows of other stores are kept.
+/// Drops the rows of files that are gone: their folder was listed without
+/// them (it holds a file of `keys`), or the folder itself is gone. Rows of
+/// other stores are kept.
+fn remove_gone(
+    writer: &mut Writer,
+    keys: &[Cow<[u8]>],
+    unlisted: &[Vec<u8>],
+    stats: &mut RefreshStats,
+) -> rusqlite::Result<()> {
     let dirs: HashSet<&[u8], FxBuild> = if unlisted.is_empty() {
         HashSet::default()
     } else {
         keys.iter().filter_map(|k| parent_bytes(k)).collect()
     };
     let mut dir_exists: HashMap<Vec<u8>, bool, FxBuild> = HashMap::default();
-    let mut writer = Writer::new(conn, db_path.to_path_buf());
-    for key in &unlisted {
+    for key in unlisted {
         let Some(parent) = parent_bytes(key) else {
             continue;
         };
@@ -1088,10 +1166,19 @@ pub fn refresh(
             stats.removed += 1;
         }
     }
+    Ok(())
+}
 
-    // 3. Parse what changed on all cores; stream rows, write in batches.
-    lap("removals");
-    // Biggest first, so that no large file is left alone at the end.
+/// Reads the files that changed on all cores (biggest first, so that no
+/// large file is left alone at the end), streams their rows to `on_rows`
+/// and writes them in batches. Returns how the writing went: the rows are
+/// delivered either way.
+fn read_changed(
+    writer: &mut Writer,
+    mut jobs: Vec<Job>,
+    stats: &mut RefreshStats,
+    on_rows: &mut dyn FnMut(Vec<SessionInfo>),
+) -> rusqlite::Result<()> {
     jobs.sort_by_key(|j| std::cmp::Reverse(j.2));
     let (tx, rx) = mpsc::sync_channel::<Result<Parsed, ScanProblem>>(32);
     let mut result = Ok(());
@@ -1145,18 +1232,5 @@ pub fn refresh(
             on_rows(batch);
         }
     });
-    lap("parsed");
-    let result = result.and_then(|_| writer.commit());
-    drop(writer);
-    lap("committed");
-    let result = result
-        .and_then(|_| maybe_merge(conn))
-        .and_then(|_| maybe_compact_text(conn, db_path, 64 << 20).map(|_| ()));
-    if let Err(e) = result {
-        // The rows were delivered; only the cache could not be updated.
-        stats.write_error = Some(e.to_string());
-    }
-    lap("merged");
-    stats.elapsed = t0.elapsed();
-    Ok(stats)
+    result
 }

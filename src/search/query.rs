@@ -1,3 +1,7 @@
+//! The query language (SPEC §5): parsing a typed query into terms (words,
+//! phrases, regexes) and filters (`dir:`, `after:`, …), matching one row,
+//! and ranking rows.
+
 use memchr::memmem;
 use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
 use nucleo_matcher::{Config, Matcher, Utf32Str};

@@ -1,3 +1,6 @@
+//! The picker's state: its rows and what is visible of them (scope, sort,
+//! filters, the query's scores), the selection, dialogs and status.
+
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -1,3 +1,6 @@
+//! The tree screen's state: the session, its flattened rows under the
+//! filter, folds and search, the selection, the panes and dialogs.
+
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
