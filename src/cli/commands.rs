@@ -79,27 +79,21 @@ pub fn run(cli: Cli) -> Result<()> {
                 bail!("give the label text, or --clear to remove the label");
             }
             let text = if a.clear { None } else { a.text.as_deref() };
-            let w = with_migration(&path, a.write.migrate, || {
+            append(&mut out, &path, a.write.migrate, || {
                 writer::append_label(&path, &a.entry, text)
-            })?;
-            writeln!(out, "{}", w.id)?;
-            Ok(())
+            })
         }
         Some(Command::Branch(a)) => {
             let path = resolve(&config, &a.session)?;
-            let w = with_migration(&path, a.write.migrate, || {
+            append(&mut out, &path, a.write.migrate, || {
                 writer::append_branch(&path, &a.entry, &a.summary)
-            })?;
-            writeln!(out, "{}", w.id)?;
-            Ok(())
+            })
         }
         Some(Command::Rename(a)) => {
             let path = resolve(&config, &a.session)?;
-            let w = with_migration(&path, a.write.migrate, || {
+            append(&mut out, &path, a.write.migrate, || {
                 writer::append_session_name(&path, &a.name)
-            })?;
-            writeln!(out, "{}", w.id)?;
-            Ok(())
+            })
         }
         Some(Command::Index(a)) => index_cmd(&config, &a, &mut out),
         Some(Command::Fork(a)) => {
@@ -210,12 +204,15 @@ fn finish(outcome: crate::ui::Outcome, resume_cmd: Option<&str>) -> Result<()> {
     }
 }
 
-fn with_migration(
+/// Runs an append (after the one-time rewrite of an older file, when
+/// `migrate` allows it) and prints the new entry's id.
+fn append(
+    out: &mut impl Write,
     path: &Path,
     migrate: bool,
     write: impl Fn() -> Result<writer::Written, WriteError>,
-) -> Result<writer::Written> {
-    match write() {
+) -> Result<()> {
+    let written = match write() {
         Err(WriteError::NeedsMigration { version, .. }) if migrate => {
             let bak = writer::migrate_file(path)?;
             eprintln!(
@@ -223,15 +220,17 @@ fn with_migration(
                 shown(path),
                 shown(&bak)
             );
-            Ok(write()?)
+            write()?
         }
         Err(WriteError::NeedsMigration { version, .. }) => bail!(
             "{} is a version {version} session; writing needs a one-time rewrite to version 3. \
              Run again with --migrate to allow it (the original is kept as .bak)",
             path.display()
         ),
-        other => Ok(other?),
-    }
+        other => other?,
+    };
+    writeln!(out, "{}", written.id)?;
+    Ok(())
 }
 
 pub fn resolve(config: &StoreConfig, arg: &str) -> Result<PathBuf> {

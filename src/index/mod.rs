@@ -333,19 +333,11 @@ impl Index {
         query: &Query,
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> Result<Option<BodyHits>, IndexError> {
-        search::search(
-            &self.conn,
-            &self.path,
-            self.many_searches.get(),
-            &mut self.search_cache.borrow_mut(),
-            query,
-            None,
-            cancel,
-        )
+        self.search_in(query, None, cancel)
     }
 
     pub fn search(&self, query: &Query) -> Result<Option<BodyHits>, IndexError> {
-        self.search_cancellable(query, &|| false)
+        self.search_in(query, None, &|| false)
     }
 
     /// Like [`Index::search`], limited to the sessions in `within` (the
@@ -355,14 +347,24 @@ impl Index {
         query: &Query,
         within: &std::collections::HashSet<PathBuf>,
     ) -> Result<Option<BodyHits>, IndexError> {
+        self.search_in(query, Some(within), &|| false)
+    }
+
+    /// A body search through this index's connection and memo.
+    fn search_in(
+        &self,
+        query: &Query,
+        within: Option<&std::collections::HashSet<PathBuf>>,
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Option<BodyHits>, IndexError> {
         search::search(
             &self.conn,
             &self.path,
             self.many_searches.get(),
             &mut self.search_cache.borrow_mut(),
             query,
-            Some(within),
-            &|| false,
+            within,
+            cancel,
         )
     }
 

@@ -238,24 +238,10 @@ fn cached_from_row_lite(r: &rusqlite::Row) -> rusqlite::Result<Cached> {
 }
 
 fn cached_from_row(r: &rusqlite::Row) -> rusqlite::Result<(Vec<u8>, Cached)> {
-    Ok((
-        r.get(1)?,
-        Cached {
-            id: r.get(0)?,
-            stat: Stat {
-                dev: r.get::<_, i64>(2)? as u64,
-                ino: r.get::<_, i64>(3)? as u64,
-                size: r.get::<_, i64>(4)? as u64,
-                mtime_ns: r.get(5)?,
-            },
-            parsed: r.get::<_, i64>(6)? as u64,
-            head_fp: r.get(7)?,
-            tail_fp: r.get(8)?,
-            state: r.get(9)?,
-            row: r.get(10)?,
-            problem: r.get(11)?,
-        },
-    ))
+    let mut c = cached_from_row_lite(r)?;
+    c.state = r.get(9)?;
+    c.row = r.get(10)?;
+    Ok((r.get(1)?, c))
 }
 
 pub fn load_one(conn: &Connection, path: &Path) -> rusqlite::Result<Option<Cached>> {
@@ -579,29 +565,35 @@ impl<'c> Writer<'c> {
             ),
             Err(problem) => (None, None, Some(problem.as_str())),
         };
+        // The file's columns, as both statements below write them.
+        let (dev, ino, size) = (p.stat.dev as i64, p.stat.ino as i64, p.stat.size as i64);
+        let (parsed_to, text_bytes) = (p.parsed as i64, p.text.len() as i64);
+        let columns: [(&str, &dyn rusqlite::ToSql); 12] = [
+            (":dev", &dev),
+            (":ino", &ino),
+            (":size", &size),
+            (":mtime_ns", &p.stat.mtime_ns),
+            (":parsed", &parsed_to),
+            (":head_fp", &p.head_fp),
+            (":tail_fp", &p.tail_fp),
+            (":state", &state),
+            (":row", &row),
+            (":tail_text", &p.tail_text),
+            (":problem", &problem),
+            (":text_bytes", &text_bytes),
+        ];
         let id = match p.continued {
             Some((id, parsed)) => {
+                let was = parsed as i64;
+                let mut args = columns.to_vec();
+                args.extend([(":id", &id as &dyn rusqlite::ToSql), (":was", &was)]);
                 let n = self.conn.execute(
-                    "UPDATE files SET dev=?3, ino=?4, size=?5, mtime_ns=?6, parsed=?7,
-                         head_fp=?8, tail_fp=?9, state=?10, row=?11, tail_text=?12, problem=?13,
-                         text_bytes = text_bytes + ?14
-                     WHERE id=?1 AND parsed=?2",
-                    params![
-                        id,
-                        parsed as i64,
-                        p.stat.dev as i64,
-                        p.stat.ino as i64,
-                        p.stat.size as i64,
-                        p.stat.mtime_ns,
-                        p.parsed as i64,
-                        p.head_fp,
-                        p.tail_fp,
-                        state,
-                        row,
-                        p.tail_text,
-                        problem,
-                        p.text.len() as i64,
-                    ],
+                    "UPDATE files SET dev=:dev, ino=:ino, size=:size, mtime_ns=:mtime_ns,
+                         parsed=:parsed, head_fp=:head_fp, tail_fp=:tail_fp, state=:state,
+                         row=:row, tail_text=:tail_text, problem=:problem,
+                         text_bytes = text_bytes + :text_bytes
+                     WHERE id=:id AND parsed=:was",
+                    args.as_slice(),
                 )?;
                 if n == 0 {
                     return Ok(false);
@@ -618,25 +610,14 @@ impl<'c> Writer<'c> {
                 {
                     self.delete_id(old)?;
                 }
+                let mut args = columns.to_vec();
+                args.push((":path", &key));
                 self.conn.execute(
                     "INSERT INTO files(path, dev, ino, size, mtime_ns, parsed, head_fp, tail_fp,
                          state, row, tail_text, problem, text_bytes)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                    params![
-                        key,
-                        p.stat.dev as i64,
-                        p.stat.ino as i64,
-                        p.stat.size as i64,
-                        p.stat.mtime_ns,
-                        p.parsed as i64,
-                        p.head_fp,
-                        p.tail_fp,
-                        state,
-                        row,
-                        p.tail_text,
-                        problem,
-                        p.text.len() as i64,
-                    ],
+                     VALUES (:path, :dev, :ino, :size, :mtime_ns, :parsed, :head_fp, :tail_fp,
+                         :state, :row, :tail_text, :problem, :text_bytes)",
+                    args.as_slice(),
                 )?;
                 self.conn.last_insert_rowid()
             }

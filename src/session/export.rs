@@ -212,13 +212,7 @@ fn export_file_with(
     opts: ExportOptions,
     two_pass: bool,
 ) -> Result<Rendered, ExportError> {
-    use std::io::Read;
-    let (mut f, meta) = super::open::open_session_file(path)?;
-    let mut buf = Vec::with_capacity(meta.len() as usize);
-    f.read_to_end(&mut buf).map_err(|source| ReadError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let buf = super::open::read_session_bytes(path)?;
     let find_leaf = |tree: &SessionTree| -> Result<Option<usize>, ExportError> {
         match leaf_id {
             Some(id) => tree

@@ -18,6 +18,18 @@ pub fn open_session_file(path: &Path) -> Result<(File, Metadata), ReadError> {
     open_session_file_with(path, OpenOptions::new().read(true))
 }
 
+/// A session file's bytes, whole (opened as [`open_session_file`] does).
+pub fn read_session_bytes(path: &Path) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    let (mut f, meta) = open_session_file(path)?;
+    let mut buf = Vec::with_capacity(meta.len() as usize);
+    f.read_to_end(&mut buf).map_err(|source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(buf)
+}
+
 /// [`open_session_file`] with the caller's options (e.g. read + append).
 pub fn open_session_file_with(
     path: &Path,

@@ -312,14 +312,7 @@ fn trim_deep(v: &mut Value, depth: usize, cut: &mut Vec<Value>) {
 
 /// Reads and migrates a session file.
 pub fn read_session(path: &Path) -> Result<Session, ReadError> {
-    use std::io::Read;
-    let (mut f, meta) = super::open::open_session_file(path)?;
-    let mut buf = Vec::with_capacity(meta.len() as usize);
-    f.read_to_end(&mut buf).map_err(|source| ReadError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    parse_session(path, &buf)
+    parse_session(path, &super::open::read_session_bytes(path)?)
 }
 
 /// Parses a session from bytes already read.

@@ -164,31 +164,22 @@ pub fn search_haystack(e: &Entry, tree: &SessionTree, calls: &ToolCalls) -> Stri
             parts.push(content_text(e.raw.get("content"), ""));
         }
         "compaction" => parts.push("compaction".into()),
-        "branch_summary" => {
-            parts.push("branch summary".into());
-            parts.push(field("summary"));
+        ty => {
+            // Atomic's type word, then the field that says what it is.
+            let words = match ty {
+                "branch_summary" => Some(("branch summary", "summary")),
+                "session_info" => Some(("title", "name")),
+                "model_change" => Some(("model", "modelId")),
+                "thinking_level_change" => Some(("thinking", "thinkingLevel")),
+                "custom" => Some(("custom", "customType")),
+                "label" => Some(("label", "label")),
+                _ => None,
+            };
+            if let Some((word, key)) = words {
+                parts.push(word.into());
+                parts.push(field(key));
+            }
         }
-        "session_info" => {
-            parts.push("title".into());
-            parts.push(field("name"));
-        }
-        "model_change" => {
-            parts.push("model".into());
-            parts.push(field("modelId"));
-        }
-        "thinking_level_change" => {
-            parts.push("thinking".into());
-            parts.push(field("thinkingLevel"));
-        }
-        "custom" => {
-            parts.push("custom".into());
-            parts.push(field("customType"));
-        }
-        "label" => {
-            parts.push("label".into());
-            parts.push(field("label"));
-        }
-        _ => {}
     }
     parts.push(entry_text(e, calls));
     parts.join(" ").to_lowercase()

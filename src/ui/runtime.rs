@@ -366,6 +366,16 @@ pub fn perform_search(searcher: &mut Searcher, effect: Effect) -> Vec<AppEvent> 
         .collect()
 }
 
+/// A session read for the tree view (`reload`: the open tree's file changed).
+fn read_tree(path: PathBuf, agent: crate::session::Agent, reload: bool) -> AppEvent {
+    let result = super::tree::Loaded::read(&path, agent).map(Box::new);
+    AppEvent::TreeLoaded {
+        path,
+        reload,
+        result,
+    }
+}
+
 /// Performs an effect to completion and returns the events it produces.
 /// The runtime calls it on worker threads; tests call it directly.
 pub fn perform(effect: Effect) -> Vec<AppEvent> {
@@ -419,22 +429,8 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
             let result = restore_from_trash(&path);
             vec![AppEvent::Restored { path, result }]
         }
-        Effect::OpenTree { path, agent } => {
-            let result = super::tree::Loaded::read(&path, agent).map(Box::new);
-            vec![AppEvent::TreeLoaded {
-                path,
-                reload: false,
-                result,
-            }]
-        }
-        Effect::ReloadTree { path, agent } => {
-            let result = super::tree::Loaded::read(&path, agent).map(Box::new);
-            vec![AppEvent::TreeLoaded {
-                path,
-                reload: true,
-                result,
-            }]
-        }
+        Effect::OpenTree { path, agent } => vec![read_tree(path, agent, false)],
+        Effect::ReloadTree { path, agent } => vec![read_tree(path, agent, true)],
         Effect::Label {
             path,
             target,
