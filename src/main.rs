@@ -1,6 +1,10 @@
 //! The `arbor` binary: parses the command line, runs it, prints an error
 //! as one sanitized line.
 
+// Nothing from a file, the environment or the OS may panic the program;
+// tests may unwrap freely.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 use clap::Parser;
 
 // Listing 10,000 sessions from the index allocates and frees many small

@@ -519,33 +519,36 @@ impl<'c> Writer<'c> {
     /// broken index. The generation is read in the write transaction: no
     /// compaction can start a new one until this transaction ends.
     fn text_file(&mut self) -> rusqlite::Result<&mut (File, u64, u64)> {
-        if self.text.is_none() {
-            let TextState {
-                gen,
-                len: committed,
-            } = text_state(self.conn)?;
-            let path = text_path(&self.db_path, gen);
-            let f = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&path)
-                .map_err(io_err)?;
-            let len = f.metadata().map_err(io_err)?.len();
-            if len < committed {
-                return Err(text_file_broken());
-            }
-            if len == 0 {
-                // Possibly just created: its name must last as long as
-                // the offsets committed into it.
-                if let Some(dir) = path.parent() {
-                    super::db::sync_dir(dir);
+        let text = match self.text.take() {
+            Some(text) => text,
+            None => {
+                let TextState {
+                    gen,
+                    len: committed,
+                } = text_state(self.conn)?;
+                let path = text_path(&self.db_path, gen);
+                let f = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(&path)
+                    .map_err(io_err)?;
+                let len = f.metadata().map_err(io_err)?.len();
+                if len < committed {
+                    return Err(text_file_broken());
                 }
+                if len == 0 {
+                    // Possibly just created: its name must last as long as
+                    // the offsets committed into it.
+                    if let Some(dir) = path.parent() {
+                        super::db::sync_dir(dir);
+                    }
+                }
+                (f, committed, committed)
             }
-            self.text = Some((f, committed, committed));
-        }
-        Ok(self.text.as_mut().expect("just set"))
+        };
+        Ok(self.text.insert(text))
     }
 
     pub fn builder_full(&self) -> bool {

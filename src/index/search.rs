@@ -256,11 +256,9 @@ impl SearchCache {
         slot: &'c mut Option<SearchCache>,
     ) -> Result<&'c mut SearchCache, IndexError> {
         let version = data_version(conn)?;
-        if slot.as_ref().is_some_and(|c| c.version != version) {
-            *slot = None;
-        }
-        if slot.is_none() {
-            *slot = Some(SearchCache {
+        let cache = match slot.take() {
+            Some(cache) if cache.version == version => cache,
+            _ => SearchCache {
                 version,
                 files: load_files(conn)?,
                 segs: None,
@@ -268,16 +266,17 @@ impl SearchCache {
                 key_set: None,
                 memo: HashMap::new(),
                 lookups: HashMap::new(),
-            });
-        }
-        Ok(slot.as_mut().expect("just set"))
+            },
+        };
+        Ok(slot.insert(cache))
     }
 
     fn segs(&mut self, conn: &Connection) -> Result<&[(i64, Segment)], IndexError> {
-        if self.segs.is_none() {
-            self.segs = Some(load_dictionaries(conn)?);
-        }
-        Ok(self.segs.as_deref().expect("just set"))
+        let segs = match self.segs.take() {
+            Some(segs) => segs,
+            None => load_dictionaries(conn)?,
+        };
+        Ok(self.segs.insert(segs))
     }
 
     /// Loads the stored text unless it is loaded. True when the

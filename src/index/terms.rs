@@ -245,6 +245,7 @@ impl Segment {
     /// them with [`Segment::postings_range`] and [`decode_postings`]).
     pub fn dictionary_only(terms: Vec<u8>, starts: &[u8]) -> Option<Segment> {
         let n = u32::from_le_bytes(starts.get(..4)?.try_into().ok()?) as usize;
+        #[allow(clippy::unwrap_used, reason = "chunks_exact(4) yields 4-byte slices")]
         let words: Vec<u32> = starts[4..]
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes(c.try_into().unwrap()))

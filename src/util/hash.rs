@@ -24,6 +24,7 @@ impl Hasher for FxHasher {
     fn write(&mut self, bytes: &[u8]) {
         let mut chunks = bytes.chunks_exact(8);
         for c in &mut chunks {
+            #[allow(clippy::unwrap_used, reason = "chunks_exact(8) yields 8-byte slices")]
             self.add(u64::from_le_bytes(c.try_into().unwrap()));
         }
         let rest = chunks.remainder();
