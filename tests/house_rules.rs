@@ -184,3 +184,39 @@ fn the_model_depends_one_way() {
         found.join("\n")
     );
 }
+
+/// Issue #12: the README's layout section names every module and every
+/// test file, and each module's first line says what it owns (a `//!`
+/// comment), so a newcomer finds a thing from either end.
+#[test]
+fn the_readme_layout_names_every_module() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let start = readme.find("\n## Layout").expect("a Layout section");
+    let rest = &readme[start + 1..];
+    let layout = &rest[..rest[1..].find("\n## ").map_or(rest.len(), |i| i + 1)];
+    let mut files = Vec::new();
+    sources(&root.join("src"), &mut files);
+    let mut missing = Vec::new();
+    for f in &files {
+        let stem = f.file_stem().unwrap().to_string_lossy();
+        let rel = f.strip_prefix(root).unwrap().display().to_string();
+        let text = std::fs::read_to_string(f).unwrap();
+        if !text.starts_with("//!") {
+            missing.push(format!("{rel}: no `//!` first line"));
+        }
+        let named = ["lib", "main", "mod"].contains(&stem.as_ref())
+            || layout.contains(&format!("`{stem}`"))
+            || layout.contains(&format!("{stem}.rs"));
+        if !named {
+            missing.push(format!("{rel}: not in the README's layout"));
+        }
+    }
+    for e in std::fs::read_dir(root.join("tests")).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if name.ends_with(".rs") && !layout.contains(&format!("`{name}`")) {
+            missing.push(format!("tests/{name}: not in the README's layout"));
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}

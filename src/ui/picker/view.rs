@@ -125,7 +125,13 @@ fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         Span::raw(" ".repeat(pad)),
     ];
     line.extend(right);
-    f.render_widget(Paragraph::new(Line::from(line)), Rect { height: 1, ..area });
+    // The header's three lines: title and toggles, notes, the query.
+    let row = |i: u16| Rect {
+        y: area.y + i,
+        height: 1,
+        ..area
+    };
+    f.render_widget(Paragraph::new(Line::from(line)), row(0));
     // Where Atomic leaves a blank line: what arbor adds (the index being
     // built, the demo store note, internal sessions shown).
     let mut notes: Vec<Span> = Vec::new();
@@ -152,14 +158,7 @@ fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         }
         spans.push(n);
     }
-    f.render_widget(
-        Paragraph::new(Line::from(spans)),
-        Rect {
-            y: area.y + 1,
-            height: 1,
-            ..area
-        },
-    );
+    f.render_widget(Paragraph::new(Line::from(spans)), row(1));
     // The field's text is clean by construction (see `ui::input::clean`).
     let (shown, col) = p.query.view((area.width as usize).saturating_sub(2));
     let mut q = vec![
@@ -172,14 +171,7 @@ fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             theme.error(),
         ));
     }
-    f.render_widget(
-        Paragraph::new(Line::from(q)),
-        Rect {
-            y: area.y + 2,
-            height: 1,
-            ..area
-        },
-    );
+    f.render_widget(Paragraph::new(Line::from(q)), row(2));
     // The terminal's own cursor, where typing goes (and where an input
     // method composes); none while a question or the help is up.
     if p.dialog == Dialog::None {
