@@ -328,6 +328,20 @@ fn delete_confirm_swallows_keys_and_trashes_exactly_that_path() {
     assert!(!app.picker.by_path.contains_key(&path));
     assert!(screen(&app, &fx.root).contains("Session moved to trash"));
     assert_eq!(ctrl(&mut app, 'z'), vec![Effect::Restore(path.clone())]);
+    // The restore under way stays said until its result comes.
+    let said = |app: &App| app.picker.status.as_ref().map(|s| s.text.clone());
+    for t in [NOW + 1_000, NOW + 6_000, NOW + 60_000] {
+        app.update_at(t, AppEvent::Tick(t));
+    }
+    assert_eq!(said(&app).as_deref(), Some("Restoring from trash…"));
+    drive(
+        &mut app,
+        AppEvent::Restored {
+            path: path.clone(),
+            result: Ok(()),
+        },
+    );
+    assert_ne!(said(&app).as_deref(), Some("Restoring from trash…"));
     // Esc cancels a second prompt.
     ctrl(&mut app, 'd');
     key(&mut app, KeyCode::Esc);
@@ -1545,8 +1559,9 @@ fn every_picker_key_is_dispatched_and_listed() {
     assert!(rows.iter().any(|r| r.keys == "type"), "{rows:?}");
 }
 
-/// The help scrolls when it is taller than the screen (80×24: it is);
-/// any other key closes it.
+/// The help scrolls when it is taller than the screen (80×24: it is),
+/// in a box that leaves the screen's first and last rows showing; any
+/// other key closes it.
 #[test]
 fn the_help_scrolls_when_it_does_not_fit() {
     let fx = fixture();
@@ -1555,7 +1570,10 @@ fn the_help_scrolls_when_it_does_not_fit() {
     app.height = 24;
     key(&mut app, KeyCode::F(1));
     let top = screen(&app, &fx.root);
-    assert!(top.contains("keys · 1–21 of"), "{top}");
+    assert!(top.contains("keys · 1–19 of"), "{top}");
+    let lines: Vec<&str> = top.lines().collect();
+    assert!(lines[0].starts_with("Resume Session"), "{top}");
+    assert!(lines[1].contains('┌') && lines[22].contains('└'), "{top}");
     assert!(
         top.contains("↑/↓ PgUp/PgDn Home/End scroll · any other key closes"),
         "{top}"
@@ -1766,4 +1784,40 @@ fn the_indexing_header() {
     insta::assert_snapshot!("indexing_header", s);
     drive(&mut app, AppEvent::Indexing(None));
     assert!(!screen(&app, &fx.root).contains("Indexing"));
+}
+
+/// A 12,345-message session and a `10mo` age widen their columns for every
+/// row on screen, so the columns stay aligned (a five-digit count used to
+/// push its own row's folder one cell left).
+#[test]
+fn wide_counts_and_ages_keep_the_columns_aligned() {
+    let fx = fixture();
+    let mut rows = rows(&fx.root);
+    rows[0].info.message_count = 12_345;
+    rows[1].info.modified_ms = NOW - 305 * 86_400_000;
+    let mut app = App::new(WEBAPP.into(), NOW);
+    app.width = 100;
+    app.height = 24;
+    drive(&mut app, AppEvent::Rows(rows));
+    drive(&mut app, AppEvent::LoadFinished { problems: vec![] });
+    key(&mut app, KeyCode::Tab);
+    let s = screen(&app, &fx.root);
+    assert!(s.contains(" 12345 ") && s.contains(" 10mo"), "{s}");
+    // Where each row's folder ends: before its count and age.
+    let ends: std::collections::BTreeSet<usize> = s
+        .lines()
+        .filter_map(|l| {
+            let mut t: Vec<&str> = l.split_whitespace().rev().take(2).collect();
+            t.reverse();
+            let [count, age] = t[..] else { return None };
+            let is_age = age.ends_with(['m', 'h', 'd', 'w', 'o', 'y']) || age == "now";
+            if !(is_age && count.bytes().all(|b| b.is_ascii_digit())) {
+                return None;
+            }
+            let before = l.trim_end().strip_suffix(age)?.trim_end();
+            let folder = before.strip_suffix(count)?.trim_end();
+            Some(folder.chars().count())
+        })
+        .collect();
+    assert_eq!(ends.len(), 1, "folders end at {ends:?}:\n{s}");
 }

@@ -746,6 +746,10 @@ fn status_messages_expire_and_say_what_happened() {
     );
     let fx = key(&mut app, KeyCode::Char('2'));
     assert_eq!(status(&app).as_deref(), Some("Forking…"));
+    // Work under way stays said until its result comes, however long.
+    tick(&mut app, NOW + 6_000);
+    tick(&mut app, NOW + 60_000);
+    assert_eq!(status(&app).as_deref(), Some("Forking…"), "still forking");
     drive(&mut app, fx[0].clone());
     assert!(matches!(tree(&app).dialog, TreeDialog::OfferResume { .. }));
     assert_ne!(status(&app).as_deref(), Some("Forking…"));
@@ -1096,6 +1100,53 @@ fn tree_frames_at_80x24_and_40x12() {
     insta::assert_snapshot!("tree_40x12", s);
     key(&mut app, KeyCode::F(1));
     insta::assert_snapshot!("tree_help_40x12", screen(&app));
+}
+
+/// The two hint lines hold whole hints at any width (as Atomic wraps its
+/// tree help between items): at 80 columns they were cut mid-word. What
+/// does not fit is left to the help, whose key always shows.
+#[test]
+fn hint_lines_hold_whole_hints_at_any_width() {
+    let store = common::demo_store();
+    let path = common::find_session(&store.path().join("sessions"), "01a1fd62");
+    const ENDS: &[&str] = &[
+        "move",
+        "page",
+        "fold/jump",
+        "here",
+        "label",
+        "time",
+        "export",
+        "filter",
+        "cycle",
+        "detail",
+        "context",
+        "help",
+        "back",
+    ];
+    for (w, h) in [
+        (40, 12),
+        (60, 20),
+        (80, 24),
+        (100, 30),
+        (140, 30),
+        (220, 30),
+    ] {
+        let app = open(&path, w, h);
+        let s = screen(&app);
+        let lines: Vec<&str> = s.lines().collect();
+        let hints = &lines[lines.len() - 2..];
+        for l in hints.iter().filter(|l| !l.trim().is_empty()) {
+            for item in l.trim_end().split(" · ") {
+                let last = item.rsplit(' ').next().unwrap_or("");
+                assert!(ENDS.contains(&last), "{w}×{h}: a cut hint {item:?}:\n{s}");
+            }
+        }
+        assert!(hints.iter().any(|l| l.contains("F1 help")), "{w}×{h}:\n{s}");
+        if w >= 220 {
+            assert!(hints.concat().contains("label time"), "all of them:\n{s}");
+        }
+    }
 }
 
 /// `arbor tree SESSION` before the session is read: a line that says so.

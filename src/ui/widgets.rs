@@ -102,10 +102,21 @@ pub fn help_key(
     )
 }
 
+/// The tallest the help box gets: a row clear above and below it (as
+/// [`centered`] leaves a column either side), so that the screen it is
+/// about still shows around it; on a small screen, every row.
+fn help_max_height(area: Rect) -> u16 {
+    if area.height >= 16 {
+        area.height - 2
+    } else {
+        area.height
+    }
+}
+
 /// The help's body lines at `box_width` over `area`, how many of them
 /// the box shows at once, and its closing lines (how to scroll and close).
 fn help_geometry(rows: &[HelpRow], box_width: u16, area: Rect) -> (usize, usize, Vec<String>) {
-    let r = centered(area, box_width, area.height);
+    let r = centered(area, box_width, help_max_height(area));
     let inner = r.width.saturating_sub(2);
     let lines = help_lines(rows, inner, &Theme::plain()).len();
     let room = r.height.saturating_sub(2) as usize;
@@ -228,6 +239,42 @@ pub fn help_overlay(
     f.render_widget(Paragraph::new(body).block(block), r);
 }
 
+/// Hint items (`key what`) flowed into at most `lines` lines of `cols`,
+/// joined by ` · ` and broken only between items, as Atomic's tree help
+/// wraps. When they do not all fit, the items at the indices in `spare`
+/// are left out, in that order, until the rest do.
+pub fn flow_hints(items: &[String], spare: &[usize], lines: usize, cols: usize) -> Vec<String> {
+    let flow = |left_out: &[usize]| {
+        let mut out: Vec<String> = Vec::new();
+        let mut line = String::new();
+        for (i, item) in items.iter().enumerate() {
+            if left_out.contains(&i) {
+                continue;
+            }
+            if line.is_empty() {
+                line.push_str(item);
+            } else if width(&line) + 3 + width(item) <= cols {
+                line.push_str(" · ");
+                line.push_str(item);
+            } else {
+                out.push(std::mem::replace(&mut line, item.clone()));
+            }
+        }
+        if !line.is_empty() {
+            out.push(line);
+        }
+        out
+    };
+    let mut n = 0;
+    loop {
+        let out = flow(&spare[..n]);
+        if out.len() <= lines || n == spare.len() {
+            return out.into_iter().take(lines).collect();
+        }
+        n += 1;
+    }
+}
+
 /// How long a status message stays (Atomic clears its own after 2–4 s).
 pub const STATUS_MS: i64 = 4_000;
 
@@ -237,13 +284,20 @@ pub const STATUS_MS: i64 = 4_000;
 /// that sees it.
 #[derive(Debug, Default, Clone)]
 pub struct StatusTimer {
-    seen: Option<(String, i64)>,
+    /// The message and when it appeared (`None`: held).
+    seen: Option<(String, Option<i64>)>,
 }
 
 impl StatusTimer {
     /// A message was put up at `now`.
     pub fn start(&mut self, text: &str, now: i64) {
-        self.seen = Some((text.to_string(), now));
+        self.seen = Some((text.to_string(), Some(now)));
+    }
+
+    /// A message that stays until another replaces it: work under way
+    /// (`Forking…`), whose result then says how it went.
+    pub fn hold(&mut self, text: &str) {
+        self.seen = Some((text.to_string(), None));
     }
 
     /// Whether `current` (the message on screen) has had its time by `now`.
@@ -253,9 +307,9 @@ impl StatusTimer {
                 self.seen = None;
                 false
             }
-            (Some(t), Some((s, at))) if s == t => now - at >= STATUS_MS,
+            (Some(t), Some((s, at))) if s == t => at.is_some_and(|at| now - at >= STATUS_MS),
             (Some(t), _) => {
-                self.seen = Some((t.to_string(), now));
+                self.seen = Some((t.to_string(), Some(now)));
                 false
             }
         }

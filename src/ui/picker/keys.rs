@@ -130,7 +130,7 @@ fn on_key(app: &mut App, k: KeyEvent) -> Option<Vec<Effect>> {
                 Answer::Yes if p.now_ms - shown_ms < PERMANENT_GUARD_MS => return None,
                 Answer::Yes => {
                     p.dialog = Dialog::None;
-                    p.set_status(StatusKind::Info, "Deleting permanently…");
+                    p.set_progress("Deleting permanently…");
                     return Some(vec![Effect::DeletePermanently(path)]);
                 }
             }
@@ -343,7 +343,7 @@ fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Undo => {
             return match p.trashed.pop() {
                 Some(path) => {
-                    p.set_status(StatusKind::Info, "Restoring from trash…");
+                    p.set_progress("Restoring from trash…");
                     vec![Effect::Restore(path)]
                 }
                 None => {

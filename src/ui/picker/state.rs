@@ -544,6 +544,17 @@ impl PickerState {
         self.status = Some(Status { text, kind });
     }
 
+    /// A status for work under way (`Restoring from trash…`): it stays
+    /// until the result replaces it.
+    pub fn set_progress(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        self.status_timer.hold(&text);
+        self.status = Some(Status {
+            text,
+            kind: StatusKind::Info,
+        });
+    }
+
     /// `arbor QUERY…`: the query as if typed before any row arrived; the
     /// rows' arrival searches it.
     pub fn start_with_query(&mut self, text: &str) {

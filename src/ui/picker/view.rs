@@ -251,6 +251,22 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         | Dialog::ConfirmPermanent { path, .. } => Some(path),
         _ => None,
     };
+    // The count and age columns are as wide as their widest value on
+    // screen (a 12,345-message session, a `10mo` age), so that every row's
+    // columns line up.
+    let drawn = || {
+        p.visible
+            .iter()
+            .skip(p.scroll)
+            .take(rows)
+            .map(|v| &p.rows[v.idx].info)
+    };
+    let count_w = drawn()
+        .map(|i| i.message_count.to_string().len())
+        .fold(4, usize::max);
+    let age_w = drawn()
+        .map(|i| age(p.now_ms, i.modified_ms).len())
+        .fold(3, usize::max);
     let mut lines = Vec::new();
     for (pos, v) in p.visible.iter().enumerate().skip(p.scroll).take(rows) {
         let r = &p.rows[v.idx];
@@ -274,7 +290,7 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             right.push(' ');
         }
         right.push_str(&format!(
-            "{:>4} {:>3}",
+            "{:>count_w$} {:>age_w$}",
             info.message_count,
             age(p.now_ms, info.modified_ms)
         ));

@@ -615,7 +615,7 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
                     // its text is offered with the new session.
                     t.resend = user_text(t, &entry);
                     t.dialog = TreeDialog::None;
-                    t.status = Some(("Forking…".into(), false));
+                    t.set_progress("Forking…");
                     return Some(vec![Effect::Fork {
                         path: t.path.clone(),
                         entry,
@@ -652,7 +652,7 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
             let (leaf, thinking) = (entry.clone(), *thinking);
             let file_name = default_file_name(t.loaded.session.id(), Some(&leaf), format);
             t.dialog = TreeDialog::None;
-            t.status = Some(("Exporting…".into(), false));
+            t.set_progress("Exporting…");
             Some(vec![Effect::Export {
                 path: t.path.clone(),
                 leaf,

@@ -191,6 +191,13 @@ impl TreeState {
         }
     }
 
+    /// A status for work under way (`Forking…`): it stays until the
+    /// result replaces it.
+    pub fn set_progress(&mut self, text: &str) {
+        self.status_timer.hold(text);
+        self.status = Some((text.to_string(), false));
+    }
+
     /// Builds the context at the selected entry for the context view.
     pub fn open_context(&mut self) {
         self.context_view = true;

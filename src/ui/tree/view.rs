@@ -18,6 +18,7 @@ use crate::ui::input;
 use crate::ui::keymap::{label, Answer, HelpRow, Scroll, CONFIRM};
 use crate::ui::text::{truncate, width, wrap_styled};
 use crate::ui::theme::Theme;
+use crate::ui::widgets::flow_hints;
 
 const HEADER_ROWS: u16 = 2;
 const FOOTER_ROWS: u16 = 3;
@@ -481,9 +482,9 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         }
     };
     f.render_widget(Paragraph::new(status_line), row(0));
-    let (h1, h2) = if t.context_view {
-        (
-            [
+    let hints = if t.context_view {
+        flow_hints(
+            &[
                 CONTEXT_KEYS.hint(
                     &[
                         ContextAction::Scroll(Scroll::Up),
@@ -494,44 +495,52 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
                     "scroll",
                 ),
                 CONTEXT_KEYS.hint(&[ContextAction::Close], "back to the tree"),
-            ]
-            .join(" · "),
-            String::new(),
+            ],
+            &[],
+            2,
+            area.width as usize,
         )
     } else {
-        (
-            [
-                KEYS.hint(&[Action::Up, Action::Down], "move"),
-                KEYS.hint(&[Action::PageUp, Action::PageDown], "page"),
-                KEYS.hint(&[Action::FoldUp, Action::UnfoldDown], "fold/jump"),
-                KEYS.hint(&[Action::Continue], "continue from here"),
-                KEYS.hint(&[Action::Label], "label"),
-                KEYS.hint(&[Action::LabelTimes], "label time"),
-                KEYS.hint(&[Action::Export], "export"),
-            ]
-            .join(" · "),
-            [
-                KEYS.hint(
-                    &[
-                        Action::Filter(Filter::Default),
-                        Action::Filter(Filter::NoTools),
-                        Action::Filter(Filter::UserOnly),
-                        Action::Filter(Filter::LabeledOnly),
-                        Action::Filter(Filter::All),
-                    ],
-                    "filter",
-                ),
-                KEYS.hint(&[Action::Cycle], "cycle"),
-                KEYS.hint(&[Action::Detail], "detail"),
-                KEYS.hint(&[Action::Context], "context"),
-                KEYS.hint(&[Action::Help], "help"),
-                KEYS.hint(&[Action::Back], "back"),
-            ]
-            .join(" · "),
+        let hints = [
+            KEYS.hint(&[Action::Up, Action::Down], "move"),
+            KEYS.hint(&[Action::PageUp, Action::PageDown], "page"),
+            KEYS.hint(&[Action::FoldUp, Action::UnfoldDown], "fold/jump"),
+            KEYS.hint(&[Action::Continue], "continue from here"),
+            KEYS.hint(&[Action::Label], "label"),
+            KEYS.hint(&[Action::LabelTimes], "label time"),
+            KEYS.hint(&[Action::Export], "export"),
+            KEYS.hint(
+                &[
+                    Action::Filter(Filter::Default),
+                    Action::Filter(Filter::NoTools),
+                    Action::Filter(Filter::UserOnly),
+                    Action::Filter(Filter::LabeledOnly),
+                    Action::Filter(Filter::All),
+                ],
+                "filter",
+            ),
+            KEYS.hint(&[Action::Cycle], "cycle"),
+            KEYS.hint(&[Action::Detail], "detail"),
+            KEYS.hint(&[Action::Context], "context"),
+            KEYS.hint(&[Action::Help], "help"),
+            KEYS.hint(&[Action::Back], "back"),
+        ];
+        // Left out first when the lines are too narrow (the help lists
+        // them all): label time, cycle, context, detail, export, page,
+        // fold/jump, label, filter, back; never the help key.
+        flow_hints(
+            &hints,
+            &[5, 8, 10, 9, 6, 1, 2, 4, 7, 12],
+            2,
+            area.width as usize,
         )
     };
-    f.render_widget(Paragraph::new(Span::styled(h1, theme.dim())), row(1));
-    f.render_widget(Paragraph::new(Span::styled(h2, theme.dim())), row(2));
+    for (i, h) in hints.into_iter().enumerate() {
+        f.render_widget(
+            Paragraph::new(Span::styled(h, theme.dim())),
+            row(1 + i as u16),
+        );
+    }
 }
 
 fn render_continue(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect, entry: &str) {
