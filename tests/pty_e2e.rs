@@ -3,35 +3,51 @@
 
 mod common;
 
-use std::io::{Read, Write};
-
-use std::sync::{Arc, Mutex};
+use std::io::Write;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use portable_pty::{native_pty_system, CommandBuilder, PtySize};
+use common::pty::{self, quoted, Term};
+use portable_pty::CommandBuilder;
 
-struct Screen {
-    parser: Arc<Mutex<vt100::Parser>>,
+/// `cmd` in a `rows`×120 terminal, at home in `home` (its data and cache
+/// dirs there too), in the folder `cwd`.
+fn in_home(mut cmd: CommandBuilder, home: &Path, cwd: &Path, rows: u16) -> Term {
+    cmd.env("HOME", home);
+    cmd.env("XDG_DATA_HOME", home.join("data"));
+    cmd.env("ARBOR_CACHE_DIR", home.join("cache"));
+    cmd.cwd(cwd);
+    Term::spawn(cmd, rows, 120)
 }
 
-impl Screen {
-    fn text(&self) -> String {
-        self.parser.lock().unwrap().screen().contents()
+/// `script` under `sh` in a `rows`×`cols` terminal, with `env` set.
+fn sh(script: &str, env: &[(&str, &Path)], rows: u16, cols: u16) -> Term {
+    let mut cmd = pty::shell(script);
+    for (k, v) in env {
+        cmd.env(k, v);
     }
+    Term::spawn(cmd, rows, cols)
+}
 
-    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let t = self.text();
-            if pred(&t) {
-                return t;
-            }
-            if Instant::now() > deadline {
-                panic!("timed out waiting for {what}; screen:\n{t}");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
+/// The most recently written session under `root`: the picker's first row.
+fn newest_session(root: &Path) -> std::path::PathBuf {
+    let (files, _) = arbor::store::list_session_files(
+        &arbor::store::StoreConfig::single(root, arbor::store::StoreKind::PerProject),
+        &arbor::store::Scope::All,
+    );
+    files
+        .iter()
+        .map(|f| arbor::session::info::scan_info(&f.path).unwrap())
+        .max_by_key(|i| i.modified_ms)
+        .unwrap()
+        .path
+}
+
+/// arbor with `args`, as [`in_home`] runs it, in a 30×120 terminal.
+fn start(args: &[&std::ffi::OsStr], home: &Path, cwd: &Path) -> Term {
+    let mut cmd = pty::arbor();
+    cmd.args(args);
+    in_home(cmd, home, cwd, 30)
 }
 
 fn wait_file(what: &str, pred: impl Fn() -> bool) {
@@ -50,87 +66,48 @@ fn picker_in_a_real_terminal() {
     let data = home.path().join("data");
     std::fs::create_dir_all(&data).unwrap();
 
-    let pty = native_pty_system();
-    let pair = pty
-        .openpty(PtySize {
-            rows: 40,
-            cols: 120,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("open a pty");
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_arbor"));
+    let mut cmd = pty::arbor();
     cmd.arg("--store");
     cmd.arg(&root);
     cmd.arg("--all");
-    cmd.env("HOME", home.path());
-    cmd.env("XDG_DATA_HOME", &data);
-    cmd.env("ARBOR_CACHE_DIR", home.path().join("cache"));
-    cmd.env("TERM", "xterm-256color");
-    cmd.env("NO_COLOR", "1");
-    cmd.cwd(home.path());
-    let mut child = pair.slave.spawn_command(cmd).expect("spawn arbor");
-    drop(pair.slave);
-
-    let parser = Arc::new(Mutex::new(vt100::Parser::new(40, 120, 0)));
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    {
-        let parser = parser.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                parser.lock().unwrap().process(&buf[..n]);
-            }
-        });
-    }
-    let mut w = pair.master.take_writer().unwrap();
-    let mut send = |s: &[u8]| {
-        w.write_all(s).unwrap();
-        w.flush().unwrap();
-        std::thread::sleep(Duration::from_millis(60));
-    };
-    let screen = Screen { parser };
-
-    screen.wait_for("the list", |t| {
+    let mut term = in_home(cmd, home.path(), home.path(), 40);
+    term.wait_for("the list", |t| {
         t.contains("Resume Session (All)") && t.contains("Fix flaky auth test")
     });
 
     // A query narrows the list to the matching session.
-    send(b"flaky");
-    let t = screen.wait_for("the query result", |t| {
+    term.press(b"flaky");
+    let t = term.wait_for("the query result", |t| {
         t.contains("> flaky") && !t.contains("Add --delimiter flag")
     });
     assert!(t.contains("Fix flaky auth test"), "{t}");
 
     // Rename it: ctrl+r, clear, type, enter.
     let target = common::find_session(&root, "01a1fd62");
-    send(b"\x12");
-    send(b"\x15");
-    send(b"Renamed in a pty");
-    send(b"\r");
+    term.press(b"\x12");
+    term.press(b"\x15");
+    term.press(b"Renamed in a pty");
+    term.press(b"\r");
     wait_file("the session_info line", || {
         std::fs::read_to_string(&target)
             .unwrap()
             .contains("Renamed in a pty")
     });
-    screen.wait_for("the new name", |t| t.contains("Renamed in a pty"));
+    term.wait_for("the new name", |t| t.contains("Renamed in a pty"));
     let last = std::fs::read_to_string(&target).unwrap();
     let last: serde_json::Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
     assert_eq!(last["type"], "session_info");
 
     // Trash the selected session, then undo.
-    send(b"\x04");
-    screen.wait_for("the delete prompt", |t| t.contains("Delete session?"));
-    send(b"\r");
+    term.press(b"\x04");
+    term.wait_for("the delete prompt", |t| t.contains("Delete session?"));
+    term.press(b"\r");
     // We renamed it a moment ago, so arbor takes it for a live session and asks again.
-    screen.wait_for("the live-session prompt", |t| {
+    term.wait_for("the live-session prompt", |t| {
         t.contains("an agent may be writing it")
     });
-    send(b"\r");
-    screen.wait_for("the trash status", |t| t.contains("Session moved to trash"));
+    term.press(b"\r");
+    term.wait_for("the trash status", |t| t.contains("Session moved to trash"));
     assert!(!target.exists(), "the file left the store");
     let trashed = data.join("Trash/files").join(target.file_name().unwrap());
     assert!(
@@ -138,12 +115,12 @@ fn picker_in_a_real_terminal() {
         "the file is in the freedesktop trash at {}",
         trashed.display()
     );
-    send(b"\x1a");
-    screen.wait_for("the restore status", |t| t.contains("Session restored"));
+    term.press(b"\x1a");
+    term.wait_for("the restore status", |t| t.contains("Session restored"));
     wait_file("the restored file", || target.exists());
 
     // Live: a session created by an agent right now appears without a rescan…
-    send(b"\x15");
+    term.press(b"\x15");
     let proj = root.join("--home-demo-projects-webapp--");
     let new_file = proj.join("2026-11-29T10-00-00-000Z_019ad000-0000-7000-8000-000000000001.jsonl");
     std::fs::write(
@@ -156,7 +133,7 @@ fn picker_in_a_real_terminal() {
         ),
     )
     .unwrap();
-    screen.wait_for("the new session", |t| {
+    term.wait_for("the new session", |t| {
         t.contains("a brand new live session")
     });
     // …and grows in place: its message count follows the file.
@@ -173,27 +150,20 @@ fn picker_in_a_real_terminal() {
     )
     .unwrap();
     drop(f);
-    screen.wait_for("the grown session", |t| {
+    term.wait_for("the grown session", |t| {
         t.lines()
             .any(|l| l.contains("a brand new live session") && l.contains("   2 "))
     });
     // A file deleted behind arbor's back vanishes from the list.
     std::fs::remove_file(&new_file).unwrap();
-    screen.wait_for("the deleted session to vanish", |t| {
+    term.wait_for("the deleted session to vanish", |t| {
         !t.contains("a brand new live session")
     });
 
     // Esc leaves and restores the terminal.
-    send(b"\x1b");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            assert!(status.success(), "arbor exited with {status:?}");
-            break;
-        }
-        assert!(Instant::now() < deadline, "arbor did not exit on Esc");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    term.press(b"\x1b");
+    let status = term.wait_exit("Esc");
+    assert!(status.success(), "arbor exited with {status:?}");
 }
 
 /// `atomic --session "$(arbor --print)"`: the screen goes to the terminal
@@ -204,64 +174,24 @@ fn print_mode_writes_only_the_path_to_stdout() {
     let root = store.path().join("sessions");
     let home = tempfile::tempdir().unwrap();
     let out = home.path().join("out.txt");
-    let pty = native_pty_system();
-    let pair = pty
-        .openpty(PtySize {
-            rows: 30,
-            cols: 120,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("open a pty");
-    let mut cmd = CommandBuilder::new("sh");
-    cmd.arg("-c");
-    cmd.arg(format!(
-        "'{}' --print --store '{}' --all > '{}'",
-        env!("CARGO_BIN_EXE_arbor"),
-        root.display(),
-        out.display()
+    let mut cmd = pty::shell(&format!(
+        "{} --print --store {} --all > {}",
+        quoted(Path::new(env!("CARGO_BIN_EXE_arbor"))),
+        quoted(&root),
+        quoted(&out)
     ));
     cmd.env("HOME", home.path());
-    cmd.env("TERM", "xterm-256color");
-    cmd.env("NO_COLOR", "1");
-    let mut child = pair.slave.spawn_command(cmd).expect("spawn");
-    drop(pair.slave);
-    let parser = Arc::new(Mutex::new(vt100::Parser::new(30, 120, 0)));
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    {
-        let parser = parser.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                parser.lock().unwrap().process(&buf[..n]);
-            }
-        });
-    }
-    let screen = Screen { parser };
-    screen.wait_for("the list on the terminal", |t| {
+    let mut term = Term::spawn(cmd, 30, 120);
+    term.wait_for("the list on the terminal", |t| {
         t.contains("Fix flaky auth test")
     });
-    let mut w = pair.master.take_writer().unwrap();
-    w.write_all(b"flaky").unwrap();
-    w.flush().unwrap();
-    screen.wait_for("the query", |t| {
+    term.send(b"flaky");
+    term.wait_for("the query", |t| {
         t.contains("> flaky") && !t.contains("Add --delimiter")
     });
     std::thread::sleep(Duration::from_millis(200));
-    w.write_all(b"\r").unwrap();
-    w.flush().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            assert!(status.success());
-            break;
-        }
-        assert!(Instant::now() < deadline, "arbor did not exit on Enter");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    term.send(b"\r");
+    assert!(term.wait_exit("Enter").success());
     let printed = std::fs::read_to_string(&out).unwrap();
     let expected = common::find_session(&root, "01a1fd62");
     assert_eq!(
@@ -279,171 +209,38 @@ fn a_bracketed_paste_with_a_newline_leaves_the_picker_open() {
     let root = store.path().join("sessions");
     let home = tempfile::tempdir().unwrap();
     let out = home.path().join("out.txt");
-    let pty = native_pty_system();
-    let pair = pty
-        .openpty(PtySize {
-            rows: 24,
-            cols: 80,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("open a pty");
-    let mut cmd = CommandBuilder::new("sh");
-    cmd.arg("-c");
-    cmd.arg(format!(
-        "'{}' --print --store '{}' --all > '{}'",
-        env!("CARGO_BIN_EXE_arbor"),
-        root.display(),
-        out.display()
+    let mut cmd = pty::shell(&format!(
+        "{} --print --store {} --all > {}",
+        quoted(Path::new(env!("CARGO_BIN_EXE_arbor"))),
+        quoted(&root),
+        quoted(&out)
     ));
     cmd.env("HOME", home.path());
     cmd.env("ARBOR_CACHE_DIR", home.path().join("cache"));
-    cmd.env("TERM", "xterm-256color");
-    cmd.env("NO_COLOR", "1");
-    let mut child = pair.slave.spawn_command(cmd).expect("spawn");
-    drop(pair.slave);
-    let parser = Arc::new(Mutex::new(vt100::Parser::new(24, 80, 0)));
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    {
-        let parser = parser.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                parser.lock().unwrap().process(&buf[..n]);
-            }
-        });
-    }
-    let paste_mode = {
-        let parser = parser.clone();
-        move || parser.lock().unwrap().screen().bracketed_paste()
-    };
-    let screen = Screen { parser };
-    screen.wait_for("the list", |t| t.contains("Fix flaky auth test"));
-    assert!(paste_mode(), "arbor turns bracketed paste on");
-    let mut w = pair.master.take_writer().unwrap();
-    w.write_all(b"\x1b[200~flaky\nauth\r\n\x1b[201~").unwrap();
-    w.flush().unwrap();
-    let t = screen.wait_for("the pasted query", |t| t.contains("> flaky auth"));
+    let mut term = Term::spawn(cmd, 24, 80);
+    term.wait_for("the list", |t| t.contains("Fix flaky auth test"));
+    assert!(term.bracketed_paste(), "arbor turns bracketed paste on");
+    term.send(b"\x1b[200~flaky\nauth\r\n\x1b[201~");
+    let t = term.wait_for("the pasted query", |t| t.contains("> flaky auth"));
     assert!(t.contains("Fix flaky auth test"), "{t}");
     // Give a wrongly taken Enter time to act.
     std::thread::sleep(Duration::from_millis(500));
-    assert!(
-        child.try_wait().unwrap().is_none(),
-        "the picker is still open"
-    );
-    w.write_all(b"\x1b").unwrap();
-    w.flush().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            assert!(status.success());
-            break;
-        }
-        assert!(Instant::now() < deadline, "arbor did not exit on Esc");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    assert!(term.running(), "the picker is still open");
+    term.send(b"\x1b");
+    assert!(term.wait_exit("Esc").success());
     assert_eq!(
         std::fs::read_to_string(&out).unwrap(),
         "",
         "nothing was picked"
     );
     let deadline = Instant::now() + Duration::from_secs(5);
-    while paste_mode() {
+    while term.bracketed_paste() {
         assert!(
             Instant::now() < deadline,
             "bracketed paste is turned off on exit"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-/// arbor in a pseudo-terminal of `rows`×`cols`, run through `sh -c` so that
-/// `--print` output can go to a file.
-struct Pty {
-    child: Box<dyn portable_pty::Child + Send + Sync>,
-    screen: Screen,
-    writer: Box<dyn Write + Send>,
-    _master: Box<dyn portable_pty::MasterPty + Send>,
-}
-
-impl Pty {
-    fn spawn(shell: &str, env: &[(&str, &std::path::Path)], rows: u16, cols: u16) -> Pty {
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("open a pty");
-        let mut cmd = CommandBuilder::new("sh");
-        cmd.arg("-c");
-        cmd.arg(shell);
-        for var in [
-            "ATOMIC_CODING_AGENT_DIR",
-            "PI_CODING_AGENT_DIR",
-            "ATOMIC_CODING_AGENT_SESSION_DIR",
-            "PI_CODING_AGENT_SESSION_DIR",
-            "ARBOR_RESUME_CMD",
-        ] {
-            cmd.env_remove(var);
-        }
-        cmd.env("TERM", "xterm-256color");
-        cmd.env("NO_COLOR", "1");
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let child = pair.slave.spawn_command(cmd).expect("spawn");
-        drop(pair.slave);
-        let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
-        let mut reader = pair.master.try_clone_reader().unwrap();
-        {
-            let parser = parser.clone();
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 8192];
-                while let Ok(n) = reader.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    parser.lock().unwrap().process(&buf[..n]);
-                }
-            });
-        }
-        let writer = pair.master.take_writer().unwrap();
-        Pty {
-            child,
-            screen: Screen { parser },
-            writer,
-            _master: pair.master,
-        }
-    }
-
-    fn send(&mut self, bytes: &[u8]) {
-        self.writer.write_all(bytes).unwrap();
-        self.writer.flush().unwrap();
-    }
-
-    fn running(&mut self) -> bool {
-        self.child.try_wait().unwrap().is_none()
-    }
-
-    fn wait_exit(&mut self) -> portable_pty::ExitStatus {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "arbor did not exit");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-fn quoted(p: &std::path::Path) -> String {
-    format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
 }
 
 /// Appends a user message, stamped now, to `path` (as a running agent does).
@@ -497,22 +294,21 @@ fn enter_at_once_picks_the_newest_session_warm_and_cold() {
         let out = home.path().join("out.txt");
         let shell = format!(
             "{} --print --store {} --all > {}",
-            quoted(std::path::Path::new(env!("CARGO_BIN_EXE_arbor"))),
+            quoted(Path::new(env!("CARGO_BIN_EXE_arbor"))),
             quoted(&root),
             quoted(&out)
         );
-        let mut pty = Pty::spawn(
+        let mut pty = sh(
             &shell,
             &[("HOME", home.path()), ("ARBOR_CACHE_DIR", &cache)],
             30,
             120,
         );
-        pty.screen
-            .wait_for("the changed session listed, loading done", |t| {
-                t.contains(&title) && !t.contains("Loading")
-            });
+        pty.wait_for("the changed session listed, loading done", |t| {
+            t.contains(&title) && !t.contains("Loading")
+        });
         pty.send(b"\r");
-        assert!(pty.wait_exit().success());
+        assert!(pty.wait_exit("Esc").success());
         let printed = std::fs::read_to_string(&out).unwrap();
         assert_eq!(
             printed,
@@ -535,11 +331,11 @@ fn a_quick_second_enter_never_deletes_permanently() {
     std::fs::write(&not_a_dir, "").unwrap();
     let shell = format!(
         "exec {} --store {} --all",
-        quoted(std::path::Path::new(env!("CARGO_BIN_EXE_arbor"))),
+        quoted(Path::new(env!("CARGO_BIN_EXE_arbor"))),
         quoted(&root)
     );
     let cache = home.path().join("cache");
-    let mut pty = Pty::spawn(
+    let mut pty = sh(
         &shell,
         &[
             ("HOME", home.path()),
@@ -549,28 +345,18 @@ fn a_quick_second_enter_never_deletes_permanently() {
         24,
         80,
     );
-    pty.screen.wait_for("the list", |t| {
+    pty.wait_for("the list", |t| {
         t.contains("Fix flaky auth test") && !t.contains("Loading")
     });
     // The selected session: row 0, the newest.
-    let (files, _) = arbor::store::list_session_files(
-        &arbor::store::StoreConfig::single(&root, arbor::store::StoreKind::PerProject),
-        &arbor::store::Scope::All,
-    );
-    let target = files
-        .iter()
-        .map(|f| arbor::session::info::scan_info(&f.path).unwrap())
-        .max_by_key(|i| i.modified_ms)
-        .unwrap()
-        .path;
+    let target = newest_session(&root);
 
     pty.send(b"\x04");
-    pty.screen
-        .wait_for("the delete prompt", |t| t.contains("Delete session?"));
+    pty.wait_for("the delete prompt", |t| t.contains("Delete session?"));
     pty.send(b"\r");
     std::thread::sleep(Duration::from_millis(50));
     pty.send(b"\r");
-    let t = pty.screen.wait_for("the permanent-delete question", |t| {
+    let t = pty.wait_for("the permanent-delete question", |t| {
         t.contains("Delete permanently?")
     });
     assert!(
@@ -592,10 +378,9 @@ fn a_quick_second_enter_never_deletes_permanently() {
     // The deliberate answer deletes.
     pty.send(b"y");
     wait_file("the permanent deletion", || !target.exists());
-    pty.screen
-        .wait_for("the status", |t| t.contains("Session deleted permanently"));
+    pty.wait_for("the status", |t| t.contains("Session deleted permanently"));
     pty.send(b"\x1b");
-    assert!(pty.wait_exit().success());
+    assert!(pty.wait_exit("Esc").success());
 }
 
 /// Someone else cuts the index's text file short while the picker runs
@@ -616,51 +401,15 @@ fn picker_survives_its_text_file_cut_short() {
             .arg(&root)
             .args(["list", "--all"]),
     );
-    let pty = native_pty_system();
-    let pair = pty
-        .openpty(PtySize {
-            rows: 30,
-            cols: 120,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("open a pty");
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_arbor"));
+    let mut cmd = pty::arbor();
     cmd.arg("--store");
     cmd.arg(&root);
     cmd.arg("--all");
-    cmd.env("HOME", home.path());
-    cmd.env("ARBOR_CACHE_DIR", &cache);
-    cmd.env("TERM", "xterm-256color");
-    cmd.env("NO_COLOR", "1");
-    cmd.cwd(home.path());
-    let mut child = pair.slave.spawn_command(cmd).expect("spawn arbor");
-    drop(pair.slave);
-    let parser = Arc::new(Mutex::new(vt100::Parser::new(30, 120, 0)));
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    {
-        let parser = parser.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                parser.lock().unwrap().process(&buf[..n]);
-            }
-        });
-    }
-    let mut w = pair.master.take_writer().unwrap();
-    let mut send = |s: &[u8]| {
-        w.write_all(s).unwrap();
-        w.flush().unwrap();
-        std::thread::sleep(Duration::from_millis(60));
-    };
-    let screen = Screen { parser };
-    screen.wait_for("the list", |t| t.contains("Fix flaky auth test"));
+    let mut term = in_home(cmd, home.path(), home.path(), 30);
+    term.wait_for("the list", |t| t.contains("Fix flaky auth test"));
     // A phrase is confirmed on the stored text, read through the map.
-    send(b"\"circular import\"");
-    screen.wait_for("the first phrase's session", |t| {
+    term.press(b"\"circular import\"");
+    term.wait_for("the first phrase's session", |t| {
         t.contains("pyledger/ledger.py has grown") && !t.contains("Fix flaky auth test")
     });
     let texts: Vec<_> = std::fs::read_dir(&cache)
@@ -676,25 +425,14 @@ fn picker_survives_its_text_file_cut_short() {
         .set_len(0)
         .unwrap();
     // A phrase not asked before: its candidates' text must be read again.
-    send(b"\x15");
-    send(b"\"nav padding\"");
-    screen.wait_for("the second phrase's session", |t| {
+    term.press(b"\x15");
+    term.press(b"\"nav padding\"");
+    term.wait_for("the second phrase's session", |t| {
         t.contains("The sidebar overflows") && !t.contains("pyledger/ledger.py has grown")
     });
-    assert!(
-        child.try_wait().unwrap().is_none(),
-        "arbor is still running"
-    );
-    send(b"\x1b");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            assert!(status.success(), "arbor exited with {status:?}");
-            break;
-        }
-        assert!(Instant::now() < deadline, "arbor did not exit on Esc");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    assert!(term.running(), "arbor is still running");
+    term.press(b"\x1b");
+    assert!(term.wait_exit("Esc").success());
     // The next run reads everything again and answers as the files do.
     let query = |extra: &[&str]| {
         common::run_ok(
@@ -708,83 +446,6 @@ fn picker_survives_its_text_file_cut_short() {
     };
     assert_eq!(query(&[]), query(&["--no-index"]));
     assert!(query(&[]).contains("01a212e6"));
-}
-
-/// The real binary in a pseudo-terminal, for the watcher and signal tests.
-struct Running {
-    screen: Screen,
-    writer: Box<dyn Write + Send>,
-    child: Box<dyn portable_pty::Child + Send + Sync>,
-    /// Everything the binary wrote to the terminal.
-    output: Arc<Mutex<Vec<u8>>>,
-    master: Box<dyn portable_pty::MasterPty + Send>,
-    /// Kept open: the terminal's settings outlive the binary only while
-    /// some process holds its side (the last close resets them).
-    _slave: Box<dyn portable_pty::SlavePty + Send>,
-}
-
-impl Running {
-    fn start(args: &[&std::ffi::OsStr], home: &std::path::Path, cwd: &std::path::Path) -> Running {
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows: 30,
-                cols: 120,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("open a pty");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_arbor"));
-        cmd.args(args);
-        cmd.env("HOME", home);
-        cmd.env("XDG_DATA_HOME", home.join("data"));
-        cmd.env("ARBOR_CACHE_DIR", home.join("cache"));
-        cmd.env("TERM", "xterm-256color");
-        cmd.env("NO_COLOR", "1");
-        cmd.cwd(cwd);
-        let child = pair.slave.spawn_command(cmd).expect("spawn arbor");
-        let parser = Arc::new(Mutex::new(vt100::Parser::new(30, 120, 0)));
-        let output = Arc::new(Mutex::new(Vec::new()));
-        let mut reader = pair.master.try_clone_reader().unwrap();
-        {
-            let parser = parser.clone();
-            let output = output.clone();
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 8192];
-                while let Ok(n) = reader.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    parser.lock().unwrap().process(&buf[..n]);
-                    output.lock().unwrap().extend_from_slice(&buf[..n]);
-                }
-            });
-        }
-        let writer = pair.master.take_writer().unwrap();
-        Running {
-            screen: Screen { parser },
-            writer,
-            child,
-            output,
-            master: pair.master,
-            _slave: pair.slave,
-        }
-    }
-
-    fn send(&mut self, s: &[u8]) {
-        self.writer.write_all(s).unwrap();
-        self.writer.flush().unwrap();
-    }
-
-    fn wait_exit(&mut self, what: &str) -> portable_pty::ExitStatus {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "arbor did not exit on {what}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
 }
 
 /// A session file's text: a header and one user message.
@@ -856,12 +517,12 @@ fn watcher_follows_project_folders() {
     #[cfg(unix)]
     std::os::unix::fs::symlink(&big, root.join("--home-u-linked--")).unwrap();
 
-    let mut arbor = Running::start(
+    let mut arbor = start(
         &["--store".as_ref(), root.as_os_str(), "--all".as_ref()],
         home.path(),
         home.path(),
     );
-    arbor.screen.wait_for("the list", |t| {
+    arbor.wait_for("the list", |t| {
         t.contains("alpha first prompt")
             && t.contains("beta first prompt")
             && (cfg!(not(unix)) || t.contains("linked first prompt"))
@@ -873,18 +534,16 @@ fn watcher_follows_project_folders() {
     wait_file("4 watches", || inotify_watches(pid) == 4);
 
     std::fs::remove_dir_all(root.join("--home-u-alpha--")).unwrap();
-    arbor
-        .screen
-        .wait_for("the removed folder's rows to go", |t| {
-            !t.contains("alpha first prompt") && t.contains("beta first prompt")
-        });
+    arbor.wait_for("the removed folder's rows to go", |t| {
+        !t.contains("alpha first prompt") && t.contains("beta first prompt")
+    });
 
     folder(
         "--home-u-gamma--",
         "019ad000-0000-7000-8000-00000000000d",
         "gamma first prompt",
     );
-    arbor.screen.wait_for("the new folder's session", |t| {
+    arbor.wait_for("the new folder's session", |t| {
         t.contains("gamma first prompt")
     });
     // …and the new folder is watched: a second session written into it appears.
@@ -899,11 +558,9 @@ fn watcher_follows_project_folders() {
         ),
     )
     .unwrap();
-    arbor
-        .screen
-        .wait_for("the new folder's second session", |t| {
-            t.contains("gamma second prompt")
-        });
+    arbor.wait_for("the new folder's second session", |t| {
+        t.contains("gamma second prompt")
+    });
     #[cfg(target_os = "linux")]
     assert_eq!(inotify_watches(pid), 4, "alpha's watch went, gamma's came");
 
@@ -927,14 +584,12 @@ fn tree_of_a_relative_path_reloads_when_the_file_grows() {
         ),
     )
     .unwrap();
-    let mut arbor = Running::start(
+    let mut arbor = start(
         &["tree".as_ref(), "sub/./s.jsonl".as_ref()],
         home.path(),
         &home.path().join("work"),
     );
-    arbor
-        .screen
-        .wait_for("the tree", |t| t.contains("the first question"));
+    arbor.wait_for("the tree", |t| t.contains("the first question"));
     let mut f = std::fs::OpenOptions::new()
         .append(true)
         .open(&file)
@@ -946,7 +601,7 @@ fn tree_of_a_relative_path_reloads_when_the_file_grows() {
     )
     .unwrap();
     drop(f);
-    arbor.screen.wait_for("the appended entry", |t| {
+    arbor.wait_for("the appended entry", |t| {
         t.contains("an answer appended while open")
     });
     arbor.send(b"\x1b");
@@ -996,8 +651,8 @@ fn signal_restores_the_terminal(signal: &str, tree: bool) {
     } else {
         vec!["--store".as_ref(), root.as_os_str(), "--all".as_ref()]
     };
-    let mut arbor = Running::start(&args, home.path(), home.path());
-    arbor.screen.wait_for("the screen", |t| {
+    let mut arbor = start(&args, home.path(), home.path());
+    arbor.wait_for("the screen", |t| {
         t.contains(if tree {
             "refreshes an expired token"
         } else {
@@ -1037,9 +692,7 @@ fn signal_restores_the_terminal(signal: &str, tree: bool) {
         Some(true),
         "raw mode left:\n{after}"
     );
-    // Give the reader a moment for the last bytes.
-    std::thread::sleep(Duration::from_millis(200));
-    let out = arbor.output.lock().unwrap().clone();
+    let out = arbor.into_output();
     let last = |seq: &[u8]| out.windows(seq.len()).rposition(|w| w == seq);
     let entered = last(b"\x1b[?1049h").expect("the alternate screen was entered");
     let left = last(b"\x1b[?1049l");
@@ -1072,50 +725,25 @@ fn a_restore_collision_is_one_sentence() {
     let store = common::demo_store();
     let root = store.path().join("sessions");
     let home = tempfile::tempdir().unwrap();
-    let data = home.path().join("data");
-    std::fs::create_dir_all(&data).unwrap();
-    let shell = format!(
-        "exec {} --store {} --all",
-        quoted(std::path::Path::new(env!("CARGO_BIN_EXE_arbor"))),
-        quoted(&root)
+    std::fs::create_dir_all(home.path().join("data")).unwrap();
+    let mut pty = start(
+        &["--store".as_ref(), root.as_os_str(), "--all".as_ref()],
+        home.path(),
+        home.path(),
     );
-    let cache = home.path().join("cache");
-    let mut pty = Pty::spawn(
-        &shell,
-        &[
-            ("HOME", home.path()),
-            ("XDG_DATA_HOME", &data),
-            ("ARBOR_CACHE_DIR", &cache),
-        ],
-        24,
-        100,
-    );
-    pty.screen.wait_for("the list", |t| {
+    pty.wait_for("the list", |t| {
         t.contains("Fix flaky auth test") && !t.contains("Loading")
     });
-    let (files, _) = arbor::store::list_session_files(
-        &arbor::store::StoreConfig::single(&root, arbor::store::StoreKind::PerProject),
-        &arbor::store::Scope::All,
-    );
-    let target = files
-        .iter()
-        .map(|f| arbor::session::info::scan_info(&f.path).unwrap())
-        .max_by_key(|i| i.modified_ms)
-        .unwrap()
-        .path;
+    let target = newest_session(&root);
     pty.send(b"\x04");
-    pty.screen
-        .wait_for("the delete prompt", |t| t.contains("Delete session?"));
+    pty.wait_for("the delete prompt", |t| t.contains("Delete session?"));
     pty.send(b"\r");
-    pty.screen
-        .wait_for("the trash status", |t| t.contains("Session moved to trash"));
+    pty.wait_for("the trash status", |t| t.contains("Session moved to trash"));
     assert!(!target.exists());
     // Something else takes the name meanwhile.
     std::fs::write(&target, "not the session\n").unwrap();
     pty.send(b"\x1a");
-    let t = pty
-        .screen
-        .wait_for("the undo failure", |t| t.contains("Undo failed"));
+    let t = pty.wait_for("the undo failure", |t| t.contains("Undo failed"));
     assert!(t.contains("already exists"), "{t}");
     assert!(
         !t.contains("RestoreCollision") && !t.contains("remaining_items") && !t.contains('{'),
@@ -1127,66 +755,7 @@ fn a_restore_collision_is_one_sentence() {
         "the other file is untouched"
     );
     pty.send(b"\x1b");
-    assert!(pty.wait_exit().success());
-}
-
-/// Spawns `script` (a shell command line) in a pseudo-terminal of 30×120 in
-/// `cwd`; returns the child and its screen.
-fn spawn_in_pty(
-    script: &str,
-    cwd: &std::path::Path,
-    home: &std::path::Path,
-) -> (
-    Box<dyn portable_pty::Child + Send + Sync>,
-    Screen,
-    Box<dyn Write + Send>,
-) {
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: 30,
-            cols: 120,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("open a pty");
-    let mut cmd = CommandBuilder::new("sh");
-    cmd.arg("-c");
-    cmd.arg(script);
-    cmd.cwd(cwd);
-    cmd.env("HOME", home);
-    cmd.env("XDG_DATA_HOME", home.join("data"));
-    cmd.env("ARBOR_CACHE_DIR", home.join("cache"));
-    cmd.env("TERM", "xterm-256color");
-    cmd.env("NO_COLOR", "1");
-    let child = pair.slave.spawn_command(cmd).expect("spawn");
-    drop(pair.slave);
-    let parser = Arc::new(Mutex::new(vt100::Parser::new(30, 120, 0)));
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    {
-        let parser = parser.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                parser.lock().unwrap().process(&buf[..n]);
-            }
-        });
-    }
-    let w = pair.master.take_writer().unwrap();
-    (child, Screen { parser }, w)
-}
-
-fn wait_exit(child: &mut Box<dyn portable_pty::Child + Send + Sync>) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.success();
-        }
-        assert!(Instant::now() < deadline, "arbor did not exit");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    assert!(pty.wait_exit("Esc").success());
 }
 
 /// `arbor QUERY…` opens the picker with the query typed and its results
@@ -1197,24 +766,24 @@ fn arbor_with_words_opens_the_picker_with_that_query() {
     let root = store.path().join("sessions");
     let home = tempfile::tempdir().unwrap();
     let out = home.path().join("out.txt");
-    let (mut child, screen, mut w) = spawn_in_pty(
-        &format!(
-            "'{}' --print --store '{}' --all flaky auth > '{}'",
-            env!("CARGO_BIN_EXE_arbor"),
-            root.display(),
-            out.display()
-        ),
+    let mut term = in_home(
+        pty::shell(&format!(
+            "{} --print --store {} --all flaky auth > {}",
+            quoted(Path::new(env!("CARGO_BIN_EXE_arbor"))),
+            quoted(&root),
+            quoted(&out)
+        )),
         home.path(),
         home.path(),
+        30,
     );
-    let t = screen.wait_for("the query's results", |t| {
+    let t = term.wait_for("the query's results", |t| {
         t.contains("> flaky auth") && t.contains("Fix flaky auth test")
     });
     assert!(!t.contains("Add --delimiter flag"), "{t}");
     std::thread::sleep(Duration::from_millis(200));
-    w.write_all(b"\r").unwrap();
-    w.flush().unwrap();
-    assert!(wait_exit(&mut child));
+    term.send(b"\r");
+    assert!(term.wait_exit("Enter").success());
     let printed = std::fs::read_to_string(&out).unwrap();
     let expected = common::find_session(&root, "01a1fd62");
     assert_eq!(printed, format!("{}\n", expected.display()));
@@ -1248,19 +817,21 @@ fn last_prints_the_newest_session_of_the_current_folder() {
     )
     .unwrap();
     let out = home.path().join("out.txt");
-    let script = |cwd_flag: &str| {
-        format!(
-            "'{}' --last --print --store '{}' {cwd_flag} > '{}'",
-            env!("CARGO_BIN_EXE_arbor"),
-            root.display(),
-            out.display()
-        )
+    let run = |cwd: &Path| {
+        let script = format!(
+            "{} --last --print --store {} > {}",
+            quoted(Path::new(env!("CARGO_BIN_EXE_arbor"))),
+            quoted(&root),
+            quoted(&out)
+        );
+        let mut term = in_home(pty::shell(&script), home.path(), cwd, 30);
+        let ok = term.wait_exit("its end").success();
+        (term, ok)
     };
-    let (mut child, _screen, _w) = spawn_in_pty(&script(""), &project, home.path());
-    assert!(wait_exit(&mut child));
+    assert!(run(&project).1);
     let printed = std::fs::read_to_string(&out).unwrap();
     assert_eq!(printed, format!("{}\n", new.display()));
-    let (mut child, screen, _w) = spawn_in_pty(&script(""), &other, home.path());
-    assert!(!wait_exit(&mut child));
-    screen.wait_for("the reason", |t| t.contains("no sessions in"));
+    let (term, ok) = run(&other);
+    assert!(!ok);
+    term.wait_for("the reason", |t| t.contains("no sessions in"));
 }

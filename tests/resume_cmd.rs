@@ -5,109 +5,21 @@
 
 mod common;
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
-use portable_pty::{native_pty_system, CommandBuilder, PtySize};
+use common::pty::{self, Term};
 
-/// arbor running in a pseudo-terminal; the screen parsed, the raw bytes kept.
-struct Pty {
-    parser: Arc<Mutex<vt100::Parser>>,
-    raw: Arc<Mutex<Vec<u8>>>,
-    writer: Box<dyn Write + Send>,
-    child: Box<dyn portable_pty::Child + Send + Sync>,
-}
-
-impl Pty {
-    fn spawn(args: &[&str], env: &[(&str, &Path)], cwd: &Path) -> Pty {
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows: 30,
-                cols: 150,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("open a pty");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_arbor"));
-        cmd.args(args);
-        cmd.env("HOME", cwd);
-        cmd.env("ARBOR_CACHE_DIR", cwd.join("cache"));
-        cmd.env("TERM", "xterm-256color");
-        cmd.env("NO_COLOR", "1");
-        cmd.env_remove("ARBOR_RESUME_CMD");
-        cmd.env_remove("ATOMIC_CODING_AGENT_DIR");
-        cmd.env_remove("ATOMIC_CODING_AGENT_SESSION_DIR");
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        cmd.cwd(cwd);
-        let child = pair.slave.spawn_command(cmd).expect("spawn arbor");
-        drop(pair.slave);
-        let parser = Arc::new(Mutex::new(vt100::Parser::new(30, 150, 0)));
-        let raw = Arc::new(Mutex::new(Vec::new()));
-        let mut reader = pair.master.try_clone_reader().unwrap();
-        {
-            let (parser, raw) = (parser.clone(), raw.clone());
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 8192];
-                while let Ok(n) = reader.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    parser.lock().unwrap().process(&buf[..n]);
-                    raw.lock().unwrap().extend_from_slice(&buf[..n]);
-                }
-            });
-        }
-        let writer = pair.master.take_writer().unwrap();
-        // The master must outlive the child's reads: keep it alive.
-        std::mem::forget(pair.master);
-        Pty {
-            parser,
-            raw,
-            writer,
-            child,
-        }
+/// arbor with `args` in a 30×150 terminal, at home in `cwd`, with `env` set.
+fn spawn(args: &[&str], env: &[(&str, &Path)], cwd: &Path) -> Term {
+    let mut cmd = pty::arbor();
+    cmd.args(args);
+    cmd.env("HOME", cwd);
+    cmd.env("ARBOR_CACHE_DIR", cwd.join("cache"));
+    for (k, v) in env {
+        cmd.env(k, v);
     }
-
-    fn send(&mut self, s: &[u8]) {
-        self.writer.write_all(s).unwrap();
-        self.writer.flush().unwrap();
-        std::thread::sleep(Duration::from_millis(60));
-    }
-
-    fn raw(&self) -> Vec<u8> {
-        self.raw.lock().unwrap().clone()
-    }
-
-    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let t = self.parser.lock().unwrap().screen().contents();
-            if pred(&t) {
-                return t;
-            }
-            if Instant::now() > deadline {
-                panic!("timed out waiting for {what}; screen:\n{t}");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn wait_exit(&mut self) -> portable_pty::ExitStatus {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Some(st) = self.child.try_wait().unwrap() {
-                // Let the reader drain what was written last.
-                std::thread::sleep(Duration::from_millis(200));
-                return st;
-            }
-            assert!(Instant::now() < deadline, "arbor did not exit");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
+    cmd.cwd(cwd);
+    Term::spawn(cmd, 30, 150)
 }
 
 /// The raw bytes written after `marker` (text printed once the picker has
@@ -175,7 +87,7 @@ fn session_text_reaches_the_resume_command_only_as_arguments() {
     let store = home.join("store");
     let path = session(&store.join("--p--"), &id, cwd_s, "hostile resume");
     let out = home.join("argv");
-    let mut pty = Pty::spawn(
+    let mut pty = spawn(
         &[
             "--store",
             store.to_str().unwrap(),
@@ -187,8 +99,8 @@ fn session_text_reaches_the_resume_command_only_as_arguments() {
         home,
     );
     pty.wait_for("the row", |t| t.contains("hostile resume"));
-    pty.send(b"\r");
-    assert!(pty.wait_exit().success());
+    pty.press(b"\r");
+    assert!(pty.wait_exit("its end").success());
     let got = recorded(&out);
     assert_eq!(
         got[..4],
@@ -229,7 +141,7 @@ fn a_pi_session_resumes_with_pi() {
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let mut pty = Pty::spawn(
+    let mut pty = spawn(
         &["--all"],
         &[
             ("PATH", Path::new(&path_var)),
@@ -243,8 +155,8 @@ fn a_pi_session_resumes_with_pi() {
             .any(|l| l.contains("a pi session") && l.contains(" pi ")),
         "{t}"
     );
-    pty.send(b"\r");
-    assert!(pty.wait_exit().success());
+    pty.press(b"\r");
+    assert!(pty.wait_exit("its end").success());
     assert_eq!(
         recorded(&out),
         ["--session", path.to_str().unwrap(), ""],
@@ -262,7 +174,7 @@ fn a_missing_folder_is_asked_about_before_resuming_elsewhere() {
     let out = home.join("argv");
     for (answer, runs) in [(&b"n\r"[..], false), (&b"y\r"[..], true)] {
         let _ = std::fs::remove_file(&out);
-        let mut pty = Pty::spawn(
+        let mut pty = spawn(
             &[
                 "--store",
                 store.to_str().unwrap(),
@@ -274,12 +186,12 @@ fn a_missing_folder_is_asked_about_before_resuming_elsewhere() {
             home,
         );
         pty.wait_for("the row", |t| t.contains("a moved project"));
-        pty.send(b"\r");
+        pty.press(b"\r");
         let t = pty.wait_for("the question", |t| t.contains("no longer exists"));
         assert!(t.contains("[y/N]"), "{t}");
-        pty.send(answer);
-        assert!(pty.wait_exit().success());
-        let said = after(&pty.raw(), "The session's folder");
+        pty.press(answer);
+        assert!(pty.wait_exit("its end").success());
+        let said = after(&pty.into_output(), "The session's folder");
         assert_eq!(controls(&said), Vec::<char>::new(), "{said:?}");
         assert!(
             said.contains("$'/nonexistent-arbor/gone\\x1b]0;pwned-title\\x07\\u009b31m'"),
@@ -309,7 +221,7 @@ fn the_fallback_message_shows_the_command_without_escapes() {
     let store = home.join("store");
     let id = "0199ffff-\u{1b}[31mred";
     session(&store.join("--p--"), id, cwd.to_str().unwrap(), "no agent");
-    let mut pty = Pty::spawn(
+    let mut pty = spawn(
         &[
             "--store",
             store.to_str().unwrap(),
@@ -321,9 +233,9 @@ fn the_fallback_message_shows_the_command_without_escapes() {
         home,
     );
     pty.wait_for("the row", |t| t.contains("no agent"));
-    pty.send(b"\r");
-    assert!(pty.wait_exit().success());
-    let said = after(&pty.raw(), "arbor-no-such-agent is not installed");
+    pty.press(b"\r");
+    assert!(pty.wait_exit("its end").success());
+    let said = after(&pty.into_output(), "arbor-no-such-agent is not installed");
     assert_eq!(controls(&said), Vec::<char>::new(), "{said:?}");
     assert!(
         said.contains("proj\\x1b]2;retitled\\x07\\u0085'"),

@@ -5,11 +5,9 @@
 
 mod common;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use portable_pty::{native_pty_system, CommandBuilder, PtySize};
 use serde_json::{json, Value};
 
 use common::{arbor, terminal_controls};
@@ -67,38 +65,16 @@ fn text(b: &[u8]) -> String {
 
 /// Runs arbor with its stdout and stderr on a terminal; everything written.
 fn run_on_a_terminal(dir: &Path, args: &[&str]) -> String {
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: 50,
-            cols: 250,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_arbor"));
+    let mut cmd = common::pty::arbor();
     cmd.env("HOME", "/nonexistent-arbor-home");
     cmd.env("ARBOR_CACHE_DIR", dir.join("cache"));
     cmd.arg("--store");
     cmd.arg(dir.join("store"));
     cmd.args(args);
     cmd.cwd(dir);
-    let mut child = pair.slave.spawn_command(cmd).unwrap();
-    drop(pair.slave);
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    let collected = std::thread::spawn(move || {
-        let mut all = Vec::new();
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            all.extend_from_slice(&buf[..n]);
-        }
-        all
-    });
-    assert!(child.wait().unwrap().success(), "arbor {args:?}");
-    drop(pair.master);
-    text(&collected.join().unwrap()).replace("\r\n", "\n")
+    let mut term = common::pty::Term::spawn(cmd, 50, 250);
+    assert!(term.wait_exit("its end").success(), "arbor {args:?}");
+    text(&term.into_output()).replace("\r\n", "\n")
 }
 
 fn assert_clean(what: &str, s: &str) {

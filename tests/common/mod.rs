@@ -2,6 +2,8 @@
 //! corpora (generated fresh into temp dirs, never written in place).
 #![allow(dead_code)]
 
+pub mod pty;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
