@@ -834,7 +834,7 @@ fn answer(
     let mut out = BodyHits::default();
     for (id, b) in bits {
         if let Some(p) = paths.get(&id) {
-            out.insert_shared(p.clone(), b);
+            out.insert_shared(p.clone(), [b, 0, 0]);
         }
     }
     Ok(Some(out))

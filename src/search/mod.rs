@@ -7,12 +7,15 @@
 //! `re:pattern` a case-insensitive regex. All terms must match.
 
 pub mod doc;
+pub mod hits;
 pub mod query;
 pub mod scorer;
 
 pub use crate::session::normalize::{normalize, normalized};
+pub use crate::session::searchable::{Part, Parts, Scope};
 pub use doc::{RowFacts, SearchDoc};
 pub use query::{
-    rank, rank_with_index, Filter, Query, Term, FILTER_KEYS, MAX_TERMS, MIN_BODY_WORD,
+    rank, rank_with_index, tier_score, Filter, Query, Term, Tiers, FILTER_KEYS, MAX_TERMS,
+    MIN_BODY_WORD, SCOPE_NAMES,
 };
 pub use scorer::{BodyHits, Docs, Scorer};

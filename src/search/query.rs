@@ -11,6 +11,7 @@ use super::doc::{RowFacts, SearchDoc};
 use crate::session::agent::Agent;
 use crate::session::info::SessionInfo;
 use crate::session::normalize::{normalize, normalized};
+use crate::session::searchable::{Parts, Scope};
 use std::path::PathBuf;
 
 /// One search term.
@@ -63,7 +64,10 @@ impl Filter {
 }
 
 /// The filter keys, as F1 and the errors list them.
-pub const FILTER_KEYS: &str = "dir: after: before: model: is:named is:fork agent: re:";
+pub const FILTER_KEYS: &str = "dir: after: before: model: is:named is:fork agent: in: re:";
+
+/// The `in:` scopes, as F1 and the errors list them.
+pub const SCOPE_NAMES: &str = "user assistant tools thinking other";
 
 #[derive(Debug, Clone, Default)]
 pub struct Query {
@@ -71,6 +75,9 @@ pub struct Query {
     pub terms: Vec<Term>,
     /// Every filter must accept a row for it to match.
     pub filters: Vec<Filter>,
+    /// The parts of the sessions the terms look at (`in:` scopes; all by
+    /// default). The short fields are always looked at.
+    pub parts: Parts,
     error: Option<String>,
 }
 
@@ -110,30 +117,58 @@ impl Term {
         }
     }
 
-    /// The score of a body match (reported by the index), or `None` when
-    /// the term is not matched against bodies.
-    pub fn body_score(&self) -> Option<u32> {
+    /// The score of a body match (reported by the index) in a part of
+    /// rank `tier` (see [`crate::session::searchable::Part::tier`]: tool
+    /// calls score half, tool output and thinking a quarter of what
+    /// conversation text scores), or `None` when the term is not matched
+    /// against bodies.
+    pub fn body_score(&self, tier: usize) -> Option<u32> {
         if !self.searches_body() {
             return None;
         }
-        Some(match self {
+        let base = match self {
             Term::Word { .. } => BODY_SCORE,
             Term::Phrase(_) => PHRASE_SCORE,
             Term::Regex(_) => REGEX_SCORE,
-        })
+        };
+        Some(base >> tier.min(2))
+    }
+
+    /// The first match of the term in `norm` (normalized text of one
+    /// part), as a byte range; words shorter than [`MIN_BODY_WORD`] never
+    /// match bodies.
+    pub fn find_in(&self, norm: &str) -> Option<std::ops::Range<usize>> {
+        match self {
+            Term::Word { lower, finder, .. } => {
+                if !self.searches_body() {
+                    return None;
+                }
+                finder.find(norm.as_bytes()).map(|at| at..at + lower.len())
+            }
+            Term::Phrase(p) => {
+                memmem::find(norm.as_bytes(), p.as_bytes()).map(|at| at..at + p.len())
+            }
+            Term::Regex(r) => r.find(norm).map(|m| m.range()),
+        }
     }
 
     /// The term's score from what `doc` itself holds: its short fields and
     /// its own body text (empty for rows from the index, whose body matches
-    /// come from [`Term::body_score`]).
+    /// come from [`Term::body_score`]). The body text is the user and
+    /// assistant text together: it is only looked at when `parts` has both.
     pub fn local_score(
         &self,
         doc: &SearchDoc,
+        parts: Parts,
         matcher: &mut Matcher,
         buf: &mut Vec<char>,
     ) -> Option<u32> {
         let fields = doc.fields_text();
-        let body = doc.body_text();
+        let body = if parts.covers_text() {
+            doc.body_text()
+        } else {
+            ""
+        };
         match self {
             Term::Word {
                 atom,
@@ -168,6 +203,19 @@ impl Term {
     }
 }
 
+/// Per rank of part (conversation text, tool calls, tool output and
+/// thinking), bit `i` set when term `i` matched a part of that rank.
+pub type Tiers = [u32; 3];
+
+/// The score of term `i` from the ranks its body matches are in (the best).
+pub fn tier_score(t: &Term, i: usize, tiers: &Tiers) -> Option<u32> {
+    if i >= 32 {
+        return None;
+    }
+    let tier = tiers.iter().position(|b| b & (1 << i) != 0)?;
+    t.body_score(tier)
+}
+
 /// Score bonus of a field match over a body match, so names and first
 /// messages outrank a word buried in a transcript.
 const BODY_SCORE: u32 = 20;
@@ -190,6 +238,7 @@ impl Query {
         let mut terms = Vec::new();
         let mut filters = Vec::new();
         let mut error = None;
+        let mut parts = Parts::NONE;
         let mut rest = raw.trim();
         while !rest.is_empty() && terms.len() < MAX_TERMS {
             if let Some((key, after_colon)) = filter_key(rest) {
@@ -209,6 +258,22 @@ impl Query {
                 rest = tail.trim_start();
                 // A key just typed, its value still to come, filters nothing.
                 if value.trim().is_empty() {
+                    continue;
+                }
+                if key == "in" {
+                    // `in:tools,thinking` or several `in:`: their union.
+                    for v in value.split(',').filter(|v| !v.trim().is_empty()) {
+                        match Scope::parse(v.trim()) {
+                            Some(s) => parts = parts.union(Parts::of_scope(s)),
+                            None => {
+                                error = Some(format!(
+                                    "in: takes {}, not \"{}\"",
+                                    SCOPE_NAMES.replace(' ', ", "),
+                                    v.trim()
+                                ))
+                            }
+                        }
+                    }
                     continue;
                 }
                 match parse_filter(key, value.trim(), now_ms) {
@@ -272,6 +337,7 @@ impl Query {
             raw: raw.to_string(),
             terms,
             filters,
+            parts: if parts.is_empty() { Parts::ALL } else { parts },
             error,
         }
     }
@@ -306,25 +372,25 @@ impl Query {
         self.score_with(doc, matcher, buf, None)
     }
 
-    /// Like [`Query::score`]; `body_bits` (from the index: bit `i` set when
-    /// term `i` matched the bodies) replaces searching `doc`'s body text.
+    /// Like [`Query::score`]; `body_bits` (from the index, or from
+    /// reading the parts the row's own text lacks: per rank, bit `i` set
+    /// when term `i` matched a part of that rank) add to searching `doc`'s
+    /// own body text.
     pub fn score_with(
         &self,
         doc: &SearchDoc,
         matcher: &mut Matcher,
         buf: &mut Vec<char>,
-        body_bits: Option<u32>,
+        body_bits: Option<Tiers>,
     ) -> Option<u32> {
         if self.error.is_some() || !self.accepts(&doc.facts) {
             return None;
         }
         let mut total = 0u32;
         for (i, t) in self.terms.iter().enumerate() {
-            let s = t.local_score(doc, matcher, buf).or_else(|| {
-                body_bits
-                    .filter(|b| i < 32 && b & (1 << i) != 0)
-                    .and_then(|_| t.body_score())
-            })?;
+            let s = t
+                .local_score(doc, self.parts, matcher, buf)
+                .or_else(|| body_bits.and_then(|b| tier_score(t, i, &b)))?;
             total = total.saturating_add(s);
         }
         Some(total)
@@ -512,7 +578,7 @@ fn filter_key(rest: &str) -> Option<(&str, &str)> {
     let key = &rest[..colon];
     matches!(
         key,
-        "dir" | "after" | "before" | "model" | "label" | "is" | "agent"
+        "dir" | "after" | "before" | "model" | "label" | "is" | "agent" | "in"
     )
     .then(|| (key, &rest[colon + 1..]))
 }
@@ -633,15 +699,15 @@ pub fn rank_with_index(
             |(matcher, buf), r| {
                 let doc = SearchDoc::from_info(r);
                 let bits = body_hits.map(|h| {
-                    h.get(&r.path)
+                    h.tiers(&r.path)
                         .or_else(|| {
                             if r.path.is_relative() {
-                                key(&r.path).and_then(|a| h.get(&a))
+                                key(&r.path).and_then(|a| h.tiers(&a))
                             } else {
                                 None
                             }
                         })
-                        .unwrap_or(0)
+                        .unwrap_or_default()
                 });
                 query.score_with(&doc, matcher, buf, bits)
             },
@@ -747,10 +813,10 @@ mod tests {
         let q = Query::parse("zebra \"two words\"");
         let mut m = new_matcher();
         assert!(q
-            .score_with(&d, &mut m, &mut Vec::new(), Some(0b11))
+            .score_with(&d, &mut m, &mut Vec::new(), Some([0b11, 0, 0]))
             .is_some());
         assert!(q
-            .score_with(&d, &mut m, &mut Vec::new(), Some(0b01))
+            .score_with(&d, &mut m, &mut Vec::new(), Some([0b01, 0, 0]))
             .is_none());
         assert!(q.score_with(&d, &mut m, &mut Vec::new(), None).is_none());
     }

@@ -15,7 +15,8 @@ use rayon::prelude::*;
 use crate::util::hash::FxBuild;
 
 use super::doc::SearchDoc;
-use super::query::{new_matcher, Query, Term};
+use super::query::{new_matcher, tier_score, Query, Term, Tiers};
+use crate::session::searchable::Parts;
 
 /// The sessions' search documents at one moment (shared, never mutated:
 /// a change of rows makes a new snapshot).
@@ -35,34 +36,40 @@ impl std::fmt::Debug for Docs {
 }
 
 /// Per session path, a bit per query term (bit `i` = term `i`, for the
-/// first 32 terms) that matched the session's message bodies: the index's
-/// answer (the index's `Index::search`). Keyed by the path's bytes:
-/// hashing a `Path` walks its components, too slow once per session per
-/// keystroke.
+/// first 32 terms) that matched the session's message bodies, per rank of
+/// the part it matched in ([`Tiers`]): the index's answer (the index's
+/// `Index::search`). Keyed by the path's bytes: hashing a `Path` walks its
+/// components, too slow once per session per keystroke.
 #[derive(Debug, Clone, Default)]
 pub struct BodyHits {
-    entries: Vec<(Arc<OsStr>, u32)>,
+    entries: Vec<(Arc<OsStr>, Tiers)>,
     /// For lookups by path, built when first asked.
-    by_path: std::sync::OnceLock<HashMap<Arc<OsStr>, u32, FxBuild>>,
+    by_path: std::sync::OnceLock<HashMap<Arc<OsStr>, Tiers, FxBuild>>,
 }
 
 impl BodyHits {
+    /// Matches in conversation text (the first rank).
     pub fn insert(&mut self, path: PathBuf, bits: u32) {
-        self.insert_shared(Arc::from(path.as_os_str()), bits);
+        self.insert_shared(Arc::from(path.as_os_str()), [bits, 0, 0]);
     }
 
-    /// Like [`BodyHits::insert`] with a path already shared (no copy).
-    pub fn insert_shared(&mut self, path: Arc<OsStr>, bits: u32) {
+    /// Like [`BodyHits::insert`] with a path already shared (no copy), per rank.
+    pub fn insert_shared(&mut self, path: Arc<OsStr>, tiers: Tiers) {
         self.by_path = Default::default();
-        self.entries.push((path, bits));
+        self.entries.push((path, tiers));
     }
 
-    fn map(&self) -> &HashMap<Arc<OsStr>, u32, FxBuild> {
+    fn map(&self) -> &HashMap<Arc<OsStr>, Tiers, FxBuild> {
         self.by_path
             .get_or_init(|| self.entries.iter().cloned().collect())
     }
 
+    /// The terms that matched, whatever the rank.
     pub fn get(&self, path: &Path) -> Option<u32> {
+        self.tiers(path).map(|t| t[0] | t[1] | t[2])
+    }
+
+    pub fn tiers(&self, path: &Path) -> Option<Tiers> {
         self.map().get(path.as_os_str()).copied()
     }
 
@@ -79,11 +86,13 @@ impl BodyHits {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&Path, u32)> {
-        self.map().iter().map(|(p, b)| (Path::new(p.as_ref()), *b))
+        self.map()
+            .iter()
+            .map(|(p, t)| (Path::new(p.as_ref()), t[0] | t[1] | t[2]))
     }
 
     /// The entries with their shared paths, as inserted.
-    fn shared(&self) -> impl Iterator<Item = &(Arc<OsStr>, u32)> {
+    fn shared(&self) -> impl Iterator<Item = &(Arc<OsStr>, Tiers)> {
         self.entries.iter()
     }
 }
@@ -130,7 +139,7 @@ impl Scorer {
     pub fn prepare(&mut self, query: &Query, docs: &Arc<Docs>) {
         self.adopt(docs);
         for t in &query.terms {
-            self.term(t, docs);
+            self.term(t, query.parts, docs);
         }
     }
 
@@ -157,11 +166,15 @@ impl Scorer {
             return vec![None; docs.0.len()];
         }
         self.adopt(docs);
-        let per_term: Vec<TermScores> = query.terms.iter().map(|t| self.term(t, docs)).collect();
+        let per_term: Vec<TermScores> = query
+            .terms
+            .iter()
+            .map(|t| self.term(t, query.parts, docs))
+            .collect();
         // The index's bits per document. Paths are looked up by their bytes:
         // hashing a `Path` walks its components, which a keystroke cannot
         // afford once per session.
-        let mut bits = vec![0u32; docs.0.len()];
+        let mut bits = vec![Tiers::default(); docs.0.len()];
         if let Some(h) = hits {
             if self.position.is_empty() {
                 self.position = docs
@@ -205,8 +218,8 @@ impl Scorer {
                 let mut total = 0u32;
                 for (i, (t, scores)) in query.terms.iter().zip(&per_term).enumerate() {
                     let s = scores[d].or_else(|| {
-                        (hits.is_some() && !own_body && i < 32 && bits[d] & (1 << i) != 0)
-                            .then(|| t.body_score())
+                        (hits.is_some() && !own_body)
+                            .then(|| tier_score(t, i, &bits[d]))
                             .flatten()
                     })?;
                     total = total.saturating_add(s);
@@ -216,8 +229,8 @@ impl Scorer {
             .collect()
     }
 
-    fn term(&mut self, t: &Term, docs: &Docs) -> TermScores {
-        let key = t.key();
+    fn term(&mut self, t: &Term, parts: Parts, docs: &Docs) -> TermScores {
+        let key = format!("{}\n{}", parts.bits(), t.key());
         if let Some(s) = self.memo.get(&key) {
             return s.clone();
         }
@@ -228,7 +241,7 @@ impl Scorer {
                 .par_iter()
                 .map_init(
                     || (new_matcher(), Vec::new()),
-                    |(matcher, buf), (_, doc)| t.local_score(doc, matcher, buf),
+                    |(matcher, buf), (_, doc)| t.local_score(doc, parts, matcher, buf),
                 )
                 .collect(),
         );

@@ -17,6 +17,7 @@ pub mod normalize;
 pub mod open;
 pub mod reader;
 pub mod render;
+pub mod searchable;
 pub mod splice;
 pub mod tree;
 pub mod types;

@@ -1,0 +1,355 @@
+//! Hits per entry: which entries of a session match a query's body terms,
+//! where, and how well. The picker's preview, the tree opened at a hit and
+//! `arbor search` all ask [`entry_hits`]; the index asks
+//! [`PartMatcher`] for the parts it does not keep as text.
+
+use std::ops::Range;
+
+use super::query::{Query, Term, Tiers};
+use crate::session::entry::Entry;
+use crate::session::normalize::{normalize, original_range};
+use crate::session::searchable::{parts_of_entry, Part, Parts};
+
+/// One entry that matches at least one of the query's body terms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryHit {
+    pub entry_id: String,
+    /// 1-based position among the file's entries (see [`Entry::index`]).
+    pub index: usize,
+    /// The message's role, or the entry's type when it is not a message.
+    pub role: String,
+    pub timestamp: Option<String>,
+    /// The best-ranked part the terms matched in (the snippet's).
+    pub part: Part,
+    /// Bit `i`: term `i` matched somewhere in this entry (in scope).
+    pub terms: u32,
+    /// The entry's relevance: the sum of its terms' scores, each in the
+    /// best-ranked part it matched.
+    pub score: u32,
+    /// The original text around the first match in that part (whitespace
+    /// runs shown as one space, at most about [`SNIPPET_CHARS`] characters).
+    pub snippet: String,
+    /// Where the match lies in `snippet`, in bytes.
+    pub highlight: Range<usize>,
+}
+
+/// About how many characters a snippet shows.
+pub const SNIPPET_CHARS: usize = 120;
+
+/// Matches one part's text against a query's body terms, keeping per rank
+/// which terms matched: the same test per part wherever it runs.
+pub struct PartMatcher<'q> {
+    query: &'q Query,
+    parts: Parts,
+    norm: String,
+    /// What matched so far, per rank.
+    pub tiers: Tiers,
+}
+
+impl<'q> PartMatcher<'q> {
+    /// Looks at the parts in the query's scope and in `parts`.
+    pub fn new(query: &'q Query, parts: Parts) -> PartMatcher<'q> {
+        let mut p = Parts::NONE;
+        for part in query.parts.iter().filter(|x| parts.contains(*x)) {
+            p = p.union(Parts::one(part));
+        }
+        PartMatcher {
+            query,
+            parts: p,
+            norm: String::new(),
+            tiers: Tiers::default(),
+        }
+    }
+
+    /// Whether every body term has matched (in some rank): nothing more
+    /// to learn from this session.
+    pub fn complete(&self) -> bool {
+        let all = self.tiers[0] | self.tiers[1] | self.tiers[2];
+        body_mask(self.query) & !all == 0
+    }
+
+    /// Tests one part; returns the bits of the terms that matched it.
+    pub fn feed(&mut self, part: Part, text: &str) -> u32 {
+        if !self.parts.contains(part) {
+            return 0;
+        }
+        self.norm.clear();
+        normalize(text, &mut self.norm);
+        let mut bits = 0u32;
+        for (i, t) in self.query.terms.iter().enumerate().take(32) {
+            if t.searches_body() && t.find_in(&self.norm).is_some() {
+                bits |= 1 << i;
+            }
+        }
+        self.tiers[part.tier()] |= bits;
+        bits
+    }
+}
+
+/// The terms that are matched against bodies, as bits.
+pub fn body_mask(q: &Query) -> u32 {
+    q.terms
+        .iter()
+        .enumerate()
+        .take(32)
+        .filter(|(_, t)| t.searches_body())
+        .fold(0, |m, (i, _)| m | 1 << i)
+}
+
+/// The entries of one session (in file order) that match at least one of
+/// `query`'s body terms in the parts its `in:` scopes name, in file order.
+/// Filters and short fields are the session's business (the caller has
+/// decided the session matches); this says where in it.
+pub fn entry_hits(entries: &[Entry], query: &Query) -> Vec<EntryHit> {
+    let mut out = Vec::new();
+    if query.error().is_some() || body_mask(query) == 0 {
+        return out;
+    }
+    let mut norm = String::new();
+    for e in entries {
+        // Per entry: the terms matched, the best rank of each, and the
+        // first match in the best-ranked part.
+        let mut terms = 0u32;
+        let mut best_tier = [usize::MAX; 32];
+        let mut first: Option<(Part, String, Range<usize>)> = None;
+        parts_of_entry(&e.raw, &mut |part, text| {
+            if !query.parts.contains(part) {
+                return;
+            }
+            norm.clear();
+            normalize(text, &mut norm);
+            let mut at: Option<Range<usize>> = None;
+            for (i, t) in query.terms.iter().enumerate().take(32) {
+                if !t.searches_body() {
+                    continue;
+                }
+                if let Some(r) = t.find_in(&norm) {
+                    terms |= 1 << i;
+                    best_tier[i] = best_tier[i].min(part.tier());
+                    if at.as_ref().is_none_or(|a| r.start < a.start) {
+                        at = Some(r);
+                    }
+                }
+            }
+            if let Some(r) = at {
+                let better = first
+                    .as_ref()
+                    .is_none_or(|(p, _, _)| part.tier() < p.tier());
+                if better {
+                    if let Some(orig) = original_range(text, r) {
+                        first = Some((part, text.to_string(), orig));
+                    }
+                }
+            }
+        });
+        let Some((part, text, range)) = first else {
+            continue;
+        };
+        let score = query
+            .terms
+            .iter()
+            .enumerate()
+            .take(32)
+            .filter(|(i, _)| terms & (1 << i) != 0)
+            .filter_map(|(i, t)| t.body_score(best_tier[i]))
+            .sum();
+        let (snippet, highlight) = snippet(&text, range);
+        out.push(EntryHit {
+            entry_id: e.id.clone(),
+            index: e.index,
+            role: e
+                .role()
+                .map(str::to_string)
+                .unwrap_or_else(|| e.entry_type().to_string()),
+            timestamp: e.timestamp().map(str::to_string),
+            part,
+            terms,
+            score,
+            snippet,
+            highlight,
+        });
+    }
+    out
+}
+
+/// A term's first match in one part's original text, as a byte range of
+/// it (for highlighting the match where the text is shown whole).
+pub fn find_in_original(t: &Term, text: &str) -> Option<Range<usize>> {
+    let mut norm = String::new();
+    normalize(text, &mut norm);
+    original_range(text, t.find_in(&norm)?)
+}
+
+/// About [`SNIPPET_CHARS`] characters of `text` around `m`, whitespace
+/// runs as one space, with `…` where it was cut; and where `m` is in it.
+pub fn snippet(text: &str, m: Range<usize>) -> (String, Range<usize>) {
+    const BEFORE: usize = 40;
+    // Start a few characters before the match, at a character boundary.
+    let start = text[..m.start]
+        .char_indices()
+        .rev()
+        .take(BEFORE)
+        .last()
+        .map_or(m.start, |(i, _)| i);
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    let (mut hl_start, mut hl_end) = (None, None);
+    let mut chars = 0;
+    let mut in_space = true;
+    let mut cut = false;
+    for (i, c) in text[start..].char_indices() {
+        let at = start + i;
+        if at >= m.end && hl_end.is_none() {
+            hl_end = Some(out.len());
+        }
+        if at >= m.end && chars >= SNIPPET_CHARS {
+            cut = true;
+            break;
+        }
+        if at >= m.start && hl_start.is_none() {
+            hl_start = Some(out.len());
+        }
+        if c.is_whitespace() {
+            if !in_space {
+                out.push(' ');
+                in_space = true;
+                chars += 1;
+            }
+        } else {
+            out.push(c);
+            in_space = false;
+            chars += 1;
+        }
+    }
+    let kept = out.trim_end().len();
+    out.truncate(kept);
+    let end = hl_end.unwrap_or(kept).min(kept);
+    let hl = hl_start.unwrap_or(end).min(end)..end;
+    if cut {
+        out.push('…');
+    }
+    (out, hl)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Map, Value};
+
+    fn entries(lines: &[&str]) -> Vec<Entry> {
+        lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let m: Map<String, Value> = serde_json::from_str(l).unwrap();
+                Entry::new(i + 1, m)
+            })
+            .collect()
+    }
+
+    fn session() -> Vec<Entry> {
+        entries(&[
+            r#"{"type":"message","id":"u1","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"Why does the Parser panic?"}}"#,
+            r#"{"type":"message","id":"a1","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"Check the parser's stack trace first."},{"type":"text","text":"Let me run the tests."},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"cargo test parser"}}]}}"#,
+            r#"{"type":"message","id":"r1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"thread 'main' panicked at src/parser.rs:42:\n  index   out of bounds"}]}}"#,
+            r#"{"type":"branch_summary","id":"b1","timestamp":"2026-01-01T00:00:03.000Z","fromId":"r1","summary":"Tried the parser fix."}"#,
+            r#"{"type":"custom_message","id":"c2","timestamp":"2026-01-01T00:00:04.000Z","customType":"x","content":"an extension's note about bounds"}"#,
+        ])
+    }
+
+    fn ids(q: &str) -> Vec<String> {
+        entry_hits(&session(), &Query::parse(q))
+            .into_iter()
+            .map(|h| h.entry_id)
+            .collect()
+    }
+
+    #[test]
+    fn hits_are_the_entries_that_contain_the_match_in_file_order() {
+        assert_eq!(ids("parser"), ["u1", "a1", "r1", "b1"]);
+        assert_eq!(ids("panicked"), ["r1"]);
+        assert_eq!(ids("\"index out of bounds\""), ["r1"]);
+        assert_eq!(ids("re:src/\\w+\\.rs:\\d+"), ["r1"]);
+        assert_eq!(ids("bounds"), ["r1", "c2"]);
+        assert!(ids("zebra").is_empty());
+        // Words of 1–2 characters never look at bodies.
+        assert!(ids("rs").is_empty());
+    }
+
+    #[test]
+    fn scopes_narrow_the_parts() {
+        assert_eq!(ids("parser in:user"), ["u1"]);
+        assert_eq!(ids("parser in:thinking"), ["a1"]);
+        assert_eq!(ids("parser in:tools"), ["a1", "r1"]);
+        assert_eq!(ids("parser in:other"), ["b1"]);
+        assert_eq!(ids("bounds in:other"), ["c2"]);
+        assert_eq!(ids("parser in:user,other"), ["u1", "b1"]);
+        assert_eq!(ids("parser in:user in:other"), ["u1", "b1"]);
+        assert!(ids("tests in:user").is_empty());
+        assert_eq!(ids("tests in:assistant"), ["a1"]);
+        let q = Query::parse("parser in:nowhere");
+        assert!(q.error().is_some_and(|e| e.contains("in: takes")));
+        assert!(entry_hits(&session(), &q).is_empty());
+    }
+
+    #[test]
+    fn each_hit_says_where_with_a_snippet() {
+        let hits = entry_hits(&session(), &Query::parse("\"index out of bounds\""));
+        let h = &hits[0];
+        assert_eq!(h.role, "toolResult");
+        assert_eq!(h.part, Part::ToolOutput);
+        assert_eq!(h.timestamp.as_deref(), Some("2026-01-01T00:00:02.000Z"));
+        // The original text (case kept, whitespace runs one space).
+        assert_eq!(&h.snippet[h.highlight.clone()], "index out of bounds");
+        assert!(h.snippet.contains("panicked at src/parser.rs:42:"));
+        let b = &entry_hits(&session(), &Query::parse("tried"))[0];
+        assert_eq!((b.role.as_str(), b.part), ("branch_summary", Part::Other));
+        assert_eq!(&b.snippet[b.highlight.clone()], "Tried");
+    }
+
+    #[test]
+    fn conversation_text_outranks_tool_calls_outranking_output() {
+        let hits = entry_hits(&session(), &Query::parse("parser"));
+        let score = |id: &str| hits.iter().find(|h| h.entry_id == id).unwrap().score;
+        // a1 has it in thinking and in a tool call: the call's rank counts.
+        assert_eq!(hits[1].part, Part::ToolCall);
+        assert!(score("u1") > score("a1") && score("a1") > score("r1"));
+        assert_eq!(score("u1"), score("b1"));
+    }
+
+    #[test]
+    fn snippets_cut_long_text_around_the_match() {
+        let text = format!("{} needle {}", "a ".repeat(200), "b ".repeat(200));
+        let at = text.find("needle").unwrap();
+        let (s, h) = snippet(&text, at..at + 6);
+        assert_eq!(&s[h.clone()], "needle");
+        assert!(s.starts_with('…') && s.ends_with('…'), "{s}");
+        assert!(s.chars().count() <= SNIPPET_CHARS + 50, "{s}");
+        let (s, h) = snippet("Short  END", 7..10);
+        assert_eq!((s.as_str(), &s[h]), ("Short END", "END"));
+        let (s, h) = snippet("ÉCOLE x", 0..6);
+        assert_eq!(&s[h], "ÉCOLE");
+    }
+
+    #[test]
+    fn the_part_matcher_agrees_with_entry_hits() {
+        let q = Query::parse("parser \"out of bounds\" zebra");
+        let mut m = PartMatcher::new(&q, Parts::ALL);
+        for e in session() {
+            parts_of_entry(&e.raw, &mut |p, t| {
+                m.feed(p, t);
+            });
+        }
+        assert_eq!(m.tiers, [0b01, 0b01, 0b11]);
+        assert!(!m.complete());
+        let mut only_tools = PartMatcher::new(&q, Parts::of_scope(crate::search::Scope::Tools));
+        for e in session() {
+            parts_of_entry(&e.raw, &mut |p, t| {
+                only_tools.feed(p, t);
+            });
+        }
+        assert_eq!(only_tools.tiers, [0, 0b01, 0b11]);
+    }
+}
