@@ -1821,3 +1821,46 @@ fn wide_counts_and_ages_keep_the_columns_aligned() {
         .collect();
     assert_eq!(ends.len(), 1, "folders end at {ends:?}:\n{s}");
 }
+
+/// Atomic's two hint lines stand as they are where they fit; narrower,
+/// they hold whole hints (flowed between them, the least needed left to
+/// the help), and F1 always shows: at 60 columns they were cut mid-word.
+#[test]
+fn hint_lines_hold_whole_hints_at_any_width() {
+    let fx = fixture();
+    const HINTS: &[&str] = &[
+        "tab scope",
+        "re:<pattern> regex",
+        "\"phrase\" exact",
+        "F1 help",
+        "ctrl+s Sort",
+        "ctrl+n Named",
+        "ctrl+d Delete",
+        "ctrl+p Path (off)",
+        "ctrl+r Rename",
+    ];
+    for (w, h) in [(30, 12), (40, 12), (60, 20), (79, 24), (80, 24), (120, 30)] {
+        let mut app = app_with(&fx.root, WEBAPP);
+        app.width = w;
+        app.height = h;
+        let s = screen(&app, &fx.root);
+        let lines: Vec<&str> = s.lines().collect();
+        let hints = &lines[lines.len() - 2..];
+        for l in hints.iter().filter(|l| !l.trim().is_empty()) {
+            for item in l.trim_end().split(" · ") {
+                assert!(HINTS.contains(&item), "{w}×{h}: a cut hint {item:?}:\n{s}");
+            }
+        }
+        assert!(hints.iter().any(|l| l.contains("F1 help")), "{w}×{h}:\n{s}");
+        if w >= 80 {
+            assert_eq!(
+                hints.iter().map(|l| l.trim_end()).collect::<Vec<_>>(),
+                [
+                    "tab scope · re:<pattern> regex · \"phrase\" exact · F1 help",
+                    "ctrl+s Sort · ctrl+n Named · ctrl+d Delete · ctrl+p Path (off) · ctrl+r Rename"
+                ],
+                "Atomic's lines where they fit"
+            );
+        }
+    }
+}

@@ -288,10 +288,7 @@ fn list(
         let hits = match &index {
             Some(index) => {
                 let within: HashSet<PathBuf> = rows.iter().map(|r| r.path.clone()).collect();
-                match index.search_within(query, &within) {
-                    Ok(hits) => Ok(hits),
-                    Err(e) => Err(e),
-                }
+                index.search_within(query, &within)
             }
             None => Ok(None),
         };

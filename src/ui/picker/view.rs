@@ -17,6 +17,7 @@ use crate::ui::text::{
     wrap_styled,
 };
 use crate::ui::theme::Theme;
+use crate::ui::widgets::flow_hints;
 use crate::util::age;
 
 const HEADER_ROWS: u16 = 3;
@@ -633,36 +634,41 @@ fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<
     };
     let mut lines = vec![status_line];
     lines.append(&mut wrapped);
-    lines.extend([
-        // Atomic's hint lines, and F1.
-        Line::from(Span::styled(
-            [
-                KEYS.hint(&[Action::Scope], "scope"),
-                "re:<pattern> regex · \"phrase\" exact".to_string(),
-                KEYS.hint(&[Action::Help], "help"),
-            ]
-            .join(" · "),
-            theme.dim(),
-        )),
-        Line::from(Span::styled(
-            [
-                KEYS.hint(&[Action::Sort], "Sort"),
-                KEYS.hint(&[Action::Named], "Named"),
-                KEYS.hint(&[Action::Delete], "Delete"),
-                KEYS.hint(
-                    &[Action::Paths],
-                    if p.show_paths {
-                        "Path (on)"
-                    } else {
-                        "Path (off)"
-                    },
-                ),
-                KEYS.hint(&[Action::Rename], "Rename"),
-            ]
-            .join(" · "),
-            theme.dim(),
-        )),
-    ]);
+    // Atomic's two hint lines (and F1) as they are where they fit; on a
+    // narrower screen, flowed between hints, leaving out the least needed
+    // (the help lists them all), never F1.
+    let hints = [
+        KEYS.hint(&[Action::Scope], "scope"),
+        "re:<pattern> regex".to_string(),
+        "\"phrase\" exact".to_string(),
+        KEYS.hint(&[Action::Help], "help"),
+        KEYS.hint(&[Action::Sort], "Sort"),
+        KEYS.hint(&[Action::Named], "Named"),
+        KEYS.hint(&[Action::Delete], "Delete"),
+        KEYS.hint(
+            &[Action::Paths],
+            if p.show_paths {
+                "Path (on)"
+            } else {
+                "Path (off)"
+            },
+        ),
+        KEYS.hint(&[Action::Rename], "Rename"),
+    ];
+    let atomic = [hints[..4].join(" · "), hints[4..].join(" · ")];
+    let hint_lines = if atomic
+        .iter()
+        .all(|l| crate::ui::text::width(l) <= width as usize)
+    {
+        atomic.to_vec()
+    } else {
+        flow_hints(&hints, &[2, 1, 7, 5, 8, 4, 6, 0], 2, width as usize)
+    };
+    lines.extend(
+        hint_lines
+            .into_iter()
+            .map(|h| Line::from(Span::styled(h, theme.dim()))),
+    );
     (lines, cursor)
 }
 
