@@ -56,8 +56,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Tree(ref a)) => {
             drop(out);
             let file = resolve_session(&config, &a.session)?;
-            // Fail before the screen opens when the file is not a session.
-            read_session(&file.path)?;
+            // Fail before the screen opens when the file is not a session
+            // (reading its header only: the screen reads the whole file).
+            crate::session::reader::check_header(&file.path)?;
             let opts = crate::ui::runtime::PickerOptions {
                 config: config.clone(),
                 project_cwd: project_cwd(None)?,

@@ -4,6 +4,9 @@
 //! types and fields survive untouched. Accessors are deliberately tolerant:
 //! a field of the wrong type reads as absent instead of failing the line.
 
+use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
+
 use serde_json::{Map, Value};
 
 /// The first line of a session file.
@@ -64,14 +67,19 @@ pub fn is_internal_marker(raw: &Map<String, Value>) -> bool {
 }
 
 /// One entry (any line after the header that parsed as a JSON object).
-#[derive(Debug, Clone, PartialEq)]
+///
+/// The facts the tree needs for every entry (id, parent, type, role,
+/// timestamp, label fields) are read once when the file is loaded; the
+/// whole JSON object (`raw`) is only parsed when something asks for it.
+#[derive(Debug, PartialEq)]
 pub struct Entry {
     /// 1-based position among the parsed lines (the header is 0).
     pub index: usize,
     /// Entry id; a non-string id is kept as its JSON text.
     pub id: String,
     pub parent_id: Option<String>,
-    pub raw: Map<String, Value>,
+    pub raw: Raw,
+    facts: Facts,
 }
 
 /// Converts an id-like JSON value to the string the tree keys on.
@@ -83,6 +91,342 @@ pub fn id_text(v: &Value) -> Option<String> {
     }
 }
 
+/// What every entry answers without parsing its line: exactly what the
+/// accessors of the same names read from the parsed object.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Facts {
+    /// `type` when it is a string, else empty.
+    pub ty: Cow<'static, str>,
+    /// `message.role` of a `message` entry whose message is an object.
+    pub role: Option<Cow<'static, str>>,
+    pub timestamp: Option<Box<str>>,
+    /// `label`, `targetId` and `name`, when any is a string.
+    pub strs: Option<Box<LabelFacts>>,
+    /// Of an assistant message: its text and how it stopped.
+    pub text: TextKind,
+    pub stop: StopKind,
+}
+
+/// Whether a message's content has text that is not blank: a string
+/// content, or the `text` of its blocks of type `text`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TextKind {
+    /// No text, or only whitespace.
+    #[default]
+    Blank,
+    /// A character that is not whitespace by any definition.
+    Text,
+    /// Only whitespace, and U+0085 or U+FEFF among it (whitespace to Rust
+    /// but not to JavaScript, or the reverse): ask the object.
+    Unsure,
+}
+
+impl TextKind {
+    /// The kind of one piece of text.
+    pub fn of(s: &str) -> TextKind {
+        let mut unsure = false;
+        for c in s.chars() {
+            match c {
+                '\u{85}' | '\u{feff}' => unsure = true,
+                c if c.is_whitespace() => {}
+                _ => return TextKind::Text,
+            }
+        }
+        if unsure {
+            TextKind::Unsure
+        } else {
+            TextKind::Blank
+        }
+    }
+
+    /// The kind of several pieces together.
+    pub fn and(self, other: TextKind) -> TextKind {
+        match (self, other) {
+            (TextKind::Text, _) | (_, TextKind::Text) => TextKind::Text,
+            (TextKind::Unsure, _) | (_, TextKind::Unsure) => TextKind::Unsure,
+            _ => TextKind::Blank,
+        }
+    }
+
+    /// The kind of a `content` value.
+    pub fn of_content(content: Option<&Value>) -> TextKind {
+        match content {
+            Some(Value::String(s)) => TextKind::of(s),
+            Some(Value::Array(blocks)) => blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .fold(TextKind::Blank, |k, t| k.and(TextKind::of(t))),
+            _ => TextKind::Blank,
+        }
+    }
+}
+
+/// What a message's `stopReason` is, as far as any filter asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StopKind {
+    #[default]
+    Missing,
+    Null,
+    False,
+    True,
+    Zero,
+    NonZero,
+    /// An array or object.
+    Compound,
+    Stop,
+    ToolUse,
+    Error,
+    Aborted,
+    Length,
+    EmptyString,
+    OtherString,
+}
+
+impl StopKind {
+    pub fn of(v: Option<&Value>) -> StopKind {
+        match v {
+            None => StopKind::Missing,
+            Some(Value::Null) => StopKind::Null,
+            Some(Value::Bool(false)) => StopKind::False,
+            Some(Value::Bool(true)) => StopKind::True,
+            Some(Value::Number(n)) => {
+                if n.as_f64().is_some_and(|f| f != 0.0) {
+                    StopKind::NonZero
+                } else {
+                    StopKind::Zero
+                }
+            }
+            Some(Value::String(s)) => StopKind::of_str(s),
+            Some(_) => StopKind::Compound,
+        }
+    }
+
+    pub fn of_str(s: &str) -> StopKind {
+        match s {
+            "stop" => StopKind::Stop,
+            "toolUse" => StopKind::ToolUse,
+            "error" => StopKind::Error,
+            "aborted" => StopKind::Aborted,
+            "length" => StopKind::Length,
+            "" => StopKind::EmptyString,
+            _ => StopKind::OtherString,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct LabelFacts {
+    pub label: Option<Box<str>>,
+    pub target_id: Option<Box<str>>,
+    pub name: Option<Box<str>>,
+}
+
+const KNOWN_TYPES: [&str; 14] = [
+    "",
+    "message",
+    "label",
+    "custom",
+    "model_change",
+    "thinking_level_change",
+    "session_info",
+    "compaction",
+    "branch_summary",
+    "custom_message",
+    "context_compaction",
+    "session_summary",
+    "context_window_change",
+    "session",
+];
+const KNOWN_ROLES: [&str; 7] = [
+    "user",
+    "assistant",
+    "toolResult",
+    "bashExecution",
+    "custom",
+    "branchSummary",
+    "compactionSummary",
+];
+
+/// A shared copy for the common spellings, an allocation for the others.
+pub(crate) fn interned(s: &str, known: &[&'static str]) -> Cow<'static, str> {
+    match known.iter().find(|k| **k == s) {
+        Some(k) => Cow::Borrowed(k),
+        None => Cow::Owned(s.to_string()),
+    }
+}
+
+pub(crate) fn intern_type(s: &str) -> Cow<'static, str> {
+    interned(s, &KNOWN_TYPES)
+}
+
+pub(crate) fn intern_role(s: &str) -> Cow<'static, str> {
+    interned(s, &KNOWN_ROLES)
+}
+
+impl Facts {
+    /// The reference: the facts read from a parsed object.
+    pub(crate) fn of(raw: &Map<String, Value>) -> Facts {
+        let s = |k: &str| raw.get(k).and_then(Value::as_str);
+        let ty = s("type").unwrap_or("");
+        let role = if ty == "message" {
+            raw.get("message")
+                .and_then(Value::as_object)
+                .and_then(|m| m.get("role"))
+                .and_then(Value::as_str)
+                .map(intern_role)
+        } else {
+            None
+        };
+        let strs = LabelFacts {
+            label: s("label").map(Box::from),
+            target_id: s("targetId").map(Box::from),
+            name: s("name").map(Box::from),
+        };
+        let (text, stop) = match (role.as_deref(), raw.get("message")) {
+            (Some("assistant"), Some(Value::Object(m))) => (
+                TextKind::of_content(m.get("content")),
+                StopKind::of(m.get("stopReason")),
+            ),
+            _ => (TextKind::Blank, StopKind::Missing),
+        };
+        Facts {
+            ty: intern_type(ty),
+            role,
+            timestamp: s("timestamp").map(Box::from),
+            strs: (strs != LabelFacts::default()).then(|| Box::new(strs)),
+            text,
+            stop,
+        }
+    }
+}
+
+/// The JSON object of an entry: held from the start (`Raw::from`), or kept
+/// as its line of the file and parsed when first dereferenced. Reading it
+/// through [`Raw::with`] does not keep the parsed object, so a pass over
+/// every entry (search, `arbor show`) costs time, not memory.
+pub struct Raw {
+    line: Option<LineRef>,
+    parsed: OnceLock<Box<Map<String, Value>>>,
+}
+
+/// One line of a session file held in memory.
+#[derive(Clone)]
+pub(crate) struct LineRef {
+    pub buf: Arc<Vec<u8>>,
+    pub start: usize,
+    pub end: usize,
+}
+
+impl LineRef {
+    pub fn bytes(&self) -> &[u8] {
+        self.buf.get(self.start..self.end).unwrap_or_default()
+    }
+
+    /// Parses the line as the reader did when it accepted it.
+    fn parse(&self) -> Map<String, Value> {
+        let mut lossy = false;
+        super::reader::parse_object(self.bytes(), &mut lossy).unwrap_or_default()
+    }
+}
+
+impl From<Map<String, Value>> for Raw {
+    fn from(map: Map<String, Value>) -> Raw {
+        Raw {
+            line: None,
+            parsed: OnceLock::from(Box::new(map)),
+        }
+    }
+}
+
+impl Raw {
+    pub(crate) fn lazy(line: LineRef) -> Raw {
+        Raw {
+            line: Some(line),
+            parsed: OnceLock::new(),
+        }
+    }
+
+    /// Calls `f` with the object, parsing the line for this call only when
+    /// it is not held already.
+    pub fn with<R>(&self, f: impl FnOnce(&Map<String, Value>) -> R) -> R {
+        match (self.parsed.get(), &self.line) {
+            (Some(m), _) => f(m),
+            (None, Some(line)) => f(&line.parse()),
+            (None, None) => f(&Map::new()),
+        }
+    }
+
+    /// The line this entry was read from, when it is kept.
+    pub fn line(&self) -> Option<&[u8]> {
+        self.line.as_ref().map(LineRef::bytes)
+    }
+
+    /// Whether the parsed object is held in memory.
+    pub fn is_parsed(&self) -> bool {
+        self.parsed.get().is_some()
+    }
+}
+
+impl std::ops::Deref for Raw {
+    type Target = Map<String, Value>;
+
+    fn deref(&self) -> &Map<String, Value> {
+        self.parsed.get_or_init(|| {
+            Box::new(match &self.line {
+                Some(line) => line.parse(),
+                None => Map::new(),
+            })
+        })
+    }
+}
+
+impl Raw {
+    /// Not `Clone`: `entry.raw.clone()` keeps meaning a copy of the object.
+    fn duplicate(&self) -> Raw {
+        Raw {
+            line: self.line.clone(),
+            parsed: self.parsed.clone(),
+        }
+    }
+}
+
+impl Clone for Entry {
+    fn clone(&self) -> Entry {
+        Entry {
+            index: self.index,
+            id: self.id.clone(),
+            parent_id: self.parent_id.clone(),
+            raw: self.raw.duplicate(),
+            facts: self.facts.clone(),
+        }
+    }
+}
+
+impl PartialEq for Raw {
+    fn eq(&self, other: &Raw) -> bool {
+        self.with(|a| other.with(|b| a == b))
+    }
+}
+
+impl PartialEq<Map<String, Value>> for Raw {
+    fn eq(&self, other: &Map<String, Value>) -> bool {
+        self.with(|a| a == other)
+    }
+}
+
+impl PartialEq<Raw> for Map<String, Value> {
+    fn eq(&self, other: &Raw) -> bool {
+        other == self
+    }
+}
+
+impl std::fmt::Debug for Raw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.with(|m| m.fmt(f))
+    }
+}
+
 impl Entry {
     pub fn new(index: usize, raw: Map<String, Value>) -> Entry {
         let id = raw
@@ -90,24 +434,68 @@ impl Entry {
             .and_then(id_text)
             .unwrap_or_else(|| format!("#{index}"));
         let parent_id = raw.get("parentId").and_then(id_text);
+        let facts = Facts::of(&raw);
         Entry {
             index,
             id,
             parent_id,
-            raw,
+            raw: Raw::from(raw),
+            facts,
         }
     }
 
+    /// An entry whose object stays in the file's bytes until needed; `id`,
+    /// `parent_id` and `facts` must be what [`Entry::new`] reads from it.
+    pub(crate) fn from_line(
+        index: usize,
+        id: Option<String>,
+        parent_id: Option<String>,
+        facts: Facts,
+        line: LineRef,
+    ) -> Entry {
+        Entry {
+            index,
+            id: id.unwrap_or_else(|| format!("#{index}")),
+            parent_id,
+            raw: Raw::lazy(line),
+            facts,
+        }
+    }
+
+    /// This entry with its object parsed: itself when it already is, else
+    /// a copy that holds the object, so that a pass over many entries
+    /// (rendering rows, building search text) does not keep them all parsed.
+    pub fn parsed(&self) -> Cow<'_, Entry> {
+        if self.raw.is_parsed() {
+            return Cow::Borrowed(self);
+        }
+        let e = self.clone();
+        let _ = &*e.raw;
+        Cow::Owned(e)
+    }
+
+    /// Calls `f` with the entry's object without keeping it parsed (see [`Raw::with`]).
+    pub fn with_raw<R>(&self, f: impl FnOnce(&Map<String, Value>) -> R) -> R {
+        self.raw.with(f)
+    }
+
     pub fn entry_type(&self) -> &str {
-        self.raw.get("type").and_then(Value::as_str).unwrap_or("")
+        &self.facts.ty
     }
 
     pub fn timestamp(&self) -> Option<&str> {
-        self.raw.get("timestamp").and_then(Value::as_str)
+        self.facts.timestamp.as_deref()
     }
 
     pub fn str_field(&self, key: &str) -> Option<&str> {
-        self.raw.get(key).and_then(Value::as_str)
+        let strs = self.facts.strs.as_deref();
+        match key {
+            "timestamp" => self.timestamp(),
+            "label" => strs.and_then(|s| s.label.as_deref()),
+            "targetId" => strs.and_then(|s| s.target_id.as_deref()),
+            "name" => strs.and_then(|s| s.name.as_deref()),
+            _ => self.raw.get(key).and_then(Value::as_str),
+        }
     }
 
     /// The `message` object of a message entry.
@@ -120,7 +508,7 @@ impl Entry {
 
     /// The role of a message entry (`hookMessage` already migrated to `custom`).
     pub fn role(&self) -> Option<&str> {
-        self.message()?.get("role").and_then(Value::as_str)
+        self.facts.role.as_deref()
     }
 
     pub fn is_message_role(&self, role: &str) -> bool {
@@ -129,6 +517,22 @@ impl Entry {
 
     pub fn label_text(&self) -> Option<&str> {
         self.str_field("label")
+    }
+
+    /// Of an assistant message: whether its content has non-blank text
+    /// (`Blank` for any other entry).
+    pub fn assistant_text(&self) -> TextKind {
+        self.facts.text
+    }
+
+    /// Of an assistant message: its `stopReason` (`Missing` for any other entry).
+    pub fn assistant_stop(&self) -> StopKind {
+        self.facts.stop
+    }
+
+    #[cfg(test)]
+    pub(crate) fn facts(&self) -> &Facts {
+        &self.facts
     }
 }
 

@@ -436,7 +436,7 @@ fn json_lines<'e>(
             }
             serde_json::to_string(&raw)
         } else {
-            serde_json::to_string(&e.raw)
+            serde_json::to_string(&*e.raw)
         };
         if let Ok(line) = line {
             push_json_escaped(&mut out, &line);

@@ -133,6 +133,8 @@ pub struct Skim<'a> {
     s: &'a str,
     b: &'a [u8],
     i: usize,
+    /// A number that might not fit a double (see [`Skim::saw_big_number`]).
+    big_number: bool,
 }
 
 impl<'a> Skim<'a> {
@@ -141,7 +143,22 @@ impl<'a> Skim<'a> {
             s,
             b: s.as_bytes(),
             i: 0,
+            big_number: false,
         }
+    }
+
+    /// Whether a number crossed so far may overflow a double (`1e400`):
+    /// strict `serde_json` refuses such a line and the lenient reader
+    /// rewrites it, so a caller that must agree with the reader falls back
+    /// to it. Conservative: any exponent of three digits or more (not
+    /// negative), or more than 300 digits before the point.
+    pub fn saw_big_number(&self) -> bool {
+        self.big_number
+    }
+
+    /// The position in the line (a byte offset).
+    pub fn pos(&self) -> usize {
+        self.i
     }
 
     /// `s[from..self.i]`: spans start and end on ASCII bytes, so on
@@ -310,7 +327,9 @@ impl<'a> Skim<'a> {
                 }
             }
             b'1'..=b'9' => {
-                self.digits();
+                if self.digits() > 300 {
+                    self.big_number = true;
+                }
             }
             _ => return None,
         }
@@ -322,11 +341,14 @@ impl<'a> Skim<'a> {
         }
         if matches!(self.peek(), Some(b'e' | b'E')) {
             self.i += 1;
+            let negative = self.peek() == Some(b'-');
             if matches!(self.peek(), Some(b'+' | b'-')) {
                 self.i += 1;
             }
-            if self.digits() == 0 {
-                return None;
+            match self.digits() {
+                0 => return None,
+                n if n >= 3 && !negative => self.big_number = true,
+                _ => {}
             }
         }
         Some(())
@@ -362,6 +384,41 @@ impl<'a> Skim<'a> {
         let start = self.i;
         self.value(depth)?;
         self.span(start)
+    }
+
+    /// Crosses an array, calling `element` at the start of each element
+    /// (after whitespace); it must cross exactly that one value.
+    pub fn array_with(
+        &mut self,
+        depth: u32,
+        element: &mut dyn FnMut(&mut Skim<'a>, u32) -> Option<()>,
+    ) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.ws();
+        if self.peek()? != b'[' {
+            return None;
+        }
+        self.i += 1;
+        self.ws();
+        if self.peek()? == b']' {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            self.ws();
+            element(self, depth)?;
+            self.ws();
+            match self.peek()? {
+                b',' => self.i += 1,
+                b']' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
     }
 
     fn array(&mut self, depth: u32) -> Option<()> {

@@ -4,6 +4,7 @@
 //! tests all drive the same code.
 
 pub mod agent;
+pub mod calls;
 pub mod chunked;
 pub mod context;
 pub mod entry;
@@ -13,6 +14,7 @@ pub mod fileops;
 pub mod ids;
 pub mod info;
 pub mod jsonscan;
+mod load;
 pub mod normalize;
 pub mod open;
 pub mod reader;

@@ -2,9 +2,11 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::calls::ToolCalls;
 use super::entry::{Entry, Header};
 use super::ids::legacy_entry_id;
 
@@ -92,6 +94,8 @@ pub struct Session {
     /// The version the file is written in (1, 2 or 3); entries are always v3 shaped.
     pub file_version: u32,
     pub entries: Vec<Entry>,
+    /// The tool calls of `entries`, by id.
+    pub calls: ToolCalls,
     pub diagnostics: Diagnostics,
     /// Bytes of the file that were read.
     pub bytes: u64,
@@ -312,17 +316,129 @@ fn trim_deep(v: &mut Value, depth: usize, cut: &mut Vec<Value>) {
 
 /// Reads and migrates a session file.
 pub fn read_session(path: &Path) -> Result<Session, ReadError> {
-    parse_session(path, &super::open::read_session_bytes(path)?)
+    let (mut file, meta) = super::open::open_session_file(path)?;
+    let io = |source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut buf = Vec::with_capacity(meta.len() as usize + 1);
+    std::io::Read::read_to_end(&mut file, &mut buf).map_err(io)?;
+    parse_session_owned(path, Arc::new(buf))
+}
+
+/// Checks that `path` is a session file by reading up to its header only
+/// (the errors `read_session` gives for a file that is not one).
+pub fn check_header(path: &Path) -> Result<(), ReadError> {
+    use std::io::BufRead;
+    let (file, _) = super::open::open_session_file(path)?;
+    let mut r = std::io::BufReader::with_capacity(64 << 10, file);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = r.read_until(b'\n', &mut line).map_err(|source| ReadError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if n == 0 {
+            return Err(ReadError::NotASession {
+                path: path.to_path_buf(),
+                reason: "no session header",
+            });
+        }
+        let text = line.strip_suffix(b"\n").unwrap_or(&line);
+        if text.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if let Some(obj) = parse_object(text, &mut false) {
+            return match Header::from_object(obj) {
+                Some(_) => Ok(()),
+                None => Err(ReadError::NotASession {
+                    path: path.to_path_buf(),
+                    reason: "the first entry is not a session header with a string id",
+                }),
+            };
+        }
+    }
 }
 
 /// Parses a session from bytes already read.
 pub fn parse_session(path: &Path, buf: &[u8]) -> Result<Session, ReadError> {
-    let mut diagnostics = Diagnostics::default();
-    let mut header: Option<Header> = None;
-    let mut raw_entries: Vec<Map<String, Value>> = Vec::new();
-    let mut first_object_seen = false;
+    parse_session_owned(path, Arc::new(buf.to_vec()))
+}
 
+/// Parses a session from bytes it keeps: entries of a version 3 file stay
+/// lines of `buf` until asked for (see `load`).
+pub fn parse_session_owned(path: &Path, buf: Arc<Vec<u8>>) -> Result<Session, ReadError> {
+    let mut diagnostics = Diagnostics::default();
+    // The header is the first line that parses as an object.
+    let mut header: Option<(Header, usize)> = None;
+    let mut at = 0;
+    for (line, newline) in lines(&buf) {
+        let next = at + line.len() + usize::from(newline);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            diagnostics.blank_lines += 1;
+            at = next;
+            continue;
+        }
+        let mut lossy = false;
+        let Some(obj) = parse_object(line, &mut lossy) else {
+            if newline {
+                diagnostics.skipped_lines += 1;
+            } else {
+                diagnostics.partial_tail = true;
+            }
+            at = next;
+            continue;
+        };
+        if lossy {
+            diagnostics.lossy_lines += 1;
+        }
+        match Header::from_object(obj) {
+            Some(h) => header = Some((h, next)),
+            None => {
+                return Err(ReadError::NotASession {
+                    path: path.to_path_buf(),
+                    reason: "the first entry is not a session header with a string id",
+                })
+            }
+        }
+        break;
+    }
+    let Some((header, body)) = header else {
+        return Err(ReadError::NotASession {
+            path: path.to_path_buf(),
+            reason: "no session header",
+        });
+    };
+    let file_version = header.version;
+    let (entries, calls) = if file_version >= 3 {
+        super::load::load_entries(&buf, body, buf.len(), &mut diagnostics)
+    } else {
+        let entries = parse_legacy(&header, &buf[body..], &mut diagnostics);
+        let calls = ToolCalls::from_entries(&entries);
+        (entries, calls)
+    };
+    Ok(Session {
+        path: path.to_path_buf(),
+        header,
+        file_version,
+        entries,
+        calls,
+        diagnostics,
+        bytes: buf.len() as u64,
+    })
+}
+
+/// The reference reader the fast loader is checked against (tests,
+/// benchmarks): every line parsed into a JSON object up front, as arbor
+/// read sessions before the loader kept lines for later.
+pub fn parse_session_eager(path: &Path, buf: &[u8]) -> Result<Session, ReadError> {
+    let mut diagnostics = Diagnostics::default();
+    let mut header: Option<(Header, usize)> = None;
+    let mut at = 0;
     for (line, newline) in lines(buf) {
+        let next = at + line.len() + usize::from(newline);
+        at = next;
         if line.iter().all(u8::is_ascii_whitespace) {
             diagnostics.blank_lines += 1;
             continue;
@@ -339,47 +455,68 @@ pub fn parse_session(path: &Path, buf: &[u8]) -> Result<Session, ReadError> {
         if lossy {
             diagnostics.lossy_lines += 1;
         }
-        if !first_object_seen {
-            first_object_seen = true;
-            match Header::from_object(obj) {
-                Some(h) => header = Some(h),
-                None => {
-                    return Err(ReadError::NotASession {
-                        path: path.to_path_buf(),
-                        reason: "the first entry is not a session header with a string id",
-                    })
-                }
-            }
-            continue;
-        }
-        raw_entries.push(obj);
+        header = Some((
+            Header::from_object(obj).ok_or_else(|| ReadError::NotASession {
+                path: path.to_path_buf(),
+                reason: "the first entry is not a session header with a string id",
+            })?,
+            next,
+        ));
+        break;
     }
-
-    let Some(header) = header else {
+    let Some((header, body)) = header else {
         return Err(ReadError::NotASession {
             path: path.to_path_buf(),
             reason: "no session header",
         });
     };
-    let file_version = header.version;
-    let mut entries: Vec<Entry> = Vec::with_capacity(raw_entries.len());
-    if file_version < 2 {
-        migrate_v1(&header.id, &mut raw_entries);
-    }
-    if file_version < 3 {
-        migrate_v2(&mut raw_entries);
-    }
-    for (i, raw) in raw_entries.into_iter().enumerate() {
-        entries.push(Entry::new(i + 1, raw));
-    }
+    let entries = parse_legacy(&header, &buf[body..], &mut diagnostics);
+    let calls = ToolCalls::from_entries(&entries);
     Ok(Session {
         path: path.to_path_buf(),
+        file_version: header.version,
         header,
-        file_version,
         entries,
+        calls,
         diagnostics,
         bytes: buf.len() as u64,
     })
+}
+
+/// The entries of a version 1 or 2 file, parsed and migrated in memory
+/// (and of any file, for [`parse_session_eager`]).
+fn parse_legacy(header: &Header, body: &[u8], diagnostics: &mut Diagnostics) -> Vec<Entry> {
+    let mut raw_entries: Vec<Map<String, Value>> = Vec::new();
+    for (line, newline) in lines(body) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            diagnostics.blank_lines += 1;
+            continue;
+        }
+        let mut lossy = false;
+        let Some(obj) = parse_object(line, &mut lossy) else {
+            if newline {
+                diagnostics.skipped_lines += 1;
+            } else {
+                diagnostics.partial_tail = true;
+            }
+            continue;
+        };
+        if lossy {
+            diagnostics.lossy_lines += 1;
+        }
+        raw_entries.push(obj);
+    }
+    if header.version < 2 {
+        migrate_v1(&header.id, &mut raw_entries);
+    }
+    if header.version < 3 {
+        migrate_v2(&mut raw_entries);
+    }
+    raw_entries
+        .into_iter()
+        .enumerate()
+        .map(|(i, raw)| Entry::new(i + 1, raw))
+        .collect()
 }
 
 /// v1 → v2: ids, a linear parent chain, and index-based compaction pointers.

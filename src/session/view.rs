@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::entry::content_text;
-use super::entry::Entry;
+use super::entry::{Entry, StopKind, TextKind};
 use super::render::{entry_text, has_text_content, ToolCalls};
 use super::tree::SessionTree;
 
@@ -92,6 +92,27 @@ pub struct TreeRow {
     pub visible_children: usize,
 }
 
+/// A `stopReason` that JavaScript reads as truthy and is neither `stop`
+/// nor `toolUse`.
+pub fn unusual_stop(stop: StopKind) -> bool {
+    match stop {
+        StopKind::Missing
+        | StopKind::Null
+        | StopKind::False
+        | StopKind::Zero
+        | StopKind::EmptyString
+        | StopKind::Stop
+        | StopKind::ToolUse => false,
+        StopKind::True
+        | StopKind::NonZero
+        | StopKind::Compound
+        | StopKind::Error
+        | StopKind::Aborted
+        | StopKind::Length
+        | StopKind::OtherString => true,
+    }
+}
+
 /// Whether an entry is shown under `filter` (before search).
 pub fn passes_filter(e: &Entry, is_leaf: bool, labeled: bool, filter: Filter) -> bool {
     let ty = e.entry_type();
@@ -103,16 +124,14 @@ pub fn passes_filter(e: &Entry, is_leaf: bool, labeled: bool, filter: Filter) ->
     if role == Some("assistant") && !is_leaf {
         // An assistant message with only tool calls is hidden in every
         // filter, unless it ended other than normally (error, aborted…).
-        let m = e.message();
-        let has_text = has_text_content(m.and_then(|m| m.get("content")));
-        let stop = m.and_then(|m| m.get("stopReason"));
-        let unusual = match stop {
-            None | Some(Value::Null) | Some(Value::Bool(false)) => false,
-            Some(Value::String(s)) => !s.is_empty() && s != "stop" && s != "toolUse",
-            Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
-            Some(_) => true,
+        let has_text = match e.assistant_text() {
+            TextKind::Text => true,
+            TextKind::Blank => false,
+            TextKind::Unsure => e.with_raw(|raw| {
+                has_text_content(raw.get("message").and_then(|m| m.get("content")))
+            }),
         };
-        if !has_text && !unusual {
+        if !has_text && !unusual_stop(e.assistant_stop()) {
             return false;
         }
     }
