@@ -6,7 +6,9 @@
 //! the header, every entry (index, id, parent, the object itself, type,
 //! role, timestamp, label fields), the tool calls and the diagnostics, on
 //! generated lines aimed at the skimmer's edges, on the conformance corpus,
-//! the real pi files and a multi-chunk session.
+//! the real pi files and a multi-chunk session; and `arbor show --json`,
+//! now written straight out, prints what the JSON value it was built as
+//! printed.
 
 mod common;
 
@@ -16,7 +18,8 @@ use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
 use arbor::session::reader::{parse_session, parse_session_eager};
-use arbor::session::Session;
+use arbor::session::tree::write_json;
+use arbor::session::{Session, SessionTree};
 
 fn same(a: &Session, b: &Session) -> Result<(), String> {
     let check = |what: &str, ok: bool| if ok { Ok(()) } else { Err(what.to_string()) };
@@ -43,10 +46,68 @@ fn same(a: &Session, b: &Session) -> Result<(), String> {
     Ok(())
 }
 
+/// `arbor show --json` as it was built: a JSON value per entry.
+fn reference_show_json(s: &Session) -> String {
+    let t = SessionTree::build(s);
+    let mut labels = Map::new();
+    for e in &s.entries {
+        if let Some(l) = t.labels.get(&e.id) {
+            labels.insert(e.id.clone(), l.text.clone().into());
+        }
+    }
+    let entries: Vec<Value> = s
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let mut m = Map::new();
+            m.insert("id".into(), e.id.clone().into());
+            m.insert(
+                "parentId".into(),
+                e.parent_id.clone().map(Value::from).unwrap_or(Value::Null),
+            );
+            m.insert("type".into(), e.entry_type().into());
+            if let Some(r) = e.role() {
+                m.insert("role".into(), r.into());
+            }
+            if let Some(l) = t.labels.get(&e.id) {
+                m.insert("label".into(), l.text.clone().into());
+            }
+            m.insert("depth".into(), t.depth[i].into());
+            m.insert("onActivePath".into(), t.on_active_path[i].into());
+            Value::Object(m)
+        })
+        .collect();
+    json!({
+        "id": s.id(),
+        "leafId": t.leaf.map(|l| s.entries[l].id.clone()),
+        "name": t.display_name(),
+        "labels": labels,
+        "entries": entries,
+    })
+    .to_string()
+}
+
+fn show_json(s: &Session) -> String {
+    let mut out = Vec::new();
+    write_json(s, &SessionTree::build(s), &mut out);
+    String::from_utf8(out).unwrap()
+}
+
 fn agree(buf: &[u8]) -> Result<(), String> {
     let path = Path::new("t.jsonl");
     match (parse_session(path, buf), parse_session_eager(path, buf)) {
-        (Ok(a), Ok(b)) => same(&a, &b),
+        (Ok(a), Ok(b)) => {
+            same(&a, &b)?;
+            if show_json(&a) != reference_show_json(&b) {
+                return Err(format!(
+                    "show --json differs:\n{}\n{}",
+                    show_json(&a),
+                    reference_show_json(&b)
+                ));
+            }
+            Ok(())
+        }
         (Err(a), Err(b)) if a.to_string() == b.to_string() => Ok(()),
         (a, b) => Err(format!(
             "one fails: {:?} / {:?}",
@@ -144,7 +205,14 @@ fn line() -> impl Strategy<Value = Value> {
         1 => Just(Some(json!([1, 2]))),
     ];
     (
-        string_or_odd(&["message", "label", "session_info", "compaction", "novel_type", ""]),
+        string_or_odd(&[
+            "message",
+            "label",
+            "session_info",
+            "compaction",
+            "novel_type",
+            "",
+        ]),
         id_value(),
         id_value(),
         string_or_odd(&["2025-01-01T00:00:01.000Z", "yesterday"]),
@@ -230,7 +298,11 @@ fn render(v: &Value, t: &Twist) -> Vec<u8> {
         }
         Twist::EscapeValue(v) => s.replacen(
             &format!("\"{v}\""),
-            &format!("\"{}\\u{:04x}\"", &v[..v.len() - 1], v.as_bytes()[v.len() - 1]),
+            &format!(
+                "\"{}\\u{:04x}\"",
+                &v[..v.len() - 1],
+                v.as_bytes()[v.len() - 1]
+            ),
             1,
         ),
         Twist::Duplicate(d) => after_brace(d),
@@ -295,7 +367,11 @@ fn conformance_and_real_files_load_as_the_reference_reads_them() {
     let shared = common::shared_dir();
     let mut n = 0;
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo-store");
-    for dir in [shared.join("conformance/corpus"), shared.join("realdata"), demo] {
+    for dir in [
+        shared.join("conformance/corpus"),
+        shared.join("realdata"),
+        demo,
+    ] {
         for f in walk(&dir) {
             if f.extension().is_some_and(|e| e == "jsonl") {
                 let buf = std::fs::read(&f).unwrap();
@@ -360,5 +436,8 @@ fn a_session_read_in_chunks() {
     // Entries are kept as lines until something reads them.
     assert!(s.entries.iter().all(|e| !e.raw.is_parsed()));
     let (name, args) = s.calls.get("call7").unwrap();
-    assert_eq!((name, args.into_owned()), ("read", json!({"path": "f11007.rs"})));
+    assert_eq!(
+        (name, args.into_owned()),
+        ("read", json!({"path": "f11007.rs"}))
+    );
 }

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _, Result};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::{Cli, Command, GlobalOpts};
 use std::collections::HashSet;
@@ -17,7 +17,6 @@ use rayon::prelude::*;
 use crate::index::load::{load_listing, LoadEvent};
 use crate::index::Index;
 use crate::search::{rank_with_index, Query};
-use crate::session::render::collect_tool_calls;
 use crate::session::view::{flatten, passes_filter, row_line, Filter};
 use crate::session::writer::{self, WriteError};
 use crate::session::{build_context, read_session, ContextFlavor, Session, SessionTree};
@@ -497,46 +496,13 @@ fn show(config: &StoreConfig, a: &super::ShowArgs, out: &mut impl Write) -> Resu
     let path = resolve(config, &a.session)?;
     let (s, t) = load(&path)?;
     if a.json {
-        let mut labels = Map::new();
-        for e in &s.entries {
-            if let Some(l) = t.labels.get(&e.id) {
-                labels.insert(e.id.clone(), l.text.clone().into());
-            }
-        }
-        let entries: Vec<Value> = s
-            .entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| {
-                let mut m = Map::new();
-                m.insert("id".into(), e.id.clone().into());
-                m.insert(
-                    "parentId".into(),
-                    e.parent_id.clone().map(Value::from).unwrap_or(Value::Null),
-                );
-                m.insert("type".into(), e.entry_type().into());
-                if let Some(r) = e.role() {
-                    m.insert("role".into(), r.into());
-                }
-                if let Some(l) = t.labels.get(&e.id) {
-                    m.insert("label".into(), l.text.clone().into());
-                }
-                m.insert("depth".into(), t.depth[i].into());
-                m.insert("onActivePath".into(), t.on_active_path[i].into());
-                Value::Object(m)
-            })
-            .collect();
-        let v = json!({
-            "id": s.id(),
-            "leafId": t.leaf.map(|l| s.entries[l].id.clone()),
-            "name": t.display_name(),
-            "labels": labels,
-            "entries": entries,
-        });
-        writeln!(out, "{}", json_text(&v))?;
+        let mut buf = Vec::new();
+        crate::session::tree::write_json(&s, &t, &mut buf);
+        buf.push(b'\n');
+        out.write_all(&escape_c1(buf))?;
         return Ok(());
     }
-    let calls = collect_tool_calls(&s.entries);
+    let calls = &s.calls;
     let filter = Filter::from_name(&a.filter).unwrap_or_default();
     let leaf = t.leaf;
     let visible = |i: usize| {
@@ -550,7 +516,7 @@ fn show(config: &StoreConfig, a: &super::ShowArgs, out: &mut impl Write) -> Resu
     writeln!(out, "{}{}", clean(s.id()), name.unwrap_or_default())?;
     // Only rows on stdout (one per /tree row); notes go to stderr.
     for (pos, r) in rows.iter().enumerate() {
-        let line = row_line(&rows, pos, &s.entries[r.entry], &t, &calls, None);
+        let line = row_line(&rows, pos, &s.entries[r.entry], &t, calls, None);
         writeln!(out, "{}", line.trim_end())?;
     }
     if s.entries.is_empty() {

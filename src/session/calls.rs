@@ -80,7 +80,13 @@ impl ToolCalls {
             Some(s) => Args::Span(s),
             None => Args::Null,
         };
-        self.map.insert(id.into(), Call { name: name.into(), args });
+        self.map.insert(
+            id.into(),
+            Call {
+                name: name.into(),
+                args,
+            },
+        );
     }
 
     /// Records the calls of a parsed assistant message object (`message`'s
@@ -101,7 +107,13 @@ impl ToolCalls {
                     None => Args::Null,
                     Some(v) => Args::Value(Box::new(v.clone())),
                 };
-                self.map.insert(id.into(), Call { name: name.into(), args });
+                self.map.insert(
+                    id.into(),
+                    Call {
+                        name: name.into(),
+                        args,
+                    },
+                );
             }
         }
     }

@@ -100,28 +100,36 @@ pub fn build_context(
 
     let mut thinking_level = Value::String("off".into());
     let mut model: Option<(Value, Value)> = None;
+    // Entries are parsed one at a time and let go: a long path must not
+    // leave the whole session parsed.
     for &i in &path {
         let e = &entries[i];
         match e.entry_type() {
             "thinking_level_change" => {
-                if let Some(v) = e.raw.get("thinkingLevel") {
-                    thinking_level = v.clone();
+                if let Some(v) = e.with_raw(|raw| raw.get("thinkingLevel").cloned()) {
+                    thinking_level = v;
                 }
             }
             "model_change" => {
-                model = Some((
-                    e.raw.get("provider").cloned().unwrap_or(Value::Null),
-                    e.raw.get("modelId").cloned().unwrap_or(Value::Null),
-                ));
+                model = Some(e.with_raw(|raw| {
+                    (
+                        raw.get("provider").cloned().unwrap_or(Value::Null),
+                        raw.get("modelId").cloned().unwrap_or(Value::Null),
+                    )
+                }));
             }
             "message" if e.role() == Some("assistant") => {
-                if let Some(m) = e.message() {
-                    if m.contains_key("provider") || m.contains_key("model") {
-                        model = Some((
+                let changed = e.with_raw(|raw| {
+                    let m = raw.get("message").and_then(Value::as_object)?;
+                    (m.contains_key("provider") || m.contains_key("model")).then(|| {
+                        (
                             m.get("provider").cloned().unwrap_or(Value::Null),
                             m.get("model").cloned().unwrap_or(Value::Null),
-                        ));
-                    }
+                        )
+                    })
+                });
+                if changed.is_some() {
+                    model = changed;
                 }
             }
             _ => {}
@@ -140,7 +148,7 @@ pub fn build_context(
             }
         }
         Some(b) => {
-            let c = &entries[path[b]];
+            let c = &*entries[path[b]].parsed();
             let first_kept = c
                 .raw
                 .get("firstKeptEntryId")
@@ -185,16 +193,15 @@ fn is_active_boundary(e: &Entry, flavor: ContextFlavor) -> bool {
     if e.entry_type() != "compaction" {
         return false;
     }
-    match flavor {
+    e.with_raw(|raw| match flavor {
         ContextFlavor::Atomic => {
-            e.raw
-                .get("details")
+            raw.get("details")
                 .and_then(|d| d.get("strategy"))
                 .and_then(Value::as_str)
                 == Some("verbatim-lines")
         }
-        ContextFlavor::Pi => e.raw.get("summary").is_some_and(|s| !s.is_null()),
-    }
+        ContextFlavor::Pi => raw.get("summary").is_some_and(|s| !s.is_null()),
+    })
 }
 
 fn json_text(v: Option<&Value>) -> String {
@@ -261,6 +268,13 @@ fn pi_compaction_summary(c: &Entry) -> ContextMessage {
 }
 
 fn push_entry(out: &mut Vec<ContextMessage>, e: &Entry) {
+    if !matches!(
+        e.entry_type(),
+        "message" | "custom_message" | "branch_summary"
+    ) {
+        return;
+    }
+    let e = &*e.parsed();
     match e.entry_type() {
         "message" => {
             let msg = e.raw.get("message").cloned().unwrap_or(Value::Null);

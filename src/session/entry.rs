@@ -529,11 +529,6 @@ impl Entry {
     pub fn assistant_stop(&self) -> StopKind {
         self.facts.stop
     }
-
-    #[cfg(test)]
-    pub(crate) fn facts(&self) -> &Facts {
-        &self.facts
-    }
 }
 
 /// Text of a `content` value: a string, or the text blocks joined by `sep`.

@@ -23,13 +23,16 @@ use super::entry::{
 use super::jsonscan::Skim;
 use super::reader::{lines, parse_object, Diagnostics};
 
-/// What one line gives: an entry's identity and facts, its tool calls
-/// (id, name, arguments span relative to the line).
+/// A tool call of a line: id, name, and where its arguments are in the
+/// line (`None`: no `arguments`).
+type CallSpan = (String, String, Option<(usize, usize)>);
+
+/// What one line gives: an entry's identity and facts, its tool calls.
 pub(crate) struct Scanned {
     pub id: Option<String>,
     pub parent_id: Option<String>,
     pub facts: Facts,
-    pub calls: Vec<(String, String, Option<(usize, usize)>)>,
+    pub calls: Vec<CallSpan>,
 }
 
 const TOP: [&[u8]; 8] = [

@@ -19,6 +19,7 @@ pub mod normalize;
 pub mod open;
 pub mod reader;
 pub mod render;
+pub mod search_text;
 pub mod searchable;
 pub mod splice;
 pub mod tree;

@@ -335,10 +335,12 @@ pub fn check_header(path: &Path) -> Result<(), ReadError> {
     let mut line = Vec::new();
     loop {
         line.clear();
-        let n = r.read_until(b'\n', &mut line).map_err(|source| ReadError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let n = r
+            .read_until(b'\n', &mut line)
+            .map_err(|source| ReadError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
         if n == 0 {
             return Err(ReadError::NotASession {
                 path: path.to_path_buf(),

@@ -1,8 +1,6 @@
 //! One-line text of an entry, as Atomic's /tree shows it (SPEC §6), and the
 //! sanitizing every piece of session text goes through before a terminal.
 
-use std::collections::HashMap;
-
 use serde_json::Value;
 
 use super::entry::Entry;
@@ -252,31 +250,12 @@ pub fn has_text_content(content: Option<&Value>) -> bool {
     }
 }
 
-/// Tool calls by id, to name tool results after the call that made them.
-pub type ToolCalls<'a> = HashMap<&'a str, (&'a str, &'a Value)>;
+pub use super::calls::ToolCalls;
 
-pub fn collect_tool_calls(entries: &[Entry]) -> ToolCalls<'_> {
-    let mut calls = HashMap::new();
-    for e in entries {
-        if e.role() != Some("assistant") {
-            continue;
-        }
-        let Some(Value::Array(blocks)) = e.message().and_then(|m| m.get("content")) else {
-            continue;
-        };
-        for b in blocks {
-            if b.get("type").and_then(Value::as_str) != Some("toolCall") {
-                continue;
-            }
-            if let (Some(id), Some(name)) = (
-                b.get("id").and_then(Value::as_str),
-                b.get("name").and_then(Value::as_str),
-            ) {
-                calls.insert(id, (name, b.get("arguments").unwrap_or(&Value::Null)));
-            }
-        }
-    }
-    calls
+/// Tool calls by id, to name tool results after the call that made them
+/// (a loaded session has them already: `Session::calls`).
+pub fn collect_tool_calls(entries: &[Entry]) -> ToolCalls {
+    ToolCalls::from_entries(entries)
 }
 
 /// Atomic shortens paths under the home directory to `~…` (a plain prefix test).
@@ -405,6 +384,9 @@ fn path_arg_only(args: &Value, fallback: &str) -> String {
 /// before sanitizing. Entry types Atomic draws as blank rows are named
 /// `[<type>]` instead.
 pub fn entry_text(e: &Entry, calls: &ToolCalls) -> String {
+    // Parsed for this call only: rows are drawn again and again, and
+    // keeping every object ever shown would hold the whole file parsed.
+    let e = &*e.parsed();
     let raw_text = |k: &str| js_string(e.raw.get(k));
     match e.entry_type() {
         "message" => {
@@ -440,7 +422,7 @@ pub fn entry_text(e: &Entry, calls: &ToolCalls) -> String {
                         .and_then(Value::as_str)
                         .and_then(|id| calls.get(id));
                     match call {
-                        Some((name, args)) => tool_call_text(name, args),
+                        Some((name, args)) => tool_call_text(name, &args),
                         None => match m.get("toolName") {
                             None | Some(Value::Null) => "[tool]".into(),
                             t => format!("[{}]", js_string(t)),

@@ -182,6 +182,18 @@ impl SessionTree {
         c
     }
 
+    /// [`SessionTree::children_active_first`], without allocating.
+    pub fn children_in_order(&self, i: usize) -> impl DoubleEndedIterator<Item = usize> + '_ {
+        let c = &self.children[i];
+        let active = c.iter().position(|&x| self.on_active_path[x]);
+        active.map(|p| c[p]).into_iter().chain(
+            c.iter()
+                .enumerate()
+                .filter(move |&(k, _)| Some(k) != active)
+                .map(|(_, &x)| x),
+        )
+    }
+
     pub fn roots_active_first(&self) -> Vec<usize> {
         let mut r = self.roots.clone();
         if let Some(pos) = r.iter().position(|&x| self.on_active_path[x]) {
@@ -190,6 +202,76 @@ impl SessionTree {
         }
         r
     }
+}
+
+/// `arbor show --json`: the session's structure, written straight out (a
+/// JSON value per entry cost several times the file's size in memory):
+/// `{"id","leafId","name","labels":{id: text},"entries":[{"id","parentId",
+/// "type","role"?,"label"?,"depth","onActivePath"}]}`, keys in that order,
+/// strings escaped as `serde_json` escapes them.
+pub fn write_json(session: &Session, tree: &SessionTree, out: &mut Vec<u8>) {
+    fn string(out: &mut Vec<u8>, s: &str) {
+        super::jsonscan::write_json_str(out, s);
+    }
+    fn opt(out: &mut Vec<u8>, s: Option<&str>) {
+        match s {
+            Some(s) => string(out, s),
+            None => out.extend_from_slice(b"null"),
+        }
+    }
+    let entries = &session.entries;
+    out.reserve(entries.len() * 96);
+    out.extend_from_slice(b"{\"id\":");
+    string(out, session.id());
+    out.extend_from_slice(b",\"leafId\":");
+    opt(out, tree.leaf.map(|l| entries[l].id.as_str()));
+    out.extend_from_slice(b",\"name\":");
+    opt(out, tree.display_name());
+    out.extend_from_slice(b",\"labels\":{");
+    // One key per labeled id, at its first entry (as a JSON object keeps it).
+    let mut seen = std::collections::HashSet::new();
+    let mut first = true;
+    for e in entries {
+        if let Some(l) = tree.labels.get(&e.id) {
+            if seen.insert(e.id.as_str()) {
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                string(out, &e.id);
+                out.push(b':');
+                string(out, &l.text);
+            }
+        }
+    }
+    out.extend_from_slice(b"},\"entries\":[");
+    for (i, e) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"id\":");
+        string(out, &e.id);
+        out.extend_from_slice(b",\"parentId\":");
+        opt(out, e.parent_id.as_deref());
+        out.extend_from_slice(b",\"type\":");
+        string(out, e.entry_type());
+        if let Some(r) = e.role() {
+            out.extend_from_slice(b",\"role\":");
+            string(out, r);
+        }
+        if let Some(l) = tree.labels.get(&e.id) {
+            out.extend_from_slice(b",\"label\":");
+            string(out, &l.text);
+        }
+        out.extend_from_slice(b",\"depth\":");
+        out.extend_from_slice(tree.depth[i].to_string().as_bytes());
+        out.extend_from_slice(if tree.on_active_path[i] {
+            b",\"onActivePath\":true}"
+        } else {
+            b",\"onActivePath\":false}"
+        });
+    }
+    out.extend_from_slice(b"]}");
 }
 
 /// Makes every node that lies on a parent cycle a root.
@@ -279,5 +361,35 @@ mod tests {
         assert_eq!(t.children_active_first(0), vec![2, 1]);
         assert_eq!(t.depth[4], 2);
         assert!(t.on_active_path[2] && !t.on_active_path[1]);
+    }
+
+    /// The allocation-free order is the allocating one, forwards and back.
+    #[test]
+    fn children_in_order_is_children_active_first() {
+        let mut es = vec![entry(1, "r", None, "2025-01-01T00:00:00.000Z")];
+        for k in 0..6 {
+            es.push(entry(
+                k + 2,
+                &format!("c{k}"),
+                Some("r"),
+                "2025-01-01T00:00:05.000Z",
+            ));
+        }
+        es.push(entry(8, "g", Some("c3"), "2025-01-01T00:00:06.000Z"));
+        es.push(entry(9, "h", Some("c0"), "2025-01-01T00:00:07.000Z"));
+        for leaf_first in [false, true] {
+            let mut es = es.clone();
+            if leaf_first {
+                es.swap(7, 8);
+            }
+            let t = SessionTree::from_entries(&es);
+            for i in 0..t.len() {
+                let want = t.children_active_first(i);
+                assert_eq!(t.children_in_order(i).collect::<Vec<_>>(), want);
+                let mut back: Vec<usize> = t.children_in_order(i).rev().collect();
+                back.reverse();
+                assert_eq!(back, want);
+            }
+        }
     }
 }

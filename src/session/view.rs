@@ -155,10 +155,26 @@ pub fn passes_filter(e: &Entry, is_leaf: bool, labeled: bool, filter: Filter) ->
 /// message text, command, type words), with the whole message text rather
 /// than its first 200 characters, and the row text as shown.
 pub fn search_haystack(e: &Entry, tree: &SessionTree, calls: &ToolCalls) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    if let Some(l) = tree.labels.get(&e.id) {
-        parts.push(l.text.clone());
+    let text = search_text(e, calls);
+    match tree.labels.get(&e.id) {
+        // Lowercasing the label and the rest apart is lowercasing them
+        // joined by a space: a space never makes a final sigma.
+        Some(l) => format!("{} {text}", l.text.to_lowercase()),
+        None => text,
     }
+}
+
+/// [`search_haystack`] without the label (labels change while the text of
+/// an entry does not): lowercased. A word of a query never holds a space,
+/// so it is in the haystack exactly when it is in the label or in this.
+pub fn search_text(e: &Entry, calls: &ToolCalls) -> String {
+    search_parts(e, calls).to_lowercase()
+}
+
+/// The parts of [`search_text`] joined by spaces, before lowercasing.
+fn search_parts(e: &Entry, calls: &ToolCalls) -> String {
+    let e = &*e.parsed();
+    let mut parts: Vec<String> = Vec::new();
     let field = |k: &str| {
         e.raw
             .get(k)
@@ -201,7 +217,7 @@ pub fn search_haystack(e: &Entry, tree: &SessionTree, calls: &ToolCalls) -> Stri
         }
     }
     parts.push(entry_text(e, calls));
-    parts.join(" ").to_lowercase()
+    parts.join(" ")
 }
 
 /// Every word of `query` is a case-insensitive substring of `hay` (lowercased).
@@ -227,6 +243,22 @@ pub fn flatten(
     visible: &dyn Fn(usize) -> bool,
     folded: &HashSet<usize>,
 ) -> Vec<TreeRow> {
+    let mut rows = Vec::new();
+    flatten_into(&mut rows, entries, tree, visible, folded);
+    rows
+}
+
+/// [`flatten`] into `rows` (cleared first), reusing its memory: the tree
+/// screen flattens again on every filter, fold and search key.
+pub fn flatten_into(
+    rows: &mut Vec<TreeRow>,
+    entries: &[Entry],
+    tree: &SessionTree,
+    visible: &dyn Fn(usize) -> bool,
+    folded: &HashSet<usize>,
+) {
+    rows.clear();
+    let is_folded = |i: usize| !folded.is_empty() && folded.contains(&i);
     let n = entries.len().min(tree.len());
     // The visible tree as first-child / next-sibling links (index n = the
     // virtual top), children in Atomic's order.
@@ -257,25 +289,25 @@ pub fn flatten(
             anc
         };
         // Folding hides every descendant, whatever the filter shows.
-        if folded.contains(&i) {
+        if is_folded(i) {
             continue;
         }
-        for c in tree.children_active_first(i).into_iter().rev() {
+        for c in tree.children_in_order(i).rev() {
             stack.push((c, next_anc));
         }
     }
-    let kids = |p: usize| {
-        let mut v = Vec::with_capacity(count[p] as usize);
+    let kids = |p: usize, v: &mut Vec<usize>| {
+        v.clear();
         let mut c = first[p];
         while c != NONE {
             v.push(c as usize);
             c = next[c as usize];
         }
-        v
     };
+    let mut ks: Vec<usize> = Vec::new();
 
     let multiple_roots = count[top] > 1;
-    let mut rows: Vec<TreeRow> = Vec::with_capacity(n);
+    rows.reserve(n);
     struct Item {
         node: usize,
         indent: usize,
@@ -287,9 +319,9 @@ pub fn flatten(
         parent_row: Option<usize>,
     }
     let mut work: Vec<Item> = Vec::new();
-    let top_kids = kids(top);
-    let nt = top_kids.len();
-    for (k, &r) in top_kids.iter().enumerate().rev() {
+    kids(top, &mut ks);
+    let nt = ks.len();
+    for (k, &r) in ks.iter().enumerate().rev() {
         work.push(Item {
             node: r,
             indent: usize::from(multiple_roots),
@@ -321,7 +353,7 @@ pub fn flatten(
             is_last: it.is_last,
             gutter_up: it.gutter_up,
             foldable,
-            folded: folded.contains(&it.node),
+            folded: is_folded(it.node),
             on_active_path: tree.on_active_path.get(it.node).copied().unwrap_or(false),
             visible_parent,
             parent_row: it.parent_row,
@@ -334,7 +366,7 @@ pub fn flatten(
             it.indent
         };
         let child_gutter = if connector { Some(pos) } else { it.gutter_up };
-        let ks = kids(it.node);
+        kids(it.node, &mut ks);
         for (k, &c) in ks.iter().enumerate().rev() {
             work.push(Item {
                 node: c,
@@ -348,7 +380,6 @@ pub fn flatten(
             });
         }
     }
-    rows
 }
 
 /// Roots in file order, the one holding the active leaf first (Atomic keeps
@@ -452,4 +483,42 @@ pub fn row_line(
     s.push_str(&label_part(e, tree, label_time));
     s.push_str(&super::render::sanitize_line(&entry_text(e, calls)));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The haystack as it was built (label first, all parts joined, then
+    /// lowercased) is the label and the search text lowercased apart,
+    /// Greek final sigma included.
+    #[test]
+    fn haystack_is_label_then_search_text() {
+        let lines = [
+            json!({"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z",
+                "message":{"role":"user","content":"ΣΑΣ ΟΔΟΣ. σοφός Σ"}}),
+            json!({"type":"label","id":"b","parentId":"a","targetId":"a","label":"ΟΔΟΣ","timestamp":"2025-01-01T00:00:01.000Z"}),
+            json!({"type":"label","id":"c","parentId":"b","targetId":"b","label":"Σ.","timestamp":"2025-01-01T00:00:02.000Z"}),
+            json!({"type":"message","id":"d","parentId":"c","timestamp":"2025-01-01T00:00:03.000Z",
+                "message":{"role":"bashExecution","command":"ΣΗΜΑ","output":""}}),
+            json!({"type":"label","id":"e","parentId":"d","targetId":"d","label":"'Σ'","timestamp":"2025-01-01T00:00:04.000Z"}),
+        ];
+        let entries: Vec<Entry> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| Entry::new(i + 1, l.as_object().unwrap().clone()))
+            .collect();
+        let tree = SessionTree::from_entries(&entries);
+        let calls = ToolCalls::default();
+        for e in &entries {
+            let mut parts: Vec<String> = Vec::new();
+            if let Some(l) = tree.labels.get(&e.id) {
+                parts.push(l.text.clone());
+            }
+            parts.push(search_parts(e, &calls));
+            let old = parts.join(" ").to_lowercase();
+            assert_eq!(search_haystack(e, &tree, &calls), old, "{}", e.id);
+        }
+    }
 }

@@ -355,7 +355,14 @@ pub fn fork_point(session: &Session, tree: &SessionTree, i: usize) -> ForkPoint 
 /// A user message's text as Atomic gives it back: the string, or the text
 /// blocks joined.
 pub fn user_message_text(e: &super::entry::Entry) -> String {
-    super::entry::content_text(e.message().and_then(|m| m.get("content")), "")
+    if e.entry_type() != "message" {
+        return String::new();
+    }
+    // Read without keeping the entry parsed.
+    e.with_raw(|raw| {
+        let m = raw.get("message").and_then(Value::as_object);
+        super::entry::content_text(m.and_then(|m| m.get("content")), "")
+    })
 }
 
 /// A new session written by `fork`.

@@ -8,6 +8,7 @@ use crossterm::event::{KeyEvent, MouseEvent};
 use super::picker::{PickerState, Preview, Row};
 use super::tree::{Loaded, TreeDialog, TreeState};
 use crate::search::Query;
+use crate::session::search_text::SearchText;
 use crate::session::Agent;
 use crate::store::{ScanProblem, SessionFile, StoreConfig};
 
@@ -80,6 +81,11 @@ pub enum AppEvent {
     },
     /// An export finished: where it was written, or why not.
     Exported(Result<PathBuf, String>),
+    /// The search text of a loaded tree's session, built off the UI thread.
+    TreeSearchText {
+        session: SharedSession,
+        text: Arc<SearchText>,
+    },
     /// A label / branch / fork / migration finished; `new_path` for a fork.
     Wrote {
         path: PathBuf,
@@ -139,6 +145,22 @@ pub enum WriteKind {
     Fork,
 }
 
+/// A loaded session handed to a worker (equal when it is the same one).
+#[derive(Clone)]
+pub struct SharedSession(pub Arc<crate::session::Session>);
+
+impl PartialEq for SharedSession {
+    fn eq(&self, other: &SharedSession) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for SharedSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedSession({})", self.0.path.display())
+    }
+}
+
 /// I/O requested by `update`, performed by the runtime.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
@@ -172,6 +194,8 @@ pub enum Effect {
         path: PathBuf,
         agent: Agent,
     },
+    /// Build the search text of the tree's session (answered by `TreeSearchText`).
+    IndexTree(SharedSession),
     /// Back from the tree view to the picker.
     CloseTree,
     Label {
@@ -329,6 +353,17 @@ impl App {
                 reload,
                 result,
             } => Step::redraw(self.tree_loaded(path, reload, result)),
+            AppEvent::TreeSearchText { session, text } => {
+                if let Mode::Tree(t) = &mut self.mode {
+                    t.set_search_text(&session.0, text);
+                    // A search typed meanwhile now reads the whole text.
+                    if !t.search.text().trim().is_empty() {
+                        t.rebuild();
+                        return Step::redraw(Vec::new());
+                    }
+                }
+                Step::none()
+            }
             AppEvent::Wrote { path, what, result } => Step::redraw(self.wrote(path, what, result)),
             AppEvent::Exported(result) => {
                 let (msg, err) = match result {
@@ -396,17 +431,23 @@ impl App {
     ) -> Vec<Effect> {
         match (result, &mut self.mode) {
             (Ok(loaded), Mode::Tree(t)) if reload && t.path == path => {
+                let session = SharedSession(loaded.session.clone());
                 t.replace(*loaded);
                 t.clamp_scroll(super::tree::list_height(self.width, self.height));
+                t.expect_search_text();
+                return vec![Effect::IndexTree(session)];
             }
             (Ok(loaded), _) if !reload => {
+                let session = SharedSession(loaded.session.clone());
                 let mut t = TreeState::new(path, *loaded, self.picker.now_ms);
                 t.utc_offset = self.utc_offset;
                 t.from_picker = !self.tree_only;
                 // The first frame shows the selection (the leaf: often the
                 // last row of a long session).
                 t.clamp_scroll(super::tree::list_height(self.width, self.height));
+                t.expect_search_text();
                 self.mode = Mode::Tree(Box::new(t));
+                return vec![Effect::IndexTree(session)];
             }
             (Err(e), Mode::Tree(t)) if t.path == path => {
                 t.status = Some((format!("Reload failed: {e}"), true))

@@ -430,6 +430,10 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
             vec![AppEvent::Restored { path, result }]
         }
         Effect::OpenTree { path, agent } => vec![read_tree(path, agent, false)],
+        Effect::IndexTree(session) => {
+            let text = Arc::new(crate::session::search_text::SearchText::build(&session.0));
+            vec![AppEvent::TreeSearchText { session, text }]
+        }
         Effect::ReloadTree { path, agent } => vec![read_tree(path, agent, true)],
         Effect::Label {
             path,

@@ -696,6 +696,7 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
         | AppEvent::Tick(_)
         | AppEvent::TreeLoaded { .. }
         | AppEvent::Exported(_)
+        | AppEvent::TreeSearchText { .. }
         | AppEvent::Wrote { .. } => return Step::none(),
     }
     Step::redraw(Vec::new())

@@ -143,6 +143,8 @@ pub fn detail_lines<'a>(
     search: &str,
     theme: &Theme,
 ) -> Vec<Line<'a>> {
+    // Parsed for this frame only (the pane follows the selection).
+    let e = &*e.parsed();
     let mut out = Vec::new();
     let ty = e.entry_type();
     let head = match e.role() {

@@ -3,13 +3,14 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-
-use serde_json::Value;
+use std::sync::Arc;
 
 use crate::session::context::ContextFlavor;
 use crate::session::render::entry_text;
+use crate::session::render::ToolCalls;
+use crate::session::search_text::SearchText;
 use crate::session::view::{
-    flatten, matches_search, passes_filter, search_haystack, Filter, TreeRow,
+    flatten_into, matches_search, passes_filter, search_haystack, Filter, TreeRow,
 };
 use crate::session::{Agent, Session, SessionTree};
 use crate::ui::input::LineInput;
@@ -17,7 +18,8 @@ use crate::ui::input::LineInput;
 /// A session read for the tree view (built off the UI thread).
 #[derive(Debug, Clone)]
 pub struct Loaded {
-    pub session: Session,
+    /// Shared with the worker that builds its search text.
+    pub session: Arc<Session>,
     pub tree: SessionTree,
     /// Whose session it is: resumed with that agent's command.
     pub agent: Agent,
@@ -30,7 +32,7 @@ impl Loaded {
         let session = crate::session::read_session(path).map_err(|e| e.to_string())?;
         let tree = SessionTree::build(&session);
         Ok(Loaded {
-            session,
+            session: Arc::new(session),
             tree,
             agent,
             flavor: agent.flavor(),
@@ -94,13 +96,22 @@ pub enum Pending {
 pub struct TreeState {
     pub path: PathBuf,
     pub loaded: Loaded,
-    /// Tool calls by id: (name, arguments), to name tool results.
-    pub calls: HashMap<String, (String, Value)>,
     pub filter: Filter,
     /// Folded entries, by id (stable across reloads).
     pub folded: HashSet<String>,
     pub search: LineInput,
     haystacks: Vec<Option<String>>,
+    /// Every entry's search text, built off the UI thread after a load
+    /// (until it arrives, entries are read one by one as a search needs them).
+    search_text: Option<Arc<SearchText>>,
+    /// The search text is being built: a search waits for it rather than
+    /// reading every entry on the UI thread.
+    search_text_pending: bool,
+    /// The entries whose search text holds a word, by word (for the
+    /// current search text).
+    word_hits: HashMap<String, Vec<bool>>,
+    /// Whether each entry has a label.
+    labeled: Vec<bool>,
     pub rows: Vec<TreeRow>,
     /// Where the user put the selection (kept when a filter hides it).
     pub anchor: Option<String>,
@@ -135,8 +146,11 @@ impl TreeState {
     pub fn new(path: PathBuf, loaded: Loaded, now_ms: i64) -> TreeState {
         let mut t = TreeState {
             path,
-            calls: HashMap::new(),
             haystacks: Vec::new(),
+            search_text: None,
+            search_text_pending: false,
+            word_hits: HashMap::new(),
+            labeled: Vec::new(),
             loaded,
             filter: Filter::Default,
             folded: HashSet::new(),
@@ -173,11 +187,35 @@ impl TreeState {
     }
 
     fn index_session(&mut self) {
-        self.calls = crate::session::render::collect_tool_calls(&self.loaded.session.entries)
-            .into_iter()
-            .map(|(k, (n, a))| (k.to_string(), (n.to_string(), a.clone())))
+        let (entries, tree) = (&self.loaded.session.entries, &self.loaded.tree);
+        self.haystacks = vec![None; entries.len()];
+        self.search_text = None;
+        self.search_text_pending = false;
+        self.word_hits.clear();
+        self.labeled = entries
+            .iter()
+            .map(|e| tree.labels.contains_key(&e.id))
             .collect();
-        self.haystacks = vec![None; self.loaded.session.entries.len()];
+    }
+
+    /// Installs the search text built for this session (a stale one, of a
+    /// session replaced since, is dropped).
+    pub fn set_search_text(&mut self, session: &Arc<Session>, text: Arc<SearchText>) {
+        if Arc::ptr_eq(session, &self.loaded.session) && text.len() == self.haystacks.len() {
+            self.search_text = Some(text);
+            self.search_text_pending = false;
+            self.word_hits.clear();
+        }
+    }
+
+    /// The search text of this session is on its way (`set_search_text`).
+    pub fn expect_search_text(&mut self) {
+        self.search_text_pending = self.search_text.is_none();
+    }
+
+    /// A search is typed but waits for the search text.
+    pub fn search_waiting(&self) -> bool {
+        self.search_text_pending && !self.search.text().trim().is_empty()
     }
 
     /// Replaces the session after the file changed; keeps selection, folds
@@ -211,11 +249,9 @@ impl TreeState {
         });
     }
 
-    pub fn calls_ref(&self) -> HashMap<&str, (&str, &Value)> {
-        self.calls
-            .iter()
-            .map(|(k, (n, a))| (k.as_str(), (n.as_str(), a)))
-            .collect()
+    /// The session's tool calls by id, to name tool results.
+    pub fn calls_ref(&self) -> &ToolCalls {
+        &self.loaded.session.calls
     }
 
     pub fn entry_id(&self, i: usize) -> &str {
@@ -224,39 +260,71 @@ impl TreeState {
 
     fn haystack(&mut self, i: usize) -> &str {
         if self.haystacks[i].is_none() {
-            let calls = self.calls_ref();
             let e = &self.loaded.session.entries[i];
-            let h = search_haystack(e, &self.loaded.tree, &calls);
+            let h = search_haystack(e, &self.loaded.tree, self.calls_ref());
             self.haystacks[i] = Some(h);
         }
         self.haystacks[i].as_deref().unwrap_or("")
+    }
+
+    /// Which entries match every word of `search` (case-insensitively, in
+    /// their label or search text), from the search text when it is built.
+    fn search_hits(&mut self, search: &str, vis: &mut [bool]) {
+        let Some(text) = self.search_text.clone() else {
+            for (i, v) in vis.iter_mut().enumerate() {
+                if *v {
+                    let h = self.haystack(i).to_string();
+                    *v = matches_search(&h, search);
+                }
+            }
+            return;
+        };
+        if self.word_hits.len() > 64 {
+            self.word_hits.clear();
+        }
+        let entries = &self.loaded.session.entries;
+        let labels = &self.loaded.tree.labels;
+        for w in search.split_whitespace() {
+            let w = w.to_lowercase();
+            let hits = self
+                .word_hits
+                .entry(w.clone())
+                .or_insert_with(|| text.containing(&w));
+            for (i, v) in vis.iter_mut().enumerate() {
+                if *v && !hits[i] {
+                    *v = self.labeled[i]
+                        && labels
+                            .get(&entries[i].id)
+                            .is_some_and(|l| l.text.to_lowercase().contains(&w));
+                }
+            }
+        }
     }
 
     /// Recomputes the visible rows and the shown selection.
     pub fn rebuild(&mut self) {
         let n = self.loaded.session.entries.len();
         let leaf = self.loaded.tree.leaf;
-        let mut vis = vec![false; n];
         let search = self.search.text().trim().to_string();
-        for (i, v) in vis.iter_mut().enumerate() {
-            let e = &self.loaded.session.entries[i];
-            let labeled = self.loaded.tree.labels.contains_key(&e.id);
-            *v = passes_filter(e, Some(i) == leaf, labeled, self.filter);
-        }
-        if !search.is_empty() {
-            for (i, v) in vis.iter_mut().enumerate() {
-                if *v {
-                    let h = self.haystack(i).to_string();
-                    *v = matches_search(&h, &search);
-                }
-            }
+        let mut vis: Vec<bool> = self
+            .loaded
+            .session
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| passes_filter(e, Some(i) == leaf, self.labeled[i], self.filter))
+            .collect();
+        debug_assert_eq!(vis.len(), n);
+        if !search.is_empty() && !self.search_text_pending {
+            self.search_hits(&search, &mut vis);
         }
         let folded: HashSet<usize> = self
             .folded
             .iter()
             .filter_map(|id| self.loaded.tree.index_of(id))
             .collect();
-        self.rows = flatten(
+        flatten_into(
+            &mut self.rows,
             &self.loaded.session.entries,
             &self.loaded.tree,
             &|i| vis[i],
@@ -271,16 +339,16 @@ impl TreeState {
         if self.rows.is_empty() {
             return None;
         }
-        let pos_of: HashMap<usize, usize> = self
-            .rows
-            .iter()
-            .enumerate()
-            .map(|(p, r)| (r.entry, p))
-            .collect();
+        let mut pos_of = vec![usize::MAX; self.loaded.session.entries.len()];
+        for (p, r) in self.rows.iter().enumerate() {
+            if let Some(slot) = pos_of.get_mut(r.entry) {
+                *slot = p;
+            }
+        }
         let tree = &self.loaded.tree;
         let mut cur = self.anchor.as_deref().and_then(|id| tree.index_of(id));
         while let Some(i) = cur {
-            if let Some(&p) = pos_of.get(&i) {
+            if let Some(&p) = pos_of.get(i).filter(|&&p| p != usize::MAX) {
                 return Some(p);
             }
             cur = tree.parent[i];
@@ -322,8 +390,10 @@ impl TreeState {
 
     /// One-line text of an entry, for dialogs.
     pub fn entry_line(&self, i: usize) -> String {
-        let calls = self.calls_ref();
-        crate::session::render::sanitize_line(&entry_text(&self.loaded.session.entries[i], &calls))
+        crate::session::render::sanitize_line(&entry_text(
+            &self.loaded.session.entries[i],
+            self.calls_ref(),
+        ))
     }
 
     /// The time zone label times are shown in.

@@ -75,10 +75,12 @@ fn render_header(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
                 .iter()
                 .find(|e| e.role() == Some("user"))
                 .map(|e| {
-                    sanitize_line(&crate::session::entry::content_text(
-                        e.message().and_then(|m| m.get("content")),
-                        " ",
-                    ))
+                    sanitize_line(&e.with_raw(|raw| {
+                        crate::session::entry::content_text(
+                            raw.get("message").and_then(|m| m.get("content")),
+                            " ",
+                        )
+                    }))
                 })
         })
         .filter(|t| !t.trim().is_empty())
@@ -123,10 +125,14 @@ fn render_header(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         if t.dialog == TreeDialog::None && !t.context_view {
             f.set_cursor_position((area.x + 8 + col as u16, area.y + 1));
         }
-        Line::from(vec![
+        let mut spans = vec![
             Span::styled("search: ", theme.accent()),
             Span::raw(shown.to_string()),
-        ])
+        ];
+        if t.search_waiting() {
+            spans.push(Span::styled("  (reading the session…)", theme.dim()));
+        }
+        Line::from(spans)
     };
     f.render_widget(
         Paragraph::new(search),
@@ -228,7 +234,7 @@ fn render_list(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         }
         let anchor: usize = spans.iter().map(|s| width(&s.content)).sum();
         let label = label_part(e, tree, lt);
-        let text = sanitize_line(&crate::session::render::entry_text(e, &calls));
+        let text = sanitize_line(&crate::session::render::entry_text(e, calls));
         let style = match e.role() {
             Some("user") => theme.accent(),
             Some("assistant") => Style::default(),
@@ -379,8 +385,9 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     if t.label_times {
         status.push_str(" [+label time]");
     }
-    // Searching, the rows are the matching entries: ↑/↓ step through them.
-    if !t.search.text().trim().is_empty() {
+    // Searching, the rows are the matching entries: ↑/↓ step through them
+    // (not yet while the search waits for the session's search text).
+    if !t.search.text().trim().is_empty() && !t.search_waiting() {
         let n = t.rows.len();
         status.push_str(&match n {
             0 => " · no match".to_string(),
