@@ -515,9 +515,22 @@ fn show(config: &StoreConfig, a: &super::ShowArgs, out: &mut impl Write) -> Resu
         .map(|n| format!(" — {}", crate::session::render::sanitize_line(n)));
     writeln!(out, "{}{}", clean(s.id()), name.unwrap_or_default())?;
     // Only rows on stdout (one per /tree row); notes go to stderr.
-    for (pos, r) in rows.iter().enumerate() {
-        let line = row_line(&rows, pos, &s.entries[r.entry], &t, calls, None);
-        writeln!(out, "{}", line.trim_end())?;
+    // Each row reads its entry's line: on all cores, in order.
+    let chunks: Vec<String> = (0..rows.len())
+        .collect::<Vec<_>>()
+        .par_chunks(256)
+        .map(|c| {
+            let mut buf = String::new();
+            for &pos in c {
+                let line = row_line(&rows, pos, &s.entries[rows[pos].entry], &t, calls, None);
+                buf.push_str(line.trim_end());
+                buf.push('\n');
+            }
+            buf
+        })
+        .collect();
+    for c in chunks {
+        out.write_all(c.as_bytes())?;
     }
     if s.entries.is_empty() {
         eprintln!("(no entries in session)");
