@@ -31,7 +31,8 @@ fn open(path: &Path, w: u16, h: u16) -> App {
             queue.extend(
                 app.update(ev)
                     .into_iter()
-                    .filter(|f| matches!(f, Effect::OpenTree { .. })),
+                    // The session's search text is built as the runtime does.
+                    .filter(|f| matches!(f, Effect::OpenTree { .. } | Effect::IndexTree(_))),
             );
         }
     }
