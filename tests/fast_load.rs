@@ -441,3 +441,32 @@ fn a_session_read_in_chunks() {
         ("read", json!({"path": "f11007.rs"}))
     );
 }
+
+/// Entries, tool calls and the search text read the same from the file once
+/// the bytes are let go.
+#[test]
+fn entries_read_from_the_file_after_the_bytes_are_let_go() {
+    use arbor::session::search_text::SearchText;
+    let shared = common::shared_dir();
+    let mut n = 0;
+    for f in walk(&shared.join("conformance/corpus")) {
+        if f.extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        let Ok(held) = arbor::session::read_session(&f) else {
+            continue;
+        };
+        let released = arbor::session::read_session(&f).unwrap();
+        if !released.release_bytes() {
+            assert!(released.needs_migration(), "{}", f.display());
+            continue;
+        }
+        n += 1;
+        same(&released, &held).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let (a, b) = (SearchText::build(&released), SearchText::build(&held));
+        for i in 0..held.entries.len() {
+            assert_eq!(a.get(i), b.get(i), "{}", f.display());
+        }
+    }
+    assert!(n > 50, "{n}");
+}

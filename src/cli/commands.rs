@@ -486,15 +486,21 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
     Ok(())
 }
 
-fn load(path: &Path) -> Result<(Session, SessionTree)> {
+/// Reads a session and its tree; `lines`: entries' objects will be read
+/// (else the file's bytes are let go before the tree is built: its
+/// structure needs only what the reader kept of each entry).
+fn load(path: &Path, lines: bool) -> Result<(Session, SessionTree)> {
     let s = read_session(path)?;
+    if !lines {
+        s.release_bytes();
+    }
     let t = SessionTree::build(&s);
     Ok((s, t))
 }
 
 fn show(config: &StoreConfig, a: &super::ShowArgs, out: &mut impl Write) -> Result<()> {
     let path = resolve(config, &a.session)?;
-    let (s, t) = load(&path)?;
+    let (s, t) = load(&path, !a.json)?;
     if a.json {
         let mut buf = Vec::new();
         crate::session::tree::write_json(&s, &t, &mut buf);
@@ -515,22 +521,26 @@ fn show(config: &StoreConfig, a: &super::ShowArgs, out: &mut impl Write) -> Resu
         .map(|n| format!(" — {}", crate::session::render::sanitize_line(n)));
     writeln!(out, "{}{}", clean(s.id()), name.unwrap_or_default())?;
     // Only rows on stdout (one per /tree row); notes go to stderr.
-    // Each row reads its entry's line: on all cores, in order.
-    let chunks: Vec<String> = (0..rows.len())
-        .collect::<Vec<_>>()
-        .par_chunks(256)
-        .map(|c| {
-            let mut buf = String::new();
-            for &pos in c {
-                let line = row_line(&rows, pos, &s.entries[rows[pos].entry], &t, calls, None);
-                buf.push_str(line.trim_end());
-                buf.push('\n');
-            }
-            buf
-        })
-        .collect();
-    for c in chunks {
-        out.write_all(c.as_bytes())?;
+    // Each row reads its entry's line: on all cores, in order, a batch at a
+    // time (deep rows are long: the whole output is never held).
+    let positions: Vec<usize> = (0..rows.len()).collect();
+    for batch in positions.chunks(8192) {
+        let chunks: Vec<String> = batch
+            .par_chunks(256)
+            .map(|c| {
+                let mut buf = String::new();
+                for &pos in c {
+                    let e = &s.entries[rows[pos].entry];
+                    let line = row_line(&rows, pos, e, &t, calls, None);
+                    buf.push_str(line.trim_end());
+                    buf.push('\n');
+                }
+                buf
+            })
+            .collect();
+        for c in chunks {
+            out.write_all(c.as_bytes())?;
+        }
     }
     if s.entries.is_empty() {
         eprintln!("(no entries in session)");
@@ -553,7 +563,7 @@ fn context(config: &StoreConfig, a: &super::ContextArgs, out: &mut impl Write) -
         Some(f) => f.parse::<ContextFlavor>().map_err(anyhow::Error::msg)?,
         None => file.agent.flavor(),
     };
-    let (s, t) = load(&path)?;
+    let (s, t) = load(&path, true)?;
     let leaf = match &a.leaf {
         Some(id) => Some(
             t.index_of(id)

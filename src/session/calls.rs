@@ -9,7 +9,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::entry::{Entry, LineRef};
+use super::entry::Entry;
+use super::source::LineRef;
 
 /// A call's arguments: missing (`null`), a value held, or a span of a line
 /// that was checked to decode exactly as the whole line does.
@@ -47,7 +48,7 @@ impl ToolCalls {
             Args::Null => Cow::Owned(Value::Null),
             Args::Value(v) => Cow::Borrowed(&**v),
             Args::Span(s) => Cow::Owned(
-                std::str::from_utf8(s.bytes())
+                std::str::from_utf8(&s.bytes())
                     .ok()
                     .and_then(|t| serde_json::from_str(t).ok())
                     .unwrap_or(Value::Null),

@@ -5,7 +5,9 @@
 //! a field of the wrong type reads as absent instead of failing the line.
 
 use std::borrow::Cow;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
+
+use super::source::LineRef;
 
 use serde_json::{Map, Value};
 
@@ -310,24 +312,10 @@ pub struct Raw {
     parsed: OnceLock<Box<Map<String, Value>>>,
 }
 
-/// One line of a session file held in memory.
-#[derive(Clone)]
-pub(crate) struct LineRef {
-    pub buf: Arc<Vec<u8>>,
-    pub start: usize,
-    pub end: usize,
-}
-
-impl LineRef {
-    pub fn bytes(&self) -> &[u8] {
-        self.buf.get(self.start..self.end).unwrap_or_default()
-    }
-
-    /// Parses the line as the reader did when it accepted it.
-    fn parse(&self) -> Map<String, Value> {
-        let mut lossy = false;
-        super::reader::parse_object(self.bytes(), &mut lossy).unwrap_or_default()
-    }
+/// Parses a line as the reader did when it accepted it.
+fn parse_line(bytes: &[u8]) -> Map<String, Value> {
+    let mut lossy = false;
+    super::reader::parse_object(bytes, &mut lossy).unwrap_or_default()
 }
 
 impl From<Map<String, Value>> for Raw {
@@ -352,14 +340,14 @@ impl Raw {
     pub fn with<R>(&self, f: impl FnOnce(&Map<String, Value>) -> R) -> R {
         match (self.parsed.get(), &self.line) {
             (Some(m), _) => f(m),
-            (None, Some(line)) => f(&line.parse()),
+            (None, Some(line)) => f(&parse_line(&line.bytes())),
             (None, None) => f(&Map::new()),
         }
     }
 
-    /// The line this entry was read from, when it is kept.
-    pub fn line(&self) -> Option<&[u8]> {
-        self.line.as_ref().map(LineRef::bytes)
+    /// Where the entry's line is in the file (`None`: held parsed).
+    pub(crate) fn line_range(&self) -> Option<(usize, usize)> {
+        self.line.as_ref().map(|l| (l.start, l.end))
     }
 
     /// Whether the parsed object is held in memory.
@@ -374,7 +362,7 @@ impl std::ops::Deref for Raw {
     fn deref(&self) -> &Map<String, Value> {
         self.parsed.get_or_init(|| {
             Box::new(match &self.line {
-                Some(line) => line.parse(),
+                Some(line) => parse_line(&line.bytes()),
                 None => Map::new(),
             })
         })
@@ -474,6 +462,16 @@ impl Entry {
         Cow::Owned(e)
     }
 
+    /// [`Entry::parsed`] from the bytes of its line, read already (a pass
+    /// over many entries reads their lines a block at a time).
+    pub(crate) fn parsed_from(&self, line: &[u8]) -> Entry {
+        let mut e = self.clone();
+        if !e.raw.is_parsed() {
+            e.raw = Raw::from(parse_line(line));
+        }
+        e
+    }
+
     /// Calls `f` with the entry's object without keeping it parsed (see [`Raw::with`]).
     pub fn with_raw<R>(&self, f: impl FnOnce(&Map<String, Value>) -> R) -> R {
         self.raw.with(f)
@@ -557,9 +555,52 @@ pub fn content_text(content: Option<&Value>, sep: &str) -> String {
 
 /// Milliseconds since the epoch of an ISO 8601 timestamp.
 pub fn parse_iso_ms(s: &str) -> Option<i64> {
-    chrono::DateTime::parse_from_rfc3339(s)
-        .ok()
-        .map(|d| d.timestamp_millis())
+    canonical_iso_ms(s).or_else(|| {
+        chrono::DateTime::parse_from_rfc3339(s)
+            .ok()
+            .map(|d| d.timestamp_millis())
+    })
+}
+
+/// [`parse_iso_ms`] of the one shape agents write, `YYYY-MM-DDTHH:MM:SS.mmmZ`,
+/// without chrono's general parser (a million entries' times are sorted on
+/// every load); `None` for anything else, chrono's to decide.
+fn canonical_iso_ms(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() != 24 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
+        return None;
+    }
+    if b[16] != b':' || b[19] != b'.' || b[23] != b'Z' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        b[r].iter().try_fold(0i64, |n, &c| {
+            c.is_ascii_digit().then(|| n * 10 + i64::from(c - b'0'))
+        })
+    };
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec, ms) = (num(11..13)?, num(14..16)?, num(17..19)?, num(20..23)?);
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let days_in_month = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return None,
+    };
+    // A leap second (:60) is chrono's to read.
+    if d < 1 || d > days_in_month || h > 23 || mi > 59 || sec > 59 {
+        return None;
+    }
+    // Days from 1970-01-01 (Howard Hinnant's days_from_civil).
+    let yy = if m <= 2 { y - 1 } else { y };
+    let era = yy.div_euclid(400);
+    let yoe = yy - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 24 + h) * 60 + mi) * 60_000 + sec * 1000 + ms)
 }
 
 /// ISO 8601 UTC with milliseconds, the shape every agent writes.
@@ -583,6 +624,57 @@ pub fn format_iso_ms(ms: i64) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// The shortcut for the usual shape reads every string as chrono does
+    /// (or leaves it to chrono).
+    #[test]
+    fn canonical_times_read_as_chrono_reads_them() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut cases: Vec<String> = vec![
+            "2024-02-29T23:59:59.999Z".into(),
+            "2023-02-29T00:00:00.000Z".into(),
+            "1900-02-29T00:00:00.000Z".into(),
+            "2000-02-29T00:00:00.000Z".into(),
+            "2016-12-31T23:59:60.000Z".into(),
+            "0000-01-01T00:00:00.000Z".into(),
+            "9999-12-31T23:59:59.999Z".into(),
+            "1969-12-31T23:59:59.999Z".into(),
+            "2025-13-01T00:00:00.000Z".into(),
+            "2025-00-10T00:00:00.000Z".into(),
+            "2025-01-01t00:00:00.000z".into(),
+            "2025-01-01T00:00:00.000+01:00".into(),
+            "2025-01-01T24:00:00.000Z".into(),
+            "2025-1-01T00:00:00.000Z".into(),
+            "2025-01-01T00:00:00Z".into(),
+        ];
+        for _ in 0..20_000 {
+            cases.push(format!(
+                "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+                next(10_000),
+                next(14),
+                next(33),
+                next(26),
+                next(61),
+                next(62),
+                next(1000)
+            ));
+        }
+        for c in cases {
+            let chrono = chrono::DateTime::parse_from_rfc3339(&c)
+                .ok()
+                .map(|d| d.timestamp_millis());
+            assert_eq!(super::parse_iso_ms(&c), chrono, "{c}");
+            if let Some(fast) = super::canonical_iso_ms(&c) {
+                assert_eq!(Some(fast), chrono, "{c}");
+            }
+        }
+    }
+
     #[test]
     fn iso_format_matches_chrono() {
         for ms in [

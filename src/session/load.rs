@@ -18,10 +18,11 @@ use serde_json::Value;
 
 use super::calls::ToolCalls;
 use super::entry::{
-    id_text, intern_role, intern_type, Entry, Facts, LabelFacts, LineRef, StopKind, TextKind,
+    id_text, intern_role, intern_type, Entry, Facts, LabelFacts, StopKind, TextKind,
 };
 use super::jsonscan::Skim;
 use super::reader::{lines, parse_object, Diagnostics};
+use super::source::{LineRef, Source};
 
 /// A tool call of a line: id, name, and where its arguments are in the
 /// line (`None`: no `arguments`).
@@ -190,16 +191,38 @@ fn scan_parsed(obj: &serde_json::Map<String, Value>, calls: &mut ToolCalls) -> S
     }
 }
 
-/// One chunk's entries (not yet numbered), calls and diagnostics.
+/// One chunk's entries (numbered from 1 within the chunk; `unnamed`: those
+/// without an id, named after their final number later), calls and
+/// diagnostics.
 #[derive(Default)]
 struct Chunk {
-    entries: Vec<(Scanned, usize, usize)>,
+    entries: Vec<Entry>,
+    unnamed: Vec<usize>,
     calls: ToolCalls,
     diagnostics: Diagnostics,
 }
 
-fn load_chunk(buf: &Arc<Vec<u8>>, from: usize, to: usize) -> Chunk {
+impl Chunk {
+    fn push(&mut self, s: Scanned, line: LineRef) {
+        if s.id.is_none() {
+            self.unnamed.push(self.entries.len());
+        }
+        let index = self.entries.len() + 1;
+        self.entries
+            .push(Entry::from_line(index, s.id, s.parent_id, s.facts, line));
+    }
+}
+
+fn load_chunk(src: &Arc<Source>, buf: &[u8], from: usize, to: usize) -> Chunk {
     let mut c = Chunk::default();
+    // Sized once: growing by doubling held up to twice the entries.
+    c.entries
+        .reserve_exact(memchr::memchr_iter(b'\n', &buf[from..to]).count() + 1);
+    let line_ref = |start, end| LineRef {
+        src: src.clone(),
+        start,
+        end,
+    };
     let mut at = from;
     for (line, newline) in lines(&buf[from..to]) {
         let start = at;
@@ -212,13 +235,13 @@ fn load_chunk(buf: &Arc<Vec<u8>>, from: usize, to: usize) -> Chunk {
         if let Some(s) = scan_line(line) {
             for (id, name, span) in &s.calls {
                 let span = span.map(|(a, b)| LineRef {
-                    buf: buf.clone(),
+                    src: src.clone(),
                     start: start + a,
                     end: start + b,
                 });
                 c.calls.insert_span(id, name, span);
             }
-            c.entries.push((s, start, end));
+            c.push(s, line_ref(start, end));
             continue;
         }
         let mut lossy = false;
@@ -228,7 +251,7 @@ fn load_chunk(buf: &Arc<Vec<u8>>, from: usize, to: usize) -> Chunk {
                     c.diagnostics.lossy_lines += 1;
                 }
                 let s = scan_parsed(&obj, &mut c.calls);
-                c.entries.push((s, start, end));
+                c.push(s, line_ref(start, end));
             }
             None if newline => c.diagnostics.skipped_lines += 1,
             None => c.diagnostics.partial_tail = true,
@@ -256,9 +279,11 @@ fn split(buf: &[u8], from: usize, to: usize, n: usize) -> Vec<(usize, usize)> {
 }
 
 /// The entries of `buf[from..to]` (the lines after the header of a
-/// version 3 file), numbered from 1, with their tool calls.
+/// version 3 file, `buf` being `src`'s bytes), numbered from 1, with their
+/// tool calls.
 pub(crate) fn load_entries(
-    buf: &Arc<Vec<u8>>,
+    src: &Arc<Source>,
+    buf: &[u8],
     from: usize,
     to: usize,
     diagnostics: &mut Diagnostics,
@@ -266,7 +291,7 @@ pub(crate) fn load_entries(
     let pieces = split(buf, from, to, rayon::current_num_threads() * 4);
     let chunks: Vec<Chunk> = pieces
         .into_par_iter()
-        .map(|(a, b)| load_chunk(buf, a, b))
+        .map(|(a, b)| load_chunk(src, buf, a, b))
         .collect();
     let total = chunks.iter().map(|c| c.entries.len()).sum();
     let mut entries = Vec::with_capacity(total);
@@ -277,14 +302,14 @@ pub(crate) fn load_entries(
         diagnostics.lossy_lines += c.diagnostics.lossy_lines;
         diagnostics.partial_tail |= c.diagnostics.partial_tail;
         calls.merge(c.calls);
-        for (s, start, end) in c.entries {
-            let index = entries.len() + 1;
-            let line = LineRef {
-                buf: buf.clone(),
-                start,
-                end,
-            };
-            entries.push(Entry::from_line(index, s.id, s.parent_id, s.facts, line));
+        let base = entries.len();
+        entries.extend(c.entries.into_iter().map(|mut e| {
+            e.index += base;
+            e
+        }));
+        for k in c.unnamed {
+            let e = &mut entries[base + k];
+            e.id = format!("#{}", e.index);
         }
     }
     (entries, calls)

@@ -21,6 +21,7 @@ pub mod reader;
 pub mod render;
 pub mod search_text;
 pub mod searchable;
+mod source;
 pub mod splice;
 pub mod tree;
 pub mod types;

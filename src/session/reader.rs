@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use super::calls::ToolCalls;
 use super::entry::{Entry, Header};
 use super::ids::legacy_entry_id;
+use super::source::Source;
 
 /// Why a file could not be read as a session.
 #[derive(Debug, thiserror::Error)]
@@ -99,6 +100,8 @@ pub struct Session {
     pub diagnostics: Diagnostics,
     /// Bytes of the file that were read.
     pub bytes: u64,
+    /// Where the entries' lines are (a version 3 file's).
+    pub(crate) source: Option<Arc<Source>>,
 }
 
 impl Session {
@@ -108,6 +111,37 @@ impl Session {
 
     pub fn needs_migration(&self) -> bool {
         self.file_version < 3
+    }
+
+    /// Lets go of the file's bytes: entries read their lines from the file
+    /// when asked (a long-lived session then costs its facts, not its
+    /// size). False when there is no file to read from.
+    pub fn release_bytes(&self) -> bool {
+        self.source.as_ref().is_some_and(|s| s.release())
+    }
+
+    /// Reads the lines of `entries` (in file order) a block at a time and
+    /// calls `f` with each entry parsed.
+    pub fn for_each_parsed(&self, entries: &[Entry], mut f: impl FnMut(&Entry)) {
+        let span = entries.iter().filter_map(|e| e.raw.line_range()).fold(
+            None,
+            |acc: Option<(usize, usize)>, (s, e)| {
+                Some(acc.map_or((s, e), |(a, b)| (a.min(s), b.max(e))))
+            },
+        );
+        let (Some(src), Some((from, to))) = (&self.source, span) else {
+            entries.iter().for_each(|e| f(&e.parsed()));
+            return;
+        };
+        let block = src.read(from, to);
+        for e in entries {
+            match e.raw.line_range() {
+                Some((s, end)) if end <= from + block.len() => {
+                    f(&e.parsed_from(&block[s - from..end - from]))
+                }
+                _ => f(&e.parsed()),
+            }
+        }
     }
 }
 
@@ -323,7 +357,7 @@ pub fn read_session(path: &Path) -> Result<Session, ReadError> {
     };
     let mut buf = Vec::with_capacity(meta.len() as usize + 1);
     std::io::Read::read_to_end(&mut file, &mut buf).map_err(io)?;
-    parse_session_owned(path, Arc::new(buf))
+    parse_session_from(path, Arc::new(buf), Some(file))
 }
 
 /// Checks that `path` is a session file by reading up to its header only
@@ -371,6 +405,16 @@ pub fn parse_session(path: &Path, buf: &[u8]) -> Result<Session, ReadError> {
 /// Parses a session from bytes it keeps: entries of a version 3 file stay
 /// lines of `buf` until asked for (see `load`).
 pub fn parse_session_owned(path: &Path, buf: Arc<Vec<u8>>) -> Result<Session, ReadError> {
+    parse_session_from(path, buf, None)
+}
+
+/// [`parse_session_owned`] of the bytes read from `file`, which entries can
+/// be read from again once the bytes are let go ([`Session::release_bytes`]).
+fn parse_session_from(
+    path: &Path,
+    buf: Arc<Vec<u8>>,
+    file: Option<std::fs::File>,
+) -> Result<Session, ReadError> {
     let mut diagnostics = Diagnostics::default();
     // The header is the first line that parses as an object.
     let mut header: Option<(Header, usize)> = None;
@@ -413,8 +457,11 @@ pub fn parse_session_owned(path: &Path, buf: Arc<Vec<u8>>) -> Result<Session, Re
         });
     };
     let file_version = header.version;
+    let mut source = None;
     let (entries, calls) = if file_version >= 3 {
-        super::load::load_entries(&buf, body, buf.len(), &mut diagnostics)
+        let src = Arc::new(Source::new(buf.clone(), file));
+        source = Some(src.clone());
+        super::load::load_entries(&src, &buf, body, buf.len(), &mut diagnostics)
     } else {
         let entries = parse_legacy(&header, &buf[body..], &mut diagnostics);
         let calls = ToolCalls::from_entries(&entries);
@@ -428,6 +475,7 @@ pub fn parse_session_owned(path: &Path, buf: Arc<Vec<u8>>) -> Result<Session, Re
         calls,
         diagnostics,
         bytes: buf.len() as u64,
+        source,
     })
 }
 
@@ -482,6 +530,7 @@ pub fn parse_session_eager(path: &Path, buf: &[u8]) -> Result<Session, ReadError
         calls,
         diagnostics,
         bytes: buf.len() as u64,
+        source: None,
     })
 }
 

@@ -59,10 +59,13 @@ impl SessionTree {
             .collect();
         break_cycles(&mut parent);
 
-        let ts: Vec<Option<i64>> = entries
-            .iter()
-            .map(|e| e.timestamp().and_then(parse_iso_ms))
-            .collect();
+        let ts: Vec<Option<i64>> = {
+            use rayon::prelude::*;
+            entries
+                .par_iter()
+                .map(|e| e.timestamp().and_then(parse_iso_ms))
+                .collect()
+        };
         let mut children = vec![Vec::new(); n];
         let mut roots = Vec::new();
         for (i, p) in parent.iter().enumerate() {
@@ -185,7 +188,11 @@ impl SessionTree {
     /// [`SessionTree::children_active_first`], without allocating.
     pub fn children_in_order(&self, i: usize) -> impl DoubleEndedIterator<Item = usize> + '_ {
         let c = &self.children[i];
-        let active = c.iter().position(|&x| self.on_active_path[x]);
+        // One child is first anyway (most entries: a chain).
+        let active = match c.len() {
+            0 | 1 => None,
+            _ => c.iter().position(|&x| self.on_active_path[x]),
+        };
         active.map(|p| c[p]).into_iter().chain(
             c.iter()
                 .enumerate()

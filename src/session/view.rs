@@ -257,21 +257,54 @@ pub fn flatten_into(
     visible: &dyn Fn(usize) -> bool,
     folded: &HashSet<usize>,
 ) {
+    let mut scratch = FlattenScratch::default();
+    flatten_with(rows, &mut scratch, entries, tree, visible, folded);
+}
+
+/// The working memory of [`flatten_with`], kept between calls: on a big
+/// session, fresh arrays cost more in page faults than the walk itself.
+#[derive(Debug, Default)]
+pub struct FlattenScratch {
+    first: Vec<u32>,
+    last: Vec<u32>,
+    next: Vec<u32>,
+    count: Vec<u32>,
+    stack: Vec<(usize, usize)>,
+}
+
+/// [`flatten_into`] with working memory kept by the caller.
+pub fn flatten_with(
+    rows: &mut Vec<TreeRow>,
+    scratch: &mut FlattenScratch,
+    entries: &[Entry],
+    tree: &SessionTree,
+    visible: &dyn Fn(usize) -> bool,
+    folded: &HashSet<usize>,
+) {
     rows.clear();
     let is_folded = |i: usize| !folded.is_empty() && folded.contains(&i);
     let n = entries.len().min(tree.len());
     // The visible tree as first-child / next-sibling links (index n = the
     // virtual top), children in Atomic's order.
-    let mut first = vec![NONE; n + 1];
-    let mut last = vec![NONE; n + 1];
-    let mut next = vec![NONE; n];
-    let mut count = vec![0u32; n + 1];
+    let FlattenScratch {
+        first,
+        last,
+        next,
+        count,
+        stack,
+    } = scratch;
+    for (v, len, fill) in [
+        (&mut *first, n + 1, NONE),
+        (&mut *last, n + 1, NONE),
+        (&mut *next, n, NONE),
+        (&mut *count, n + 1, 0),
+    ] {
+        v.clear();
+        v.resize(len, fill);
+    }
     let top = n;
-    let mut stack: Vec<(usize, usize)> = roots_in_order(tree)
-        .into_iter()
-        .rev()
-        .map(|r| (r, top))
-        .collect();
+    stack.clear();
+    stack.extend(roots_in_order(tree).into_iter().rev().map(|r| (r, top)));
     while let Some((i, anc)) = stack.pop() {
         if i >= n {
             continue;
@@ -404,18 +437,21 @@ fn roots_in_order(tree: &SessionTree) -> Vec<usize> {
 pub fn row_prefix(rows: &[TreeRow], pos: usize) -> String {
     let r = &rows[pos];
     let width = r.display_indent;
-    // (position, show), outermost first: the first one at a level wins.
-    let mut gutters: Vec<(usize, bool)> = Vec::new();
+    // The gutter at each level: walking outwards, an outer ancestor's
+    // overwrites an inner one's (the outermost at a level wins). One pass,
+    // not a search per level: rows thousands of levels deep exist.
+    let mut gutters: Vec<Option<bool>> = vec![None; width];
     let mut up = r.gutter_up;
     while let Some(a) = up {
         let ar = &rows[a];
-        gutters.push((ar.display_indent.saturating_sub(1), !ar.is_last));
+        if let Some(g) = gutters.get_mut(ar.display_indent.saturating_sub(1)) {
+            *g = Some(!ar.is_last);
+        }
         up = ar.gutter_up;
     }
-    gutters.reverse();
     let mut s = String::with_capacity(width * 3);
-    for level in 0..width {
-        if let Some(&(_, show)) = gutters.iter().find(|g| g.0 == level) {
+    for (level, gutter) in gutters.iter().enumerate() {
+        if let Some(show) = *gutter {
             s.push_str(if show { "│  " } else { "   " });
         } else if r.connector && level + 1 == width {
             s.push(if r.is_last { '└' } else { '├' });

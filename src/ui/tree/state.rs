@@ -10,7 +10,7 @@ use crate::session::render::entry_text;
 use crate::session::render::ToolCalls;
 use crate::session::search_text::SearchText;
 use crate::session::view::{
-    flatten_into, matches_search, passes_filter, search_haystack, Filter, TreeRow,
+    flatten_with, matches_search, passes_filter, search_haystack, Filter, FlattenScratch, TreeRow,
 };
 use crate::session::{Agent, Session, SessionTree};
 use crate::ui::input::LineInput;
@@ -30,6 +30,9 @@ pub struct Loaded {
 impl Loaded {
     pub fn read(path: &std::path::Path, agent: Agent) -> Result<Loaded, String> {
         let session = crate::session::read_session(path).map_err(|e| e.to_string())?;
+        // The screen reads the lines it shows from the file: memory stays
+        // near the facts of the entries, not the size of the file.
+        session.release_bytes();
         let tree = SessionTree::build(&session);
         Ok(Loaded {
             session: Arc::new(session),
@@ -112,6 +115,13 @@ pub struct TreeState {
     word_hits: HashMap<String, Vec<bool>>,
     /// Whether each entry has a label.
     labeled: Vec<bool>,
+    /// Which entries each filter shows (filled as filters are used).
+    filter_vis: Vec<(Filter, Vec<bool>)>,
+    /// Memory kept between flattenings (see `FlattenScratch`): which
+    /// entries are shown, and each entry's row.
+    scratch: FlattenScratch,
+    vis: Vec<bool>,
+    pos_of: Vec<u32>,
     pub rows: Vec<TreeRow>,
     /// Where the user put the selection (kept when a filter hides it).
     pub anchor: Option<String>,
@@ -151,6 +161,10 @@ impl TreeState {
             search_text_pending: false,
             word_hits: HashMap::new(),
             labeled: Vec::new(),
+            filter_vis: Vec::new(),
+            scratch: FlattenScratch::default(),
+            vis: Vec::new(),
+            pos_of: Vec::new(),
             loaded,
             filter: Filter::Default,
             folded: HashSet::new(),
@@ -192,6 +206,7 @@ impl TreeState {
         self.search_text = None;
         self.search_text_pending = false;
         self.word_hits.clear();
+        self.filter_vis.clear();
         self.labeled = entries
             .iter()
             .map(|e| tree.labels.contains_key(&e.id))
@@ -306,14 +321,24 @@ impl TreeState {
         let n = self.loaded.session.entries.len();
         let leaf = self.loaded.tree.leaf;
         let search = self.search.text().trim().to_string();
-        let mut vis: Vec<bool> = self
-            .loaded
-            .session
-            .entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| passes_filter(e, Some(i) == leaf, self.labeled[i], self.filter))
-            .collect();
+        // Each filter's answer is computed once per session (keys switch
+        // filters back and forth).
+        if !self.filter_vis.iter().any(|(f, _)| *f == self.filter) {
+            let v: Vec<bool> = self
+                .loaded
+                .session
+                .entries
+                .iter()
+                .enumerate()
+                .map(|(i, e)| passes_filter(e, Some(i) == leaf, self.labeled[i], self.filter))
+                .collect();
+            self.filter_vis.push((self.filter, v));
+        }
+        let mut vis = std::mem::take(&mut self.vis);
+        vis.clear();
+        if let Some((_, v)) = self.filter_vis.iter().find(|(f, _)| *f == self.filter) {
+            vis.extend_from_slice(v);
+        }
         debug_assert_eq!(vis.len(), n);
         if !search.is_empty() && !self.search_text_pending {
             self.search_hits(&search, &mut vis);
@@ -323,33 +348,37 @@ impl TreeState {
             .iter()
             .filter_map(|id| self.loaded.tree.index_of(id))
             .collect();
-        flatten_into(
+        flatten_with(
             &mut self.rows,
+            &mut self.scratch,
             &self.loaded.session.entries,
             &self.loaded.tree,
             &|i| vis[i],
             &folded,
         );
+        self.vis = vis;
         self.selected = self.shown_selection();
     }
 
     /// The anchor's row, else its nearest visible ancestor's, else (as
     /// Atomic) the last row.
-    fn shown_selection(&self) -> Option<usize> {
+    fn shown_selection(&mut self) -> Option<usize> {
         if self.rows.is_empty() {
             return None;
         }
-        let mut pos_of = vec![usize::MAX; self.loaded.session.entries.len()];
+        let pos_of = &mut self.pos_of;
+        pos_of.clear();
+        pos_of.resize(self.loaded.session.entries.len(), u32::MAX);
         for (p, r) in self.rows.iter().enumerate() {
             if let Some(slot) = pos_of.get_mut(r.entry) {
-                *slot = p;
+                *slot = p as u32;
             }
         }
         let tree = &self.loaded.tree;
         let mut cur = self.anchor.as_deref().and_then(|id| tree.index_of(id));
         while let Some(i) = cur {
-            if let Some(&p) = pos_of.get(i).filter(|&&p| p != usize::MAX) {
-                return Some(p);
+            if let Some(&p) = pos_of.get(i).filter(|&&p| p != u32::MAX) {
+                return Some(p as usize);
             }
             cur = tree.parent[i];
         }
