@@ -90,6 +90,17 @@ impl ToolCalls {
         );
     }
 
+    /// Records a call whose arguments are `args`.
+    pub(crate) fn insert_value(&mut self, id: &str, name: &str, args: Value) {
+        self.map.insert(
+            id.into(),
+            Call {
+                name: name.into(),
+                args: Args::Value(Box::new(args)),
+            },
+        );
+    }
+
     /// Records the calls of a parsed assistant message object (`message`'s
     /// `content` blocks of type `toolCall` with a string id and name).
     pub(crate) fn insert_from_message(&mut self, message: &serde_json::Map<String, Value>) {

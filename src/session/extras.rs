@@ -10,7 +10,6 @@
 //! `pread` each. A scan resumed on appended bytes has no offsets for the
 //! lines before: a label added then costs one quick pass over the file.
 
-use std::collections::HashMap;
 use std::hash::Hasher;
 use std::io::{Read, Seek, SeekFrom};
 
@@ -386,9 +385,9 @@ pub fn resolve_label_texts(
             None => LabelText::Missing,
             Some(e) => {
                 let call = tool_call_of(&e, &finder, src)?;
-                let mut calls: ToolCalls = HashMap::new();
-                if let Some((id, name, args)) = &call {
-                    calls.insert(id.as_str(), (name.as_str(), args));
+                let mut calls = ToolCalls::default();
+                if let Some((id, name, args)) = call {
+                    calls.insert_value(&id, &name, args);
                 }
                 LabelText::Text(short(&entry_text(&e, &calls)))
             }
