@@ -634,9 +634,18 @@ fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<
     };
     let mut lines = vec![status_line];
     lines.append(&mut wrapped);
-    // Atomic's two hint lines (and F1) as they are where they fit; on a
-    // narrower screen, flowed between hints, leaving out the least needed
-    // (the help lists them all), never F1.
+    lines.extend(
+        hint_lines(p, width as usize)
+            .into_iter()
+            .map(|h| Line::from(Span::styled(h, theme.dim()))),
+    );
+    (lines, cursor)
+}
+
+/// Atomic's two hint lines (and F1) as they are where they fit; on a
+/// narrower screen, flowed between hints, leaving out the least needed
+/// (the help lists them all), never F1.
+fn hint_lines(p: &PickerState, cols: usize) -> Vec<String> {
     let hints = [
         KEYS.hint(&[Action::Scope], "scope"),
         "re:<pattern> regex".to_string(),
@@ -656,20 +665,11 @@ fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<
         KEYS.hint(&[Action::Rename], "Rename"),
     ];
     let atomic = [hints[..4].join(" · "), hints[4..].join(" · ")];
-    let hint_lines = if atomic
-        .iter()
-        .all(|l| crate::ui::text::width(l) <= width as usize)
-    {
+    if atomic.iter().all(|l| width(l) <= cols) {
         atomic.to_vec()
     } else {
-        flow_hints(&hints, &[2, 1, 7, 5, 8, 4, 6, 0], 2, width as usize)
-    };
-    lines.extend(
-        hint_lines
-            .into_iter()
-            .map(|h| Line::from(Span::styled(h, theme.dim()))),
-    );
-    (lines, cursor)
+        flow_hints(&hints, &[2, 1, 7, 5, 8, 4, 6, 0], 2, cols)
+    }
 }
 
 /// A delete question's answers (Atomic's words).

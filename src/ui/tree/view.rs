@@ -489,7 +489,17 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         }
     };
     f.render_widget(Paragraph::new(status_line), row(0));
-    let hints = if t.context_view {
+    for (i, h) in hint_lines(t, area.width as usize).into_iter().enumerate() {
+        f.render_widget(
+            Paragraph::new(Span::styled(h, theme.dim())),
+            row(1 + i as u16),
+        );
+    }
+}
+
+/// The two lines of key hints under the tree (or the context view).
+fn hint_lines(t: &TreeState, width: usize) -> Vec<String> {
+    if t.context_view {
         flow_hints(
             &[
                 CONTEXT_KEYS.hint(
@@ -505,7 +515,7 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
             ],
             &[],
             2,
-            area.width as usize,
+            width,
         )
     } else {
         let hints = [
@@ -535,18 +545,7 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         // Left out first when the lines are too narrow (the help lists
         // them all): label time, cycle, context, detail, export, page,
         // fold/jump, label, filter, back; never the help key.
-        flow_hints(
-            &hints,
-            &[5, 8, 10, 9, 6, 1, 2, 4, 7, 12],
-            2,
-            area.width as usize,
-        )
-    };
-    for (i, h) in hints.into_iter().enumerate() {
-        f.render_widget(
-            Paragraph::new(Span::styled(h, theme.dim())),
-            row(1 + i as u16),
-        );
+        flow_hints(&hints, &[5, 8, 10, 9, 6, 1, 2, 4, 7, 12], 2, width)
     }
 }
 
