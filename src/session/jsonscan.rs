@@ -391,7 +391,7 @@ impl<'a> Skim<'a> {
     pub fn array_with(
         &mut self,
         depth: u32,
-        element: &mut dyn FnMut(&mut Skim<'a>, u32) -> Option<()>,
+        element: &mut impl FnMut(&mut Skim<'a>, u32) -> Option<()>,
     ) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
@@ -422,27 +422,7 @@ impl<'a> Skim<'a> {
     }
 
     fn array(&mut self, depth: u32) -> Option<()> {
-        if depth > MAX_DEPTH {
-            return None;
-        }
-        self.i += 1; // '['
-        self.ws();
-        if self.peek()? == b']' {
-            self.i += 1;
-            return Some(());
-        }
-        loop {
-            self.value(depth)?;
-            self.ws();
-            match self.peek()? {
-                b',' => self.i += 1,
-                b']' => {
-                    self.i += 1;
-                    return Some(());
-                }
-                _ => return None,
-            }
-        }
+        self.array_with(depth, &mut |s, depth| s.value(depth))
     }
 
     /// Reads a key; `None` for escaped keys (the general path decodes them).

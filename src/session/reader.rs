@@ -416,46 +416,7 @@ fn parse_session_from(
     file: Option<std::fs::File>,
 ) -> Result<Session, ReadError> {
     let mut diagnostics = Diagnostics::default();
-    // The header is the first line that parses as an object.
-    let mut header: Option<(Header, usize)> = None;
-    let mut at = 0;
-    for (line, newline) in lines(&buf) {
-        let next = at + line.len() + usize::from(newline);
-        if line.iter().all(u8::is_ascii_whitespace) {
-            diagnostics.blank_lines += 1;
-            at = next;
-            continue;
-        }
-        let mut lossy = false;
-        let Some(obj) = parse_object(line, &mut lossy) else {
-            if newline {
-                diagnostics.skipped_lines += 1;
-            } else {
-                diagnostics.partial_tail = true;
-            }
-            at = next;
-            continue;
-        };
-        if lossy {
-            diagnostics.lossy_lines += 1;
-        }
-        match Header::from_object(obj) {
-            Some(h) => header = Some((h, next)),
-            None => {
-                return Err(ReadError::NotASession {
-                    path: path.to_path_buf(),
-                    reason: "the first entry is not a session header with a string id",
-                })
-            }
-        }
-        break;
-    }
-    let Some((header, body)) = header else {
-        return Err(ReadError::NotASession {
-            path: path.to_path_buf(),
-            reason: "no session header",
-        });
-    };
+    let (header, body) = find_header(path, &buf, &mut diagnostics)?;
     let file_version = header.version;
     let mut source = None;
     let (entries, calls) = if file_version >= 3 {
@@ -484,42 +445,7 @@ fn parse_session_from(
 /// read sessions before the loader kept lines for later.
 pub fn parse_session_eager(path: &Path, buf: &[u8]) -> Result<Session, ReadError> {
     let mut diagnostics = Diagnostics::default();
-    let mut header: Option<(Header, usize)> = None;
-    let mut at = 0;
-    for (line, newline) in lines(buf) {
-        let next = at + line.len() + usize::from(newline);
-        at = next;
-        if line.iter().all(u8::is_ascii_whitespace) {
-            diagnostics.blank_lines += 1;
-            continue;
-        }
-        let mut lossy = false;
-        let Some(obj) = parse_object(line, &mut lossy) else {
-            if newline {
-                diagnostics.skipped_lines += 1;
-            } else {
-                diagnostics.partial_tail = true;
-            }
-            continue;
-        };
-        if lossy {
-            diagnostics.lossy_lines += 1;
-        }
-        header = Some((
-            Header::from_object(obj).ok_or_else(|| ReadError::NotASession {
-                path: path.to_path_buf(),
-                reason: "the first entry is not a session header with a string id",
-            })?,
-            next,
-        ));
-        break;
-    }
-    let Some((header, body)) = header else {
-        return Err(ReadError::NotASession {
-            path: path.to_path_buf(),
-            reason: "no session header",
-        });
-    };
+    let (header, body) = find_header(path, buf, &mut diagnostics)?;
     let entries = parse_legacy(&header, &buf[body..], &mut diagnostics);
     let calls = ToolCalls::from_entries(&entries);
     Ok(Session {
@@ -534,27 +460,65 @@ pub fn parse_session_eager(path: &Path, buf: &[u8]) -> Result<Session, ReadError
     })
 }
 
+/// The session header, the first line that parses as an object, and
+/// where the entries after it start.
+fn find_header(
+    path: &Path,
+    buf: &[u8],
+    diagnostics: &mut Diagnostics,
+) -> Result<(Header, usize), ReadError> {
+    let mut at = 0;
+    for (line, newline) in lines(buf) {
+        at += line.len() + usize::from(newline);
+        let Some(obj) = parse_line(line, newline, diagnostics) else {
+            continue;
+        };
+        let header = Header::from_object(obj).ok_or_else(|| ReadError::NotASession {
+            path: path.to_path_buf(),
+            reason: "the first entry is not a session header with a string id",
+        })?;
+        return Ok((header, at));
+    }
+    Err(ReadError::NotASession {
+        path: path.to_path_buf(),
+        reason: "no session header",
+    })
+}
+
+/// One line as a JSON object, counted in `diagnostics` when it is blank,
+/// not an object (a cut last line: the partial tail) or read lossily.
+fn parse_line(
+    line: &[u8],
+    newline: bool,
+    diagnostics: &mut Diagnostics,
+) -> Option<Map<String, Value>> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        diagnostics.blank_lines += 1;
+        return None;
+    }
+    let mut lossy = false;
+    let Some(obj) = parse_object(line, &mut lossy) else {
+        if newline {
+            diagnostics.skipped_lines += 1;
+        } else {
+            diagnostics.partial_tail = true;
+        }
+        return None;
+    };
+    if lossy {
+        diagnostics.lossy_lines += 1;
+    }
+    Some(obj)
+}
+
 /// The entries of a version 1 or 2 file, parsed and migrated in memory
 /// (and of any file, for [`parse_session_eager`]).
 fn parse_legacy(header: &Header, body: &[u8], diagnostics: &mut Diagnostics) -> Vec<Entry> {
     let mut raw_entries: Vec<Map<String, Value>> = Vec::new();
     for (line, newline) in lines(body) {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            diagnostics.blank_lines += 1;
-            continue;
-        }
-        let mut lossy = false;
-        let Some(obj) = parse_object(line, &mut lossy) else {
-            if newline {
-                diagnostics.skipped_lines += 1;
-            } else {
-                diagnostics.partial_tail = true;
-            }
+        let Some(obj) = parse_line(line, newline, diagnostics) else {
             continue;
         };
-        if lossy {
-            diagnostics.lossy_lines += 1;
-        }
         raw_entries.push(obj);
     }
     if header.version < 2 {
