@@ -1864,3 +1864,63 @@ fn hint_lines_hold_whole_hints_at_any_width() {
         }
     }
 }
+
+/// Ctrl+L lists the labels of the sessions in scope (read as `arbor
+/// labels` reads them), newest first; Enter opens the tree at the labelled
+/// entry; Esc closes the list.
+#[test]
+fn ctrl_l_lists_labels_and_opens_the_tree_at_one() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    app.store = StoreConfig::single(&fx.root, StoreKind::PerProject);
+    let fxs = ctrl(&mut app, 'l');
+    assert_eq!(
+        fxs,
+        vec![Effect::LoadLabels {
+            config: app.store.clone(),
+            scope: Scope::Project(WEBAPP.into()),
+            include_internal: false,
+        }]
+    );
+    assert!(screen(&app, &fx.root).contains("Labels · loading…"));
+    // Esc closes; the answer arriving later changes nothing.
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.picker.dialog, Dialog::None);
+    for ev in perform(fxs[0].clone()) {
+        drive(&mut app, ev);
+    }
+    assert_eq!(app.picker.dialog, Dialog::None);
+
+    ctrl(&mut app, 'l');
+    for ev in perform(fxs[0].clone()) {
+        drive(&mut app, ev);
+    }
+    let s = screen(&app, &fx.root);
+    insta::assert_snapshot!("labels_box", s);
+    // The webapp session's two checkpoints, the newer first.
+    let first = s.find("Committed as").unwrap();
+    let second = s.find("Fixed. Summary").unwrap();
+    assert!(first < second, "{s}");
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Down); // stays on the last
+    let open = key(&mut app, KeyCode::Enter);
+    let webapp = common::find_session(&fx.root, "01a1fd62");
+    assert_eq!(
+        open,
+        vec![Effect::OpenTree {
+            path: webapp.clone(),
+            agent: arbor::session::Agent::Atomic,
+        }]
+    );
+    assert_eq!(app.picker.dialog, Dialog::None);
+    for ev in perform(open[0].clone()) {
+        app.update(ev);
+    }
+    match &app.mode {
+        arbor::ui::Mode::Tree(t) => {
+            assert_eq!(t.path, webapp);
+            assert_eq!(t.entry_id(t.selected_entry().unwrap()), "c856cfd2");
+        }
+        arbor::ui::Mode::Picker => panic!("the tree did not open"),
+    }
+}

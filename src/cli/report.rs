@@ -12,8 +12,8 @@ use super::commands::{json_text, project_cwd};
 use super::{GlobalOpts, LabelsArgs, StatsArgs};
 use crate::index::load::{load_listing, LoadEvent};
 use crate::index::Index;
-use crate::session::entry::{format_iso_ms, parse_iso_ms};
-use crate::session::extras::{LabelInfo, LabelText, UsageBucket, HOUR_MS};
+use crate::session::entry::parse_iso_ms;
+use crate::session::extras::{label_rows, UsageBucket, HOUR_MS};
 use crate::session::info::SessionInfo;
 use crate::store::listing::filter_rows;
 use crate::store::{ScanProblem, Scope, StoreConfig};
@@ -54,16 +54,6 @@ fn rows_of(config: &StoreConfig, g: &GlobalOpts, scope: &Scope) -> Vec<SessionIn
 
 // ------------------------------------------------------------------ labels
 
-/// `2026-11-21T09:22:19.223Z` for a readable time, else the text as written.
-fn label_time(l: &LabelInfo) -> Option<String> {
-    let t = l.time.as_deref()?;
-    Some(
-        parse_iso_ms(t)
-            .map(format_iso_ms)
-            .unwrap_or_else(|| t.to_string()),
-    )
-}
-
 pub fn labels(
     config: &StoreConfig,
     g: &GlobalOpts,
@@ -74,38 +64,16 @@ pub fn labels(
     let mut rows = rows_of(config, g, &scope);
     // As the list and the picker: internal workflow sessions are not shown.
     filter_rows(&mut rows, &scope, false);
-    let mut found: Vec<(&SessionInfo, &LabelInfo, i64)> = rows
-        .iter()
-        .flat_map(|r| {
-            r.labels
-                .iter()
-                // A label on an entry the file lacks shows nowhere.
-                .filter(|l| l.text != LabelText::Missing)
-                .map(move |l| {
-                    let ms = l.time.as_deref().and_then(parse_iso_ms).unwrap_or(i64::MIN);
-                    (r, l, ms)
-                })
-        })
-        .collect();
-    // Newest first; then by file and entry, for a stable order.
-    found.sort_by(|a, b| {
-        b.2.cmp(&a.2)
-            .then_with(|| a.0.path.cmp(&b.0.path))
-            .then_with(|| a.1.entry_id.cmp(&b.1.entry_id))
-    });
-    let text_of = |l: &LabelInfo| match &l.text {
-        LabelText::Text(t) => t.clone(),
-        _ => String::new(),
-    };
+    let found = label_rows(&rows);
     if a.json {
-        for (r, l, _) in &found {
+        for l in &found {
             let v = json!({
-                "path": r.path.to_string_lossy(),
-                "sessionId": r.id,
+                "path": l.path.to_string_lossy(),
+                "sessionId": l.session_id,
                 "entryId": l.entry_id,
                 "label": l.label,
-                "labelTime": label_time(l),
-                "text": text_of(l),
+                "labelTime": l.time,
+                "text": l.text,
             });
             writeln!(out, "{}", json_text(&v))?;
         }
@@ -117,7 +85,7 @@ pub fn labels(
     }
     let label_w = found
         .iter()
-        .map(|(_, l, _)| clean(&l.label).chars().count())
+        .map(|l| clean(&l.label).chars().count())
         .max()
         .unwrap_or(0)
         .clamp(5, 24);
@@ -126,11 +94,13 @@ pub fn labels(
         "{:<16}  {:<label_w$}  {:<8}  {:<8}  TEXT",
         "TIME (UTC)", "LABEL", "SESSION", "ENTRY"
     )?;
-    for (r, l, _) in &found {
-        let time = label_time(l)
-            .map(|t| match parse_iso_ms(&t) {
+    for l in &found {
+        let time = l
+            .time
+            .as_deref()
+            .map(|t| match parse_iso_ms(t) {
                 Some(_) => format!("{} {}", &t[..10], &t[11..16]),
-                None => t,
+                None => t.to_string(),
             })
             .unwrap_or_default();
         writeln!(
@@ -139,9 +109,9 @@ pub fn labels(
             cut(&clean(&time), 16),
             cut(&clean(&l.label), label_w),
             // A prefix, as `arbor tree` and the others take it.
-            clean(&r.id).chars().take(8).collect::<String>(),
+            clean(&l.session_id).chars().take(8).collect::<String>(),
             cut(&clean(&l.entry_id), 8),
-            cut(&clean(&text_of(l)), 80),
+            cut(&clean(&l.text), 80),
         )?;
     }
     Ok(())
@@ -417,6 +387,7 @@ fn thousands(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session::entry::format_iso_ms;
 
     #[test]
     fn since_forms() {

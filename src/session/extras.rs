@@ -67,6 +67,65 @@ pub struct UsageBucket {
     pub cost: f64,
 }
 
+/// A label in effect, with what shows it: for `arbor labels` and the
+/// picker's list of labels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabelRow {
+    pub path: std::path::PathBuf,
+    pub agent: super::agent::Agent,
+    pub session_id: String,
+    /// The session's title (name, else first message), for the picker.
+    pub title: String,
+    pub entry_id: String,
+    pub label: String,
+    /// The label time as ISO UTC (as written when it does not parse).
+    pub time: Option<String>,
+    /// The labelled entry's row text (empty if it could not be read).
+    pub text: String,
+    time_ms: i64,
+}
+
+/// The labels of `rows` that show somewhere (their entry is in the file),
+/// newest first; ties by file, then entry.
+pub fn label_rows(rows: &[super::info::SessionInfo]) -> Vec<LabelRow> {
+    use super::entry::{format_iso_ms, parse_iso_ms};
+    let mut out: Vec<LabelRow> = rows
+        .iter()
+        .flat_map(|r| {
+            r.labels
+                .iter()
+                .filter(|l| l.text != LabelText::Missing)
+                .map(move |l| {
+                    let ms = l.time.as_deref().and_then(parse_iso_ms);
+                    LabelRow {
+                        path: r.path.clone(),
+                        agent: r.agent,
+                        session_id: r.id.clone(),
+                        title: r.title().to_string(),
+                        entry_id: l.entry_id.clone(),
+                        label: l.label.clone(),
+                        time: match ms {
+                            Some(ms) => Some(format_iso_ms(ms)),
+                            None => l.time.clone(),
+                        },
+                        text: match &l.text {
+                            LabelText::Text(t) => t.clone(),
+                            _ => String::new(),
+                        },
+                        time_ms: ms.unwrap_or(i64::MIN),
+                    }
+                })
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.time_ms
+            .cmp(&a.time_ms)
+            .then_with(|| a.path.cmp(&b.path))
+            .then_with(|| a.entry_id.cmp(&b.entry_id))
+    });
+    out
+}
+
 /// One assistant message's figures (negative or absent values are 0).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct UsageFigures {

@@ -86,6 +86,8 @@ pub enum AppEvent {
         session: SharedSession,
         text: Arc<SearchText>,
     },
+    /// The labels of the picker's scope (Ctrl+L), newest first.
+    LabelsLoaded(Vec<crate::session::extras::LabelRow>),
     /// A label / branch / fork / migration finished; `new_path` for a fork.
     Wrote {
         path: PathBuf,
@@ -219,6 +221,13 @@ pub enum Effect {
     },
     /// Put text on the clipboard (OSC 52, through the terminal).
     Copy(String),
+    /// Read the labels of `scope` (through the index when it is on);
+    /// answer with `LabelsLoaded`.
+    LoadLabels {
+        config: StoreConfig,
+        scope: crate::store::Scope,
+        include_internal: bool,
+    },
     /// Write the branch of `path` ending at `leaf` into the current folder
     /// as `file_name` (or a numbered variant: nothing is replaced).
     Export {
@@ -276,6 +285,9 @@ pub struct App {
     /// The local time's offset from UTC, from the runtime's clock (UTC
     /// until it says: tests draw the same anywhere).
     pub utc_offset: chrono::FixedOffset,
+    /// The tree being opened from the picker's labels: select this entry
+    /// of this file once it is read.
+    pub open_at: Option<(PathBuf, String)>,
 }
 
 impl App {
@@ -291,6 +303,7 @@ impl App {
             store: StoreConfig::default(),
             frame_ms: now_ms,
             utc_offset: chrono::Offset::fix(&chrono::Utc),
+            open_at: None,
         }
     }
 
@@ -439,9 +452,13 @@ impl App {
             }
             (Ok(loaded), _) if !reload => {
                 let session = SharedSession(loaded.session.clone());
+                let at = self.open_at.take().filter(|(p, _)| *p == path);
                 let mut t = TreeState::new(path, *loaded, self.picker.now_ms);
                 t.utc_offset = self.utc_offset;
                 t.from_picker = !self.tree_only;
+                if let Some((_, entry)) = at {
+                    t.select_entry_id(&entry);
+                }
                 // The first frame shows the selection (the leaf: often the
                 // last row of a long session).
                 t.clamp_scroll(super::tree::list_height(self.width, self.height));

@@ -497,6 +497,29 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
                 .and_then(|dir| export_branch(&path, &leaf, format, thinking, &file_name, &dir));
             vec![AppEvent::Exported(result)]
         }
+        Effect::LoadLabels {
+            config,
+            scope,
+            include_internal,
+        } => {
+            // The rows with their labels, as `arbor labels` reads them.
+            let index = index_on().then(|| {
+                crate::index::Index::open_default().map(|mut i| {
+                    i.set_extras(true);
+                    i
+                })
+            });
+            let mut rows = Vec::new();
+            crate::index::load::load_listing(&config, &scope, index, false, &mut |ev| {
+                if let crate::index::load::LoadEvent::Rows(r) = ev {
+                    rows.extend(r);
+                }
+            });
+            crate::store::listing::filter_rows(&mut rows, &scope, include_internal);
+            vec![AppEvent::LabelsLoaded(crate::session::extras::label_rows(
+                &rows,
+            ))]
+        }
         Effect::CloseTree | Effect::Copy(_) | Effect::Exit(_) => Vec::new(),
     }
 }

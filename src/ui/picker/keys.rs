@@ -152,6 +152,31 @@ fn on_key(app: &mut App, k: KeyEvent) -> Option<Vec<Effect>> {
                 Prompted::Ignored => None,
             };
         }
+        Dialog::Labels { items, selected } => {
+            let n = items.as_ref().map_or(0, Vec::len);
+            let page = super::view::labels_page(app.height);
+            let last = n.saturating_sub(1);
+            match LABEL_KEYS.action(&k, true)? {
+                LabelAction::Up => *selected = selected.saturating_sub(1),
+                LabelAction::Down => *selected = (*selected + 1).min(last),
+                LabelAction::PageUp => *selected = selected.saturating_sub(page),
+                LabelAction::PageDown => *selected = (*selected + page).min(last),
+                LabelAction::First => *selected = 0,
+                LabelAction::Last => *selected = last,
+                LabelAction::Close => p.dialog = Dialog::None,
+                LabelAction::Quit => return Some(vec![Effect::Exit(Outcome::Quit)]),
+                LabelAction::Open => {
+                    let l = items.as_ref().and_then(|v| v.get(*selected)).cloned()?;
+                    p.dialog = Dialog::None;
+                    app.open_at = Some((l.path.clone(), l.entry_id.clone()));
+                    return Some(vec![Effect::OpenTree {
+                        path: l.path,
+                        agent: l.agent,
+                    }]);
+                }
+            }
+            return Some(Vec::new());
+        }
         Dialog::None => {}
     }
 
@@ -189,11 +214,52 @@ pub enum Action {
     Delete,
     Undo,
     Tree,
+    Labels,
     Internal,
     Preview,
     Help,
     Quit,
 }
+
+/// What the keys do in the list of labels (Ctrl+L).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LabelAction {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    First,
+    Last,
+    Open,
+    Close,
+    Quit,
+}
+
+pub const LABEL_KEYS: Keymap<LabelAction> = Keymap(&[
+    bind(
+        &[
+            (key(KeyCode::Up), LabelAction::Up),
+            (key(KeyCode::Down), LabelAction::Down),
+            (key(KeyCode::PageUp), LabelAction::PageUp),
+            (key(KeyCode::PageDown), LabelAction::PageDown),
+            (key(KeyCode::Home), LabelAction::First),
+            (key(KeyCode::End), LabelAction::Last),
+        ],
+        "move, first/last",
+    ),
+    bind(
+        &[(key(KeyCode::Enter), LabelAction::Open)],
+        "open the tree at the labelled entry",
+    ),
+    bind(
+        &[
+            (key(KeyCode::Esc), LabelAction::Close),
+            (ctrl('l'), LabelAction::Close),
+        ],
+        "close",
+    ),
+    bind(&[(ctrl('c'), LabelAction::Quit)], "quit arbor"),
+]);
 
 /// The picker's keys: dispatch, the help (F1) and the footer's key names
 /// all come from here. Keys not listed go to the query's field.
@@ -248,6 +314,10 @@ pub const KEYS: Keymap<Action> = Keymap(&[
         "open the session's branch tree",
     ),
     bind(
+        &[(ctrl('l'), Action::Labels)],
+        "labels here; enter opens the tree at one",
+    ),
+    bind(
         &[(alt('i'), Action::Internal)],
         "show internal workflow sessions",
     ),
@@ -299,6 +369,21 @@ fn act(app: &mut App, action: Action) -> Vec<Effect> {
             p.preview_on = Some(!on);
             // Load afresh when it opens again.
             p.preview_requested = None;
+        }
+        Action::Labels => {
+            p.dialog = Dialog::Labels {
+                items: None,
+                selected: 0,
+            };
+            let scope = match p.scope {
+                Scope::All => crate::store::Scope::All,
+                Scope::Current => crate::store::Scope::Project(p.project_cwd.clone()),
+            };
+            return vec![Effect::LoadLabels {
+                config: app.store.clone(),
+                scope,
+                include_internal: p.show_internal,
+            }];
         }
         Action::Tree => {
             p.user_moved |= p.selected.is_some();
@@ -688,6 +773,14 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
                 return Step::redraw(vec![Effect::Rescan(vec![store.session_file(&path)])]);
             }
             Err(e) => p.set_status(StatusKind::Error, format!("Undo failed: {e}")),
+        },
+        AppEvent::LabelsLoaded(found) => match &mut p.dialog {
+            Dialog::Labels { items, selected } => {
+                *items = Some(found);
+                *selected = 0;
+            }
+            // Closed meanwhile.
+            _ => return Step::none(),
         },
         AppEvent::Key(_)
         | AppEvent::Paste(_)

@@ -143,6 +143,12 @@ pub enum Dialog {
         input: crate::ui::input::LineInput,
     },
     Help,
+    /// Ctrl+L: the labels of the sessions in scope, newest first (`None`
+    /// while they load); Enter opens the tree at the selected one.
+    Labels {
+        items: Option<Vec<crate::session::extras::LabelRow>>,
+        selected: usize,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use ratatui::Frame;
 
-use super::keys::{Action, KEYS, PERMANENT_KEYS};
+use super::keys::{Action, LabelAction, KEYS, LABEL_KEYS, PERMANENT_KEYS};
 use super::state::{Dialog, PickerState, Scope, StatusKind};
 use crate::search::query::new_matcher;
 use crate::ui::app::App;
@@ -79,6 +79,92 @@ pub fn render(f: &mut Frame, app: &App, theme: &Theme) {
     if p.dialog == Dialog::Help {
         render_help(f, p, theme, area);
     }
+    if let Dialog::Labels { items, selected } = &p.dialog {
+        render_labels(f, p, theme, area, items.as_deref(), *selected);
+    }
+}
+
+/// The labels box's height for a screen `height` rows high.
+fn labels_box_height(height: u16) -> u16 {
+    height.saturating_sub(4).max(5)
+}
+
+/// Label rows the box shows at once (a page for PgUp/PgDn).
+pub fn labels_page(height: u16) -> usize {
+    // Borders and the key line.
+    usize::from(labels_box_height(height).saturating_sub(3)).max(1)
+}
+
+fn render_labels(
+    f: &mut Frame,
+    p: &PickerState,
+    theme: &Theme,
+    area: Rect,
+    items: Option<&[crate::session::extras::LabelRow]>,
+    selected: usize,
+) {
+    // As tall as the labels need, up to the screen.
+    let page = labels_page(area.height).min(items.map_or(1, |v| v.len().max(1)));
+    let r = crate::ui::widgets::centered(area, 120, page as u16 + 3);
+    crate::ui::widgets::clear_box(f, r);
+    let inner = r.width.saturating_sub(2) as usize;
+    let mut lines: Vec<Line> = Vec::new();
+    let title = match items {
+        None => " Labels · loading… ".to_string(),
+        Some(v) => format!(" Labels · {} ", v.len()),
+    };
+    match items {
+        None => lines.push(Line::from(Span::styled(
+            "  Reading the labels…",
+            theme.dim(),
+        ))),
+        Some([]) => lines.push(Line::from(Span::styled(
+            "  No labels in these sessions (shift+l in the tree sets one)",
+            theme.dim(),
+        ))),
+        Some(v) => {
+            let top = selected.saturating_sub(page.saturating_sub(1));
+            for (i, l) in v.iter().enumerate().skip(top).take(page) {
+                let when = l
+                    .time
+                    .as_deref()
+                    .and_then(crate::session::entry::parse_iso_ms)
+                    .map(|ms| age(p.now_ms, ms))
+                    .unwrap_or_default();
+                let left = format!(
+                    " {:>4}  {}  {}  ",
+                    when,
+                    fit(&sanitize_line(&l.label), 20),
+                    fit(&sanitize_line(&l.title), 28),
+                );
+                let rest = inner.saturating_sub(width(&left));
+                let line = format!("{left}{}", truncate(&sanitize_line(&l.text), rest));
+                let style = if i == selected {
+                    theme.selected()
+                } else {
+                    Style::default()
+                };
+                lines.push(Line::from(Span::styled(fit(&line, inner), style)));
+            }
+        }
+    }
+    while lines.len() < page {
+        lines.push(Line::from(""));
+    }
+    lines.push(Line::from(Span::styled(
+        format!(
+            " {} · {} · {}",
+            LABEL_KEYS.hint(&[LabelAction::Up, LabelAction::Down], "move"),
+            LABEL_KEYS.hint(&[LabelAction::Open], "open the tree there"),
+            LABEL_KEYS.hint(&[LabelAction::Close], "close"),
+        ),
+        theme.dim(),
+    )));
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(Span::styled(title, theme.title()))
+        .border_style(theme.accent());
+    f.render_widget(Paragraph::new(lines).block(block), r);
 }
 
 fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {

@@ -385,6 +385,12 @@ impl TreeState {
         Some(self.rows.len() - 1)
     }
 
+    /// Selects the entry `id` (or its nearest visible ancestor).
+    pub fn select_entry_id(&mut self, id: &str) {
+        self.anchor = Some(id.to_string());
+        self.rebuild();
+    }
+
     pub fn selected_entry(&self) -> Option<usize> {
         self.selected
             .and_then(|p| self.rows.get(p))
