@@ -835,3 +835,77 @@ fn last_prints_the_newest_session_of_the_current_folder() {
     assert!(!ok);
     term.wait_for("the reason", |t| t.contains("no sessions in"));
 }
+
+/// Issue #16.1 in a terminal of 80×24: a query, Alt+A marks its matches,
+/// Ctrl+Space (a NUL from the terminal) marks and unmarks one more, Ctrl+D
+/// asks once for the batch, Enter moves every file to the trash (a
+/// temporary XDG_DATA_HOME), Ctrl+Z brings every one back to its path.
+#[test]
+fn marked_batch_goes_to_the_trash_and_comes_back() {
+    let store = common::demo_store();
+    let root = store.path().join("sessions");
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let (files, _) = arbor::store::list_session_files(
+        &arbor::store::StoreConfig::single(&root, arbor::store::StoreKind::PerProject),
+        &arbor::store::Scope::All,
+    );
+    let before: Vec<(std::path::PathBuf, Vec<u8>)> = files
+        .into_iter()
+        .map(|f| {
+            let bytes = std::fs::read(&f.path).unwrap();
+            (f.path, bytes)
+        })
+        .collect();
+    let mut cmd = pty::arbor();
+    cmd.arg("--store");
+    cmd.arg(&root);
+    cmd.arg("--all");
+    cmd.env("HOME", home.path());
+    cmd.env("XDG_DATA_HOME", &data);
+    cmd.env("ARBOR_CACHE_DIR", home.path().join("cache"));
+    let mut term = Term::spawn(cmd, 24, 80);
+    term.wait_for("the list", |t| {
+        t.contains("Resume Session (All)") && t.contains("Fix flaky auth test")
+    });
+    term.press(b"auth");
+    term.wait_for("the query's matches", |t| t.contains("(1/2)"));
+    term.press(b"\x1ba");
+    term.wait_for("two marks", |t| t.contains("✓ 2 marked"));
+    // The query cleared: every session again, the two still marked.
+    term.press(b"\x15");
+    term.wait_for("the whole list", |t| {
+        t.contains("Add --delimiter flag") && t.contains("✓ 2 marked")
+    });
+    term.press(b"\x00");
+    term.wait_for("a third mark", |t| t.contains("✓ 3 marked"));
+    term.press(b"\x1b[A");
+    term.press(b"\x00");
+    term.wait_for("the third unmarked", |t| t.contains("✓ 2 marked"));
+    term.press(b"\x04");
+    term.wait_for("the batch question", |t| {
+        t.contains("Delete 2 marked sessions (") && t.contains("kB)?")
+    });
+    term.press(b"\r");
+    term.wait_for("the batch moved", |t| {
+        t.contains("2 sessions moved to trash")
+    });
+    let gone: Vec<&std::path::PathBuf> = before
+        .iter()
+        .map(|(p, _)| p)
+        .filter(|p| !p.exists())
+        .collect();
+    assert_eq!(gone.len(), 2, "{gone:?}");
+    for p in &gone {
+        let trashed = data.join("Trash/files").join(p.file_name().unwrap());
+        assert!(trashed.exists(), "{} is in the trash", trashed.display());
+    }
+    term.press(b"\x1a");
+    term.wait_for("the batch restored", |t| t.contains("2 sessions restored"));
+    for (p, bytes) in &before {
+        assert_eq!(&std::fs::read(p).unwrap(), bytes, "{} is back", p.display());
+    }
+    term.wait_for("the rows back", |t| t.contains("Fix flaky auth test"));
+    term.press(b"\x1b");
+    assert!(term.wait_exit("esc").success());
+}

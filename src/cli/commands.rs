@@ -52,6 +52,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Export(a)) => export(&config, &a, &mut out),
         Some(Command::Labels(a)) => super::report::labels(&config, &cli.global, &a, &mut out),
         Some(Command::Stats(a)) => super::report::stats(&config, &cli.global, &a, &mut out),
+        Some(Command::Trash(a)) => super::bulk::trash(&config, &cli.global, &a, &mut out),
+        Some(Command::Restore(a)) => super::bulk::restore(&config, &a, &mut out),
         Some(Command::Tree(ref a)) => {
             drop(out);
             let file = resolve_session(&config, &a.session)?;
@@ -356,7 +358,7 @@ fn list(
     Ok(())
 }
 
-fn human_bytes(b: u64) -> String {
+pub(super) fn human_bytes(b: u64) -> String {
     let b = b as f64;
     if b >= 1e9 {
         format!("{:.2} GB", b / 1e9)

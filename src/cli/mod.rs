@@ -1,5 +1,6 @@
-//! The command line: `arbor [list|show|context|export|label|branch|fork|rename|index]`.
+//! The command line: `arbor [list|show|context|export|labels|stats|trash|restore|label|branch|fork|rename|index]`.
 
+mod bulk;
 mod commands;
 mod report;
 pub mod resume;
@@ -79,6 +80,10 @@ pub enum Command {
     Labels(LabelsArgs),
     /// Sessions, messages, tokens and cost of the assistant's messages
     Stats(StatsArgs),
+    /// Move sessions to the system trash (never deletes one for good)
+    Trash(TrashArgs),
+    /// Bring sessions back from the trash: the last batch arbor moved, or those named
+    Restore(RestoreArgs),
     /// Set or clear the label of an entry (appends a `label` line)
     Label(LabelArgs),
     /// Move the leaf to an entry (appends a `branch_summary` line)
@@ -190,6 +195,50 @@ pub struct StatsArgs {
     #[arg(long, value_name = "GROUP", default_value = "project")]
     pub by: String,
     /// JSON Lines: one object per group, then the total
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TrashArgs {
+    /// Sessions to move: file paths, ids or unique id prefixes
+    #[arg(value_name = "SESSION",
+          required_unless_present_any = ["older_than", "larger_than"],
+          conflicts_with_all = ["older_than", "larger_than", "all", "cwd", "include_internal"])]
+    pub sessions: Vec<String>,
+    /// Every session of the scope last active before then: 12h, 2d, 1w,
+    /// 3mo, 1y ago, or a date (2026-11-01, UTC)
+    #[arg(long, value_name = "AGE")]
+    pub older_than: Option<String>,
+    /// Only sessions whose file is larger than SIZE: bytes, 500k, 10M, 1G
+    /// (or KiB, MiB, GiB)
+    #[arg(long, value_name = "SIZE")]
+    pub larger_than: Option<String>,
+    /// All projects instead of the current one
+    #[arg(long, conflicts_with = "cwd")]
+    pub all: bool,
+    /// The project directory (default: the current directory)
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Also internal workflow sessions
+    #[arg(long)]
+    pub include_internal: bool,
+    /// Only print what would be moved
+    #[arg(long)]
+    pub dry_run: bool,
+    /// JSON Lines: one object per session (path, sessionId, bytes,
+    /// modified, title, status, error)
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// The sessions' original paths, or ids (unique id prefixes) of
+    /// sessions in the trash; default: the last batch arbor moved there
+    #[arg(value_name = "SESSION")]
+    pub sessions: Vec<String>,
+    /// JSON Lines: one object per session (path, status, error)
     #[arg(long)]
     pub json: bool,
 }

@@ -19,7 +19,7 @@ use crate::store::listing::filter_rows;
 use crate::store::{ScanProblem, Scope, StoreConfig};
 use crate::util::term::{path as shown, sanitize_line as clean};
 
-fn scope_of(all: bool, cwd: Option<&std::path::Path>) -> Result<Scope> {
+pub(super) fn scope_of(all: bool, cwd: Option<&std::path::Path>) -> Result<Scope> {
     Ok(if all {
         Scope::All
     } else {
@@ -29,7 +29,7 @@ fn scope_of(all: bool, cwd: Option<&std::path::Path>) -> Result<Scope> {
 
 /// The rows of `scope`, through the index unless `--no-index`; sorted by
 /// path, so that sums are added in one order whichever way they were read.
-fn rows_of(config: &StoreConfig, g: &GlobalOpts, scope: &Scope) -> Vec<SessionInfo> {
+pub(super) fn rows_of(config: &StoreConfig, g: &GlobalOpts, scope: &Scope) -> Vec<SessionInfo> {
     let index = (!g.no_index).then(|| {
         Index::open_default().map(|mut i| {
             i.set_extras(true);

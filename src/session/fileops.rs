@@ -1,15 +1,16 @@
 //! Every change arbor makes to a user's files, in one place to audit:
 //! appends to a session (the writer builds the lines), whole-file atomic
 //! writes (a fork, a migration and its `.bak`), new files that never
-//! replace one unless asked (exports), the system trash (delete, restore)
-//! and a permanent delete, and unpacking the demo store.
+//! replace one unless asked (exports), the system trash (delete, restore,
+//! one or many) and a permanent delete, arbor's note of the last batch it
+//! trashed, and unpacking the demo store.
 //!
 //! Not here: the index's own cache files (`index/`), the `--log` file and
 //! the terminal, which are not the user's files.
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::open::open_session_file_with;
@@ -142,6 +143,42 @@ pub fn trash(path: &Path) -> Result<(), trash::Error> {
     trash::delete(path)
 }
 
+/// Files handed to the trash in one call by [`trash_many`].
+const TRASH_CALL: usize = 64;
+
+/// Moves each of `paths` to the system trash; each result is that file's
+/// own, in order. The trash is asked for many files per call (each call
+/// resolves its folder and reads the mount table again: a third of the
+/// work per file when asked one by one). A call that fails has moved the
+/// files before the one that failed: those are gone from their place, and
+/// the others are asked for one by one, so that each failure is its own.
+pub fn trash_many(paths: &[PathBuf]) -> Vec<Result<(), trash::Error>> {
+    let mut out = Vec::with_capacity(paths.len());
+    for chunk in paths.chunks(TRASH_CALL) {
+        // A file missing already fails a call before it moves anything.
+        let present: Vec<bool> = chunk
+            .iter()
+            .map(|p| std::fs::symlink_metadata(p).is_ok())
+            .collect();
+        let asked: Vec<&PathBuf> = chunk
+            .iter()
+            .zip(&present)
+            .filter_map(|(p, &here)| here.then_some(p))
+            .collect();
+        let all_moved = asked.is_empty() || trash::delete_all(&asked).is_ok();
+        for (p, here) in chunk.iter().zip(present) {
+            out.push(if !here {
+                trash(p)
+            } else if all_moved || std::fs::symlink_metadata(p).is_err() {
+                Ok(())
+            } else {
+                trash(p)
+            });
+        }
+    }
+    out
+}
+
 /// Deletes `path` for good.
 pub fn delete_permanently(path: &Path) -> std::io::Result<()> {
     std::fs::remove_file(path)
@@ -158,6 +195,16 @@ pub enum RestoreError {
 
 /// Puts the most recently trashed copy of `path` back.
 pub fn restore_from_trash(path: &Path) -> Result<(), RestoreError> {
+    restore_many(&[path.to_path_buf()])?
+        .pop()
+        .unwrap_or(Err(RestoreError::NotInTrash))
+}
+
+/// Puts back the most recently trashed copy of each of `paths`, with the
+/// trash listed once for them all (a listing reads every item's info
+/// file); each on its own, so that one failure leaves the others. `Err`:
+/// the trash could not be listed.
+pub fn restore_many(paths: &[PathBuf]) -> Result<Vec<Result<(), RestoreError>>, RestoreError> {
     #[cfg(any(
         target_os = "windows",
         all(
@@ -168,13 +215,28 @@ pub fn restore_from_trash(path: &Path) -> Result<(), RestoreError> {
         )
     ))]
     {
-        let items = trash::os_limited::list().map_err(RestoreError::Trash)?;
-        let item = items
-            .into_iter()
-            .filter(|i| i.original_path() == path)
-            .max_by_key(|i| i.time_deleted)
-            .ok_or(RestoreError::NotInTrash)?;
-        trash::os_limited::restore_all([item]).map_err(RestoreError::Trash)
+        use std::collections::{HashMap, HashSet};
+        let wanted: HashSet<&Path> = paths.iter().map(PathBuf::as_path).collect();
+        let mut newest: HashMap<PathBuf, trash::TrashItem> = HashMap::new();
+        for item in trash::os_limited::list().map_err(RestoreError::Trash)? {
+            let original = item.original_path();
+            if !wanted.contains(original.as_path()) {
+                continue;
+            }
+            match newest.get(&original) {
+                Some(old) if old.time_deleted >= item.time_deleted => {}
+                _ => {
+                    newest.insert(original, item);
+                }
+            }
+        }
+        Ok(paths
+            .iter()
+            .map(|p| match newest.remove(p) {
+                Some(item) => trash::os_limited::restore_all([item]).map_err(RestoreError::Trash),
+                None => Err(RestoreError::NotInTrash),
+            })
+            .collect())
     }
     #[cfg(not(any(
         target_os = "windows",
@@ -186,8 +248,58 @@ pub fn restore_from_trash(path: &Path) -> Result<(), RestoreError> {
         )
     )))]
     {
-        let _ = path;
+        Ok(paths
+            .iter()
+            .map(|_| Err(RestoreError::Unsupported))
+            .collect())
+    }
+}
+
+/// The original paths of the files in the trash, the most recently
+/// trashed first.
+pub fn trashed_files() -> Result<Vec<PathBuf>, RestoreError> {
+    #[cfg(any(
+        target_os = "windows",
+        all(
+            unix,
+            not(target_os = "macos"),
+            not(target_os = "ios"),
+            not(target_os = "android")
+        )
+    ))]
+    {
+        let mut items = trash::os_limited::list().map_err(RestoreError::Trash)?;
+        items.sort_by_key(|i| std::cmp::Reverse(i.time_deleted));
+        Ok(items.iter().map(trash::TrashItem::original_path).collect())
+    }
+    #[cfg(not(any(
+        target_os = "windows",
+        all(
+            unix,
+            not(target_os = "macos"),
+            not(target_os = "ios"),
+            not(target_os = "android")
+        )
+    )))]
+    {
         Err(RestoreError::Unsupported)
+    }
+}
+
+/// Writes arbor's note of the last batch it trashed (for `arbor restore`),
+/// creating its folder.
+pub fn write_note(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    write_atomic(path, bytes)
+}
+
+/// Removes that note (none there is no error).
+pub fn remove_note(path: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        other => other,
     }
 }
 

@@ -4,6 +4,7 @@
 //! tests all drive the same code.
 
 pub mod agent;
+pub mod bulk;
 pub mod calls;
 pub mod chunked;
 pub mod context;

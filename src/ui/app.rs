@@ -73,6 +73,24 @@ pub enum AppEvent {
         path: PathBuf,
         result: Result<(), String>,
     },
+    /// A marked batch's files as they are now: bytes and last change (ms),
+    /// `None` for a file gone.
+    BatchMeasured(Vec<(PathBuf, Option<(u64, i64)>)>),
+    /// A batch went to the trash: those moved, and those not with why.
+    TrashedBatch {
+        moved: Vec<PathBuf>,
+        failed: Vec<(PathBuf, String)>,
+    },
+    /// A batch came back from the trash.
+    RestoredBatch {
+        restored: Vec<PathBuf>,
+        failed: Vec<(PathBuf, String)>,
+    },
+    /// A batch deleted for good (after the trash refused it and `y`).
+    DeletedBatch {
+        deleted: Vec<PathBuf>,
+        failed: Vec<(PathBuf, String)>,
+    },
     /// A session read for the tree view (`reload`: the open tree's file changed).
     TreeLoaded {
         path: PathBuf,
@@ -187,6 +205,14 @@ pub enum Effect {
     Trash(PathBuf),
     DeletePermanently(PathBuf),
     Restore(PathBuf),
+    /// Read the sizes and change times of a marked batch (for its
+    /// question); answer with `BatchMeasured`.
+    MeasureBatch(Vec<PathBuf>),
+    /// Move each of these to the trash (one failure leaves the others).
+    TrashBatch(Vec<PathBuf>),
+    /// Bring a batch back from the trash, listing it once.
+    RestoreBatch(Vec<PathBuf>),
+    DeleteBatch(Vec<PathBuf>),
     /// Read a session for the tree view.
     OpenTree {
         path: PathBuf,

@@ -25,7 +25,7 @@ use crate::index::load::{load_screen, LoadEvent, LoadWarning, MakeRow};
 use crate::index::searcher::{Answer, Searcher};
 use crate::index::Index;
 use crate::search::{Docs, Query};
-use crate::session::fileops::{self, RestoreError};
+use crate::session::fileops;
 use crate::session::info::SessionInfo;
 use crate::store::listing::scan_file;
 use crate::store::watch::{StoreChange, StoreWatcher, WatchOptions, WatchRoot};
@@ -418,7 +418,64 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
         }
         Effect::Trash(path) => {
             let result = fileops::trash(&path).map_err(|e| super::trash_text::trash_error_text(&e));
+            if result.is_ok() {
+                note_batch(std::slice::from_ref(&path));
+            }
             vec![AppEvent::Trashed { path, result }]
+        }
+        Effect::MeasureBatch(paths) => {
+            let measured = paths
+                .into_iter()
+                .map(|p| {
+                    let m = std::fs::metadata(&p).ok().map(|m| {
+                        let mtime = m
+                            .modified()
+                            .ok()
+                            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                            .map_or(0, |d| d.as_millis() as i64);
+                        (m.len(), mtime)
+                    });
+                    (p, m)
+                })
+                .collect();
+            vec![AppEvent::BatchMeasured(measured)]
+        }
+        Effect::TrashBatch(paths) => {
+            let out = crate::session::bulk::trash_all(&paths);
+            note_batch(&out.done);
+            vec![AppEvent::TrashedBatch {
+                moved: out.done,
+                failed: out
+                    .failed
+                    .iter()
+                    .map(|(p, e)| (p.clone(), super::trash_text::trash_error_text(e)))
+                    .collect(),
+            }]
+        }
+        Effect::RestoreBatch(paths) => {
+            let text = super::trash_text::restore_error_text;
+            let (restored, failed) = match crate::session::bulk::restore_all(&paths) {
+                Ok(mut out) => {
+                    out.done.append(&mut out.in_place);
+                    let failed = out.failed.iter().map(|(p, e)| (p.clone(), text(e)));
+                    (out.done, failed.collect())
+                }
+                Err(e) => (
+                    Vec::new(),
+                    paths.iter().map(|p| (p.clone(), text(&e))).collect(),
+                ),
+            };
+            vec![AppEvent::RestoredBatch { restored, failed }]
+        }
+        Effect::DeleteBatch(paths) => {
+            let (mut deleted, mut failed) = (Vec::new(), Vec::new());
+            for p in paths {
+                match fileops::delete_permanently(&p) {
+                    Ok(()) => deleted.push(p),
+                    Err(e) => failed.push((p, super::trash_text::io_reason(&e))),
+                }
+            }
+            vec![AppEvent::DeletedBatch { deleted, failed }]
         }
         Effect::DeletePermanently(path) => {
             let result =
@@ -541,15 +598,26 @@ pub fn export_branch(
         .map_err(|e| format!("cannot write into {}: {e}", dir.display()))
 }
 
+/// Notes what the picker just moved to the trash as the last batch, for
+/// `arbor restore` after the picker has closed (a failure only logged: the
+/// picker's own undo does not need the note).
+fn note_batch(paths: &[PathBuf]) {
+    let Some(note) = crate::session::bulk::record_path() else {
+        return;
+    };
+    let abs: Vec<PathBuf> = paths
+        .iter()
+        .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+        .collect();
+    let now = chrono::Utc::now().timestamp_millis();
+    if let Err(e) = crate::session::bulk::write_record(&note, &abs, now) {
+        crate::log::line(format!("trash note {}: {e}", note.display()));
+    }
+}
+
 /// Puts the most recently trashed copy of `path` back; errors in words.
 pub fn restore_from_trash(path: &std::path::Path) -> Result<(), String> {
-    fileops::restore_from_trash(path).map_err(|e| match e {
-        RestoreError::Trash(e) => super::trash_text::trash_error_text(&e),
-        RestoreError::NotInTrash => "the session is no longer in the trash".to_string(),
-        RestoreError::Unsupported => {
-            "this platform's trash cannot be restored from a program; use Finder's Put Back".into()
-        }
-    })
+    fileops::restore_from_trash(path).map_err(|e| super::trash_text::restore_error_text(&e))
 }
 
 fn spawn_input(tx: Sender<AppEvent>) {

@@ -80,6 +80,18 @@ fn trash_folder_of(path: &Path) -> Option<PathBuf> {
     None
 }
 
+/// Why a session could not be restored from the trash.
+pub fn restore_error_text(e: &crate::session::fileops::RestoreError) -> String {
+    use crate::session::fileops::RestoreError as R;
+    match e {
+        R::Trash(e) => trash_error_text(e),
+        R::NotInTrash => "the session is no longer in the trash".to_string(),
+        R::Unsupported => {
+            "this platform's trash cannot be restored from a program; use Finder's Put Back".into()
+        }
+    }
+}
+
 /// An I/O error's text without Rust's `(os error N)` tail, lowercased as
 /// the middle of a sentence: `not a directory`.
 pub fn io_reason(e: &std::io::Error) -> String {

@@ -6,7 +6,9 @@ use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
 };
 
-use super::state::{Dialog, PickerState, Scope, StatusKind, LIVE_WINDOW_MS, PERMANENT_GUARD_MS};
+use super::state::{
+    Dialog, Measured, PickerState, Scope, StatusKind, LIVE_WINDOW_MS, PERMANENT_GUARD_MS,
+};
 use crate::search::Query;
 use crate::store::{SessionFile, StoreConfig};
 use crate::ui::app::{App, AppEvent, Effect, Outcome, Step};
@@ -111,17 +113,56 @@ fn on_key(app: &mut App, k: KeyEvent) -> Option<Vec<Effect>> {
             let path = path.clone();
             return confirm(p, &k, |p| trash(p, path));
         }
-        Dialog::Trashing { .. } => {
+        Dialog::ConfirmBatch { paths, measured } => {
+            let paths = paths.clone();
+            let measured = measured.clone();
+            // Enter waits for the sizes: the question is not complete yet.
+            if measured.is_none() && CONFIRM.action(&k, true) == Some(Answer::Yes) {
+                return None;
+            }
+            return confirm(p, &k, |p| match measured {
+                Some(m) if !m.live.is_empty() => {
+                    p.dialog = Dialog::ConfirmLiveBatch {
+                        paths,
+                        live: m.live,
+                    };
+                    Vec::new()
+                }
+                _ => trash_batch(p, paths),
+            });
+        }
+        Dialog::ConfirmLiveBatch { paths, .. } => {
+            let paths = paths.clone();
+            return confirm(p, &k, |p| trash_batch(p, paths));
+        }
+        Dialog::Trashing { .. } | Dialog::TrashingBatch { .. } => {
             return TRASHING_KEYS
                 .action(&k, true)
                 .map(|_| vec![Effect::Exit(Outcome::Quit)]);
         }
-        Dialog::ConfirmPermanent { path, shown_ms, .. } => {
-            let (path, shown_ms) = (path.clone(), *shown_ms);
+        Dialog::ConfirmPermanent {
+            paths,
+            shown_ms,
+            moved,
+            ..
+        } => {
+            let (paths, shown_ms, moved) = (paths.clone(), *shown_ms, *moved);
             match PERMANENT_KEYS.action(&k, true)? {
                 Answer::No => {
                     p.dialog = Dialog::None;
-                    p.set_status(StatusKind::Info, "Nothing deleted");
+                    if moved == 0 {
+                        p.set_status(StatusKind::Info, "Nothing deleted");
+                    } else {
+                        p.set_status(
+                            StatusKind::Info,
+                            format!(
+                                "{} moved to trash, {} not deleted · {} undo",
+                                sessions(moved),
+                                paths.len(),
+                                KEYS.keys_of(&[Action::Undo])
+                            ),
+                        );
+                    }
                     return Some(Vec::new());
                 }
                 // Keys in the first moments were typed before the question
@@ -131,7 +172,10 @@ fn on_key(app: &mut App, k: KeyEvent) -> Option<Vec<Effect>> {
                 Answer::Yes => {
                     p.dialog = Dialog::None;
                     p.set_progress("Deleting permanently…");
-                    return Some(vec![Effect::DeletePermanently(path)]);
+                    return Some(match <[PathBuf; 1]>::try_from(paths) {
+                        Ok([path]) => vec![Effect::DeletePermanently(path)],
+                        Err(paths) => vec![Effect::DeleteBatch(paths)],
+                    });
                 }
             }
         }
@@ -215,6 +259,9 @@ pub enum Action {
     Undo,
     Tree,
     Labels,
+    Mark,
+    MarkAll,
+    Unmark,
     Internal,
     Preview,
     Help,
@@ -293,7 +340,28 @@ pub const KEYS: Keymap<Action> = Keymap(&[
     bind(&[(ctrl('n'), Action::Named)], "named sessions only"),
     bind(&[(ctrl('p'), Action::Paths)], "show file paths"),
     bind(&[(ctrl('r'), Action::Rename)], "rename the session"),
-    bind(&[(ctrl('d'), Action::Delete)], "delete to the trash"),
+    // Space is the query's: a query's words are typed with it. It marks
+    // only while the query is empty (as `?` opens the help); Ctrl+Space
+    // marks whatever the query holds.
+    bind(
+        &[(
+            with(KeyCode::Char(' '), KeyModifiers::CONTROL),
+            Action::Mark,
+        )],
+        "mark/unmark for a batch delete, then next",
+    ),
+    bind_when_empty(
+        &[(ch(' '), Action::Mark)],
+        "mark/unmark, when the query is empty",
+    ),
+    bind(
+        &[(alt('a'), Action::MarkAll), (alt('u'), Action::Unmark)],
+        "mark every session listed / clear the marks",
+    ),
+    bind(
+        &[(ctrl('d'), Action::Delete)],
+        "delete to the trash (the marked ones, if any)",
+    ),
     // Terminals send Ctrl+Backspace as either.
     bind_when_empty(
         &[
@@ -307,7 +375,7 @@ pub const KEYS: Keymap<Action> = Keymap(&[
     ),
     bind(
         &[(ctrl('z'), Action::Undo)],
-        "undo the last delete (restore from the trash)",
+        "undo the last delete or batch (restores all)",
     ),
     bind(
         &[(ctrl('t'), Action::Tree)],
@@ -424,12 +492,23 @@ fn act(app: &mut App, action: Action) -> Vec<Effect> {
                 };
             }
         }
+        Action::Delete if !p.marked.is_empty() => return ask_batch(p),
         Action::Delete => return ask_delete(p),
+        Action::Mark => p.toggle_mark(),
+        Action::MarkAll => p.mark_listed(),
+        Action::Unmark if p.marked.is_empty() => {
+            p.set_status(StatusKind::Info, "No marks to clear")
+        }
+        Action::Unmark => p.marked.clear(),
         Action::Undo => {
-            return match p.trashed.pop() {
-                Some(path) => {
+            return match p.trashed.pop().map(<[PathBuf; 1]>::try_from) {
+                Some(Ok([path])) => {
                     p.set_progress("Restoring from trash…");
                     vec![Effect::Restore(path)]
+                }
+                Some(Err(paths)) => {
+                    p.set_progress(format!("Restoring {} from trash…", sessions(paths.len())));
+                    vec![Effect::RestoreBatch(paths)]
                 }
                 None => {
                     p.set_status(StatusKind::Info, "Nothing to undo");
@@ -501,6 +580,31 @@ pub const PERMANENT_KEYS: Keymap<Answer> = Keymap(&[
 fn trash(p: &mut PickerState, path: PathBuf) -> Vec<Effect> {
     p.dialog = Dialog::Trashing { path: path.clone() };
     vec![Effect::Trash(path)]
+}
+
+fn trash_batch(p: &mut PickerState, paths: Vec<PathBuf>) -> Vec<Effect> {
+    p.dialog = Dialog::TrashingBatch { count: paths.len() };
+    vec![Effect::TrashBatch(paths)]
+}
+
+/// `1 session`, `12 sessions`.
+pub fn sessions(n: usize) -> String {
+    if n == 1 {
+        "1 session".into()
+    } else {
+        format!("{n} sessions")
+    }
+}
+
+/// Ctrl+D with marks: the question waits for the files' sizes and change
+/// times, read now (the rows' may be seconds old).
+fn ask_batch(p: &mut PickerState) -> Vec<Effect> {
+    let paths = p.marked_paths();
+    p.dialog = Dialog::ConfirmBatch {
+        paths: paths.clone(),
+        measured: None,
+    };
+    vec![Effect::MeasureBatch(paths)]
 }
 
 fn cancel(p: &mut PickerState) -> Vec<Effect> {
@@ -747,17 +851,122 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
             match result {
                 Ok(()) => {
                     p.remove_keeping_place(&path);
-                    p.trashed.push(path);
+                    p.trashed.push(vec![path]);
                     p.set_status(StatusKind::Success, "Session moved to trash · ctrl+z undo");
                 }
                 Err(reason) => {
                     p.status = None;
                     p.dialog = Dialog::ConfirmPermanent {
-                        path,
+                        paths: vec![path],
                         reason,
                         shown_ms: p.now_ms,
+                        moved: 0,
                     };
                 }
+            }
+        }
+        AppEvent::BatchMeasured(found) => {
+            let Dialog::ConfirmBatch { paths, measured } = &mut p.dialog else {
+                // Cancelled meanwhile.
+                return Step::none();
+            };
+            let now = p.now_ms;
+            let mut m = Measured {
+                bytes: 0,
+                live: Vec::new(),
+            };
+            // Files gone already are no longer asked about.
+            paths.retain(|x| found.iter().any(|(f, s)| f == x && s.is_some()));
+            for (path, (bytes, mtime)) in found.into_iter().filter_map(|(f, s)| Some((f, s?))) {
+                m.bytes += bytes;
+                if now - mtime < LIVE_WINDOW_MS {
+                    m.live.push((path, now - mtime));
+                }
+            }
+            if paths.is_empty() {
+                p.dialog = Dialog::None;
+                p.set_status(StatusKind::Info, "The marked sessions are gone already");
+            } else {
+                *measured = Some(m);
+            }
+        }
+        AppEvent::TrashedBatch { moved, failed } => {
+            if matches!(p.dialog, Dialog::TrashingBatch { .. }) {
+                p.dialog = Dialog::None;
+            }
+            let selected_gone = p.selected.as_ref().is_some_and(|s| moved.contains(s));
+            let pos = p.selected_pos();
+            for path in &moved {
+                p.remove(path);
+            }
+            p.recompute();
+            if let (true, Some(pos)) = (selected_gone, pos) {
+                // The selection stays at its place, as for one session.
+                p.select_pos(pos.min(p.visible.len().saturating_sub(1)));
+            }
+            let n = moved.len();
+            if n > 0 {
+                p.trashed.push(moved);
+                p.set_status(
+                    StatusKind::Success,
+                    format!(
+                        "{} moved to trash · {} undo",
+                        sessions(n),
+                        KEYS.keys_of(&[Action::Undo])
+                    ),
+                );
+            }
+            if let Some((_, reason)) = failed.first() {
+                // Never silently gone for good: the trash refused these,
+                // and the permanent delete is asked as for one session.
+                let reason = reason.clone();
+                p.status = None;
+                p.dialog = Dialog::ConfirmPermanent {
+                    paths: failed.into_iter().map(|(path, _)| path).collect(),
+                    reason,
+                    shown_ms: p.now_ms,
+                    moved: n,
+                };
+            }
+        }
+        AppEvent::RestoredBatch { restored, failed } => {
+            let n = restored.len();
+            match failed.first() {
+                None => p.set_status(
+                    StatusKind::Success,
+                    format!("{} restored from trash", sessions(n)),
+                ),
+                Some((_, e)) => p.set_status(
+                    StatusKind::Error,
+                    format!(
+                        "Undo: {} of {} restored; {} not: {e}",
+                        n,
+                        n + failed.len(),
+                        failed.len()
+                    ),
+                ),
+            }
+            let files = restored.iter().map(|x| store.session_file(x)).collect();
+            return Step::redraw(vec![Effect::Rescan(files)]);
+        }
+        AppEvent::DeletedBatch { deleted, failed } => {
+            for path in &deleted {
+                p.remove(path);
+            }
+            p.recompute();
+            match failed.first() {
+                None => p.set_status(
+                    StatusKind::Success,
+                    format!("{} deleted permanently", sessions(deleted.len())),
+                ),
+                Some((_, e)) => p.set_status(
+                    StatusKind::Error,
+                    format!(
+                        "{} deleted permanently; {} not: {e}",
+                        deleted.len(),
+                        failed.len()
+                    ),
+                ),
             }
         }
         AppEvent::Deleted { path, result } => match result {

@@ -134,9 +134,28 @@ pub enum Dialog {
     /// question, answered with `y` (never Enter), and not in the first
     /// moments after it appears (`shown_ms`, from the event clock).
     ConfirmPermanent {
-        path: PathBuf,
+        /// One session, or those of a batch the trash refused.
+        paths: Vec<PathBuf>,
         reason: String,
         shown_ms: i64,
+        /// The others of their batch, in the trash already.
+        moved: usize,
+    },
+    /// Ctrl+D with sessions marked: one question for them all, once their
+    /// sizes and change times are read (`measured` is `None` until then,
+    /// and Enter waits for it).
+    ConfirmBatch {
+        paths: Vec<PathBuf>,
+        measured: Option<Measured>,
+    },
+    /// Asked again: some of the batch changed seconds ago.
+    ConfirmLiveBatch {
+        paths: Vec<PathBuf>,
+        live: Vec<(PathBuf, i64)>,
+    },
+    /// The trash works on a batch; keys wait, as for one session.
+    TrashingBatch {
+        count: usize,
     },
     Rename {
         path: PathBuf,
@@ -149,6 +168,15 @@ pub enum Dialog {
         items: Option<Vec<crate::session::extras::LabelRow>>,
         selected: usize,
     },
+}
+
+/// A batch's files as read just before its question.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    pub bytes: u64,
+    /// Those changed within [`LIVE_WINDOW_MS`] (an agent may be writing
+    /// them), with how long ago in ms.
+    pub live: Vec<(PathBuf, i64)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,7 +200,7 @@ pub struct VisibleRow {
 }
 
 /// Sessions changed within this window may be in use by a live agent.
-pub const LIVE_WINDOW_MS: i64 = 10_000;
+pub const LIVE_WINDOW_MS: i64 = crate::session::bulk::LIVE_WINDOW_MS;
 
 /// The permanent-delete question ignores answers for this long after it
 /// appears: a key pressed then was meant for something else.
@@ -223,8 +251,12 @@ pub struct PickerState {
     pub help_scroll: usize,
     pub status: Option<Status>,
     pub status_timer: crate::ui::widgets::StatusTimer,
-    /// Trashed sessions, newest last, for undo.
-    pub trashed: Vec<PathBuf>,
+    /// What each delete moved to the trash (one session, or a batch),
+    /// newest last: Ctrl+Z brings back the last one whole.
+    pub trashed: Vec<Vec<PathBuf>>,
+    /// Sessions marked for a batch delete, by path: they stay marked
+    /// whatever the query, the scope or a reload lists.
+    pub marked: HashSet<PathBuf>,
     pub preview: Option<Preview>,
     pub note: Option<String>,
     pub now_ms: i64,
@@ -272,6 +304,7 @@ impl PickerState {
             status: None,
             status_timer: Default::default(),
             trashed: Vec::new(),
+            marked: HashSet::new(),
             preview: None,
             note: None,
             now_ms,
@@ -350,6 +383,8 @@ impl PickerState {
 
     pub fn remove(&mut self, path: &Path) {
         self.docs = None;
+        // A session gone is no longer a batch's.
+        self.marked.remove(path);
         if let Some(i) = self.by_path.remove(path) {
             self.rows.swap_remove(i);
             if i < self.rows.len() {
@@ -529,6 +564,59 @@ impl PickerState {
         let cur = self.selected_pos().unwrap_or(0) as isize;
         let max = self.visible.len() as isize - 1;
         self.select_pos((cur + delta).clamp(0, max) as usize);
+    }
+
+    /// Marks the selected session, or unmarks it, then selects the next
+    /// (marking a run of sessions is one key per session).
+    pub fn toggle_mark(&mut self) {
+        let Some(path) = self.selected.clone() else {
+            return;
+        };
+        if !self.marked.remove(&path) {
+            self.marked.insert(path);
+        }
+        self.user_move_by(1);
+    }
+
+    /// Marks every session listed (all a query matches, through the
+    /// filters and scope).
+    pub fn mark_listed(&mut self) {
+        let rows = &self.rows;
+        self.marked
+            .extend(self.visible.iter().map(|v| rows[v.idx].info.path.clone()));
+    }
+
+    /// How many marked sessions are listed now.
+    pub fn marked_listed(&self) -> usize {
+        if self.marked.is_empty() {
+            return 0;
+        }
+        self.visible
+            .iter()
+            .filter(|v| self.marked.contains(&self.rows[v.idx].info.path))
+            .count()
+    }
+
+    /// The marked sessions, in list order first, then the others (not
+    /// listed now) by path: the order a batch is asked about and trashed.
+    pub fn marked_paths(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self
+            .visible
+            .iter()
+            .map(|v| &self.rows[v.idx].info.path)
+            .filter(|p| self.marked.contains(*p))
+            .cloned()
+            .collect();
+        let listed: HashSet<&PathBuf> = out.iter().collect();
+        let mut rest: Vec<PathBuf> = self
+            .marked
+            .iter()
+            .filter(|p| !listed.contains(p))
+            .cloned()
+            .collect();
+        rest.sort();
+        out.extend(rest);
+        out
     }
 
     /// Keeps the selected row inside the list window of `height` rows.

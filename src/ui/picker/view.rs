@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use ratatui::Frame;
 
-use super::keys::{Action, LabelAction, KEYS, LABEL_KEYS, PERMANENT_KEYS};
+use super::keys::{sessions, Action, LabelAction, KEYS, LABEL_KEYS, PERMANENT_KEYS};
 use super::state::{Dialog, PickerState, Scope, StatusKind};
 use crate::search::query::new_matcher;
 use crate::ui::app::App;
@@ -222,6 +222,24 @@ fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     // Where Atomic leaves a blank line: what arbor adds (the index being
     // built, the demo store note, internal sessions shown).
     let mut notes: Vec<Span> = Vec::new();
+    if !p.marked.is_empty() {
+        // Marks the list does not show (another query, scope or filter)
+        // are still in the batch: said, so that it holds no surprise.
+        let hidden = p.marked.len() - p.marked_listed();
+        let mut text = format!("✓ {} marked", p.marked.len());
+        if hidden > 0 {
+            text.push_str(&format!(" ({hidden} not listed)"));
+        }
+        notes.push(Span::styled(text, theme.success()));
+        notes.push(Span::styled(
+            format!(
+                "{} · {}",
+                KEYS.hint(&[Action::Delete], "delete them"),
+                KEYS.hint(&[Action::Unmark], "clear")
+            ),
+            theme.dim(),
+        ));
+    }
     if let Some((done, total)) = p.indexing {
         notes.push(Span::styled(
             format!("Indexing {done}/{total}"),
@@ -330,13 +348,16 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     } else {
         area.height as usize
     };
-    // The session a delete question is about, marked as Atomic marks it.
-    let deleting = match &p.dialog {
-        Dialog::ConfirmDelete { path, .. }
-        | Dialog::ConfirmLiveDelete { path, .. }
-        | Dialog::Trashing { path }
-        | Dialog::ConfirmPermanent { path, .. } => Some(path),
-        _ => None,
+    // The sessions a delete question is about, marked as Atomic marks one.
+    let deleting = |path: &std::path::PathBuf| match &p.dialog {
+        Dialog::ConfirmDelete { path: d, .. }
+        | Dialog::ConfirmLiveDelete { path: d, .. }
+        | Dialog::Trashing { path: d } => d == path,
+        Dialog::ConfirmPermanent { paths, .. } => paths.contains(path),
+        Dialog::ConfirmBatch { .. }
+        | Dialog::ConfirmLiveBatch { .. }
+        | Dialog::TrashingBatch { .. } => p.marked.contains(path),
+        _ => false,
     };
     // The count and age columns are as wide as their widest value on
     // screen (a 12,345-message session, a `10mo` age), so that every row's
@@ -354,12 +375,19 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     let age_w = drawn()
         .map(|i| age(p.now_ms, i.modified_ms).len())
         .fold(3, usize::max);
+    // A column for the marks while there are any.
+    let marking = !p.marked.is_empty();
     let mut lines = Vec::new();
     for (pos, v) in p.visible.iter().enumerate().skip(p.scroll).take(rows) {
         let r = &p.rows[v.idx];
         let info = &r.info;
         let is_sel = selected == Some(pos);
-        let is_deleting = deleting == Some(&info.path);
+        let is_deleting = deleting(&info.path);
+        let mark = match (marking, p.marked.contains(&info.path)) {
+            (false, _) => "",
+            (true, true) => "✓ ",
+            (true, false) => "  ",
+        };
         let mut right = String::new();
         if p.show_paths {
             let path = sanitize_line(&short_home_in(
@@ -385,7 +413,8 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         // Written in the last minute: an agent is probably running in it.
         let live = (0..LIVE_MS).contains(&(p.now_ms - info.file_mtime_ms));
         let live_mark = if live { "● " } else { "" };
-        let fixed = 2 + width(&v.prefix) + width(tag) + 1 + width(live_mark) + width(&right);
+        let fixed =
+            2 + width(mark) + width(&v.prefix) + width(tag) + 1 + width(live_mark) + width(&right);
         let avail = w.saturating_sub(fixed);
         let (title_w, summary_w) = if summary_col && avail >= 60 {
             let s = avail / 3;
@@ -408,6 +437,7 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         };
         let mut spans = vec![
             Span::styled(if is_sel { "› " } else { "  " }, theme.cursor()),
+            Span::styled(mark, theme.success()),
             Span::styled(v.prefix.clone(), theme.dim()),
             Span::styled(tag, theme.dim()),
         ];
@@ -635,32 +665,56 @@ fn render_footer(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
 /// needs (the hints give way, as in Atomic while a delete is confirmed).
 /// With the column of the terminal cursor on the first line, for a prompt.
 fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<'a>>, Option<u16>) {
-    if let Dialog::ConfirmPermanent { reason, path, .. } = &p.dialog {
+    if let Dialog::ConfirmPermanent {
+        reason,
+        paths,
+        moved,
+        ..
+    } = &p.dialog
+    {
+        let one = paths.len() == 1 && *moved == 0;
         let mut question = vec![(
-            "Delete permanently? This cannot be undone.".to_string(),
+            if one {
+                "Delete permanently? This cannot be undone.".to_string()
+            } else {
+                format!(
+                    "Delete {} permanently? This cannot be undone.",
+                    sessions(paths.len())
+                )
+            },
             theme.error(),
         )];
-        let title = title_of(p, path);
-        if !title.is_empty() {
-            question.push((format!("\u{201c}{title}\u{201d}"), theme.dim()));
+        let titles = titles_of(p, paths.iter());
+        if !titles.is_empty() {
+            question.push((titles, theme.dim()));
+        }
+        let (it, they) = if paths.len() == 1 {
+            ("it", "It")
+        } else {
+            ("them", "They")
+        };
+        let mut why = format!(
+            "{they} could not be moved to the trash: {}.",
+            sanitize_line(reason)
+        );
+        if *moved > 0 {
+            why.push_str(&format!(
+                " The other {} of the batch are in the trash ({} brings them back).",
+                moved,
+                KEYS.keys_of(&[Action::Undo])
+            ));
         }
         let paragraphs = [
             question,
             vec![(
                 format!(
-                    "Type {} to delete it forever · {} keeps it",
+                    "Type {} to delete {it} forever · {} keeps {it}",
                     PERMANENT_KEYS.keys_of(&[Answer::Yes]),
                     PERMANENT_KEYS.keys_of(&[Answer::No])
                 ),
                 Style::default(),
             )],
-            vec![(
-                format!(
-                    "It could not be moved to the trash: {}.",
-                    sanitize_line(reason)
-                ),
-                theme.dim(),
-            )],
+            vec![(why, theme.dim())],
         ];
         return (wrap_styled(&paragraphs, width as usize), None);
     }
@@ -692,6 +746,70 @@ fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<
         }
         (Dialog::Trashing { .. }, _) => {
             Line::from(Span::styled("Moving session to trash…", theme.dim()))
+        }
+        (Dialog::TrashingBatch { count }, _) => Line::from(Span::styled(
+            format!("Moving {} to trash…", sessions(*count)),
+            theme.dim(),
+        )),
+        // One question for the batch: how many, how many bytes, and
+        // which an agent may be writing.
+        (Dialog::ConfirmBatch { paths, measured }, _) => {
+            let hidden = paths.len() - p.marked_listed().min(paths.len());
+            let mut what = match measured {
+                Some(m) => human_bytes(m.bytes),
+                None => "reading sizes…".to_string(),
+            };
+            if hidden > 0 {
+                what.push_str(&format!("; {hidden} not listed"));
+            }
+            let mut paragraphs = vec![vec![
+                (
+                    format!("Delete {} ({what})? ", marked_sessions(paths.len())),
+                    theme.error(),
+                ),
+                (confirm_hint(), Style::default()),
+            ]];
+            if let Some(m) = measured.as_ref().filter(|m| !m.live.is_empty()) {
+                paragraphs.push(vec![
+                    (
+                        format!(
+                            "{} changed in the last seconds; an agent may be writing {}: ",
+                            m.live.len(),
+                            if m.live.len() == 1 { "it" } else { "them" }
+                        ),
+                        theme.warning(),
+                    ),
+                    (titles_of(p, m.live.iter().map(|(x, _)| x)), theme.dim()),
+                ]);
+            }
+            let mut lines = wrap_styled(&paragraphs, width as usize);
+            let first = lines.remove(0);
+            wrapped = lines;
+            first
+        }
+        // The single delete's second question, for the batch.
+        (Dialog::ConfirmLiveBatch { paths, live }, _) => {
+            // Every one of them changed within that many seconds.
+            let secs = (live.iter().map(|(_, age)| *age).max().unwrap_or(0) / 1000).max(1);
+            let paragraphs = [
+                vec![
+                    (
+                        format!(
+                            "{} of the {} changed in the last {secs}s; an agent may be writing {}. Delete anyway? ",
+                            live.len(),
+                            sessions(paths.len()),
+                            if live.len() == 1 { "it" } else { "them" }
+                        ),
+                        theme.error(),
+                    ),
+                    (confirm_hint(), Style::default()),
+                ],
+                vec![(titles_of(p, live.iter().map(|(x, _)| x)), theme.dim())],
+            ];
+            let mut lines = wrap_styled(&paragraphs, width as usize);
+            let first = lines.remove(0);
+            wrapped = lines;
+            first
         }
         (Dialog::Rename { input, .. }, _) => {
             let (line, col) = crate::ui::input::prompt(
@@ -765,6 +883,55 @@ fn confirm_hint() -> String {
         CONFIRM.hint(&[Answer::Yes], "confirm"),
         CONFIRM.hint(&[Answer::No], "cancel")
     )
+}
+
+/// `12 marked sessions`.
+fn marked_sessions(n: usize) -> String {
+    if n == 1 {
+        "1 marked session".into()
+    } else {
+        format!("{n} marked sessions")
+    }
+}
+
+/// Sizes as the CLI shows them (powers of 1,000).
+fn human_bytes(b: u64) -> String {
+    let f = b as f64;
+    if f >= 1e9 {
+        format!("{:.2} GB", f / 1e9)
+    } else if f >= 1e6 {
+        format!("{:.1} MB", f / 1e6)
+    } else if f >= 1e3 {
+        format!("{:.1} kB", f / 1e3)
+    } else {
+        format!("{b} B")
+    }
+}
+
+/// The titles of up to three sessions, quoted, then how many more.
+fn titles_of<'a>(p: &PickerState, paths: impl Iterator<Item = &'a std::path::PathBuf>) -> String {
+    let all: Vec<String> = paths
+        .map(|x| {
+            let t = title_of(p, x);
+            if t.is_empty() {
+                // Not listed in this picker: its file name says which.
+                x.file_name()
+                    .map(|n| sanitize_line(&n.to_string_lossy()))
+                    .unwrap_or_default()
+            } else {
+                t
+            }
+        })
+        .collect();
+    let mut out: Vec<String> = all
+        .iter()
+        .take(3)
+        .map(|t| format!("\u{201c}{t}\u{201d}"))
+        .collect();
+    if all.len() > 3 {
+        out.push(format!("and {} more", all.len() - 3));
+    }
+    out.join(", ")
 }
 
 fn title_of(p: &PickerState, path: &std::path::Path) -> String {
