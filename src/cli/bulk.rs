@@ -139,14 +139,9 @@ fn candidates(
 /// (an agent may be writing it), is refused.
 fn measure(cands: &mut [Candidate], now_ms: i64) {
     for c in cands.iter_mut().filter(|c| c.refused.is_none()) {
-        match std::fs::metadata(&c.path) {
-            Ok(m) => {
-                c.bytes = m.len();
-                let mtime = m
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map_or(0, |d| d.as_millis() as i64);
+        match bulk::size_and_mtime(&c.path) {
+            Ok((bytes, mtime)) => {
+                c.bytes = bytes;
                 let age = now_ms - mtime;
                 if age < LIVE_WINDOW_MS {
                     c.refused = Some(format!(
@@ -209,7 +204,7 @@ pub fn trash(
                 out,
                 "{:<10}  {:>9}  {:>4}  {}  {}",
                 if a.dry_run { "would move" } else { "moved" },
-                super::commands::human_bytes(c.bytes),
+                crate::util::human_bytes(c.bytes),
                 crate::util::age(now_ms, c.modified_ms),
                 shown(&c.path),
                 clean(&c.title).chars().take(60).collect::<String>(),
@@ -232,7 +227,7 @@ pub fn trash(
         .sum();
     if !a.json {
         let n = plural(ok, "session");
-        let size = super::commands::human_bytes(bytes);
+        let size = crate::util::human_bytes(bytes);
         match (cands.is_empty(), a.dry_run) {
             (true, _) => writeln!(out, "No sessions match.")?,
             (false, true) => writeln!(

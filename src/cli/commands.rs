@@ -358,19 +358,6 @@ fn list(
     Ok(())
 }
 
-pub(super) fn human_bytes(b: u64) -> String {
-    let b = b as f64;
-    if b >= 1e9 {
-        format!("{:.2} GB", b / 1e9)
-    } else if b >= 1e6 {
-        format!("{:.1} MB", b / 1e6)
-    } else if b >= 1e3 {
-        format!("{:.1} kB", b / 1e3)
-    } else {
-        format!("{b} B")
-    }
-}
-
 fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -> Result<()> {
     let mut index = Index::open_default().context("cannot open the index")?;
     if !a.files.is_empty() {
@@ -462,22 +449,26 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
             u.appended,
             u.reparsed,
             u.removed,
-            human_bytes(u.bytes_parsed)
+            crate::util::human_bytes(u.bytes_parsed)
         )?;
     }
     writeln!(out, "index:     {}", shown(&s.path))?;
     writeln!(
         out,
         "size:      {} ({ratio:.1} % of the {} of session files)",
-        human_bytes(s.disk_bytes),
-        human_bytes(s.store_bytes)
+        crate::util::human_bytes(s.disk_bytes),
+        crate::util::human_bytes(s.store_bytes)
     )?;
     writeln!(
         out,
         "sessions:  {} (+{} files that are not sessions)",
         s.sessions, s.not_sessions
     )?;
-    writeln!(out, "text:      {} searchable", human_bytes(s.text_bytes))?;
+    writeln!(
+        out,
+        "text:      {} searchable",
+        crate::util::human_bytes(s.text_bytes)
+    )?;
     writeln!(out, "segments:  {}", s.segments)?;
     writeln!(
         out,

@@ -35,6 +35,19 @@ impl<E> Default for Outcome<E> {
     }
 }
 
+/// A file's size and when it last changed (ms since the epoch; 0 when the
+/// system keeps no time): what a batch question and `arbor trash` read
+/// just before moving it.
+pub fn size_and_mtime(path: &Path) -> std::io::Result<(u64, i64)> {
+    let m = std::fs::metadata(path)?;
+    let mtime = m
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_millis() as i64);
+    Ok((m.len(), mtime))
+}
+
 /// Moves each of `paths` to the system trash; never deletes one.
 pub fn trash_all(paths: &[PathBuf]) -> Outcome<trash::Error> {
     let mut out = Outcome::default();

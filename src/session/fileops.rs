@@ -148,10 +148,10 @@ const TRASH_CALL: usize = 64;
 
 /// Moves each of `paths` to the system trash; each result is that file's
 /// own, in order. The trash is asked for many files per call (each call
-/// resolves its folder and reads the mount table again: a third of the
-/// work per file when asked one by one). A call that fails has moved the
-/// files before the one that failed: those are gone from their place, and
-/// the others are asked for one by one, so that each failure is its own.
+/// resolves the trash folder and reads the mount table again). A call
+/// that fails has moved the files before the one that failed: those are
+/// gone from their place, and the others are asked for one by one, so
+/// that each failure is its own.
 pub fn trash_many(paths: &[PathBuf]) -> Vec<Result<(), trash::Error>> {
     let mut out = Vec::with_capacity(paths.len());
     for chunk in paths.chunks(TRASH_CALL) {

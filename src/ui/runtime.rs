@@ -427,14 +427,7 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
             let measured = paths
                 .into_iter()
                 .map(|p| {
-                    let m = std::fs::metadata(&p).ok().map(|m| {
-                        let mtime = m
-                            .modified()
-                            .ok()
-                            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                            .map_or(0, |d| d.as_millis() as i64);
-                        (m.len(), mtime)
-                    });
+                    let m = crate::session::bulk::size_and_mtime(&p).ok();
                     (p, m)
                 })
                 .collect();

@@ -3,6 +3,21 @@
 pub mod hash;
 pub mod term;
 
+/// A size as a person reads it, in powers of 1,000: `930 B`, `21.5 kB`,
+/// `3.4 MB`, `1.15 GB`.
+pub fn human_bytes(b: u64) -> String {
+    let f = b as f64;
+    if f >= 1e9 {
+        format!("{:.2} GB", f / 1e9)
+    } else if f >= 1e6 {
+        format!("{:.1} MB", f / 1e6)
+    } else if f >= 1e3 {
+        format!("{:.1} kB", f / 1e3)
+    } else {
+        format!("{b} B")
+    }
+}
+
 /// Atomic's compact age: `now`, `5m`, `3h`, `2d`, `1w`, `4mo`, `2y`.
 pub fn age(now_ms: i64, then_ms: i64) -> String {
     let secs = (now_ms - then_ms).max(0) / 1000;

@@ -876,7 +876,11 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
                 live: Vec::new(),
             };
             // Files gone already are no longer asked about.
-            paths.retain(|x| found.iter().any(|(f, s)| f == x && s.is_some()));
+            let here: std::collections::HashSet<&PathBuf> = found
+                .iter()
+                .filter_map(|(f, s)| s.is_some().then_some(f))
+                .collect();
+            paths.retain(|x| here.contains(x));
             for (path, (bytes, mtime)) in found.into_iter().filter_map(|(f, s)| Some((f, s?))) {
                 m.bytes += bytes;
                 if now - mtime < LIVE_WINDOW_MS {

@@ -756,7 +756,7 @@ fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<
         (Dialog::ConfirmBatch { paths, measured }, _) => {
             let hidden = paths.len() - p.marked_listed().min(paths.len());
             let mut what = match measured {
-                Some(m) => human_bytes(m.bytes),
+                Some(m) => crate::util::human_bytes(m.bytes),
                 None => "reading sizes…".to_string(),
             };
             if hidden > 0 {
@@ -891,20 +891,6 @@ fn marked_sessions(n: usize) -> String {
         "1 marked session".into()
     } else {
         format!("{n} marked sessions")
-    }
-}
-
-/// Sizes as the CLI shows them (powers of 1,000).
-fn human_bytes(b: u64) -> String {
-    let f = b as f64;
-    if f >= 1e9 {
-        format!("{:.2} GB", f / 1e9)
-    } else if f >= 1e6 {
-        format!("{:.1} MB", f / 1e6)
-    } else if f >= 1e3 {
-        format!("{:.1} kB", f / 1e3)
-    } else {
-        format!("{b} B")
     }
 }
 
