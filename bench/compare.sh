@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# arbor against the cat floor and the pi agent on generated stress stores.
+# arbor against the cat floor and the pi agent on generated stores.
 #
 #   bench/compare.sh [SIZE ...]        (default: 2000 10000)
 #
-# Stores are generated once into target/bench/stress-SIZE (stress profile,
-# seed 1, 2 jobs; 10,000 sessions are 5.6 GB) and reused. Files are read
-# into the page cache first. Each figure is the best of a few runs (wall
-# time, whole process) and the largest max RSS seen. The pi agent's
+# Stores are generated once into target/bench/ and reused: stress-SIZE
+# (stress profile, seed 1, 2 jobs; 10,000 sessions are 5.6 GB), except
+# 100000: realistic-100000 (realistic profile, median 20 KiB, largest 2 MiB;
+# 5.7 GB). Indexes go to target/bench-index/ (so target/bench may be a link
+# to read-only shared stores). Files are read into the page cache first.
+# Each timed figure is REPS runs (default 5) of the whole process: the best,
+# median and worst wall time, and the largest max RSS seen. The picker is
+# timed in a pseudo-terminal (first row on screen, whole list, each query
+# typed to its top result on screen) when python3 has `pyte`
+# (`pip install pyte`; PICKER=0 skips it). The pi agent's
 # SessionManager.listAll is timed when node and tests/pi-reader/node_modules
 # are present (`cd tests/pi-reader && npm ci`); skip it with PI=0.
 set -euo pipefail
@@ -14,9 +20,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZES=${*:-2000 10000}
 BENCH=target/bench
-GEN=${ARBOR_SHARED:-../shared}/corpus/gen_corpus.py
+SHARED=${ARBOR_SHARED:-../shared}
+GEN=$SHARED/corpus/gen_corpus.py
 REPS=${REPS:-5}
-mkdir -p "$BENCH"
+mkdir -p "$BENCH" target/bench-index
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -35,17 +42,22 @@ run() {
   echo "$(((t1 - t0) / 1000)) $(tail -1 "$TMP/rss")"
 }
 
-# best REPS CMD... -> "<best ms> <max RSS MB>"
+# best REPS CMD... -> "<best/median/worst ms> <max RSS MB>"
 best() {
   local reps=$1
   shift
-  local best_us=0 max_kb=0 us kb
+  local max_kb=0 us kb all=""
   for _ in $(seq "$reps"); do
     read -r us kb < <(run "$@")
-    if [ "$best_us" = 0 ] || [ "$us" -lt "$best_us" ]; then best_us=$us; fi
+    all="$all $us"
     if [ "$kb" -gt "$max_kb" ]; then max_kb=$kb; fi
   done
-  awk -v u="$best_us" -v k="$max_kb" 'BEGIN { printf "%.0f %.0f\n", u / 1000, k / 1024 }'
+  echo "$all" | tr ' ' '\n' | grep . | sort -n | awk -v k="$max_kb" '
+    { v[NR] = $1 }
+    END {
+      if (NR == 1) printf "%.0f %.0f\n", v[1] / 1000, k / 1024
+      else printf "%.0f/%.0f/%.0f %.0f\n", v[1] / 1000, v[int((NR + 1) / 2)] / 1000, v[NR] / 1000, k / 1024
+    }'
 }
 
 cat_all() { find "$1" -name '*.jsonl' -type f -print0 | xargs -0 cat >/dev/null; }
@@ -55,32 +67,45 @@ results=$BENCH/results.md
 {
   echo "# arbor benchmarks ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
   echo
+  echo "(times: best/median/worst of $REPS runs, or one run)"
+  echo
   echo "| sessions | store | what | time | max RSS |"
   echo "| ---: | ---: | --- | ---: | ---: |"
 } >"$results"
 row() { echo "| $1 | $2 | $3 | $4 | $5 |" | tee -a "$results"; }
 
 for n in $SIZES; do
-  store=$BENCH/stress-$n
+  case $n in
+    100000) store=$BENCH/realistic-$n gen=(--profile realistic --median-kb 20 --max-mb 2) ;;
+    *) store=$BENCH/stress-$n gen=(--profile stress) ;;
+  esac
   if [ ! -f "$store/MANIFEST.json" ]; then
     echo "generating $store ..." >&2
-    python3 "$GEN" "$store" --profile stress --sessions "$n" --seed 1 --jobs 2 >&2
+    python3 "$GEN" "$store" "${gen[@]}" --sessions "$n" --seed 1 --jobs 2 >&2
   fi
   bytes=$(du -sb --apparent-size "$store" | cut -f1)
   size=$(awk -v b="$bytes" 'BEGIN { printf "%.2f GB", b / 1e9 }')
-  cache=$BENCH/cache-$n
+  cache=target/bench-index/cache-$n
   export ARBOR_CACHE_DIR=$PWD/$cache
   cat_all "$store"
 
   read -r ms mb < <(best 3 bash -c "cat_all '$store'")
   row "$n" "$size" "cat (floor)" "$ms ms" "$mb MB"
 
-  read -r ms mb < <(best 3 "$ARBOR" --store "$store" list --all --json --no-index)
+  read -r ms mb < <(best "$REPS" "$ARBOR" --store "$store" list --all --json --no-index)
   row "$n" "$size" "scan: arbor list --all --json --no-index" "$ms ms" "$mb MB"
 
   rm -rf "$cache"
   read -r ms mb < <(best 1 "$ARBOR" --store "$store" list --all --json)
   row "$n" "$size" "first indexed run (builds the index)" "$ms ms" "$mb MB"
+  # Again, for a range (each from an empty index).
+  firsts=$ms
+  for _ in $(seq $((${FIRSTS:-3} - 1))); do
+    rm -rf "$cache"
+    read -r ms mb < <(best 1 "$ARBOR" --store "$store" list --all --json)
+    firsts="$firsts $ms"
+  done
+  [ "${FIRSTS:-3}" -gt 1 ] && row "$n" "$size" "first indexed run, $FIRSTS runs" "$firsts ms" "$mb MB"
   idx=$(du -sb "$cache" | cut -f1)
   row "$n" "$size" "index size" "$(awk -v i="$idx" -v b="$bytes" 'BEGIN { printf "%.0f MB (%.1f %% of the store)", i / 1e6, 100 * i / b }')" ""
 
@@ -107,6 +132,26 @@ for n in $SIZES; do
   "$ARBOR" index --file "$f" >/dev/null
   read -r us kb < <(run "$ARBOR" index --file "$f")
   row "$n" "$size" "append one message, re-index it (in-process; whole process)" "$(printf '%.1f' "$total") ms ($((us / 1000)) ms)" "$((kb / 1024)) MB"
+
+  # The picker in a pseudo-terminal, outside in: an id prefix, words, a
+  # phrase and a regex with a literal, each typed to its top row on screen.
+  if [ "${PICKER:-1}" != 0 ] && python3 -c 'import pyte' 2>/dev/null; then
+    id=$("$ARBOR" --store "$store" list --all --json | sed -n 1000p | sed -E 's/.*"id":"([0-9a-f]{8}).*/\1/')
+    python3 "$SHARED/tools/pty_latency.py" --bin "$ARBOR" --store "$store" --runs "${PICKER_RUNS:-3}" \
+      --query "$id" --query 'session parser' --query '"token refresh"' --query 're:fn\s+main' >"$TMP/pty" 2>&1 || true
+    while IFS= read -r line; do
+      row "$n" "$size" "picker: $(echo "$line" | sed -E 's/ +median.*//; s/ +$//')" "$(echo "$line" | sed -E 's/.*median +([0-9.]+) ms +\(min ([0-9.]+), max ([0-9.]+)\)/\2\/\1\/\3 ms/')" ""
+    done < <(grep median "$TMP/pty")
+  fi
+  # The picker bench on this store: the full list in a pseudo-terminal and
+  # each key of four queries typed into an in-process picker (median of 5
+  # launches; keys: median and worst). BENCH_PICKER=0 skips it.
+  if [ "${BENCH_PICKER:-1}" != 0 ]; then
+    ARBOR_BENCH_STORE=$store cargo bench --quiet --bench picker 2>/dev/null | grep -E 'median' >"$TMP/pb" || true
+    while IFS= read -r line; do
+      row "$n" "$size" "picker bench: ${line%%:*}" "${line#*: }" ""
+    done <"$TMP/pb"
+  fi
 
   if [ "${PI:-1}" != 0 ] && command -v node >/dev/null && [ -d tests/pi-reader/node_modules ]; then
     agent=$BENCH/pi-agent-$n

@@ -1494,3 +1494,169 @@ fn list_query_filters_and_unknown_keys() {
             .args(["list", "--all", "--query", "http://example.com"]),
     );
 }
+
+/// Every `*.jsonl` file of a per-project store, sorted.
+fn store_files(root: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|d| d.unwrap().path())
+        .filter(|d| d.is_dir())
+        .flat_map(|d| std::fs::read_dir(d).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Random appends (whole lines and a partial one), truncations (at a line
+/// end and inside a line), deletions and new files, round after round on a
+/// generated store: `arbor list` through the index prints exactly what
+/// reading every file prints, its rows and its phrase and regex answers;
+/// and the picker's plan (stored rows first, then the changes) ends with
+/// the rows of a direct read.
+#[test]
+fn random_changes_answer_as_a_full_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    gen_corpus(
+        &root,
+        &[
+            "--profile",
+            "realistic",
+            "--sessions",
+            "40",
+            "--seed",
+            "7",
+            "--median-kb",
+            "20",
+            "--max-mb",
+            "1",
+        ],
+    );
+    let cache = dir.path().join("cache");
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut rand = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let words = [
+        "token", "refresh", "failing", "parser", "session", "the", "cache", "42817",
+    ];
+    let queries = [
+        "\"token refresh\"",
+        "\"the session\"",
+        "re:fail\\w+",
+        "re:\\d{5}",
+        "parser",
+        "refresh token",
+    ];
+    let compare = |round: usize| {
+        let (plain, plain_err) = list(&root, &cache, &["--no-index"]);
+        let (indexed, indexed_err) = list(&root, &cache, &[]);
+        assert_eq!(plain, indexed, "round {round}");
+        assert_eq!(plain_err, indexed_err, "round {round}");
+        for q in queries {
+            let (a, _) = list(&root, &cache, &["--no-index", "--query", q]);
+            let (b, _) = list(&root, &cache, &["--query", q]);
+            assert_eq!(a, b, "round {round}, query {q}");
+        }
+        // The picker's plan on the same index.
+        let config = StoreConfig::single(&root, StoreKind::PerProject);
+        let index = Index::open(&cache.join(arbor::index::FILE_NAME));
+        let mut shown: std::collections::HashMap<PathBuf, SessionInfo> = Default::default();
+        arbor::index::load::load_screen(
+            &config,
+            Some(index),
+            &arbor::index::load::Plain,
+            &mut |ev| match ev {
+                arbor::index::load::LoadEvent::Rows(rows) => {
+                    shown.extend(rows.into_iter().map(|r| (r.path.clone(), r)))
+                }
+                arbor::index::load::LoadEvent::Gone(p) => {
+                    shown.remove(&p);
+                }
+                _ => {}
+            },
+        );
+        let (files, _) = list_session_files(&config, &Scope::All);
+        let (mut full, _) = read_rows(&files);
+        for r in &mut full {
+            r.all_text.clear();
+        }
+        assert_eq!(
+            listed(shown.into_values().collect()),
+            listed(full),
+            "round {round}: the picker's rows"
+        );
+    };
+    compare(0);
+    let mut fresh = 0u32;
+    for round in 1..=4 {
+        for p in store_files(&root) {
+            let len = std::fs::metadata(&p).unwrap().len();
+            match rand(12) {
+                0 | 1 => {
+                    let mut text = String::new();
+                    for k in 0..=rand(3) {
+                        let said: Vec<&str> = (0..6)
+                            .map(|_| words[rand(words.len() as u64) as usize])
+                            .collect();
+                        text.push_str(&message(
+                            &format!("r{round}k{k}"),
+                            None,
+                            if k % 2 == 0 { "user" } else { "assistant" },
+                            &said.join(" "),
+                            1_790_000_000_000 + u64::from(round as u32) * 1000 + k,
+                        ));
+                        text.push('\n');
+                    }
+                    if rand(3) == 0 {
+                        // A writer mid-line.
+                        text.push_str(r#"{"type":"message","id":"half"#);
+                    }
+                    let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+                    f.write_all(text.as_bytes()).unwrap();
+                }
+                2 => {
+                    // Back to the end of a line in the first half.
+                    let bytes = std::fs::read(&p).unwrap();
+                    let cut = rand(len / 2 + 1) as usize;
+                    let end = bytes[..cut]
+                        .iter()
+                        .rposition(|&b| b == b'\n')
+                        .map_or(0, |i| i + 1);
+                    std::fs::write(&p, &bytes[..end]).unwrap();
+                }
+                3 => {
+                    // Inside a line.
+                    let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+                    f.set_len(rand(len.max(1))).unwrap();
+                }
+                4 => std::fs::remove_file(&p).unwrap(),
+                5 => {
+                    fresh += 1;
+                    let id = format!("0199bbbb-0000-7000-8000-{fresh:012}");
+                    let new = p
+                        .parent()
+                        .unwrap()
+                        .join(format!("2026-06-01T10-00-00-000Z_{id}.jsonl"));
+                    let said: Vec<&str> = (0..8)
+                        .map(|_| words[rand(words.len() as u64) as usize])
+                        .collect();
+                    let lines = [
+                        format!(
+                            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-06-01T10:00:00.000Z","cwd":"/home/u/new"}}"#
+                        ),
+                        message("n1", None, "user", &said.join(" "), 1_790_000_000_000),
+                    ];
+                    std::fs::write(&new, lines.join("\n") + "\n").unwrap();
+                }
+                _ => {}
+            }
+        }
+        compare(round);
+    }
+}

@@ -173,42 +173,35 @@ impl Cached {
 const SELECT_CACHED: &str =
     "SELECT id, path, dev, ino, size, mtime_ns, parsed, head_fp, tail_fp, state, row, problem FROM files";
 
-/// A stored row found for a listed file: its blobs are in an arena.
+/// A stored row found for a listed file, decoded as it was read (no copy
+/// of the blobs is kept: at 100,000 sessions an arena of them and the
+/// pages it faulted in were most of a warm listing's time and memory).
 struct Found {
-    /// Without `state` and `row` (those are in the arena).
+    /// Without `state` and `row`: a changed file's state is read again
+    /// ([`fill_states`]).
     cached: Cached,
-    state: Option<(usize, usize)>,
-    row: Option<(usize, usize)>,
-}
-
-impl Found {
-    fn info(&self, arena: &[u8], file: &SessionFile, extras: bool) -> Option<SessionInfo> {
-        let decode = |b| codec::decode_with(b, extras);
-        match (self.row, self.state) {
-            (Some((s, e)), _) => finish_info(decode(&arena[s..e])?, true, file),
-            (None, Some((s, e))) => finish_info(decode(&arena[s..e])?, false, file),
-            (None, None) => None,
-        }
-    }
-
-    /// The stored row with its resumable state (a changed file).
-    fn owned(self, arena: &[u8]) -> Cached {
-        let mut c = self.cached;
-        c.state = self.state.map(|(s, e)| arena[s..e].to_vec());
-        c
-    }
+    /// The list row it stands for, without its path and agent; `None` when
+    /// not decoded (not asked for, or damaged).
+    info: Option<SessionInfo>,
+    /// It has a `state` or a `row`.
+    has_blob: bool,
 }
 
 /// `state` (a scanner before `finish`) or `row` (finished) → the list row.
 fn finish_info(info: SessionInfo, is_row: bool, file: &SessionFile) -> Option<SessionInfo> {
-    let mut info = if is_row {
-        info
-    } else {
-        InfoScanner::resume(info).finish().ok()?
-    };
+    let mut info = finished(info, is_row)?;
     info.path = file.path.clone();
     info.agent = file.agent;
     Some(info)
+}
+
+/// The list row of a decoded `state` or `row`, without its path and agent.
+fn finished(info: SessionInfo, is_row: bool) -> Option<SessionInfo> {
+    if is_row {
+        Some(info)
+    } else {
+        InfoScanner::resume(info).finish().ok()
+    }
 }
 
 /// The parent folder of a path key (everything before the last separator).
@@ -948,10 +941,11 @@ pub fn refresh(
     check_text_file(conn, db_path)?;
     let mut k = Keys::new();
     let keys: Vec<Cow<[u8]>> = files.iter().map(|f| k.key(&f.path)).collect();
-    let mut looked = look(conn, files, &keys)?;
+    let mut looked = look(conn, files, &keys, emit_unchanged, extras)?;
     lap("rows loaded");
     let unlisted = std::mem::take(&mut looked.unlisted);
-    let jobs = sort_out(files, looked, emit_unchanged, extras, &mut stats, on_rows);
+    let mut jobs = sort_out(files, looked, emit_unchanged, &mut stats, on_rows);
+    fill_states(conn, &mut jobs);
     lap("files checked");
     let mut writer = Writer::new(conn, db_path.to_path_buf());
     remove_gone(&mut writer, &keys, &unlisted, &mut stats)?;
@@ -977,18 +971,20 @@ pub fn refresh(
 struct Looked {
     /// Each file's stat.
     stats: Vec<std::io::Result<Stat>>,
-    /// Each file's stored row, its blobs copied into `arena`.
+    /// Each file's stored row.
     found: Vec<Option<Found>>,
-    arena: Vec<u8>,
     /// Keys of stored files not among those given.
     unlisted: Vec<Vec<u8>>,
 }
 
-/// A stat per file (on all cores) while the stored rows are read.
+/// A stat per file (on all cores) while the stored rows are read, and
+/// decoded when `decode` (the caller wants the unchanged files' rows).
 fn look(
     conn: &Connection,
     files: &[SessionFile],
     keys: &[Cow<[u8]>],
+    decode: bool,
+    extras: bool,
 ) -> Result<Looked, IndexError> {
     let by_key: HashMap<&[u8], usize, FxBuild> = keys
         .iter()
@@ -996,7 +992,6 @@ fn look(
         .map(|(i, k)| (k.as_ref(), i))
         .collect();
     let mut found: Vec<Option<Found>> = (0..files.len()).map(|_| None).collect();
-    let mut arena: Vec<u8> = Vec::new();
     let mut unlisted: Vec<Vec<u8>> = Vec::new();
     let (stats, read) = std::thread::scope(|scope| {
         let stats = scope.spawn(|| {
@@ -1014,17 +1009,20 @@ fn look(
                     continue;
                 };
                 let c = cached_from_row_lite(r)?;
-                let mut copy = |b: &[u8]| {
-                    let s = arena.len();
-                    arena.extend_from_slice(b);
-                    (s, arena.len())
+                let state = r.get_ref(9)?.as_blob_or_null()?;
+                let row = r.get_ref(10)?.as_blob_or_null()?;
+                let info = match (row, state) {
+                    _ if !decode || c.problem.is_some() => None,
+                    (Some(b), _) => codec::decode_with(b, extras).and_then(|i| finished(i, true)),
+                    (None, Some(b)) => {
+                        codec::decode_with(b, extras).and_then(|i| finished(i, false))
+                    }
+                    (None, None) => None,
                 };
-                let state = r.get_ref(9)?.as_blob_or_null()?.map(&mut copy);
-                let row = r.get_ref(10)?.as_blob_or_null()?.map(&mut copy);
                 found[i] = Some(Found {
                     cached: c,
-                    state,
-                    row,
+                    info,
+                    has_blob: row.is_some() || state.is_some(),
                 });
             }
             crate::log::line("index sql read");
@@ -1040,59 +1038,79 @@ fn look(
     Ok(Looked {
         stats,
         found,
-        arena,
         unlisted,
     })
+}
+
+/// Reads the resumable state of the changed files that have one (their
+/// rows were read without it), when it is still the version looked at (a
+/// writer elsewhere may have moved it on). A state that cannot be read
+/// leaves the file to be read from the start, which is always right.
+fn fill_states(conn: &Connection, jobs: &mut [Job]) {
+    let sql = "SELECT state FROM files
+               WHERE id = ?1 AND parsed = ?2 AND head_fp = ?3 AND tail_fp = ?4";
+    let Ok(mut st) = conn.prepare(sql) else {
+        for (_, c, _) in jobs.iter_mut() {
+            *c = None;
+        }
+        return;
+    };
+    for (_, c, _) in jobs.iter_mut() {
+        if let Some(c) = c {
+            c.state = st
+                .query_row(params![c.id, c.parsed as i64, c.head_fp, c.tail_fp], |r| {
+                    r.get::<_, Option<Vec<u8>>>(0)
+                })
+                .ok()
+                .flatten();
+        }
+    }
 }
 
 /// A file to read: its stored row when it has one, and its size.
 type Job<'f> = (&'f SessionFile, Option<Cached>, u64);
 
 /// Sorts the files out by what the index has: the rows of unchanged files
-/// go to `on_rows` in one batch (decoded on all cores; only counted when
+/// go to `on_rows` in one batch (decoded by [`look`]; only counted when
 /// the caller has them already, `!emit_unchanged`), problems stored with
 /// an unchanged file and files that cannot be looked at go to the stats,
-/// and the files to read are returned. `extras`: the rows carry their
-/// labels and usage (see `codec::decode_with`).
+/// and the files to read are returned (their states still to be read).
 fn sort_out<'f>(
     files: &'f [SessionFile],
     looked: Looked,
     emit_unchanged: bool,
-    extras: bool,
     stats: &mut RefreshStats,
     on_rows: &mut dyn FnMut(Vec<SessionInfo>),
 ) -> Vec<Job<'f>> {
     let Looked {
         stats: stat_result,
         found,
-        arena,
         ..
     } = looked;
     let unchanged = |st: &std::io::Result<Stat>, fd: Option<&Found>| match (st, fd) {
-        (Ok(st), Some(fd)) => {
-            fd.cached.stat == *st
-                && fd.cached.problem.is_none()
-                && (fd.row.is_some() || fd.state.is_some())
-        }
+        (Ok(st), Some(fd)) => fd.cached.stat == *st && fd.cached.problem.is_none() && fd.has_blob,
         _ => false,
     };
-    let decoded: Vec<Option<SessionInfo>> = files
-        .par_iter()
-        .zip(stat_result.par_iter())
-        .zip(found.par_iter())
-        .map(|((f, stat), fd)| match fd {
-            Some(fd) if emit_unchanged && unchanged(stat, Some(fd)) => fd.info(&arena, f, extras),
-            _ => None,
-        })
-        .collect();
     let mut first = Vec::with_capacity(files.len());
     let mut kept = 0usize;
     let mut jobs: Vec<Job> = Vec::new();
-    for (((f, stat), fd), info) in files.iter().zip(stat_result).zip(found).zip(decoded) {
-        if !emit_unchanged && unchanged(&stat, fd.as_ref()) {
+    for ((f, stat), fd) in files.iter().zip(stat_result).zip(found) {
+        let same = unchanged(&stat, fd.as_ref());
+        if !emit_unchanged && same {
             kept += 1;
             continue;
         }
+        let (fd, info) = match fd {
+            Some(mut fd) => {
+                let info = fd.info.take().filter(|_| same).map(|mut i| {
+                    i.path = f.path.clone();
+                    i.agent = f.agent;
+                    i
+                });
+                (Some(fd), info)
+            }
+            None => (None, None),
+        };
         match (stat, fd, info) {
             (Ok(_), _, Some(info)) => first.push(info),
             (Ok(st), Some(fd), None) if fd.cached.stat == st && fd.cached.problem.is_some() => {
@@ -1101,10 +1119,7 @@ fn sort_out<'f>(
                     reason: fd.cached.problem.unwrap_or_default(),
                 })
             }
-            (Ok(st), fd, None) => {
-                let cached = fd.map(|fd| fd.owned(&arena));
-                jobs.push((f, cached, st.size))
-            }
+            (Ok(st), fd, None) => jobs.push((f, fd.map(|fd| fd.cached), st.size)),
             (Err(source), _, _) => stats.problems.push(ScanProblem {
                 path: f.path.clone(),
                 reason: ReadError::Io {
@@ -1115,7 +1130,6 @@ fn sort_out<'f>(
             }),
         }
     }
-    drop(arena);
     stats.cached = first.len() + kept;
     if !first.is_empty() {
         on_rows(first);
