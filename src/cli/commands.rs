@@ -277,6 +277,9 @@ fn list(
         index
     });
     let index = load_listing(config, &scope, index, query.is_some(), &mut |ev| match ev {
+        // The first batch is taken as it is: through the index it holds
+        // every unchanged row, and a copy would double them for a moment.
+        LoadEvent::Rows(r) if rows.is_empty() => rows = r,
         LoadEvent::Rows(r) => rows.extend(r),
         LoadEvent::Finished { problems: p } => problems.extend(p),
         LoadEvent::Warning(w) => eprintln!("arbor: {}", clean(&w.to_string())),

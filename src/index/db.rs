@@ -272,8 +272,19 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     )?;
     // Reading through a memory map is cheaper than read() copies: a warm
     // list of 10,000 sessions went from ~150 to ~120 ms with it.
-    conn.query_row("PRAGMA mmap_size=268435456", [], |_| Ok(()))
-        .optional()?;
+    set_mmap(conn, true)
+}
+
+/// Whether SQLite reads this connection's pages through a memory map.
+/// Every page read through it counts in the process's resident set, so a
+/// read of the whole `files` table goes without (see `refresh::look`).
+pub fn set_mmap(conn: &Connection, on: bool) -> rusqlite::Result<()> {
+    let sql = if on {
+        "PRAGMA mmap_size=268435456"
+    } else {
+        "PRAGMA mmap_size=0"
+    };
+    conn.query_row(sql, [], |_| Ok(())).optional()?;
     Ok(())
 }
 
