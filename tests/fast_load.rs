@@ -470,3 +470,53 @@ fn entries_read_from_the_file_after_the_bytes_are_let_go() {
     }
     assert!(n > 50, "{n}");
 }
+
+/// Read a block at a time, never whole (the tree screen, `show --json`): the
+/// same session as read whole, wherever the blocks cut the lines (blocks of
+/// 1 byte to the default), with the same errors for files that are not
+/// sessions.
+#[test]
+fn a_session_read_a_block_at_a_time_reads_as_one_read_whole() {
+    use arbor::session::reader::read_session_lean_in;
+    use arbor::session::search_text::SearchText;
+    let shared = common::shared_dir();
+    let mut files = walk(&shared.join("conformance/corpus"));
+    files.extend(walk(&shared.join("realdata")));
+    // A header after a megabyte of lines that are not JSON (read whole).
+    let tmp = tempfile::tempdir().unwrap();
+    let late = tmp.path().join("late-header.jsonl");
+    let mut text = "not json\n".repeat(130_000);
+    text.push_str(r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}"#);
+    text.push('\n');
+    text.push_str(r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}"#);
+    files.push(late.clone());
+    std::fs::write(&late, text).unwrap();
+    let mut n = 0;
+    for f in files {
+        if f.extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        let whole = arbor::session::read_session(&f);
+        for block in [1, 7, 300, 4096, 8 << 20] {
+            let lean = read_session_lean_in(&f, block);
+            let (whole, lean) = match (&whole, lean) {
+                (Ok(w), Ok(l)) => (w, l),
+                (Err(a), Err(b)) => {
+                    assert_eq!(a.to_string(), b.to_string(), "{}", f.display());
+                    continue;
+                }
+                (a, b) => panic!("{}: {:?} vs {:?}", f.display(), a.is_ok(), b.is_ok()),
+            };
+            n += 1;
+            let at = |e: String| format!("{} (blocks of {block}): {e}", f.display());
+            same(&lean, whole).unwrap_or_else(|e| panic!("{}", at(e)));
+            assert_eq!(lean.bytes, whole.bytes, "{}", at(String::new()));
+            assert_eq!(show_json(&lean), show_json(whole), "{}", at(String::new()));
+            let (a, b) = (SearchText::build(&lean), SearchText::build(whole));
+            for i in 0..whole.entries.len() {
+                assert_eq!(a.get(i), b.get(i), "{}", at(format!("entry {i}")));
+            }
+        }
+    }
+    assert!(n > 300, "{n}");
+}

@@ -486,13 +486,13 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
 }
 
 /// Reads a session and its tree; `lines`: entries' objects will be read
-/// (else the file's bytes are let go before the tree is built: its
-/// structure needs only what the reader kept of each entry).
+/// (else the file is never held whole: its structure needs only what the
+/// reader kept of each entry).
 fn load(path: &Path, lines: bool) -> Result<(Session, SessionTree)> {
-    let s = read_session(path)?;
-    if !lines {
-        s.release_bytes();
-    }
+    let s = match lines {
+        true => read_session(path)?,
+        false => crate::session::reader::read_session_lean(path)?,
+    };
     let t = SessionTree::build(&s);
     Ok((s, t))
 }

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::entry::Entry;
 use super::source::LineRef;
+use crate::util::hash::FxBuild;
 
 /// A call's arguments: missing (`null`), a value held, or a span of a line
 /// that was checked to decode exactly as the whole line does.
@@ -31,7 +32,9 @@ struct Call {
 /// (file order, and block order within a message).
 #[derive(Clone, Default)]
 pub struct ToolCalls {
-    map: HashMap<Box<str>, Call>,
+    /// FxHash: every call of a big session is hashed on load, twice (each
+    /// chunk's map, then the merge).
+    map: HashMap<Box<str>, Call, FxBuild>,
 }
 
 impl std::fmt::Debug for ToolCalls {

@@ -213,7 +213,8 @@ impl Chunk {
     }
 }
 
-fn load_chunk(src: &Arc<Source>, buf: &[u8], from: usize, to: usize) -> Chunk {
+/// The entries of `buf[from..to]`; `base`: where `buf` starts in the file.
+fn load_chunk(src: &Arc<Source>, buf: &[u8], base: usize, from: usize, to: usize) -> Chunk {
     let mut c = Chunk::default();
     // Sized once: growing by doubling held up to twice the entries.
     c.entries
@@ -223,7 +224,7 @@ fn load_chunk(src: &Arc<Source>, buf: &[u8], from: usize, to: usize) -> Chunk {
         start,
         end,
     };
-    let mut at = from;
+    let mut at = base + from;
     for (line, newline) in lines(&buf[from..to]) {
         let start = at;
         let end = start + line.len();
@@ -288,14 +289,77 @@ pub(crate) fn load_entries(
     to: usize,
     diagnostics: &mut Diagnostics,
 ) -> (Vec<Entry>, ToolCalls) {
-    let pieces = split(buf, from, to, rayon::current_num_threads() * 4);
-    let chunks: Vec<Chunk> = pieces
-        .into_par_iter()
-        .map(|(a, b)| load_chunk(src, buf, a, b))
-        .collect();
-    let total = chunks.iter().map(|c| c.entries.len()).sum();
-    let mut entries = Vec::with_capacity(total);
+    let mut entries = Vec::new();
     let mut calls = ToolCalls::default();
+    let chunks = load_block(src, buf, 0, from, to);
+    merge(chunks, &mut entries, &mut calls, diagnostics);
+    (entries, calls)
+}
+
+/// The chunks of `buf[from..to]`, loaded on all cores.
+fn load_block(src: &Arc<Source>, buf: &[u8], base: usize, from: usize, to: usize) -> Vec<Chunk> {
+    let pieces = split(buf, from, to, rayon::current_num_threads() * 4);
+    pieces
+        .into_par_iter()
+        .map(|(a, b)| load_chunk(src, buf, base, a, b))
+        .collect()
+}
+
+/// Bytes read from the file at a time by [`load_entries_streamed`].
+pub(crate) const READ_BLOCK: usize = 8 << 20;
+
+/// [`load_entries`] of a version 3 file read from `src`'s file `block`
+/// bytes at a time from `from` (the whole file never in memory: a big session costs
+/// its entries' facts, not its size, and no page of it is written twice).
+/// Returns where the file ended.
+pub(crate) fn load_entries_streamed(
+    src: &Arc<Source>,
+    from: usize,
+    block: usize,
+    diagnostics: &mut Diagnostics,
+) -> std::io::Result<(Vec<Entry>, ToolCalls, usize)> {
+    let block = block.max(1);
+    let mut entries = Vec::new();
+    let mut calls = ToolCalls::default();
+    // `buf` holds the file from `pos`: a line cut by the block's end is
+    // carried over to the next block.
+    let mut buf: Vec<u8> = Vec::with_capacity(block);
+    let mut pos = from;
+    let mut eof = false;
+    while !eof {
+        let have = buf.len();
+        let want = (have + block).max(buf.capacity());
+        buf.resize(want, 0);
+        let n = src.read_into(&mut buf[have..], (pos + have) as u64)?;
+        buf.truncate(have + n);
+        eof = n == 0;
+        // Whole lines only, but for the last block's tail.
+        let end = match eof {
+            true => buf.len(),
+            false => match memchr::memrchr(b'\n', &buf) {
+                Some(i) => i + 1,
+                // A line longer than the block: read on.
+                None => continue,
+            },
+        };
+        let chunks = load_block(src, &buf, pos, 0, end);
+        merge(chunks, &mut entries, &mut calls, diagnostics);
+        buf.drain(..end);
+        pos += end;
+    }
+    entries.shrink_to_fit();
+    Ok((entries, calls, pos))
+}
+
+/// Appends loaded chunks (in file order) to `entries`, numbering them on.
+fn merge(
+    chunks: Vec<Chunk>,
+    entries: &mut Vec<Entry>,
+    calls: &mut ToolCalls,
+    diagnostics: &mut Diagnostics,
+) {
+    let total: usize = chunks.iter().map(|c| c.entries.len()).sum();
+    entries.reserve(total);
     for c in chunks {
         diagnostics.blank_lines += c.diagnostics.blank_lines;
         diagnostics.skipped_lines += c.diagnostics.skipped_lines;
@@ -312,7 +376,6 @@ pub(crate) fn load_entries(
             e.id = format!("#{}", e.index);
         }
     }
-    (entries, calls)
 }
 
 #[cfg(test)]

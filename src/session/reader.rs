@@ -360,6 +360,66 @@ pub fn read_session(path: &Path) -> Result<Session, ReadError> {
     parse_session_from(path, Arc::new(buf), Some(file))
 }
 
+/// [`read_session`] that never holds the file: a version 3 file's lines are
+/// read a block at a time and its entries read their lines from the file
+/// when asked (as after [`Session::release_bytes`]). For screens and
+/// commands that read few entries' objects (the tree, `show --json`); a
+/// file whose header is not in its first megabyte, or an older version,
+/// is read whole and let go after.
+pub fn read_session_lean(path: &Path) -> Result<Session, ReadError> {
+    read_session_lean_in(path, super::load::READ_BLOCK)
+}
+
+/// [`read_session_lean`] reading `block` bytes at a time (tests cut lines
+/// at every place with small blocks).
+#[doc(hidden)]
+pub fn read_session_lean_in(path: &Path, block: usize) -> Result<Session, ReadError> {
+    const FIRST: usize = 1 << 20;
+    let (file, _) = super::open::open_session_file(path)?;
+    let io = |source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let src = Arc::new(Source::file_only(file));
+    let mut first = vec![0u8; FIRST];
+    let n = src.read_into(&mut first, 0).map_err(io)?;
+    first.truncate(n);
+    // Whole lines only, unless that is the whole file.
+    let whole = match n < FIRST {
+        true => n,
+        false => memchr::memrchr(b'\n', &first).map_or(0, |i| i + 1),
+    };
+    let mut diagnostics = Diagnostics::default();
+    let found = find_header_in(path, &first[..whole], &mut diagnostics)?;
+    match found {
+        Some((header, body)) if header.version >= 3 => {
+            drop(first);
+            let (entries, calls, end) =
+                super::load::load_entries_streamed(&src, body, block, &mut diagnostics)
+                    .map_err(io)?;
+            Ok(Session {
+                path: path.to_path_buf(),
+                file_version: header.version,
+                header,
+                entries,
+                calls,
+                diagnostics,
+                bytes: end as u64,
+                source: Some(src),
+            })
+        }
+        None if n < FIRST => Err(ReadError::NotASession {
+            path: path.to_path_buf(),
+            reason: "no session header",
+        }),
+        _ => {
+            let s = read_session(path)?;
+            s.release_bytes();
+            Ok(s)
+        }
+    }
+}
+
 /// Checks that `path` is a session file by reading up to its header only
 /// (the errors `read_session` gives for a file that is not one).
 pub fn check_header(path: &Path) -> Result<(), ReadError> {
@@ -467,6 +527,19 @@ fn find_header(
     buf: &[u8],
     diagnostics: &mut Diagnostics,
 ) -> Result<(Header, usize), ReadError> {
+    find_header_in(path, buf, diagnostics)?.ok_or_else(|| ReadError::NotASession {
+        path: path.to_path_buf(),
+        reason: "no session header",
+    })
+}
+
+/// [`find_header`], `None` when no line of `buf` is an object (the
+/// streamed reader reads on).
+fn find_header_in(
+    path: &Path,
+    buf: &[u8],
+    diagnostics: &mut Diagnostics,
+) -> Result<Option<(Header, usize)>, ReadError> {
     let mut at = 0;
     for (line, newline) in lines(buf) {
         at += line.len() + usize::from(newline);
@@ -477,12 +550,9 @@ fn find_header(
             path: path.to_path_buf(),
             reason: "the first entry is not a session header with a string id",
         })?;
-        return Ok((header, at));
+        return Ok(Some((header, at)));
     }
-    Err(ReadError::NotASession {
-        path: path.to_path_buf(),
-        reason: "no session header",
-    })
+    Ok(None)
 }
 
 /// One line as a JSON object, counted in `diagnostics` when it is blank,

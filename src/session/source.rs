@@ -25,6 +25,23 @@ impl Source {
         }
     }
 
+    /// A source with no bytes in memory: lines are read from `file`.
+    pub fn file_only(file: File) -> Source {
+        Source {
+            bytes: RwLock::new(None),
+            file: Some(file),
+        }
+    }
+
+    /// Reads into `buf` from `off` of the file, as much as there is (0
+    /// without a file).
+    pub fn read_into(&self, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
+        match &self.file {
+            Some(f) => read_at(f, buf, off),
+            None => Ok(0),
+        }
+    }
+
     fn held(&self) -> Option<Arc<Vec<u8>>> {
         match self.bytes.read() {
             Ok(g) => g.clone(),

@@ -29,10 +29,9 @@ pub struct Loaded {
 
 impl Loaded {
     pub fn read(path: &std::path::Path, agent: Agent) -> Result<Loaded, String> {
-        let session = crate::session::read_session(path).map_err(|e| e.to_string())?;
         // The screen reads the lines it shows from the file: memory stays
         // near the facts of the entries, not the size of the file.
-        session.release_bytes();
+        let session = crate::session::reader::read_session_lean(path).map_err(|e| e.to_string())?;
         let tree = SessionTree::build(&session);
         Ok(Loaded {
             session: Arc::new(session),
