@@ -63,7 +63,7 @@ best() {
 cat_all() { find "$1" -name '*.jsonl' -type f -print0 | xargs -0 cat >/dev/null; }
 export -f cat_all
 
-results=$BENCH/results.md
+results=target/bench-index/results.md
 {
   echo "# arbor benchmarks ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
   echo
@@ -136,9 +136,20 @@ for n in $SIZES; do
   # The picker in a pseudo-terminal, outside in: an id prefix, words, a
   # phrase and a regex with a literal, each typed to its top row on screen.
   if [ "${PICKER:-1}" != 0 ] && python3 -c 'import pyte' 2>/dev/null; then
-    id=$("$ARBOR" --store "$store" list --all --json | sed -n 1000p | sed -E 's/.*"id":"([0-9a-f]{8}).*/\1/')
+    # From the 1,000th newest session: its id's first 8 characters, two
+    # words of its first message as a phrase, a regex on a third.
+    "$ARBOR" --store "$store" list --all --json | sed -n 1000p >"$TMP/row"
+    mapfile -t q < <(python3 -c '
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+text = (r.get("firstMessage") or "").lower()
+pair = re.search(r"\b([a-z]{3,}) ([a-z]{3,})\b", text)
+word = re.findall(r"[a-z]{5,}", text)
+print(r["id"][:8])
+print("\"%s %s\"" % pair.groups() if pair else "\"session parser\"")
+print("re:%s\\w*" % word[-1][:4] if word else "re:fail\\w+")' "$TMP/row")
     python3 "$SHARED/tools/pty_latency.py" --bin "$ARBOR" --store "$store" --runs "${PICKER_RUNS:-3}" \
-      --query "$id" --query 'session parser' --query '"token refresh"' --query 're:fn\s+main' >"$TMP/pty" 2>&1 || true
+      --query "${q[0]}" --query 'session parser' --query "${q[1]}" --query "${q[2]}" >"$TMP/pty" 2>&1 || true
     while IFS= read -r line; do
       row "$n" "$size" "picker: $(echo "$line" | sed -E 's/ +median.*//; s/ +$//')" "$(echo "$line" | sed -E 's/.*median +([0-9.]+) ms +\(min ([0-9.]+), max ([0-9.]+)\)/\2\/\1\/\3 ms/')" ""
     done < <(grep median "$TMP/pty")
