@@ -50,6 +50,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Show(a)) => show(&config, &a, &mut out),
         Some(Command::Context(a)) => context(&config, &a, &mut out),
         Some(Command::Export(a)) => export(&config, &a, &mut out),
+        Some(Command::Diff(a)) => diff(&config, &a, &mut out),
         Some(Command::Labels(a)) => super::report::labels(&config, &cli.global, &a, &mut out),
         Some(Command::Stats(a)) => super::report::stats(&config, &cli.global, &a, &mut out),
         Some(Command::Trash(a)) => super::bulk::trash(&config, &cli.global, &a, &mut out),
@@ -631,6 +632,31 @@ fn export(config: &StoreConfig, a: &super::ExportArgs, out: &mut impl Write) -> 
     match &a.out {
         None => doc.write_to(out)?,
         Some(dest) => write_new_file(dest, &doc, a.force)?,
+    }
+    Ok(())
+}
+
+fn diff(config: &StoreConfig, a: &super::DiffArgs, out: &mut impl Write) -> Result<()> {
+    use crate::session::compare::{compare, layout};
+    let path = resolve(config, &a.session)?;
+    let (s, t) = load(&path, true)?;
+    let cmp = compare(&s, &t, &a.entry_a, &a.entry_b)
+        .map_err(|e| anyhow::anyhow!("{e}: {}", shown(&path)))?;
+    if a.json {
+        let v = serde_json::to_value(&cmp)?;
+        writeln!(out, "{}", json_text(&v))?;
+        return Ok(());
+    }
+    let width = a.width.unwrap_or_else(|| {
+        if crate::util::term::stdout_is_tty() {
+            crossterm::terminal::size().map_or(120, |(w, _)| usize::from(w))
+        } else {
+            120
+        }
+    });
+    // The rows are sanitized by the layout.
+    for row in layout(&cmp, width) {
+        writeln!(out, "{}", row.plain(width))?;
     }
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! The command line: `arbor [list|show|context|export|labels|stats|trash|restore|label|branch|fork|rename|index]`.
+//! The command line: `arbor [list|show|context|export|diff|labels|stats|trash|restore|label|branch|fork|rename|index]`.
 
 mod bulk;
 mod commands;
@@ -76,6 +76,8 @@ pub enum Command {
     Tree(TreeArgs),
     /// Write a branch of a session as Markdown, HTML or JSON Lines
     Export(ExportArgs),
+    /// Compare the branches ending at two entries, turn by turn
+    Diff(DiffArgs),
     /// Every labelled entry, newest label first
     Labels(LabelsArgs),
     /// Sessions, messages, tokens and cost of the assistant's messages
@@ -164,6 +166,23 @@ pub struct ContextArgs {
     /// One JSON object
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// A session file path, id or unique id prefix
+    pub session: String,
+    /// The entry ending the first branch (A)
+    pub entry_a: String,
+    /// The entry ending the second branch (B)
+    pub entry_b: String,
+    /// One JSON object: the common ancestor, both sides, then the turns with their a/b sides
+    #[arg(long)]
+    pub json: bool,
+    /// Columns of the text output: side by side from 120, else stacked
+    /// (default: the terminal's width, 120 when not a terminal)
+    #[arg(long, value_name = "N")]
+    pub width: Option<usize>,
 }
 
 #[derive(Debug, Args)]

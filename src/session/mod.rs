@@ -7,6 +7,7 @@ pub mod agent;
 pub mod bulk;
 pub mod calls;
 pub mod chunked;
+pub mod compare;
 pub mod context;
 pub mod entry;
 pub mod export;

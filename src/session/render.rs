@@ -286,7 +286,7 @@ fn path_arg(args: &Value, fallback: &str) -> String {
 }
 
 /// `[read: path:start-end]` and friends, as Atomic's tree names a tool result.
-fn tool_call_text(name: &str, args: &Value) -> String {
+pub fn tool_call_text(name: &str, args: &Value) -> String {
     match name {
         "read" => {
             let mut display = shorten_path(path_arg(args, ""));

@@ -30,6 +30,8 @@ pub enum Action {
     Label,
     LabelTimes,
     Export,
+    Mark,
+    Compare,
     Filter(Filter),
     Cycle,
     CycleBack,
@@ -111,6 +113,14 @@ pub const KEYS: Keymap<Action> = Keymap(&[
         "export the branch ending here into the current folder",
     ),
     bind(
+        &[(ch('M'), Action::Mark)],
+        "mark this entry to compare (again: unmark)",
+    ),
+    bind(
+        &[(ch('C'), Action::Compare)],
+        "compare the marked entry's branch with the selected one's",
+    ),
+    bind(
         &[(ctrl('d'), Action::Filter(Filter::Default))],
         "default filter",
     ),
@@ -186,6 +196,41 @@ pub const CONTEXT_KEYS: Keymap<ContextAction> = Keymap(&[
         "back to the tree",
     ),
     bind(&[(ctrl('c').quiet(), ContextAction::Quit)], "quit"),
+]);
+
+/// What the compare view's keys do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareAction {
+    Scroll(Scroll),
+    Close,
+    Quit,
+}
+
+/// The compare view's keys (Shift+C): it scrolls; Esc goes back to the
+/// tree, the mark and the selection as they were.
+pub const COMPARE_KEYS: Keymap<CompareAction> = Keymap(&[
+    bind(
+        &[
+            (key(KeyCode::Up), CompareAction::Scroll(Scroll::Up)),
+            (key(KeyCode::Down), CompareAction::Scroll(Scroll::Down)),
+            (key(KeyCode::PageUp), CompareAction::Scroll(Scroll::PageUp)),
+            (
+                key(KeyCode::PageDown),
+                CompareAction::Scroll(Scroll::PageDown),
+            ),
+            (key(KeyCode::Home), CompareAction::Scroll(Scroll::Top)),
+            (key(KeyCode::End), CompareAction::Scroll(Scroll::Bottom)),
+        ],
+        "scroll",
+    ),
+    bind(
+        &[
+            (key(KeyCode::Esc), CompareAction::Close),
+            (ch('C').quiet(), CompareAction::Close),
+        ],
+        "back to the tree",
+    ),
+    bind(&[(ctrl('c').quiet(), CompareAction::Quit)], "quit"),
 ]);
 
 /// The Continue box's answers.
@@ -289,6 +334,18 @@ pub fn update(app: &mut App, ev: AppEvent) -> Step {
     let step: Step = match ev {
         AppEvent::Key(k) if k.kind != KeyEventKind::Release => on_key(t, k, w, h).into(),
         AppEvent::Paste(text) => on_paste(t, &text).into(),
+        AppEvent::Mouse(m) if t.compare.is_some() && t.dialog == TreeDialog::None => {
+            let step = match m.kind {
+                MouseEventKind::ScrollUp => -3,
+                MouseEventKind::ScrollDown => 3,
+                _ => return Step::none(),
+            };
+            let max = compare_max_scroll(t, w, h);
+            if let Some(c) = &mut t.compare {
+                c.scroll = c.scroll.saturating_add_signed(step).min(max);
+            }
+            Step::redraw(Vec::new())
+        }
         AppEvent::Mouse(m) => {
             let area = super::view::list_area(w, h);
             match m.kind {
@@ -331,6 +388,17 @@ pub fn update(app: &mut App, ev: AppEvent) -> Step {
         app.mode = Mode::Picker;
     }
     step
+}
+
+/// The last first-row of the compare view: its rows at this width, less a
+/// screen.
+fn compare_max_scroll(t: &TreeState, width: u16, height: u16) -> usize {
+    let shown = super::view::list_area(width, height).height as usize;
+    t.compare.as_ref().map_or(0, |c| {
+        crate::session::compare::layout(&c.cmp, width as usize)
+            .len()
+            .saturating_sub(shown)
+    })
 }
 
 fn move_by(t: &mut TreeState, delta: isize, wrap: bool) {
@@ -396,6 +464,24 @@ fn on_key(t: &mut TreeState, k: KeyEvent, width: u16, height: u16) -> Option<Vec
     }
     if t.dialog != TreeDialog::None {
         return on_dialog_key(t, &k);
+    }
+    if t.compare.is_some() {
+        let max = compare_max_scroll(t, width, height);
+        let page = t.page;
+        match COMPARE_KEYS.action(&k, true)? {
+            CompareAction::Close => t.compare = None,
+            CompareAction::Quit => return Some(vec![Effect::Exit(Outcome::Quit)]),
+            CompareAction::Scroll(s) => {
+                let c = t.compare.as_mut()?;
+                // A resize may have left the scroll past the end.
+                let at = s.apply(c.scroll.min(max), page, max);
+                if at == c.scroll {
+                    return None;
+                }
+                c.scroll = at;
+            }
+        }
+        return Some(Vec::new());
     }
     if t.context_view {
         match CONTEXT_KEYS.action(&k, true)? {
@@ -499,6 +585,50 @@ fn act(t: &mut TreeState, action: Action) -> Vec<Effect> {
             }
         }
         Action::LabelTimes => t.label_times = !t.label_times,
+        Action::Mark => {
+            if let Some(i) = t.selected_entry() {
+                let id = t.entry_id(i).to_string();
+                if t.mark.as_deref() == Some(id.as_str()) {
+                    t.mark = None;
+                    t.status = Some(("Mark removed".into(), false));
+                } else {
+                    t.status = Some((
+                        format!(
+                            "Marked {id}: select another entry, {} compares the two branches",
+                            KEYS.keys_of(&[Action::Compare])
+                        ),
+                        false,
+                    ));
+                    t.mark = Some(id);
+                }
+            }
+        }
+        Action::Compare => {
+            let selected = t.selected_entry().map(|i| t.entry_id(i).to_string());
+            match (t.mark.clone(), selected) {
+                (None, _) | (_, None) => {
+                    t.status = Some((
+                        format!(
+                            "Mark an entry first ({}), then select another and compare",
+                            KEYS.keys_of(&[Action::Mark])
+                        ),
+                        false,
+                    ))
+                }
+                (Some(a), Some(b)) if a == b => {
+                    t.status = Some((
+                        "Select another entry than the marked one to compare".into(),
+                        false,
+                    ))
+                }
+                (Some(a), Some(b)) => {
+                    // The marking hint has done its job.
+                    t.status = None;
+                    t.compare = None;
+                    t.open_compare(&a, &b);
+                }
+            }
+        }
         Action::Export => {
             if let Some(i) = t.selected_entry() {
                 t.dialog = TreeDialog::Export {
@@ -530,7 +660,7 @@ fn on_paste(t: &mut TreeState, text: &str) -> Option<Vec<Effect>> {
         TreeDialog::Label { input, .. } | TreeDialog::BranchSummary { input, .. } => {
             (input.insert(text) == Edit::Changed).then(Vec::new)
         }
-        TreeDialog::None if !t.context_view => {
+        TreeDialog::None if !t.context_view && t.compare.is_none() => {
             let changed = t.search.insert(text) == Edit::Changed;
             if changed {
                 t.folded.clear();

@@ -8,10 +8,10 @@ mod view;
 
 pub use detail::detail_lines;
 pub use keys::{
-    update, Action, Choice, ContextAction, ExportChoice, Offer, CONTEXT_KEYS, CONTINUE_KEYS,
-    EXPORT_KEYS, KEYS, OFFER_KEYS,
+    update, Action, Choice, CompareAction, ContextAction, ExportChoice, Offer, COMPARE_KEYS,
+    CONTEXT_KEYS, CONTINUE_KEYS, EXPORT_KEYS, KEYS, OFFER_KEYS,
 };
-pub use state::{Loaded, TreeDialog, TreeState};
+pub use state::{CompareView, Loaded, TreeDialog, TreeState};
 pub use view::{help_rows, render};
 
 /// Rows the tree's list shows on a `width` × `height` screen.

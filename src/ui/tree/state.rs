@@ -81,6 +81,17 @@ pub enum TreeDialog {
     },
 }
 
+/// The compare view: the branches ending at the marked entry (A) and the
+/// selected one (B).
+#[derive(Debug, Clone)]
+pub struct CompareView {
+    pub a: String,
+    pub b: String,
+    pub cmp: crate::session::compare::Comparison,
+    /// The first row shown.
+    pub scroll: usize,
+}
+
 /// A write waiting for the migration question.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Pending {
@@ -135,6 +146,12 @@ pub struct TreeState {
     pub context_scroll: u16,
     /// The context shown by the context view, built when it opens.
     pub context: Option<crate::session::SessionContext>,
+    /// The entry marked to compare with another (by id, so it survives
+    /// filters and reloads).
+    pub mark: Option<String>,
+    /// The compare view, open over the tree (Esc closes it; the mark and
+    /// the selection stay).
+    pub compare: Option<CompareView>,
     pub dialog: TreeDialog,
     /// The first line of the help shown (when it is taller than the screen).
     pub help_scroll: usize,
@@ -179,6 +196,8 @@ impl TreeState {
             context_view: false,
             context_scroll: 0,
             context: None,
+            mark: None,
+            compare: None,
             dialog: TreeDialog::None,
             help_scroll: 0,
             status: None,
@@ -240,6 +259,36 @@ impl TreeState {
         self.rebuild();
         if self.context_view {
             self.open_context();
+        }
+        if let Some(c) = &self.compare {
+            let (a, b) = (c.a.clone(), c.b.clone());
+            self.open_compare(&a, &b);
+        }
+        if let Some(m) = &self.mark {
+            if self.loaded.tree.index_of(m).is_none() {
+                self.mark = None;
+            }
+        }
+    }
+
+    /// Opens (or refreshes) the compare view of the branches ending at
+    /// `a` and `b`, keeping its scroll; closes it, saying why, when one
+    /// of them is gone.
+    pub fn open_compare(&mut self, a: &str, b: &str) {
+        let scroll = self.compare.as_ref().map_or(0, |c| c.scroll);
+        match crate::session::compare::compare(&self.loaded.session, &self.loaded.tree, a, b) {
+            Ok(cmp) => {
+                self.compare = Some(CompareView {
+                    a: a.to_string(),
+                    b: b.to_string(),
+                    cmp,
+                    scroll,
+                })
+            }
+            Err(e) => {
+                self.compare = None;
+                self.status = Some((e.to_string(), true));
+            }
         }
     }
 

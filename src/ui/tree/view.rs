@@ -7,8 +7,8 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::keys::{
-    Action, Choice, ContextAction, ExportChoice, Offer, CONTEXT_KEYS, CONTINUE_KEYS, EXPORT_KEYS,
-    KEYS, OFFER_KEYS,
+    Action, Choice, CompareAction, ContextAction, ExportChoice, Offer, COMPARE_KEYS, CONTEXT_KEYS,
+    CONTINUE_KEYS, EXPORT_KEYS, KEYS, OFFER_KEYS,
 };
 use super::state::{TreeDialog, TreeState};
 use crate::session::render::sanitize_line;
@@ -41,7 +41,9 @@ pub fn render(f: &mut Frame, t: &TreeState, theme: &Theme) {
     let area = f.area();
     render_header(f, t, theme, area);
     let main = list_area(area.width, area.height);
-    if t.context_view {
+    if let Some(c) = &t.compare {
+        render_compare(f, c, theme, main, area);
+    } else if t.context_view {
         render_context(f, t, theme, main);
     } else if detail_visible(t, area.width) {
         let [l, r] = Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)])
@@ -95,7 +97,9 @@ fn render_header(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     if let Some(what) = s.diagnostics.brief() {
         right.push_str(&format!("{what} "));
     }
-    let title = if t.context_view {
+    let title = if t.compare.is_some() {
+        "Compare"
+    } else if t.context_view {
         "Context"
     } else {
         "Session Tree"
@@ -116,13 +120,28 @@ fn render_header(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         ])),
         Rect { height: 1, ..area },
     );
-    let search = if t.search.is_empty() {
+    let search = if let Some(c) = &t.compare {
+        // Which side is which, and where the view is.
+        let (rows, first) = compare_rows(c, area.width, area.height);
+        let total = rows.len();
+        let shown = list_area(area.width, area.height).height as usize;
+        let last = (first + shown).min(total);
+        Line::from(Span::styled(
+            format!(
+                "A: the marked entry {} · B: the selected entry {} · lines {}–{last} of {total}",
+                sanitize_line(&c.a),
+                sanitize_line(&c.b),
+                (first + 1).min(total),
+            ),
+            theme.dim(),
+        ))
+    } else if t.search.is_empty() {
         Line::from(Span::styled("type to search · F1 help", theme.dim()))
     } else {
         let (shown, col) = t.search.view((area.width as usize).saturating_sub(8));
         // The terminal cursor marks where typing goes, unless a prompt or
         // another view has the keys.
-        if t.dialog == TreeDialog::None && !t.context_view {
+        if t.dialog == TreeDialog::None && !t.context_view && t.compare.is_none() {
             f.set_cursor_position((area.x + 8 + col as u16, area.y + 1));
         }
         let mut spans = vec![
@@ -228,6 +247,10 @@ fn render_list(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         let mut spans = vec![Span::styled(row_prefix(&t.rows, pos), theme.dim())];
         if r.folded && !r.connector {
             spans.push(Span::styled("⊞ ", theme.accent()));
+        }
+        // The entry marked to compare (Shift+M).
+        if t.mark.as_deref() == Some(e.id.as_str()) {
+            spans.push(Span::styled("◆ ", theme.warning()));
         }
         if r.on_active_path {
             spans.push(Span::styled("• ", theme.active_path()));
@@ -363,6 +386,61 @@ fn render_context(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     );
 }
 
+/// The compare view's rows on a `width` × `height` screen, and the first
+/// one shown: its scroll, held back when a resize left fewer rows below.
+fn compare_rows(
+    c: &super::state::CompareView,
+    width: u16,
+    height: u16,
+) -> (Vec<crate::session::compare::Row>, usize) {
+    let rows = crate::session::compare::layout(&c.cmp, width as usize);
+    let shown = list_area(width, height).height as usize;
+    let first = c.scroll.min(rows.len().saturating_sub(shown));
+    (rows, first)
+}
+
+/// The compare view: the comparison's rows for this width, from its
+/// scroll (the rows are sanitized by the layout).
+fn render_compare(
+    f: &mut Frame,
+    c: &super::state::CompareView,
+    theme: &Theme,
+    area: Rect,
+    screen: Rect,
+) {
+    use crate::session::compare::{Kind, Row, Tone};
+    let style = |tone: Tone| match tone {
+        Tone::Title => theme.title(),
+        Tone::Heading | Tone::SideName => theme.accent(),
+        Tone::Item(Kind::User) => theme.accent(),
+        Tone::Item(Kind::Assistant) => Style::default(),
+        Tone::Item(Kind::Summary) => theme.label(),
+        Tone::Item(Kind::Tool | Kind::Other) | Tone::Dim => theme.dim(),
+        Tone::Note => theme.warning(),
+    };
+    let width = area.width as usize;
+    let col = width.saturating_sub(3) / 2;
+    let (rows, first) = compare_rows(c, screen.width, screen.height);
+    let lines: Vec<Line> = rows
+        .into_iter()
+        .skip(first)
+        .take(area.height as usize)
+        .map(|row| match row {
+            Row::Full(tone, text) => Line::from(Span::styled(text, style(tone))),
+            Row::Pair { a, b, same } => {
+                let pad = col.saturating_sub(crate::ui::text::width(&a.1));
+                Line::from(vec![
+                    Span::styled(a.1, style(a.0)),
+                    Span::raw(" ".repeat(pad)),
+                    Span::styled(if same { " = " } else { " │ " }, theme.dim()),
+                    Span::styled(b.1, style(b.0)),
+                ])
+            }
+        })
+        .collect();
+    f.render_widget(Paragraph::new(lines), area);
+}
+
 fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     if area.height < HEADER_ROWS + FOOTER_ROWS {
         return;
@@ -384,6 +462,9 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     }
     if t.label_times {
         status.push_str(" [+label time]");
+    }
+    if t.mark.is_some() {
+        status.push_str(" [◆ marked]");
     }
     // Searching, the rows are the matching entries: ↑/↓ step through them
     // (not yet while the search waits for the session's search text).
@@ -497,9 +578,33 @@ fn render_footer(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     }
 }
 
-/// The two lines of key hints under the tree (or the context view).
+/// The lines of key hints under the tree (or the context or compare view).
 fn hint_lines(t: &TreeState, width: usize) -> Vec<String> {
-    if t.context_view {
+    if t.compare.is_some() {
+        let mut lines = flow_hints(
+            &[
+                COMPARE_KEYS.hint(
+                    &[
+                        CompareAction::Scroll(Scroll::Up),
+                        CompareAction::Scroll(Scroll::Down),
+                        CompareAction::Scroll(Scroll::PageUp),
+                        CompareAction::Scroll(Scroll::PageDown),
+                        CompareAction::Scroll(Scroll::Top),
+                        CompareAction::Scroll(Scroll::Bottom),
+                    ],
+                    "scroll",
+                ),
+                COMPARE_KEYS.hint(&[CompareAction::Close], "back to the tree"),
+            ],
+            &[],
+            1,
+            width,
+        );
+        if width >= crate::session::compare::SIDE_BY_SIDE_MIN {
+            lines.push("`=` between the sides: the same message or call".to_string());
+        }
+        lines
+    } else if t.context_view {
         flow_hints(
             &[
                 CONTEXT_KEYS.hint(
@@ -526,6 +631,7 @@ fn hint_lines(t: &TreeState, width: usize) -> Vec<String> {
             KEYS.hint(&[Action::Label], "label"),
             KEYS.hint(&[Action::LabelTimes], "label time"),
             KEYS.hint(&[Action::Export], "export"),
+            KEYS.hint(&[Action::Mark, Action::Compare], "mark/compare"),
             KEYS.hint(
                 &[
                     Action::Filter(Filter::Default),
@@ -543,9 +649,9 @@ fn hint_lines(t: &TreeState, width: usize) -> Vec<String> {
             KEYS.hint(&[Action::Back], "back"),
         ];
         // Left out first when the lines are too narrow (the help lists
-        // them all): label time, cycle, context, detail, export, page,
+        // them all): mark/compare, label time, cycle, context, detail, export, page,
         // fold/jump, label, filter, back; never the help key.
-        flow_hints(&hints, &[5, 8, 10, 9, 6, 1, 2, 4, 7, 12], 2, width)
+        flow_hints(&hints, &[7, 5, 9, 11, 10, 6, 1, 2, 4, 8, 13], 2, width)
     }
 }
 
