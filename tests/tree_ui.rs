@@ -1117,6 +1117,7 @@ fn hint_lines_hold_whole_hints_at_any_width() {
         "label",
         "time",
         "export",
+        "mark/compare",
         "filter",
         "cycle",
         "detail",
