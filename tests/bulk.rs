@@ -237,6 +237,11 @@ fn mark_by_query_then_one_question_for_the_batch_then_undo() {
         },
     );
     assert!(matches!(&fx[..], [Effect::Rescan(files)] if files.len() == batch.len()));
+    // Listed again at once, before that re-read of every file ends.
+    for p in &batch {
+        assert!(app.picker.by_path.contains_key(p), "{p:?} listed");
+    }
+    assert_eq!(listed(&app).len(), everything.len());
     assert!(screen(&app, &root).contains(&format!("{} sessions restored", batch.len())));
 }
 

@@ -7,7 +7,7 @@ use crossterm::event::{
 };
 
 use super::state::{
-    Dialog, Measured, PickerState, Scope, StatusKind, LIVE_WINDOW_MS, PERMANENT_GUARD_MS,
+    Dialog, Measured, PickerState, Row, Scope, StatusKind, LIVE_WINDOW_MS, PERMANENT_GUARD_MS,
 };
 use crate::search::Query;
 use crate::store::{SessionFile, StoreConfig};
@@ -901,7 +901,9 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
             let selected_gone = p.selected.as_ref().is_some_and(|s| moved.contains(s));
             let pos = p.selected_pos();
             for path in &moved {
-                p.remove(path);
+                if let Some(row) = p.remove(path) {
+                    p.trashed_rows.insert(path.clone(), row);
+                }
             }
             p.recompute();
             if let (true, Some(pos)) = (selected_gone, pos) {
@@ -950,8 +952,23 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
                     ),
                 ),
             }
-            let files = restored.iter().map(|x| store.session_file(x)).collect();
-            return Step::redraw(vec![Effect::Rescan(files)]);
+            let back: Vec<Row> = restored
+                .iter()
+                .filter_map(|x| p.trashed_rows.remove(x))
+                .collect();
+            let mut fx = Vec::new();
+            if !back.is_empty() {
+                p.upsert(back);
+                p.recompute();
+                if p.parsed.has_conditions() && p.parsed.error().is_none() {
+                    p.search_gen += 1;
+                    fx.push(search_effect(p));
+                }
+            }
+            fx.push(Effect::Rescan(
+                restored.iter().map(|x| store.session_file(x)).collect(),
+            ));
+            return Step::redraw(fx);
         }
         AppEvent::DeletedBatch { deleted, failed } => {
             for path in &deleted {

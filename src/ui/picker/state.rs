@@ -254,6 +254,10 @@ pub struct PickerState {
     /// What each delete moved to the trash (one session, or a batch),
     /// newest last: Ctrl+Z brings back the last one whole.
     pub trashed: Vec<Vec<PathBuf>>,
+    /// The rows of the sessions in the last batches trashed, listed again
+    /// the moment their batch is restored (re-reading 1,000 files takes
+    /// seconds); the re-read then brings them up to date.
+    pub trashed_rows: HashMap<PathBuf, Row>,
     /// Sessions marked for a batch delete, by path: they stay marked
     /// whatever the query, the scope or a reload lists.
     pub marked: HashSet<PathBuf>,
@@ -304,6 +308,7 @@ impl PickerState {
             status: None,
             status_timer: Default::default(),
             trashed: Vec::new(),
+            trashed_rows: HashMap::new(),
             marked: HashSet::new(),
             preview: None,
             note: None,
@@ -381,22 +386,23 @@ impl PickerState {
         );
     }
 
-    pub fn remove(&mut self, path: &Path) {
+    /// Removes a session's row; the row, when there was one.
+    pub fn remove(&mut self, path: &Path) -> Option<Row> {
         self.docs = None;
         // A session gone is no longer a batch's.
         self.marked.remove(path);
-        if let Some(i) = self.by_path.remove(path) {
-            self.rows.swap_remove(i);
-            if i < self.rows.len() {
-                let moved = self.rows[i].info.path.clone();
-                self.by_path.insert(moved, i);
-            }
-            if let Some(s) = &mut self.scores {
-                if i < s.len() {
-                    s.swap_remove(i);
-                }
+        let i = self.by_path.remove(path)?;
+        let row = self.rows.swap_remove(i);
+        if i < self.rows.len() {
+            let moved = self.rows[i].info.path.clone();
+            self.by_path.insert(moved, i);
+        }
+        if let Some(s) = &mut self.scores {
+            if i < s.len() {
+                s.swap_remove(i);
             }
         }
+        Some(row)
     }
 
     /// Removes a session's row; when it was the selected one, the
