@@ -72,7 +72,7 @@ fn sample_lines() -> Vec<String> {
             r#"{{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"hi \"there\"\n{long} é ✓","timestamp":1767225601000}}}}"#
         ),
         format!(
-            r#"{{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"thinking","thinking":"hmm {long}"}},{{"type":"text","text":"done\t{long}"}},{{"type":"toolCall","id":"t","name":"bash","arguments":{{"command":"ls -la \\\\ {long}"}}}}],"model":"m-1","usage":{{"totalTokens":12,"cost":{{"total":0.5}}}},"timestamp":1767225602000}}}}"#
+            r#"{{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"thinking","thinking":"hmm {long}"}},{{"type":"text","text":"\n done\t{long}\\n\nmore"}},{{"type":"toolCall","id":"t","name":"bash","arguments":{{"command":"ls -la \\\\ {long}"}}}}],"model":"m-1","usage":{{"totalTokens":12,"cost":{{"total":0.5}}}},"timestamp":1767225602000}}}}"#
         ),
         format!(
             r#"{{"type":"message","id":"a3","parentId":"a2","timestamp":"2026-01-01T00:00:03.000Z","message":{{"role":"toolResult","toolCallId":"t","toolName":"bash","content":[{{"type":"text","text":"{long}\n{long}"}},{{"type":"image","data":"iVBORw0KGgo{long}","mimeType":"image/png"}}],"isError":false,"timestamp":1767225603000}}}}"#

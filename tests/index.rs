@@ -460,6 +460,9 @@ fn list_is_identical_with_and_without_the_index_on_the_conformance_corpus() {
         "is:named",
         "is:fork after:2000-01-01",
         "before:1d fix",
+        "label:check",
+        "label:修复",
+        "label:\"very last\" session",
         "colour:red",
         "ab",
         "\"ok\"",
@@ -1659,4 +1662,88 @@ fn random_changes_answer_as_a_full_scan() {
         }
         compare(round);
     }
+}
+
+/// `label:` finds the sessions with a label in effect containing its text,
+/// the same with the index (cold, warm, after appends) as without it.
+#[test]
+fn label_filter_agrees_with_and_without_the_index() {
+    let dir = common::demo_store();
+    let root = dir.path().join("sessions");
+    let cache = tempfile::tempdir().unwrap();
+    let ids = |q: &str, no_index: bool| -> Vec<String> {
+        let mut c = arbor();
+        c.env("ARBOR_CACHE_DIR", cache.path())
+            .arg("--store")
+            .arg(&root)
+            .args(["list", "--all", "--json", "--query", q]);
+        if no_index {
+            c.arg("--no-index");
+        }
+        run_ok(&mut c)
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["id"].as_str().unwrap()[..8].to_string()
+            })
+            .collect()
+    };
+    // The answer, checked the same three ways: without the index, then
+    // building it, then from it.
+    let agree = |q: &str| -> Vec<String> {
+        let plain = ids(q, true);
+        assert_eq!(plain, ids(q, false), "{q}: cold index");
+        assert_eq!(plain, ids(q, false), "{q}: warm index");
+        plain
+    };
+    assert_eq!(agree("label:checkpoint"), ["01a1fd62"]);
+    assert_eq!(agree("label:CHECK"), ["01a1fd62"]);
+    // `wip` was set, then cleared: not a label in effect.
+    assert!(agree("label:wip").is_empty());
+    assert!(agree("label:nothing").is_empty());
+    // With a word and a date (an ISO date: no clock involved).
+    assert_eq!(agree("label:checkpoint auth"), ["01a1fd62"]);
+    assert!(agree("label:checkpoint after:2026-11-22").is_empty());
+    assert_eq!(
+        agree("label:checkpoint after:2026-11-21 before:2026-11-22"),
+        ["01a1fd62"]
+    );
+    // A label appended to another session (the index reads the appended
+    // bytes only), then cleared.
+    let tidy = "01a20947";
+    let file = root
+        .join("--home-demo-projects-tidy-csv--")
+        .join("2026-11-23T16-40-12-305Z_01a20947-8711-79a8-aefc-6b48e8fafc36.jsonl");
+    let entry = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["type"] == "message")
+        .and_then(|v| v["id"].as_str().map(str::to_string))
+        .unwrap();
+    let label = |text: &[&str]| {
+        run_ok(
+            arbor()
+                .arg("--store")
+                .arg(&root)
+                .args(["label", tidy, &entry])
+                .args(text),
+        );
+    };
+    label(&["Release checkpoint"]);
+    assert_eq!(agree("label:checkpoint"), [tidy, "01a1fd62"]);
+    assert_eq!(agree("label:release"), [tidy]);
+    label(&["--clear"]);
+    assert_eq!(agree("label:checkpoint"), ["01a1fd62"]);
+    // A label on an entry the file lacks shows nowhere.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
+    writeln!(
+        f,
+        r#"{{"type":"label","id":"ffff0001","parentId":null,"timestamp":"2026-11-23T17:00:00.000Z","targetId":"no-such-entry","label":"ghost"}}"#
+    )
+    .unwrap();
+    assert!(agree("label:ghost").is_empty());
 }

@@ -177,14 +177,39 @@ fn named_filter_paths_and_summary_column() {
     insta::assert_snapshot!("all_paths", paths);
 }
 
+/// Issue #14.6: the second column is the summary when it is fresh, else
+/// the first line of the last assistant message (where the session left
+/// off), never a placeholder.
 #[test]
-fn summary_column_shows_placeholder_for_stale_rows() {
+fn summary_column_shows_the_summary_else_where_the_session_left_off() {
     let fx = fixture();
-    let mut app = app_with(&fx.root, "/home/demo/projects/pyledger");
+    let app = app_with(&fx.root, "/home/demo/projects/pyledger");
     let s = screen(&app, &fx.root);
-    assert!(s.contains("No summary available."), "{s}");
+    assert!(!s.contains("No summary available."), "{s}");
+    let line = |title: &str| s.lines().find(|l| l.contains(title)).unwrap().to_string();
+    // A fresh summary.
+    assert!(
+        line("Write a CONTRIBUTING.md").contains("Wrote CONTRIBUTING.md for py"),
+        "{s}"
+    );
+    // No summary, or a stale one: the last reply's first line.
+    assert_eq!(app.picker.visible.len(), 3);
+    for v in &app.picker.visible {
+        let i = &app.picker.rows[v.idx].info;
+        if i.summary().is_none() {
+            let reply = i.last_reply.as_deref().unwrap();
+            let start: String = reply.chars().take(15).collect();
+            assert!(
+                line(&i.title().chars().take(30).collect::<String>()).contains(&start),
+                "{s}"
+            );
+        }
+    }
+    assert!(
+        line("tests/test_paths.py").contains("Added a module-level `py"),
+        "{s}"
+    );
     insta::assert_snapshot!("summary_column", s);
-    app.picker.preview_on = Some(false);
 }
 
 #[test]
@@ -1488,6 +1513,23 @@ fn result_count_and_live_marker() {
     assert!(n > 1);
     assert!(s.contains(&format!("(1/{n})")), "{s}");
     insta::assert_snapshot!("result_count_live_marker", s);
+    // Where each session left off, wide (with the preview pane), then at
+    // 80 columns in the current folder (in All the cwd column leaves the
+    // titles no room for a second one).
+    for (w, name) in [
+        (160, "result_count_live_marker_wide"),
+        (80, "result_count_live_marker_80x24"),
+    ] {
+        app.width = w;
+        if w == 80 {
+            key(&mut app, KeyCode::Tab);
+        }
+        let s = screen(&app, &fx.root);
+        assert!(s.contains(&format!("(1/{n})")), "{s}");
+        let live_line = s.lines().find(|l| l.contains('●')).unwrap();
+        assert!(live_line.contains("Committed as"), "{s}");
+        insta::assert_snapshot!(name, s);
+    }
 }
 
 /// Issue #12: one table drives the picker's keys, its help and its hints.
@@ -1922,5 +1964,56 @@ fn ctrl_l_lists_labels_and_opens_the_tree_at_one() {
             assert_eq!(t.entry_id(t.selected_entry().unwrap()), "c856cfd2");
         }
         arbor::ui::Mode::Picker => panic!("the tree did not open"),
+    }
+}
+
+/// `label:` in the picker: the same sessions whether the rows came from
+/// the files or from the index's stored rows (which the picker shows first
+/// on a warm start).
+#[test]
+fn label_filter_with_rows_from_the_files_or_the_index() {
+    use arbor::index::Index;
+    use arbor::store::StoreRoot;
+
+    let fx = fixture();
+    let cache = tempfile::tempdir().unwrap();
+    let mut index = Index::open(&cache.path().join("index.db")).unwrap();
+    let (files, _) = list_session_files(
+        &StoreConfig::single(&fx.root, StoreKind::PerProject),
+        &Scope::All,
+    );
+    index.refresh(&files, &mut |_| {}).unwrap();
+    let root = StoreRoot {
+        path: fx.root.clone(),
+        kind: StoreKind::PerProject,
+        agent: Default::default(),
+    };
+    let stored = index.stored_rows(&[root], None).unwrap();
+    assert_eq!(stored.len(), files.len());
+    let found = |rows: Vec<Row>, q: &str| -> Vec<String> {
+        let mut app = App::new(WEBAPP.into(), NOW);
+        app.width = 100;
+        app.height = 24;
+        drive(&mut app, AppEvent::Rows(rows));
+        drive(&mut app, AppEvent::LoadFinished { problems: vec![] });
+        key(&mut app, KeyCode::Tab);
+        typ(&mut app, q);
+        assert!(app.picker.parsed.error().is_none(), "{q}");
+        app.picker
+            .visible
+            .iter()
+            .map(|v| app.picker.rows[v.idx].info.id[..8].to_string())
+            .collect()
+    };
+    for (q, want) in [
+        ("label:checkpoint", &["01a1fd62"][..]),
+        ("label:CHECK flaky", &["01a1fd62"][..]),
+        // Set, then cleared.
+        ("label:wip", &[][..]),
+        ("label:check sidebar", &[][..]),
+    ] {
+        assert_eq!(found(rows(&fx.root), q), want, "{q}: from the files");
+        let from_index = stored.iter().cloned().map(Row::new).collect();
+        assert_eq!(found(from_index, q), want, "{q}: from the index");
     }
 }

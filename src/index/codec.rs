@@ -10,7 +10,7 @@ use crate::session::extras::{LabelInfo, LabelText, Usage, UsageBucket};
 use crate::session::info::SessionInfo;
 use crate::session::reader::Diagnostics;
 
-const CODEC_VERSION: u8 = 3;
+const CODEC_VERSION: u8 = 4;
 
 struct Enc(Vec<u8>);
 
@@ -138,6 +138,7 @@ pub fn encode(i: &SessionInfo) -> Vec<u8> {
         parent_session_path,
         summary_candidate,
         last_message_id,
+        last_reply,
         internal,
         all_text: _,
         models,
@@ -174,6 +175,7 @@ pub fn encode(i: &SessionInfo) -> Vec<u8> {
         None => e.0.push(0),
     }
     e.opt_str(last_message_id.as_deref());
+    e.opt_str(last_reply.as_deref());
     e.bool(*internal);
     e.u64(models.len() as u64);
     for m in models {
@@ -188,8 +190,9 @@ pub fn encode(i: &SessionInfo) -> Vec<u8> {
     e.opt_i64(*header_ms);
     e.opt_i64(*newest_message_ms);
     e.i64(*file_mtime_ms);
-    // Labels and usage (for `arbor labels` and `arbor stats`) go last,
-    // behind their length: a listing skips them without decoding.
+    // Labels (for `arbor labels` and the query's `label:`) and usage (for
+    // `arbor stats`) go last, each behind its length: a listing decodes the
+    // labels (few, and mostly none) and skips the usage without decoding it.
     let mut x = Enc(Vec::new());
     x.u64(labels.len() as u64);
     for l in labels {
@@ -205,6 +208,9 @@ pub fn encode(i: &SessionInfo) -> Vec<u8> {
             }
         }
     }
+    e.u64(x.0.len() as u64);
+    e.0.extend_from_slice(&x.0);
+    x.0.clear();
     x.u64(usage.models.len() as u64);
     for m in &usage.models {
         x.str(m);
@@ -231,8 +237,9 @@ pub fn decode(b: &[u8]) -> Option<SessionInfo> {
     decode_with(b, true)
 }
 
-/// [`decode`], leaving the labels and usage out unless `extras` (a listing
-/// has no use for them; skipping them keeps 10,000 rows cheap to load).
+/// [`decode`], leaving the usage out unless `extras` (a listing has no use
+/// for it; skipping it keeps 10,000 rows cheap to load). Labels are always
+/// decoded: the query's `label:` filter looks at them.
 pub fn decode_with(b: &[u8], extras: bool) -> Option<SessionInfo> {
     let mut d = Dec { b, i: 0 };
     if d.byte()? != CODEC_VERSION {
@@ -253,6 +260,7 @@ pub fn decode_with(b: &[u8], extras: bool) -> Option<SessionInfo> {
         None
     };
     let last_message_id = d.opt_str()?;
+    let last_reply = d.opt_str()?;
     let internal = d.bool()?;
     let n = d.usize()?;
     let mut models = BTreeSet::new();
@@ -272,18 +280,32 @@ pub fn decode_with(b: &[u8], extras: bool) -> Option<SessionInfo> {
     let header_ms = d.opt_i64()?;
     let newest_message_ms = d.opt_i64()?;
     let file_mtime_ms = d.i64()?;
-    let n = d.usize()?;
-    let end = d.i.checked_add(n)?;
-    let (labels, usage) = if extras {
+    let labels = {
+        let n = d.usize()?;
+        let end = d.i.checked_add(n)?;
         let x = &mut Dec {
             b: b.get(..end)?,
             i: d.i,
         };
-        let r = decode_extras(x)?;
+        let labels = decode_labels(x)?;
         if x.i != end {
             return None;
         }
-        r
+        d.i = end;
+        labels
+    };
+    let n = d.usize()?;
+    let end = d.i.checked_add(n)?;
+    let usage = if extras {
+        let x = &mut Dec {
+            b: b.get(..end)?,
+            i: d.i,
+        };
+        let usage = decode_usage(x)?;
+        if x.i != end {
+            return None;
+        }
+        usage
     } else {
         Default::default()
     };
@@ -304,6 +326,7 @@ pub fn decode_with(b: &[u8], extras: bool) -> Option<SessionInfo> {
         parent_session_path,
         summary_candidate,
         last_message_id,
+        last_reply,
         internal,
         all_text: String::new(),
         models,
@@ -319,8 +342,8 @@ pub fn decode_with(b: &[u8], extras: bool) -> Option<SessionInfo> {
     })
 }
 
-/// Labels and usage, as [`encode`] writes them.
-fn decode_extras(d: &mut Dec) -> Option<(Vec<LabelInfo>, Usage)> {
+/// Labels, as [`encode`] writes them.
+fn decode_labels(d: &mut Dec) -> Option<Vec<LabelInfo>> {
     let n = d.usize()?;
     let mut labels = Vec::with_capacity(n.min(1024));
     for _ in 0..n {
@@ -336,6 +359,11 @@ fn decode_extras(d: &mut Dec) -> Option<(Vec<LabelInfo>, Usage)> {
             },
         });
     }
+    Some(labels)
+}
+
+/// Usage, as [`encode`] writes it.
+fn decode_usage(d: &mut Dec) -> Option<Usage> {
     let n = d.usize()?;
     let mut usage = Usage {
         models: Vec::with_capacity(n.min(1024)),
@@ -369,7 +397,7 @@ fn decode_extras(d: &mut Dec) -> Option<(Vec<LabelInfo>, Usage)> {
             cost: d.f64()?,
         });
     }
-    Some((labels, usage))
+    Some(usage)
 }
 
 pub use crate::util::hash::{FxBuild, FxHasher};
@@ -400,6 +428,7 @@ mod tests {
             parent_session_path: None,
             summary_candidate: Some(("s".into(), "a1".into())),
             last_message_id: Some("a1".into()),
+            last_reply: Some("Done: ✓".into()),
             internal: true,
             all_text: String::new(),
             models: ["m1".to_string(), "m2".to_string()].into_iter().collect(),
@@ -457,12 +486,11 @@ mod tests {
             },
         };
         let b = encode(&i);
-        // A listing's decode leaves labels and usage out, nothing else.
+        // A listing's decode leaves the usage out, nothing else.
         let lite = decode_with(&b, false).unwrap();
-        assert!(lite.labels.is_empty() && lite.usage == Usage::default());
+        assert!(lite.usage == Usage::default());
         assert_eq!(
             SessionInfo {
-                labels: i.labels.clone(),
                 usage: i.usage.clone(),
                 ..lite
             },

@@ -138,7 +138,7 @@ pub struct Index {
     /// Set by [`Index::warm_search`]: this index will answer many searches,
     /// so it reads the text file through a map kept between them.
     many_searches: std::cell::Cell<bool>,
-    /// Rows come with their labels and usage (see [`Index::set_extras`]).
+    /// Rows come with their usage (see [`Index::set_extras`]).
     extras: bool,
 }
 
@@ -192,9 +192,10 @@ impl Index {
     /// than as errors. An error means nothing was delivered (the caller then
     /// reads the files itself); a failure to *write* after rows were
     /// delivered is reported in [`RefreshStats::write_error`].
-    /// Whether rows from [`Index::refresh`] carry their labels and usage
-    /// (for `arbor labels` and `arbor stats`). Off by default: a listing
-    /// leaves them out of the rows it did not read again, which keeps it fast.
+    /// Whether rows from [`Index::refresh`] carry their usage (for `arbor
+    /// stats`). Off by default: a listing leaves it out of the rows it did
+    /// not read again, which keeps it fast. Labels always come (the query's
+    /// `label:` looks at them; most rows have none).
     pub fn set_extras(&mut self, on: bool) {
         self.extras = on;
     }

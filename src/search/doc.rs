@@ -1,6 +1,7 @@
 //! What a query is matched against: each row's searchable text and the
 //! facts its filters test, prepared once per session.
 
+use crate::session::extras::LabelText;
 use crate::session::info::SessionInfo;
 use crate::session::normalize::normalized;
 
@@ -31,6 +32,8 @@ pub struct RowFacts {
     pub named: bool,
     pub fork: bool,
     pub agent: crate::session::agent::Agent,
+    /// The labels in effect (on an entry the file has), lowercased.
+    pub labels: Vec<String>,
 }
 
 impl RowFacts {
@@ -42,6 +45,13 @@ impl RowFacts {
             named: info.display_name().is_some(),
             fork: info.parent_session_path.is_some(),
             agent: info.agent,
+            labels: info
+                .labels
+                .iter()
+                // A label on an entry the file lacks shows nowhere.
+                .filter(|l| l.text != LabelText::Missing)
+                .map(|l| l.label.to_lowercase())
+                .collect(),
         }
     }
 }

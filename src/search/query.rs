@@ -47,6 +47,8 @@ pub enum Filter {
     Fork,
     /// `agent:atomic|pi`
     Agent(Agent),
+    /// `label:TEXT`: a label in effect contains TEXT (lowercased).
+    Label(String),
 }
 
 impl Filter {
@@ -59,12 +61,13 @@ impl Filter {
             Filter::Named => f.named,
             Filter::Fork => f.fork,
             Filter::Agent(a) => f.agent == *a,
+            Filter::Label(t) => f.labels.iter().any(|l| l.contains(t.as_str())),
         }
     }
 }
 
 /// The filter keys, as F1 and the errors list them.
-pub const FILTER_KEYS: &str = "dir: after: before: model: is:named is:fork agent: in: re:";
+pub const FILTER_KEYS: &str = "dir: after: before: model: label: is:named is:fork agent: in: re:";
 
 /// The `in:` scopes, as F1 and the errors list them.
 pub const SCOPE_NAMES: &str = "user assistant tools thinking other";
@@ -603,6 +606,7 @@ fn parse_filter(key: &str, value: &str, now_ms: i64) -> Result<Filter, String> {
     Ok(match key {
         "dir" => Filter::Dir(value.to_lowercase()),
         "model" => Filter::Model(value.to_lowercase()),
+        "label" => Filter::Label(value.to_lowercase()),
         "after" | "before" => {
             let ms = parse_time(value, now_ms)
                 .ok_or_else(|| format!("{key}: wants {AGE_HELP}, not \"{value}\""))?;
@@ -622,8 +626,6 @@ fn parse_filter(key: &str, value: &str, now_ms: i64) -> Result<Filter, String> {
             "pi" => Filter::Agent(Agent::Pi),
             _ => return Err(format!("agent: takes atomic or pi, not \"{value}\"")),
         },
-        // Rows do not carry labels yet.
-        "label" => return Err("label: is not supported yet".to_string()),
         _ => return Err(format!("unknown filter \"{key}:\"")),
     })
 }
@@ -978,9 +980,38 @@ mod tests {
         assert!(keeps("http://example.com", &r));
         // Quoted, such text is a phrase.
         assert!(Query::parse_at("\"colour:red\"", NOW).error().is_none());
-        assert!(Query::parse_at("label:x", NOW)
-            .error()
-            .is_some_and(|e| e.contains("not supported yet")));
+    }
+
+    #[test]
+    fn label_filter_looks_at_the_labels_in_effect() {
+        use crate::session::extras::{LabelInfo, LabelText};
+        let label = |l: &str, text: LabelText| LabelInfo {
+            entry_id: "e1".into(),
+            label: l.into(),
+            time: None,
+            text,
+        };
+        let mut r = row("/w", NOW);
+        assert!(Query::parse_at("label:x", NOW).error().is_none());
+        assert!(!keeps("label:check", &r));
+        r.labels = vec![
+            label("Checkpoint ✓", LabelText::Text("user: hi".into())),
+            // Not looked up yet (a read failed): still a label.
+            label("todo", LabelText::Pending),
+            // On an entry the file lacks: shows nowhere, so it is no label.
+            label("ghost", LabelText::Missing),
+        ];
+        assert!(keeps("label:check", &r));
+        assert!(keeps("label:POINT", &r));
+        assert!(keeps("label:\"point ✓\"", &r));
+        assert!(keeps("label:todo", &r));
+        assert!(!keeps("label:ghost", &r));
+        assert!(!keeps("label:done", &r));
+        assert!(keeps("label:check label:todo", &r));
+        assert!(keeps("parser label:check", &r));
+        assert!(!keeps("zebra label:check", &r));
+        // A key with nothing after it yet filters nothing.
+        assert!(keeps("label:", &row("/w", NOW)));
     }
 
     proptest::proptest! {

@@ -22,6 +22,10 @@ use super::reader::{lines, parse_json_lenient, parse_object, too_deep, Diagnosti
 
 pub const NO_MESSAGES: &str = "(no messages)";
 
+/// How many characters of the last reply's first line a row keeps (the
+/// list shows a third of the screen's width of it).
+pub const LAST_REPLY_CHARS: usize = 200;
+
 /// One row of the session list, plus the preview figures.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct SessionInfo {
@@ -40,6 +44,11 @@ pub struct SessionInfo {
     pub summary_candidate: Option<(String, String)>,
     /// Id of the last user/assistant message in file order.
     pub last_message_id: Option<String>,
+    /// The first non-blank line of the last assistant message with text, in
+    /// file order (trimmed, at most [`LAST_REPLY_CHARS`] characters): where
+    /// the session left off.
+    #[serde(default)]
+    pub last_reply: Option<String>,
     pub internal: bool,
     /// User/assistant text, the searchable body of the session.
     pub all_text: String,
@@ -117,6 +126,7 @@ impl SessionInfo {
             first_message: self.first_message_text(),
             parent_session_path: self.parent_session_path.as_deref(),
             summary: self.summary(),
+            last_reply: self.last_reply.as_deref(),
             internal: self.internal,
             agent: self.agent.name(),
             diagnostics: (skipped > 0 || self.diagnostics.lossy_lines > 0).then_some(
@@ -153,6 +163,7 @@ pub struct JsonRow<'a> {
     pub first_message: &'a str,
     pub parent_session_path: Option<&'a str>,
     pub summary: Option<&'a str>,
+    pub last_reply: Option<&'a str>,
     pub internal: bool,
     pub agent: &'a str,
     /// Only when lines were skipped or read lossily.
@@ -513,19 +524,17 @@ fn raw_id(r: Option<&str>) -> Option<String> {
     }
 }
 
-/// Text of a `content` value: a string, or its text blocks joined by a space.
-fn raw_content_text(r: Option<&str>) -> String {
-    let Some(g) = r else {
-        return String::new();
-    };
+/// The raw JSON string literals of a `content` value's text: the string
+/// itself, or each text block's `text` in order (non-strings included: the
+/// caller decodes and skips them).
+fn text_literals(g: &str) -> Vec<&str> {
     if g.starts_with('"') {
-        return raw_str(Some(g)).unwrap_or_default();
+        return vec![g];
     }
     if !g.starts_with('[') {
-        return String::new();
+        return Vec::new();
     }
-    let mut out = String::new();
-    let mut first = true;
+    let mut out = Vec::new();
     let fast = for_each_element(g, |b| {
         if !b.starts_with('{') {
             return;
@@ -541,23 +550,18 @@ fn raw_content_text(r: Option<&str>) -> String {
         if f[0] != Some("\"text\"") {
             return;
         }
-        if let Some(t) = raw_str(f[1]) {
-            if !first {
-                out.push(' ');
-            }
-            out.push_str(&t);
-            first = false;
+        if let Some(t) = f[1] {
+            out.push(t);
         }
     });
     if fast.is_some() {
         return out;
     }
     // Content the skimmer refused (surrogate escapes, deep nesting): serde decides.
+    out.clear();
     let Ok(blocks) = serde_json::from_str::<Vec<&RawValue>>(g) else {
-        return String::new();
+        return out;
     };
-    let mut out = String::new();
-    let mut first = true;
     for b in blocks {
         let Ok(bp) = serde_json::from_str::<BlockProbe>(b.get()) else {
             continue;
@@ -565,7 +569,22 @@ fn raw_content_text(r: Option<&str>) -> String {
         if !raw_is(bp.ty.map(RawValue::get), "text") {
             continue;
         }
-        if let Some(t) = raw_str(bp.text.map(RawValue::get)) {
+        if let Some(t) = bp.text {
+            out.push(t.get());
+        }
+    }
+    out
+}
+
+/// Text of a `content` value: a string, or its text blocks joined by a space.
+fn raw_content_text(r: Option<&str>) -> String {
+    let Some(g) = r else {
+        return String::new();
+    };
+    let mut out = String::new();
+    let mut first = true;
+    for lit in text_literals(g) {
+        if let Some(t) = raw_str(Some(lit)) {
             if !first {
                 out.push(' ');
             }
@@ -574,6 +593,73 @@ fn raw_content_text(r: Option<&str>) -> String {
         }
     }
     out
+}
+
+/// The first non-blank line of [`raw_content_text`]'s text, trimmed and cut
+/// to [`LAST_REPLY_CHARS`] characters. Only the text up to that line is
+/// decoded: a reply is mostly lines after its first.
+fn raw_first_line(r: Option<&str>) -> Option<String> {
+    let g = r?;
+    let mut cur = String::new();
+    let mut any = false;
+    for lit in text_literals(g) {
+        if !lit.starts_with('"') {
+            continue;
+        }
+        // Blocks are joined by a space, as in `raw_content_text`.
+        if any {
+            cur.push(' ');
+        }
+        any = true;
+        let inner = &lit[1..lit.len() - 1];
+        // Cut at each `\n` escape (a backslash starts an escape: the byte
+        // after it is the escape's letter, never another escape's start).
+        let (mut start, mut i) = (0, 0);
+        let bytes = inner.as_bytes();
+        loop {
+            let cut = memchr::memchr(b'\\', &bytes[i..]).map(|p| i + p);
+            let newline = cut.is_some_and(|p| bytes.get(p + 1) == Some(&b'n'));
+            if cut.is_some() && !newline {
+                i = cut.unwrap_or_default() + 2;
+                continue;
+            }
+            let end = cut.unwrap_or(bytes.len());
+            let piece = &inner[start..end];
+            let decoded = if piece.contains('\\') {
+                decode_str(&format!("\"{piece}\"")).unwrap_or_default()
+            } else {
+                piece.to_string()
+            };
+            // `\u000a` is a newline too.
+            let mut parts = decoded.split('\n');
+            if let Some(p) = parts.next() {
+                cur.push_str(p);
+            }
+            for p in parts {
+                if let Some(line) = kept_line(&cur) {
+                    return Some(line);
+                }
+                cur.clear();
+                cur.push_str(p);
+            }
+            if !newline {
+                break;
+            }
+            if let Some(line) = kept_line(&cur) {
+                return Some(line);
+            }
+            cur.clear();
+            start = end + 2;
+            i = start;
+        }
+    }
+    kept_line(&cur)
+}
+
+/// A line as a row keeps it: trimmed, cut; `None` when blank.
+fn kept_line(line: &str) -> Option<String> {
+    let t = line.trim();
+    (!t.is_empty()).then(|| t.chars().take(LAST_REPLY_CHARS).collect())
 }
 
 /// The figures of a `usage` object (each `None` when absent or null).
@@ -968,6 +1054,9 @@ impl InfoScanner {
             }
             i.last_message_id = raw_id(p.id);
             if is_assistant {
+                if let Some(line) = raw_first_line(m.content) {
+                    i.last_reply = Some(line);
+                }
                 let model = raw_str(m.model);
                 if let Some(model) = &model {
                     if !i.models.contains(model) {
@@ -1197,6 +1286,77 @@ pub fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
 mod tests {
     use super::*;
 
+    /// What `raw_first_line` means, from the whole decoded text.
+    fn first_line_reference(content: &str) -> Option<String> {
+        let text = raw_content_text(Some(content));
+        text.split('\n').find_map(kept_line)
+    }
+
+    #[test]
+    fn first_line_decodes_only_what_it_needs_and_agrees_with_the_text() {
+        let long = "é".repeat(LAST_REPLY_CHARS + 10);
+        let cases = [
+            r#""Done.\nThe rest""#.to_string(),
+            r#""\n\n  \t\n  Second \"quoted\"  \nthird""#.to_string(),
+            r#""a backslash and n: \\n stays on the line\nnext""#.to_string(),
+            r#""\\\nafter an escaped backslash""#.to_string(),
+            r#""unicode newline\u000Anext""#.to_string(),
+            r#""crlf line\r\nnext""#.to_string(),
+            r#""\ud83d\ude00 pair\nx""#.to_string(),
+            r#""lone \ud800 surrogate\nx""#.to_string(),
+            r#""   ""#.to_string(),
+            r#""""#.to_string(),
+            format!(r#""{long}\nx""#),
+            r#"[{"type":"thinking","thinking":"hmm\nno"},{"type":"text","text":"\n"},{"type":"text","text":"joined"},{"type":"text","text":"by a space\nnot this"}]"#.to_string(),
+            r#"[{"type":"toolCall","name":"bash","arguments":{"command":"ls"}}]"#.to_string(),
+            r#"[{"type":"text","text":7},{"type":"text","text":"after a number"}]"#.to_string(),
+            r#"[{"type":"text","text":"a\ud800"},{"type":"text","text":"b\nc"}]"#.to_string(),
+            r#"[]"#.to_string(),
+            r#"{"text":"not content"}"#.to_string(),
+        ];
+        for c in &cases {
+            assert_eq!(raw_first_line(Some(c)), first_line_reference(c), "{c}");
+        }
+        assert_eq!(
+            raw_first_line(Some(&cases[1])).as_deref(),
+            Some("Second \"quoted\"")
+        );
+        assert_eq!(
+            raw_first_line(Some(&cases[11])).as_deref(),
+            Some("joined by a space")
+        );
+        assert_eq!(
+            raw_first_line(Some(&cases[10])).map(|l| l.chars().count()),
+            Some(LAST_REPLY_CHARS)
+        );
+    }
+
+    #[test]
+    fn last_reply_is_the_last_assistant_text_in_file_order() {
+        let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}"#;
+        let lines = [
+            header,
+            r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"fix it"}}"#,
+            r#"{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"First try.\nDetails"}]}}"#,
+            r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"assistant","content":[{"type":"text","text":"\nFixed the parser.\nDetails"}]}}"#,
+            // A reply with only a tool call leaves the last words in place.
+            r#"{"type":"message","id":"a3","parentId":"a2","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"t","name":"bash","arguments":{}}]}}"#,
+            r#"{"type":"message","id":"u2","parentId":"a3","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"user","content":"thanks\nbye"}}"#,
+        ];
+        let file = lines.join("\n");
+        for text in [true, false] {
+            let mut s = InfoScanner::new(Path::new("/x.jsonl"), 0);
+            if !text {
+                s = s.without_text();
+            }
+            for l in file.lines() {
+                s.feed(l.as_bytes(), true);
+            }
+            let info = s.finish().unwrap();
+            assert_eq!(info.last_reply.as_deref(), Some("Fixed the parser."));
+        }
+    }
+
     #[test]
     fn usage_figures_are_serdes() {
         let cases = [
@@ -1281,6 +1441,7 @@ mod tests {
             parent_session_path: Some("/p".into()),
             summary_candidate: Some(("sum".into(), "m1".into())),
             last_message_id: Some("m1".into()),
+            last_reply: Some("Fixed \"it\".".into()),
             internal: true,
             ..Default::default()
         };
@@ -1300,10 +1461,10 @@ mod tests {
         }
         // serde_json's escapes; the diagnostics only when there are some.
         let want = [
-            r#"{"path":"","id":"","cwd":"","name":null,"hasName":false,"created":"","modified":"1970-01-01T00:00:00.000Z","messageCount":0,"firstMessage":"(no messages)","parentSessionPath":null,"summary":null,"internal":false,"agent":"atomic"}"#,
-            r#"{"path":"/a/\"b\"\n.jsonl","id":"x\u0001","cwd":"C:\\Users","name":"n ✓","hasName":true,"created":"2026","modified":"2026-01-01T00:00:00.123Z","messageCount":12,"firstMessage":"hi\t\"there\"","parentSessionPath":"/p","summary":"sum","internal":true,"agent":"atomic"}"#,
-            r#"{"path":"/a/\"b\"\n.jsonl","id":"x\u0001","cwd":"C:\\Users","name":"n ✓","hasName":true,"created":"2026","modified":"2026-01-01T00:00:00.123Z","messageCount":12,"firstMessage":"hi\t\"there\"","parentSessionPath":"/p","summary":"sum","internal":true,"agent":"atomic","diagnostics":{"skippedLines":3,"lossyLines":0,"partialTail":true}}"#,
-            r#"{"path":"/a/\"b\"\n.jsonl","id":"x\u0001","cwd":"C:\\Users","name":"n ✓","hasName":true,"created":"2026","modified":"-0002-12-17T14:13:20.000Z","messageCount":12,"firstMessage":"hi\t\"there\"","parentSessionPath":"/p","summary":"sum","internal":true,"agent":"atomic","diagnostics":{"skippedLines":0,"lossyLines":1,"partialTail":false}}"#,
+            r#"{"path":"","id":"","cwd":"","name":null,"hasName":false,"created":"","modified":"1970-01-01T00:00:00.000Z","messageCount":0,"firstMessage":"(no messages)","parentSessionPath":null,"summary":null,"lastReply":null,"internal":false,"agent":"atomic"}"#,
+            r#"{"path":"/a/\"b\"\n.jsonl","id":"x\u0001","cwd":"C:\\Users","name":"n ✓","hasName":true,"created":"2026","modified":"2026-01-01T00:00:00.123Z","messageCount":12,"firstMessage":"hi\t\"there\"","parentSessionPath":"/p","summary":"sum","lastReply":"Fixed \"it\".","internal":true,"agent":"atomic"}"#,
+            r#"{"path":"/a/\"b\"\n.jsonl","id":"x\u0001","cwd":"C:\\Users","name":"n ✓","hasName":true,"created":"2026","modified":"2026-01-01T00:00:00.123Z","messageCount":12,"firstMessage":"hi\t\"there\"","parentSessionPath":"/p","summary":"sum","lastReply":"Fixed \"it\".","internal":true,"agent":"atomic","diagnostics":{"skippedLines":3,"lossyLines":0,"partialTail":true}}"#,
+            r#"{"path":"/a/\"b\"\n.jsonl","id":"x\u0001","cwd":"C:\\Users","name":"n ✓","hasName":true,"created":"2026","modified":"-0002-12-17T14:13:20.000Z","messageCount":12,"firstMessage":"hi\t\"there\"","parentSessionPath":"/p","summary":"sum","lastReply":"Fixed \"it\".","internal":true,"agent":"atomic","diagnostics":{"skippedLines":0,"lossyLines":1,"partialTail":false}}"#,
         ];
         assert_eq!(String::from_utf8(out).unwrap(), want.join("\n") + "\n");
     }

@@ -631,11 +631,13 @@ impl PickerState {
         self.scroll = crate::ui::widgets::scroll_for(pos, self.scroll, height, self.visible.len());
     }
 
-    /// Whether any listed row has a summary (the summary column is shown).
+    /// Whether any listed row has a summary or a last reply (the second
+    /// column is shown).
     pub fn any_summary(&self) -> bool {
-        self.visible
-            .iter()
-            .any(|v| self.rows[v.idx].info.summary().is_some())
+        self.visible.iter().any(|v| {
+            let i = &self.rows[v.idx].info;
+            i.summary().is_some() || i.last_reply.is_some()
+        })
     }
 
     pub fn set_status(&mut self, kind: StatusKind, text: impl Into<String>) {

@@ -451,16 +451,13 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         spans.push(Span::raw(" ".repeat(title_pad)));
         if summary_w > 0 {
             spans.push(Span::raw(" "));
-            match info.summary() {
-                Some(s) => spans.push(Span::styled(
-                    fit(&sanitize_line(s), summary_w),
-                    theme.accent(),
-                )),
-                None => spans.push(Span::styled(
-                    fit("No summary available.", summary_w),
-                    theme.dim(),
-                )),
-            }
+            // The summary, else where the session left off.
+            let (text, style) = match (info.summary(), &info.last_reply) {
+                (Some(s), _) => (s, theme.accent()),
+                (None, Some(r)) => (r.as_str(), theme.dim()),
+                (None, None) => ("", theme.dim()),
+            };
+            spans.push(Span::styled(fit(&sanitize_line(text), summary_w), style));
         }
         spans.push(Span::raw(" "));
         if live {
@@ -935,7 +932,7 @@ pub const HELP_WIDTH: u16 = 74;
 /// line.
 pub fn help_rows() -> Vec<HelpRow> {
     KEYS.help_with_field(
-        "search: all words, \"exact phrase\", re:regex; filters dir: model: agent: is: after:2d before:2026-11-30",
+        "search: all words, \"exact phrase\", re:regex; filters dir: model: label: agent: is: after:2d before:2026-11-30",
         "Editing the query",
         &input::KEYS,
     )
