@@ -909,3 +909,45 @@ fn marked_batch_goes_to_the_trash_and_comes_back() {
     term.press(b"\x1b");
     assert!(term.wait_exit("esc").success());
 }
+
+/// `arbor tree SESSION --at ENTRY` opens the tree with that entry selected
+/// (here one on the abandoned branch); an unknown entry opens at the leaf
+/// and says so.
+#[test]
+fn tree_at_an_entry_opens_there() {
+    let store = common::demo_store();
+    let root = store.path().join("sessions");
+    let home = tempfile::tempdir().unwrap();
+    let session = common::find_session(&root, "01a1fd62");
+    let mut arbor = start(
+        &[
+            "tree".as_ref(),
+            session.as_os_str(),
+            "--at".as_ref(),
+            "ece135bc".as_ref(),
+        ],
+        home.path(),
+        home.path(),
+    );
+    arbor.wait_for("the entry selected", |t| {
+        t.lines()
+            .any(|l| l.contains('›') && l.contains("The fake timers made it worse"))
+    });
+    arbor.send(b"\x1b");
+    assert!(arbor.wait_exit("Esc").success());
+    let mut arbor = start(
+        &[
+            "tree".as_ref(),
+            session.as_os_str(),
+            "--at".as_ref(),
+            "nope".as_ref(),
+        ],
+        home.path(),
+        home.path(),
+    );
+    arbor.wait_for("the leaf and why", |t| {
+        t.contains("No entry nope in this session")
+    });
+    arbor.send(b"\x1b");
+    assert!(arbor.wait_exit("Esc").success());
+}

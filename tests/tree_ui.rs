@@ -1177,3 +1177,52 @@ fn label_times_use_the_offset_in_the_state() {
     let s = screen(&app);
     assert!(s.contains("[checkpoint] 11/21 11:"), "{s}");
 }
+
+/// `arbor tree SESSION --at ENTRY` (and a search hit) opens the tree at an
+/// entry: selected, on its branch, shown even when the default filter hides
+/// it; an id the session lacks opens at the leaf and says so.
+#[test]
+fn the_tree_opens_at_an_entry() {
+    let store = common::demo_store();
+    let path = common::find_session(&store.path().join("sessions"), "01a1fd62");
+    let open_at = |entry: &str| {
+        let mut app = App::new("/".into(), NOW);
+        app.width = 100;
+        app.height = 24;
+        app.open_at = Some((path.clone(), entry.into()));
+        drive(
+            &mut app,
+            Effect::OpenTree {
+                path: path.clone(),
+                agent: arbor::session::Agent::Atomic,
+            },
+        );
+        assert!(app.open_at.is_none(), "taken when the tree opens");
+        app
+    };
+    let id = |app: &App| {
+        let t = tree(app);
+        t.entry_id(t.selected_entry().unwrap()).to_string()
+    };
+    // On the abandoned branch (the leaf is on the other one).
+    let app = open_at("ece135bc");
+    assert_eq!(id(&app), "ece135bc");
+    assert!(selected_text(&app).contains("The fake timers made it worse"));
+    assert_eq!(tree(&app).filter, Filter::Default);
+    let s = screen(&app);
+    let line = s.lines().find(|l| l.contains('›')).unwrap();
+    assert!(line.contains("The fake timers made it worse"), "{s}");
+    // A thinking-level change: only the `all` filter shows it.
+    let app = open_at("b61e6ba5");
+    assert_eq!(id(&app), "b61e6ba5");
+    assert_eq!(tree(&app).filter, Filter::All);
+    // No such entry: the leaf (a title change the default filter hides:
+    // its nearest shown ancestor), and why.
+    let app = open_at("nope");
+    assert_eq!(id(&app), "7ea66ad8");
+    assert!(screen(&app).contains("No entry nope in this session"));
+    // The keys work from there as from the leaf.
+    let mut app = open_at("ece135bc");
+    key(&mut app, KeyCode::Up);
+    assert_eq!(id(&app), "10d18958");
+}

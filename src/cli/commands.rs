@@ -68,6 +68,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 start_in_all: false,
                 note: None,
                 open_tree: Some(file),
+                tree_at: a.at.clone(),
                 use_index: false,
                 query: String::new(),
             };
@@ -144,6 +145,7 @@ fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
         start_in_all,
         note,
         open_tree: None,
+        tree_at: None,
         use_index: !cli.global.no_index,
         query: cli.query.join(" "),
     };

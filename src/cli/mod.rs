@@ -151,6 +151,9 @@ pub struct ShowArgs {
 pub struct TreeArgs {
     /// A session file path, id or unique id prefix
     pub session: String,
+    /// Open at this entry (selected, its branch unfolded) instead of the leaf
+    #[arg(long, value_name = "ENTRY")]
+    pub at: Option<String>,
 }
 
 #[derive(Debug, Args)]

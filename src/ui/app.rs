@@ -311,8 +311,8 @@ pub struct App {
     /// The local time's offset from UTC, from the runtime's clock (UTC
     /// until it says: tests draw the same anywhere).
     pub utc_offset: chrono::FixedOffset,
-    /// The tree being opened from the picker's labels: select this entry
-    /// of this file once it is read.
+    /// The tree being opened at an entry (from the picker's labels, or
+    /// `arbor tree --at`): select this entry of this file once it is read.
     pub open_at: Option<(PathBuf, String)>,
 }
 
@@ -483,7 +483,10 @@ impl App {
                 t.utc_offset = self.utc_offset;
                 t.from_picker = !self.tree_only;
                 if let Some((_, entry)) = at {
-                    t.select_entry_id(&entry);
+                    if !t.open_at(&entry) {
+                        let id = crate::session::render::sanitize_line(&entry);
+                        t.status = Some((format!("No entry {id} in this session"), true));
+                    }
                 }
                 // The first frame shows the selection (the leaf: often the
                 // last row of a long session).

@@ -41,6 +41,8 @@ pub struct PickerOptions {
     pub note: Option<String>,
     /// `arbor tree SESSION`: open this session's tree directly, no picker.
     pub open_tree: Option<crate::store::SessionFile>,
+    /// `arbor tree SESSION --at ENTRY`: the entry it opens at.
+    pub tree_at: Option<String>,
     /// Use the persistent index (rows, body search, incremental rescans).
     pub use_index: bool,
     /// `arbor QUERY…`: the query typed when the picker opens.
@@ -176,6 +178,9 @@ pub fn run_picker(mut opts: PickerOptions) -> Result<Outcome> {
         app.picker.start_with_query(&opts.query);
     }
     app.tree_only = opts.open_tree.is_some();
+    if let (Some(file), Some(entry)) = (&opts.open_tree, &opts.tree_at) {
+        app.open_at = Some((file.path.clone(), entry.clone()));
+    }
     let theme = Theme::from_env();
 
     let mut terminal = setup_terminal()?;

@@ -433,10 +433,35 @@ impl TreeState {
         Some(self.rows.len() - 1)
     }
 
-    /// Selects the entry `id` (or its nearest visible ancestor).
-    pub fn select_entry_id(&mut self, id: &str) {
+    /// Opens the tree at entry `id`: selected, its ancestors unfolded, and
+    /// every entry shown when the filter hides it. False (nothing changes)
+    /// when the session has no such entry.
+    pub fn open_at(&mut self, id: &str) -> bool {
+        let tree = &self.loaded.tree;
+        let Some(i) = tree.index_of(id) else {
+            return false;
+        };
+        let mut cur = tree.parent[i];
+        while let Some(a) = cur {
+            self.folded.remove(&self.loaded.session.entries[a].id);
+            cur = tree.parent[a];
+        }
         self.anchor = Some(id.to_string());
         self.rebuild();
+        if self.selected_entry() != Some(i) && self.filter != Filter::All {
+            // Hidden by the filter: show everything, if that shows it (an
+            // assistant message of tool calls alone shows in no filter:
+            // then its nearest shown ancestor is selected).
+            let before = self.filter;
+            self.filter = Filter::All;
+            self.rebuild();
+            if self.selected_entry() != Some(i) {
+                self.filter = before;
+                self.rebuild();
+            }
+        }
+        self.detail_scroll = 0;
+        true
     }
 
     pub fn selected_entry(&self) -> Option<usize> {
