@@ -127,11 +127,12 @@ fn render_header(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         let shown = list_area(area.width, area.height).height as usize;
         let last = (first + shown).min(total);
         Line::from(Span::styled(
+            // The position first: it is what a narrow screen must keep.
             format!(
-                "A: the marked entry {} · B: the selected entry {} · lines {}–{last} of {total}",
+                "lines {}–{last} of {total} · A: the marked entry {} · B: the selected entry {}",
+                (first + 1).min(total),
                 sanitize_line(&c.a),
                 sanitize_line(&c.b),
-                (first + 1).min(total),
             ),
             theme.dim(),
         ))
