@@ -317,6 +317,9 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
     };
     let (mut f, meta) = crate::session::open::open_session_file(path).map_err(problem)?;
     let stat = Stat::of(&meta);
+    if file.agent.is_foreign() {
+        return parse_foreign(file, &mut f, &meta, stat);
+    }
     let mut start = 0u64;
     let mut scanner = None;
     let mut continued = None;
@@ -420,6 +423,71 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
             out.parsed = 0;
             out.text.clear();
             out.tail_text = None;
+        }
+    }
+    Ok(out)
+}
+
+/// Parses another agent's file (`session::foreign`): always whole, since a
+/// translated line depends on the lines before it; the stored row then has
+/// no resumable state, so the next change reads the file again.
+fn parse_foreign(
+    file: &SessionFile,
+    f: &mut File,
+    meta: &std::fs::Metadata,
+    stat: Stat,
+) -> Result<Parsed, ScanProblem> {
+    let path = &file.path;
+    let io = |source| ScanProblem {
+        path: path.clone(),
+        reason: ReadError::Io {
+            path: path.clone(),
+            source,
+        }
+        .to_string(),
+    };
+    let mut buf = Vec::with_capacity(stat.size as usize);
+    f.read_to_end(&mut buf).map_err(io)?;
+    let size = buf.len() as u64;
+    let (head_fp, tail_fp) = fingerprints(f, size).map_err(io)?;
+    let mut out = Parsed {
+        file: file.clone(),
+        continued: None,
+        stat: Stat { size, ..stat },
+        parsed: 0,
+        head_fp,
+        tail_fp,
+        state: Ok(None),
+        row: None,
+        row_differs: false,
+        text: String::new(),
+        terms: Vec::new(),
+        tail_text: None,
+        bytes_parsed: size,
+    };
+    let Some(agent) = crate::session::foreign::detect_bytes(&buf) else {
+        out.state = Err(not_a_session(
+            path,
+            "not a session of any agent arbor reads",
+        ));
+        return Ok(out);
+    };
+    let translated = crate::session::foreign::translate(agent, path, &buf);
+    let mut s = InfoScanner::new(path, mtime_ms(meta)).with_normalized_text();
+    for (line, complete) in crate::session::reader::lines(&translated) {
+        s.feed(line, complete);
+    }
+    out.text = trimmed(s.take_text());
+    match s.finish() {
+        Ok(mut row) => {
+            row.path = file.path.clone();
+            row.agent = file.agent;
+            out.row = Some(row);
+            out.terms = distinct_token_ranges(&out.text);
+        }
+        Err(reason) => {
+            out.state = Err(not_a_session(path, reason));
+            out.text.clear();
         }
     }
     Ok(out)
@@ -897,11 +965,12 @@ pub fn stored_rows(
             let rest = key.strip_prefix(rk.as_slice())?;
             let (&sep, rel) = rest.split_first()?;
             let depth = rel.iter().filter(|&&b| is_sep(b)).count();
-            let wanted = match root.kind {
-                StoreKind::Flat => 0,
-                StoreKind::PerProject => 1,
+            let fits = match root.kind {
+                StoreKind::Flat => depth == 0,
+                StoreKind::PerProject => depth == 1,
+                StoreKind::Dated => depth == 0 || depth == 3,
             };
-            (is_sep(sep) && depth == wanted).then_some((rel, *root))
+            (is_sep(sep) && fits).then_some((rel, *root))
         }) else {
             continue;
         };

@@ -15,7 +15,14 @@ pub enum Agent {
     Atomic,
     /// The legacy pi store `~/.pi/agent/sessions`.
     Pi,
+    /// Claude Code (`~/.claude/projects`), read through `session::foreign`.
+    Claude,
+    /// Codex (`~/.codex/sessions`), read through `session::foreign`.
+    Codex,
 }
+
+/// Every agent, in the order `--agent` and the help name them.
+pub const ALL_AGENTS: [Agent; 4] = [Agent::Atomic, Agent::Pi, Agent::Claude, Agent::Codex];
 
 impl Agent {
     /// The name in `arbor list --json` (`"agent"`) and on screen.
@@ -23,6 +30,31 @@ impl Agent {
         match self {
             Agent::Atomic => "atomic",
             Agent::Pi => "pi",
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+        }
+    }
+
+    /// The agent named `name` (as `--agent` and `agent:` take it).
+    pub fn from_name(name: &str) -> Option<Agent> {
+        ALL_AGENTS
+            .into_iter()
+            .find(|a| a.name().eq_ignore_ascii_case(name))
+    }
+
+    /// Whether its files are in another agent's format: arbor reads them
+    /// (translated) but never writes into them.
+    pub fn is_foreign(self) -> bool {
+        matches!(self, Agent::Claude | Agent::Codex)
+    }
+
+    /// The agent's name in a sentence.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Agent::Atomic => "Atomic",
+            Agent::Pi => "pi",
+            Agent::Claude => "Claude Code",
+            Agent::Codex => "Codex",
         }
     }
 
@@ -31,15 +63,22 @@ impl Agent {
         match self {
             Agent::Atomic => ContextFlavor::Atomic,
             Agent::Pi => ContextFlavor::Pi,
+            // Their sessions are translated into Atomic's shape.
+            Agent::Claude | Agent::Codex => ContextFlavor::Atomic,
         }
     }
 
     /// The command that resumes one of its sessions (a `--resume-cmd`
-    /// template): both agents take the session file with `--session`.
+    /// template): Atomic and pi take the session file with `--session`;
+    /// Claude Code (`claude --resume <session id>`, its CLI reference) and
+    /// Codex (`codex resume <session id>`, its `resume` subcommand) take the
+    /// id.
     pub fn resume_template(self) -> &'static str {
         match self {
             Agent::Atomic => "atomic --session {path}",
             Agent::Pi => "pi --session {path}",
+            Agent::Claude => "claude --resume {id}",
+            Agent::Codex => "codex resume {id}",
         }
     }
 
@@ -49,6 +88,8 @@ impl Agent {
         match self {
             Agent::Atomic => None,
             Agent::Pi => Some("pi"),
+            Agent::Claude => Some("claude"),
+            Agent::Codex => Some("codex"),
         }
     }
 }

@@ -1143,6 +1143,12 @@ pub fn scan_info_with(path: &Path, text: bool) -> Result<SessionInfo, ReadError>
         })
     })
     .map_err(io)?;
+    if s.failed.is_some() {
+        // Not an Atomic session: maybe another agent's.
+        if let Some(info) = scan_foreign(path, text)? {
+            return Ok(info);
+        }
+    }
     // Without the labelled entries' text the row is still right: their
     // labels then show without it.
     let _ = s.resolve_labels(&mut f);
@@ -1150,6 +1156,43 @@ pub fn scan_info_with(path: &Path, text: bool) -> Result<SessionInfo, ReadError>
         path: path.to_path_buf(),
         reason,
     })
+}
+
+/// The row of another agent's session (Claude Code, Codex), read whole and
+/// translated (`session::foreign`); `None` when the file is in no format
+/// arbor knows. The row's `agent` is left to the caller, who knows the
+/// store root.
+pub fn scan_foreign(path: &Path, text: bool) -> Result<Option<SessionInfo>, ReadError> {
+    let (buf, mtime) = read_whole(path)?;
+    Ok(scan_foreign_bytes(path, &buf, mtime, text))
+}
+
+/// [`scan_foreign`] on bytes already read.
+pub fn scan_foreign_bytes(
+    path: &Path,
+    buf: &[u8],
+    file_mtime_ms: i64,
+    text: bool,
+) -> Option<SessionInfo> {
+    let agent = super::foreign::detect_bytes(buf)?;
+    let translated = super::foreign::translate(agent, path, buf);
+    let mut s = InfoScanner::new(path, file_mtime_ms);
+    if !text {
+        s = s.without_text();
+    }
+    scan_bytes_with(s, path, &translated).ok()
+}
+
+/// A whole file and its mtime.
+pub fn read_whole(path: &Path) -> Result<(Vec<u8>, i64), ReadError> {
+    use std::io::Read;
+    let (mut f, meta) = super::open::open_session_file(path)?;
+    let mut buf = Vec::with_capacity(meta.len() as usize);
+    f.read_to_end(&mut buf).map_err(|source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok((buf, mtime_ms(&meta)))
 }
 
 thread_local! {

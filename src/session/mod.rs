@@ -13,6 +13,7 @@ pub mod entry;
 pub mod export;
 pub mod extras;
 pub mod fileops;
+pub mod foreign;
 pub mod ids;
 pub mod info;
 pub mod jsonscan;

@@ -102,6 +102,9 @@ pub struct Session {
     pub bytes: u64,
     /// Where the entries' lines are (a version 3 file's).
     pub(crate) source: Option<Arc<Source>>,
+    /// Another agent's file, read translated (`session::foreign`): arbor
+    /// never writes into it.
+    pub foreign: Option<super::agent::Agent>,
 }
 
 impl Session {
@@ -375,6 +378,10 @@ pub fn read_session_lean(path: &Path) -> Result<Session, ReadError> {
 #[doc(hidden)]
 pub fn read_session_lean_in(path: &Path, block: usize) -> Result<Session, ReadError> {
     const FIRST: usize = 1 << 20;
+    // Another agent's file is translated as a whole.
+    if super::foreign::detect_path(path).is_some() {
+        return read_session(path);
+    }
     let (file, _) = super::open::open_session_file(path)?;
     let io = |source| ReadError::Io {
         path: path.to_path_buf(),
@@ -406,6 +413,7 @@ pub fn read_session_lean_in(path: &Path, block: usize) -> Result<Session, ReadEr
                 diagnostics,
                 bytes: end as u64,
                 source: Some(src),
+                foreign: None,
             })
         }
         None if n < FIRST => Err(ReadError::NotASession {
@@ -475,6 +483,13 @@ fn parse_session_from(
     buf: Arc<Vec<u8>>,
     file: Option<std::fs::File>,
 ) -> Result<Session, ReadError> {
+    if let Some(agent) = super::foreign::detect_bytes(&buf) {
+        let translated = super::foreign::translate(agent, path, &buf);
+        let mut s = parse_session_from(path, Arc::new(translated), None)?;
+        s.foreign = Some(agent);
+        s.bytes = buf.len() as u64;
+        return Ok(s);
+    }
     let mut diagnostics = Diagnostics::default();
     let (header, body) = find_header(path, &buf, &mut diagnostics)?;
     let file_version = header.version;
@@ -497,6 +512,7 @@ fn parse_session_from(
         diagnostics,
         bytes: buf.len() as u64,
         source,
+        foreign: None,
     })
 }
 
@@ -517,6 +533,7 @@ pub fn parse_session_eager(path: &Path, buf: &[u8]) -> Result<Session, ReadError
         diagnostics,
         bytes: buf.len() as u64,
         source: None,
+        foreign: None,
     })
 }
 

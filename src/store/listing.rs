@@ -10,7 +10,16 @@ use crate::session::ReadError;
 /// that reads rows without the index (a listing, the picker's loader and
 /// watcher) reads one.
 pub fn scan_file(f: &SessionFile, text: bool) -> Result<SessionInfo, ReadError> {
-    let mut info = scan_info_with(&f.path, text)?;
+    let mut info = if f.agent.is_foreign() {
+        crate::session::info::scan_foreign(&f.path, text)?.ok_or_else(|| {
+            ReadError::NotASession {
+                path: f.path.clone(),
+                reason: "not a session of any agent arbor reads",
+            }
+        })?
+    } else {
+        scan_info_with(&f.path, text)?
+    };
     info.agent = f.agent;
     Ok(info)
 }

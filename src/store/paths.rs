@@ -9,6 +9,9 @@ pub enum StoreKind {
     PerProject,
     /// All projects' files directly in one folder (a custom session dir).
     Flat,
+    /// `<root>/YYYY/MM/DD/*.jsonl` (Codex; files directly in the root,
+    /// from its older versions, too).
+    Dated,
 }
 
 pub use crate::session::agent::Agent;
@@ -95,7 +98,15 @@ impl StoreConfig {
                 });
             }
         }
+        roots.extend(other_agents(env));
         StoreConfig { roots }
+    }
+
+    /// Keeps the roots of `agents` only (`--agent`); none given keeps all.
+    pub fn narrow(&mut self, agents: &[Agent]) {
+        if !agents.is_empty() {
+            self.roots.retain(|r| agents.contains(&r.agent));
+        }
     }
 
     pub fn single(path: &Path, kind: StoreKind) -> StoreConfig {
@@ -131,6 +142,47 @@ impl StoreConfig {
     pub fn is_missing(&self) -> bool {
         self.roots.iter().all(|r| !r.path.is_dir())
     }
+}
+
+/// The stores of Claude Code (`$CLAUDE_CONFIG_DIR/projects`, else
+/// `~/.claude/projects`) and Codex (`$CODEX_HOME/sessions`, else
+/// `~/.codex/sessions`), when they exist: one `stat` each, so an agent that
+/// is not installed costs nothing more.
+fn other_agents(env: &dyn Env) -> Vec<StoreRoot> {
+    let home = env.home();
+    let dir = |var: &str, default: &str| {
+        env.var(var)
+            .map(|v| expand_tilde(&v, env))
+            .or_else(|| home.as_ref().map(|h| h.join(default)))
+    };
+    let mut out = Vec::new();
+    if let Some(d) = dir("CLAUDE_CONFIG_DIR", ".claude").map(|d| d.join("projects")) {
+        if d.is_dir() {
+            out.push(StoreRoot {
+                path: absolute(&d),
+                kind: StoreKind::PerProject,
+                agent: Agent::Claude,
+            });
+        }
+    }
+    if let Some(d) = dir("CODEX_HOME", ".codex").map(|d| d.join("sessions")) {
+        if d.is_dir() {
+            out.push(StoreRoot {
+                path: absolute(&d),
+                kind: StoreKind::Dated,
+                agent: Agent::Codex,
+            });
+        }
+    }
+    out
+}
+
+/// Claude Code's project folder name of a cwd: every character other than
+/// an ASCII letter or digit becomes `-` (`/home/u/my.proj` → `-home-u-my-proj`).
+pub fn encode_cwd_claude(cwd: &str) -> String {
+    cwd.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
 }
 
 /// `p` made absolute against the current directory, lexically (no symlink

@@ -13,9 +13,18 @@ pub struct SessionFile {
 }
 
 impl SessionFile {
-    /// The session id from the file name (`<timestamp>_<id>.jsonl`).
+    /// The session id from the file name: `<timestamp>_<id>.jsonl` (Atomic,
+    /// pi), `<id>.jsonl` (Claude Code), `rollout-<time>-<id>.jsonl` (Codex,
+    /// whose ids are UUIDs: the last 36 characters).
     pub fn id_from_name(&self) -> Option<&str> {
-        id_from_file_name(&self.path)
+        match self.agent {
+            Agent::Atomic | Agent::Pi => id_from_file_name(&self.path),
+            Agent::Claude => self.path.file_name()?.to_str()?.strip_suffix(".jsonl"),
+            Agent::Codex => {
+                let stem = self.path.file_name()?.to_str()?.strip_suffix(".jsonl")?;
+                stem.get(stem.len().checked_sub(36)?..)
+            }
+        }
     }
 }
 
@@ -57,6 +66,11 @@ pub(super) fn files_in(
     };
     for ent in rd.flatten() {
         if !is_session_name(&ent.file_name()) {
+            continue;
+        }
+        // Claude Code's older sub-agent transcripts (`agent-<id>.jsonl`)
+        // are sidechains of a session, not sessions.
+        if agent == Agent::Claude && ent.file_name().as_encoded_bytes().starts_with(b"agent-") {
             continue;
         }
         let path = ent.path();
@@ -107,6 +121,47 @@ pub(super) fn project_dirs(root: &Path) -> Vec<PathBuf> {
     dirs
 }
 
+/// The day folders of a dated root (`YYYY/MM/DD`), oldest first.
+pub(super) fn dated_dirs(root: &Path) -> Vec<PathBuf> {
+    let sub = |d: &Path| -> Vec<PathBuf> {
+        let Ok(rd) = std::fs::read_dir(d) else {
+            return Vec::new();
+        };
+        let mut v: Vec<PathBuf> = rd
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_str()
+                    .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+                    && e.file_type().is_ok_and(|t| t.is_dir())
+            })
+            .map(|e| e.path())
+            .collect();
+        v.sort();
+        v
+    };
+    let mut out = Vec::new();
+    for y in sub(root) {
+        for m in sub(&y) {
+            out.extend(sub(&m));
+        }
+    }
+    out
+}
+
+/// The folders of a root that hold its session files.
+pub fn session_dirs(root: &Path, kind: StoreKind) -> Vec<PathBuf> {
+    match kind {
+        StoreKind::Flat => vec![root.to_path_buf()],
+        StoreKind::PerProject => project_dirs(root),
+        StoreKind::Dated => {
+            let mut v = vec![root.to_path_buf()];
+            v.extend(dated_dirs(root));
+            v
+        }
+    }
+}
+
 /// Whether the store holds at least one session file (stops at the first:
 /// the picker asks before its first frame).
 pub fn has_session_files(config: &StoreConfig) -> bool {
@@ -118,9 +173,10 @@ pub fn has_session_files(config: &StoreConfig) -> bool {
             })
         })
     };
-    config.roots.iter().any(|root| match root.kind {
-        StoreKind::Flat => in_dir(&root.path),
-        StoreKind::PerProject => project_dirs(&root.path).iter().any(|d| in_dir(d)),
+    config.roots.iter().any(|root| {
+        session_dirs(&root.path, root.kind)
+            .iter()
+            .any(|d| in_dir(d))
     })
 }
 
@@ -135,6 +191,13 @@ pub fn list_session_files(
     for root in &config.roots {
         match root.kind {
             StoreKind::Flat => files_in(&root.path, root.agent, &mut files, &mut problems),
+            // A rollout's folder says when, not where: every one is read,
+            // and the rows' cwd decides.
+            StoreKind::Dated => {
+                for d in session_dirs(&root.path, root.kind) {
+                    files_in(&d, root.agent, &mut files, &mut problems);
+                }
+            }
             StoreKind::PerProject => match scope {
                 Scope::All => {
                     for d in project_dirs(&root.path) {
@@ -142,7 +205,10 @@ pub fn list_session_files(
                     }
                 }
                 Scope::Project(cwd) => {
-                    let d = root.path.join(encode_cwd(cwd));
+                    let d = root.path.join(match root.agent {
+                        Agent::Claude => super::paths::encode_cwd_claude(cwd),
+                        _ => encode_cwd(cwd),
+                    });
                     if d.is_dir() {
                         files_in(&d, root.agent, &mut files, &mut problems);
                     }

@@ -330,8 +330,8 @@ impl State {
     fn project_dirs(&self) -> Vec<PathBuf> {
         self.roots
             .iter()
-            .filter(|r| r.kind == StoreKind::PerProject)
-            .flat_map(|r| super::scan::project_dirs(&r.path))
+            .filter(|r| r.kind != StoreKind::Flat)
+            .flat_map(|r| super::scan::session_dirs(&r.path, r.kind))
             .collect()
     }
 
@@ -361,8 +361,8 @@ impl State {
         for r in &self.roots {
             match r.kind {
                 StoreKind::Flat => files.extend(session_files_in(&r.path)),
-                StoreKind::PerProject => {
-                    for d in super::scan::project_dirs(&r.path) {
+                StoreKind::PerProject | StoreKind::Dated => {
+                    for d in super::scan::session_dirs(&r.path, r.kind) {
                         files.extend(session_files_in(&d));
                     }
                 }

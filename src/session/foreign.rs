@@ -1,0 +1,937 @@
+//! Sessions of other agents — Claude Code and Codex — read as Atomic
+//! version 3 sessions.
+//!
+//! A foreign file is translated, line by line, into the lines an Atomic
+//! session would hold (a header, then `message`, `compaction`,
+//! `custom_message` … entries with `id`/`parentId`), and the result goes
+//! through arbor's own reader, list-row scanner, tree, context and exports.
+//! So every screen and command works on them without knowing the format, and
+//! the rules that differ live here, each with where it comes from:
+//!
+//! Claude Code (`~/.claude/projects/<encoded cwd>/<session id>.jsonl`):
+//! - every conversational line carries `uuid`/`parentUuid`: they become
+//!   `id`/`parentId`, so edits and rewinds (a new line whose `parentUuid`
+//!   names an earlier message) are branches of the tree;
+//! - the active leaf is the last non-sidechain entry in file order, as with
+//!   Atomic. Claude Code appends the line it is about to continue from, so
+//!   the newest line is where `claude --resume` picks up; a `summary`
+//!   line's `leafUuid` names the leaf the summary was written for, which may
+//!   be an older branch (or another file's), so it titles the session but
+//!   does not choose the leaf;
+//! - lines with `isSidechain: true` are sub-agent runs (the Task tool): they
+//!   are left out of the tree and the row, as Claude Code leaves them out of
+//!   the conversation it resumes;
+//! - the title is the last `custom-title` (`/rename`), else the last
+//!   `summary`, else the first prompt — the order of Claude Code's resume
+//!   list (custom title, summary, first prompt);
+//! - `isMeta` user lines (the caveat Claude Code injects) and the
+//!   `<command-…>`/`<local-command-…>` wrappers of slash commands are not
+//!   prompts the user typed: they become `custom_message`s, so the first
+//!   message is the first real prompt;
+//! - a `system` line of subtype `compact_boundary` is a compaction (the
+//!   summary is the following `isCompactSummary` user line's text); its
+//!   `logicalParentUuid` keeps the tree connected across it;
+//! - an assistant reply streamed over several lines repeats one
+//!   `message.id` and its usage: the usage is counted once, from the last.
+//!
+//! Codex (`~/.codex/sessions/YYYY/MM/DD/rollout-….jsonl`): a rollout is one
+//! linear thread, `{timestamp, type, payload}` per line:
+//! - `session_meta` gives the id, cwd and start time (and `git.branch`);
+//! - `response_item`s are the conversation: `message` (user, assistant;
+//!   `developer`/`system` are instructions), `reasoning` (its summary is the
+//!   thinking shown), `function_call`/`custom_tool_call`/`local_shell_call`
+//!   and their outputs;
+//! - user messages that are Codex's own injections (`<environment_context>`,
+//!   `<user_instructions>`, `# AGENTS.md instructions`, …) are not prompts;
+//! - `compacted` replaces the history with its `message`: a compaction whose
+//!   context starts from that summary;
+//! - `event_msg` duplicates the conversation for the UI; only `token_count`
+//!   (usage of the last request) and `thread_name_updated` (the thread's
+//!   name) are read from it; `turn_context` gives the model of what follows.
+//! - rollouts written before the `{type, payload}` wrapper (a bare meta
+//!   object, then bare response items) are read too.
+//!
+//! Lines that are not JSON objects are copied as they are, so the reader
+//! counts them as skipped (or as a partial last line) exactly as in an
+//! Atomic file.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::{json, Map, Value};
+
+use super::agent::Agent;
+use super::entry::parse_iso_ms;
+use super::reader::{lines, parse_object};
+
+/// Which foreign format a file's first JSON object is in, if any.
+pub fn detect(obj: &Map<String, Value>) -> Option<Agent> {
+    let ty = obj.get("type").and_then(Value::as_str);
+    if obj.contains_key("payload")
+        && matches!(
+            ty,
+            Some("session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted")
+        )
+    {
+        return Some(Agent::Codex);
+    }
+    // The pre-wrapper rollout: a bare meta object first.
+    if ty.is_none() && obj.contains_key("id") && obj.contains_key("timestamp") {
+        return Some(Agent::Codex);
+    }
+    if obj.contains_key("sessionId") || obj.contains_key("parentUuid") || obj.contains_key("uuid") {
+        return Some(Agent::Claude);
+    }
+    match ty {
+        Some("summary" | "custom-title" | "file-history-snapshot" | "queue-operation") => {
+            Some(Agent::Claude)
+        }
+        _ => None,
+    }
+}
+
+/// Which foreign format `buf` is in, from its first JSON object.
+pub fn detect_bytes(buf: &[u8]) -> Option<Agent> {
+    lines(buf)
+        .find_map(|(l, _)| parse_object(l, &mut false))
+        .and_then(|o| detect(&o))
+}
+
+/// The Atomic version 3 lines of a foreign session file.
+pub fn translate(agent: Agent, path: &Path, buf: &[u8]) -> Vec<u8> {
+    let out = match agent {
+        Agent::Claude => Claude::new(path).run(buf),
+        Agent::Codex => Codex::new(path).run(buf),
+        // Atomic and pi files are Atomic already.
+        Agent::Atomic | Agent::Pi => return buf.to_vec(),
+    };
+    out.write()
+}
+
+/// What a translation produces, in order.
+enum Line {
+    Entry(Map<String, Value>),
+    /// An input line that is not an object: copied for the reader to count.
+    Raw(Vec<u8>, bool),
+}
+
+struct Out {
+    header: Map<String, Value>,
+    lines: Vec<Line>,
+}
+
+impl Out {
+    fn write(self) -> Vec<u8> {
+        let mut b = Vec::new();
+        // Serializing a map of JSON values into memory cannot fail.
+        let _ = serde_json::to_writer(&mut b, &Value::Object(self.header));
+        b.push(b'\n');
+        for l in self.lines {
+            match l {
+                Line::Entry(m) => {
+                    let _ = serde_json::to_writer(&mut b, &Value::Object(m));
+                    b.push(b'\n');
+                }
+                Line::Raw(raw, complete) => {
+                    b.extend_from_slice(&raw);
+                    if complete {
+                        b.push(b'\n');
+                    }
+                }
+            }
+        }
+        b
+    }
+}
+
+fn header(id: &str, timestamp: Option<&str>, cwd: &str) -> Map<String, Value> {
+    let mut h = Map::new();
+    h.insert("type".into(), "session".into());
+    h.insert("version".into(), 3.into());
+    h.insert("id".into(), id.into());
+    if let Some(t) = timestamp {
+        h.insert("timestamp".into(), t.into());
+    }
+    h.insert("cwd".into(), cwd.into());
+    h
+}
+
+fn entry(ty: &str, id: &str, parent: Option<&str>, timestamp: Option<&str>) -> Map<String, Value> {
+    let mut e = Map::new();
+    e.insert("type".into(), ty.into());
+    e.insert("id".into(), id.into());
+    e.insert("parentId".into(), parent.map_or(Value::Null, Value::from));
+    if let Some(t) = timestamp {
+        e.insert("timestamp".into(), t.into());
+    }
+    e
+}
+
+fn message(
+    id: &str,
+    parent: Option<&str>,
+    timestamp: Option<&str>,
+    mut msg: Map<String, Value>,
+) -> Map<String, Value> {
+    let mut e = entry("message", id, parent, timestamp);
+    if let Some(ms) = timestamp.and_then(parse_iso_ms) {
+        msg.entry("timestamp").or_insert(ms.into());
+    }
+    e.insert("message".into(), Value::Object(msg));
+    e
+}
+
+fn custom_message(
+    id: &str,
+    parent: Option<&str>,
+    timestamp: Option<&str>,
+    custom_type: &str,
+    text: String,
+    display: bool,
+) -> Map<String, Value> {
+    let mut e = entry("custom_message", id, parent, timestamp);
+    e.insert("customType".into(), custom_type.into());
+    e.insert("content".into(), text.into());
+    e.insert("display".into(), display.into());
+    e
+}
+
+fn compaction(
+    id: &str,
+    parent: Option<&str>,
+    timestamp: Option<&str>,
+    summary: String,
+    tokens_before: Option<Value>,
+) -> Map<String, Value> {
+    let mut e = entry("compaction", id, parent, timestamp);
+    e.insert("summary".into(), summary.into());
+    // Nothing from before the boundary is kept verbatim: what the model
+    // sees afterwards starts with the summary (both agents replace the
+    // history with it).
+    e.insert("firstKeptEntryId".into(), Value::Null);
+    if let Some(t) = tokens_before {
+        e.insert("tokensBefore".into(), t);
+    }
+    e.insert("details".into(), json!({ "strategy": "verbatim-lines" }));
+    e
+}
+
+fn session_info(id: &str, parent: Option<&str>, name: &str) -> Map<String, Value> {
+    let mut e = entry("session_info", id, parent, None);
+    e.insert("name".into(), name.into());
+    e
+}
+
+fn str_of<'a>(o: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
+    o.get(k).and_then(Value::as_str)
+}
+
+/// The text of a content value: a string, or the text blocks of an array.
+fn text_of(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => {
+            let mut out = String::new();
+            for b in blocks {
+                let t = match b {
+                    Value::String(s) => Some(s.as_str()),
+                    Value::Object(o) => str_of(o, "text"),
+                    _ => None,
+                };
+                if let Some(t) = t {
+                    if !out.is_empty() {
+                        out.push('\n');
+                    }
+                    out.push_str(t);
+                }
+            }
+            out
+        }
+        _ => String::new(),
+    }
+}
+
+fn text_block(text: impl Into<Value>) -> Value {
+    json!({ "type": "text", "text": text.into() })
+}
+
+/// The file's stem (`<session id>.jsonl` → the id).
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+// ---------------------------------------------------------------- Claude
+
+struct Claude {
+    id: String,
+    cwd: Option<String>,
+    first_timestamp: Option<String>,
+    lines: Vec<Line>,
+    /// Uuids of lines that are not entries (progress, other bookkeeping),
+    /// mapped to their parent, so that children still find their place.
+    alias: HashMap<String, Option<String>>,
+    /// Tool names by `tool_use` id, for their results.
+    tools: HashMap<String, String>,
+    /// Where the usage of each API message id is counted (line index).
+    usage_at: HashMap<String, usize>,
+    /// The compaction entry waiting for its summary line.
+    open_compaction: Option<(String, usize)>,
+    custom_title: Option<String>,
+    summary: Option<String>,
+    last_id: Option<String>,
+}
+
+const CLAUDE_NOT_PROMPTS: [&str; 5] = [
+    "<command-name>",
+    "<command-message>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+];
+
+impl Claude {
+    fn new(path: &Path) -> Claude {
+        Claude {
+            id: stem(path),
+            cwd: None,
+            first_timestamp: None,
+            lines: Vec::new(),
+            alias: HashMap::new(),
+            tools: HashMap::new(),
+            usage_at: HashMap::new(),
+            open_compaction: None,
+            custom_title: None,
+            summary: None,
+            last_id: None,
+        }
+    }
+
+    /// The entry a `parentUuid` means, through lines that are not entries.
+    fn resolve(&self, id: Option<&str>) -> Option<String> {
+        let mut cur = id.map(str::to_string);
+        // Bounded: a cycle of aliases ends as a root.
+        for _ in 0..64 {
+            match cur.as_deref().and_then(|c| self.alias.get(c)) {
+                Some(p) => cur = p.clone(),
+                None => return cur,
+            }
+        }
+        None
+    }
+
+    fn push(&mut self, e: Map<String, Value>) {
+        if let Some(id) = str_of(&e, "id") {
+            self.last_id = Some(id.to_string());
+        }
+        self.lines.push(Line::Entry(e));
+    }
+
+    fn run(mut self, buf: &[u8]) -> Out {
+        for (raw, complete) in lines(buf) {
+            if raw.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match parse_object(raw, &mut false) {
+                Some(o) => self.line(o),
+                None => self.lines.push(Line::Raw(raw.to_vec(), complete)),
+            }
+        }
+        // A cut-off last line stays last (what is added below goes before it).
+        let tail = match self.lines.last() {
+            Some(Line::Raw(_, false)) => self.lines.pop(),
+            _ => None,
+        };
+        // The title goes last, on the active path, as Atomic's `/name` does.
+        if let Some(name) = self.custom_title.clone().or_else(|| self.summary.clone()) {
+            let parent = self.last_id.clone();
+            let id = format!("{}:title", self.id);
+            self.push(session_info(&id, parent.as_deref(), &name));
+        }
+        self.lines.extend(tail);
+        Out {
+            header: header(
+                &self.id,
+                self.first_timestamp.as_deref(),
+                self.cwd.as_deref().unwrap_or(""),
+            ),
+            lines: self.lines,
+        }
+    }
+
+    fn line(&mut self, o: Map<String, Value>) {
+        let ty = str_of(&o, "type").unwrap_or("");
+        match ty {
+            "summary" => {
+                if let Some(s) = str_of(&o, "summary").filter(|s| !s.trim().is_empty()) {
+                    self.summary = Some(s.trim().to_string());
+                }
+                return;
+            }
+            "custom-title" => {
+                if let Some(s) = str_of(&o, "customTitle") {
+                    self.custom_title = Some(s.trim().to_string()).filter(|s| !s.is_empty());
+                }
+                return;
+            }
+            _ => {}
+        }
+        let Some(uuid) = str_of(&o, "uuid").map(str::to_string) else {
+            // Snapshots, queue operations and other bookkeeping.
+            return;
+        };
+        if o.get("isSidechain").and_then(Value::as_bool) == Some(true) {
+            return;
+        }
+        if self.first_timestamp.is_none() {
+            self.first_timestamp = str_of(&o, "timestamp").map(str::to_string);
+        }
+        if self.cwd.is_none() {
+            self.cwd = str_of(&o, "cwd")
+                .filter(|c| !c.is_empty())
+                .map(str::to_string);
+        }
+        let parent_raw = str_of(&o, "parentUuid")
+            .or_else(|| str_of(&o, "logicalParentUuid"))
+            .map(str::to_string);
+        let parent = self.resolve(parent_raw.as_deref());
+        let ts = str_of(&o, "timestamp").map(str::to_string);
+        let ts = ts.as_deref();
+        let msg = o.get("message").and_then(Value::as_object);
+        match ty {
+            "user" => self.user(&o, &uuid, parent, ts, msg),
+            "assistant" => self.assistant(&uuid, parent, ts, msg),
+            "system" => {
+                if str_of(&o, "subtype") == Some("compact_boundary") {
+                    let tokens = o
+                        .get("compactMetadata")
+                        .and_then(|m| m.get("preTokens"))
+                        .cloned();
+                    let e = compaction(&uuid, parent.as_deref(), ts, String::new(), tokens);
+                    self.open_compaction = Some((uuid.clone(), self.lines.len()));
+                    self.push(e);
+                } else {
+                    let text = text_of(o.get("content"));
+                    let kind = format!("system:{}", str_of(&o, "subtype").unwrap_or("note"));
+                    let e = custom_message(&uuid, parent.as_deref(), ts, &kind, text, true);
+                    self.push(e);
+                }
+            }
+            _ => {
+                // A line in the tree arbor has no use for (progress of a
+                // hook, …): its children hang from its parent.
+                self.alias.insert(uuid, parent);
+            }
+        }
+    }
+
+    fn user(
+        &mut self,
+        o: &Map<String, Value>,
+        uuid: &str,
+        parent: Option<String>,
+        ts: Option<&str>,
+        msg: Option<&Map<String, Value>>,
+    ) {
+        let content = msg.and_then(|m| m.get("content"));
+        let text = text_of(content);
+        if o.get("isCompactSummary").and_then(Value::as_bool) == Some(true) {
+            // The summary of the boundary just written: it becomes that
+            // compaction's summary, and the line an alias of it.
+            if let Some((cid, at)) = self.open_compaction.take() {
+                if let Some(Line::Entry(e)) = self.lines.get_mut(at) {
+                    e.insert("summary".into(), text.into());
+                }
+                self.alias.insert(uuid.to_string(), Some(cid));
+                return;
+            }
+            let e = custom_message(uuid, parent.as_deref(), ts, "compact-summary", text, true);
+            self.push(e);
+            return;
+        }
+        let trimmed = text.trim_start();
+        if o.get("isMeta").and_then(Value::as_bool) == Some(true) {
+            let e = custom_message(uuid, parent.as_deref(), ts, "meta", text, false);
+            self.push(e);
+            return;
+        }
+        if CLAUDE_NOT_PROMPTS.iter().any(|p| trimmed.starts_with(p)) {
+            let e = custom_message(uuid, parent.as_deref(), ts, "command", text, true);
+            self.push(e);
+            return;
+        }
+        let blocks: Vec<&Value> = match content {
+            Some(Value::Array(a)) => a.iter().collect(),
+            _ => Vec::new(),
+        };
+        let results: Vec<&Value> = blocks
+            .iter()
+            .copied()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            .collect();
+        if results.is_empty() {
+            let mut m = Map::new();
+            m.insert("role".into(), "user".into());
+            m.insert("content".into(), user_content(content));
+            let e = message(uuid, parent.as_deref(), ts, m);
+            self.push(e);
+            return;
+        }
+        // One toolResult per result block (the agents' own shape), then any
+        // text beside them; the last one keeps the line's uuid so that its
+        // children find it.
+        let rest: Vec<Value> = blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) != Some("tool_result"))
+            .map(|b| (*b).clone())
+            .collect();
+        let n = results.len() + usize::from(!rest.is_empty());
+        let mut prev = parent;
+        for (k, r) in results.iter().enumerate() {
+            let id = if k + 1 == n {
+                uuid.to_string()
+            } else {
+                format!("{uuid}:{k}")
+            };
+            let call = r.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+            let mut m = Map::new();
+            m.insert("role".into(), "toolResult".into());
+            m.insert("toolCallId".into(), call.into());
+            m.insert(
+                "toolName".into(),
+                self.tools
+                    .get(call)
+                    .map_or(Value::Null, |n| n.clone().into()),
+            );
+            let out = match r.get("content") {
+                Some(Value::Array(a)) => Value::Array(a.iter().filter_map(block).collect()),
+                other => Value::Array(vec![text_block(text_of(other))]),
+            };
+            m.insert("content".into(), out);
+            m.insert(
+                "isError".into(),
+                r.get("is_error")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false)
+                    .into(),
+            );
+            let e = message(&id, prev.as_deref(), ts, m);
+            self.push(e);
+            prev = Some(id);
+        }
+        if !rest.is_empty() {
+            let mut m = Map::new();
+            m.insert("role".into(), "user".into());
+            m.insert("content".into(), user_content(Some(&Value::Array(rest))));
+            let e = message(uuid, prev.as_deref(), ts, m);
+            self.push(e);
+        }
+    }
+
+    fn assistant(
+        &mut self,
+        uuid: &str,
+        parent: Option<String>,
+        ts: Option<&str>,
+        msg: Option<&Map<String, Value>>,
+    ) {
+        let empty = Map::new();
+        let msg = msg.unwrap_or(&empty);
+        let mut content = Vec::new();
+        if let Some(Value::Array(blocks)) = msg.get("content") {
+            for b in blocks {
+                match b.get("type").and_then(Value::as_str) {
+                    Some("tool_use" | "server_tool_use") => {
+                        let id = b.get("id").and_then(Value::as_str).unwrap_or("");
+                        let name = b.get("name").and_then(Value::as_str).unwrap_or("");
+                        self.tools.insert(id.to_string(), name.to_string());
+                        content.push(json!({
+                            "type": "toolCall",
+                            "id": id,
+                            "name": name,
+                            "arguments": b.get("input").cloned().unwrap_or(json!({})),
+                        }));
+                    }
+                    Some("thinking") => content.push(json!({
+                        "type": "thinking",
+                        "thinking": b.get("thinking").cloned().unwrap_or(json!("")),
+                    })),
+                    _ => {
+                        if let Some(v) = block(b) {
+                            content.push(v);
+                        }
+                    }
+                }
+            }
+        } else if let Some(Value::String(s)) = msg.get("content") {
+            content.push(text_block(s.clone()));
+        }
+        let mut m = Map::new();
+        m.insert("role".into(), "assistant".into());
+        m.insert("content".into(), Value::Array(content));
+        m.insert("provider".into(), "anthropic".into());
+        if let Some(model) = str_of(msg, "model").filter(|m| *m != "<synthetic>") {
+            m.insert("model".into(), model.into());
+        }
+        let stop = match str_of(msg, "stop_reason") {
+            Some("end_turn" | "stop_sequence") => Some("stop"),
+            Some("tool_use") => Some("toolUse"),
+            Some("max_tokens") => Some("length"),
+            _ => None,
+        };
+        if let Some(s) = stop {
+            m.insert("stopReason".into(), s.into());
+        }
+        if let Some(u) = msg.get("usage").and_then(Value::as_object) {
+            let n = |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0).max(0.0);
+            let (input, output) = (n("input_tokens"), n("output_tokens"));
+            let (read, write) = (
+                n("cache_read_input_tokens"),
+                n("cache_creation_input_tokens"),
+            );
+            m.insert(
+                "usage".into(),
+                json!({
+                    "input": input, "output": output, "cacheRead": read, "cacheWrite": write,
+                    "totalTokens": input + output + read + write,
+                }),
+            );
+            if let Some(api_id) = str_of(msg, "id") {
+                // Streamed replies repeat the usage: the last line counts.
+                if let Some(prev) = self.usage_at.insert(api_id.to_string(), self.lines.len()) {
+                    if let Some(Line::Entry(e)) = self.lines.get_mut(prev) {
+                        if let Some(Value::Object(pm)) = e.get_mut("message") {
+                            pm.remove("usage");
+                        }
+                    }
+                }
+            }
+        }
+        let e = message(uuid, parent.as_deref(), ts, m);
+        self.push(e);
+    }
+}
+
+/// A user message's content in Atomic's shape (a string stays a string).
+fn user_content(content: Option<&Value>) -> Value {
+    match content {
+        Some(Value::String(s)) => Value::String(s.clone()),
+        Some(Value::Array(a)) => Value::Array(a.iter().filter_map(block).collect()),
+        _ => Value::String(String::new()),
+    }
+}
+
+/// A text or image content block in Atomic's shape.
+fn block(b: &Value) -> Option<Value> {
+    match b {
+        Value::String(s) => Some(text_block(s.clone())),
+        Value::Object(o) => match str_of(o, "type") {
+            Some("text") => Some(text_block(o.get("text").cloned().unwrap_or(json!("")))),
+            Some("image") => {
+                let src = o.get("source").and_then(Value::as_object);
+                Some(json!({
+                    "type": "image",
+                    "data": src.and_then(|s| s.get("data")).cloned().unwrap_or(json!("")),
+                    "mimeType": src.and_then(|s| s.get("media_type")).cloned().unwrap_or(json!("")),
+                }))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+// ---------------------------------------------------------------- Codex
+
+struct Codex {
+    id: Option<String>,
+    cwd: Option<String>,
+    timestamp: Option<String>,
+    file_id: String,
+    lines: Vec<Line>,
+    next: u64,
+    last_id: Option<String>,
+    tools: HashMap<String, String>,
+    model: Option<String>,
+    /// The last assistant message (line index), which a token count is for.
+    last_assistant: Option<usize>,
+    last_total: Option<Value>,
+    /// Tokens of the last request (the context's size at that point).
+    context_tokens: Option<Value>,
+    name: Option<String>,
+}
+
+/// The openings of user messages Codex writes itself.
+const CODEX_NOT_PROMPTS: [&str; 6] = [
+    "<environment_context>",
+    "<user_instructions>",
+    "<user_shell_command>",
+    "<turn_aborted>",
+    "# AGENTS.md instructions",
+    "<INSTRUCTIONS>",
+];
+
+impl Codex {
+    fn new(path: &Path) -> Codex {
+        // `rollout-<time>-<uuid>.jsonl`: the id is the last 36 characters.
+        let s = stem(path);
+        let file_id = s
+            .get(s.len().saturating_sub(36)..)
+            .filter(|_| s.len() > 36)
+            .unwrap_or(&s)
+            .to_string();
+        Codex {
+            id: None,
+            cwd: None,
+            timestamp: None,
+            file_id,
+            lines: Vec::new(),
+            next: 0,
+            last_id: None,
+            tools: HashMap::new(),
+            model: None,
+            last_assistant: None,
+            last_total: None,
+            context_tokens: None,
+            name: None,
+        }
+    }
+
+    fn push(&mut self, mut e: Map<String, Value>) {
+        self.next += 1;
+        let id = format!("{:08x}", self.next);
+        e.insert("id".into(), id.clone().into());
+        e.insert(
+            "parentId".into(),
+            self.last_id.clone().map_or(Value::Null, Value::from),
+        );
+        self.last_id = Some(id);
+        self.lines.push(Line::Entry(e));
+    }
+
+    fn run(mut self, buf: &[u8]) -> Out {
+        for (raw, complete) in lines(buf) {
+            if raw.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match parse_object(raw, &mut false) {
+                Some(o) => self.line(o),
+                None => self.lines.push(Line::Raw(raw.to_vec(), complete)),
+            }
+        }
+        // A cut-off last line stays last (what is added below goes before it).
+        let tail = match self.lines.last() {
+            Some(Line::Raw(_, false)) => self.lines.pop(),
+            _ => None,
+        };
+        if let Some(name) = self.name.clone() {
+            let mut e = session_info("", None, &name);
+            e.remove("timestamp");
+            self.push(e);
+        }
+        self.lines.extend(tail);
+        let id = self.id.clone().unwrap_or_else(|| self.file_id.clone());
+        Out {
+            header: header(
+                &id,
+                self.timestamp.as_deref(),
+                self.cwd.as_deref().unwrap_or(""),
+            ),
+            lines: self.lines,
+        }
+    }
+
+    fn line(&mut self, o: Map<String, Value>) {
+        let ts = str_of(&o, "timestamp").map(str::to_string);
+        let (ty, payload) = match (str_of(&o, "type"), o.get("payload")) {
+            (Some(t), Some(Value::Object(p))) => (t.to_string(), p.clone()),
+            // The old layout: the meta object bare, then bare items.
+            (None, _) if self.id.is_none() && o.contains_key("id") => {
+                ("session_meta".to_string(), o.clone())
+            }
+            (Some(_), None) if !o.contains_key("record_type") => {
+                ("response_item".to_string(), o.clone())
+            }
+            _ => return,
+        };
+        let ts = ts.as_deref();
+        match ty.as_str() {
+            "session_meta" => {
+                if self.id.is_none() {
+                    self.id = str_of(&payload, "id").map(str::to_string);
+                    self.timestamp = str_of(&payload, "timestamp").or(ts).map(str::to_string);
+                }
+                if self.cwd.is_none() {
+                    self.cwd = str_of(&payload, "cwd").map(str::to_string);
+                }
+            }
+            "turn_context" => {
+                if let Some(m) = str_of(&payload, "model") {
+                    self.model = Some(m.to_string());
+                }
+                if self.cwd.is_none() {
+                    self.cwd = str_of(&payload, "cwd").map(str::to_string);
+                }
+            }
+            "compacted" => {
+                let summary = str_of(&payload, "message").unwrap_or("").to_string();
+                // The context's size before it: the last request's count.
+                let before = self.context_tokens.clone();
+                let e = compaction("", None, ts, summary, before);
+                self.push(e);
+                self.last_assistant = None;
+            }
+            "event_msg" => self.event(&payload),
+            "response_item" => self.item(&payload, ts),
+            _ => {}
+        }
+    }
+
+    fn event(&mut self, p: &Map<String, Value>) {
+        match str_of(p, "type") {
+            Some("thread_name_updated") => {
+                let name = str_of(p, "thread_name").or_else(|| str_of(p, "name"));
+                self.name = name
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty())
+                    .map(str::to_string);
+            }
+            Some("token_count") => {
+                let Some(info) = p.get("info").and_then(Value::as_object) else {
+                    return;
+                };
+                // The same count is sometimes written twice.
+                let total = info.get("total_token_usage").cloned();
+                if total.is_some() && total == self.last_total {
+                    return;
+                }
+                self.last_total = total;
+                let Some(u) = info.get("last_token_usage").and_then(Value::as_object) else {
+                    return;
+                };
+                self.context_tokens = u.get("total_tokens").cloned();
+                let n = |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0).max(0.0);
+                let cached = n("cached_input_tokens");
+                let usage = json!({
+                    "input": (n("input_tokens") - cached).max(0.0),
+                    "output": n("output_tokens"),
+                    "cacheRead": cached,
+                    "cacheWrite": 0,
+                    "totalTokens": n("total_tokens"),
+                });
+                if let Some(Line::Entry(e)) =
+                    self.last_assistant.and_then(|i| self.lines.get_mut(i))
+                {
+                    if let Some(Value::Object(m)) = e.get_mut("message") {
+                        m.insert("usage".into(), usage);
+                    }
+                }
+                self.last_assistant = None;
+            }
+            _ => {}
+        }
+    }
+
+    fn assistant(&mut self, ts: Option<&str>, content: Vec<Value>) {
+        let mut m = Map::new();
+        m.insert("role".into(), "assistant".into());
+        m.insert("content".into(), Value::Array(content));
+        m.insert("provider".into(), "openai".into());
+        if let Some(model) = &self.model {
+            m.insert("model".into(), model.clone().into());
+        }
+        self.last_assistant = Some(self.lines.len());
+        self.push(message("", None, ts, m));
+    }
+
+    fn item(&mut self, p: &Map<String, Value>, ts: Option<&str>) {
+        match str_of(p, "type") {
+            Some("message") => {
+                let text = text_of(p.get("content"));
+                match str_of(p, "role") {
+                    Some("user") => {
+                        let t = text.trim_start();
+                        if CODEX_NOT_PROMPTS.iter().any(|x| t.starts_with(x)) {
+                            let kind = t
+                                .strip_prefix('<')
+                                .and_then(|r| r.split('>').next())
+                                .unwrap_or("instructions")
+                                .to_string();
+                            self.push(custom_message("", None, ts, &kind, text, false));
+                        } else {
+                            let mut m = Map::new();
+                            m.insert("role".into(), "user".into());
+                            m.insert("content".into(), Value::Array(vec![text_block(text)]));
+                            self.push(message("", None, ts, m));
+                        }
+                    }
+                    Some("assistant") => self.assistant(ts, vec![text_block(text)]),
+                    role => {
+                        let kind = role.unwrap_or("instructions").to_string();
+                        self.push(custom_message("", None, ts, &kind, text, false));
+                    }
+                }
+            }
+            Some("reasoning") => {
+                let text = text_of(p.get("summary"));
+                if !text.trim().is_empty() {
+                    let block = json!({ "type": "thinking", "thinking": text });
+                    self.assistant(ts, vec![block]);
+                }
+            }
+            Some(
+                kind @ ("function_call" | "custom_tool_call" | "local_shell_call"
+                | "web_search_call"),
+            ) => {
+                let call = str_of(p, "call_id")
+                    .or_else(|| str_of(p, "id"))
+                    .unwrap_or("");
+                let name = match kind {
+                    "local_shell_call" => "shell",
+                    "web_search_call" => "web_search",
+                    _ => str_of(p, "name").unwrap_or(""),
+                }
+                .to_string();
+                let args = match kind {
+                    // Arguments are a JSON text; kept as text when not JSON.
+                    "function_call" => {
+                        let a = str_of(p, "arguments").unwrap_or("");
+                        serde_json::from_str::<Value>(a)
+                            .ok()
+                            .filter(Value::is_object)
+                            .unwrap_or_else(|| json!({ "input": a }))
+                    }
+                    "custom_tool_call" => {
+                        json!({ "input": p.get("input").cloned().unwrap_or(json!("")) })
+                    }
+                    _ => p.get("action").cloned().unwrap_or(json!({})),
+                };
+                self.tools.insert(call.to_string(), name.clone());
+                let block =
+                    json!({ "type": "toolCall", "id": call, "name": name, "arguments": args });
+                self.assistant(ts, vec![block]);
+            }
+            Some("function_call_output" | "custom_tool_call_output") => {
+                let call = str_of(p, "call_id").unwrap_or("");
+                let out = match p.get("output") {
+                    Some(Value::Object(o)) => text_of(o.get("content")),
+                    other => text_of(other),
+                };
+                let mut m = Map::new();
+                m.insert("role".into(), "toolResult".into());
+                m.insert("toolCallId".into(), call.into());
+                m.insert(
+                    "toolName".into(),
+                    self.tools
+                        .get(call)
+                        .map_or(Value::Null, |n| n.clone().into()),
+                );
+                m.insert("content".into(), Value::Array(vec![text_block(out)]));
+                m.insert("isError".into(), false.into());
+                self.push(message("", None, ts, m));
+            }
+            _ => {}
+        }
+    }
+}
