@@ -26,7 +26,19 @@ use crate::store::{list_session_files, resolve_session, Scope, SessionFile, Stor
 use crate::util::term::{for_stdout, path as shown, sanitize_line as clean};
 
 pub fn store_config(g: &GlobalOpts) -> StoreConfig {
-    StoreConfig::resolve(g.store.as_deref(), g.session_dir.as_deref(), &ProcessEnv)
+    let mut c = StoreConfig::resolve(g.store.as_deref(), g.session_dir.as_deref(), &ProcessEnv);
+    let given = g.store.is_some() || g.session_dir.is_some();
+    if let ([agent], true) = (g.agents.as_slice(), given) {
+        // `--store DIR --agent claude`: DIR is a Claude Code store.
+        for r in &mut c.roots {
+            r.agent = *agent;
+            if *agent == crate::session::Agent::Codex && g.store.is_some() {
+                r.kind = crate::store::StoreKind::Dated;
+            }
+        }
+    }
+    c.narrow(&g.agents);
+    c
 }
 
 /// Runs a subcommand; the caller prints the error and exits non-zero.
@@ -72,10 +84,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 use_index: false,
                 query: String::new(),
             };
-            finish(
-                crate::ui::runtime::run_picker(opts)?,
-                cli.resume_cmd.as_deref(),
-            )
+            finish(crate::ui::runtime::run_picker(opts)?, &cli.resume_cmd)
         }
         Some(Command::Label(a)) => {
             let path = resolve(&config, &a.session)?;
@@ -149,10 +158,7 @@ fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
         use_index: !cli.global.no_index,
         query: cli.query.join(" "),
     };
-    finish(
-        crate::ui::runtime::run_picker(opts)?,
-        cli.resume_cmd.as_deref(),
-    )
+    finish(crate::ui::runtime::run_picker(opts)?, &cli.resume_cmd)
 }
 
 /// `arbor --last`: the newest session of the current folder, resumed (or
@@ -182,10 +188,10 @@ fn last(config: &StoreConfig, cli: &Cli) -> Result<()> {
             agent: newest.agent,
         }
     };
-    finish(outcome, cli.resume_cmd.as_deref())
+    finish(outcome, &cli.resume_cmd)
 }
 
-fn finish(outcome: crate::ui::Outcome, resume_cmd: Option<&str>) -> Result<()> {
+fn finish(outcome: crate::ui::Outcome, resume_cmd: &[String]) -> Result<()> {
     match outcome {
         crate::ui::Outcome::Quit => Ok(()),
         crate::ui::Outcome::Print(path) => {
@@ -204,7 +210,8 @@ fn finish(outcome: crate::ui::Outcome, resume_cmd: Option<&str>) -> Result<()> {
                 cwd,
                 agent,
             };
-            super::resume::resume(resume_cmd, &target, &mut super::resume::ask_on_terminal)
+            let template = super::resume::template_for(resume_cmd, target.agent);
+            super::resume::resume(template, &target, &mut super::resume::ask_on_terminal)
         }
     }
 }

@@ -15,8 +15,9 @@ pub use commands::run;
 #[command(
     name = "arbor",
     version,
-    about = "A fast terminal browser for Atomic and pi agent sessions",
-    long_about = "arbor browses the JSONL session files of the Atomic coding agent (and of the pi agent).\n\
+    about = "A fast terminal browser for Atomic, pi, Claude Code and Codex sessions",
+    long_about = "arbor browses the JSONL session files of the Atomic coding agent (and of the pi agent,\n\
+                  Claude Code and Codex).\n\
                   With no command it opens the session picker; the commands below script the same model."
 )]
 pub struct Cli {
@@ -29,10 +30,12 @@ pub struct Cli {
     /// Picker: the command Enter runs, in the session's cwd, split like shell
     /// words (never run through a shell); `{path}`, `{id}` and `{cwd}` are
     /// replaced by the session's (the path is appended when none is used).
-    /// Default: the session's agent's own, `atomic --session {path}` or
-    /// `pi --session {path}`
+    /// Default: the session's agent's own, `atomic --session {path}`,
+    /// `pi --session {path}`, `claude --resume {id}` or `codex resume {id}`.
+    /// `AGENT=CMD` (repeatable) sets the command of one agent's sessions:
+    /// --resume-cmd 'claude=claude --resume {id} --verbose'
     #[arg(long, env = "ARBOR_RESUME_CMD", value_name = "CMD")]
-    pub resume_cmd: Option<String>,
+    pub resume_cmd: Vec<String>,
     /// Picker: start with all projects instead of the current folder
     #[arg(long)]
     pub all: bool,
@@ -62,6 +65,16 @@ pub struct GlobalOpts {
     /// Write a debug log to FILE
     #[arg(long, global = true, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Only this agent's sessions: atomic, pi, claude or codex (repeatable).
+    /// With --store or --session-dir and one agent, that folder is read as
+    /// that agent's store
+    #[arg(long = "agent", global = true, value_name = "AGENT", value_parser = parse_agent)]
+    pub agents: Vec<crate::session::Agent>,
+}
+
+fn parse_agent(s: &str) -> Result<crate::session::Agent, String> {
+    crate::session::Agent::from_name(s)
+        .ok_or_else(|| format!("unknown agent \"{s}\" (atomic, pi, claude or codex)"))
 }
 
 #[derive(Debug, Subcommand)]

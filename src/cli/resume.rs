@@ -84,6 +84,28 @@ fn substitute(word: &str, t: &Target) -> OsString {
     out
 }
 
+/// The template for a session of `agent` among `--resume-cmd`'s: the last
+/// `AGENT=CMD` naming it, else the last without an agent's name; `None`:
+/// the agent's own command.
+pub fn template_for(cmds: &[String], agent: Agent) -> Option<&str> {
+    let split = |c: &str| -> Option<(Agent, usize)> {
+        let (name, _) = c.split_once('=')?;
+        Agent::from_name(name.trim()).map(|a| (a, name.len() + 1))
+    };
+    cmds.iter()
+        .rev()
+        .find_map(|c| match split(c) {
+            Some((a, at)) if a == agent => Some(&c[at..]),
+            _ => None,
+        })
+        .or_else(|| {
+            cmds.iter()
+                .rev()
+                .find(|c| split(c).is_none())
+                .map(String::as_str)
+        })
+}
+
 /// Asks the person at the terminal a yes/no question; `None` when there is
 /// no terminal to ask on.
 pub type Ask<'a> = &'a mut dyn FnMut(&str) -> Option<bool>;

@@ -621,10 +621,13 @@ fn parse_filter(key: &str, value: &str, now_ms: i64) -> Result<Filter, String> {
             "fork" => Filter::Fork,
             _ => return Err(format!("is: takes named or fork, not \"{value}\"")),
         },
-        "agent" => match value.to_lowercase().as_str() {
-            "atomic" => Filter::Agent(Agent::Atomic),
-            "pi" => Filter::Agent(Agent::Pi),
-            _ => return Err(format!("agent: takes atomic or pi, not \"{value}\"")),
+        "agent" => match Agent::from_name(value) {
+            Some(a) => Filter::Agent(a),
+            None => {
+                return Err(format!(
+                    "agent: takes atomic, pi, claude or codex, not \"{value}\""
+                ))
+            }
         },
         _ => return Err(format!("unknown filter \"{key}:\"")),
     })

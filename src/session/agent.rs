@@ -58,6 +58,15 @@ impl Agent {
         }
     }
 
+    /// What a write key says on one of its sessions when the agent is
+    /// foreign: arbor never writes into another agent's files.
+    pub fn refusal(self, what: &str) -> String {
+        format!(
+            "{} sessions cannot be {what} here: its format does not support it (arbor never writes into another agent's files)",
+            self.display_name()
+        )
+    }
+
     /// Whose rules build the context the model sees on resume.
     pub fn flavor(self) -> ContextFlavor {
         match self {

@@ -40,8 +40,20 @@ pub enum WriteError {
     Interleaved { path: PathBuf, at: u64 },
     #[error("no entry {id} in {path}")]
     NoSuchEntry { path: PathBuf, id: String },
+    #[error("{path} is a {agent} session: labels, names, branches and forks are Atomic and pi features its format does not support, and arbor never writes into another agent's files")]
+    Foreign { path: PathBuf, agent: &'static str },
     #[error("{0}")]
     Invalid(String),
+}
+
+fn refuse_foreign(session: &Session) -> Result<(), WriteError> {
+    match session.foreign {
+        Some(a) => Err(WriteError::Foreign {
+            path: session.path.clone(),
+            agent: a.display_name(),
+        }),
+        None => Ok(()),
+    }
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
@@ -167,6 +179,7 @@ pub fn append_entry(
     let (mut file, _) = fileops::open_to_append(path)?;
     settle_tail(&mut file, path)?;
     let mut snap = Snapshot::read(&mut file, path)?;
+    refuse_foreign(&snap.session)?;
     if snap.session.needs_migration() {
         return Err(WriteError::NeedsMigration {
             path: path.to_path_buf(),
@@ -378,6 +391,7 @@ pub struct Forked {
 /// session file.
 pub fn fork(source: &Path, entry_id: &str, out: Option<&Path>) -> Result<Forked, WriteError> {
     let session = read_session(source)?;
+    refuse_foreign(&session)?;
     let tree = SessionTree::build(&session);
     let Some(target) = tree.index_of(entry_id) else {
         return Err(WriteError::NoSuchEntry {
@@ -506,6 +520,7 @@ pub fn migrate_file(path: &Path) -> Result<PathBuf, WriteError> {
     let mut original = Vec::new();
     file.read_to_end(&mut original).map_err(io_err(path))?;
     let session = super::reader::parse_session(path, &original)?;
+    refuse_foreign(&session)?;
 
     // The same walk as the reader's: the first object is the header, every
     // later object an entry, anything else is kept as it is.

@@ -71,4 +71,14 @@ impl Theme {
     pub fn active_path(&self) -> Style {
         self.fg(Color::Cyan)
     }
+    /// The tag of a row of another agent than Atomic.
+    pub fn agent(&self, agent: crate::session::Agent) -> Style {
+        use crate::session::Agent;
+        match agent {
+            Agent::Atomic => self.dim(),
+            Agent::Pi => self.fg(Color::Blue),
+            Agent::Claude => self.fg(Color::LightRed),
+            Agent::Codex => self.fg(Color::Magenta),
+        }
+    }
 }

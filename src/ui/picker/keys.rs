@@ -484,7 +484,13 @@ fn act(app: &mut App, action: Action) -> Vec<Effect> {
             p.recompute();
         }
         Action::Rename => {
-            if let Some(r) = p.selected_row() {
+            if let Some(agent) = p
+                .selected_row()
+                .map(|r| r.info.agent)
+                .filter(|a| a.is_foreign())
+            {
+                p.set_status(StatusKind::Error, agent.refusal("renamed"));
+            } else if let Some(r) = p.selected_row() {
                 let input = LineInput::new(r.info.display_name().unwrap_or(""));
                 p.dialog = Dialog::Rename {
                     path: r.info.path.clone(),

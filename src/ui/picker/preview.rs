@@ -76,7 +76,15 @@ pub fn load_preview_with(
     limits: &PreviewLimits,
     stale: &dyn Fn() -> bool,
 ) -> Result<(Preview, u64), String> {
-    let (file, meta) = open_session_file(path).map_err(|e| e.to_string())?;
+    let (mut file, mut meta) = open_session_file(path).map_err(|e| e.to_string())?;
+    if let Some(agent) = foreign_agent(&file, limits) {
+        // Another agent's session: read whole and translated (its lines
+        // depend on each other), then previewed as an Atomic one.
+        let (buf, _) = crate::session::info::read_whole(path).map_err(|e| e.to_string())?;
+        let translated = crate::session::foreign::translate(agent, path, &buf);
+        file = crate::session::fileops::memory_file(&translated).map_err(|e| e.to_string())?;
+        meta = file.metadata().map_err(|e| e.to_string())?;
+    }
     let io = |e: std::io::Error| {
         ReadError::Io {
             path: path.to_path_buf(),
@@ -149,6 +157,22 @@ pub fn load_preview_with(
         },
         read,
     ))
+}
+
+/// The agent of a file whose first object is in another agent's format.
+fn foreign_agent(file: &File, limits: &PreviewLimits) -> Option<crate::session::Agent> {
+    let len = file.metadata().ok()?.len();
+    let mut head = Forward::new(file, 0, len, limits.max_line);
+    loop {
+        match head.next_line().ok()?? {
+            Line::Huge { .. } => continue,
+            Line::Text { bytes, .. } => {
+                if let Some(obj) = parse_object(&bytes, &mut false) {
+                    return crate::session::foreign::detect(&obj);
+                }
+            }
+        }
+    }
 }
 
 fn size(bytes: u64) -> String {

@@ -400,21 +400,30 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             let cwd = sanitize_line(&short_home_in(&info.cwd, p.home.as_deref()));
             right.push_str(&format!("{} ", truncate_left(&cwd, (w / 6).clamp(10, 30))));
         }
-        if let Some(tag) = info.agent.tag() {
-            right.push_str(tag);
-            right.push(' ');
-        }
-        right.push_str(&format!(
+        // The agent's tag, in its own colour, between the place and the figures.
+        let agent_tag = info
+            .agent
+            .tag()
+            .map(|t| format!("{t} "))
+            .unwrap_or_default();
+        let figures = format!(
             "{:>count_w$} {:>age_w$}",
             info.message_count,
             age(p.now_ms, info.modified_ms)
-        ));
+        );
         let tag = if info.internal { "[internal] " } else { "" };
         // Written in the last minute: an agent is probably running in it.
         let live = (0..LIVE_MS).contains(&(p.now_ms - info.file_mtime_ms));
         let live_mark = if live { "● " } else { "" };
-        let fixed =
-            2 + width(mark) + width(&v.prefix) + width(tag) + 1 + width(live_mark) + width(&right);
+        let fixed = 2
+            + width(mark)
+            + width(&v.prefix)
+            + width(tag)
+            + 1
+            + width(live_mark)
+            + width(&right)
+            + width(&agent_tag)
+            + width(&figures);
         let avail = w.saturating_sub(fixed);
         let (title_w, summary_w) = if summary_col && avail >= 60 {
             let s = avail / 3;
@@ -463,14 +472,21 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         if live {
             spans.push(Span::styled(live_mark, theme.success()));
         }
-        spans.push(Span::styled(
-            right,
-            if is_deleting {
+        let rest_style = if is_deleting {
+            theme.error()
+        } else {
+            theme.dim()
+        };
+        spans.push(Span::styled(right, rest_style));
+        if !agent_tag.is_empty() {
+            let style = if is_deleting {
                 theme.error()
             } else {
-                theme.dim()
-            },
-        ));
+                theme.agent(info.agent)
+            };
+            spans.push(Span::styled(agent_tag, style));
+        }
+        spans.push(Span::styled(figures, rest_style));
         let mut line = Line::from(spans);
         if is_sel {
             line = line.patch_style(theme.selected());
@@ -527,7 +543,7 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     if info.agent.tag().is_some() {
         lines.push(Line::from(vec![
             label("agent"),
-            Span::raw(info.agent.name()),
+            Span::styled(info.agent.display_name(), theme.agent(info.agent)),
         ]));
     }
     // Both dates the same way: when, and how long ago.

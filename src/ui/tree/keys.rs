@@ -571,6 +571,12 @@ fn act(t: &mut TreeState, action: Action) -> Vec<Effect> {
             t.context_scroll = 0;
             t.open_context();
         }
+        Action::Label if t.loaded.session.foreign.is_some() => {
+            refuse(t, "labelled");
+        }
+        Action::Continue if t.loaded.session.foreign.is_some() => {
+            refuse(t, "branched or forked");
+        }
         Action::Label => {
             if let Some(i) = t.selected_entry() {
                 let target = t.entry_id(i).to_string();
@@ -650,6 +656,13 @@ fn act(t: &mut TreeState, action: Action) -> Vec<Effect> {
         }
     }
     Vec::new()
+}
+
+/// Says on the status line that another agent's session takes no writes.
+fn refuse(t: &mut TreeState, what: &str) {
+    if let Some(agent) = t.loaded.session.foreign {
+        t.status = Some((agent.refusal(what), true));
+    }
 }
 
 /// Pasted text goes into the prompt being edited, else into the search
