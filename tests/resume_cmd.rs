@@ -243,3 +243,136 @@ fn the_fallback_message_shows_the_command_without_escapes() {
     );
     assert!(said.contains("--id $'0199ffff-\\x1b[31mred'"), "{said:?}");
 }
+
+/// The fixture stores of Claude Code and Codex (`tests/fixtures/agents`) in
+/// `home`, their sessions' folders made real ones under `home`.
+fn other_agents_home(home: &Path) -> (PathBuf, PathBuf) {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents");
+    common::copy_dir(&fixtures.join("claude"), &home.join(".claude"));
+    common::copy_dir(&fixtures.join("codex"), &home.join(".codex"));
+    let proj = home.join("proj");
+    let calc = home.join("calc");
+    for (d, from) in [(&proj, "/home/u/proj"), (&calc, "/home/u/calc")] {
+        std::fs::create_dir_all(d).unwrap();
+        for f in [
+            ".claude/projects/-home-u-proj/5f0c2a1e-8b7d-4c3e-9a10-2b3c4d5e6f70.jsonl",
+            ".codex/sessions/2025/10/29/rollout-2025-10-29T00-59-38-019a2d7a-41c4-78b1-b7cc-a45d62a89cd5.jsonl",
+        ] {
+            let p = home.join(f);
+            let t = std::fs::read_to_string(&p).unwrap();
+            std::fs::write(&p, t.replace(from, d.to_str().unwrap())).unwrap();
+        }
+    }
+    (proj, calc)
+}
+
+/// Picks the row whose title contains `title` (typed as the query) and
+/// presses Enter.
+fn resume_row(pty: &mut Term, title: &str) {
+    pty.wait_for("the rows", |t| t.contains("Arithmetic check"));
+    pty.send(title.as_bytes());
+    pty.wait_for("the query's results", |t| {
+        t.lines().any(|l| l.starts_with('›') && l.contains(title))
+    });
+    pty.press(b"\r");
+    assert!(pty.wait_exit("its end").success());
+}
+
+#[test]
+fn claude_code_and_codex_sessions_resume_through_per_agent_templates() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let (proj, calc) = other_agents_home(home);
+    let (out_claude, out_codex) = (home.join("argv-claude"), home.join("argv-codex"));
+    for (title, out, id, path, dir) in [
+        (
+            "Parser counts",
+            &out_claude,
+            "5f0c2a1e-8b7d-4c3e-9a10-2b3c4d5e6f70",
+            home.join(".claude/projects/-home-u-proj/5f0c2a1e-8b7d-4c3e-9a10-2b3c4d5e6f70.jsonl"),
+            &proj,
+        ),
+        (
+            "Arithmetic check",
+            &out_codex,
+            "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5",
+            home.join(".codex/sessions/2025/10/29/rollout-2025-10-29T00-59-38-019a2d7a-41c4-78b1-b7cc-a45d62a89cd5.jsonl"),
+            &calc,
+        ),
+    ] {
+        let mut pty = spawn(
+            &[
+                "--all",
+                "--resume-cmd",
+                &format!("claude={}", recorder(&out_claude)),
+                "--resume-cmd",
+                &format!("codex={}", recorder(&out_codex)),
+            ],
+            &[],
+            home,
+        );
+        resume_row(&mut pty, title);
+        let got = recorded(out);
+        assert_eq!(
+            got[..4],
+            [
+                path.to_str().unwrap().to_string(),
+                id.to_string(),
+                dir.to_str().unwrap().to_string(),
+                format!("pre{id}post"),
+            ],
+            "{title}"
+        );
+        assert_eq!(got[4].trim_end(), dir.to_str().unwrap(), "in the session's folder");
+    }
+}
+
+#[test]
+fn claude_code_and_codex_sessions_resume_with_their_own_commands() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let (proj, calc) = other_agents_home(home);
+    // `claude` and `codex` on PATH that record how, and where, they ran.
+    let bin = home.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for name in ["claude", "codex"] {
+        let p = bin.join(name);
+        let out = home.join(format!("argv-{name}"));
+        std::fs::write(
+            &p,
+            format!(
+                "#!/bin/sh\nprintf '%s\\0' \"$@\" > '{}'; pwd >> '{}'\n",
+                out.display(),
+                out.display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path_var = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for (title, name, want, dir) in [
+        (
+            "Parser counts",
+            "claude",
+            vec!["--resume", "5f0c2a1e-8b7d-4c3e-9a10-2b3c4d5e6f70"],
+            &proj,
+        ),
+        (
+            "Arithmetic check",
+            "codex",
+            vec!["resume", "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"],
+            &calc,
+        ),
+    ] {
+        let mut pty = spawn(&["--all"], &[("PATH", Path::new(&path_var))], home);
+        resume_row(&mut pty, title);
+        let got = recorded(&home.join(format!("argv-{name}")));
+        assert_eq!(got[..2], want[..], "{name}");
+        assert_eq!(got[2].trim_end(), dir.to_str().unwrap(), "{name}");
+    }
+}

@@ -193,6 +193,28 @@ pub fn ask_on_terminal(question: &str) -> Option<bool> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn per_agent_templates() {
+        let cmds: Vec<String> = [
+            "all {path}",
+            "claude=c1 {id}",
+            "codex = x {id}",
+            "claude=c2 {id}",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(template_for(&cmds, Agent::Claude), Some("c2 {id}"));
+        assert_eq!(template_for(&cmds, Agent::Codex), Some(" x {id}"));
+        assert_eq!(template_for(&cmds, Agent::Atomic), Some("all {path}"));
+        assert_eq!(template_for(&cmds[1..], Agent::Pi), None);
+        assert_eq!(template_for(&[], Agent::Claude), None);
+        // `NAME=…` with a name that is no agent's is a whole template.
+        let env = vec!["FOO=1 atomic --session {path}".to_string()];
+        assert_eq!(template_for(&env, Agent::Claude), Some(env[0].as_str()));
+    }
+
     use super::*;
 
     fn target(path: &str, id: &str, cwd: &str) -> Target {

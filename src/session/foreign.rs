@@ -97,6 +97,19 @@ pub fn detect_bytes(buf: &[u8]) -> Option<Agent> {
         .and_then(|o| detect(&o))
 }
 
+/// Which foreign format the file at `path` is in, from its first line (read
+/// up to 1 MiB); `None` for Atomic files and anything unreadable.
+pub fn detect_path(path: &Path) -> Option<Agent> {
+    use std::io::{BufRead, Read};
+    let (f, _) = super::open::open_session_file(path).ok()?;
+    let mut line = Vec::new();
+    std::io::BufReader::new(f)
+        .take(1 << 20)
+        .read_until(b'\n', &mut line)
+        .ok()?;
+    detect(&parse_object(&line, &mut false)?)
+}
+
 /// The Atomic version 3 lines of a foreign session file.
 pub fn translate(agent: Agent, path: &Path, buf: &[u8]) -> Vec<u8> {
     let out = match agent {

@@ -176,6 +176,13 @@ pub fn append_entry(
     path: &Path,
     make: impl Fn(&Session, &str) -> Result<Map<String, Value>, WriteError>,
 ) -> Result<Written, WriteError> {
+    // Before anything else: another agent's file is not even waited on.
+    if let Some(agent) = super::foreign::detect_path(path) {
+        return Err(WriteError::Foreign {
+            path: path.to_path_buf(),
+            agent: agent.display_name(),
+        });
+    }
     let (mut file, _) = fileops::open_to_append(path)?;
     settle_tail(&mut file, path)?;
     let mut snap = Snapshot::read(&mut file, path)?;

@@ -244,6 +244,41 @@ mod tests {
         }
     }
 
+    /// A home whose `.claude/projects` and `.codex/sessions` exist.
+    struct HomeEnv(PathBuf, Vec<(&'static str, String)>);
+    impl Env for HomeEnv {
+        fn var(&self, key: &str) -> Option<String> {
+            self.1
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.clone())
+        }
+        fn home(&self) -> Option<PathBuf> {
+            Some(self.0.clone())
+        }
+    }
+
+    #[test]
+    fn other_agents_roots_when_present() {
+        let d = tempfile::tempdir().unwrap();
+        let agents = |c: &StoreConfig| c.roots.iter().map(|r| r.agent).collect::<Vec<_>>();
+        let c = StoreConfig::resolve(None, None, &HomeEnv(d.path().into(), vec![]));
+        assert_eq!(agents(&c), [Agent::Atomic], "absent stores add nothing");
+        std::fs::create_dir_all(d.path().join(".claude/projects")).unwrap();
+        std::fs::create_dir_all(d.path().join("cx/sessions")).unwrap();
+        let env = HomeEnv(
+            d.path().into(),
+            vec![("CODEX_HOME", d.path().join("cx").display().to_string())],
+        );
+        let mut c = StoreConfig::resolve(None, None, &env);
+        assert_eq!(agents(&c), [Agent::Atomic, Agent::Claude, Agent::Codex]);
+        assert_eq!(c.roots[2].kind, StoreKind::Dated);
+        assert_eq!(c.roots[2].path, d.path().join("cx/sessions"));
+        c.narrow(&[Agent::Codex, Agent::Pi]);
+        assert_eq!(agents(&c), [Agent::Codex]);
+        assert_eq!(encode_cwd_claude("/home/u/my.proj_x"), "-home-u-my-proj-x");
+    }
+
     #[test]
     fn encodes_like_the_agent() {
         assert_eq!(encode_cwd("/home/u/my-proj"), "--home-u-my-proj--");

@@ -23,6 +23,8 @@ pub fn arbor() -> Command {
         .env_remove("PI_CODING_AGENT_DIR")
         .env_remove("ATOMIC_CODING_AGENT_SESSION_DIR")
         .env_remove("PI_CODING_AGENT_SESSION_DIR")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
         .env(
             "XDG_CACHE_HOME",
             std::env::temp_dir().join("arbor-test-cache-unused"),

@@ -17,6 +17,8 @@ pub fn command(program: impl AsRef<OsStr>) -> CommandBuilder {
         "PI_CODING_AGENT_DIR",
         "ATOMIC_CODING_AGENT_SESSION_DIR",
         "PI_CODING_AGENT_SESSION_DIR",
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
         "ARBOR_RESUME_CMD",
     ] {
         cmd.env_remove(var);

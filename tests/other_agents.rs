@@ -1,0 +1,451 @@
+//! Claude Code and Codex sessions beside Atomic's (#17), on the hand-written
+//! fixture stores in `tests/fixtures/agents` (real-shaped lines, with the
+//! less common records, compactions, a rewind branch, a sidechain, broken
+//! and cut-off lines): where arbor finds them, their rows, trees and
+//! context, `--agent`, refused writes, the picker and the tree on them, and
+//! resuming them with their own commands.
+//!
+//! Where each expected value comes from is said beside it: the rules are
+//! those of `src/session/foreign.rs` (its module comment says why each is
+//! the agent's own).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+use serde_json::Value;
+
+use arbor::session::{build_context, read_session, Agent, ContextFlavor, SessionTree};
+use arbor::store::{list_session_files, Scope, StoreConfig};
+use arbor::ui::picker::Row;
+use arbor::ui::runtime::perform;
+use arbor::ui::theme::Theme;
+use arbor::ui::{App, AppEvent, Effect, Mode, Outcome};
+use common::{arbor, run, run_ok};
+
+const NOW: i64 = 1_795_953_600_000;
+const CLAUDE_ID: &str = "5f0c2a1e-8b7d-4c3e-9a10-2b3c4d5e6f70";
+const CLAUDE_OTHER_ID: &str = "9e8d7c6b-5a49-4382-b1a0-f9e8d7c6b5a4";
+const CODEX_ID: &str = "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5";
+const CODEX_OLD_ID: &str = "5973b6c0-94b8-487b-a530-2aeb6098ae0e";
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents")
+}
+
+/// A home with the fixture stores where the agents keep them
+/// (`~/.claude/projects`, `~/.codex/sessions`) and an empty Atomic store.
+fn home() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    common::copy_dir(&fixtures().join("claude"), &d.path().join(".claude"));
+    common::copy_dir(&fixtures().join("codex"), &d.path().join(".codex"));
+    std::fs::create_dir_all(d.path().join(".atomic/agent/sessions")).unwrap();
+    d
+}
+
+fn claude_file(home: &Path) -> PathBuf {
+    home.join(format!(".claude/projects/-home-u-proj/{CLAUDE_ID}.jsonl"))
+}
+
+fn codex_file(home: &Path) -> PathBuf {
+    home.join(format!(
+        ".codex/sessions/2025/10/29/rollout-2025-10-29T00-59-38-{CODEX_ID}.jsonl"
+    ))
+}
+
+fn at_home(home: &Path) -> std::process::Command {
+    let mut c = arbor();
+    c.env("HOME", home)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .env("ARBOR_CACHE_DIR", home.join("cache"));
+    c
+}
+
+fn json_lines(s: &str) -> Vec<Value> {
+    s.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn row<'a>(rows: &'a [Value], id: &str) -> &'a Value {
+    rows.iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("no row {id} in {rows:#?}"))
+}
+
+#[test]
+fn rows_of_claude_code_and_codex_sessions() {
+    let h = home();
+    let out = run_ok(at_home(h.path()).args(["list", "--all", "--json", "--no-index"]));
+    let rows = json_lines(&out);
+    // Four sessions: `agent-*.jsonl` is a sub-agent's transcript, not a session.
+    assert_eq!(rows.len(), 4, "{out}");
+
+    let c = row(&rows, CLAUDE_ID);
+    assert_eq!(c["agent"], "claude");
+    // The id is the file's name (what `claude --resume` takes); the cwd the
+    // first recorded one.
+    assert_eq!(c["cwd"], "/home/u/proj");
+    // The last `custom-title` (`/rename`) wins over the `summary` line.
+    assert_eq!(c["name"], "Parser counts from zero");
+    // Not the isMeta caveat, not the `/model` command wrapper: the first
+    // prompt typed.
+    assert_eq!(c["firstMessage"], "Fix the failing parser test");
+    // user/assistant/tool-result entries on every branch, sidechain left
+    // out: 3 (first branch's user, 2 assistant lines) + 1 result + 1 Task
+    // call + 1 result + 1 reply + rewind (user, reply) + after the
+    // compaction (user, reply) = 11.
+    assert_eq!(c["messageCount"], 11);
+    // The first line's time, the newest message's time.
+    assert_eq!(c["created"], "2025-11-02T09:00:00.000Z");
+    assert_eq!(c["modified"], "2025-11-02T09:06:30.000Z");
+    // One broken line in the middle, one cut off at the end (both
+    // skipped, as in an Atomic file).
+    assert_eq!(c["diagnostics"]["skippedLines"], 2);
+    assert_eq!(c["diagnostics"]["partialTail"], true);
+
+    let o = row(&rows, CLAUDE_OTHER_ID);
+    assert_eq!(
+        (o["name"].clone(), o["messageCount"].clone()),
+        (Value::Null, 2.into())
+    );
+    assert_eq!(o["firstMessage"], "What does this repo do?");
+
+    let x = row(&rows, CODEX_ID);
+    assert_eq!(x["agent"], "codex");
+    assert_eq!(x["cwd"], "/home/u/calc");
+    // `thread_name_updated` names the thread.
+    assert_eq!(x["name"], "Arithmetic check");
+    // Not the AGENTS.md or <environment_context> injections.
+    assert_eq!(x["firstMessage"], "what is 2+2? check it with the shell");
+    // response items only (event_msg duplicates them): 2 user, 2 replies,
+    // reasoning, 2 calls, 2 outputs = 9.
+    assert_eq!(x["messageCount"], 9);
+    assert_eq!(x["created"], "2025-10-29T00:59:38.308Z");
+    assert_eq!(x["diagnostics"]["skippedLines"], 2);
+
+    // A rollout of the format before `{type, payload}`.
+    let old = row(&rows, CODEX_OLD_ID);
+    assert_eq!(old["firstMessage"], "rename the config module");
+    assert_eq!(old["messageCount"], 2);
+}
+
+#[test]
+fn the_index_gives_the_rows_a_scan_gives() {
+    let h = home();
+    let scan = run_ok(at_home(h.path()).args(["list", "--all", "--json", "--no-index"]));
+    let first = run_ok(at_home(h.path()).args(["list", "--all", "--json"]));
+    let warm = run_ok(at_home(h.path()).args(["list", "--all", "--json"]));
+    assert_eq!(first, scan);
+    assert_eq!(warm, scan);
+    // Bodies are searchable through the index, in every agent's sessions.
+    let hits = |q: &str| {
+        json_lines(&run_ok(
+            at_home(h.path()).args(["list", "--all", "--json", "--query", q]),
+        ))
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect::<Vec<_>>()
+    };
+    assert_eq!(hits("regression"), [CLAUDE_ID]);
+    assert_eq!(hits("\"multiply it by 3\""), [CODEX_ID]);
+    // A sidechain's text is not the session's.
+    assert!(hits("SIDECHAIN").is_empty());
+    assert_eq!(hits("agent:codex").len(), 2);
+    // A grown file is read again whole.
+    let f = claude_file(h.path());
+    let mut text = std::fs::read_to_string(&f).unwrap();
+    text.push_str("ude\"}}\n");
+    text.push_str(&format!(
+        "{{\"parentUuid\":\"a0000000-0000-4000-8000-000000000016\",\"isSidechain\":false,\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"zanzibar please\"}},\"uuid\":\"a0000000-0000-4000-8000-000000000099\",\"timestamp\":\"2025-11-02T09:08:00.000Z\",\"sessionId\":\"{CLAUDE_ID}\"}}\n"
+    ));
+    std::fs::write(&f, text).unwrap();
+    assert_eq!(hits("zanzibar"), [CLAUDE_ID]);
+    let rows = json_lines(&run_ok(at_home(h.path()).args(["list", "--all", "--json"])));
+    assert_eq!(row(&rows, CLAUDE_ID)["messageCount"], 12);
+}
+
+#[test]
+fn list_agent_claude_json_shape() {
+    let h = home();
+    let out = run_ok(at_home(h.path()).args(["list", "--all", "--json", "--agent", "claude"]));
+    let rows = json_lines(&out);
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        let keys: Vec<&str> = r.as_object().unwrap().keys().map(String::as_str).collect();
+        let want = [
+            "path",
+            "id",
+            "cwd",
+            "name",
+            "hasName",
+            "created",
+            "modified",
+            "messageCount",
+            "firstMessage",
+            "parentSessionPath",
+            "summary",
+            "internal",
+            "agent",
+        ];
+        assert_eq!(&keys[..want.len()], want, "{r}");
+        assert_eq!(r["agent"], "claude");
+        assert!(r["path"]
+            .as_str()
+            .unwrap()
+            .starts_with(h.path().to_str().unwrap()));
+    }
+    // Repeatable; unknown names are refused.
+    let both = run_ok(at_home(h.path()).args([
+        "list", "--all", "--json", "--agent", "claude", "--agent", "codex",
+    ]));
+    assert_eq!(json_lines(&both).len(), 4);
+    let bad = run(at_home(h.path()).args(["list", "--agent", "gemini"]));
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("atomic, pi, claude or codex"));
+    // Sessions resolve by the ids in their file names.
+    let shown = run_ok(at_home(h.path()).args(["show", &CODEX_ID[..13]]));
+    assert!(shown.starts_with(CODEX_ID), "{shown}");
+}
+
+#[test]
+fn stores_honour_claude_config_dir_and_codex_home() {
+    let h = home();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = run_ok(
+        at_home(elsewhere.path())
+            .env("CLAUDE_CONFIG_DIR", h.path().join(".claude"))
+            .env("CODEX_HOME", h.path().join(".codex"))
+            .args(["list", "--all", "--json", "--no-index"]),
+    );
+    assert_eq!(json_lines(&out).len(), 4);
+    // Absent stores are simply not there.
+    let none = run_ok(at_home(elsewhere.path()).args(["list", "--all", "--json"]));
+    assert_eq!(none, "");
+}
+
+/// Claude Code's tree: a rewind makes a branch, the newest line is the
+/// active leaf, the sidechain is left out and the compaction keeps the tree
+/// connected.
+#[test]
+fn claude_code_tree_and_context() {
+    let h = home();
+    let s = read_session(&claude_file(h.path())).unwrap();
+    assert_eq!(s.foreign, Some(Agent::Claude));
+    let tree = SessionTree::build(&s);
+    let id = |n: u32| format!("a0000000-0000-4000-8000-{n:012}");
+    assert!(
+        s.entries.iter().all(|e| !e.id.starts_with("b0000000")),
+        "sidechain"
+    );
+    let active: Vec<&str> = tree
+        .on_active_path
+        .iter()
+        .enumerate()
+        .filter(|(_, on)| **on)
+        .map(|(i, _)| s.entries[i].id.as_str())
+        .collect();
+    // The rewound prompt (…10) and what follows it, through the compaction
+    // (…13), up to the last reply (…16) and the title after it; the
+    // progress line (…11) is not an entry; its child hangs from its parent.
+    let mut want: Vec<String> = [1, 2, 10, 12, 13, 15, 16].iter().map(|&n| id(n)).collect();
+    want.push(format!("{CLAUDE_ID}:title"));
+    assert_eq!(active, want);
+    let first = tree.by_id[&id(3)];
+    assert!(
+        !tree.on_active_path[first],
+        "the first attempt is a side branch"
+    );
+    assert_eq!(tree.parent[first], Some(tree.by_id[&id(2)]));
+    // The context at the leaf starts at the compaction's summary.
+    let ctx = build_context(&s, &tree, tree.leaf, ContextFlavor::Atomic);
+    let texts: Vec<String> = ctx.messages.iter().map(|m| format!("{m:?}")).collect();
+    assert!(texts[0].contains("counts from zero"), "{texts:?}");
+    assert!(!texts
+        .iter()
+        .any(|t| t.contains("without touching the lexer")));
+    assert!(
+        texts.last().unwrap().contains("parser_zero.rs"),
+        "{texts:?}"
+    );
+}
+
+/// A Codex rollout is one thread; `compacted` is where the context restarts.
+#[test]
+fn codex_rollout_is_a_linear_thread() {
+    let h = home();
+    let s = read_session(&codex_file(h.path())).unwrap();
+    assert_eq!(s.foreign, Some(Agent::Codex));
+    assert_eq!(s.header.id, CODEX_ID);
+    let tree = SessionTree::build(&s);
+    assert_eq!(tree.roots.len(), 1);
+    for (i, p) in tree.parent.iter().enumerate().skip(1) {
+        assert_eq!(*p, Some(i - 1), "entry {i}");
+    }
+    assert!(tree.on_active_path.iter().all(|on| *on));
+    let kinds: Vec<&str> = s.entries.iter().map(|e| e.entry_type()).collect();
+    assert!(kinds.contains(&"compaction"), "{kinds:?}");
+    let ctx = build_context(&s, &tree, tree.leaf, ContextFlavor::Atomic);
+    let texts: Vec<String> = ctx.messages.iter().map(|m| format!("{m:?}")).collect();
+    assert!(texts[0].contains("the shell said 4"), "{texts:?}");
+    assert!(!texts.iter().any(|t| t.contains("check it with the shell")));
+}
+
+#[test]
+fn writes_are_refused_on_other_agents_files() {
+    let h = home();
+    let f = claude_file(h.path());
+    let before = std::fs::read(&f).unwrap();
+    let entry = "a0000000-0000-4000-8000-000000000016";
+    for args in [
+        vec!["label", CLAUDE_ID, entry, "x"],
+        vec!["rename", CLAUDE_ID, "x"],
+        vec!["branch", CLAUDE_ID, entry],
+        vec!["fork", CLAUDE_ID, entry],
+    ] {
+        let out = run(at_home(h.path()).args(&args));
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("Claude Code session"), "{args:?}: {err}");
+        assert!(
+            err.contains("never writes into another agent's files"),
+            "{err}"
+        );
+    }
+    assert_eq!(std::fs::read(&f).unwrap(), before);
+    assert_eq!(
+        std::fs::read_dir(f.parent().unwrap()).unwrap().count(),
+        1,
+        "no fork file was written"
+    );
+}
+
+fn store(home: &Path) -> StoreConfig {
+    struct Env(PathBuf);
+    impl arbor::store::paths::Env for Env {
+        fn var(&self, _: &str) -> Option<String> {
+            None
+        }
+        fn home(&self) -> Option<PathBuf> {
+            Some(self.0.clone())
+        }
+    }
+    StoreConfig::resolve(None, None, &Env(home.to_path_buf()))
+}
+
+fn picker(home: &Path) -> App {
+    let config = store(home);
+    let (files, _) = list_session_files(&config, &Scope::All);
+    let rows = files
+        .iter()
+        .map(|f| Row::new(arbor::store::listing::scan_file(f, true).unwrap()))
+        .collect();
+    let mut app = App::new("/home/u/proj".into(), NOW);
+    app.width = 120;
+    app.height = 14;
+    app.store = config;
+    app.update(AppEvent::Rows(rows));
+    app.update(AppEvent::LoadFinished { problems: vec![] });
+    key(&mut app, KeyCode::Tab, KeyModifiers::NONE);
+    app
+}
+
+/// A key, with the search and preview it asks for performed and fed back.
+fn key(app: &mut App, code: KeyCode, m: KeyModifiers) -> Vec<Effect> {
+    let mut all = Vec::new();
+    let mut queue = vec![AppEvent::Key(KeyEvent::new(code, m))];
+    while let Some(ev) = queue.pop() {
+        for fx in app.update(ev) {
+            all.push(fx.clone());
+            if matches!(fx, Effect::Search { .. } | Effect::LoadPreview { .. }) {
+                queue.extend(perform(fx));
+            }
+        }
+    }
+    all
+}
+
+fn screen(app: &App) -> String {
+    let mut t = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
+    t.draw(|f| arbor::ui::render(f, app, &Theme::plain()))
+        .unwrap();
+    common::buffer_text(t.backend().buffer())
+}
+
+#[test]
+fn picker_with_mixed_agents() {
+    let h = home();
+    let mut app = picker(h.path());
+    insta::assert_snapshot!("mixed_agents", screen(&app));
+    // Rename says plainly it cannot; Enter resumes with the row's agent.
+    let fx = key(&mut app, KeyCode::Char('r'), KeyModifiers::CONTROL);
+    assert!(
+        fx.iter().all(|e| !matches!(e, Effect::Rename { .. })),
+        "{fx:?}"
+    );
+    let s = screen(&app);
+    assert!(
+        s.contains("Claude Code sessions cannot be renamed here"),
+        "{s}"
+    );
+    let fx = key(&mut app, KeyCode::Enter, KeyModifiers::NONE);
+    assert_eq!(
+        fx,
+        vec![Effect::Exit(Outcome::Resume {
+            path: claude_file(h.path()),
+            id: CLAUDE_ID.into(),
+            cwd: "/home/u/proj".into(),
+            agent: Agent::Claude,
+        })]
+    );
+    // Delete goes to the trash (with undo) as for any session.
+    let mut app = picker(h.path());
+    key(&mut app, KeyCode::Char('d'), KeyModifiers::CONTROL);
+    let fx = key(&mut app, KeyCode::Char('y'), KeyModifiers::NONE);
+    assert_eq!(fx, vec![Effect::Trash(claude_file(h.path()))]);
+    // `agent:` in the query.
+    let mut app = picker(h.path());
+    for c in "agent:codex".chars() {
+        key(&mut app, KeyCode::Char(c), KeyModifiers::NONE);
+    }
+    let ids: Vec<&str> = app
+        .picker
+        .visible
+        .iter()
+        .map(|v| app.picker.rows[v.idx].info.id.as_str())
+        .collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert!(ids.contains(&CODEX_ID));
+}
+
+#[test]
+fn claude_code_tree_screen() {
+    let h = home();
+    let mut app = picker(h.path());
+    let fx = key(&mut app, KeyCode::Char('t'), KeyModifiers::CONTROL);
+    let mut queue = fx;
+    while let Some(e) = queue.pop() {
+        for ev in perform(e) {
+            queue.extend(
+                app.update(ev).into_iter().filter(|e| {
+                    !matches!(e, Effect::Exit(_) | Effect::CloseTree | Effect::Copy(_))
+                }),
+            );
+        }
+    }
+    let Mode::Tree(t) = &mut app.mode else {
+        panic!("the tree did not open")
+    };
+    t.now_ms = NOW;
+    app.height = 18;
+    insta::assert_snapshot!("claude_tree", screen(&app));
+    // Label and continue are refused, in a sentence.
+    key(&mut app, KeyCode::Char('L'), KeyModifiers::SHIFT);
+    assert!(screen(&app).contains("cannot be labelled here"));
+    key(&mut app, KeyCode::Enter, KeyModifiers::NONE);
+    assert!(screen(&app).contains("cannot be branched or forked here"));
+}
