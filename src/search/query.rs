@@ -930,7 +930,10 @@ mod tests {
         r.agent = Agent::Pi;
         assert!(keeps("agent:pi", &r));
         assert!(keeps("agent:PI", &r));
-        for bad in ["is:old", "agent:claude"] {
+        r.agent = Agent::Claude;
+        assert!(keeps("agent:claude", &r));
+        assert!(!keeps("agent:codex", &r));
+        for bad in ["is:old", "agent:gemini"] {
             assert!(Query::parse_at(bad, NOW).error().is_some(), "{bad}");
         }
     }

@@ -75,8 +75,15 @@ pub fn detect(obj: &Map<String, Value>) -> Option<Agent> {
     {
         return Some(Agent::Codex);
     }
-    // The pre-wrapper rollout: a bare meta object first.
-    if ty.is_none() && obj.contains_key("id") && obj.contains_key("timestamp") {
+    // The pre-wrapper rollout: a bare meta object first (with its
+    // `instructions`, and no `version`, which tells it from an Atomic
+    // header that lost its `type`).
+    if ty.is_none()
+        && obj.contains_key("id")
+        && obj.contains_key("timestamp")
+        && obj.contains_key("instructions")
+        && !obj.contains_key("version")
+    {
         return Some(Agent::Codex);
     }
     if obj.contains_key("sessionId") || obj.contains_key("parentUuid") || obj.contains_key("uuid") {

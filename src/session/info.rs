@@ -1285,7 +1285,14 @@ pub fn scan_info_bytes(
     buf: &[u8],
     file_mtime_ms: i64,
 ) -> Result<SessionInfo, ReadError> {
-    scan_bytes_with(InfoScanner::new(path, file_mtime_ms), path, buf)
+    let row = scan_bytes_with(InfoScanner::new(path, file_mtime_ms), path, buf);
+    if row.is_err() {
+        // Another agent's session, as `scan_info_with` reads it.
+        if let Some(info) = scan_foreign_bytes(path, buf, file_mtime_ms, true) {
+            return Ok(info);
+        }
+    }
+    row
 }
 
 /// [`scan_info_bytes`] through `serde_json` only (the reference for the fast path).
