@@ -189,11 +189,16 @@ fn list_agent_claude_json_shape() {
             "firstMessage",
             "parentSessionPath",
             "summary",
+            "lastReply",
             "internal",
             "agent",
         ];
         assert_eq!(&keys[..want.len()], want, "{r}");
         assert_eq!(r["agent"], "claude");
+        if r["id"] == CLAUDE_ID {
+            // The last assistant text in file order.
+            assert_eq!(r["lastReply"], "Added tests/parser_zero.rs.");
+        }
         assert!(r["path"]
             .as_str()
             .unwrap()
