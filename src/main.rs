@@ -24,6 +24,10 @@ fn main() {
         if broken_pipe {
             std::process::exit(0);
         }
+        // `arbor search` found nothing: status 1 and no message, like grep.
+        if e.downcast_ref::<arbor::cli::NoMatch>().is_some() {
+            std::process::exit(1);
+        }
         // Messages quote paths, ids and file names: never raw on a terminal.
         eprintln!(
             "arbor: {}",

@@ -1472,11 +1472,16 @@ fn searches_ask_the_index_for_message_bodies() {
     assert_eq!(found, ["01a1f97b-0554-756b-95f5-edc872f30502"]);
 
     // `perform` without an index (as the tests run it): the rows have no
-    // text, so nothing is found.
+    // text of their own; the files are read for the parts beyond it, and
+    // the session's bash command says it too (#14), its thinking does not.
     let mut app = App::new(WEBAPP.into(), NOW);
     loaded(&mut app);
-    typ(&mut app, word);
+    typ(&mut app, &format!("{word} in:thinking"));
     assert!(app.picker.visible.is_empty());
+    let mut app = App::new(WEBAPP.into(), NOW);
+    loaded(&mut app);
+    typ(&mut app, &format!("{word} in:tools"));
+    assert_eq!(app.picker.visible.len(), 1);
 }
 
 /// A typed query shows the count of its results `(i/N)` even when they all

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 
 use crate::index::load::{load_listing, LoadEvent};
 use crate::index::Index;
+use crate::search::hits::file_hits;
 use crate::search::{rank_with_index, Query};
 use crate::session::view::{flatten, passes_filter, row_line, Filter};
 use crate::session::writer::{self, WriteError};
@@ -59,6 +60,7 @@ pub fn run(cli: Cli) -> Result<()> {
             picker(config, &cli)
         }
         Some(Command::List(a)) => list(&config, &cli.global, &a, &mut out),
+        Some(Command::Search(a)) => super::search::search(&config, &cli.global, &a, &mut out),
         Some(Command::Show(a)) => show(&config, &a, &mut out),
         Some(Command::Context(a)) => context(&config, &a, &mut out),
         Some(Command::Export(a)) => export(&config, &a, &mut out),
@@ -300,34 +302,7 @@ fn list(
     sort_recent(&mut rows);
     crate::log::line("rows sorted");
     if let Some(query) = &query {
-        let hits = match &index {
-            Some(index) => {
-                let within: HashSet<PathBuf> = rows.iter().map(|r| r.path.clone()).collect();
-                index.search_within(query, &within)
-            }
-            None => Ok(None),
-        };
-        crate::log::line("searched");
-        rows = match hits {
-            Ok(hits) => rank_with_index(query, rows, hits.as_ref()),
-            Err(e) => {
-                // Search the files themselves.
-                eprintln!(
-                    "arbor: index search failed ({}); reading the files",
-                    clean(&e.to_string())
-                );
-                let listed: Vec<SessionFile> = rows
-                    .iter()
-                    .map(|r| SessionFile {
-                        path: r.path.clone(),
-                        agent: r.agent,
-                    })
-                    .collect();
-                let (mut full, _) = read_rows(&listed);
-                sort_recent(&mut full);
-                rank_with_index(query, full, None)
-            }
-        };
+        rows = rank_rows(query, rows, index.as_ref());
     }
     crate::log::line("ranked");
     let now = chrono::Utc::now().timestamp_millis();
@@ -372,6 +347,50 @@ fn list(
     // The process ends now: skip freeing thousands of rows one by one.
     std::mem::forget(rows);
     Ok(())
+}
+
+/// The rows that match `query`, best first: the picker's ranking, with
+/// the index's answer for the bodies (or, without an index, the rows' own
+/// text and the files for the parts it lacks).
+pub(super) fn rank_rows(
+    query: &Query,
+    rows: Vec<crate::session::SessionInfo>,
+    index: Option<&Index>,
+) -> Vec<crate::session::SessionInfo> {
+    let hits = match index {
+        Some(index) => {
+            let within: HashSet<PathBuf> = rows.iter().map(|r| r.path.clone()).collect();
+            index.search_within(query, &within)
+        }
+        // The rows carry their user and assistant text; the files give
+        // the rest.
+        None => Ok(file_hits(
+            query,
+            &rows.iter().map(|r| r.path.clone()).collect::<Vec<_>>(),
+        )),
+    };
+    crate::log::line("searched");
+    match hits {
+        Ok(hits) => rank_with_index(query, rows, hits.as_ref()),
+        Err(e) => {
+            // Search the files themselves.
+            eprintln!(
+                "arbor: index search failed ({}); reading the files",
+                clean(&e.to_string())
+            );
+            let listed: Vec<SessionFile> = rows
+                .iter()
+                .map(|r| SessionFile {
+                    path: r.path.clone(),
+                    agent: r.agent,
+                })
+                .collect();
+            let (mut full, _) = read_rows(&listed);
+            sort_recent(&mut full);
+            let paths: Vec<PathBuf> = full.iter().map(|r| r.path.clone()).collect();
+            rank_with_index(query, full, file_hits(query, &paths).as_ref())
+        }
+    }
 }
 
 fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -> Result<()> {

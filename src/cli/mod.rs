@@ -4,12 +4,14 @@ mod bulk;
 mod commands;
 mod report;
 pub mod resume;
+mod search;
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
 pub use commands::run;
+pub use search::NoMatch;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -81,6 +83,8 @@ fn parse_agent(s: &str) -> Result<crate::session::Agent, String> {
 pub enum Command {
     /// List sessions, most recently modified first
     List(ListArgs),
+    /// The entries that match a query, best first (exit status 1 when none)
+    Search(SearchArgs),
     /// Print a session's tree (the /tree rows) or its JSON structure
     Show(ShowArgs),
     /// Print what the model sees when the session resumes at a leaf
@@ -145,6 +149,27 @@ pub struct ListArgs {
     /// Apply the picker's search (words, "phrase", re:regex) and rank by relevance
     #[arg(long, value_name = "Q")]
     pub query: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// The query: words, "phrases", re:regexes, filters and in: scopes,
+    /// as in the picker
+    #[arg(required = true, num_args = 1.., value_name = "QUERY")]
+    pub query: Vec<String>,
+    /// All projects instead of the current one
+    #[arg(long, conflicts_with = "cwd")]
+    pub all: bool,
+    /// The project directory (default: the current directory)
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// JSON Lines: path, sessionId, entryId, role, timestamp, snippet
+    /// (and part, match)
+    #[arg(long)]
+    pub json: bool,
+    /// At most N entries (0: all)
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub limit: usize,
 }
 
 #[derive(Debug, Args)]

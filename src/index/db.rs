@@ -13,7 +13,7 @@ use super::IndexError;
 
 /// Changes whenever the schema or the meaning of stored data changes; the
 /// arbor version is part of it, so another arbor version rebuilds.
-pub const FORMAT: &str = concat!("arbor-index-11/", env!("CARGO_PKG_VERSION"));
+pub const FORMAT: &str = concat!("arbor-index-12/", env!("CARGO_PKG_VERSION"));
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -58,8 +58,12 @@ CREATE INDEX files_tails ON files(id) WHERE tail_text IS NOT NULL;
 -- The picker's first screen: the most recently written sessions.
 CREATE INDEX files_recent ON files(mtime_ns) WHERE problem IS NULL;
 -- The word index: immutable segments of sorted terms with posting lists.
+-- `part`: -1 for the stored (user and assistant) text, else the code of the
+-- part whose words it holds (`session::searchable::Part`; no text is kept
+-- for those).
 CREATE TABLE segments(
     id INTEGER PRIMARY KEY,
+    part INTEGER NOT NULL,
     docs INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
     terms BLOB NOT NULL,

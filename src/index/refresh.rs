@@ -18,6 +18,7 @@ use super::terms::{distinct_token_ranges, merge, Segment, SegmentBuilder};
 use super::{IndexError, RefreshStats};
 use crate::session::info::{mtime_ms, read_lines, with_read_buffer, InfoScanner, SessionInfo};
 use crate::session::reader::ReadError;
+use crate::session::searchable::{may_have_other_parts, parts_of_line, Part};
 use crate::store::scan::{ScanProblem, SessionFile};
 
 /// What identifies a version of a file without reading it.
@@ -282,8 +283,53 @@ pub struct Parsed {
     /// The distinct terms of `text`, as byte ranges (found on the worker
     /// thread, so that the single writer only merges them).
     pub terms: Vec<(u32, u32)>,
+    /// The words of the parts not kept as text (tool calls and output,
+    /// thinking, custom messages and summaries) of the new complete lines:
+    /// per part, their normalized text and its distinct terms.
+    pub part_words: Vec<PartText>,
     pub tail_text: Option<String>,
     pub bytes_parsed: u64,
+}
+
+/// One part's normalized text and its distinct terms (byte ranges of it).
+pub type PartText = (Part, String, Vec<(u32, u32)>);
+
+/// The words of the parts the index keeps no text for, gathered line by line.
+#[derive(Default)]
+struct PartWords {
+    /// Per part (by code), its normalized text so far.
+    text: [String; 6],
+}
+
+impl PartWords {
+    fn line(&mut self, line: &[u8]) {
+        if !may_have_other_parts(line) {
+            return;
+        }
+        let text = &mut self.text;
+        parts_of_line(line, &mut |part, t| {
+            if part.is_text() {
+                return;
+            }
+            let buf = &mut text[usize::from(part.code())];
+            if !buf.is_empty() && !buf.ends_with(' ') {
+                buf.push(' ');
+            }
+            crate::session::normalize::normalize(t, buf);
+        });
+    }
+
+    fn finish(self) -> Vec<PartText> {
+        Part::ALL
+            .into_iter()
+            .zip(self.text)
+            .filter(|(_, t)| !t.is_empty())
+            .map(|(p, t)| {
+                let terms = distinct_token_ranges(&t);
+                (p, t, terms)
+            })
+            .collect()
+    }
 }
 
 /// Normalized text without its possible trailing space.
@@ -342,9 +388,14 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
     f.seek(SeekFrom::Start(start)).map_err(io)?;
     let mut complete_end = start;
     let mut tail: Option<Vec<u8>> = None;
+    let mut words = PartWords::default();
     let read = with_read_buffer(|buf| {
         read_lines(&mut f, buf, |line, complete, end| {
             if complete {
+                // The header (the first line read from the start) has no parts.
+                if start > 0 || complete_end > 0 {
+                    words.line(line);
+                }
                 s.feed_at(line, true, start + end - line.len() as u64 - 1);
                 complete_end = start + end;
                 s.failed().is_none()
@@ -377,6 +428,7 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
         row_differs: false,
         text,
         terms: Vec::new(),
+        part_words: Vec::new(),
         tail_text: None,
         bytes_parsed: read,
     };
@@ -417,6 +469,9 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
                 out.text.clear();
             }
             out.terms = distinct_token_ranges(&out.text);
+            if !out.text.is_empty() || out.parsed > 0 {
+                out.part_words = words.finish();
+            }
         }
         Err(reason) => {
             out.state = Err(not_a_session(path, reason));
@@ -462,6 +517,9 @@ fn parse_foreign(
         row_differs: false,
         text: String::new(),
         terms: Vec::new(),
+        // Other agents' lines are not Atomic entries: only their text is
+        // indexed (not yet their tool calls and output).
+        part_words: Vec::new(),
         tail_text: None,
         bytes_parsed: size,
     };
@@ -502,9 +560,13 @@ pub struct Writer<'c> {
     /// The text file, the committed length and the end of what this
     /// transaction appended.
     text: Option<(File, u64, u64)>,
-    builder: SegmentBuilder,
+    /// One per kind of segment: [`TEXT_SEGMENT`]'s first, then per part.
+    builders: Vec<(i64, SegmentBuilder)>,
     pub wrote: bool,
 }
+
+/// The `part` of the segments of the stored text's words.
+pub const TEXT_SEGMENT: i64 = -1;
 
 fn text_file_broken() -> rusqlite::Error {
     rusqlite::Error::SqliteFailure(
@@ -560,7 +622,7 @@ impl<'c> Writer<'c> {
             db_path,
             in_tx: false,
             text: None,
-            builder: SegmentBuilder::default(),
+            builders: vec![(TEXT_SEGMENT, SegmentBuilder::default())],
             wrote: false,
         }
     }
@@ -614,7 +676,18 @@ impl<'c> Writer<'c> {
     }
 
     pub fn builder_full(&self) -> bool {
-        self.builder.full()
+        self.builders.iter().any(|(_, b)| b.full())
+    }
+
+    fn builder(&mut self, part: i64) -> &mut SegmentBuilder {
+        let at = match self.builders.iter().position(|(p, _)| *p == part) {
+            Some(at) => at,
+            None => {
+                self.builders.push((part, SegmentBuilder::default()));
+                self.builders.len() - 1
+            }
+        };
+        &mut self.builders[at].1
     }
 
     /// Stores one result. Returns false when another process changed the
@@ -703,11 +776,20 @@ impl<'c> Writer<'c> {
             )?;
             if let Ok(id) = u32::try_from(id) {
                 let b = p.text.as_bytes();
-                self.builder.add(
+                self.builder(TEXT_SEGMENT).add(
                     id,
                     p.terms
                         .iter()
                         .map(|&(s, n)| &b[s as usize..(s + n) as usize]),
+                );
+            }
+        }
+        if let Ok(id) = u32::try_from(id) {
+            for (part, text, terms) in &p.part_words {
+                let b = text.as_bytes();
+                self.builder(i64::from(part.code())).add(
+                    id,
+                    terms.iter().map(|&(s, n)| &b[s as usize..(s + n) as usize]),
                 );
             }
         }
@@ -744,9 +826,11 @@ impl<'c> Writer<'c> {
         if !self.in_tx {
             return Ok(());
         }
-        if !self.builder.is_empty() {
-            let e = self.builder.take();
-            store_segment(self.conn, &e)?;
+        for (part, b) in &mut self.builders {
+            if !b.is_empty() {
+                let e = b.take();
+                store_segment(self.conn, *part, &e)?;
+            }
         }
         if let Some((f, committed, end)) = &self.text {
             if end > committed {
@@ -781,15 +865,17 @@ impl Drop for Writer<'_> {
     }
 }
 
-fn store_segment(conn: &Connection, e: &super::terms::Encoded) -> rusqlite::Result<()> {
+fn store_segment(conn: &Connection, part: i64, e: &super::terms::Encoded) -> rusqlite::Result<()> {
     conn.execute(
-        "INSERT INTO segments(docs, bytes, terms, starts, postings) VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO segments(part, docs, bytes, terms, starts, postings)
+         VALUES (?6, ?1, ?2, ?3, ?4, ?5)",
         params![
             e.docs as i64,
             e.bytes() as i64,
             e.terms,
             e.starts,
-            e.postings
+            e.postings,
+            part
         ],
     )?;
     Ok(())
@@ -859,10 +945,22 @@ pub fn maybe_compact_text(
 /// Keeps the number of segments small: merges the smallest ones (dropping
 /// postings of files that are gone) when there are more than `MAX_SEGMENTS`.
 pub fn maybe_merge(conn: &Connection) -> rusqlite::Result<()> {
+    let parts: Vec<i64> = conn
+        .prepare("SELECT DISTINCT part FROM segments")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for part in parts {
+        merge_part(conn, part)?;
+    }
+    Ok(())
+}
+
+/// [`maybe_merge`] for the segments of one part.
+fn merge_part(conn: &Connection, part: i64) -> rusqlite::Result<()> {
     const MAX_SEGMENTS: usize = 8;
     let mut segs: Vec<(i64, i64)> = conn
-        .prepare("SELECT id, bytes FROM segments")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .prepare("SELECT id, bytes FROM segments WHERE part=?1")?
+        .query_map([part], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
     if segs.len() <= MAX_SEGMENTS {
         return Ok(());
@@ -914,7 +1012,7 @@ pub fn maybe_merge(conn: &Connection) -> rusqlite::Result<()> {
     for id in &victims {
         tx.execute("DELETE FROM segments WHERE id=?1", [id])?;
     }
-    store_segment(&tx, &merged)?;
+    store_segment(&tx, part, &merged)?;
     tx.commit()
 }
 

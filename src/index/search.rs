@@ -29,8 +29,11 @@ use rusqlite::{Connection, MAIN_DB};
 
 use super::codec::FxBuild;
 use super::db::{key_path, text_path, text_state, Keys, TextState};
+use super::refresh::TEXT_SEGMENT;
 use super::terms::{decode_postings, Match, Segment};
 use super::IndexError;
+use crate::search::hits::PartMatcher;
+use crate::search::{Parts, Tiers};
 use crate::search::{Query, Term};
 
 pub use crate::search::BodyHits;
@@ -161,17 +164,21 @@ fn load_files(conn: &Connection) -> rusqlite::Result<Files> {
     Ok(Files { keys, paths, tails })
 }
 
-/// The segments' dictionaries, with the row id that holds their postings.
-fn load_dictionaries(conn: &Connection) -> Result<Vec<(i64, Segment)>, IndexError> {
-    let mut st = conn.prepare("SELECT id, terms, starts FROM segments")?;
+/// One segment's dictionary, with the row id that holds its postings and
+/// the part whose words it holds ([`TEXT_SEGMENT`] for the stored text).
+type Dict = (i64, i64, Segment);
+
+fn load_dictionaries(conn: &Connection) -> Result<Vec<Dict>, IndexError> {
+    let mut st = conn.prepare("SELECT id, part, terms, starts FROM segments")?;
     let mut rows = st.query([])?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {
         let id: i64 = r.get(0)?;
-        let terms: Vec<u8> = r.get(1)?;
-        let starts = r.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
+        let part: i64 = r.get(1)?;
+        let terms: Vec<u8> = r.get(2)?;
+        let starts = r.get_ref(3)?.as_blob().map_err(rusqlite::Error::from)?;
         match Segment::dictionary_only(terms, starts) {
-            Some(s) => out.push((id, s)),
+            Some(s) => out.push((id, part, s)),
             None => return Err(IndexError::Corrupt(PathBuf::new())),
         }
     }
@@ -231,15 +238,15 @@ pub struct SearchCache {
     /// changes it. The owner drops the cache after its own writes.
     version: i64,
     files: Files,
-    segs: Option<Vec<(i64, Segment)>>,
+    segs: Option<Vec<Dict>>,
     /// Where texts lie, with their file opened; loaded once per cache.
     stored: Option<Stored>,
     /// The files' keys as a set, built when first asked (coverage checks).
     key_set: Option<HashSet<Vec<u8>, FxBuild>>,
     /// Term key → the sessions whose bodies match it.
-    memo: HashMap<String, Arc<IdSet>>,
+    memo: HashMap<String, Arc<[IdSet; 3]>>,
     /// Dictionary lookups of phrase words → the sessions having such a term.
-    lookups: HashMap<(String, Match), Arc<IdSet>>,
+    lookups: HashMap<(String, Match, i64), Arc<IdSet>>,
 }
 
 /// Answers of at most this many distinct terms are kept.
@@ -271,7 +278,7 @@ impl SearchCache {
         Ok(slot.insert(cache))
     }
 
-    fn segs(&mut self, conn: &Connection) -> Result<&[(i64, Segment)], IndexError> {
+    fn segs(&mut self, conn: &Connection) -> Result<&[Dict], IndexError> {
         let segs = match self.segs.take() {
             Some(segs) => segs,
             None => load_dictionaries(conn)?,
@@ -298,12 +305,13 @@ impl SearchCache {
         conn: &Connection,
         needle: &str,
         how: Match,
+        part: i64,
     ) -> Result<Arc<IdSet>, IndexError> {
-        let key = (needle.to_string(), how);
+        let key = (needle.to_string(), how, part);
         if let Some(hit) = self.lookups.get(&key) {
             return Ok(hit.clone());
         }
-        let hit = Arc::new(lookup(conn, self.segs(conn)?, needle, how)?);
+        let hit = Arc::new(lookup(conn, self.segs(conn)?, needle, how, part)?);
         if self.lookups.len() >= MEMO_TERMS {
             self.lookups.clear();
         }
@@ -331,16 +339,31 @@ impl SearchCache {
 /// matching posting lists are read.
 fn lookup(
     conn: &Connection,
-    segs: &[(i64, Segment)],
+    segs: &[Dict],
     needle: &str,
     how: Match,
+    part: i64,
+) -> Result<IdSet, IndexError> {
+    lookup_where(conn, segs, needle, how, part, &|_| true)
+}
+
+/// [`lookup`], keeping only the terms `keep` accepts.
+fn lookup_where(
+    conn: &Connection,
+    segs: &[Dict],
+    needle: &str,
+    how: Match,
+    part: i64,
+    keep: &dyn Fn(&[u8]) -> bool,
 ) -> Result<IdSet, IndexError> {
     let mut out = IdSet::default();
     let mut buf = Vec::new();
-    for (rowid, s) in segs {
+    for (rowid, _, s) in segs.iter().filter(|d| d.1 == part) {
         let mut ranges = Vec::new();
         s.find(needle.as_bytes(), how, &mut |t| {
-            ranges.push(s.postings_range(t))
+            if keep(s.term(t)) {
+                ranges.push(s.postings_range(t))
+            }
         });
         if ranges.is_empty() {
             continue;
@@ -643,6 +666,46 @@ fn regex_for_lowercased(pattern: &str) -> Option<regex::bytes::Regex> {
         .ok()
 }
 
+/// Whether no match of `pattern` (run on normalized text, where the only
+/// whitespace is a single space between terms) can contain a space or
+/// depend on the text's start or end: then every match lies inside one
+/// term, and the sessions having a term the regex matches are exactly the
+/// sessions whose text it matches — the dictionary answers, no text is read.
+fn within_a_term(pattern: &str) -> bool {
+    use regex_syntax::hir::{Class, HirKind, Look};
+    fn ok(h: &regex_syntax::hir::Hir) -> bool {
+        match h.kind() {
+            HirKind::Empty => true,
+            HirKind::Literal(l) => !l.0.contains(&b' '),
+            HirKind::Class(Class::Unicode(c)) => !c
+                .ranges()
+                .iter()
+                .any(|r| r.start() <= ' ' && ' ' <= r.end()),
+            HirKind::Class(Class::Bytes(c)) => !c
+                .ranges()
+                .iter()
+                .any(|r| r.start() <= b' ' && b' ' <= r.end()),
+            HirKind::Look(l) => !matches!(
+                l,
+                Look::Start
+                    | Look::End
+                    | Look::StartLF
+                    | Look::EndLF
+                    | Look::StartCRLF
+                    | Look::EndCRLF
+            ),
+            HirKind::Repetition(r) => ok(&r.sub),
+            HirKind::Capture(c) => ok(&c.sub),
+            HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().all(ok),
+        }
+    }
+    regex_syntax::ParserBuilder::new()
+        .case_insensitive(true)
+        .build()
+        .parse(pattern)
+        .is_ok_and(|h| ok(&h))
+}
+
 enum Check<'q> {
     Phrase(Box<memmem::Finder<'q>>),
     /// The term's regex, compiled to run on bytes: stored text is UTF-8
@@ -735,7 +798,7 @@ pub fn search(
         return Ok(None);
     }
     crate::log::line("search start");
-    let needs_text = body_terms.iter().any(|(_, t)| reads_text(t));
+    let needs_text = query.parts.covers_text() && body_terms.iter().any(|(_, t)| reads_text(t));
     let mut may_retry = true;
     loop {
         // One snapshot for the whole answer: the cache's parts (loaded
@@ -755,6 +818,7 @@ pub fn search(
             db_path,
             map_text,
             &body_terms,
+            query.parts,
             cache,
             within,
             cancel,
@@ -775,11 +839,13 @@ pub fn search(
 }
 
 /// `search` in one snapshot, with the stored text loaded when needed.
+#[allow(clippy::too_many_arguments)]
 fn answer(
     conn: &Connection,
     db_path: &std::path::Path,
     map_text: bool,
     body_terms: &[(usize, &Term)],
+    parts: Parts,
     cache: &mut SearchCache,
     within: Option<&HashSet<PathBuf>>,
     cancel: Cancel,
@@ -800,9 +866,9 @@ fn answer(
     });
     crate::log::line("search files loaded");
 
-    let mut bits: HashMap<u32, u32, FxBuild> = HashMap::default();
+    let mut bits: HashMap<u32, Tiers, FxBuild> = HashMap::default();
     for (i, t) in body_terms {
-        let key = t.key();
+        let key = format!("{}\n{}", parts.bits(), t.key());
         let hits = match cache.memo.get(&key) {
             Some(h) if allowed.is_none() => h.clone(),
             _ => {
@@ -812,6 +878,7 @@ fn answer(
                     map_text,
                     cache,
                     t,
+                    parts,
                     allowed.as_ref(),
                     cancel,
                 )?);
@@ -824,8 +891,10 @@ fn answer(
                 h
             }
         };
-        for id in hits.iter() {
-            *bits.entry(id).or_default() |= 1u32 << i;
+        for (tier, set) in hits.iter().enumerate() {
+            for id in set.iter() {
+                bits.entry(id).or_default()[tier] |= 1u32 << i;
+            }
         }
     }
     crate::log::line("search terms answered");
@@ -834,14 +903,173 @@ fn answer(
     let mut out = BodyHits::default();
     for (id, b) in bits {
         if let Some(p) = paths.get(&id) {
-            out.insert_shared(p.clone(), [b, 0, 0]);
+            out.insert_shared(p.clone(), b);
         }
     }
     Ok(Some(out))
 }
 
-/// The sessions (among `allowed`, or all) whose bodies match one term.
+/// The sessions (among `allowed`, or all) whose parts in `parts` match one
+/// term, per rank of the part (see [`Part::tier`]). The user and assistant
+/// text together is answered from the stored text; every other part from
+/// its own word index: exactly for a word, else as candidates whose session
+/// files are then read to confirm (they are in the page cache).
+#[allow(clippy::too_many_arguments)]
 fn term_hits(
+    conn: &Connection,
+    db_path: &std::path::Path,
+    map_text: bool,
+    cache: &mut SearchCache,
+    t: &Term,
+    parts: Parts,
+    allowed: Option<&IdSet>,
+    cancel: Cancel,
+) -> Result<[IdSet; 3], IndexError> {
+    let mut out: [IdSet; 3] = Default::default();
+    if parts.covers_text() {
+        out[0] = text_hits(conn, db_path, map_text, cache, t, allowed, cancel)?;
+    }
+    // What the stored text did not answer: the other parts, and the user's
+    // or the assistant's text alone (the stored text holds both together).
+    let rest = parts
+        .iter()
+        .filter(|p| !(p.is_text() && parts.covers_text()))
+        .fold(Parts::NONE, |a, p| a.union(Parts::one(p)));
+    if rest.is_empty() {
+        return Ok(out);
+    }
+    let keep = |keys: &HashMap<u32, Vec<u8>, FxBuild>, id: &u32| -> bool {
+        keys.contains_key(id) && allowed.is_none_or(|a| a.contains(id))
+    };
+    let word = match t {
+        Term::Word { lower, .. } => Some(lower.as_str()),
+        Term::Phrase(p) if !p.contains(' ') && p.len() >= 3 => Some(p.as_str()),
+        _ => None,
+    };
+    // Sessions to read (`None`: all of them) and the parts to read there.
+    let mut cands: Option<IdSet> = Some(IdSet::default());
+    let mut to_confirm = Parts::NONE;
+    for part in rest.iter() {
+        let kind = if part.is_text() {
+            TEXT_SEGMENT
+        } else {
+            i64::from(part.code())
+        };
+        // A regex whose matches stay inside one term: the terms answer.
+        if let (Term::Regex(r), false) = (t, part.is_text()) {
+            if let (true, Some(lits), Some(bytes)) = (
+                within_a_term(r.as_str()),
+                regex_prefixes(r),
+                regex_for_lowercased(r.as_str()),
+            ) {
+                for l in &lits {
+                    let ids =
+                        lookup_where(conn, cache.segs(conn)?, l, Match::Contains, kind, &|term| {
+                            bytes.is_match(term)
+                        })?;
+                    let keys = &cache.files.keys;
+                    out[part.tier()].extend(ids.iter().filter(|id| keep(keys, id)));
+                }
+                continue;
+            }
+        }
+        if let Some(w) = word {
+            let ids = cache.lookup(conn, w, Match::Contains, kind)?;
+            if part.is_text() {
+                // Only candidates: which of the two it is in, the file says.
+                to_confirm = to_confirm.union(Parts::one(part));
+                if let Some(c) = cands.as_mut() {
+                    c.extend(ids.iter());
+                    c.extend(cache.in_tails(w));
+                }
+            } else {
+                let keys = &cache.files.keys;
+                out[part.tier()].extend(ids.iter().filter(|id| keep(keys, id)));
+            }
+            continue;
+        }
+        to_confirm = to_confirm.union(Parts::one(part));
+        let found: Option<IdSet> = match t {
+            Term::Word { .. } => Some(IdSet::default()),
+            Term::Phrase(p) if p.contains(' ') => {
+                let words: Vec<&str> = p.split(' ').collect();
+                let n = words.len();
+                let mut c = (*cache.lookup(conn, words[0], Match::EndsWith, kind)?).clone();
+                for (k, w) in words.iter().enumerate().skip(1) {
+                    if c.is_empty() {
+                        break;
+                    }
+                    let how = if k == n - 1 {
+                        Match::StartsWith
+                    } else {
+                        Match::Exact
+                    };
+                    c.intersect(&*cache.lookup(conn, w, how, kind)?);
+                }
+                Some(c)
+            }
+            // One or two characters: in nearly every session.
+            Term::Phrase(_) => None,
+            Term::Regex(r) => match regex_prefixes(r) {
+                Some(lits) => {
+                    let mut c = IdSet::default();
+                    for l in &lits {
+                        c.extend(cache.lookup(conn, l, Match::Contains, kind)?.iter());
+                    }
+                    Some(c)
+                }
+                None => None,
+            },
+        };
+        match (found, cands.as_mut()) {
+            (Some(f), Some(c)) => {
+                c.extend(f.iter());
+                if part.is_text() {
+                    // A partial last line is not in the word index.
+                    c.extend(cache.files.tails.iter().map(|(id, _)| *id));
+                }
+            }
+            (None, _) => cands = None,
+            (Some(_), None) => {}
+        }
+    }
+    if to_confirm.is_empty() {
+        return Ok(out);
+    }
+    let keys = &cache.files.keys;
+    let mut to_read: Vec<u32> = match cands {
+        Some(c) => c.iter().filter(|id| keep(keys, id)).collect(),
+        None => keys.keys().copied().filter(|id| keep(keys, id)).collect(),
+    };
+    to_read.sort_unstable();
+    crate::log::line(format!("search: reading {} session files", to_read.len()));
+    use rayon::prelude::*;
+    let found: Vec<(u32, Tiers)> = to_read
+        .par_iter()
+        .map(|&id| {
+            if cancel() {
+                return Err(IndexError::Cancelled);
+            }
+            let mut m = PartMatcher::one(t, to_confirm);
+            if let Some(key) = keys.get(&id) {
+                m.file(&key_path(key));
+            }
+            Ok((id, m.tiers))
+        })
+        .collect::<Result<_, _>>()?;
+    for (id, tiers) in found {
+        for (tier, b) in tiers.iter().enumerate() {
+            if b & 1 != 0 {
+                out[tier].insert(id);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The sessions (among `allowed`, or all) whose stored (user and
+/// assistant) text matches one term.
+fn text_hits(
     conn: &Connection,
     db_path: &std::path::Path,
     map_text: bool,
@@ -863,7 +1091,13 @@ fn term_hits(
             None,
         ),
         Term::Word { lower: needle, .. } | Term::Phrase(needle) if !needle.contains(' ') => {
-            let mut hit = lookup(conn, cache.segs(conn)?, needle, Match::Contains)?;
+            let mut hit = lookup(
+                conn,
+                cache.segs(conn)?,
+                needle,
+                Match::Contains,
+                TEXT_SEGMENT,
+            )?;
             hit.extend(cache.in_tails(needle));
             hit.retain(|id| keep(&cache.files.keys, id));
             return Ok(hit);
@@ -873,7 +1107,7 @@ fn term_hits(
             let words: Vec<&str> = p.split(' ').collect();
             let n = words.len();
             // Typing a phrase re-asks its first words on every key.
-            let mut cands = (*cache.lookup(conn, words[0], Match::EndsWith)?).clone();
+            let mut cands = (*cache.lookup(conn, words[0], Match::EndsWith, TEXT_SEGMENT)?).clone();
             for (k, w) in words.iter().enumerate().skip(1) {
                 if cands.is_empty() {
                     break;
@@ -883,7 +1117,7 @@ fn term_hits(
                 } else {
                     Match::Exact
                 };
-                let next = cache.lookup(conn, w, how)?;
+                let next = cache.lookup(conn, w, how, TEXT_SEGMENT)?;
                 cands.intersect(&next);
             }
             // A phrase may reach into the unindexed partial last line.
@@ -898,7 +1132,10 @@ fn term_hits(
                 Some(lits) => {
                     let mut c = IdSet::default();
                     for l in &lits {
-                        c.extend(lookup(conn, cache.segs(conn)?, l, Match::Contains)?.iter());
+                        c.extend(
+                            lookup(conn, cache.segs(conn)?, l, Match::Contains, TEXT_SEGMENT)?
+                                .iter(),
+                        );
                         c.extend(cache.in_tails(l));
                     }
                     Some(c)
@@ -979,7 +1216,31 @@ fn term_hits(
 
 #[cfg(test)]
 mod tests {
-    use super::{regex_for_lowercased, regex_prefixes};
+    use super::{regex_for_lowercased, regex_prefixes, within_a_term};
+
+    #[test]
+    fn regexes_within_a_term() {
+        for p in [
+            r"fail\w+",
+            r"err\d{3}",
+            r"src/\S+\.rs",
+            r"\bfoo\b",
+            r"[a-z]+ing",
+        ] {
+            assert!(within_a_term(p), "{p}");
+        }
+        for p in [
+            r"fn\s+main",
+            r"a.b",
+            r"x[^a-z]y",
+            r"^fail",
+            r"fail$",
+            "a b",
+            r"(?s)a.b",
+        ] {
+            assert!(!within_a_term(p), "{p}");
+        }
+    }
 
     /// On lowercased text, the stripped pattern finds exactly what the
     /// case-insensitive one finds, where it finds it.

@@ -92,8 +92,16 @@ pub fn search_bodies(
     cancel: &(dyn Fn() -> bool + Sync),
 ) -> Option<BodySearch> {
     let asks_bodies = query.error().is_none() && query.terms.iter().any(|t| t.searches_body());
-    // Without an index every row carries its text (the loader read it).
+    // Without an index every row carries its user and assistant text (the
+    // loader read it); the files give the other parts.
     let Some(index) = index.filter(|_| asks_bodies) else {
+        if index.is_none() && asks_bodies {
+            let paths: Vec<std::path::PathBuf> = docs.0.iter().map(|(p, _)| p.clone()).collect();
+            return Some(BodySearch {
+                hits: crate::search::hits::file_hits(query, &paths),
+                incomplete: None,
+            });
+        }
         return Some(BodySearch::default());
     };
     let failed = |e: IndexError| BodySearch {

@@ -8,7 +8,12 @@ use std::ops::Range;
 use super::query::{Query, Term, Tiers};
 use crate::session::entry::Entry;
 use crate::session::normalize::{normalize, original_range};
-use crate::session::searchable::{parts_of_entry, Part, Parts};
+use std::path::Path;
+
+use crate::session::info::{read_lines, with_read_buffer};
+use crate::session::searchable::{
+    may_have_other_parts, parts_of_entry, parts_of_line, Part, Parts,
+};
 
 /// One entry that matches at least one of the query's body terms.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,7 +44,13 @@ pub const SNIPPET_CHARS: usize = 120;
 /// Matches one part's text against a query's body terms, keeping per rank
 /// which terms matched: the same test per part wherever it runs.
 pub struct PartMatcher<'q> {
-    query: &'q Query,
+    /// Literals every match needs (one of each inner list), lowercase
+    /// ASCII: a raw line without them is not parsed (see [`PartMatcher::line`]).
+    needs: Vec<Vec<memchr::memmem::Finder<'static>>>,
+    lower: Vec<u8>,
+    terms: &'q [Term],
+    /// The terms to test (bit `i`: `terms[i]`).
+    mask: u32,
     parts: Parts,
     norm: String,
     /// What matched so far, per rank.
@@ -49,23 +60,35 @@ pub struct PartMatcher<'q> {
 impl<'q> PartMatcher<'q> {
     /// Looks at the parts in the query's scope and in `parts`.
     pub fn new(query: &'q Query, parts: Parts) -> PartMatcher<'q> {
-        let mut p = Parts::NONE;
-        for part in query.parts.iter().filter(|x| parts.contains(*x)) {
-            p = p.union(Parts::one(part));
-        }
         PartMatcher {
-            query,
-            parts: p,
+            needs: Vec::new(),
+            lower: Vec::new(),
+            terms: &query.terms,
+            mask: body_mask(query),
+            parts: query.parts.intersect(parts),
             norm: String::new(),
             tiers: Tiers::default(),
         }
     }
 
-    /// Whether every body term has matched (in some rank): nothing more
-    /// to learn from this session.
+    /// One term alone (its bit is bit 0), in `parts`.
+    pub fn one(term: &'q Term, parts: Parts) -> PartMatcher<'q> {
+        PartMatcher {
+            needs: required_literals(term),
+            lower: Vec::new(),
+            terms: std::slice::from_ref(term),
+            mask: u32::from(term.searches_body()),
+            parts,
+            norm: String::new(),
+            tiers: Tiers::default(),
+        }
+    }
+
+    /// Whether every term has matched in the best rank these parts have:
+    /// nothing more to learn from this session.
     pub fn complete(&self) -> bool {
-        let all = self.tiers[0] | self.tiers[1] | self.tiers[2];
-        body_mask(self.query) & !all == 0
+        let best = self.parts.iter().map(Part::tier).min().unwrap_or(0);
+        self.mask & !self.tiers[best] == 0
     }
 
     /// Tests one part; returns the bits of the terms that matched it.
@@ -76,14 +99,156 @@ impl<'q> PartMatcher<'q> {
         self.norm.clear();
         normalize(text, &mut self.norm);
         let mut bits = 0u32;
-        for (i, t) in self.query.terms.iter().enumerate().take(32) {
-            if t.searches_body() && t.find_in(&self.norm).is_some() {
+        for (i, t) in self.terms.iter().enumerate().take(32) {
+            if self.mask & (1 << i) != 0 && t.find_in(&self.norm).is_some() {
                 bits |= 1 << i;
             }
         }
         self.tiers[part.tier()] |= bits;
         bits
     }
+
+    /// Feeds every part of one line of a session file.
+    pub fn line(&mut self, line: &[u8]) {
+        // Without user or assistant text to look at, most lines need no
+        // parsing at all.
+        if !self.parts.contains(Part::User)
+            && !self.parts.contains(Part::Assistant)
+            && !may_have_other_parts(line)
+        {
+            return;
+        }
+        if !self.needs.is_empty() && !may_hold(line, &self.needs, &mut self.lower) {
+            return;
+        }
+        parts_of_line(line, &mut |p, t| {
+            self.feed(p, t);
+        });
+    }
+
+    /// Feeds the lines of a session file until [`PartMatcher::complete`].
+    /// A file that cannot be read matches nothing more.
+    pub fn file(&mut self, path: &Path) {
+        let Ok((mut f, _)) = crate::session::open::open_session_file(path) else {
+            return;
+        };
+        let _ = with_read_buffer(|buf| {
+            read_lines(&mut f, buf, |line, complete, _| {
+                if complete {
+                    self.line(line);
+                }
+                !self.complete()
+            })
+        });
+    }
+}
+
+/// Whether a raw line may hold text with every literal of `needs` (one of
+/// each list): a necessary condition checked on the bytes, so that most
+/// lines of a long tool output are never decoded. The text's normal form
+/// is lowercased, so the line is compared lowercased; a line with an escape
+/// that could spell a letter (`\u…`, `\/`) or with a character whose
+/// lowercase is ASCII (the Kelvin sign, `İ`) is always parsed.
+fn may_hold(
+    line: &[u8],
+    needs: &[Vec<memchr::memmem::Finder<'static>>],
+    lower: &mut Vec<u8>,
+) -> bool {
+    use memchr::memmem::find;
+    if find(line, b"\\u").is_some()
+        || find(line, b"\\/").is_some()
+        || find(line, "\u{212a}".as_bytes()).is_some()
+        || find(line, "\u{130}".as_bytes()).is_some()
+    {
+        return true;
+    }
+    lower.clear();
+    lower.extend(line.iter().map(u8::to_ascii_lowercase));
+    needs
+        .iter()
+        .all(|any| any.iter().any(|f| f.find(lower).is_some()))
+}
+
+/// Literals a match of `t` must contain (one of each list), when they are
+/// ASCII: a word's text, a phrase's words, a regex's literal prefixes and
+/// suffixes.
+fn required_literals(t: &Term) -> Vec<Vec<memchr::memmem::Finder<'static>>> {
+    let finder = |s: &str| memchr::memmem::Finder::new(s.as_bytes()).into_owned();
+    // Whitespace may be written otherwise in the line (`\n`, runs).
+    let usable =
+        |s: &str| !s.is_empty() && s.is_ascii() && !s.contains(|c: char| c.is_whitespace());
+    match t {
+        Term::Word { lower, .. } if usable(lower) => vec![vec![finder(lower)]],
+        Term::Phrase(p) => p
+            .split(' ')
+            .filter(|w| usable(w))
+            .map(|w| vec![finder(w)])
+            .collect(),
+        Term::Regex(r) => {
+            use regex_syntax::hir::literal::{ExtractKind, Extractor};
+            let Ok(hir) = regex_syntax::ParserBuilder::new()
+                .case_insensitive(true)
+                .build()
+                .parse(r.as_str())
+            else {
+                return Vec::new();
+            };
+            let mut out = Vec::new();
+            for kind in [ExtractKind::Prefix, ExtractKind::Suffix] {
+                let seq = Extractor::new().kind(kind).extract(&hir);
+                let Some(lits) = seq.literals() else { continue };
+                let words: Option<Vec<String>> = lits
+                    .iter()
+                    .map(|l| {
+                        let s = std::str::from_utf8(l.as_bytes()).ok()?.to_lowercase();
+                        usable(&s).then_some(s)
+                    })
+                    .collect();
+                if let Some(words) = words.filter(|w| !w.is_empty()) {
+                    out.push(words.iter().map(|w| finder(w)).collect());
+                }
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The parts a row's own text (its `all_text`: the user and assistant
+/// text together) does not answer for `query`: what reading the files
+/// must add. Empty when the query looks at no bodies.
+pub fn parts_beyond_text(query: &Query) -> Parts {
+    if query.error().is_some() || body_mask(query) == 0 {
+        return Parts::NONE;
+    }
+    let p = query.parts;
+    p.iter()
+        .filter(|x| !(x.is_text() && p.covers_text()))
+        .fold(Parts::NONE, |a, x| a.union(Parts::one(x)))
+}
+
+/// For rows read without the index (which carry their user and assistant
+/// text): the body matches in the other parts, read from the session files
+/// (on all cores). `None` when the query needs nothing beyond the rows' text.
+pub fn file_hits(query: &Query, paths: &[std::path::PathBuf]) -> Option<super::BodyHits> {
+    use rayon::prelude::*;
+    let parts = parts_beyond_text(query);
+    if parts.is_empty() {
+        return None;
+    }
+    let found: Vec<(std::path::PathBuf, Tiers)> = paths
+        .par_iter()
+        .filter_map(|p| {
+            let mut m = PartMatcher::new(query, parts);
+            m.file(p);
+            (m.tiers != Tiers::default()).then(|| (p.clone(), m.tiers))
+        })
+        .collect();
+    let mut out = super::BodyHits::default();
+    for (p, t) in found {
+        out.insert_shared(std::sync::Arc::from(p.as_os_str()), t);
+    }
+    Some(out)
 }
 
 /// The terms that are matched against bodies, as bits.
@@ -112,35 +277,38 @@ pub fn entry_hits(entries: &[Entry], query: &Query) -> Vec<EntryHit> {
         let mut terms = 0u32;
         let mut best_tier = [usize::MAX; 32];
         let mut first: Option<(Part, String, Range<usize>)> = None;
-        parts_of_entry(&e.raw, &mut |part, text| {
-            if !query.parts.contains(part) {
-                return;
-            }
-            norm.clear();
-            normalize(text, &mut norm);
-            let mut at: Option<Range<usize>> = None;
-            for (i, t) in query.terms.iter().enumerate().take(32) {
-                if !t.searches_body() {
-                    continue;
+        // Read through `with`: a pass over every entry keeps no parsed objects.
+        e.raw.with(|raw| {
+            parts_of_entry(raw, &mut |part, text| {
+                if !query.parts.contains(part) {
+                    return;
                 }
-                if let Some(r) = t.find_in(&norm) {
-                    terms |= 1 << i;
-                    best_tier[i] = best_tier[i].min(part.tier());
-                    if at.as_ref().is_none_or(|a| r.start < a.start) {
-                        at = Some(r);
+                norm.clear();
+                normalize(text, &mut norm);
+                let mut at: Option<Range<usize>> = None;
+                for (i, t) in query.terms.iter().enumerate().take(32) {
+                    if !t.searches_body() {
+                        continue;
+                    }
+                    if let Some(r) = t.find_in(&norm) {
+                        terms |= 1 << i;
+                        best_tier[i] = best_tier[i].min(part.tier());
+                        if at.as_ref().is_none_or(|a| r.start < a.start) {
+                            at = Some(r);
+                        }
                     }
                 }
-            }
-            if let Some(r) = at {
-                let better = first
-                    .as_ref()
-                    .is_none_or(|(p, _, _)| part.tier() < p.tier());
-                if better {
-                    if let Some(orig) = original_range(text, r) {
-                        first = Some((part, text.to_string(), orig));
+                if let Some(r) = at {
+                    let better = first
+                        .as_ref()
+                        .is_none_or(|(p, _, _)| part.tier() < p.tier());
+                    if better {
+                        if let Some(orig) = original_range(text, r) {
+                            first = Some((part, text.to_string(), orig));
+                        }
                     }
                 }
-            }
+            })
         });
         let Some((part, text, range)) = first else {
             continue;

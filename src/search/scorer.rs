@@ -124,9 +124,6 @@ pub struct Scorer {
     /// stays its own) → position: an answer names up to every session, and
     /// hashing 10,000 paths per keystroke cost milliseconds.
     by_address: HashMap<usize, (Arc<OsStr>, Option<usize>), FxBuild>,
-    /// Per document of the snapshot: whether it carries its own body text
-    /// (kept here: reading it from each document costs a cache miss each).
-    own_body: Vec<bool>,
 }
 
 impl Scorer {
@@ -149,7 +146,6 @@ impl Scorer {
             self.memo.clear();
             self.position.clear();
             self.by_address.clear();
-            self.own_body.clear();
         }
     }
 
@@ -200,28 +196,17 @@ impl Scorer {
                 }
             }
         }
-        if self.own_body.len() != docs.0.len() {
-            self.own_body = docs
-                .0
-                .iter()
-                .map(|(_, doc)| doc.text.len() > doc.body_start)
-                .collect();
-        }
-        let own_bodies = &self.own_body;
         (0..docs.0.len())
             .map(|d| {
                 if !query.accepts(&docs.0[d].1.facts) {
                     return None;
                 }
-                // Documents with their own body text were searched directly.
-                let own_body = own_bodies[d];
+                // Documents with their own body text (the user and assistant
+                // text) were searched directly; the hits add the other parts.
                 let mut total = 0u32;
                 for (i, (t, scores)) in query.terms.iter().zip(&per_term).enumerate() {
-                    let s = scores[d].or_else(|| {
-                        (hits.is_some() && !own_body)
-                            .then(|| tier_score(t, i, &bits[d]))
-                            .flatten()
-                    })?;
+                    let s = scores[d]
+                        .or_else(|| hits.is_some().then(|| tier_score(t, i, &bits[d])).flatten())?;
                     total = total.saturating_add(s);
                 }
                 Some(total)

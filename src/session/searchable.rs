@@ -160,6 +160,10 @@ impl Parts {
         self.0 & (1 << p.code()) != 0
     }
 
+    pub fn intersect(self, o: Parts) -> Parts {
+        Parts(self.0 & o.0)
+    }
+
     pub fn union(self, o: Parts) -> Parts {
         Parts(self.0 | o.0)
     }
@@ -211,13 +215,14 @@ pub fn parts_of_line(line: &[u8], f: &mut dyn FnMut(Part, &str)) {
 /// reader that already has that text can skip parsing it).
 pub fn may_have_other_parts(line: &[u8]) -> bool {
     // Every other part is reached through one of these keys or values.
-    const KEYS: [&[u8]; 7] = [
+    const KEYS: [&[u8]; 8] = [
         b"\"toolResult\"",
         b"\"toolCall\"",
         b"\"thinking\"",
         b"\"bashExecution\"",
         b"\"summary\"",
         b"\"custom",
+        b"\"hookMessage\"",
         b"\\u",
     ];
     KEYS.iter().any(|k| memchr::memmem::find(line, k).is_some())
@@ -304,7 +309,8 @@ impl EntryView<'_> {
                         emit(Part::ToolCall, m.command.get().unwrap_or(""));
                         emit(Part::ToolOutput, m.output.get().unwrap_or(""));
                     }
-                    Some("custom") => emit(Part::Other, &m.content.text()),
+                    // `hookMessage` is what the reader migrates to `custom`.
+                    Some("custom" | "hookMessage") => emit(Part::Other, &m.content.text()),
                     Some("branchSummary" | "compactionSummary") => {
                         emit(Part::Other, m.summary.get().unwrap_or(""))
                     }

@@ -1,0 +1,138 @@
+//! `arbor search QUERY`: the entries that match, best first — the sessions
+//! in the picker's order (the same query language and ranking), and in each
+//! session its matching entries ([`crate::search::hits::entry_hits`]), the
+//! best-ranked parts first, then in file order. Exit status 1 when nothing
+//! matched, like grep.
+
+use std::io::Write;
+
+use anyhow::{bail, Result};
+use serde::Serialize;
+
+use super::commands::{project_cwd, rank_rows};
+use super::{GlobalOpts, SearchArgs};
+use crate::index::load::{load_listing, LoadEvent};
+use crate::index::Index;
+use crate::search::hits::{entry_hits, EntryHit};
+use crate::search::Query;
+use crate::store::listing::{filter_rows, sort_recent};
+use crate::store::{Scope, StoreConfig};
+use crate::util::term::sanitize_line as clean;
+
+/// Nothing matched: the command's answer, not a failure to report
+/// (the binary exits with status 1 and prints nothing).
+#[derive(Debug, thiserror::Error)]
+#[error("no entry matched")]
+pub struct NoMatch;
+
+/// One line of `arbor search --json`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonHit<'a> {
+    path: String,
+    session_id: &'a str,
+    entry_id: &'a str,
+    role: &'a str,
+    timestamp: Option<&'a str>,
+    snippet: &'a str,
+    /// The part of the entry the snippet is from (`user`, `toolOutput`, …).
+    part: &'static str,
+    /// The match's byte range in `snippet`.
+    #[serde(rename = "match")]
+    highlight: [usize; 2],
+}
+
+pub fn search(
+    config: &StoreConfig,
+    g: &GlobalOpts,
+    a: &SearchArgs,
+    out: &mut impl Write,
+) -> Result<()> {
+    let raw = a.query.join(" ");
+    let query = Query::parse(&raw);
+    if let Some(err) = query.error() {
+        bail!("invalid query: {err}");
+    }
+    let scope = if a.all {
+        Scope::All
+    } else {
+        Scope::Project(project_cwd(a.cwd.as_deref())?)
+    };
+    let mut rows = Vec::new();
+    let index = (!g.no_index).then(Index::open_default);
+    let index = load_listing(config, &scope, index, true, &mut |ev| match ev {
+        LoadEvent::Rows(r) => rows.extend(r),
+        LoadEvent::Warning(w) => eprintln!("arbor: {}", clean(&w.to_string())),
+        _ => {}
+    });
+    filter_rows(&mut rows, &scope, false);
+    sort_recent(&mut rows);
+    let ranked = rank_rows(&query, rows, index.as_ref());
+    let limit = if a.limit == 0 { usize::MAX } else { a.limit };
+    let cwd = std::env::current_dir()?;
+    let mut shown = 0usize;
+    let mut plain: Vec<(String, String, EntryHit)> = Vec::new();
+    for row in &ranked {
+        if shown >= limit {
+            break;
+        }
+        // A session that changed or went away since is skipped.
+        let Ok(session) = crate::session::read_session(&row.path) else {
+            continue;
+        };
+        let mut hits = entry_hits(&session.entries, &query);
+        // Best-ranked parts first, then file order (a stable sort).
+        hits.sort_by_key(|h| std::cmp::Reverse(h.score));
+        let path = std::path::absolute(cwd.join(&row.path))
+            .unwrap_or_else(|_| row.path.clone())
+            .to_string_lossy()
+            .into_owned();
+        for h in hits {
+            if shown >= limit {
+                break;
+            }
+            shown += 1;
+            if a.json {
+                let line = JsonHit {
+                    path: path.clone(),
+                    session_id: &row.id,
+                    entry_id: &h.entry_id,
+                    role: &h.role,
+                    timestamp: h.timestamp.as_deref(),
+                    snippet: &h.snippet,
+                    part: h.part.name(),
+                    highlight: [h.highlight.start, h.highlight.end],
+                };
+                serde_json::to_writer(&mut *out, &line)?;
+                out.write_all(b"\n")?;
+            } else {
+                plain.push((row.id.clone(), path.clone(), h));
+            }
+        }
+    }
+    if !a.json {
+        let role_w = plain.iter().map(|p| p.2.role.len()).max().unwrap_or(0);
+        let id_w = plain.iter().map(|p| p.2.entry_id.len()).max().unwrap_or(0);
+        for (sid, _, h) in &plain {
+            // `2026-01-01T12:00:00.000Z` → `2026-01-01 12:00`.
+            let when = h
+                .timestamp
+                .as_deref()
+                .filter(|t| t.len() >= 16 && t.is_char_boundary(16))
+                .map_or_else(|| " ".repeat(16), |t| t[..16].replace('T', " "));
+            writeln!(
+                out,
+                "{}  {}  {:<id_w$}  {:<role_w$}  {}",
+                clean(&when),
+                clean(sid),
+                clean(&h.entry_id),
+                clean(&h.role),
+                clean(&h.snippet),
+            )?;
+        }
+    }
+    if shown == 0 {
+        return Err(NoMatch.into());
+    }
+    Ok(())
+}
