@@ -758,6 +758,39 @@ fn a_restore_collision_is_one_sentence() {
     assert!(pty.wait_exit("Esc").success());
 }
 
+/// A store reached through a symlink (a dotfiles-linked `~/.atomic`): the
+/// trash records the link's target, and undo still finds the session there.
+#[test]
+fn undo_restores_a_session_of_a_symlinked_store() {
+    let store = common::demo_store();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("data")).unwrap();
+    let link = home.path().join("linked-sessions");
+    std::os::unix::fs::symlink(store.path().join("sessions"), &link).unwrap();
+    let mut pty = start(
+        &["--store".as_ref(), link.as_os_str(), "--all".as_ref()],
+        home.path(),
+        home.path(),
+    );
+    pty.wait_for("the list", |t| {
+        t.contains("Fix flaky auth test") && !t.contains("Loading")
+    });
+    let target = newest_session(&link);
+    pty.send(b"\x04");
+    pty.wait_for("the delete prompt", |t| t.contains("Delete session?"));
+    pty.send(b"\r");
+    pty.wait_for("the trash status", |t| t.contains("Session moved to trash"));
+    assert!(!target.exists());
+    pty.send(b"\x1a");
+    let t = pty.wait_for("the undo", |t| {
+        t.contains("Session restored") || t.contains("Undo failed")
+    });
+    assert!(t.contains("Session restored"), "{t}");
+    wait_file("the restored file", || target.exists());
+    pty.send(b"\x1b");
+    assert!(pty.wait_exit("Esc").success());
+}
+
 /// `arbor QUERY…` opens the picker with the query typed and its results
 /// listed; Enter (with --print) picks the first result.
 #[test]

@@ -236,7 +236,23 @@ pub fn restore_many(paths: &[PathBuf]) -> Result<Vec<Result<(), RestoreError>>, 
     ))]
     {
         use std::collections::{HashMap, HashSet};
-        let wanted: HashSet<&Path> = paths.iter().map(PathBuf::as_path).collect();
+        // The trash records a path with its folder resolved (a store reached
+        // through a symlink is recorded at the link's target), so that
+        // spelling is looked for too.
+        let resolved: Vec<Option<PathBuf>> = paths
+            .iter()
+            .map(|p| {
+                p.parent()
+                    .and_then(|d| d.canonicalize().ok())
+                    .zip(p.file_name())
+                    .map(|(dir, name)| dir.join(name))
+            })
+            .collect();
+        let wanted: HashSet<&Path> = paths
+            .iter()
+            .map(PathBuf::as_path)
+            .chain(resolved.iter().flatten().map(PathBuf::as_path))
+            .collect();
         let mut newest: HashMap<PathBuf, trash::TrashItem> = HashMap::new();
         for item in trash::os_limited::list().map_err(RestoreError::Trash)? {
             let original = item.original_path();
@@ -252,10 +268,15 @@ pub fn restore_many(paths: &[PathBuf]) -> Result<Vec<Result<(), RestoreError>>, 
         }
         Ok(paths
             .iter()
-            .map(|p| match newest.remove(p) {
-                Some(item) => trash::os_limited::restore_all([item]).map_err(RestoreError::Trash),
-                None => Err(RestoreError::NotInTrash),
-            })
+            .zip(&resolved)
+            .map(
+                |(p, r)| match newest.remove(p).or_else(|| newest.remove(r.as_ref()?)) {
+                    Some(item) => {
+                        trash::os_limited::restore_all([item]).map_err(RestoreError::Trash)
+                    }
+                    None => Err(RestoreError::NotInTrash),
+                },
+            )
             .collect())
     }
     #[cfg(not(any(
