@@ -212,6 +212,40 @@ fn summary_column_shows_the_summary_else_where_the_session_left_off() {
     insta::assert_snapshot!("summary_column", s);
 }
 
+/// In the all-projects scope the cwds differ in length; the title and
+/// summary columns still start in line on every row.
+#[test]
+fn summary_column_lines_up_across_cwds_of_any_length() {
+    let fx = fixture();
+    let mut rows = rows(&fx.root);
+    rows[0].info.cwd = "/w".into();
+    let mut app = App::new(WEBAPP.into(), NOW);
+    app.width = 160;
+    app.height = 24;
+    app.picker.preview_on = Some(false);
+    drive(&mut app, AppEvent::Rows(rows));
+    drive(&mut app, AppEvent::LoadFinished { problems: vec![] });
+    key(&mut app, KeyCode::Tab);
+    let s = screen(&app, &fx.root);
+    assert!(s.contains(" /w "), "{s}");
+    // The second column's texts of a row with the short cwd, of rows with
+    // long ones, and of a fork under its parent.
+    let starts: Vec<usize> = [
+        "Both done",
+        "Committed as",
+        "Release build",
+        "Added `scripts",
+    ]
+    .iter()
+    .filter_map(|t| {
+        s.lines()
+            .find_map(|l| l.find(t).map(|b| l[..b].chars().count()))
+    })
+    .collect();
+    assert_eq!(starts.len(), 4, "{s}");
+    assert!(starts.iter().all(|&c| c == starts[0]), "{starts:?}\n{s}");
+}
+
 #[test]
 fn empty_states() {
     let fx = fixture();

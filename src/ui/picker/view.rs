@@ -375,19 +375,8 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     let age_w = drawn()
         .map(|i| age(p.now_ms, i.modified_ms).len())
         .fold(3, usize::max);
-    // A column for the marks while there are any.
-    let marking = !p.marked.is_empty();
-    let mut lines = Vec::new();
-    for (pos, v) in p.visible.iter().enumerate().skip(p.scroll).take(rows) {
-        let r = &p.rows[v.idx];
-        let info = &r.info;
-        let is_sel = selected == Some(pos);
-        let is_deleting = deleting(&info.path);
-        let mark = match (marking, p.marked.contains(&info.path)) {
-            (false, _) => "",
-            (true, true) => "✓ ",
-            (true, false) => "  ",
-        };
+    // The right-hand figures of one row: path, cwd, agent tag, count, age.
+    let right_of = |info: &crate::session::info::SessionInfo| {
         let mut right = String::new();
         if p.show_paths {
             let path = sanitize_line(&short_home_in(
@@ -411,9 +400,36 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             info.message_count,
             age(p.now_ms, info.modified_ms)
         );
+        (right, agent_tag, figures)
+    };
+    // Written in the last minute: an agent is probably running in it.
+    let is_live = |info: &crate::session::info::SessionInfo| {
+        (0..LIVE_MS).contains(&(p.now_ms - info.file_mtime_ms))
+    };
+    // The right-hand part is as wide on every row (cwds and paths differ in
+    // length), so that the title and summary columns start and end in line.
+    let right_w_of = |info: &crate::session::info::SessionInfo| {
+        let (r, t, f) = right_of(info);
+        usize::from(is_live(info)) * 2 + width(&r) + width(&t) + width(&f)
+    };
+    let right_w = drawn().map(right_w_of).max().unwrap_or(0);
+    // A column for the marks while there are any.
+    let marking = !p.marked.is_empty();
+    let mut lines = Vec::new();
+    for (pos, v) in p.visible.iter().enumerate().skip(p.scroll).take(rows) {
+        let r = &p.rows[v.idx];
+        let info = &r.info;
+        let is_sel = selected == Some(pos);
+        let is_deleting = deleting(&info.path);
+        let mark = match (marking, p.marked.contains(&info.path)) {
+            (false, _) => "",
+            (true, true) => "✓ ",
+            (true, false) => "  ",
+        };
+        let (mut right, agent_tag, figures) = right_of(info);
+        right.insert_str(0, &" ".repeat(right_w.saturating_sub(right_w_of(info))));
         let tag = if info.internal { "[internal] " } else { "" };
-        // Written in the last minute: an agent is probably running in it.
-        let live = (0..LIVE_MS).contains(&(p.now_ms - info.file_mtime_ms));
+        let live = is_live(info);
         let live_mark = if live { "● " } else { "" };
         let fixed = 2
             + width(mark)
@@ -425,8 +441,11 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             + width(&agent_tag)
             + width(&figures);
         let avail = w.saturating_sub(fixed);
-        let (title_w, summary_w) = if summary_col && avail >= 60 {
-            let s = avail / 3;
+        // The summary's share is of the width before the thread prefix and
+        // tag, so that it is as wide on every row.
+        let share = avail + width(&v.prefix) + width(tag);
+        let (title_w, summary_w) = if summary_col && avail >= 60 && share / 3 < avail {
+            let s = share / 3;
             (avail - s - 1, s)
         } else {
             (avail, 0)
