@@ -454,6 +454,51 @@ total             2         5    308      39       1,010           16  $3.75
     assert!(String::from_utf8_lossy(&e.stderr).contains("--since"));
 }
 
+/// Wide characters (a CJK project folder, a CJK first message) take two
+/// cells: the tables of `stats`, `labels` and `list` line up in cells.
+#[test]
+fn tables_line_up_with_wide_characters() {
+    use arbor::ui::text::width;
+    let dir = tempfile::tempdir().unwrap();
+    let store = stats_fixture(&dir.path().join("store"));
+    let one =
+        store.join("--p-one--/2026-03-01T09-00-00-000Z_0199aaaa-0000-7000-8000-00000000000a.jsonl");
+    let text = std::fs::read_to_string(&one)
+        .unwrap()
+        .replace("/p/one", "/p/数据管道")
+        .replace(r#""content":"hi""#, r#""content":"数据管道 hi""#);
+    let label = r#"{"type":"label","id":"l1","parentId":"a3","timestamp":"2026-03-02T00:00:01.000Z","targetId":"a1","label":"检查点"}"#;
+    std::fs::write(&one, format!("{text}{label}\n")).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let widths = |args: &[&str]| -> Vec<usize> {
+        let out = run_ok(cmd(&store, cache.path()).args(args));
+        out.lines()
+            .filter(|l| !l.starts_with('─'))
+            .map(width)
+            .collect()
+    };
+    // Right-aligned last columns: every line as wide as the header.
+    let stats = widths(&["stats", "--all"]);
+    assert!(
+        stats.len() >= 3 && stats.iter().all(|&w| w == stats[0]),
+        "{stats:?}"
+    );
+    let out = run_ok(cmd(&store, cache.path()).args(["list", "--all", "--include-internal"]));
+    assert!(out.contains("数据管道 hi"), "{out}");
+    let at: Vec<usize> = out
+        .lines()
+        .map(|l| width(&l[..l.find("  0199").unwrap()]))
+        .collect();
+    assert!(at.len() == 2 && at[0] == at[1], "{at:?}\n{out}");
+    let out = run_ok(cmd(&store, cache.path()).args(["labels", "--all"]));
+    assert!(out.contains("检查点"), "{out}");
+    let at: Vec<usize> = out
+        .lines()
+        .map(|l| width(&l[..l.find("SESSION").or_else(|| l.find("0199")).unwrap()]))
+        .collect();
+    assert!(at.len() == 2 && at[0] == at[1], "{at:?}\n{out}");
+}
+
 /// The demo store, summed by hand over every assistant message of its nine
 /// files (abandoned branches included): 88 replies, 40,976 input, 15,166
 /// output, 1,433,281 cache read, 137,051 cache write tokens, $1.2259.

@@ -329,11 +329,12 @@ fn list(
     } else {
         for r in &rows {
             let title = crate::session::render::sanitize_line(r.title());
-            let title: String = title.chars().take(70).collect();
+            // Cells, not characters: a wide title must not push the columns.
+            let title = crate::ui::text::clip(&title, 70);
             writeln!(
                 out,
-                "{:<70}  {:>5}  {:>4}  {}",
-                title,
+                "{}  {:>5}  {:>4}  {}",
+                super::report::pad(&title, 70),
                 r.message_count,
                 crate::util::age(now, r.modified_ms),
                 clean(&r.id)

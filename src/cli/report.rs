@@ -17,6 +17,7 @@ use crate::session::extras::{label_rows, UsageBucket, HOUR_MS};
 use crate::session::info::SessionInfo;
 use crate::store::listing::filter_rows;
 use crate::store::{ScanProblem, Scope, StoreConfig};
+use crate::ui::text::width;
 use crate::util::term::{path as shown, sanitize_line as clean};
 
 pub(super) fn scope_of(all: bool, cwd: Option<&std::path::Path>) -> Result<Scope> {
@@ -85,7 +86,7 @@ pub fn labels(
     }
     let label_w = found
         .iter()
-        .map(|l| clean(&l.label).chars().count())
+        .map(|l| width(&clean(&l.label)))
         .max()
         .unwrap_or(0)
         .clamp(5, 24);
@@ -105,9 +106,9 @@ pub fn labels(
             .unwrap_or_default();
         writeln!(
             out,
-            "{:<16}  {:<label_w$}  {:<8}  {:<8}  {}",
+            "{:<16}  {}  {:<8}  {:<8}  {}",
             cut(&clean(&time), 16),
-            cut(&clean(&l.label), label_w),
+            pad(&cut(&clean(&l.label), label_w), label_w),
             // A prefix, as `arbor tree` and the others take it.
             clean(&l.session_id).chars().take(8).collect::<String>(),
             cut(&clean(&l.entry_id), 8),
@@ -117,13 +118,17 @@ pub fn labels(
     Ok(())
 }
 
-/// At most `max` characters (the last one `…` when cut).
+/// At most `max` terminal cells (the last one `…` when cut): session text
+/// may be wide (CJK, emoji), and the columns are measured in cells.
 fn cut(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
-    t.push('…');
+    crate::ui::text::truncate(s, max)
+}
+
+/// `s` followed by spaces up to `cells` terminal cells (`{:<N}` counts
+/// characters, so a wide character would push the columns after it).
+pub fn pad(s: &str, cells: usize) -> String {
+    let mut t = s.to_string();
+    t.extend(std::iter::repeat_n(' ', cells.saturating_sub(width(s))));
     t
 }
 
@@ -341,7 +346,7 @@ pub fn stats(
     let mut w = [0usize; 8];
     for row in &table {
         for (c, cell) in row.iter().enumerate() {
-            w[c] = w[c].max(cell.chars().count());
+            w[c] = w[c].max(width(cell));
         }
     }
     // A long project path is cut from the left: its end says the most.
@@ -352,7 +357,7 @@ pub fn stats(
             writeln!(out, "{}", "─".repeat(rule))?;
         }
         let first = left_cut(&row[0], w[0]);
-        let mut line = format!("{first:<width$}", width = w[0]);
+        let mut line = pad(&first, w[0]);
         for c in 1..8 {
             line.push_str(&format!("  {:>width$}", row[c], width = w[c]));
         }
@@ -362,13 +367,7 @@ pub fn stats(
 }
 
 fn left_cut(s: &str, max: usize) -> String {
-    let n = s.chars().count();
-    if n <= max {
-        return s.to_string();
-    }
-    let mut t = String::from("…");
-    t.extend(s.chars().skip(n - max + 1));
-    t
+    crate::ui::text::truncate_left(s, max)
 }
 
 /// `1234567` → `1,234,567`.
@@ -421,5 +420,10 @@ mod tests {
         assert_eq!(thousands(1234567), "1,234,567");
         assert_eq!(left_cut("/home/u/projects/x", 8), "…jects/x");
         assert_eq!(cut("abcdef", 4), "abc…");
+        // Wide characters count two cells each.
+        assert_eq!(left_cut("/ml/数据管道", 6), "…管道");
+        assert_eq!(cut("数据管道", 5), "数据…");
+        assert_eq!(pad("数据", 6), "数据  ");
+        assert_eq!(pad("abc", 2), "abc");
     }
 }
