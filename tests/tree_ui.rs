@@ -336,6 +336,24 @@ fn detail_pane_and_context_view_with_a_compaction() {
     assert!(!tree(&app).context_view);
 }
 
+/// Below the detail pane's default width it starts hidden: the first F2
+/// shows it (it used to take two), the next hides it; wide, F2 hides it.
+#[test]
+fn f2_shows_the_detail_pane_at_once_on_a_narrow_screen() {
+    let store = common::demo_store();
+    let path = common::find_session(&store.path().join("sessions"), "01a212e6");
+    let mut app = open(&path, 80, 24);
+    assert!(!screen(&app).contains("message · "));
+    key(&mut app, KeyCode::F(2));
+    assert!(screen(&app).contains("message · "), "{}", screen(&app));
+    key(&mut app, KeyCode::F(2));
+    assert!(!screen(&app).contains("message · "));
+    let mut app = open(&path, 140, 40);
+    assert!(screen(&app).contains("message · "));
+    key(&mut app, KeyCode::F(2));
+    assert!(!screen(&app).contains("message · "));
+}
+
 #[test]
 fn label_editor_writes_and_clears_a_label() {
     let store = common::demo_store();

@@ -495,7 +495,7 @@ fn on_key(t: &mut TreeState, k: KeyEvent, width: u16, height: u16) -> Option<Vec
         return Some(Vec::new());
     }
     match KEYS.action(&k, t.search.is_empty()) {
-        Some(action) => Some(act(t, action)),
+        Some(action) => Some(act(t, action, width)),
         // Everything else edits the search.
         None => match t.search.handle_key(&k) {
             Edit::Ignored => None,
@@ -510,7 +510,7 @@ fn on_key(t: &mut TreeState, k: KeyEvent, width: u16, height: u16) -> Option<Vec
     }
 }
 
-fn act(t: &mut TreeState, action: Action) -> Vec<Effect> {
+fn act(t: &mut TreeState, action: Action, width: u16) -> Vec<Effect> {
     let page = t.page as isize;
     match action {
         Action::Back => {
@@ -566,7 +566,9 @@ fn act(t: &mut TreeState, action: Action) -> Vec<Effect> {
             t.dialog = TreeDialog::Help;
             t.help_scroll = 0;
         }
-        Action::Detail => t.detail_on = Some(!t.detail_on.unwrap_or(true)),
+        // From what is on screen: below the pane's default width it starts
+        // hidden, so the first F2 there must show it.
+        Action::Detail => t.detail_on = Some(!super::view::detail_visible(t, width)),
         Action::Context => {
             t.context_scroll = 0;
             t.open_context();

@@ -33,7 +33,7 @@ pub fn list_area(width: u16, height: u16) -> Rect {
     }
 }
 
-fn detail_visible(t: &TreeState, width: u16) -> bool {
+pub(crate) fn detail_visible(t: &TreeState, width: u16) -> bool {
     t.detail_on.unwrap_or(width >= DETAIL_MIN_WIDTH) && width >= 60
 }
 
