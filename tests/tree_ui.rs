@@ -354,6 +354,27 @@ fn f2_shows_the_detail_pane_at_once_on_a_narrow_screen() {
     assert!(!screen(&app).contains("message · "));
 }
 
+/// A resize keeps the selection on screen (a shorter window used to leave
+/// it below the list) and fills a taller one (no blank rows under the end).
+#[test]
+fn a_resize_keeps_the_selection_on_screen() {
+    let store = common::demo_store();
+    let path = common::find_session(&store.path().join("sessions"), "01a1fd62");
+    let mut app = open(&path, 80, 24);
+    key(&mut app, KeyCode::End);
+    let rows = tree(&app).rows.len();
+    assert!(rows > 19, "{rows} rows");
+    app.update(AppEvent::Resize(40, 12));
+    let s = screen(&app);
+    assert!(s.lines().any(|l| l.starts_with('›')), "{s}");
+    key(&mut app, KeyCode::Home);
+    key(&mut app, KeyCode::End);
+    app.update(AppEvent::Resize(80, 24));
+    let s = screen(&app);
+    let list: Vec<&str> = s.lines().skip(2).take(19).collect();
+    assert!(list.iter().all(|l| !l.trim().is_empty()), "{s}");
+}
+
 #[test]
 fn label_editor_writes_and_clears_a_label() {
     let store = common::demo_store();

@@ -371,6 +371,11 @@ impl App {
             self.width = w;
             self.height = h;
             self.frame_ms = self.picker.now_ms;
+            // The tree keeps its scroll between frames: a shorter screen
+            // must still show the selection, a taller one no blank rows.
+            if let Mode::Tree(t) = &mut self.mode {
+                t.clamp_scroll(super::tree::list_height(w, h));
+            }
             return Step::redraw(Vec::new());
         }
         let step = self.route(ev);
