@@ -337,6 +337,9 @@ fn filters_narrow_the_list_and_an_unknown_key_says_so() {
     let s = screen(&app, &fx.root);
     assert!(s.contains("unknown filter \"colour:\""), "{s}");
     assert!(app.picker.visible.is_empty());
+    // Too long for the line: cut with an ellipsis, not at the edge.
+    let query_line = s.lines().nth(2).unwrap_or_default();
+    assert!(query_line.trim_end().ends_with('…'), "{s}");
     insta::assert_snapshot!("unknown_filter_key", s);
 }
 

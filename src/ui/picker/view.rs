@@ -271,8 +271,10 @@ fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         Span::raw(shown.to_string()),
     ];
     if let Some(err) = p.parsed.error() {
+        // Cut with an ellipsis: an error cut at the edge reads as whole.
+        let room = (area.width as usize).saturating_sub(2 + width(shown) + 2);
         q.push(Span::styled(
-            format!("  {}", sanitize_line(err)),
+            format!("  {}", truncate(&sanitize_line(err), room)),
             theme.error(),
         ));
     }
