@@ -136,6 +136,12 @@ fn render_header(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
             ),
             theme.dim(),
         ))
+    } else if t.context_view {
+        // Typing does not search here: say what the keys do instead.
+        Line::from(Span::styled(
+            "↑↓ scroll · Esc back to the tree · F1 help",
+            theme.dim(),
+        ))
     } else if t.search.is_empty() {
         Line::from(Span::styled("type to search · F1 help", theme.dim()))
     } else {
