@@ -2059,3 +2059,74 @@ fn label_filter_with_rows_from_the_files_or_the_index() {
         assert_eq!(found(from_index, q), want, "{q}: from the index");
     }
 }
+
+/// Enter on a session whose folder is gone: the question is asked over the
+/// picker (the runtime hands the outcome back with `ask_resume_here`);
+/// declining goes back to the picker with the selection kept, agreeing
+/// leaves with `ResumeHere` (not asked again on the terminal).
+#[test]
+fn declining_to_resume_elsewhere_goes_back_to_the_picker() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    app.width = 80;
+    key(&mut app, KeyCode::Down);
+    let path = app.picker.selected.clone().unwrap();
+    let id = app.picker.selected_row().unwrap().info.id.clone();
+    let resume = |app: &mut App| {
+        let fxs = key(app, KeyCode::Enter);
+        let o = app.outcome.take().expect("Enter leaves");
+        assert_eq!(fxs, vec![Effect::Exit(o.clone())]);
+        // The fixture's folder does not exist on this machine.
+        assert!(o.folder_gone());
+        app.ask_resume_here(o, "/tmp/here".into());
+    };
+    resume(&mut app);
+    let mut t = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    t.draw(|f| arbor::ui::render(f, &app, &Theme::plain()))
+        .unwrap();
+    let s = common::buffer_text(t.backend().buffer());
+    assert!(s.contains("The session's folder no longer exists:"), "{s}");
+    assert!(s.contains(WEBAPP), "{s}");
+    assert!(s.contains("/tmp/here"), "{s}");
+    assert!(s.contains("y resume here · n/esc back"), "{s}");
+    // Typed text and pastes do not reach the query under the question.
+    key(&mut app, KeyCode::Char('x'));
+    drive(&mut app, AppEvent::Paste("abc".into()));
+    assert_eq!(app.picker.query.text(), "");
+    assert!(app.resume_here.is_some());
+    // `n`: back in the picker, the same row selected, nothing to leave with.
+    assert!(key(&mut app, KeyCode::Char('n')).is_empty());
+    assert!(app.resume_here.is_none());
+    assert!(app.outcome.is_none());
+    assert_eq!(app.picker.selected.as_ref(), Some(&path));
+    let status = app.picker.status.as_ref().unwrap();
+    assert!(status.text.starts_with("Not resumed"), "{}", status.text);
+    // Esc too; and the picker still works after.
+    resume(&mut app);
+    key(&mut app, KeyCode::Esc);
+    assert!(app.resume_here.is_none() && app.outcome.is_none());
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Up);
+    assert_eq!(app.picker.selected.as_ref(), Some(&path));
+    // `y`: leaves, to resume in the current folder.
+    resume(&mut app);
+    let o = Outcome::ResumeHere {
+        path,
+        id,
+        cwd: WEBAPP.into(),
+        agent: arbor::session::Agent::Atomic,
+    };
+    assert_eq!(
+        key(&mut app, KeyCode::Char('y')),
+        vec![Effect::Exit(o.clone())]
+    );
+    assert_eq!(app.outcome, Some(o));
+    // A folder that exists is not asked about.
+    let here = Outcome::Resume {
+        path: "/x.jsonl".into(),
+        id: "x".into(),
+        cwd: fx.root.display().to_string(),
+        agent: arbor::session::Agent::Atomic,
+    };
+    assert!(!here.folder_gone());
+}

@@ -215,6 +215,23 @@ fn finish(outcome: crate::ui::Outcome, resume_cmd: &[String]) -> Result<()> {
             let template = super::resume::template_for(resume_cmd, target.agent);
             super::resume::resume(template, &target, &mut super::resume::ask_on_terminal)
         }
+        // The folder is gone and the person agreed, in the picker or the
+        // tree, to the current one: not asked again.
+        crate::ui::Outcome::ResumeHere {
+            path,
+            id,
+            cwd,
+            agent,
+        } => {
+            let target = super::resume::Target {
+                path,
+                id,
+                cwd,
+                agent,
+            };
+            let template = super::resume::template_for(resume_cmd, target.agent);
+            super::resume::resume(template, &target, &mut |_| Some(true))
+        }
     }
 }
 

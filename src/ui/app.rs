@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crossterm::event::{KeyEvent, MouseEvent};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseEvent};
 
+use super::keymap::{bind, ch, ctrl, key, Answer, Keymap};
 use super::picker::{PickerState, Preview, Row};
 use super::tree::{Loaded, TreeDialog, TreeState};
 use crate::search::Query;
@@ -280,9 +281,56 @@ pub enum Outcome {
         cwd: String,
         agent: Agent,
     },
+    /// [`Outcome::Resume`] in the current folder: the session's own is
+    /// gone, and the person agreed in the UI (never asked again).
+    ResumeHere {
+        path: PathBuf,
+        id: String,
+        cwd: String,
+        agent: Agent,
+    },
     /// Print the path on stdout (`--print`).
     Print(PathBuf),
 }
+
+impl Outcome {
+    /// A resume whose folder no longer exists: it runs nowhere until the
+    /// person agrees to the current folder (see [`App::ask_resume_here`]).
+    pub fn folder_gone(&self) -> bool {
+        matches!(self, Outcome::Resume { cwd, .. }
+            if !cwd.is_empty() && !std::path::Path::new(cwd).is_dir())
+    }
+}
+
+/// Enter on a session whose folder is gone: the question asked over the
+/// screen before arbor leaves it. Declining goes back to the screen as it
+/// was (the selection kept).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResumeHereQuestion {
+    /// The [`Outcome::Resume`] asked about.
+    pub outcome: Outcome,
+    /// The current folder, where it would run.
+    pub here: String,
+}
+
+/// Its keys: `y` resumes in the current folder; `n`, Esc (or Enter, the
+/// `[y/N]` default) go back.
+pub const RESUME_HERE_KEYS: Keymap<Answer> = Keymap(&[
+    bind(
+        &[(ch('y'), Answer::Yes), (ch('Y').quiet(), Answer::Yes)],
+        "resume in the current folder",
+    ),
+    bind(
+        &[
+            (ch('n'), Answer::No),
+            (ch('N').quiet(), Answer::No),
+            (key(KeyCode::Esc), Answer::No),
+            (key(KeyCode::Enter).quiet(), Answer::No),
+            (ctrl('c').quiet(), Answer::No),
+        ],
+        "back",
+    ),
+]);
 
 /// Which screen is open.
 #[derive(Debug)]
@@ -314,6 +362,8 @@ pub struct App {
     /// The tree being opened at an entry (from the picker's labels, or
     /// `arbor tree --at`): select this entry of this file once it is read.
     pub open_at: Option<(PathBuf, String)>,
+    /// Asked over the screen: resume in the current folder?
+    pub resume_here: Option<ResumeHereQuestion>,
 }
 
 impl App {
@@ -330,6 +380,7 @@ impl App {
             frame_ms: now_ms,
             utc_offset: chrono::Offset::fix(&chrono::Utc),
             open_at: None,
+            resume_here: None,
         }
     }
 
@@ -378,6 +429,11 @@ impl App {
             }
             return Step::redraw(Vec::new());
         }
+        if self.resume_here.is_some() {
+            if let Some(step) = self.on_resume_here(&ev) {
+                return step;
+            }
+        }
         let step = self.route(ev);
         if step.redraw {
             self.frame_ms = self.picker.now_ms;
@@ -388,6 +444,56 @@ impl App {
             }
         }
         step
+    }
+
+    /// The runtime found `outcome`'s folder gone ([`Outcome::folder_gone`]):
+    /// ask, over the screen, whether to resume in `here` instead.
+    pub fn ask_resume_here(&mut self, outcome: Outcome, here: String) {
+        self.outcome = None;
+        self.resume_here = Some(ResumeHereQuestion { outcome, here });
+    }
+
+    /// Input while the question is up: its answer, or nothing (typed text,
+    /// pastes and clicks do not reach the screen under it). Background
+    /// results go on to the screens (`None`).
+    fn on_resume_here(&mut self, ev: &AppEvent) -> Option<Step> {
+        let k = match ev {
+            AppEvent::Key(k) if k.kind != KeyEventKind::Release => k,
+            AppEvent::Key(_) | AppEvent::Paste(_) | AppEvent::Mouse(_) => return Some(Step::none()),
+            _ => return None,
+        };
+        let Some(answer) = RESUME_HERE_KEYS.action(k, true) else {
+            return Some(Step::none());
+        };
+        let q = self.resume_here.take()?;
+        match (answer, q.outcome) {
+            (
+                Answer::Yes,
+                Outcome::Resume {
+                    path,
+                    id,
+                    cwd,
+                    agent,
+                },
+            ) => {
+                let o = Outcome::ResumeHere {
+                    path,
+                    id,
+                    cwd,
+                    agent,
+                };
+                self.outcome = Some(o.clone());
+                Some(Step::redraw(vec![Effect::Exit(o)]))
+            }
+            _ => {
+                const NOT: &str = "Not resumed: the session's folder no longer exists";
+                match &mut self.mode {
+                    Mode::Tree(t) => t.status = Some((NOT.into(), false)),
+                    Mode::Picker => self.picker.set_status(super::picker::StatusKind::Info, NOT),
+                }
+                Some(Step::redraw(Vec::new()))
+            }
+        }
     }
 
     fn route(&mut self, ev: AppEvent) -> Step {

@@ -35,4 +35,53 @@ pub fn render(f: &mut ratatui::Frame, app: &App, theme: &theme::Theme) {
         Mode::Picker => picker::render(f, app, theme),
         Mode::Tree(t) => tree::render(f, t, theme),
     }
+    if let Some(q) = &app.resume_here {
+        render_resume_here(f, q, theme);
+    }
+}
+
+/// The question asked before resuming a session whose folder is gone,
+/// over whichever screen asked it: wrapped to the box (paths broken where
+/// the line ends), its keys last.
+fn render_resume_here(f: &mut ratatui::Frame, q: &app::ResumeHereQuestion, theme: &theme::Theme) {
+    use app::RESUME_HERE_KEYS;
+    use keymap::Answer;
+    let area = f.area();
+    let (app::Outcome::Resume { cwd, .. } | app::Outcome::ResumeHere { cwd, .. }) = &q.outcome
+    else {
+        return;
+    };
+    let plain = ratatui::style::Style::default();
+    let box_w = 72u16.min(area.width.saturating_sub(2));
+    // Inside the borders, one column of padding each side.
+    let inner = usize::from(box_w.saturating_sub(4)).max(1);
+    let paragraphs = [
+        vec![(
+            "The session's folder no longer exists:".to_string(),
+            theme.warning(),
+        )],
+        vec![(text::sanitize_line(cwd), theme.dim())],
+        vec![(
+            "Resume it in the current folder instead?".to_string(),
+            plain,
+        )],
+        vec![(text::sanitize_line(&q.here), theme.dim())],
+        vec![(String::new(), plain)],
+        vec![(
+            format!(
+                "{} · {}",
+                RESUME_HERE_KEYS.hint(&[Answer::Yes], "resume here"),
+                RESUME_HERE_KEYS.hint(&[Answer::No], "back")
+            ),
+            plain,
+        )],
+    ];
+    let lines: Vec<ratatui::text::Line> = text::wrap_styled(&paragraphs, inner)
+        .into_iter()
+        .map(|mut l| {
+            l.spans.insert(0, ratatui::text::Span::raw(" "));
+            l
+        })
+        .collect();
+    widgets::text_box(f, theme, area, "Resume elsewhere?", lines, box_w);
 }

@@ -257,7 +257,16 @@ fn event_loop(
             }
         }
         if let Some(o) = app.outcome.take() {
-            return Ok(o);
+            // Its folder is gone: asked here, so that declining goes back
+            // to the screen rather than out of arbor.
+            match std::env::current_dir() {
+                Ok(here) if o.folder_gone() => {
+                    app.ask_resume_here(o, here.display().to_string());
+                    draw(terminal, app, theme)?;
+                    continue;
+                }
+                _ => return Ok(o),
+            }
         }
         if dirty {
             draw(terminal, app, theme)?;
