@@ -535,3 +535,41 @@ fn stats_of_the_demo_store() {
         .sum();
     assert!((sum - 1.22591375).abs() < 1e-9);
 }
+
+// ------------------------------------------------------------------ list
+
+/// `arbor list` in a folder without sessions: nothing on stdout, status 0
+/// as before, and a hint on stderr that `--all` lists the others.
+#[test]
+fn an_empty_list_says_that_all_lists_every_folder() {
+    let dir = demo_store();
+    let store = dir.path().join("sessions");
+    let cache = tempfile::tempdir().unwrap();
+    let out = run(cmd(&store, cache.path()).args(["list", "--cwd", "/nowhere-arbor"]));
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err,
+        "arbor: no sessions in /nowhere-arbor; --all lists every folder's\n"
+    );
+    // With a query: the same, said of the search.
+    let out = run(cmd(&store, cache.path()).args([
+        "list",
+        "--cwd",
+        "/nowhere-arbor",
+        "--json",
+        "--query",
+        "auth",
+    ]));
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("matches; --all searches every folder"),
+        "{out:?}"
+    );
+    // Sessions listed (or --all): no hint.
+    let out = run(cmd(&store, cache.path()).args(["list", "--all"]));
+    assert!(!out.stdout.is_empty());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}

@@ -362,6 +362,15 @@ fn list(
     for p in problems {
         eprintln!("arbor: skipped {}: {}", shown(&p.path), clean(&p.reason));
     }
+    // Nothing here is not an error (the status stays 0), but the way to
+    // the other folders is said.
+    if let (true, Scope::Project(cwd)) = (rows.is_empty(), &scope) {
+        let cwd = shown(Path::new(cwd));
+        match &query {
+            None => eprintln!("arbor: no sessions in {cwd}; --all lists every folder's"),
+            Some(_) => eprintln!("arbor: no session in {cwd} matches; --all searches every folder"),
+        }
+    }
     // The process ends now: skip freeing thousands of rows one by one.
     std::mem::forget(rows);
     Ok(())
