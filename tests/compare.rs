@@ -237,3 +237,35 @@ fn diff_of_an_entry_and_its_ancestor() {
     );
     assert!(same.contains("The two entries are the same"), "{same}");
 }
+
+/// Entry ids as git takes commit ids: a unique prefix names its entry, an
+/// ambiguous one fails naming the candidates.
+#[test]
+fn diff_takes_unique_entry_id_prefixes() {
+    let dir = demo_store();
+    let store = dir.path().join("sessions");
+    let whole = diff(&store, &["ece135bc", "7ea66ad8"]);
+    assert_eq!(diff(&store, &["ece1", "7e"]), whole);
+    let out = run(arbor()
+        .arg("--store")
+        .arg(&store)
+        .args(["diff", SESSION, "c0", "7ea66ad8"]));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "entry id \"c0\" is ambiguous: 2 entries start with it (c074a644, c09a4c26); give more of it"
+        ),
+        "{err}"
+    );
+    // `context --leaf` takes them too.
+    let ctx = |leaf: &str| {
+        run_ok(
+            arbor()
+                .arg("--store")
+                .arg(&store)
+                .args(["context", SESSION, "--leaf", leaf]),
+        )
+    };
+    assert_eq!(ctx("ece1"), ctx("ece135bc"));
+}

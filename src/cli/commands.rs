@@ -621,8 +621,8 @@ fn context(config: &StoreConfig, a: &super::ContextArgs, out: &mut impl Write) -
     let (s, t) = load(&path, true)?;
     let leaf = match &a.leaf {
         Some(id) => Some(
-            t.index_of(id)
-                .with_context(|| format!("no entry {id} in {}", path.display()))?,
+            t.resolve_id(id)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", shown(&path)))?,
         ),
         None => None,
     };
@@ -692,11 +692,14 @@ fn export(config: &StoreConfig, a: &super::ExportArgs, out: &mut impl Write) -> 
 }
 
 fn diff(config: &StoreConfig, a: &super::DiffArgs, out: &mut impl Write) -> Result<()> {
-    use crate::session::compare::{compare, layout};
+    use crate::session::compare::{compare_at, layout};
     let path = resolve(config, &a.session)?;
     let (s, t) = load(&path, true)?;
-    let cmp = compare(&s, &t, &a.entry_a, &a.entry_b)
-        .map_err(|e| anyhow::anyhow!("{e}: {}", shown(&path)))?;
+    let entry = |id: &str| {
+        t.resolve_id(id)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", shown(&path)))
+    };
+    let cmp = compare_at(&s, &t, entry(&a.entry_a)?, entry(&a.entry_b)?);
     if a.json {
         let v = serde_json::to_value(&cmp)?;
         writeln!(out, "{}", json_text(&v))?;

@@ -198,7 +198,7 @@ pub struct TreeArgs {
 pub struct ContextArgs {
     /// A session file path, id or unique id prefix
     pub session: String,
-    /// The entry to resume at (default: the session's leaf)
+    /// The entry to resume at, an id or unique id prefix (default: the session's leaf)
     #[arg(long, value_name = "ID")]
     pub leaf: Option<String>,
     /// Whose compaction rules to apply: atomic or pi (default: pi for the legacy pi store)
@@ -213,9 +213,9 @@ pub struct ContextArgs {
 pub struct DiffArgs {
     /// A session file path, id or unique id prefix
     pub session: String,
-    /// The entry ending the first branch (A)
+    /// The entry ending the first branch (A): an id or unique id prefix
     pub entry_a: String,
-    /// The entry ending the second branch (B)
+    /// The entry ending the second branch (B): an id or unique id prefix
     pub entry_b: String,
     /// One JSON object: the common ancestor, both sides, then the turns with their a/b sides
     #[arg(long)]

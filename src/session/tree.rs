@@ -9,6 +9,19 @@ use super::entry::{parse_iso_ms, Entry};
 use super::reader::Session;
 use crate::util::hash::FxBuild;
 
+/// Why an entry id given on the command line names no one entry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EntryIdError {
+    #[error("no entry {0}")]
+    NotFound(String),
+    #[error("entry id {given:?} is ambiguous: {count} entries start with it ({examples}); give more of it")]
+    Ambiguous {
+        given: String,
+        count: usize,
+        examples: String,
+    },
+}
+
 /// A label on an entry, with the time it was set.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Label {
@@ -170,6 +183,40 @@ impl SessionTree {
 
     pub fn index_of(&self, id: &str) -> Option<usize> {
         self.by_id.get(id).copied()
+    }
+
+    /// The entry an id typed by a person names: that id exactly, else the
+    /// one id it begins (a unique prefix, as git takes commit ids).
+    pub fn resolve_id(&self, given: &str) -> Result<usize, EntryIdError> {
+        if let Some(i) = self.index_of(given) {
+            return Ok(i);
+        }
+        let mut found: Vec<(&str, usize)> = if given.is_empty() {
+            Vec::new()
+        } else {
+            self.by_id
+                .iter()
+                .filter(|(id, _)| id.starts_with(given))
+                .map(|(id, &i)| (id.as_str(), i))
+                .collect()
+        };
+        match found.len() {
+            0 => Err(EntryIdError::NotFound(given.into())),
+            1 => Ok(found[0].1),
+            count => {
+                found.sort_unstable();
+                Err(EntryIdError::Ambiguous {
+                    given: given.into(),
+                    count,
+                    examples: found
+                        .iter()
+                        .take(3)
+                        .map(|(id, _)| *id)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })
+            }
+        }
     }
 
     /// The session name when it is set and not cleared.
