@@ -540,7 +540,8 @@ const SEP_W: usize = 3;
 
 /// Lays the comparison out for `width` columns: side by side from
 /// [`SIDE_BY_SIDE_MIN`] columns, else stacked (A's turn above B's, each
-/// line tagged with its side).
+/// line tagged with its side: `A │ `, or `A = ` for an item the same on
+/// both sides).
 pub fn layout(c: &Comparison, width: usize) -> Vec<Row> {
     let width = width.max(20);
     let wide = width >= SIDE_BY_SIDE_MIN;
@@ -662,14 +663,28 @@ fn side_by_side(rows: &mut Vec<Row>, t: &TurnPair, width: usize) {
 fn stacked(rows: &mut Vec<Row>, t: &TurnPair, width: usize) {
     // Each line tagged with its side: `A │ …`, so a scrolled screen still
     // says whose it is.
+    // An item the same on both sides (paired with its twin, as side by
+    // side marks it) is tagged `A = …` / `B = …`.
+    let same: std::collections::HashSet<*const Item> = t
+        .aligned()
+        .into_iter()
+        .filter_map(|(x, y)| Some((x?, y?)))
+        .filter(|(x, y)| same_item(x, y))
+        .flat_map(|(x, y)| [x as *const Item, y as *const Item])
+        .collect();
     let inner = width.saturating_sub(4);
     for (tag, side) in [("A", &t.a), ("B", &t.b)] {
         match side {
             None => rows.push(Row::Full(Tone::Dim, format!("{tag} │ — no such turn"))),
             Some(turn) => {
                 for i in &turn.items {
+                    let sep = if same.contains(&(i as *const Item)) {
+                        '='
+                    } else {
+                        '│'
+                    };
                     for (tone, text) in item_lines(i, inner) {
-                        rows.push(Row::Full(tone, format!("{tag} │ {text}")));
+                        rows.push(Row::Full(tone, format!("{tag} {sep} {text}")));
                     }
                 }
             }
@@ -863,6 +878,63 @@ mod tests {
             ]
         );
         assert!(!p.same());
+    }
+
+    /// An item the same on both sides is marked `=` stacked as it is side
+    /// by side (between the columns).
+    #[test]
+    fn items_the_same_on_both_sides_are_marked_stacked_too() {
+        use Kind::*;
+        let a = Turn {
+            items: vec![item(User, "u"), item(Assistant, "x"), item(Assistant, "y")],
+        };
+        let b = Turn {
+            items: vec![item(User, "v"), item(Other, "o"), item(Assistant, "y")],
+        };
+        let side = |id: &str| Side {
+            id: id.into(),
+            text: String::new(),
+            entries: 3,
+            turns: 1,
+            tools: 0,
+        };
+        let c = Comparison {
+            common_ancestor: Some("r".into()),
+            ancestor_text: Some("root".into()),
+            a: side("a"),
+            b: side("b"),
+            turns: vec![pair(1, Some(a), Some(b))],
+        };
+        let text = |width: usize| -> Vec<String> {
+            layout(&c, width)
+                .iter()
+                .map(|r| r.plain(width))
+                .skip_while(|l| !l.starts_with("── Turn 1"))
+                .skip(1)
+                .collect()
+        };
+        assert_eq!(
+            text(80),
+            [
+                "A │ user: u",
+                "A │ assistant: x",
+                "A = assistant: y",
+                "B │ user: v",
+                "B │ o",
+                "B = assistant: y",
+            ]
+        );
+        let wide = text(120);
+        assert!(
+            wide.iter()
+                .any(|l| l.starts_with("assistant: y ") && l.ends_with(" = assistant: y")),
+            "{wide:?}"
+        );
+        assert!(
+            wide.iter()
+                .any(|l| l.starts_with("user: u ") && l.ends_with(" │ user: v")),
+            "{wide:?}"
+        );
     }
 
     #[test]
