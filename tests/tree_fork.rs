@@ -178,7 +178,43 @@ fn fork_at_a_user_message_ends_at_its_parent_and_offers_the_text() {
     assert!(s.contains("OK, go with the injectable clock"), "{s}");
     let name = new.file_name().unwrap().to_string_lossy().to_string();
     insta::assert_snapshot!("fork_offers_the_message", s.replace(&name, "[NEW FILE]"));
+    // The whole message is shown, wrapped inside the box's padding.
+    let grid: Vec<Vec<char>> = s.lines().map(|l| l.chars().collect()).collect();
+    let top = grid.iter().position(|l| l.contains(&'┌')).unwrap();
+    let (left, right) = (
+        grid[top].iter().position(|&c| c == '┌').unwrap(),
+        grid[top].iter().position(|&c| c == '┐').unwrap(),
+    );
+    let boxed: Vec<String> = grid[top + 1..]
+        .iter()
+        .take_while(|l| l[left] == '│')
+        .map(|l| {
+            l[left + 1..right]
+                .iter()
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect();
+    assert!(
+        boxed.iter().all(|l| l.is_empty() || l.starts_with(' ')),
+        "{s}"
+    );
+    let shown: String = boxed
+        .iter()
+        .filter(|l| l.starts_with("   "))
+        .map(|l| l.trim())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        shown.contains(&text.split_whitespace().collect::<Vec<_>>().join(" ")),
+        "{s}"
+    );
+    assert!(!s.contains("Copied"), "{s}");
+    // `y` copies it, and the box says so.
     assert_eq!(key(&mut app, KeyCode::Char('y')), vec![Effect::Copy(text)]);
+    let s = screen(&app);
+    assert!(s.contains("✓ Copied to the clipboard"), "{s}");
     let fx = key(&mut app, KeyCode::Enter);
     assert!(
         matches!(&fx[..], [Effect::Exit(arbor::ui::Outcome::Resume { path, .. })] if path == &new),

@@ -660,6 +660,7 @@ impl App {
                             cwd,
                             what: "Branched: the session now continues from there.".into(),
                             prompt: t.resend.take(),
+                            copied: false,
                         };
                     }
                     WriteKind::Fork => {
@@ -677,6 +678,7 @@ impl App {
                             cwd,
                             what: format!("Forked to {name}."),
                             prompt: t.resend.take(),
+                            copied: false,
                         };
                         // Beside its source: the same store root, the same agent.
                         let file = SessionFile {

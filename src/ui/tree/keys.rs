@@ -829,12 +829,15 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
             cwd,
             what,
             prompt,
+            copied,
         } => {
+            let text = prompt.clone();
             let (path, id, cwd, what) = (path.clone(), id.clone(), cwd.clone(), what.clone());
             match OFFER_KEYS.action(k, true)? {
                 Offer::Copy => {
-                    let text = prompt.clone()?;
-                    t.status = Some(("Message copied to the clipboard".into(), false));
+                    let text = text?;
+                    // Said in the box (the status line is under it).
+                    *copied = true;
                     Some(vec![Effect::Copy(text)])
                 }
                 Offer::Resume => {

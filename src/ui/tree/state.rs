@@ -78,6 +78,8 @@ pub enum TreeDialog {
         /// The user message the session now continues before, to send
         /// again (`y` copies it).
         prompt: Option<String>,
+        /// `y` was pressed: the box says the message is on the clipboard.
+        copied: bool,
     },
 }
 

@@ -58,8 +58,10 @@ pub fn render(f: &mut Frame, t: &TreeState, theme: &Theme) {
         TreeDialog::Help => render_help(f, t, theme, area),
         TreeDialog::Continue { entry } => render_continue(f, t, theme, area, entry),
         TreeDialog::OfferResume {
-            prompt: Some(text), ..
-        } => render_resend(f, theme, area, text),
+            prompt: Some(text),
+            copied,
+            ..
+        } => render_resend(f, theme, area, text, *copied),
         _ => {}
     }
 }
@@ -720,45 +722,85 @@ fn render_continue(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect, entr
 }
 
 /// After a branch or fork before a user message: its text, to send again
-/// once the agent resumes (Atomic puts it back in its editor).
-fn render_resend(f: &mut Frame, theme: &Theme, area: Rect, text: &str) {
-    let mut lines = vec![Line::from(Span::styled(
-        "The session continues before this user message; its text, to send again:",
-        theme.dim(),
-    ))];
+/// once the agent resumes (Atomic puts it back in its editor), wrapped to
+/// the box (at most [`RESEND_LINES`] lines, fewer on a short screen), with
+/// a column of padding inside the border; once `y` copied it, the box
+/// says so.
+fn render_resend(f: &mut Frame, theme: &Theme, area: Rect, text: &str, copied: bool) {
+    const BOX_W: u16 = 78;
+    let box_w = BOX_W.min(area.width.saturating_sub(2));
+    // Inside the border, one column of padding each side.
+    let inner = usize::from(box_w.saturating_sub(4)).max(1);
+    let pad = |lines: Vec<Line<'static>>, indent: &str| -> Vec<Line<'static>> {
+        lines
+            .into_iter()
+            .map(|mut l| {
+                l.spans.insert(0, Span::raw(format!(" {indent}")));
+                l
+            })
+            .collect()
+    };
+    let head = pad(
+        wrap_styled(
+            &[vec![(
+                "The session continues before this user message; its text, to send again:"
+                    .to_string(),
+                theme.dim(),
+            )]],
+            inner,
+        ),
+        "",
+    );
+    let keys = pad(
+        wrap_styled(
+            &[vec![(
+                format!(
+                    "{} resume the agent there · {} copy the message · {} stay",
+                    OFFER_KEYS.keys_of(&[Offer::Resume]),
+                    OFFER_KEYS.keys_of(&[Offer::Copy]),
+                    OFFER_KEYS.keys_of(&[Offer::Stay]),
+                ),
+                Style::default(),
+            )]],
+            inner,
+        ),
+        "",
+    );
+    // The message, each of its lines wrapped, indented under the heading.
     let body = crate::ui::text::sanitize_block(text);
-    let all: Vec<&str> = body.lines().collect();
-    // One screen line per message line (cut, not wrapped), so the box's
-    // height is known.
-    for l in all.iter().take(8) {
-        lines.push(Line::from(format!("  {}", truncate(l, 72))));
+    let mut message: Vec<Line<'static>> = Vec::new();
+    for l in body.lines() {
+        message.extend(wrap_styled(
+            &[vec![(l.to_string(), Style::default())]],
+            inner.saturating_sub(2).max(1),
+        ));
     }
-    if all.len() > 8 {
-        lines.push(Line::from(Span::styled(
-            format!("  … {} more lines", all.len() - 8),
+    // Head, message, the copied line (or a blank), keys, the border.
+    let fixed = head.len() + 1 + keys.len() + 2;
+    let room = usize::from(area.height)
+        .saturating_sub(fixed)
+        .clamp(1, RESEND_LINES);
+    let mut lines = head;
+    if message.len() > room {
+        let more = message.len() - (room - 1);
+        message.truncate(room - 1);
+        message.push(Line::from(Span::styled(
+            format!("… {more} more lines"),
             theme.dim(),
         )));
     }
-    lines.push(Line::from(""));
-    lines.push(Line::from(vec![
-        Span::styled(
-            format!(" {} ", OFFER_KEYS.keys_of(&[Offer::Resume])),
-            theme.cursor(),
-        ),
-        Span::raw("resume the agent there · "),
-        Span::styled(
-            format!("{} ", OFFER_KEYS.keys_of(&[Offer::Copy])),
-            theme.cursor(),
-        ),
-        Span::raw("copy the message · "),
-        Span::styled(
-            format!("{} ", OFFER_KEYS.keys_of(&[Offer::Stay])),
-            theme.cursor(),
-        ),
-        Span::raw("stay"),
-    ]));
-    crate::ui::widgets::text_box(f, theme, area, "Your message", lines, 78);
+    lines.extend(pad(message, "  "));
+    lines.push(if copied {
+        Line::from(Span::styled(" ✓ Copied to the clipboard", theme.success()))
+    } else {
+        Line::from("")
+    });
+    lines.extend(keys);
+    crate::ui::widgets::text_box(f, theme, area, "Your message", lines, box_w);
 }
+
+/// The message lines the resend box shows at most (then `… N more lines`).
+pub const RESEND_LINES: usize = 8;
 
 /// The help box's width.
 pub const HELP_WIDTH: u16 = 80;
