@@ -477,6 +477,12 @@ fn version_1_file_needs_migrate() {
         err.starts_with("arbor: ") && err.contains("version 1") && err.contains("--migrate"),
         "{err}"
     );
+    // Short, and says what to do.
+    assert_eq!(
+        err,
+        "arbor: large-session.jsonl is a version 1 session: add --migrate to rewrite it as \
+         version 3 first (the original is kept as .bak)\n"
+    );
     assert!(out.stdout.is_empty());
     assert_eq!(std::fs::read(&f).unwrap(), original, "untouched");
     assert_eq!(std::fs::metadata(&f).unwrap().modified().unwrap(), mtime);

@@ -2130,3 +2130,76 @@ fn declining_to_resume_elsewhere_goes_back_to_the_picker() {
     };
     assert!(!here.folder_gone());
 }
+
+/// Ctrl+R on a version 1 session: instead of a long error, the picker asks
+/// to rewrite it (Enter), then renames it; Esc leaves the file untouched.
+#[test]
+fn renaming_a_version_1_session_offers_the_rewrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sessions");
+    let project = root.join("--some-project--");
+    std::fs::create_dir_all(&project).unwrap();
+    let f = project.join("large-session.jsonl");
+    std::fs::copy(
+        common::shared_dir().join("realdata/large-session.jsonl"),
+        &f,
+    )
+    .unwrap();
+    let original = std::fs::read(&f).unwrap();
+    let rename = |app: &mut App| {
+        ctrl(app, 'r');
+        ctrl(app, 'u');
+        typ(app, "Migrated");
+        let fxs = key(app, KeyCode::Enter);
+        assert_eq!(fxs.len(), 1);
+        for ev in perform(fxs[0].clone()) {
+            drive(app, ev);
+        }
+    };
+    let mut app = app_with(&root, "/nowhere");
+    app.width = 80;
+    key(&mut app, KeyCode::Tab);
+    assert_eq!(app.picker.selected.as_ref(), Some(&f));
+    rename(&mut app);
+    assert!(
+        matches!(
+            app.picker.dialog,
+            Dialog::ConfirmMigrateRename { version: 1, .. }
+        ),
+        "{:?}",
+        app.picker.dialog
+    );
+    let s = screen(&app, &root);
+    assert!(
+        s.contains("A version 1 session: rewrite it as version 3 (the original kept as .bak) to"),
+        "{s}"
+    );
+    assert!(
+        s.contains("enter rewrite and rename · esc/ctrl+c cancel"),
+        "{s}"
+    );
+    // Esc: nothing written.
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.picker.dialog, Dialog::None);
+    assert_eq!(std::fs::read(&f).unwrap(), original);
+    // Enter: rewritten (the original kept), then renamed.
+    rename(&mut app);
+    let fxs = key(&mut app, KeyCode::Enter);
+    assert!(
+        matches!(&fxs[..], [Effect::MigrateThen { path, .. }] if path == &f),
+        "{fxs:?}"
+    );
+    for ev in perform(fxs[0].clone()) {
+        drive(&mut app, ev);
+    }
+    assert_eq!(
+        std::fs::read(project.join("large-session.jsonl.bak")).unwrap(),
+        original
+    );
+    let s = arbor::session::read_session(&f).unwrap();
+    assert_eq!(s.file_version, 3);
+    assert_eq!(
+        app.picker.status.as_ref().map(|s| s.text.as_str()),
+        Some("Renamed to \u{201c}Migrated\u{201d}")
+    );
+}

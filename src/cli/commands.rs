@@ -254,9 +254,9 @@ fn append(
             write()?
         }
         Err(WriteError::NeedsMigration { version, .. }) => bail!(
-            "{} is a version {version} session; writing needs a one-time rewrite to version 3. \
-             Run again with --migrate to allow it (the original is kept as .bak)",
-            path.display()
+            "{} is a version {version} session: add --migrate to rewrite it as version 3 first \
+             (the original is kept as .bak)",
+            shown(Path::new(path.file_name().unwrap_or(path.as_os_str())))
         ),
         other => other?,
     };

@@ -62,6 +62,13 @@ pub enum AppEvent {
         path: PathBuf,
         result: Result<String, String>,
     },
+    /// A rename refused: the file is version 1/2 and must be rewritten
+    /// first (the picker asks).
+    RenameNeedsMigration {
+        path: PathBuf,
+        name: String,
+        version: u32,
+    },
     Trashed {
         path: PathBuf,
         result: Result<(), String>,

@@ -425,9 +425,17 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
                 .collect()
         }
         Effect::Rename { path, name } => {
-            let result = crate::session::writer::append_session_name(&path, &name)
-                .map(|_| name)
-                .map_err(|e| e.to_string());
+            use crate::session::writer::WriteError;
+            let result = match crate::session::writer::append_session_name(&path, &name) {
+                Err(WriteError::NeedsMigration { version, .. }) => {
+                    return vec![AppEvent::RenameNeedsMigration {
+                        path,
+                        name,
+                        version,
+                    }]
+                }
+                r => r.map(|_| name).map_err(|e| e.to_string()),
+            };
             vec![AppEvent::Renamed { path, result }]
         }
         Effect::Trash(path) => {
@@ -543,6 +551,11 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
         }
         Effect::MigrateThen { path, then } => match crate::session::writer::migrate_file(&path) {
             Ok(_) => perform(*then),
+            // The picker's rename hears of it as a failed rename.
+            Err(e) if matches!(*then, Effect::Rename { .. }) => vec![AppEvent::Renamed {
+                path,
+                result: Err(e.to_string()),
+            }],
             Err(e) => vec![AppEvent::Wrote {
                 path,
                 what: WriteKind::Label,

@@ -179,6 +179,16 @@ fn on_key(app: &mut App, k: KeyEvent) -> Option<Vec<Effect>> {
                 }
             }
         }
+        Dialog::ConfirmMigrateRename { path, name, .. } => {
+            let (path, name) = (path.clone(), name.clone());
+            return confirm(p, &k, |p| {
+                p.set_progress("Rewriting as version 3…");
+                vec![Effect::MigrateThen {
+                    path: path.clone(),
+                    then: Box::new(Effect::Rename { path, name }),
+                }]
+            });
+        }
         Dialog::Rename { path, input } => {
             return match input.prompt_key(&k) {
                 Prompted::Enter => {
@@ -834,6 +844,18 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
             }
             p.preview = None;
             p.set_status(StatusKind::Error, format!("Preview failed: {e}"));
+        }
+        AppEvent::RenameNeedsMigration {
+            path,
+            name,
+            version,
+        } => {
+            p.status = None;
+            p.dialog = Dialog::ConfirmMigrateRename {
+                path,
+                name,
+                version,
+            };
         }
         AppEvent::Renamed { path, result } => match result {
             Ok(name) => {

@@ -161,6 +161,13 @@ pub enum Dialog {
         path: PathBuf,
         input: crate::ui::input::LineInput,
     },
+    /// The renamed session is a version 1/2 file: rewrite it as version 3
+    /// (keeping a .bak copy), then rename it?
+    ConfirmMigrateRename {
+        path: PathBuf,
+        name: String,
+        version: u32,
+    },
     Help,
     /// Ctrl+L: the labels of the sessions in scope, newest first (`None`
     /// while they load); Enter opens the tree at the selected one.

@@ -778,6 +778,29 @@ fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<
             wrapped = lines;
             first
         }
+        // A rename refused by an older file: the way out, asked.
+        (Dialog::ConfirmMigrateRename { version, .. }, _) => {
+            let question = [vec![
+                (
+                    format!(
+                        "A version {version} session: rewrite it as version 3 (the original kept as .bak) to rename it? "
+                    ),
+                    theme.warning(),
+                ),
+                (
+                    format!(
+                        "{} · {}",
+                        CONFIRM.hint(&[Answer::Yes], "rewrite and rename"),
+                        CONFIRM.hint(&[Answer::No], "cancel")
+                    ),
+                    Style::default(),
+                ),
+            ]];
+            let mut lines = wrap_styled(&question, width as usize);
+            let first = lines.remove(0);
+            wrapped = lines;
+            first
+        }
         (Dialog::Trashing { .. }, _) => {
             Line::from(Span::styled("Moving session to trash…", theme.dim()))
         }
