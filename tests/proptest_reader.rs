@@ -355,7 +355,7 @@ fn check(buf: &[u8], vis_seed: u64) -> Result<(), TestCaseError> {
     seen.sort_unstable();
     prop_assert_eq!(seen, (0..n).collect::<Vec<_>>());
     for r in &rows {
-        prop_assert_eq!(r.visible_parent, tree.parent[r.entry]);
+        prop_assert_eq!(r.visible_parent(&rows), tree.parent[r.entry]);
         prop_assert_eq!(r.on_active_path, tree.on_active_path[r.entry]);
     }
     if let Some(leaf) = tree.leaf {
@@ -375,7 +375,7 @@ fn check(buf: &[u8], vis_seed: u64) -> Result<(), TestCaseError> {
     let expected: Vec<usize> = (0..n).filter(|&i| visible(i)).collect();
     prop_assert_eq!(seen, expected);
     for r in &rows {
-        if let Some(p) = r.visible_parent {
+        if let Some(p) = r.visible_parent(&rows) {
             prop_assert!(visible(p));
             prop_assert!(
                 tree.path_to(r.entry).contains(&p),

@@ -18,9 +18,9 @@ use crate::index::load::{load_listing, LoadEvent};
 use crate::index::Index;
 use crate::search::hits::file_hits;
 use crate::search::{rank_with_index, Query};
-use crate::session::view::{flatten, passes_filter, row_line, Filter};
+use crate::session::view::{bit, flatten_pre, row_line, Filter, FilterBits, Preorder};
 use crate::session::writer::{self, WriteError};
-use crate::session::{build_context, read_session, ContextFlavor, Session, SessionTree};
+use crate::session::{build_context, ContextFlavor, Session, SessionTree};
 use crate::store::listing::{filter_rows, read_rows, sort_recent};
 use crate::store::paths::{absolute_cwd, ProcessEnv};
 use crate::store::{list_session_files, resolve_session, Scope, SessionFile, StoreConfig};
@@ -541,21 +541,18 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
     Ok(())
 }
 
-/// Reads a session and its tree; `lines`: entries' objects will be read
-/// (else the file is never held whole: its structure needs only what the
-/// reader kept of each entry).
-fn load(path: &Path, lines: bool) -> Result<(Session, SessionTree)> {
-    let s = match lines {
-        true => read_session(path)?,
-        false => crate::session::reader::read_session_lean(path)?,
-    };
+/// Reads a session and its tree, never holding the file whole: entries
+/// keep what the tree needs and read their lines from the file when a
+/// row, a context or a comparison asks for them.
+fn load(path: &Path) -> Result<(Session, SessionTree)> {
+    let s = crate::session::reader::read_session_lean(path)?;
     let t = SessionTree::build(&s);
     Ok((s, t))
 }
 
 fn show(config: &StoreConfig, a: &super::ShowArgs, out: &mut impl Write) -> Result<()> {
     let path = resolve(config, &a.session)?;
-    let (s, t) = load(&path, !a.json)?;
+    let (s, t) = load(&path)?;
     if a.json {
         let mut buf = Vec::new();
         crate::session::tree::write_json(&s, &t, &mut buf);
@@ -565,31 +562,42 @@ fn show(config: &StoreConfig, a: &super::ShowArgs, out: &mut impl Write) -> Resu
     }
     let calls = &s.calls;
     let filter = Filter::from_name(&a.filter).unwrap_or_default();
-    let leaf = t.leaf;
-    let visible = |i: usize| {
-        let e = &s.entries[i];
-        passes_filter(e, Some(i) == leaf, t.labels.contains_key(&e.id), filter)
-    };
-    let rows = flatten(&s.entries, &t, &visible, &Default::default());
+    let pre = Preorder::new(&t);
+    let bits = FilterBits::build(&s.entries, &t, &pre);
+    let bits = bits.of(filter);
+    let mut rows = Vec::new();
+    flatten_pre(
+        &mut rows,
+        &mut Vec::new(),
+        &pre,
+        &t,
+        |p, _| bit(bits, p),
+        &[],
+    );
     let name = t
         .display_name()
         .map(|n| format!(" — {}", crate::session::render::sanitize_line(n)));
     writeln!(out, "{}{}", clean(s.id()), name.unwrap_or_default())?;
     // Only rows on stdout (one per /tree row); notes go to stderr.
-    // Each row reads its entry's line: on all cores, in order, a batch at a
-    // time (deep rows are long: the whole output is never held).
+    // Each row reads its entry's line (neighbours in the file a block at
+    // a time): on all cores, in order, a batch at a time (deep rows are
+    // long: the whole output is never held).
     let positions: Vec<usize> = (0..rows.len()).collect();
     for batch in positions.chunks(8192) {
         let chunks: Vec<String> = batch
             .par_chunks(256)
             .map(|c| {
                 let mut buf = String::new();
-                for &pos in c {
-                    let e = &s.entries[rows[pos].entry];
+                let idx: Vec<usize> = c.iter().map(|&pos| rows[pos].entry).collect();
+                let mut pos = c.iter();
+                s.for_each_parsed_at(&idx, |e| {
+                    let Some(&pos) = pos.next() else {
+                        return;
+                    };
                     let line = row_line(&rows, pos, e, &t, calls, None);
                     buf.push_str(line.trim_end());
                     buf.push('\n');
-                }
+                });
                 buf
             })
             .collect();
@@ -618,7 +626,7 @@ fn context(config: &StoreConfig, a: &super::ContextArgs, out: &mut impl Write) -
         Some(f) => f.parse::<ContextFlavor>().map_err(anyhow::Error::msg)?,
         None => file.agent.flavor(),
     };
-    let (s, t) = load(&path, true)?;
+    let (s, t) = load(&path)?;
     let leaf = match &a.leaf {
         Some(id) => Some(
             t.resolve_id(id)
@@ -694,7 +702,7 @@ fn export(config: &StoreConfig, a: &super::ExportArgs, out: &mut impl Write) -> 
 fn diff(config: &StoreConfig, a: &super::DiffArgs, out: &mut impl Write) -> Result<()> {
     use crate::session::compare::{compare_at, layout};
     let path = resolve(config, &a.session)?;
-    let (s, t) = load(&path, true)?;
+    let (s, t) = load(&path)?;
     let entry = |id: &str| {
         t.resolve_id(id)
             .map_err(|e| anyhow::anyhow!("{}: {e}", shown(&path)))

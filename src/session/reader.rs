@@ -146,6 +146,56 @@ impl Session {
             }
         }
     }
+
+    /// Calls `f` with each entry of `idx` parsed, in that order, reading
+    /// the lines of a run of entries that lie close together in the file
+    /// (later and later, with little else between) a block at a time,
+    /// and any other entry's line alone.
+    pub fn for_each_parsed_at(&self, idx: &[usize], mut f: impl FnMut(&Entry)) {
+        const GAP: usize = 64 << 10;
+        const MAX: usize = 8 << 20;
+        let entries = &self.entries;
+        let Some(src) = &self.source else {
+            idx.iter().for_each(|&i| f(&entries[i].parsed()));
+            return;
+        };
+        let mut k = 0;
+        while k < idx.len() {
+            let first = &entries[idx[k]];
+            let Some((from, mut to)) = first.raw.line_range() else {
+                f(&first.parsed());
+                k += 1;
+                continue;
+            };
+            let mut used = to - from;
+            let mut j = k + 1;
+            while let Some((s, e)) = idx.get(j).and_then(|&i| entries[i].raw.line_range()) {
+                let span = e.saturating_sub(from);
+                if s < to || span > MAX || span > 2 * (used + (e - s)) + GAP {
+                    break;
+                }
+                used += e - s;
+                to = e;
+                j += 1;
+            }
+            if j == k + 1 {
+                f(&first.parsed());
+                k += 1;
+                continue;
+            }
+            let block = src.read(from, to);
+            for &i in &idx[k..j] {
+                let e = &entries[i];
+                match e.raw.line_range() {
+                    Some((s, end)) if end <= from + block.len() => {
+                        f(&e.parsed_from(&block[s - from..end - from]))
+                    }
+                    _ => f(&e.parsed()),
+                }
+            }
+            k = j;
+        }
+    }
 }
 
 /// Splits a buffer into lines, tolerating a missing final newline.

@@ -52,6 +52,16 @@ impl Filter {
         })
     }
 
+    /// Its place in [`Filter::CYCLE`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Its bit in [`filter_mask`].
+    pub fn bit(self) -> u8 {
+        1 << self.index()
+    }
+
     pub fn next(self) -> Filter {
         let i = Self::CYCLE.iter().position(|f| *f == self).unwrap_or(0);
         Self::CYCLE[(i + 1) % Self::CYCLE.len()]
@@ -66,30 +76,50 @@ impl Filter {
 /// One visible row of the flattened tree, with Atomic's layout facts
 /// (`tree-selector-model.ts`): its indent, whether it draws a connector, and
 /// a link to the ancestor rows whose connectors continue as gutters.
+/// Compact (40 bytes): a million-entry session flattens again on every
+/// filter and fold key, and writing the rows is most of that.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TreeRow {
     pub entry: usize,
     /// Atomic's indent level (before the shift for several roots).
-    pub level: usize,
+    pub level: u32,
     /// Prefix width in levels of 3 columns.
-    pub display_indent: usize,
+    pub display_indent: u32,
+    /// Row of the nearest ancestor that draws a connector (its gutter runs
+    /// down past this row); `NONE` for none.
+    gutter_up: u32,
+    /// Visible parent's row; `NONE` for none.
+    parent_row: u32,
+    /// Number of visible children.
+    pub visible_children: u32,
     /// Draws a connector (`├`/`└`) in the last prefix level.
     pub connector: bool,
     /// The last of its visible siblings (`└` rather than `├`).
     pub is_last: bool,
-    /// Row of the nearest ancestor that draws a connector (its gutter runs
-    /// down past this row).
-    pub gutter_up: Option<usize>,
     /// A root or a segment start with visible children: Ctrl+← folds it.
     pub foldable: bool,
     pub folded: bool,
     pub on_active_path: bool,
-    /// Visible parent row's entry.
-    pub visible_parent: Option<usize>,
-    /// Visible parent's row.
-    pub parent_row: Option<usize>,
-    /// Number of visible children.
-    pub visible_children: usize,
+    /// Its visible parent has several visible children (its own children
+    /// go one level in).
+    just_branched: bool,
+}
+
+impl TreeRow {
+    /// Row of the nearest ancestor that draws a connector.
+    pub fn gutter_up(&self) -> Option<usize> {
+        (self.gutter_up != NONE).then_some(self.gutter_up as usize)
+    }
+
+    /// The visible parent's row.
+    pub fn parent_row(&self) -> Option<usize> {
+        (self.parent_row != NONE).then_some(self.parent_row as usize)
+    }
+
+    /// The visible parent's entry.
+    pub fn visible_parent(&self, rows: &[TreeRow]) -> Option<usize> {
+        self.parent_row().map(|p| rows[p].entry)
+    }
 }
 
 /// A `stopReason` that JavaScript reads as truthy and is neither `stop`
@@ -115,10 +145,17 @@ pub fn unusual_stop(stop: StopKind) -> bool {
 
 /// Whether an entry is shown under `filter` (before search).
 pub fn passes_filter(e: &Entry, is_leaf: bool, labeled: bool, filter: Filter) -> bool {
+    filter_mask(e, is_leaf, labeled) & filter.bit() != 0
+}
+
+/// Which filters show an entry, a bit per filter ([`Filter::bit`]): the
+/// costly part (an assistant message's text, perhaps read from the file)
+/// is looked at once for all five.
+pub fn filter_mask(e: &Entry, is_leaf: bool, labeled: bool) -> u8 {
     let ty = e.entry_type();
     // A second header in the file is not an entry (Atomic leaves it out).
     if ty == "session" {
-        return false;
+        return 0;
     }
     let role = e.role();
     if role == Some("assistant") && !is_leaf {
@@ -132,23 +169,74 @@ pub fn passes_filter(e: &Entry, is_leaf: bool, labeled: bool, filter: Filter) ->
             }),
         };
         if !has_text && !unusual_stop(e.assistant_stop()) {
-            return false;
+            return 0;
         }
     }
-    match filter {
-        Filter::All => true,
-        Filter::UserOnly => role == Some("user"),
-        Filter::LabeledOnly => labeled,
-        Filter::Default | Filter::NoTools => {
-            if matches!(
-                ty,
-                "label" | "custom" | "model_change" | "thinking_level_change" | "session_info"
-            ) {
-                return false;
-            }
-            !(filter == Filter::NoTools && role == Some("toolResult"))
+    let mut m = Filter::All.bit();
+    if role == Some("user") {
+        m |= Filter::UserOnly.bit();
+    }
+    if labeled {
+        m |= Filter::LabeledOnly.bit();
+    }
+    if !matches!(
+        ty,
+        "label" | "custom" | "model_change" | "thinking_level_change" | "session_info"
+    ) {
+        m |= Filter::Default.bit();
+        if role != Some("toolResult") {
+            m |= Filter::NoTools.bit();
         }
     }
+    m
+}
+
+/// Which entries each filter shows, as bits in walk order (bit `p` of
+/// word `p / 64`: the entry at position `p` of the [`Preorder`]), built
+/// once per load on all cores.
+#[derive(Debug, Clone, Default)]
+pub struct FilterBits {
+    bits: [Vec<u64>; 5],
+}
+
+impl FilterBits {
+    pub fn build(entries: &[Entry], tree: &SessionTree, pre: &Preorder) -> FilterBits {
+        use rayon::prelude::*;
+        let leaf = tree.leaf;
+        let check_labels = !tree.labels.is_empty();
+        let words: Vec<[u64; 5]> = pre
+            .order
+            .par_chunks(64)
+            .map(|chunk| {
+                let mut w = [0u64; 5];
+                for (k, &e) in chunk.iter().enumerate() {
+                    let i = e as usize;
+                    let Some(entry) = entries.get(i) else {
+                        continue;
+                    };
+                    let labeled = check_labels && tree.labels.contains_key(&entry.id);
+                    let m = filter_mask(entry, Some(i) == leaf, labeled);
+                    for (f, word) in w.iter_mut().enumerate() {
+                        *word |= u64::from((m >> f) & 1) << k;
+                    }
+                }
+                w
+            })
+            .collect();
+        let bits = std::array::from_fn(|f| words.iter().map(|w| w[f]).collect());
+        FilterBits { bits }
+    }
+
+    /// The bits of `filter`.
+    pub fn of(&self, filter: Filter) -> &[u64] {
+        &self.bits[filter.index()]
+    }
+}
+
+/// Bit `p` of `bits`.
+#[inline]
+pub fn bit(bits: &[u64], p: usize) -> bool {
+    bits.get(p / 64).is_some_and(|w| (w >> (p % 64)) & 1 != 0)
 }
 
 /// The text searched by type-to-search: what Atomic searches (label, role,
@@ -229,6 +317,92 @@ pub fn matches_search(hay: &str, query: &str) -> bool {
 
 const NONE: u32 = u32::MAX;
 
+/// The whole tree in the order Atomic's /tree walks it (depth first, the
+/// child holding the active leaf first, roots in file order with the
+/// active one first), computed once per load. The rows under any filter
+/// and folds are this order with the hidden entries and the folded
+/// subtrees left out (a hidden entry's children hang from its nearest
+/// shown ancestor, so they keep their place), which is what makes a
+/// flattening one pass over flat arrays.
+#[derive(Debug, Clone, Default)]
+pub struct Preorder {
+    /// The entries, in walk order.
+    pub order: Vec<u32>,
+    /// One past the last position of each position's subtree.
+    pub end: Vec<u32>,
+    /// Each entry's position (`u32::MAX` for an entry outside the tree).
+    pub pos: Vec<u32>,
+}
+
+impl Preorder {
+    pub fn new(tree: &SessionTree) -> Preorder {
+        let n = tree.len();
+        let mut order: Vec<u32> = Vec::with_capacity(n);
+        let mut pos = vec![NONE; n];
+        let mut stack: Vec<usize> = roots_in_order(tree).into_iter().rev().collect();
+        while let Some(i) = stack.pop() {
+            if i >= n || pos[i] != NONE {
+                continue;
+            }
+            pos[i] = order.len() as u32;
+            order.push(i as u32);
+            stack.extend(tree.children_in_order(i).rev());
+        }
+        // Subtree sizes, children before parents (a parent comes first).
+        let mut end = vec![1u32; order.len()];
+        for p in (0..order.len()).rev() {
+            if let Some(par) = tree.parent[order[p] as usize] {
+                let pp = pos[par];
+                if pp != NONE && (pp as usize) < p {
+                    end[pp as usize] += end[p];
+                }
+            }
+        }
+        for (p, e) in end.iter_mut().enumerate() {
+            *e += p as u32;
+        }
+        Preorder { order, end, pos }
+    }
+
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// The positions of `folded` entries, sorted (what [`flatten_pre`] takes).
+    pub fn fold_positions(&self, folded: impl IntoIterator<Item = usize>) -> Vec<u32> {
+        let mut v: Vec<u32> = folded
+            .into_iter()
+            .filter_map(|i| self.pos.get(i).copied())
+            .filter(|&p| p != NONE)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// The row of entry `i`, else of its nearest ancestor with a row (a
+    /// filter hides it, or a fold); `None` when none has. `rows` must be
+    /// a flattening of this order: rows are in walk order, so the last row
+    /// at or before `i`'s position has that ancestor among its own.
+    pub fn row_of_nearest(&self, rows: &[TreeRow], i: usize) -> Option<usize> {
+        let a = *self.pos.get(i).filter(|&&p| p != NONE)?;
+        let k = rows.partition_point(|r| self.pos[r.entry] <= a);
+        let mut cur = k.checked_sub(1);
+        while let Some(r) = cur {
+            let p = self.pos[rows[r].entry];
+            if p <= a && a < self.end[p as usize] {
+                return Some(r);
+            }
+            cur = rows[r].parent_row();
+        }
+        None
+    }
+}
+
 /// Flattens the visible tree exactly as Atomic's tree selector does
 /// (`flattenTree` + `recalculateVisualStructure`): depth first, the child
 /// holding the active leaf first; a hidden entry's children hang from its
@@ -243,175 +417,136 @@ pub fn flatten(
     visible: &dyn Fn(usize) -> bool,
     folded: &HashSet<usize>,
 ) -> Vec<TreeRow> {
+    let pre = Preorder::new(tree);
+    let n = entries.len();
+    let folds = pre.fold_positions(folded.iter().copied().filter(|&i| i < n));
     let mut rows = Vec::new();
-    flatten_into(&mut rows, entries, tree, visible, folded);
+    flatten_pre(
+        &mut rows,
+        &mut Vec::new(),
+        &pre,
+        tree,
+        |_, e| e < n && visible(e),
+        &folds,
+    );
     rows
 }
 
-/// [`flatten`] into `rows` (cleared first), reusing its memory: the tree
-/// screen flattens again on every filter, fold and search key.
-pub fn flatten_into(
+/// [`flatten`] over a [`Preorder`] of the tree: `visible(position, entry)`;
+/// `folds`: the folded entries' positions, sorted. Two passes over flat
+/// arrays: the rows with their visible parents, children counts and last
+/// siblings; then the layout, each row from its parent's. `stack` is
+/// working memory kept by the caller.
+pub fn flatten_pre(
     rows: &mut Vec<TreeRow>,
-    entries: &[Entry],
+    stack: &mut Vec<(u32, u32, u32)>,
+    pre: &Preorder,
     tree: &SessionTree,
-    visible: &dyn Fn(usize) -> bool,
-    folded: &HashSet<usize>,
-) {
-    let mut scratch = FlattenScratch::default();
-    flatten_with(rows, &mut scratch, entries, tree, visible, folded);
-}
-
-/// The working memory of [`flatten_with`], kept between calls: on a big
-/// session, fresh arrays cost more in page faults than the walk itself.
-#[derive(Debug, Default)]
-pub struct FlattenScratch {
-    first: Vec<u32>,
-    last: Vec<u32>,
-    next: Vec<u32>,
-    count: Vec<u32>,
-    stack: Vec<(usize, usize)>,
-}
-
-/// [`flatten_into`] with working memory kept by the caller.
-pub fn flatten_with(
-    rows: &mut Vec<TreeRow>,
-    scratch: &mut FlattenScratch,
-    entries: &[Entry],
-    tree: &SessionTree,
-    visible: &dyn Fn(usize) -> bool,
-    folded: &HashSet<usize>,
+    visible: impl Fn(usize, usize) -> bool,
+    folds: &[u32],
 ) {
     rows.clear();
-    let is_folded = |i: usize| !folded.is_empty() && folded.contains(&i);
-    let n = entries.len().min(tree.len());
-    // The visible tree as first-child / next-sibling links (index n = the
-    // virtual top), children in Atomic's order.
-    let FlattenScratch {
-        first,
-        last,
-        next,
-        count,
-        stack,
-    } = scratch;
-    for (v, len, fill) in [
-        (&mut *first, n + 1, NONE),
-        (&mut *last, n + 1, NONE),
-        (&mut *next, n, NONE),
-        (&mut *count, n + 1, 0),
-    ] {
-        v.clear();
-        v.resize(len, fill);
-    }
-    let top = n;
     stack.clear();
-    stack.extend(roots_in_order(tree).into_iter().rev().map(|r| (r, top)));
-    while let Some((i, anc)) = stack.pop() {
-        if i >= n {
-            continue;
+    let n = pre.order.len();
+    let (order, end) = (&pre.order[..], &pre.end[..]);
+    // The open visible ancestors: (end of subtree, row, last child row).
+    let mut top_last = NONE;
+    let mut top_count = 0usize;
+    let mut fk = 0;
+    let mut p = 0;
+    while p < n {
+        while fk < folds.len() && (folds[fk] as usize) < p {
+            fk += 1;
         }
-        let next_anc = if visible(i) {
-            if last[anc] == NONE {
-                first[anc] = i as u32;
-            } else {
-                next[last[anc] as usize] = i as u32;
+        let is_folded = fk < folds.len() && folds[fk] as usize == p;
+        let e = order[p] as usize;
+        if visible(p, e) {
+            while stack.last().is_some_and(|s| s.0 as usize <= p) {
+                stack.pop();
             }
-            last[anc] = i as u32;
-            count[anc] += 1;
-            i
-        } else {
-            anc
-        };
-        // Folding hides every descendant, whatever the filter shows.
-        if is_folded(i) {
-            continue;
-        }
-        for c in tree.children_in_order(i).rev() {
-            stack.push((c, next_anc));
-        }
-    }
-    let kids = |p: usize, v: &mut Vec<usize>| {
-        v.clear();
-        let mut c = first[p];
-        while c != NONE {
-            v.push(c as usize);
-            c = next[c as usize];
-        }
-    };
-    let mut ks: Vec<usize> = Vec::new();
-
-    let multiple_roots = count[top] > 1;
-    rows.reserve(n);
-    struct Item {
-        node: usize,
-        indent: usize,
-        just_branched: bool,
-        show_connector: bool,
-        is_last: bool,
-        gutter_up: Option<usize>,
-        virtual_root_child: bool,
-        parent_row: Option<usize>,
-    }
-    let mut work: Vec<Item> = Vec::new();
-    kids(top, &mut ks);
-    let nt = ks.len();
-    for (k, &r) in ks.iter().enumerate().rev() {
-        work.push(Item {
-            node: r,
-            indent: usize::from(multiple_roots),
-            just_branched: multiple_roots,
-            show_connector: multiple_roots,
-            is_last: k + 1 == nt,
-            gutter_up: None,
-            virtual_root_child: multiple_roots,
-            parent_row: None,
-        });
-    }
-    while let Some(it) = work.pop() {
-        let pos = rows.len();
-        let nk = count[it.node] as usize;
-        let connector = it.show_connector && !it.virtual_root_child;
-        let display_indent = if multiple_roots {
-            it.indent.saturating_sub(1)
-        } else {
-            it.indent
-        };
-        let visible_parent = it.parent_row.map(|p| rows[p].entry);
-        // Foldable: has visible children, and is a root or a segment start.
-        let foldable = nk > 0 && it.parent_row.is_none_or(|p| rows[p].visible_children > 1);
-        rows.push(TreeRow {
-            entry: it.node,
-            level: it.indent,
-            display_indent,
-            connector,
-            is_last: it.is_last,
-            gutter_up: it.gutter_up,
-            foldable,
-            folded: is_folded(it.node),
-            on_active_path: tree.on_active_path.get(it.node).copied().unwrap_or(false),
-            visible_parent,
-            parent_row: it.parent_row,
-            visible_children: nk,
-        });
-        let multiple = nk > 1;
-        let child_indent = if multiple || (it.just_branched && it.indent > 0) {
-            it.indent + 1
-        } else {
-            it.indent
-        };
-        let child_gutter = if connector { Some(pos) } else { it.gutter_up };
-        kids(it.node, &mut ks);
-        for (k, &c) in ks.iter().enumerate().rev() {
-            work.push(Item {
-                node: c,
-                indent: child_indent,
-                just_branched: multiple,
-                show_connector: multiple,
-                is_last: k + 1 == nk,
-                gutter_up: child_gutter,
-                virtual_root_child: false,
-                parent_row: Some(pos),
+            let row = rows.len() as u32;
+            let parent_row = match stack.last_mut() {
+                Some(s) => {
+                    if s.2 != NONE {
+                        rows[s.2 as usize].is_last = false;
+                    }
+                    s.2 = row;
+                    rows[s.1 as usize].visible_children += 1;
+                    s.1
+                }
+                None => {
+                    if top_last != NONE {
+                        rows[top_last as usize].is_last = false;
+                    }
+                    top_last = row;
+                    top_count += 1;
+                    NONE
+                }
+            };
+            rows.push(TreeRow {
+                entry: e,
+                level: 0,
+                display_indent: 0,
+                gutter_up: NONE,
+                parent_row,
+                visible_children: 0,
+                connector: false,
+                is_last: true,
+                foldable: false,
+                folded: is_folded,
+                on_active_path: tree.on_active_path.get(e).copied().unwrap_or(false),
+                just_branched: false,
             });
+            if !is_folded {
+                stack.push((end[p], row, NONE));
+            }
         }
+        // Folding hides every descendant, whatever the filter shows.
+        p = if is_folded { end[p] as usize } else { p + 1 };
+    }
+    let multiple_roots = top_count > 1;
+    for r in 0..rows.len() {
+        let (indent, just_branched, connector, gutter_up, foldable) = match rows[r].parent_row() {
+            None => (
+                u32::from(multiple_roots),
+                multiple_roots,
+                false,
+                NONE,
+                rows[r].visible_children > 0,
+            ),
+            Some(pr) => {
+                let par = &rows[pr];
+                let multiple = par.visible_children > 1;
+                let indent = if multiple || (par.just_branched && par.level > 0) {
+                    par.level + 1
+                } else {
+                    par.level
+                };
+                let gutter = if par.connector {
+                    pr as u32
+                } else {
+                    par.gutter_up
+                };
+                (
+                    indent,
+                    multiple,
+                    multiple,
+                    gutter,
+                    multiple && rows[r].visible_children > 0,
+                )
+            }
+        };
+        let row = &mut rows[r];
+        row.level = indent;
+        row.display_indent = if multiple_roots {
+            indent.saturating_sub(1)
+        } else {
+            indent
+        };
+        row.just_branched = just_branched;
+        row.connector = connector;
+        row.gutter_up = gutter_up;
+        row.foldable = foldable;
     }
 }
 
@@ -436,18 +571,18 @@ fn roots_in_order(tree: &SessionTree) -> Vec<usize> {
 /// foldable, `⊞` folded, `─` otherwise).
 pub fn row_prefix(rows: &[TreeRow], pos: usize) -> String {
     let r = &rows[pos];
-    let width = r.display_indent;
+    let width = r.display_indent as usize;
     // The gutter at each level: walking outwards, an outer ancestor's
     // overwrites an inner one's (the outermost at a level wins). One pass,
     // not a search per level: rows thousands of levels deep exist.
     let mut gutters: Vec<Option<bool>> = vec![None; width];
-    let mut up = r.gutter_up;
+    let mut up = r.gutter_up();
     while let Some(a) = up {
         let ar = &rows[a];
-        if let Some(g) = gutters.get_mut(ar.display_indent.saturating_sub(1)) {
+        if let Some(g) = gutters.get_mut((ar.display_indent as usize).saturating_sub(1)) {
             *g = Some(!ar.is_last);
         }
-        up = ar.gutter_up;
+        up = ar.gutter_up();
     }
     let mut s = String::with_capacity(width * 3);
     for (level, gutter) in gutters.iter().enumerate() {
@@ -524,7 +659,182 @@ pub fn row_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
+
+    /// The flattening as it was before [`Preorder`] (two walks over linked
+    /// lists built per call): the reference the one-pass flattening must
+    /// give row for row.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    struct RefRow {
+        entry: usize,
+        level: usize,
+        display_indent: usize,
+        connector: bool,
+        is_last: bool,
+        gutter_up: Option<usize>,
+        foldable: bool,
+        folded: bool,
+        on_active_path: bool,
+        visible_parent: Option<usize>,
+        parent_row: Option<usize>,
+        visible_children: usize,
+    }
+
+    fn as_ref_rows(rows: &[TreeRow]) -> Vec<RefRow> {
+        rows.iter()
+            .map(|r| RefRow {
+                entry: r.entry,
+                level: r.level as usize,
+                display_indent: r.display_indent as usize,
+                connector: r.connector,
+                is_last: r.is_last,
+                gutter_up: r.gutter_up(),
+                foldable: r.foldable,
+                folded: r.folded,
+                on_active_path: r.on_active_path,
+                visible_parent: r.visible_parent(rows),
+                parent_row: r.parent_row(),
+                visible_children: r.visible_children as usize,
+            })
+            .collect()
+    }
+
+    fn flatten_reference(
+        rows: &mut Vec<RefRow>,
+        entries: &[Entry],
+        tree: &SessionTree,
+        visible: &dyn Fn(usize) -> bool,
+        folded: &HashSet<usize>,
+    ) {
+        rows.clear();
+        let is_folded = |i: usize| !folded.is_empty() && folded.contains(&i);
+        let n = entries.len().min(tree.len());
+        // The visible tree as first-child / next-sibling links (index n = the
+        // virtual top), children in Atomic's order.
+        let (mut first, mut last, mut next, mut count, mut stack) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (v, len, fill) in [
+            (&mut first, n + 1, NONE),
+            (&mut last, n + 1, NONE),
+            (&mut next, n, NONE),
+            (&mut count, n + 1, 0),
+        ] {
+            v.clear();
+            v.resize(len, fill);
+        }
+        let top = n;
+        stack.clear();
+        stack.extend(roots_in_order(tree).into_iter().rev().map(|r| (r, top)));
+        while let Some((i, anc)) = stack.pop() {
+            if i >= n {
+                continue;
+            }
+            let next_anc = if visible(i) {
+                if last[anc] == NONE {
+                    first[anc] = i as u32;
+                } else {
+                    next[last[anc] as usize] = i as u32;
+                }
+                last[anc] = i as u32;
+                count[anc] += 1;
+                i
+            } else {
+                anc
+            };
+            // Folding hides every descendant, whatever the filter shows.
+            if is_folded(i) {
+                continue;
+            }
+            for c in tree.children_in_order(i).rev() {
+                stack.push((c, next_anc));
+            }
+        }
+        let kids = |p: usize, v: &mut Vec<usize>| {
+            v.clear();
+            let mut c = first[p];
+            while c != NONE {
+                v.push(c as usize);
+                c = next[c as usize];
+            }
+        };
+        let mut ks: Vec<usize> = Vec::new();
+
+        let multiple_roots = count[top] > 1;
+        rows.reserve(n);
+        struct Item {
+            node: usize,
+            indent: usize,
+            just_branched: bool,
+            show_connector: bool,
+            is_last: bool,
+            gutter_up: Option<usize>,
+            virtual_root_child: bool,
+            parent_row: Option<usize>,
+        }
+        let mut work: Vec<Item> = Vec::new();
+        kids(top, &mut ks);
+        let nt = ks.len();
+        for (k, &r) in ks.iter().enumerate().rev() {
+            work.push(Item {
+                node: r,
+                indent: usize::from(multiple_roots),
+                just_branched: multiple_roots,
+                show_connector: multiple_roots,
+                is_last: k + 1 == nt,
+                gutter_up: None,
+                virtual_root_child: multiple_roots,
+                parent_row: None,
+            });
+        }
+        while let Some(it) = work.pop() {
+            let pos = rows.len();
+            let nk = count[it.node] as usize;
+            let connector = it.show_connector && !it.virtual_root_child;
+            let display_indent = if multiple_roots {
+                it.indent.saturating_sub(1)
+            } else {
+                it.indent
+            };
+            let visible_parent = it.parent_row.map(|p| rows[p].entry);
+            // Foldable: has visible children, and is a root or a segment start.
+            let foldable = nk > 0 && it.parent_row.is_none_or(|p| rows[p].visible_children > 1);
+            rows.push(RefRow {
+                entry: it.node,
+                level: it.indent,
+                display_indent,
+                connector,
+                is_last: it.is_last,
+                gutter_up: it.gutter_up,
+                foldable,
+                folded: is_folded(it.node),
+                on_active_path: tree.on_active_path.get(it.node).copied().unwrap_or(false),
+                visible_parent,
+                parent_row: it.parent_row,
+                visible_children: nk,
+            });
+            let multiple = nk > 1;
+            let child_indent = if multiple || (it.just_branched && it.indent > 0) {
+                it.indent + 1
+            } else {
+                it.indent
+            };
+            let child_gutter = if connector { Some(pos) } else { it.gutter_up };
+            kids(it.node, &mut ks);
+            for (k, &c) in ks.iter().enumerate().rev() {
+                work.push(Item {
+                    node: c,
+                    indent: child_indent,
+                    just_branched: multiple,
+                    show_connector: multiple,
+                    is_last: k + 1 == nk,
+                    gutter_up: child_gutter,
+                    virtual_root_child: false,
+                    parent_row: Some(pos),
+                });
+            }
+        }
+    }
 
     /// The haystack as it was built (label first, all parts joined, then
     /// lowercased) is the label and the search text lowercased apart,
@@ -555,6 +865,117 @@ mod tests {
             parts.push(search_parts(e, &calls));
             let old = parts.join(" ").to_lowercase();
             assert_eq!(search_haystack(e, &tree, &calls), old, "{}", e.id);
+        }
+    }
+
+    /// A random session: parents earlier, later, missing, themselves or on
+    /// a cycle; timestamps tied, out of order or missing; every kind of
+    /// entry the filters tell apart.
+    fn random_entries(spec: &[(u8, u8, u8, u8)]) -> Vec<Entry> {
+        let n = spec.len();
+        spec.iter()
+            .enumerate()
+            .map(|(i, &(par, ts, kind, extra))| {
+                let parent = match par % 8 {
+                    0 => None,
+                    1 => Some("missing".to_string()),
+                    // Mostly earlier entries: long chains and forks.
+                    2..=5 if i > 0 => Some(format!("e{}", i - 1 - (extra as usize % i.min(4)))),
+                    _ => Some(format!("e{}", par as usize % n)),
+                };
+                let mut v = match kind % 10 {
+                    0 | 1 => json!({"type":"message","message":{"role":"user","content":"hi"}}),
+                    2 => json!({"type":"message","message":{"role":"assistant",
+                        "content":[{"type":"text","text":"ok"}],"stopReason":"stop"}}),
+                    3 => json!({"type":"message","message":{"role":"assistant",
+                        "content":[{"type":"toolCall","id":"c","name":"bash","arguments":{}}],
+                        "stopReason":"toolUse"}}),
+                    4 => json!({"type":"message","message":{"role":"toolResult",
+                        "toolCallId":"c","content":[{"type":"text","text":"out"}]}}),
+                    5 => json!({"type":"label","targetId":format!("e{}", extra as usize % n),
+                        "label":"L"}),
+                    6 => json!({"type":"model_change","modelId":"m"}),
+                    7 => json!({"type":"branch_summary","summary":"s"}),
+                    8 => json!({"type":"compaction","summary":"c"}),
+                    _ => json!({"type":"custom","customType":"x"}),
+                };
+                let o = v.as_object_mut().unwrap();
+                // A few duplicate ids (the last one wins).
+                let id = if extra % 29 == 0 && i > 0 {
+                    format!("e{}", i - 1)
+                } else {
+                    format!("e{i}")
+                };
+                o.insert("id".into(), json!(id));
+                o.insert("parentId".into(), json!(parent));
+                if ts % 5 != 0 {
+                    o.insert(
+                        "timestamp".into(),
+                        json!(format!("2025-01-01T00:00:{:02}.000Z", ts % 7)),
+                    );
+                }
+                Entry::new(i + 1, o.clone())
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        /// The one-pass flattening gives exactly the rows of the reference,
+        /// under random visibility, every filter and random folds.
+        #[test]
+        fn one_pass_flatten_is_the_reference(
+            spec in prop::collection::vec((0u8..255, 0u8..255, 0u8..255, 0u8..255), 1..70),
+            vis in prop::collection::vec(0u8..10, 70),
+            folds in prop::collection::vec(0usize..70, 0..6),
+        ) {
+            let entries = random_entries(&spec);
+            let tree = SessionTree::from_entries(&entries);
+            let n = entries.len();
+            let folded: HashSet<usize> = folds.iter().map(|f| f % n).collect();
+            let pre = Preorder::new(&tree);
+            prop_assert_eq!(pre.len(), n);
+            let leaf = tree.leaf;
+            let labeled: Vec<bool> =
+                entries.iter().map(|e| tree.labels.contains_key(&e.id)).collect();
+            let mut visibles: Vec<Box<dyn Fn(usize) -> bool>> = vec![
+                Box::new(|i| vis[i % vis.len()] < 7),
+                Box::new(|i| vis[i % vis.len()] < 2),
+                Box::new(|_| true),
+            ];
+            for f in Filter::CYCLE {
+                let (entries, labeled) = (&entries, &labeled);
+                visibles.push(Box::new(move |i| {
+                    passes_filter(&entries[i], Some(i) == leaf, labeled[i], f)
+                }));
+            }
+            let mut rows = Vec::new();
+            let mut stack = Vec::new();
+            for visible in &visibles {
+                for folded in [HashSet::new(), folded.clone()] {
+                    let mut want = Vec::new();
+                    flatten_reference(&mut want, &entries, &tree, &**visible, &folded);
+                    let got = flatten(&entries, &tree, &**visible, &folded);
+                    prop_assert_eq!(&as_ref_rows(&got), &want);
+                    // With the order and folds kept apart, memory reused.
+                    let fp = pre.fold_positions(folded.iter().copied());
+                    flatten_pre(&mut rows, &mut stack, &pre, &tree, |_, e| visible(e), &fp);
+                    prop_assert_eq!(&rows, &got);
+                    // Every entry's nearest row is the reference's walk up.
+                    for i in 0..n {
+                        let mut cur = Some(i);
+                        let mut expect = None;
+                        while let Some(c) = cur {
+                            if let Some(r) = want.iter().position(|r| r.entry == c) {
+                                expect = Some(r);
+                                break;
+                            }
+                            cur = tree.parent[c];
+                        }
+                        prop_assert_eq!(pre.row_of_nearest(&rows, i), expect, "entry {}", i);
+                    }
+                }
+            }
         }
     }
 }

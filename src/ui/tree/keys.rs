@@ -421,7 +421,7 @@ fn move_by(t: &mut TreeState, delta: isize, wrap: bool) {
 fn segment_start_up(t: &TreeState, pos: usize) -> usize {
     let mut cur = pos;
     loop {
-        let Some(parent) = t.rows[cur].parent_row else {
+        let Some(parent) = t.rows[cur].parent_row() else {
             return cur;
         };
         if t.rows[parent].visible_children > 1 && cur < pos {

@@ -10,7 +10,7 @@ use crate::session::render::entry_text;
 use crate::session::render::ToolCalls;
 use crate::session::search_text::SearchText;
 use crate::session::view::{
-    flatten_with, matches_search, passes_filter, search_haystack, Filter, FlattenScratch, TreeRow,
+    bit, flatten_pre, matches_search, search_haystack, Filter, FilterBits, Preorder, TreeRow,
 };
 use crate::session::{Agent, Session, SessionTree};
 use crate::ui::input::LineInput;
@@ -25,6 +25,10 @@ pub struct Loaded {
     pub agent: Agent,
     /// The agent's context rules (F3).
     pub flavor: ContextFlavor,
+    /// The tree in walk order, and what each filter shows in that order:
+    /// a filter or fold key is one pass over these.
+    pub pre: Preorder,
+    pub filters: FilterBits,
 }
 
 impl Loaded {
@@ -33,11 +37,15 @@ impl Loaded {
         // near the facts of the entries, not the size of the file.
         let session = crate::session::reader::read_session_lean(path).map_err(|e| e.to_string())?;
         let tree = SessionTree::build(&session);
+        let pre = Preorder::new(&tree);
+        let filters = FilterBits::build(&session.entries, &tree, &pre);
         Ok(Loaded {
             session: Arc::new(session),
             tree,
             agent,
             flavor: agent.flavor(),
+            pre,
+            filters,
         })
     }
 }
@@ -127,13 +135,10 @@ pub struct TreeState {
     word_hits: HashMap<String, Vec<bool>>,
     /// Whether each entry has a label.
     labeled: Vec<bool>,
-    /// Which entries each filter shows (filled as filters are used).
-    filter_vis: Vec<(Filter, Vec<bool>)>,
-    /// Memory kept between flattenings (see `FlattenScratch`): which
-    /// entries are shown, and each entry's row.
-    scratch: FlattenScratch,
+    /// Memory kept between flattenings: which entries a search shows, the
+    /// flattening's stack.
     vis: Vec<bool>,
-    pos_of: Vec<u32>,
+    stack: Vec<(u32, u32, u32)>,
     pub rows: Vec<TreeRow>,
     /// Where the user put the selection (kept when a filter hides it).
     pub anchor: Option<String>,
@@ -179,10 +184,8 @@ impl TreeState {
             search_text_pending: false,
             word_hits: HashMap::new(),
             labeled: Vec::new(),
-            filter_vis: Vec::new(),
-            scratch: FlattenScratch::default(),
             vis: Vec::new(),
-            pos_of: Vec::new(),
+            stack: Vec::new(),
             loaded,
             filter: Filter::Default,
             folded: HashSet::new(),
@@ -226,7 +229,6 @@ impl TreeState {
         self.search_text = None;
         self.search_text_pending = false;
         self.word_hits.clear();
-        self.filter_vis.clear();
         self.labeled = entries
             .iter()
             .map(|e| tree.labels.contains_key(&e.id))
@@ -366,73 +368,59 @@ impl TreeState {
         }
     }
 
-    /// Recomputes the visible rows and the shown selection.
+    /// Recomputes the visible rows and the shown selection: one pass over
+    /// the tree in walk order with the filter's bits (and a search's hits).
     pub fn rebuild(&mut self) {
-        let n = self.loaded.session.entries.len();
-        let leaf = self.loaded.tree.leaf;
         let search = self.search.text().trim().to_string();
-        // Each filter's answer is computed once per session (keys switch
-        // filters back and forth).
-        if !self.filter_vis.iter().any(|(f, _)| *f == self.filter) {
-            let v: Vec<bool> = self
-                .loaded
-                .session
-                .entries
-                .iter()
-                .enumerate()
-                .map(|(i, e)| passes_filter(e, Some(i) == leaf, self.labeled[i], self.filter))
-                .collect();
-            self.filter_vis.push((self.filter, v));
-        }
-        let mut vis = std::mem::take(&mut self.vis);
-        vis.clear();
-        if let Some((_, v)) = self.filter_vis.iter().find(|(f, _)| *f == self.filter) {
-            vis.extend_from_slice(v);
-        }
-        debug_assert_eq!(vis.len(), n);
+        let tree = &self.loaded.tree;
+        let folds = self
+            .loaded
+            .pre
+            .fold_positions(self.folded.iter().filter_map(|id| tree.index_of(id)));
+        let bits = self.loaded.filters.of(self.filter);
         if !search.is_empty() && !self.search_text_pending {
+            let mut vis = std::mem::take(&mut self.vis);
+            vis.clear();
+            vis.resize(self.loaded.session.entries.len(), false);
+            for (p, &e) in self.loaded.pre.order.iter().enumerate() {
+                if let Some(v) = vis.get_mut(e as usize) {
+                    *v = bit(bits, p);
+                }
+            }
             self.search_hits(&search, &mut vis);
+            flatten_pre(
+                &mut self.rows,
+                &mut self.stack,
+                &self.loaded.pre,
+                &self.loaded.tree,
+                |_, e| vis[e],
+                &folds,
+            );
+            self.vis = vis;
+        } else {
+            flatten_pre(
+                &mut self.rows,
+                &mut self.stack,
+                &self.loaded.pre,
+                &self.loaded.tree,
+                |p, _| bit(bits, p),
+                &folds,
+            );
         }
-        let folded: HashSet<usize> = self
-            .folded
-            .iter()
-            .filter_map(|id| self.loaded.tree.index_of(id))
-            .collect();
-        flatten_with(
-            &mut self.rows,
-            &mut self.scratch,
-            &self.loaded.session.entries,
-            &self.loaded.tree,
-            &|i| vis[i],
-            &folded,
-        );
-        self.vis = vis;
         self.selected = self.shown_selection();
     }
 
     /// The anchor's row, else its nearest visible ancestor's, else (as
     /// Atomic) the last row.
-    fn shown_selection(&mut self) -> Option<usize> {
+    fn shown_selection(&self) -> Option<usize> {
         if self.rows.is_empty() {
             return None;
         }
-        let pos_of = &mut self.pos_of;
-        pos_of.clear();
-        pos_of.resize(self.loaded.session.entries.len(), u32::MAX);
-        for (p, r) in self.rows.iter().enumerate() {
-            if let Some(slot) = pos_of.get_mut(r.entry) {
-                *slot = p as u32;
-            }
-        }
-        let tree = &self.loaded.tree;
-        let mut cur = self.anchor.as_deref().and_then(|id| tree.index_of(id));
-        while let Some(i) = cur {
-            if let Some(&p) = pos_of.get(i).filter(|&&p| p != u32::MAX) {
-                return Some(p as usize);
-            }
-            cur = tree.parent[i];
-        }
-        Some(self.rows.len() - 1)
+        self.anchor
+            .as_deref()
+            .and_then(|id| self.loaded.tree.index_of(id))
+            .and_then(|i| self.loaded.pre.row_of_nearest(&self.rows, i))
+            .or(Some(self.rows.len() - 1))
     }
 
     /// Opens the tree at entry `id`: selected, its ancestors unfolded, and
