@@ -554,10 +554,12 @@ fn show(config: &StoreConfig, a: &super::ShowArgs, out: &mut impl Write) -> Resu
     let path = resolve(config, &a.session)?;
     let (s, t) = load(&path)?;
     if a.json {
-        let mut buf = Vec::new();
-        crate::session::tree::write_json(&s, &t, &mut buf);
-        buf.push(b'\n');
-        out.write_all(&escape_c1(buf))?;
+        // A piece at a time: the text is never held whole.
+        crate::session::tree::write_json_pieces(&s, &t, |piece| match needs_c1_escape(piece) {
+            true => out.write_all(&escape_c1(std::mem::take(piece))),
+            false => out.write_all(piece),
+        })?;
+        out.write_all(b"\n")?;
         return Ok(());
     }
     let calls = &s.calls;
@@ -753,10 +755,7 @@ pub fn write_new_file(
 /// Rewrites DEL and C1 controls (raw in JSON strings) as `\u` escapes; they
 /// can only occur inside strings, where the escape means the same.
 fn escape_c1(buf: Vec<u8>) -> Vec<u8> {
-    let needs = memchr::memchr(0x7f, &buf).is_some()
-        || memchr::memmem::find_iter(&buf, b"\xc2")
-            .any(|i| buf.get(i + 1).is_some_and(|b| (0x80..=0x9f).contains(b)));
-    if !needs {
+    if !needs_c1_escape(&buf) {
         return buf;
     }
     let mut out = Vec::with_capacity(buf.len() + 16);
@@ -774,6 +773,13 @@ fn escape_c1(buf: Vec<u8>) -> Vec<u8> {
         i += 1;
     }
     out
+}
+
+/// Whether `buf` holds DEL or a C1 control ([`escape_c1`] changes it).
+fn needs_c1_escape(buf: &[u8]) -> bool {
+    memchr::memchr(0x7f, buf).is_some()
+        || memchr::memmem::find_iter(buf, b"\xc2")
+            .any(|i| buf.get(i + 1).is_some_and(|b| (0x80..=0x9f).contains(b)))
 }
 
 /// JSON text safe to print on a terminal: DEL and C1 controls (which

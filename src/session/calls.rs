@@ -73,6 +73,11 @@ impl ToolCalls {
         self.map.len()
     }
 
+    /// Room for `more` calls (a big session's map is not grown step by step).
+    pub(crate) fn reserve(&mut self, more: usize) {
+        self.map.reserve(more);
+    }
+
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }

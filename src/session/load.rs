@@ -346,8 +346,24 @@ pub(crate) fn load_entries_streamed(
         merge(chunks, &mut entries, &mut calls, diagnostics);
         buf.drain(..end);
         pos += end;
+        if pos - from == end && !eof {
+            // After the first block: room for the whole file's entries (and
+            // tool calls) at that block's rate, so the array is not grown
+            // (copied, its pages touched again) a dozen times, nor the map
+            // rehashed.
+            if let Some(len) = src.file_len() {
+                let per = (end / entries.len().max(1)).max(1);
+                let rest = (len as usize).saturating_sub(pos) / per;
+                let calls_rest = rest * calls.len() / entries.len().max(1);
+                entries.reserve(rest + rest / 16);
+                calls.reserve(calls_rest + calls_rest / 16);
+            }
+        }
     }
-    entries.shrink_to_fit();
+    // Capacity never touched costs no memory; a big overshoot is let go.
+    if entries.capacity() - entries.len() > entries.len() / 8 + 1024 {
+        entries.shrink_to_fit();
+    }
     Ok((entries, calls, pos))
 }
 

@@ -42,6 +42,11 @@ impl Source {
         }
     }
 
+    /// The file's length now (`None` without a file).
+    pub fn file_len(&self) -> Option<u64> {
+        self.file.as_ref()?.metadata().ok().map(|m| m.len())
+    }
+
     fn held(&self) -> Option<Arc<Vec<u8>>> {
         match self.bytes.read() {
             Ok(g) => g.clone(),

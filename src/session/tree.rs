@@ -266,6 +266,26 @@ impl SessionTree {
 /// "type","role"?,"label"?,"depth","onActivePath"}]}`, keys in that order,
 /// strings escaped as `serde_json` escapes them.
 pub fn write_json(session: &Session, tree: &SessionTree, out: &mut Vec<u8>) {
+    let mut whole = Vec::new();
+    let _ = write_json_pieces(session, tree, |piece| {
+        whole.append(piece);
+        Ok(())
+    });
+    out.append(&mut whole);
+}
+
+/// [`write_json`] a piece at a time: `emit` is called with about a
+/// megabyte of the text (whole entries: a piece never cuts a character)
+/// and may take it; the text is never held whole (at a million entries it
+/// is ~150 MB).
+pub fn write_json_pieces(
+    session: &Session,
+    tree: &SessionTree,
+    mut emit: impl FnMut(&mut Vec<u8>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    const PIECE: usize = 1 << 20;
+    let mut out = Vec::with_capacity(PIECE + (64 << 10));
+    let out = &mut out;
     fn string(out: &mut Vec<u8>, s: &str) {
         // Writing to memory cannot fail.
         let _ = serde_json::to_writer(&mut *out, s);
@@ -277,7 +297,6 @@ pub fn write_json(session: &Session, tree: &SessionTree, out: &mut Vec<u8>) {
         }
     }
     let entries = &session.entries;
-    out.reserve(entries.len() * 96);
     out.extend_from_slice(b"{\"id\":");
     string(out, session.id());
     out.extend_from_slice(b",\"leafId\":");
@@ -327,8 +346,13 @@ pub fn write_json(session: &Session, tree: &SessionTree, out: &mut Vec<u8>) {
         } else {
             b",\"onActivePath\":false}"
         });
+        if out.len() >= PIECE {
+            emit(out)?;
+            out.clear();
+        }
     }
     out.extend_from_slice(b"]}");
+    emit(out)
 }
 
 /// Makes every node that lies on a parent cycle a root.
