@@ -192,9 +192,18 @@ fn list_agent_claude_json_shape() {
             "lastReply",
             "internal",
             "agent",
+            "gitBranch",
         ];
         assert_eq!(&keys[..want.len()], want, "{r}");
         assert_eq!(r["agent"], "claude");
+        // The newest `gitBranch` recorded (the session moved to a branch
+        // after its compaction); an empty one is none.
+        let branch = if r["id"] == CLAUDE_ID {
+            Value::from("fix-parser")
+        } else {
+            Value::Null
+        };
+        assert_eq!(r["gitBranch"], branch, "{r}");
         if r["id"] == CLAUDE_ID {
             // The last assistant text in file order.
             assert_eq!(r["lastReply"], "Added tests/parser_zero.rs.");
@@ -209,12 +218,95 @@ fn list_agent_claude_json_shape() {
         "list", "--all", "--json", "--agent", "claude", "--agent", "codex",
     ]));
     assert_eq!(json_lines(&both).len(), 4);
+    // Codex's `session_meta.git.branch`.
+    let codex = json_lines(&run_ok(
+        at_home(h.path()).args(["list", "--all", "--json", "--agent", "codex"]),
+    ));
+    assert_eq!(row(&codex, CODEX_ID)["gitBranch"], "feature/mul");
+    assert_eq!(row(&codex, CODEX_OLD_ID)["gitBranch"], "main");
     let bad = run(at_home(h.path()).args(["list", "--agent", "gemini"]));
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("atomic, pi, claude or codex"));
     // Sessions resolve by the ids in their file names.
     let shown = run_ok(at_home(h.path()).args(["show", &CODEX_ID[..13]]));
     assert!(shown.starts_with(CODEX_ID), "{shown}");
+}
+
+/// Claude Code's sub-agent runs (sidechains): `agent-<id>.jsonl` beside the
+/// session and `<session id>/subagents/agent-<id>.jsonl` are internal
+/// sessions of their session, hidden unless asked for
+/// (`--include-internal`, Alt+I in the picker); Claude Code's own
+/// compaction agent (`agent-acompact-…`) is left out.
+#[test]
+fn sidechains_are_hidden_unless_asked() {
+    let h = home();
+    let sub = h.path().join(format!(
+        ".claude/projects/-home-u-proj/{CLAUDE_ID}/subagents/agent-a7c41d2.jsonl"
+    ));
+    let flat = h
+        .path()
+        .join(".claude/projects/-home-u-other/agent-3f2a9c1b.jsonl");
+    for index in [false, true, true] {
+        let args = |more: &[&'static str]| {
+            let mut a = vec!["list", "--all", "--json", "--agent", "claude"];
+            if !index {
+                a.push("--no-index");
+            }
+            a.extend(more);
+            a
+        };
+        let plain = json_lines(&run_ok(at_home(h.path()).args(args(&[]))));
+        assert_eq!(plain.len(), 2, "{plain:#?}");
+        assert!(plain.iter().all(|r| r["internal"] == false));
+        let all = json_lines(&run_ok(
+            at_home(h.path()).args(args(&["--include-internal"])),
+        ));
+        assert_eq!(all.len(), 4, "{all:#?}");
+        let s = row(&all, "agent-a7c41d2");
+        assert_eq!(s["internal"], true);
+        assert_eq!(s["agent"], "claude");
+        assert_eq!(s["path"], sub.to_str().unwrap());
+        // Listed under its session (the threaded sort nests it there).
+        assert_eq!(
+            s["parentSessionPath"],
+            claude_file(h.path()).to_str().unwrap()
+        );
+        assert_eq!(
+            s["firstMessage"],
+            "Search the tests for every place that counts tokens and report the file names."
+        );
+        assert_eq!(s["messageCount"], 4);
+        assert_eq!(s["gitBranch"], "fix-parser");
+        assert_eq!(
+            s["lastReply"],
+            "Two files count tokens: tests/lexer_tokens.rs and tests/parser_zero.rs."
+        );
+        let f = row(&all, "agent-3f2a9c1b");
+        assert_eq!(f["path"], flat.to_str().unwrap());
+        assert_eq!(
+            f["parentSessionPath"],
+            h.path()
+                .join(format!(
+                    ".claude/projects/-home-u-other/{CLAUDE_OTHER_ID}.jsonl"
+                ))
+                .to_str()
+                .unwrap()
+        );
+        assert_eq!(f["firstMessage"], "Warmup");
+        assert!(all
+            .iter()
+            .all(|r| !r["id"].as_str().unwrap().starts_with("agent-acompact")));
+    }
+    // Its tree and context read as any session's.
+    let shown = run_ok(at_home(h.path()).args(["context", sub.to_str().unwrap()]));
+    assert!(shown.contains("lexer_tokens.rs"), "{shown}");
+    // In the picker: hidden, then Alt+I lists them under their session.
+    let mut app = picker(h.path());
+    assert!(!screen(&app).contains("[sub-agent]"));
+    key(&mut app, KeyCode::Char('i'), KeyModifiers::ALT);
+    let s = screen(&app);
+    assert!(s.contains("└─ [sub-agent] Search the te"), "{s}");
+    assert!(s.contains("└─ [sub-agent] Warmup"), "{s}");
 }
 
 #[test]
@@ -322,11 +414,11 @@ fn writes_are_refused_on_other_agents_files() {
         );
     }
     assert_eq!(std::fs::read(&f).unwrap(), before);
-    assert_eq!(
-        std::fs::read_dir(f.parent().unwrap()).unwrap().count(),
-        1,
-        "no fork file was written"
-    );
+    let files = std::fs::read_dir(f.parent().unwrap())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().is_file())
+        .count();
+    assert_eq!(files, 1, "no fork file was written");
 }
 
 fn store(home: &Path) -> StoreConfig {
@@ -457,4 +549,132 @@ fn claude_code_tree_screen() {
     assert!(screen(&app).contains("cannot be labelled here"));
     key(&mut app, KeyCode::Enter, KeyModifiers::NONE);
     assert!(screen(&app).contains("cannot be branched or forked here"));
+}
+
+/// The words of every string in `v` (object keys and content blocks'
+/// `type`s left out).
+fn words_of(v: &Value, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        Value::String(s) => {
+            // A JSON text inside a string (Codex's arguments and shell
+            // output) holds its words as strings too.
+            if let Ok(inner @ (Value::Object(_) | Value::Array(_))) =
+                serde_json::from_str::<Value>(s)
+            {
+                return words_of(&inner, out);
+            }
+            for w in s.split(|c: char| !c.is_ascii_alphanumeric()) {
+                if w.len() >= 4 && w.chars().any(|c| c.is_ascii_alphabetic()) {
+                    out.insert(w.to_ascii_lowercase());
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| words_of(x, out)),
+        Value::Object(o) => o
+            .iter()
+            .filter(|(k, _)| *k != "type")
+            .for_each(|(_, x)| words_of(x, out)),
+        _ => {}
+    }
+}
+
+/// The words of a foreign file's tool calls (arguments) and tool outputs,
+/// read from the agent's own lines (not through arbor): Claude Code's
+/// `tool_use` inputs and `tool_result` contents, Codex's `function_call`
+/// / `custom_tool_call` / `local_shell_call` and their outputs. Sidechain
+/// lines are another session's.
+fn tool_words(path: &Path) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for l in std::fs::read_to_string(path).unwrap().lines() {
+        let Ok(Value::Object(o)) = serde_json::from_str::<Value>(l) else {
+            continue;
+        };
+        if o.get("isSidechain") == Some(&Value::Bool(true)) {
+            continue;
+        }
+        if let Some(Value::Array(blocks)) = o.get("message").and_then(|m| m.get("content")) {
+            for b in blocks {
+                match b["type"].as_str() {
+                    Some("tool_use") => {
+                        words_of(&b["input"], &mut out);
+                        words_of(&b["name"], &mut out);
+                    }
+                    Some("tool_result") => words_of(&b["content"], &mut out),
+                    _ => {}
+                }
+            }
+        }
+        let p = &o.get("payload").cloned().unwrap_or(Value::Null);
+        match p["type"].as_str() {
+            Some("function_call") => {
+                words_of(&p["arguments"], &mut out);
+                words_of(&p["name"], &mut out);
+            }
+            Some("custom_tool_call") => {
+                words_of(&p["input"], &mut out);
+                words_of(&p["name"], &mut out);
+            }
+            Some("local_shell_call") => words_of(&p["action"], &mut out),
+            Some("function_call_output" | "custom_tool_call_output") => {
+                words_of(&p["output"], &mut out)
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `in:tools` finds other agents' tool calls and output, through the index
+/// and without it: every word of a session's tool parts (the oracle reads
+/// the agents' lines itself) finds that session, and nothing is found in a
+/// file that does not hold the word at all (grep).
+#[test]
+fn tool_calls_and_output_of_other_agents_are_searchable() {
+    let h = home();
+    let sessions = [claude_file(h.path()), codex_file(h.path())];
+    let mut checked = 0;
+    for (i, path) in sessions.iter().enumerate() {
+        let words = tool_words(path);
+        assert!(words.len() > 5, "{words:?}");
+        // A spread of them (each query is three runs of arbor).
+        for w in words.iter().step_by(words.len() / 6 + 1) {
+            let q = format!("in:tools {w}");
+            let mut found = Vec::new();
+            for no_index in [false, true] {
+                let mut c = at_home(h.path());
+                c.args(["list", "--all", "--json", "--query", &q]);
+                if no_index {
+                    c.arg("--no-index");
+                }
+                let paths: Vec<String> = json_lines(&run_ok(&mut c))
+                    .iter()
+                    .map(|r| r["path"].as_str().unwrap().to_string())
+                    .collect();
+                assert!(
+                    paths.contains(&path.to_str().unwrap().to_string()),
+                    "{q} (no index: {no_index}) did not find {path:?}: {paths:?}"
+                );
+                for p in &paths {
+                    let text = std::fs::read_to_string(p).unwrap().to_ascii_lowercase();
+                    assert!(text.contains(w.as_str()), "{q} found {p}");
+                }
+                found.push(paths);
+            }
+            assert_eq!(found[0], found[1], "{q}: index and files disagree");
+            checked += 1;
+        }
+        // A word only in the conversation is not a tool part.
+        let only_text = ["regression", "arithmetic"][i];
+        assert!(!words.contains(only_text));
+    }
+    assert!(checked >= 8, "{checked}");
+    // The sidechain's tool output is its own session's, not the parent's.
+    let out = run_ok(at_home(h.path()).args([
+        "list",
+        "--all",
+        "--json",
+        "--query",
+        "in:tools count_tokens",
+    ]));
+    assert!(out.is_empty(), "{out}");
 }

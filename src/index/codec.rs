@@ -10,7 +10,7 @@ use crate::session::extras::{LabelInfo, LabelText, Usage, UsageBucket};
 use crate::session::info::SessionInfo;
 use crate::session::reader::Diagnostics;
 
-const CODEC_VERSION: u8 = 4;
+const CODEC_VERSION: u8 = 5;
 
 struct Enc(Vec<u8>);
 
@@ -140,6 +140,7 @@ pub fn encode(i: &SessionInfo) -> Vec<u8> {
         last_message_id,
         last_reply,
         internal,
+        git_branch,
         all_text: _,
         models,
         total_tokens,
@@ -177,6 +178,7 @@ pub fn encode(i: &SessionInfo) -> Vec<u8> {
     e.opt_str(last_message_id.as_deref());
     e.opt_str(last_reply.as_deref());
     e.bool(*internal);
+    e.opt_str(git_branch.as_deref());
     e.u64(models.len() as u64);
     for m in models {
         e.str(m);
@@ -262,6 +264,7 @@ pub fn decode_with(b: &[u8], extras: bool) -> Option<SessionInfo> {
     let last_message_id = d.opt_str()?;
     let last_reply = d.opt_str()?;
     let internal = d.bool()?;
+    let git_branch = d.opt_str()?;
     let n = d.usize()?;
     let mut models = BTreeSet::new();
     for _ in 0..n {
@@ -328,6 +331,7 @@ pub fn decode_with(b: &[u8], extras: bool) -> Option<SessionInfo> {
         last_message_id,
         last_reply,
         internal,
+        git_branch,
         all_text: String::new(),
         models,
         total_tokens,
@@ -430,6 +434,7 @@ mod tests {
             last_message_id: Some("a1".into()),
             last_reply: Some("Done: ✓".into()),
             internal: true,
+            git_branch: Some("feat/ü".into()),
             all_text: String::new(),
             models: ["m1".to_string(), "m2".to_string()].into_iter().collect(),
             total_tokens: u64::MAX,

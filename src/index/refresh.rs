@@ -517,8 +517,6 @@ fn parse_foreign(
         row_differs: false,
         text: String::new(),
         terms: Vec::new(),
-        // Other agents' lines are not Atomic entries: only their text is
-        // indexed (not yet their tool calls and output).
         part_words: Vec::new(),
         tail_text: None,
         bytes_parsed: size,
@@ -530,18 +528,36 @@ fn parse_foreign(
         ));
         return Ok(out);
     };
-    let translated = crate::session::foreign::translate(agent, path, &buf);
+    // Translated line by line: the row, the text and every part's words
+    // (tool calls and output, thinking, …) as for an Atomic file.
+    let Some(mut t) = crate::session::foreign::Translator::new(agent, path) else {
+        out.state = Err(not_a_session(path, "not another agent's session"));
+        return Ok(out);
+    };
     let mut s = InfoScanner::new(path, mtime_ms(meta)).with_normalized_text();
-    for (line, complete) in crate::session::reader::lines(&translated) {
-        s.feed(line, complete);
+    let mut words = PartWords::default();
+    let mut header = true;
+    let mut feed = |l: &[u8], c: bool| {
+        // The header has no parts.
+        if c && !std::mem::take(&mut header) {
+            words.line(l);
+        }
+        s.feed(l, c);
+    };
+    for (line, complete) in crate::session::reader::lines(&buf) {
+        t.feed_lines(line, complete, &mut feed);
     }
+    let branch = t.git_branch().map(str::to_string);
+    t.finish_lines(&mut feed);
     out.text = trimmed(s.take_text());
     match s.finish() {
         Ok(mut row) => {
             row.path = file.path.clone();
             row.agent = file.agent;
+            row.git_branch = branch;
             out.row = Some(row);
             out.terms = distinct_token_ranges(&out.text);
+            out.part_words = words.finish();
         }
         Err(reason) => {
             out.state = Err(not_a_session(path, reason));
@@ -1067,7 +1083,7 @@ pub fn stored_rows(
                 StoreKind::Flat => depth == 0,
                 StoreKind::PerProject => depth == 1,
                 StoreKind::Dated => depth == 0 || depth == 3,
-            };
+            } || (root.agent == crate::session::Agent::Claude && depth == 3);
             (is_sep(sep) && fits).then_some((rel, *root))
         }) else {
             continue;

@@ -129,6 +129,11 @@ impl<'q> PartMatcher<'q> {
     /// Feeds the lines of a session file until [`PartMatcher::complete`].
     /// A file that cannot be read matches nothing more.
     pub fn file(&mut self, path: &Path) {
+        // Another agent's file: its lines translated as they are read.
+        if let Some(agent) = crate::session::foreign::detect_path(path) {
+            self.foreign_file(agent, path);
+            return;
+        }
         let Ok((mut f, _)) = crate::session::open::open_session_file(path) else {
             return;
         };
@@ -140,6 +145,35 @@ impl<'q> PartMatcher<'q> {
                 !self.complete()
             })
         });
+    }
+}
+
+impl PartMatcher<'_> {
+    fn foreign_file(&mut self, agent: crate::session::Agent, path: &Path) {
+        let Ok((mut f, _)) = crate::session::open::open_session_file(path) else {
+            return;
+        };
+        let Some(mut t) = crate::session::foreign::Translator::new(agent, path) else {
+            return;
+        };
+        let mut header = true;
+        let _ = with_read_buffer(|buf| {
+            read_lines(&mut f, buf, |line, complete, _| {
+                t.feed_lines(line, complete, &mut |l, c| {
+                    if c && !std::mem::take(&mut header) {
+                        self.line(l);
+                    }
+                });
+                !self.complete()
+            })
+        });
+        if !self.complete() {
+            t.finish_lines(&mut |l, c| {
+                if c && !std::mem::take(&mut header) {
+                    self.line(l);
+                }
+            });
+        }
     }
 }
 

@@ -139,26 +139,6 @@ pub fn write_dated(path: &Path, bytes: &[u8], modified: SystemTime) -> std::io::
 }
 
 /// Moves `path` to the system trash.
-/// A file in memory holding `bytes`, no name on any disk (another agent's
-/// session translated for a reader that wants a `File`). Linux only.
-pub fn memory_file(bytes: &[u8]) -> std::io::Result<File> {
-    #[cfg(target_os = "linux")]
-    {
-        let fd = rustix::fs::memfd_create("arbor-translated", rustix::fs::MemfdFlags::CLOEXEC)?;
-        let mut f = File::from(fd);
-        f.write_all(bytes)?;
-        Ok(f)
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = bytes;
-        Err(std::io::Error::new(
-            std::io::ErrorKind::Unsupported,
-            "no file in memory on this system",
-        ))
-    }
-}
-
 pub fn trash(path: &Path) -> Result<(), trash::Error> {
     trash::delete(path)
 }

@@ -104,28 +104,234 @@ pub fn detect_bytes(buf: &[u8]) -> Option<Agent> {
         .and_then(|o| detect(&o))
 }
 
-/// Which foreign format the file at `path` is in, from its first line (read
-/// up to 1 MiB); `None` for Atomic files and anything unreadable.
+/// Which foreign format the file at `path` is in, from its first JSON
+/// object (looked for in its first MiB, as [`detect_bytes`] looks in the
+/// whole); `None` for Atomic files and anything unreadable.
 pub fn detect_path(path: &Path) -> Option<Agent> {
     use std::io::{BufRead, Read};
     let (f, _) = super::open::open_session_file(path).ok()?;
+    let mut r = std::io::BufReader::new(f).take(1 << 20);
     let mut line = Vec::new();
-    std::io::BufReader::new(f)
-        .take(1 << 20)
-        .read_until(b'\n', &mut line)
-        .ok()?;
-    detect(&parse_object(&line, &mut false)?)
+    loop {
+        line.clear();
+        if r.read_until(b'\n', &mut line).ok()? == 0 {
+            return None;
+        }
+        let text = line.strip_suffix(b"\n").unwrap_or(&line);
+        if let Some(o) = parse_object(text, &mut false) {
+            return detect(&o);
+        }
+    }
 }
 
-/// The Atomic version 3 lines of a foreign session file.
+/// The Atomic version 3 lines of a foreign session file (an Atomic or pi
+/// file is returned as it is).
 pub fn translate(agent: Agent, path: &Path, buf: &[u8]) -> Vec<u8> {
-    let out = match agent {
-        Agent::Claude => Claude::new(path).run(buf),
-        Agent::Codex => Codex::new(path).run(buf),
-        // Atomic and pi files are Atomic already.
-        Agent::Atomic | Agent::Pi => return buf.to_vec(),
+    let Some(mut t) = Translator::new(agent, path) else {
+        return buf.to_vec();
     };
-    out.write()
+    let mut out = Vec::with_capacity(buf.len());
+    for (raw, complete) in lines(buf) {
+        t.feed(raw, complete);
+        t.drain_into(&mut out);
+    }
+    t.finish(&mut out);
+    out
+}
+
+/// [`translate`] of an open file into `out`, in bounded memory: the input
+/// is read a chunk at a time, a line longer than `max_line` is never held
+/// (left out of the translation; its place and length are returned), and
+/// the translation is written as it goes, holding only the last
+/// [`WINDOW`] entries (the ones a later line may still change).
+pub fn translate_file(
+    agent: Agent,
+    path: &Path,
+    file: &std::fs::File,
+    max_line: usize,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<Vec<(u64, u64)>> {
+    use super::chunked::{Forward, Line as Chunk};
+    let len = file.metadata()?.len();
+    let mut huge = Vec::new();
+    let Some(mut t) = Translator::new(agent, path) else {
+        return Ok(huge);
+    };
+    let mut fwd = Forward::new(file, 0, len, max_line);
+    let mut buf = Vec::new();
+    while let Some(line) = fwd.next_line()? {
+        match line {
+            Chunk::Huge { start, len } => huge.push((start, len)),
+            Chunk::Text { bytes, newline, .. } => t.feed(&bytes, newline),
+        }
+        t.drain_into(&mut buf);
+        if buf.len() >= 256 << 10 {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
+    }
+    t.finish(&mut buf);
+    out.write_all(&buf)?;
+    Ok(huge)
+}
+
+/// An unnamed file for a translation too big to keep in memory: on the
+/// disk of the temporary folder, removed from its folder at once (the
+/// system frees it when the handle closes).
+pub fn scratch_file() -> std::io::Result<std::fs::File> {
+    let dir = std::env::temp_dir();
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC;
+        if let Ok(fd) = rustix::fs::open(&dir, flags, Mode::from_raw_mode(0o600)) {
+            return Ok(std::fs::File::from(fd));
+        }
+    }
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    loop {
+        let name = format!(
+            "arbor-translated-{}-{}-{nanos}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
+        let p = dir.join(name);
+        let mut o = std::fs::OpenOptions::new();
+        o.read(true).write(true).create_new(true);
+        #[cfg(windows)]
+        {
+            use std::os::windows::fs::OpenOptionsExt;
+            // FILE_FLAG_DELETE_ON_CLOSE
+            o.custom_flags(0x0400_0000);
+        }
+        match o.open(&p) {
+            Ok(f) => {
+                #[cfg(unix)]
+                let _ = std::fs::remove_file(&p);
+                return Ok(f);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// A translation in progress: lines in, Atomic lines out as soon as no
+/// later line can change them.
+pub struct Translator {
+    kind: Kind,
+}
+
+enum Kind {
+    Claude(Box<Claude>),
+    Codex(Box<Codex>),
+}
+
+impl Translator {
+    /// `None` for Atomic and pi, whose files need no translation.
+    pub fn new(agent: Agent, path: &Path) -> Option<Translator> {
+        let kind = match agent {
+            Agent::Claude => Kind::Claude(Box::new(Claude::new(path))),
+            Agent::Codex => Kind::Codex(Box::new(Codex::new(path))),
+            Agent::Atomic | Agent::Pi => return None,
+        };
+        Some(Translator { kind })
+    }
+
+    /// One line of the foreign file (without its newline), and whether a
+    /// newline ended it.
+    pub fn feed(&mut self, raw: &[u8], complete: bool) {
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        self.window().size = raw.len();
+        match parse_object(raw, &mut false) {
+            Some(o) => match &mut self.kind {
+                Kind::Claude(c) => c.line(o),
+                Kind::Codex(c) => c.line(o),
+            },
+            None => self.window().push(Line::Raw(raw.to_vec(), complete)),
+        }
+        if let Some(h) = self.settled_header() {
+            self.window().header(h);
+        }
+        self.window().flush(WINDOW);
+    }
+
+    /// [`Translator::feed`], handing the translated lines that are final to
+    /// `f` (each without its newline, and whether it had one).
+    pub fn feed_lines(&mut self, raw: &[u8], complete: bool, f: &mut dyn FnMut(&[u8], bool)) {
+        self.feed(raw, complete);
+        let w = self.window();
+        for (l, c) in lines(&w.ready) {
+            f(l, c);
+        }
+        w.ready.clear();
+    }
+
+    /// [`Translator::finish`], handing the last lines to `f`.
+    pub fn finish_lines(self, f: &mut dyn FnMut(&[u8], bool)) {
+        let mut out = Vec::new();
+        self.finish(&mut out);
+        for (l, c) in lines(&out) {
+            f(l, c);
+        }
+    }
+
+    /// Appends the translated lines that are final to `out`.
+    pub fn drain_into(&mut self, out: &mut Vec<u8>) {
+        let w = self.window();
+        out.append(&mut w.ready);
+    }
+
+    /// Appends the rest of the translation to `out`.
+    pub fn finish(mut self, out: &mut Vec<u8>) {
+        match &mut self.kind {
+            Kind::Claude(c) => c.finish(),
+            Kind::Codex(c) => c.finish(),
+        }
+        let h = self.header();
+        let w = self.window();
+        w.header(h);
+        w.flush(0);
+        out.append(&mut w.ready);
+    }
+
+    /// The git branch the session was last on, where the agent records one.
+    pub fn git_branch(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Claude(c) => c.git_branch.as_deref(),
+            Kind::Codex(c) => c.git_branch.as_deref(),
+        }
+    }
+
+    fn window(&mut self) -> &mut Window {
+        match &mut self.kind {
+            Kind::Claude(c) => &mut c.w,
+            Kind::Codex(c) => &mut c.w,
+        }
+    }
+
+    /// The header, once what it says is known (the lines that tell it come
+    /// first: Claude Code's first conversational line, Codex's meta).
+    fn settled_header(&self) -> Option<Map<String, Value>> {
+        let done = match &self.kind {
+            Kind::Claude(c) => c.w.header_done || c.cwd.is_none(),
+            Kind::Codex(c) => c.w.header_done || c.id.is_none() || c.cwd.is_none(),
+        };
+        (!done).then(|| self.header())
+    }
+
+    fn header(&self) -> Map<String, Value> {
+        match &self.kind {
+            Kind::Claude(c) => c.header(),
+            Kind::Codex(c) => c.header(),
+        }
+    }
 }
 
 /// What a translation produces, in order.
@@ -135,32 +341,93 @@ enum Line {
     Raw(Vec<u8>, bool),
 }
 
-struct Out {
-    header: Map<String, Value>,
-    lines: Vec<Line>,
+/// Entries a later line may still change (a streamed reply's usage, a
+/// compaction's summary, a token count): lines further back are written.
+const WINDOW: usize = 64;
+/// ... unless they hold more than this (counted by their input's size).
+const WINDOW_BYTES: usize = 8 << 20;
+
+/// The translation's last lines, held until no later line can change them.
+#[derive(Default)]
+struct Window {
+    lines: std::collections::VecDeque<(Line, usize)>,
+    /// The position of `lines[0]` in the translation.
+    base: usize,
+    /// The input bytes behind the lines held.
+    held: usize,
+    /// The size of the input line being translated.
+    size: usize,
+    header_done: bool,
+    /// Serialized lines, ready to be taken.
+    ready: Vec<u8>,
 }
 
-impl Out {
-    fn write(self) -> Vec<u8> {
-        let mut b = Vec::new();
+impl Window {
+    /// The position the next line will have.
+    fn len(&self) -> usize {
+        self.base + self.lines.len()
+    }
+
+    fn push(&mut self, l: Line) {
+        // Several entries from one input line: its size counts once.
+        let size = std::mem::take(&mut self.size);
+        self.held += size;
+        self.lines.push_back((l, size));
+    }
+
+    fn get_mut(&mut self, at: usize) -> Option<&mut Map<String, Value>> {
+        match self.lines.get_mut(at.checked_sub(self.base)?) {
+            Some((Line::Entry(e), _)) => Some(e),
+            _ => None,
+        }
+    }
+
+    fn header(&mut self, h: Map<String, Value>) {
+        if self.header_done {
+            return;
+        }
+        self.header_done = true;
         // Serializing a map of JSON values into memory cannot fail.
-        let _ = serde_json::to_writer(&mut b, &Value::Object(self.header));
-        b.push(b'\n');
-        for l in self.lines {
+        let _ = serde_json::to_writer(&mut self.ready, &Value::Object(h));
+        self.ready.push(b'\n');
+    }
+
+    /// Writes out all but the last `keep` lines (fewer when they are big),
+    /// once the header is out.
+    fn flush(&mut self, keep: usize) {
+        if !self.header_done {
+            return;
+        }
+        while self.lines.len() > keep || (self.held > WINDOW_BYTES && self.lines.len() > 1) {
+            let Some((l, size)) = self.lines.pop_front() else {
+                break;
+            };
+            self.base += 1;
+            self.held -= size;
             match l {
                 Line::Entry(m) => {
-                    let _ = serde_json::to_writer(&mut b, &Value::Object(m));
-                    b.push(b'\n');
+                    let _ = serde_json::to_writer(&mut self.ready, &Value::Object(m));
+                    self.ready.push(b'\n');
                 }
                 Line::Raw(raw, complete) => {
-                    b.extend_from_slice(&raw);
+                    self.ready.extend_from_slice(&raw);
                     if complete {
-                        b.push(b'\n');
+                        self.ready.push(b'\n');
                     }
                 }
             }
         }
-        b
+    }
+
+    /// Runs `add` (which pushes the lines a translation ends with) before
+    /// a cut-off last line, which must stay last.
+    fn before_partial_tail(&mut self, add: impl FnOnce(&mut Self)) {
+        let tail = match self.lines.back() {
+            Some((Line::Raw(_, false), _)) => self.lines.pop_back(),
+            _ => None,
+        };
+        add(self);
+        self.lines.extend(tail);
     }
 }
 
@@ -288,7 +555,12 @@ struct Claude {
     id: String,
     cwd: Option<String>,
     first_timestamp: Option<String>,
-    lines: Vec<Line>,
+    /// The newest `gitBranch` of the conversation's lines.
+    git_branch: Option<String>,
+    /// A sub-agent's transcript (`agent-<id>.jsonl`), whose lines are all
+    /// sidechain lines: they are its conversation, not left out.
+    sidechain: Option<Sidechain>,
+    w: Window,
     /// Uuids of lines that are not entries (progress, other bookkeeping),
     /// mapped to their parent, so that children still find their place.
     alias: HashMap<String, Option<String>>,
@@ -303,6 +575,76 @@ struct Claude {
     last_id: Option<String>,
 }
 
+/// What a sub-agent's transcript is part of. Claude Code writes the
+/// sub-agent runs of its Task tool as sidechains: inline in the session's
+/// file in its first versions (left out of the session's tree), then in
+/// `agent-<agent id>.jsonl` beside the session's file, and now in
+/// `<session id>/subagents/agent-<agent id>.jsonl`; every line has
+/// `isSidechain: true`, the session's `sessionId` and the `agentId`. Such a
+/// file reads as an internal workflow session of its session (Atomic's
+/// `internal` header with a `workflow` marker, and `parentSession`): hidden
+/// unless asked for (`--include-internal`, Alt+I), and then listed under
+/// its session in the threaded list.
+struct Sidechain {
+    /// The folder of the session's file.
+    dir: std::path::PathBuf,
+    /// The session's id, from the folder (`<session id>/subagents/`) or the
+    /// lines' `sessionId`.
+    session: Option<String>,
+    agent: Option<String>,
+}
+
+impl Sidechain {
+    fn of(path: &Path, stem: &str) -> Option<Sidechain> {
+        let agent = stem.strip_prefix("agent-")?;
+        let parent = path.parent()?;
+        let (dir, session) = if parent.file_name().is_some_and(|n| n == "subagents") {
+            let sdir = parent.parent()?;
+            let session = sdir.file_name()?.to_string_lossy().into_owned();
+            (sdir.parent()?.to_path_buf(), Some(session))
+        } else {
+            (parent.to_path_buf(), None)
+        };
+        Some(Sidechain {
+            dir,
+            session,
+            agent: Some(agent.to_string()).filter(|a| !a.is_empty()),
+        })
+    }
+
+    fn learn(&mut self, o: &Map<String, Value>) {
+        if self.session.is_none() {
+            self.session = str_of(o, "sessionId").map(str::to_string);
+        }
+        if let Some(a) = str_of(o, "agentId") {
+            self.agent.get_or_insert_with(|| a.to_string());
+        }
+    }
+
+    /// Marks a header as the sub-agent run of its session.
+    fn mark(&self, h: &mut Map<String, Value>) {
+        let session = self.session.as_deref().unwrap_or("");
+        let agent = self.agent.as_deref().unwrap_or("agent");
+        h.insert("internal".into(), true.into());
+        h.insert(
+            "workflow".into(),
+            json!({
+                // Never empty: the marker needs all three.
+                "runId": if session.is_empty() { agent } else { session },
+                "stageId": agent,
+                "stageName": "sub-agent",
+            }),
+        );
+        if !session.is_empty() {
+            let parent = self.dir.join(format!("{session}.jsonl"));
+            h.insert(
+                "parentSession".into(),
+                parent.to_string_lossy().into_owned().into(),
+            );
+        }
+    }
+}
+
 const CLAUDE_NOT_PROMPTS: [&str; 5] = [
     "<command-name>",
     "<command-message>",
@@ -313,11 +655,14 @@ const CLAUDE_NOT_PROMPTS: [&str; 5] = [
 
 impl Claude {
     fn new(path: &Path) -> Claude {
+        let id = stem(path);
         Claude {
-            id: stem(path),
+            sidechain: Sidechain::of(path, &id),
+            id,
             cwd: None,
             first_timestamp: None,
-            lines: Vec::new(),
+            git_branch: None,
+            w: Window::default(),
             alias: HashMap::new(),
             tools: HashMap::new(),
             usage_at: HashMap::new(),
@@ -345,39 +690,30 @@ impl Claude {
         if let Some(id) = str_of(&e, "id") {
             self.last_id = Some(id.to_string());
         }
-        self.lines.push(Line::Entry(e));
+        self.w.push(Line::Entry(e));
     }
 
-    fn run(mut self, buf: &[u8]) -> Out {
-        for (raw, complete) in lines(buf) {
-            if raw.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            match parse_object(raw, &mut false) {
-                Some(o) => self.line(o),
-                None => self.lines.push(Line::Raw(raw.to_vec(), complete)),
-            }
-        }
-        // A cut-off last line stays last (what is added below goes before it).
-        let tail = match self.lines.last() {
-            Some(Line::Raw(_, false)) => self.lines.pop(),
-            _ => None,
-        };
+    fn finish(&mut self) {
         // The title goes last, on the active path, as Atomic's `/name` does.
-        if let Some(name) = self.custom_title.clone().or_else(|| self.summary.clone()) {
-            let parent = self.last_id.clone();
-            let id = format!("{}:title", self.id);
-            self.push(session_info(&id, parent.as_deref(), &name));
+        let Some(name) = self.custom_title.clone().or_else(|| self.summary.clone()) else {
+            return;
+        };
+        let parent = self.last_id.clone();
+        let id = format!("{}:title", self.id);
+        let e = session_info(&id, parent.as_deref(), &name);
+        self.w.before_partial_tail(|w| w.push(Line::Entry(e)));
+    }
+
+    fn header(&self) -> Map<String, Value> {
+        let mut h = header(
+            &self.id,
+            self.first_timestamp.as_deref(),
+            self.cwd.as_deref().unwrap_or(""),
+        );
+        if let Some(sc) = &self.sidechain {
+            sc.mark(&mut h);
         }
-        self.lines.extend(tail);
-        Out {
-            header: header(
-                &self.id,
-                self.first_timestamp.as_deref(),
-                self.cwd.as_deref().unwrap_or(""),
-            ),
-            lines: self.lines,
-        }
+        h
     }
 
     fn line(&mut self, o: Map<String, Value>) {
@@ -402,7 +738,16 @@ impl Claude {
             return;
         };
         if o.get("isSidechain").and_then(Value::as_bool) == Some(true) {
-            return;
+            match &mut self.sidechain {
+                Some(sc) => sc.learn(&o),
+                // Inline sidechain lines (older Claude Code) of a session.
+                None => return,
+            }
+        }
+        if let Some(b) = str_of(&o, "gitBranch").filter(|b| !b.trim().is_empty()) {
+            if self.git_branch.as_deref() != Some(b) {
+                self.git_branch = Some(b.to_string());
+            }
         }
         if self.first_timestamp.is_none() {
             self.first_timestamp = str_of(&o, "timestamp").map(str::to_string);
@@ -429,7 +774,7 @@ impl Claude {
                         .and_then(|m| m.get("preTokens"))
                         .cloned();
                     let e = compaction(&uuid, parent.as_deref(), ts, String::new(), tokens);
-                    self.open_compaction = Some((uuid.clone(), self.lines.len()));
+                    self.open_compaction = Some((uuid.clone(), self.w.len()));
                     self.push(e);
                 } else {
                     let text = text_of(o.get("content"));
@@ -460,7 +805,7 @@ impl Claude {
             // The summary of the boundary just written: it becomes that
             // compaction's summary, and the line an alias of it.
             if let Some((cid, at)) = self.open_compaction.take() {
-                if let Some(Line::Entry(e)) = self.lines.get_mut(at) {
+                if let Some(e) = self.w.get_mut(at) {
                     e.insert("summary".into(), text.into());
                 }
                 self.alias.insert(uuid.to_string(), Some(cid));
@@ -619,8 +964,8 @@ impl Claude {
             );
             if let Some(api_id) = str_of(msg, "id") {
                 // Streamed replies repeat the usage: the last line counts.
-                if let Some(prev) = self.usage_at.insert(api_id.to_string(), self.lines.len()) {
-                    if let Some(Line::Entry(e)) = self.lines.get_mut(prev) {
+                if let Some(prev) = self.usage_at.insert(api_id.to_string(), self.w.len()) {
+                    if let Some(e) = self.w.get_mut(prev) {
                         if let Some(Value::Object(pm)) = e.get_mut("message") {
                             pm.remove("usage");
                         }
@@ -669,7 +1014,9 @@ struct Codex {
     cwd: Option<String>,
     timestamp: Option<String>,
     file_id: String,
-    lines: Vec<Line>,
+    /// `session_meta.git.branch`.
+    git_branch: Option<String>,
+    w: Window,
     next: u64,
     last_id: Option<String>,
     tools: HashMap<String, String>,
@@ -706,7 +1053,8 @@ impl Codex {
             cwd: None,
             timestamp: None,
             file_id,
-            lines: Vec::new(),
+            git_branch: None,
+            w: Window::default(),
             next: 0,
             last_id: None,
             tools: HashMap::new(),
@@ -727,39 +1075,30 @@ impl Codex {
             self.last_id.clone().map_or(Value::Null, Value::from),
         );
         self.last_id = Some(id);
-        self.lines.push(Line::Entry(e));
+        self.w.push(Line::Entry(e));
     }
 
-    fn run(mut self, buf: &[u8]) -> Out {
-        for (raw, complete) in lines(buf) {
-            if raw.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            match parse_object(raw, &mut false) {
-                Some(o) => self.line(o),
-                None => self.lines.push(Line::Raw(raw.to_vec(), complete)),
-            }
-        }
-        // A cut-off last line stays last (what is added below goes before it).
-        let tail = match self.lines.last() {
-            Some(Line::Raw(_, false)) => self.lines.pop(),
+    fn finish(&mut self) {
+        let Some(name) = self.name.clone() else {
+            return;
+        };
+        let tail = match self.w.lines.back() {
+            Some((Line::Raw(_, false), _)) => self.w.lines.pop_back(),
             _ => None,
         };
-        if let Some(name) = self.name.clone() {
-            let mut e = session_info("", None, &name);
-            e.remove("timestamp");
-            self.push(e);
-        }
-        self.lines.extend(tail);
+        let mut e = session_info("", None, &name);
+        e.remove("timestamp");
+        self.push(e);
+        self.w.lines.extend(tail);
+    }
+
+    fn header(&self) -> Map<String, Value> {
         let id = self.id.clone().unwrap_or_else(|| self.file_id.clone());
-        Out {
-            header: header(
-                &id,
-                self.timestamp.as_deref(),
-                self.cwd.as_deref().unwrap_or(""),
-            ),
-            lines: self.lines,
-        }
+        header(
+            &id,
+            self.timestamp.as_deref(),
+            self.cwd.as_deref().unwrap_or(""),
+        )
     }
 
     fn line(&mut self, o: Map<String, Value>) {
@@ -784,6 +1123,14 @@ impl Codex {
                 }
                 if self.cwd.is_none() {
                     self.cwd = str_of(&payload, "cwd").map(str::to_string);
+                }
+                if let Some(b) = payload
+                    .get("git")
+                    .and_then(|g| g.get("branch"))
+                    .and_then(Value::as_str)
+                    .filter(|b| !b.trim().is_empty())
+                {
+                    self.git_branch = Some(b.to_string());
                 }
             }
             "turn_context" => {
@@ -840,9 +1187,7 @@ impl Codex {
                     "cacheWrite": 0,
                     "totalTokens": n("total_tokens"),
                 });
-                if let Some(Line::Entry(e)) =
-                    self.last_assistant.and_then(|i| self.lines.get_mut(i))
-                {
+                if let Some(e) = self.last_assistant.and_then(|i| self.w.get_mut(i)) {
                     if let Some(Value::Object(m)) = e.get_mut("message") {
                         m.insert("usage".into(), usage);
                     }
@@ -861,7 +1206,7 @@ impl Codex {
         if let Some(model) = &self.model {
             m.insert("model".into(), model.clone().into());
         }
-        self.last_assistant = Some(self.lines.len());
+        self.last_assistant = Some(self.w.len());
         self.push(message("", None, ts, m));
     }
 
@@ -936,6 +1281,19 @@ impl Codex {
                 let call = str_of(p, "call_id").unwrap_or("");
                 let out = match p.get("output") {
                     Some(Value::Object(o)) => text_of(o.get("content")),
+                    // A shell's output is a JSON text of its own
+                    // (`{"output": …, "metadata": {"exit_code": …}}`):
+                    // the output is what it printed.
+                    Some(Value::String(s)) if s.starts_with('{') => {
+                        match serde_json::from_str::<Value>(s) {
+                            Ok(Value::Object(o))
+                                if o.get("output").is_some_and(Value::is_string) =>
+                            {
+                                text_of(o.get("output"))
+                            }
+                            _ => s.clone(),
+                        }
+                    }
                     other => text_of(other),
                 };
                 let mut m = Map::new();

@@ -50,6 +50,11 @@ pub struct SessionInfo {
     #[serde(default)]
     pub last_reply: Option<String>,
     pub internal: bool,
+    /// The git branch the session was on, where its agent records it
+    /// (Claude Code's `gitBranch`, the newest; Codex's
+    /// `session_meta.git.branch`): the header's `gitBranch`.
+    #[serde(default)]
+    pub git_branch: Option<String>,
     /// User/assistant text, the searchable body of the session.
     pub all_text: String,
     pub models: BTreeSet<String>,
@@ -129,6 +134,7 @@ impl SessionInfo {
             last_reply: self.last_reply.as_deref(),
             internal: self.internal,
             agent: self.agent.name(),
+            git_branch: self.git_branch.as_deref(),
             diagnostics: (skipped > 0 || self.diagnostics.lossy_lines > 0).then_some(
                 JsonDiagnostics {
                     skipped_lines: skipped,
@@ -166,6 +172,9 @@ pub struct JsonRow<'a> {
     pub last_reply: Option<&'a str>,
     pub internal: bool,
     pub agent: &'a str,
+    /// The git branch the agent recorded (`null` when none: Atomic and pi
+    /// do not record one).
+    pub git_branch: Option<&'a str>,
     /// Only when lines were skipped or read lossily.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diagnostics: Option<JsonDiagnostics>,
@@ -1158,13 +1167,33 @@ pub fn scan_info_with(path: &Path, text: bool) -> Result<SessionInfo, ReadError>
     })
 }
 
-/// The row of another agent's session (Claude Code, Codex), read whole and
-/// translated (`session::foreign`); `None` when the file is in no format
-/// arbor knows. The row's `agent` is left to the caller, who knows the
-/// store root.
+/// The row of another agent's session (Claude Code, Codex), translated
+/// (`session::foreign`) as it is read, in bounded memory; `None` when the
+/// file is in no format arbor knows. The row's `agent` is left to the
+/// caller, who knows the store root.
 pub fn scan_foreign(path: &Path, text: bool) -> Result<Option<SessionInfo>, ReadError> {
-    let (buf, mtime) = read_whole(path)?;
-    Ok(scan_foreign_bytes(path, &buf, mtime, text))
+    let Some(agent) = super::foreign::detect_path(path) else {
+        return Ok(None);
+    };
+    let (mut f, meta) = super::open::open_session_file(path)?;
+    let Some(mut t) = super::foreign::Translator::new(agent, path) else {
+        return Ok(None);
+    };
+    let mut s = InfoScanner::new(path, mtime_ms(&meta));
+    if !text {
+        s = s.without_text();
+    }
+    with_read_buffer(|buf| {
+        read_lines(&mut f, buf, |line, complete, _| {
+            t.feed_lines(line, complete, &mut |l, c| s.feed(l, c));
+            true
+        })
+    })
+    .map_err(|source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(finish_foreign(t, s))
 }
 
 /// [`scan_foreign`] on bytes already read.
@@ -1175,12 +1204,25 @@ pub fn scan_foreign_bytes(
     text: bool,
 ) -> Option<SessionInfo> {
     let agent = super::foreign::detect_bytes(buf)?;
-    let translated = super::foreign::translate(agent, path, buf);
+    let mut t = super::foreign::Translator::new(agent, path)?;
     let mut s = InfoScanner::new(path, file_mtime_ms);
     if !text {
         s = s.without_text();
     }
-    scan_bytes_with(s, path, &translated).ok()
+    for (line, complete) in lines(buf) {
+        t.feed_lines(line, complete, &mut |l, c| s.feed(l, c));
+    }
+    finish_foreign(t, s)
+}
+
+/// The row of a translation fed to `s` (another agent's file has no
+/// labels to resolve); its git branch is the translation's.
+pub fn finish_foreign(t: super::foreign::Translator, mut s: InfoScanner) -> Option<SessionInfo> {
+    let branch = t.git_branch().map(str::to_string);
+    t.finish_lines(&mut |l, c| s.feed(l, c));
+    let mut row = s.finish().ok()?;
+    row.git_branch = branch;
+    Some(row)
 }
 
 /// A whole file and its mtime.
@@ -1511,10 +1553,10 @@ mod tests {
         }
         // serde_json's escapes; the diagnostics only when there are some.
         let want = [
-            r#"{"path":"","id":"","cwd":"","name":null,"hasName":false,"created":"","modified":"1970-01-01T00:00:00.000Z","messageCount":0,"firstMessage":"(no messages)","parentSessionPath":null,"summary":null,"lastReply":null,"internal":false,"agent":"atomic"}"#,
-            r#"{"path":"/a/\"b\"\n.jsonl","id":"x\u0001","cwd":"C:\\Users","name":"n ✓","hasName":true,"created":"2026","modified":"2026-01-01T00:00:00.123Z","messageCount":12,"firstMessage":"hi\t\"there\"","parentSessionPath":"/p","summary":"sum","lastReply":"Fixed \"it\".","internal":true,"agent":"atomic"}"#,
-            r#"{"path":"/a/\"b\"\n.jsonl","id":"x\u0001","cwd":"C:\\Users","name":"n ✓","hasName":true,"created":"2026","modified":"2026-01-01T00:00:00.123Z","messageCount":12,"firstMessage":"hi\t\"there\"","parentSessionPath":"/p","summary":"sum","lastReply":"Fixed \"it\".","internal":true,"agent":"atomic","diagnostics":{"skippedLines":3,"lossyLines":0,"partialTail":true}}"#,
-            r#"{"path":"/a/\"b\"\n.jsonl","id":"x\u0001","cwd":"C:\\Users","name":"n ✓","hasName":true,"created":"2026","modified":"-0002-12-17T14:13:20.000Z","messageCount":12,"firstMessage":"hi\t\"there\"","parentSessionPath":"/p","summary":"sum","lastReply":"Fixed \"it\".","internal":true,"agent":"atomic","diagnostics":{"skippedLines":0,"lossyLines":1,"partialTail":false}}"#,
+            r#"{"path":"","id":"","cwd":"","name":null,"hasName":false,"created":"","modified":"1970-01-01T00:00:00.000Z","messageCount":0,"firstMessage":"(no messages)","parentSessionPath":null,"summary":null,"lastReply":null,"internal":false,"agent":"atomic","gitBranch":null}"#,
+            r#"{"path":"/a/\"b\"\n.jsonl","id":"x\u0001","cwd":"C:\\Users","name":"n ✓","hasName":true,"created":"2026","modified":"2026-01-01T00:00:00.123Z","messageCount":12,"firstMessage":"hi\t\"there\"","parentSessionPath":"/p","summary":"sum","lastReply":"Fixed \"it\".","internal":true,"agent":"atomic","gitBranch":null}"#,
+            r#"{"path":"/a/\"b\"\n.jsonl","id":"x\u0001","cwd":"C:\\Users","name":"n ✓","hasName":true,"created":"2026","modified":"2026-01-01T00:00:00.123Z","messageCount":12,"firstMessage":"hi\t\"there\"","parentSessionPath":"/p","summary":"sum","lastReply":"Fixed \"it\".","internal":true,"agent":"atomic","gitBranch":null,"diagnostics":{"skippedLines":3,"lossyLines":0,"partialTail":true}}"#,
+            r#"{"path":"/a/\"b\"\n.jsonl","id":"x\u0001","cwd":"C:\\Users","name":"n ✓","hasName":true,"created":"2026","modified":"-0002-12-17T14:13:20.000Z","messageCount":12,"firstMessage":"hi\t\"there\"","parentSessionPath":"/p","summary":"sum","lastReply":"Fixed \"it\".","internal":true,"agent":"atomic","gitBranch":null,"diagnostics":{"skippedLines":0,"lossyLines":1,"partialTail":false}}"#,
         ];
         assert_eq!(String::from_utf8(out).unwrap(), want.join("\n") + "\n");
     }

@@ -427,12 +427,31 @@ pub fn read_session_lean(path: &Path) -> Result<Session, ReadError> {
 /// at every place with small blocks).
 #[doc(hidden)]
 pub fn read_session_lean_in(path: &Path, block: usize) -> Result<Session, ReadError> {
-    const FIRST: usize = 1 << 20;
-    // Another agent's file is translated as a whole.
-    if super::foreign::detect_path(path).is_some() {
-        return read_session(path);
+    let io = |source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    // Another agent's file: translated as it is read into an unnamed
+    // scratch file (bounded memory), whose entries are read as asked.
+    if let Some(agent) = super::foreign::detect_path(path) {
+        let (file, meta) = super::open::open_session_file(path)?;
+        let mut scratch = super::foreign::scratch_file().map_err(io)?;
+        let mut w = std::io::BufWriter::with_capacity(256 << 10, &mut scratch);
+        super::foreign::translate_file(agent, path, &file, usize::MAX, &mut w).map_err(io)?;
+        std::io::Write::flush(&mut w).map_err(io)?;
+        drop(w);
+        let mut s = lean_file(path, scratch, block)?;
+        s.foreign = Some(agent);
+        s.bytes = meta.len();
+        return Ok(s);
     }
     let (file, _) = super::open::open_session_file(path)?;
+    lean_file(path, file, block)
+}
+
+/// [`read_session_lean_in`] of an open file, named `path`.
+fn lean_file(path: &Path, file: std::fs::File, block: usize) -> Result<Session, ReadError> {
+    const FIRST: usize = 1 << 20;
     let io = |source| ReadError::Io {
         path: path.to_path_buf(),
         source,

@@ -66,11 +66,23 @@ pub(super) fn files_in(
     };
     for ent in rd.flatten() {
         if !is_session_name(&ent.file_name()) {
+            // Claude Code's sub-agent runs of a session, in
+            // `<session id>/subagents/` (see `session::foreign`).
+            if agent == Agent::Claude && ent.file_type().is_ok_and(|t| t.is_dir()) {
+                files_in(&ent.path().join("subagents"), agent, out, problems);
+            }
             continue;
         }
-        // Claude Code's older sub-agent transcripts (`agent-<id>.jsonl`)
-        // are sidechains of a session, not sessions.
-        if agent == Agent::Claude && ent.file_name().as_encoded_bytes().starts_with(b"agent-") {
+        // Claude Code's sub-agent transcripts (`agent-<id>.jsonl`) are read
+        // as internal sessions of their session (hidden unless asked for);
+        // those of its own compaction (`agent-acompact-…`) repeat the
+        // session and are left out.
+        if agent == Agent::Claude
+            && ent
+                .file_name()
+                .as_encoded_bytes()
+                .starts_with(b"agent-acompact")
+        {
             continue;
         }
         let path = ent.path();

@@ -77,14 +77,6 @@ pub fn load_preview_with(
     stale: &dyn Fn() -> bool,
 ) -> Result<(Preview, u64), String> {
     let (mut file, mut meta) = open_session_file(path).map_err(|e| e.to_string())?;
-    if let Some(agent) = foreign_agent(&file, limits) {
-        // Another agent's session: read whole and translated (its lines
-        // depend on each other), then previewed as an Atomic one.
-        let (buf, _) = crate::session::info::read_whole(path).map_err(|e| e.to_string())?;
-        let translated = crate::session::foreign::translate(agent, path, &buf);
-        file = crate::session::fileops::memory_file(&translated).map_err(|e| e.to_string())?;
-        meta = file.metadata().map_err(|e| e.to_string())?;
-    }
     let io = |e: std::io::Error| {
         ReadError::Io {
             path: path.to_path_buf(),
@@ -92,9 +84,32 @@ pub fn load_preview_with(
         }
         .to_string()
     };
-    let len = meta.len();
     // Lines too long to hold: where each starts, and its length.
     let mut huge: HashMap<u64, u64> = HashMap::new();
+    let mut foreign_read = 0;
+    if let Some(agent) = foreign_agent(&file, limits) {
+        // Another agent's session: translated as it is read (its lines
+        // depend on the ones before) into an unnamed scratch file, in
+        // bounded memory (its lines too long to hold are left out, and
+        // said to be), then previewed as an Atomic one.
+        let mut scratch = crate::session::foreign::scratch_file().map_err(io)?;
+        let mut w = std::io::BufWriter::with_capacity(256 << 10, &mut scratch);
+        let skipped =
+            crate::session::foreign::translate_file(agent, path, &file, limits.max_line, &mut w)
+                .map_err(io)?;
+        std::io::Write::flush(&mut w).map_err(io)?;
+        drop(w);
+        foreign_read = meta.len();
+        // Marked at offsets past the translation's end: they are only said.
+        huge.extend(
+            skipped
+                .into_iter()
+                .map(|(start, len)| (u64::MAX - start, len)),
+        );
+        file = scratch;
+        meta = file.metadata().map_err(io)?;
+    }
+    let len = meta.len();
     let mut head = Forward::new(&file, 0, len, limits.max_line);
     let header = loop {
         match head.next_line().map_err(io)? {
@@ -122,7 +137,7 @@ pub fn load_preview_with(
         }
     };
     let body_start = head.position();
-    let mut read = head.bytes_read;
+    let mut read = head.bytes_read + foreign_read;
 
     let mut tail = Backward::new(&file, body_start, len, limits.max_line);
     let last_messages =

@@ -391,6 +391,11 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             let cwd = sanitize_line(&short_home_in(&info.cwd, p.home.as_deref()));
             right.push_str(&format!("{} ", truncate_left(&cwd, (w / 6).clamp(10, 30))));
         }
+        // The git branch, where the agent recorded one (Claude Code, Codex).
+        if let Some(b) = &info.git_branch {
+            let b = truncate(&sanitize_line(b), (w / 8).clamp(6, 20));
+            right.push_str(&format!("⎇ {b} "));
+        }
         // The agent's tag, in its own colour, between the place and the figures.
         let agent_tag = info
             .agent
@@ -430,7 +435,12 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         };
         let (mut right, agent_tag, figures) = right_of(info);
         right.insert_str(0, &" ".repeat(right_w.saturating_sub(right_w_of(info))));
-        let tag = if info.internal { "[internal] " } else { "" };
+        let tag = match (info.internal, info.agent) {
+            // Claude Code's sub-agent runs (sidechains) are read as internal.
+            (true, crate::session::Agent::Claude) => "[sub-agent] ",
+            (true, _) => "[internal] ",
+            (false, _) => "",
+        };
         let live = is_live(info);
         let live_mark = if live { "● " } else { "" };
         let fixed = 2
@@ -561,6 +571,12 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         label("cwd"),
         Span::raw(sanitize_line(&info.cwd)),
     ]));
+    if let Some(b) = &info.git_branch {
+        lines.push(Line::from(vec![
+            label("branch"),
+            Span::raw(sanitize_line(b)),
+        ]));
+    }
     if info.agent.tag().is_some() {
         lines.push(Line::from(vec![
             label("agent"),
@@ -597,15 +613,20 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             info.total_cost
         )),
     ]));
+    let sub_agent = info.internal && info.agent == crate::session::Agent::Claude;
     if let Some(parent) = &info.parent_session_path {
         lines.push(Line::from(vec![
-            label("fork of"),
+            label(if sub_agent { "run by" } else { "fork of" }),
             Span::raw(sanitize_line(parent)),
         ]));
     }
     if info.internal {
         lines.push(Line::from(Span::styled(
-            "internal workflow session",
+            if sub_agent {
+                "sub-agent run (sidechain) of a Claude Code session"
+            } else {
+                "internal workflow session"
+            },
             theme.warning(),
         )));
     }
