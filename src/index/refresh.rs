@@ -501,9 +501,57 @@ fn parse_foreign(
         }
         .to_string(),
     };
-    let mut buf = Vec::with_capacity(stat.size as usize);
-    f.read_to_end(&mut buf).map_err(io)?;
-    let size = buf.len() as u64;
+    let not_foreign = |f: &mut File| -> Result<Parsed, ScanProblem> {
+        let (head_fp, tail_fp) = fingerprints(f, stat.size).map_err(io)?;
+        Ok(Parsed {
+            file: file.clone(),
+            continued: None,
+            stat,
+            parsed: 0,
+            head_fp,
+            tail_fp,
+            state: Err(not_a_session(
+                path,
+                "not a session of any agent arbor reads",
+            )),
+            row: None,
+            row_differs: false,
+            text: String::new(),
+            terms: Vec::new(),
+            part_words: Vec::new(),
+            tail_text: None,
+            bytes_parsed: 0,
+        })
+    };
+    let Some(agent) = crate::session::foreign::detect_path(path) else {
+        return not_foreign(f);
+    };
+    let Some(mut t) = crate::session::foreign::Translator::new(agent, path) else {
+        return not_foreign(f);
+    };
+    // Translated as it is read, line by line (bounded memory): the row,
+    // the text and every part's words (tool calls and output, thinking, …)
+    // as for an Atomic file.
+    let mut s = InfoScanner::new(path, mtime_ms(meta)).with_normalized_text();
+    let mut words = PartWords::default();
+    let mut header = true;
+    let mut feed = |l: &[u8], c: bool| {
+        // The header has no parts.
+        if c && !std::mem::take(&mut header) {
+            words.line(l);
+        }
+        s.feed(l, c);
+    };
+    f.seek(SeekFrom::Start(0)).map_err(io)?;
+    let size = with_read_buffer(|buf| {
+        read_lines(f, buf, |line, complete, _| {
+            t.feed_lines(line, complete, &mut feed);
+            true
+        })
+    })
+    .map_err(io)?;
+    let branch = t.git_branch().map(str::to_string);
+    t.finish_lines(&mut feed);
     let (head_fp, tail_fp) = fingerprints(f, size).map_err(io)?;
     let mut out = Parsed {
         file: file.clone(),
@@ -521,34 +569,6 @@ fn parse_foreign(
         tail_text: None,
         bytes_parsed: size,
     };
-    let Some(agent) = crate::session::foreign::detect_bytes(&buf) else {
-        out.state = Err(not_a_session(
-            path,
-            "not a session of any agent arbor reads",
-        ));
-        return Ok(out);
-    };
-    // Translated line by line: the row, the text and every part's words
-    // (tool calls and output, thinking, …) as for an Atomic file.
-    let Some(mut t) = crate::session::foreign::Translator::new(agent, path) else {
-        out.state = Err(not_a_session(path, "not another agent's session"));
-        return Ok(out);
-    };
-    let mut s = InfoScanner::new(path, mtime_ms(meta)).with_normalized_text();
-    let mut words = PartWords::default();
-    let mut header = true;
-    let mut feed = |l: &[u8], c: bool| {
-        // The header has no parts.
-        if c && !std::mem::take(&mut header) {
-            words.line(l);
-        }
-        s.feed(l, c);
-    };
-    for (line, complete) in crate::session::reader::lines(&buf) {
-        t.feed_lines(line, complete, &mut feed);
-    }
-    let branch = t.git_branch().map(str::to_string);
-    t.finish_lines(&mut feed);
     out.text = trimmed(s.take_text());
     match s.finish() {
         Ok(mut row) => {
