@@ -175,51 +175,6 @@ pub fn translate_file(
     Ok(huge)
 }
 
-/// An unnamed file for a translation too big to keep in memory: on the
-/// disk of the temporary folder, removed from its folder at once (the
-/// system frees it when the handle closes).
-pub fn scratch_file() -> std::io::Result<std::fs::File> {
-    let dir = std::env::temp_dir();
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::fs::{Mode, OFlags};
-        let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC;
-        if let Ok(fd) = rustix::fs::open(&dir, flags, Mode::from_raw_mode(0o600)) {
-            return Ok(std::fs::File::from(fd));
-        }
-    }
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    loop {
-        let name = format!(
-            "arbor-translated-{}-{}-{nanos}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        );
-        let p = dir.join(name);
-        let mut o = std::fs::OpenOptions::new();
-        o.read(true).write(true).create_new(true);
-        #[cfg(windows)]
-        {
-            use std::os::windows::fs::OpenOptionsExt;
-            // FILE_FLAG_DELETE_ON_CLOSE
-            o.custom_flags(0x0400_0000);
-        }
-        match o.open(&p) {
-            Ok(f) => {
-                #[cfg(unix)]
-                let _ = std::fs::remove_file(&p);
-                return Ok(f);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
-}
-
 /// A translation in progress: lines in, Atomic lines out as soon as no
 /// later line can change them.
 pub struct Translator {

@@ -435,7 +435,7 @@ pub fn read_session_lean_in(path: &Path, block: usize) -> Result<Session, ReadEr
     // scratch file (bounded memory), whose entries are read as asked.
     if let Some(agent) = super::foreign::detect_path(path) {
         let (file, meta) = super::open::open_session_file(path)?;
-        let mut scratch = super::foreign::scratch_file().map_err(io)?;
+        let mut scratch = super::fileops::scratch_file().map_err(io)?;
         let mut w = std::io::BufWriter::with_capacity(256 << 10, &mut scratch);
         super::foreign::translate_file(agent, path, &file, usize::MAX, &mut w).map_err(io)?;
         std::io::Write::flush(&mut w).map_err(io)?;

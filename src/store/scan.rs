@@ -133,6 +133,35 @@ pub(super) fn project_dirs(root: &Path) -> Vec<PathBuf> {
     dirs
 }
 
+/// Whether a folder's name is a dated root's level (`YYYY`, `MM`, `DD`).
+pub(super) fn is_date_name(name: &std::ffi::OsStr) -> bool {
+    name.to_str()
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The year and month folders of a dated root: where a new day (or
+/// month, or year) folder appears.
+pub(super) fn dated_parents(root: &Path) -> Vec<PathBuf> {
+    let sub = |d: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(d)
+            .map(|rd| {
+                rd.flatten()
+                    .filter(|e| {
+                        is_date_name(&e.file_name()) && e.file_type().is_ok_and(|t| t.is_dir())
+                    })
+                    .map(|e| e.path())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut out = Vec::new();
+    for y in sub(root) {
+        out.extend(sub(&y));
+        out.push(y);
+    }
+    out
+}
+
 /// The day folders of a dated root (`YYYY/MM/DD`), oldest first.
 pub(super) fn dated_dirs(root: &Path) -> Vec<PathBuf> {
     let sub = |d: &Path| -> Vec<PathBuf> {

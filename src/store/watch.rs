@@ -288,7 +288,8 @@ impl State {
     }
 
     fn on_path(&mut self, p: PathBuf, went: bool) {
-        let project = self.is_project_dir_path(&p);
+        let dated = self.dated_level(&p);
+        let project = self.is_project_dir_path(&p) || dated.is_some();
         if self.backend.is_watched(&p) {
             if went || !is_dir(&p) {
                 self.backend.remove(&p);
@@ -301,8 +302,47 @@ impl State {
             return;
         }
         if project && !self.backend.is_watched(&p) && is_dir(&p) {
-            self.add_folder(&p);
+            match dated {
+                Some(level) => self.add_dated(&p, level),
+                None => self.add_folder(&p),
+            }
         }
+    }
+
+    /// Watches a new folder of a dated root (`YYYY`, `YYYY/MM`: `level` 1,
+    /// 2; a day, 3) and the ones already in it (`mkdir -p` makes the day
+    /// before the month's watch is in place); a day's sessions are reported.
+    fn add_dated(&mut self, dir: &Path, level: usize) {
+        if level >= 3 {
+            self.add_folder(dir);
+            return;
+        }
+        if !self.backend.add(dir) {
+            return;
+        }
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            if super::scan::is_date_name(&e.file_name()) && e.file_type().is_ok_and(|t| t.is_dir())
+            {
+                self.add_dated(&e.path(), level + 1);
+            }
+        }
+    }
+
+    /// How deep `p` is in a dated root (Codex's `YYYY/MM/DD`: 1 to 3), when
+    /// it is named like one of its folders.
+    fn dated_level(&self, p: &Path) -> Option<usize> {
+        self.roots
+            .iter()
+            .filter(|r| r.kind == StoreKind::Dated)
+            .find_map(|r| {
+                let rel = p.strip_prefix(&r.path).ok()?;
+                let n = rel.components().count();
+                let dated = rel.iter().all(super::scan::is_date_name);
+                ((1..=3).contains(&n) && dated).then_some(n)
+            })
     }
 
     /// Watches a new project folder, and reports the sessions already in it
@@ -327,12 +367,18 @@ impl State {
             .is_some_and(|n| super::scan::is_project_dir_name(&n.to_string_lossy()))
     }
 
+    /// The folders watched besides the roots: project folders, and a dated
+    /// root's year, month and day folders (a day folder created later
+    /// appears in a watched month's, a month in a year's).
     fn project_dirs(&self) -> Vec<PathBuf> {
-        self.roots
-            .iter()
-            .filter(|r| r.kind != StoreKind::Flat)
-            .flat_map(|r| super::scan::session_dirs(&r.path, r.kind))
-            .collect()
+        let mut out = Vec::new();
+        for r in self.roots.iter().filter(|r| r.kind != StoreKind::Flat) {
+            if r.kind == StoreKind::Dated {
+                out.extend(super::scan::dated_parents(&r.path));
+            }
+            out.extend(super::scan::session_dirs(&r.path, r.kind));
+        }
+        out
     }
 
     /// Brings the watched folders in line with the disk and reports every
@@ -518,6 +564,60 @@ mod tests {
             c.contains(&StoreChange::FolderGone(gone.clone()))
         });
         assert_eq!(w.watch_count(), 2);
+    }
+
+    /// Codex's day folders (`YYYY/MM/DD`) created while watching: a new
+    /// day, a new month and a new year are each watched at once, their
+    /// rollouts reported, and later ones in them too.
+    fn dated_folders_appear(force_poll: bool) {
+        let store = tempfile::tempdir().unwrap();
+        let root = store.path().join("sessions");
+        std::fs::create_dir_all(root.join("2025/10/29")).unwrap();
+        let old = root.join("2025/10/29/rollout-a.jsonl");
+        std::fs::write(&old, "{}\n").unwrap();
+        let (tx, rx) = channel();
+        let w = StoreWatcher::start(
+            &[WatchRoot {
+                path: root.clone(),
+                kind: StoreKind::Dated,
+            }],
+            WatchOptions {
+                debounce: Duration::from_millis(50),
+                force_poll,
+                poll_interval: Duration::from_millis(100),
+            },
+            move |c| {
+                let _ = tx.send(c);
+            },
+        );
+        let mut seen = Seen(rx, Vec::new());
+        assert_eq!(w.watch_count(), 4, "the root, its year, month and day");
+        for day in ["2025/10/30", "2025/11/01", "2026/01/02"] {
+            std::fs::create_dir_all(root.join(day)).unwrap();
+            let first = root.join(day).join("rollout-b.jsonl");
+            std::fs::write(&first, "{}\n").unwrap();
+            seen.wait(&format!("the rollout in the new {day}"), |c| {
+                has_file(c, &first)
+            });
+            // A rollout written later in it: the day folder is watched.
+            let later = root.join(day).join("rollout-c.jsonl");
+            std::fs::write(&later, "{}\n").unwrap();
+            seen.wait(&format!("a later rollout in {day}"), |c| {
+                has_file(c, &later)
+            });
+        }
+        // The new year, its month, their day folders: 4 + 1 + 2 + 3.
+        assert_eq!(w.watch_count(), 10);
+    }
+
+    #[test]
+    fn native_dated_folders_appear() {
+        dated_folders_appear(false);
+    }
+
+    #[test]
+    fn polled_dated_folders_appear() {
+        dated_folders_appear(true);
     }
 
     #[test]

@@ -92,7 +92,7 @@ pub fn load_preview_with(
         // depend on the ones before) into an unnamed scratch file, in
         // bounded memory (its lines too long to hold are left out, and
         // said to be), then previewed as an Atomic one.
-        let mut scratch = crate::session::foreign::scratch_file().map_err(io)?;
+        let mut scratch = crate::session::fileops::scratch_file().map_err(io)?;
         let mut w = std::io::BufWriter::with_capacity(256 << 10, &mut scratch);
         let skipped =
             crate::session::foreign::translate_file(agent, path, &file, limits.max_line, &mut w)
