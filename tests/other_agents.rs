@@ -678,3 +678,65 @@ fn tool_calls_and_output_of_other_agents_are_searchable() {
     ]));
     assert!(out.is_empty(), "{out}");
 }
+
+/// The generator profiles (`bench/gen_agents.py`: real-shaped Claude Code
+/// and Codex stores with their less common records, compactions, rewinds,
+/// sub-agent runs in both layouts, malformed and cut-off lines) agree with
+/// arbor's rows, read with the index (cold and warm) and without: every
+/// session's id, cwd, title, first prompt, message count, git branch,
+/// internal flag and diagnostics are what the generator wrote down.
+#[test]
+fn generated_stores_agree_with_their_manifest() {
+    let d = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/gen_agents.py");
+    let st = std::process::Command::new("python3")
+        .arg(&script)
+        .args(["--claude", "40", "--codex", "40", "--seed", "11", "--median-kb", "24"])
+        .arg("--out")
+        .arg(d.path())
+        .status()
+        .expect("python3 runs the generator");
+    assert!(st.success());
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(d.path().join("MANIFEST.json")).unwrap()).unwrap();
+    let want = manifest["sessions"].as_array().unwrap();
+    assert!(want.iter().any(|s| s["internal"] == true), "sub-agent runs");
+    assert!(want.iter().any(|s| s["skippedLines"] != 0), "broken lines");
+    for args in [vec!["--no-index"], vec![], vec![]] {
+        let out = run_ok(
+            at_home(d.path())
+                .args(["list", "--all", "--json", "--include-internal"])
+                .args(&args),
+        );
+        let rows = json_lines(&out);
+        assert_eq!(rows.len(), want.len(), "{args:?}");
+        for s in want {
+            let r = rows
+                .iter()
+                .find(|r| r["path"] == s["path"])
+                .unwrap_or_else(|| panic!("no row for {}", s["path"]));
+            for k in [
+                "id",
+                "agent",
+                "cwd",
+                "name",
+                "firstMessage",
+                "messageCount",
+                "gitBranch",
+                "internal",
+            ] {
+                assert_eq!(r[k], s[k], "{k} of {} ({args:?})", s["path"]);
+            }
+            let diag = &r["diagnostics"];
+            let skipped = diag["skippedLines"].as_u64().unwrap_or(0);
+            assert_eq!(skipped, s["skippedLines"].as_u64().unwrap(), "{r}");
+            assert_eq!(diag["partialTail"] == true, s["partialTail"] == true, "{r}");
+        }
+    }
+    // Each generated session reads as a tree with a context.
+    for s in want.iter().step_by(9) {
+        let p = s["path"].as_str().unwrap();
+        run_ok(at_home(d.path()).args(["context", p]));
+        run_ok(at_home(d.path()).args(["show", p]));
+    }
+}
