@@ -307,6 +307,19 @@ fn sidechains_are_hidden_unless_asked() {
     let s = screen(&app);
     assert!(s.contains("└─ [sub-agent] Search the te"), "{s}");
     assert!(s.contains("└─ [sub-agent] Warmup"), "{s}");
+    // Enter on a sub-agent run resumes its session (Claude Code resumes
+    // sessions, not their sub-agents).
+    key(&mut app, KeyCode::Down, KeyModifiers::NONE);
+    let fx = key(&mut app, KeyCode::Enter, KeyModifiers::NONE);
+    assert_eq!(
+        fx,
+        vec![Effect::Exit(Outcome::Resume {
+            path: claude_file(h.path()),
+            id: CLAUDE_ID.into(),
+            cwd: "/home/u/proj".into(),
+            agent: Agent::Claude,
+        })]
+    );
 }
 
 #[test]
@@ -691,7 +704,16 @@ fn generated_stores_agree_with_their_manifest() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/gen_agents.py");
     let st = std::process::Command::new("python3")
         .arg(&script)
-        .args(["--claude", "40", "--codex", "40", "--seed", "11", "--median-kb", "24"])
+        .args([
+            "--claude",
+            "40",
+            "--codex",
+            "40",
+            "--seed",
+            "11",
+            "--median-kb",
+            "24",
+        ])
         .arg("--out")
         .arg(d.path())
         .status()

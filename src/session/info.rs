@@ -115,6 +115,22 @@ impl SessionInfo {
             .unwrap_or(self.file_mtime_ms);
     }
 
+    /// The file and id Enter resumes: the session's own, except for a
+    /// Claude Code sub-agent run (an internal session of its session, see
+    /// `session::foreign`), which Claude Code cannot resume alone: its
+    /// session's.
+    pub fn resume_target(&self) -> (PathBuf, String) {
+        if let (true, super::agent::Agent::Claude, Some(parent)) =
+            (self.internal, self.agent, &self.parent_session_path)
+        {
+            let p = PathBuf::from(parent);
+            if let Some(id) = p.file_stem().and_then(|s| s.to_str()) {
+                return (p.clone(), id.to_string());
+            }
+        }
+        (self.path.clone(), self.id.clone())
+    }
+
     /// The row of `arbor list --json` (one JSON Lines line), borrowed from
     /// this one.
     pub fn json_row(&self) -> JsonRow<'_> {

@@ -422,12 +422,15 @@ fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Resume => {
             return match p.selected_row() {
                 Some(r) if print_mode => vec![Effect::Exit(Outcome::Print(r.info.path.clone()))],
-                Some(r) => vec![Effect::Exit(Outcome::Resume {
-                    path: r.info.path.clone(),
-                    id: r.info.id.clone(),
-                    cwd: r.info.cwd.clone(),
-                    agent: r.info.agent,
-                })],
+                Some(r) => {
+                    let (path, id) = r.info.resume_target();
+                    vec![Effect::Exit(Outcome::Resume {
+                        path,
+                        id,
+                        cwd: r.info.cwd.clone(),
+                        agent: r.info.agent,
+                    })]
+                }
                 None => Vec::new(),
             };
         }
