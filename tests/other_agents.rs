@@ -762,3 +762,168 @@ fn generated_stores_agree_with_their_manifest() {
         run_ok(at_home(d.path()).args(["show", p]));
     }
 }
+
+/// A big Claude Code session and a big Codex rollout: `lines` lines with a
+/// tool output of about 4 KB each.
+fn write_big_foreign(dir: &Path, lines: usize) -> (PathBuf, PathBuf) {
+    use std::io::Write;
+    let pad = "fn parse(input: &str) -> Result<Vec<Token>, Error> { Ok(Vec::new()) }\n".repeat(300);
+    let claude = dir.join("claude.jsonl");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&claude).unwrap());
+    let mut parent = Value::Null;
+    for i in 0..lines {
+        let uuid = format!("u{i:08}");
+        let base = serde_json::json!({
+            "parentUuid": parent, "isSidechain": false, "cwd": "/home/u/big",
+            "sessionId": "big", "gitBranch": "main", "uuid": uuid,
+            "timestamp": "2025-11-02T09:00:00.000Z",
+        });
+        let mut o = base.as_object().unwrap().clone();
+        match i % 3 {
+            0 => {
+                o.insert("type".into(), "user".into());
+                o.insert(
+                    "message".into(),
+                    serde_json::json!({"role": "user", "content": format!("question {i}: why")}),
+                );
+            }
+            1 => {
+                o.insert("type".into(), "assistant".into());
+                o.insert("message".into(), serde_json::json!({"id": format!("msg_{i}"), "role": "assistant",
+                    "content": [{"type": "tool_use", "id": format!("t{i}"), "name": "Bash", "input": {"command": "cargo test"}}],
+                    "usage": {"input_tokens": 1, "output_tokens": 1}}));
+            }
+            _ => {
+                o.insert("type".into(), "user".into());
+                o.insert("message".into(), serde_json::json!({"role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": format!("t{}", i - 1), "content": format!("answer {i}: {pad}")}]}));
+            }
+        }
+        serde_json::to_writer(&mut f, &o).unwrap();
+        f.write_all(b"\n").unwrap();
+        parent = uuid.into();
+    }
+    f.flush().unwrap();
+    let codex = dir.join("rollout-2025-10-29T00-59-38-019a2d7a-41c4-78b1-b7cc-a45d62a89cd6.jsonl");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&codex).unwrap());
+    writeln!(f, r#"{{"timestamp":"2025-10-29T00:59:38.317Z","type":"session_meta","payload":{{"id":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd6","timestamp":"2025-10-29T00:59:38.308Z","cwd":"/home/u/big","git":{{"branch":"main"}}}}}}"#).unwrap();
+    for i in 0..lines {
+        let item = match i % 3 {
+            0 => {
+                serde_json::json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": format!("question {i}: why")}]})
+            }
+            1 => {
+                serde_json::json!({"type": "function_call", "name": "shell", "call_id": format!("c{i}"), "arguments": "{\"command\":[\"ls\"]}"})
+            }
+            _ => {
+                serde_json::json!({"type": "function_call_output", "call_id": format!("c{}", i - 1), "output": format!("answer {i}: {pad}")})
+            }
+        };
+        let o = serde_json::json!({"timestamp": "2025-10-29T01:00:00.000Z", "type": "response_item", "payload": item});
+        serde_json::to_writer(&mut f, &o).unwrap();
+        f.write_all(b"\n").unwrap();
+    }
+    f.flush().unwrap();
+    (claude, codex)
+}
+
+/// Peak memory of this process (Linux: the high-water mark of its RSS).
+#[cfg(target_os = "linux")]
+fn max_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Run by `big_foreign_sessions_read_in_bounded_memory` in a process of its
+/// own (its memory is measured alone); does nothing otherwise.
+#[cfg(target_os = "linux")]
+#[test]
+fn foreign_memory_child() {
+    let Some(dir) = std::env::var_os("ARBOR_FOREIGN_MEMORY_CHILD") else {
+        return;
+    };
+    let n: usize = std::env::var("ARBOR_FOREIGN_LINES")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let dir = PathBuf::from(dir);
+    let last = (0..n).rev().find(|i| i % 3 == 2).unwrap();
+    let last_question = (0..n).rev().find(|i| i % 3 == 0).unwrap();
+    for (name, agent) in [
+        ("claude.jsonl", Agent::Claude),
+        (
+            "rollout-2025-10-29T00-59-38-019a2d7a-41c4-78b1-b7cc-a45d62a89cd6.jsonl",
+            Agent::Codex,
+        ),
+    ] {
+        let path = dir.join(name);
+        // The preview: the last messages, and a match at the very end.
+        let q = arbor::search::Query::parse(&format!("\"question {last_question}:\""));
+        let p = arbor::ui::picker::load_preview(&path, &q).unwrap();
+        assert!(p.snippet.is_some(), "{agent:?}");
+        assert_eq!(p.last_messages.len(), 4, "{agent:?}");
+        // The tree's lean read and the row.
+        let s = arbor::session::reader::read_session_lean(&path).unwrap();
+        assert_eq!(s.foreign, Some(agent));
+        assert_eq!(s.entries.len(), n);
+        let row = arbor::session::info::scan_foreign(&path, true)
+            .unwrap()
+            .unwrap();
+        assert_eq!(row.message_count, n);
+        assert_eq!(row.git_branch.as_deref(), Some("main"));
+        // And the search without the index.
+        let q = arbor::search::Query::parse(&format!("in:tools \"answer {last}:\""));
+        assert!(arbor::search::hits::file_hits(&q, &[path]).is_some_and(|h| !h.is_empty()));
+    }
+    println!("max_rss_kb={}", max_rss_kb());
+}
+
+/// Another agent's session is never read whole into memory: the preview,
+/// the tree's read, the row and the search of a pair of 64 MB files stay under
+/// 64 MB of memory (reading them whole took more than the file's size).
+#[cfg(target_os = "linux")]
+#[test]
+fn big_foreign_sessions_read_in_bounded_memory() {
+    let lines: usize = std::env::var("ARBOR_FOREIGN_LINES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(9_000);
+    let dir = tempfile::tempdir().unwrap();
+    let (claude, _) = write_big_foreign(dir.path(), lines);
+    let size = std::fs::metadata(&claude).unwrap().len();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "foreign_memory_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("ARBOR_FOREIGN_MEMORY_CHILD", dir.path())
+        .env("ARBOR_FOREIGN_LINES", lines.to_string())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kb: u64 = stdout
+        .split("max_rss_kb=")
+        .nth(1)
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no figure from the child:\n{stdout}"));
+    eprintln!(
+        "foreign sessions of {} MB each: max RSS {} MB",
+        size >> 20,
+        kb >> 10
+    );
+    assert!(kb < 64 << 10, "max RSS {kb} kB");
+}
