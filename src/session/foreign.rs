@@ -31,6 +31,10 @@
 //! - a `system` line of subtype `compact_boundary` is a compaction (the
 //!   summary is the following `isCompactSummary` user line's text); its
 //!   `logicalParentUuid` keeps the tree connected across it;
+//! - the git branch is the newest line's `gitBranch`: a session can move
+//!   between branches, and Claude Code's resume list shows a branch per
+//!   session (listing such a session once per branch was reported as a
+//!   bug, anthropics/claude-code#77364, expecting the most recent one);
 //! - an assistant reply streamed over several lines repeats one
 //!   `message.id` and its usage: the usage is counted once, from the last.
 //!
