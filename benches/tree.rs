@@ -653,15 +653,32 @@ fn vm_hwm(pid: u32) -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// Runs the binary to completion: wall time and peak RSS (from wait4).
-fn run_measured(args: &[&str]) -> (f64, u64) {
+/// This process's CPU time so far (user + system, all threads), in ms.
+#[cfg(target_os = "linux")]
+fn cpu_ms() -> f64 {
+    // SAFETY: an all-zero rusage is a valid value; getrusage fills it in.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_SELF and a valid pointer.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let t = |v: libc::timeval| v.tv_sec as f64 * 1e3 + v.tv_usec as f64 / 1e3;
+    t(ru.ru_utime) + t(ru.ru_stime)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn cpu_ms() -> f64 {
+    f64::NAN
+}
+
+/// Runs the binary to completion: wall time, peak RSS and CPU time (user +
+/// system, from GNU time when there is one; NaN without).
+fn run_measured(args: &[&str]) -> (f64, u64, f64) {
     // A child's peak memory counts its parent's until it execs (vfork), and
     // this process may hold a loaded tree: GNU time, small, runs arbor in a
     // process of its own and reports that one's peak.
     let time = Path::new("/usr/bin/time");
     let mut cmd = if time.is_file() {
         let mut c = std::process::Command::new(time);
-        c.args(["-f", "%M"]).arg(env!("CARGO_BIN_EXE_arbor"));
+        c.args(["-f", "%M %U %S"]).arg(env!("CARGO_BIN_EXE_arbor"));
         c
     } else {
         std::process::Command::new(env!("CARGO_BIN_EXE_arbor"))
@@ -681,11 +698,20 @@ fn run_measured(args: &[&str]) -> (f64, u64) {
     let (ok, rss) = wait_rusage(&mut child);
     let t = ms(start.elapsed());
     assert!(ok, "arbor {args:?} failed: {err}");
-    let reported = err
+    let last: Vec<f64> = err
         .lines()
         .last()
-        .and_then(|l| l.trim().parse::<u64>().ok())
-        .map(|kb| kb * 1024);
+        .map(|l| {
+            l.split_whitespace()
+                .filter_map(|w| w.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    let reported = last.first().map(|kb| *kb as u64 * 1024);
+    let cpu = match last[..] {
+        [_, u, s] => (u + s) * 1e3,
+        _ => f64::NAN,
+    };
     (
         t,
         if time.is_file() {
@@ -693,6 +719,7 @@ fn run_measured(args: &[&str]) -> (f64, u64) {
         } else {
             rss
         },
+        cpu,
     )
 }
 
@@ -848,8 +875,10 @@ fn drive_all(app: &mut App, fx: Vec<Effect>) {
 
 struct InProcess {
     load: Stat,
+    load_cpu: Stat,
     index: Stat,
     keys: Vec<(&'static str, Stat)>,
+    keys_cpu: Vec<(&'static str, Stat)>,
     background: Vec<(&'static str, Stat)>,
 }
 
@@ -861,6 +890,7 @@ fn in_process(path: &Path, runs: usize) -> InProcess {
     let theme = Theme::plain();
     let mut term = Terminal::new(TestBackend::new(COLS, ROWS)).expect("terminal");
     let mut load = Stat(Vec::new());
+    let mut load_cpu = Stat(Vec::new());
     let mut index = Stat(Vec::new());
     let mut app = App::new("/".into(), 0);
     for _ in 0..runs {
@@ -869,6 +899,7 @@ fn in_process(path: &Path, runs: usize) -> InProcess {
         app.height = ROWS;
         app.tree_only = true;
         let t = Instant::now();
+        let c = cpu_ms();
         let later = drive(
             &mut app,
             vec![Effect::OpenTree {
@@ -879,6 +910,7 @@ fn in_process(path: &Path, runs: usize) -> InProcess {
         term.draw(|f| arbor::ui::render(f, &app, &theme))
             .expect("draw");
         load.0.push(ms(t.elapsed()));
+        load_cpu.0.push(cpu_ms() - c);
         assert!(matches!(app.mode, Mode::Tree(_)), "the tree did not open");
         let t = Instant::now();
         drive_all(&mut app, later);
@@ -892,16 +924,19 @@ fn in_process(path: &Path, runs: usize) -> InProcess {
         }
     }
     let mut keys: Vec<(&'static str, Stat)> = Vec::new();
+    let mut keys_cpu: Vec<(&'static str, Stat)> = Vec::new();
     let mut background: Vec<(&'static str, Stat)> = Vec::new();
     // Key → frame: `update` and a draw, as the event loop runs them; the
     // effects it asks for run on other threads, timed apart (a label
     // written, the file read again, its search text built).
     let mut time = |app: &mut App, name: &'static str, ev: AppEvent| {
         let t = Instant::now();
+        let c = cpu_ms();
         let fx = app.update(ev);
         term.draw(|f| arbor::ui::render(f, app, &theme))
             .expect("draw");
         record(&mut keys, name, ms(t.elapsed()));
+        record(&mut keys_cpu, name, cpu_ms() - c);
         if fx
             .iter()
             .any(|f| !matches!(f, Effect::Exit(_) | Effect::CloseTree | Effect::Copy(_)))
@@ -1025,8 +1060,10 @@ fn in_process(path: &Path, runs: usize) -> InProcess {
     }
     InProcess {
         load,
+        load_cpu,
         index,
         keys,
+        keys_cpu,
         background,
     }
 }
@@ -1154,10 +1191,12 @@ fn main() {
             ("context --json", vec!["context", "--json", &file], f64::NAN),
         ] {
             let mut t = Stat(Vec::new());
+            let mut cpu = Stat(Vec::new());
             let mut rss = 0;
             for _ in 0..runs {
-                let (ms, r) = run_measured(&args);
+                let (ms, r, c) = run_measured(&args);
                 t.0.push(ms);
+                cpu.0.push(c);
                 rss = rss.max(r);
             }
             let goal = if goal.is_nan() {
@@ -1166,8 +1205,9 @@ fn main() {
                 format!(" (goal < {goal} ms)")
             };
             println!(
-                "arbor {what}: {}{goal}; peak RSS {:.0} MB ({:.1}×)",
+                "arbor {what}: {}{goal}; CPU {}; peak RSS {:.0} MB ({:.1}×)",
                 t.ms(),
+                cpu.ms(),
                 mb(rss),
                 rss as f64 / bytes.max(1) as f64
             );
@@ -1178,18 +1218,21 @@ fn main() {
             "in process: open (read, build, first draw): {}",
             ip.load.ms()
         );
+        println!("in process: open, CPU (all threads): {}", ip.load_cpu.ms());
         println!(
             "in process: search text (built after the first frame, off the UI thread): {}",
             ip.index.ms()
         );
         println!("key → frame (update + draw at {COLS}×{ROWS}; goal < 16 ms):");
-        for (name, st) in &ip.keys {
+        for ((name, st), (_, cpu)) in ip.keys.iter().zip(&ip.keys_cpu) {
             println!(
-                "  {:<38} median {:>8.2} ms, worst {:>8.2} ms ({} keys)",
+                "  {:<38} median {:>8.2} ms, worst {:>8.2} ms ({} keys); CPU median {:>6.2} ms, worst {:>6.2} ms",
                 name,
                 st.median(),
                 st.max(),
-                st.0.len()
+                st.0.len(),
+                cpu.median(),
+                cpu.max()
             );
         }
         for (name, st) in &ip.background {
