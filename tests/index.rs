@@ -239,6 +239,14 @@ fn grown_file_is_read_from_its_offset_only() {
     let q = Query::parse("\"lazy dog a whole\"");
     let hits = index.search(&q).unwrap().unwrap();
     assert_eq!(hits.get(&p), Some(1));
+    // Two words (answered by the word pairs, which do not span chunks) and
+    // a regex whose literal spans them: the joined text is read for such files.
+    for q in ["\"dog a\"", "re:dog\\s+a", "\"og a wh\""] {
+        let hits = index.search(&Query::parse(q)).unwrap().unwrap();
+        assert_eq!(hits.get(&p), Some(1), "{q}");
+    }
+    let hits = index.search(&Query::parse("\"dog whole\"")).unwrap();
+    assert!(hits.is_none_or(|h| h.get(&p).is_none()));
 
     // A rename appended by a live agent, through the watcher's path.
     s.append(&p, &format!("{}\n", name_line("a4", "a3", "Named")));
@@ -1548,6 +1556,9 @@ fn random_changes_answer_as_a_full_scan() {
     let words = [
         "token", "refresh", "failing", "parser", "session", "the", "cache", "42817",
     ];
+    // Phrases and regexes spanning words are narrowed by the word pairs
+    // (two words: answered by them), per part; appended text is a new
+    // chunk, whose first pair with the chunk before is not in them.
     let queries = [
         "\"token refresh\"",
         "\"the session\"",
@@ -1555,6 +1566,15 @@ fn random_changes_answer_as_a_full_scan() {
         "re:\\d{5}",
         "parser",
         "refresh token",
+        "\"refresh the session\"",
+        "\"the cache 42817\" in:tools",
+        "\"token refresh\" in:user",
+        "\"parser session\" in:assistant",
+        "\"ken refre\"",
+        "re:token\\s+refresh",
+        "re:cache\\s*42817 in:tools",
+        "re:the\\s+(cache|session)\\b",
+        "re:fail\\w*\\s+the in:user,assistant",
     ];
     let compare = |round: usize| {
         let (plain, plain_err) = list(&root, &cache, &["--no-index"]);
@@ -1610,7 +1630,7 @@ fn random_changes_answer_as_a_full_scan() {
                         text.push_str(&message(
                             &format!("r{round}k{k}"),
                             None,
-                            if k % 2 == 0 { "user" } else { "assistant" },
+                            ["user", "assistant", "toolResult"][k as usize % 3],
                             &said.join(" "),
                             1_790_000_000_000 + u64::from(round as u32) * 1000 + k,
                         ));

@@ -256,10 +256,25 @@ fn every_session_the_oracle_finds_arbor_finds_in_each_scope() {
                 && w.chars()
                     .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
         };
-        let mut n = (0, 0, 0);
+        let mut n = (0, 0, 0, 0, 0);
         for w in &words {
             let k = rng.pick(w.len() - 1);
-            if n.0 < 2 && plain(w[k]) {
+            let ascii = |w: &str| plain(w) && w.is_ascii();
+            if n.3 < 1 && w.len() > k + 2 && plain(w[k]) && plain(w[k + 1]) && plain(w[k + 2]) {
+                // Three words: narrowed by their pairs, then confirmed.
+                let p = format!("{} {} {}", w[k], w[k + 1], w[k + 2]);
+                cases.push((format!("\"{p}\""), Needle::Text(p), Some(scope)));
+                n.3 += 1;
+            } else if n.4 < 1 && ascii(w[k]) && ascii(w[k + 1]) {
+                // A regex spanning two words, by its literal with a space.
+                let pat = format!("{}\\s+{}", w[k], &w[k + 1][..3]);
+                let r = regex::RegexBuilder::new(&pat)
+                    .case_insensitive(true)
+                    .build()
+                    .unwrap();
+                cases.push((format!("re:{pat}"), Needle::Regex(r), Some(scope)));
+                n.4 += 1;
+            } else if n.0 < 2 && plain(w[k]) {
                 cases.push((w[k].to_string(), Needle::Text(w[k].into()), Some(scope)));
                 n.0 += 1;
             } else if n.1 < 2 && plain(w[k]) && plain(w[k + 1]) {
@@ -279,6 +294,9 @@ fn every_session_the_oracle_finds_arbor_finds_in_each_scope() {
         }
         assert!(n.0 > 0 && n.1 > 0 && n.2 > 0, "{scope}: {n:?}");
     }
+    // Three-word phrases and regexes spanning words are among them.
+    assert!(cases.iter().any(|c| c.0.matches(' ').count() == 2));
+    assert!(cases.iter().any(|c| c.0.contains("\\s+")));
     // Every case again without a scope.
     let unscoped: Vec<(String, Needle, Option<&str>)> = cases
         .iter()
@@ -316,6 +334,11 @@ fn every_session_the_oracle_finds_arbor_finds_in_each_scope() {
             assert!(
                 missing.is_empty(),
                 "{query} (no_index {no_index}): arbor misses {missing:?}"
+            );
+            let extra: Vec<_> = found.difference(&expected).collect();
+            assert!(
+                extra.is_empty(),
+                "{query} (no_index {no_index}): arbor finds more: {extra:?}"
             );
             // Every entry returned holds the match in scope.
             for (p, id) in &hits {

@@ -13,7 +13,7 @@ use super::IndexError;
 
 /// Changes whenever the schema or the meaning of stored data changes; the
 /// arbor version is part of it, so another arbor version rebuilds.
-pub const FORMAT: &str = concat!("arbor-index-13/", env!("CARGO_PKG_VERSION"));
+pub const FORMAT: &str = concat!("arbor-index-14/", env!("CARGO_PKG_VERSION"));
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -60,7 +60,8 @@ CREATE INDEX files_recent ON files(mtime_ns) WHERE problem IS NULL;
 -- The word index: immutable segments of sorted terms with posting lists.
 -- `part`: -1 for the stored (user and assistant) text, else the code of the
 -- part whose words it holds (`session::searchable::Part`; no text is kept
--- for those).
+-- for those); that plus 16 for the segments of the same text's adjacent word
+-- pairs (`t1 t2`, never across two pieces of text: see `terms::distinct_pair_ranges`).
 CREATE TABLE segments(
     id INTEGER PRIMARY KEY,
     part INTEGER NOT NULL,

@@ -14,7 +14,7 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use super::codec::{self, fingerprint, FxBuild};
 use super::db::{key_path, path_key, set_meta, text_path, text_state, write_at, Keys, TextState};
-use super::terms::{distinct_token_ranges, merge, Segment, SegmentBuilder};
+use super::terms::{distinct_pair_ranges, distinct_token_ranges, merge, Segment, SegmentBuilder};
 use super::{IndexError, RefreshStats};
 use crate::session::info::{mtime_ms, read_lines, with_read_buffer, InfoScanner, SessionInfo};
 use crate::session::reader::ReadError;
@@ -283,6 +283,9 @@ pub struct Parsed {
     /// The distinct terms of `text`, as byte ranges (found on the worker
     /// thread, so that the single writer only merges them).
     pub terms: Vec<(u32, u32)>,
+    /// The distinct adjacent word pairs of `text` (see
+    /// [`distinct_pair_ranges`]), as byte ranges of it.
+    pub pairs: Vec<(u32, u32)>,
     /// The words of the parts not kept as text (tool calls and output,
     /// thinking, custom messages and summaries) of the new complete lines:
     /// per part, their normalized text and its distinct terms.
@@ -291,14 +294,25 @@ pub struct Parsed {
     pub bytes_parsed: u64,
 }
 
-/// One part's normalized text and its distinct terms (byte ranges of it).
-pub type PartText = (Part, String, Vec<(u32, u32)>);
+/// One part's normalized text, its distinct terms and its distinct
+/// adjacent word pairs (byte ranges of it; a pair never spans two of the
+/// part's pieces, e.g. two tool outputs).
+pub struct PartText {
+    pub part: Part,
+    pub text: String,
+    pub terms: Vec<(u32, u32)>,
+    pub pairs: Vec<(u32, u32)>,
+}
 
 /// The words of the parts the index keeps no text for, gathered line by line.
 #[derive(Default)]
 struct PartWords {
     /// Per part (by code), its normalized text so far.
     text: [String; 6],
+    /// Per part, where each piece of text (one call of `parts_of_line`)
+    /// after the first starts in it: word pairs do not span pieces, as a
+    /// match never spans two parts.
+    bounds: [Vec<u32>; 6],
 }
 
 impl PartWords {
@@ -306,14 +320,18 @@ impl PartWords {
         if !may_have_other_parts(line) {
             return;
         }
-        let text = &mut self.text;
+        let (text, bounds) = (&mut self.text, &mut self.bounds);
         parts_of_line(line, &mut |part, t| {
             if part.is_text() {
                 return;
             }
-            let buf = &mut text[usize::from(part.code())];
-            if !buf.is_empty() && !buf.ends_with(' ') {
-                buf.push(' ');
+            let code = usize::from(part.code());
+            let buf = &mut text[code];
+            if !buf.is_empty() {
+                if !buf.ends_with(' ') {
+                    buf.push(' ');
+                }
+                bounds[code].push(buf.len() as u32);
             }
             crate::session::normalize::normalize(t, buf);
         });
@@ -323,10 +341,17 @@ impl PartWords {
         Part::ALL
             .into_iter()
             .zip(self.text)
-            .filter(|(_, t)| !t.is_empty())
-            .map(|(p, t)| {
-                let terms = distinct_token_ranges(&t);
-                (p, t, terms)
+            .zip(self.bounds)
+            .filter(|((_, t), _)| !t.is_empty())
+            .map(|((part, text), bounds)| {
+                let terms = distinct_token_ranges(&text);
+                let pairs = distinct_pair_ranges(&text, &bounds);
+                PartText {
+                    part,
+                    text,
+                    terms,
+                    pairs,
+                }
             })
             .collect()
     }
@@ -428,6 +453,7 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
         row_differs: false,
         text,
         terms: Vec::new(),
+        pairs: Vec::new(),
         part_words: Vec::new(),
         tail_text: None,
         bytes_parsed: read,
@@ -469,6 +495,7 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
                 out.text.clear();
             }
             out.terms = distinct_token_ranges(&out.text);
+            out.pairs = distinct_pair_ranges(&out.text, &[]);
             if !out.text.is_empty() || out.parsed > 0 {
                 out.part_words = words.finish();
             }
@@ -518,6 +545,7 @@ fn parse_foreign(
             row_differs: false,
             text: String::new(),
             terms: Vec::new(),
+            pairs: Vec::new(),
             part_words: Vec::new(),
             tail_text: None,
             bytes_parsed: 0,
@@ -565,6 +593,7 @@ fn parse_foreign(
         row_differs: false,
         text: String::new(),
         terms: Vec::new(),
+        pairs: Vec::new(),
         part_words: Vec::new(),
         tail_text: None,
         bytes_parsed: size,
@@ -577,6 +606,7 @@ fn parse_foreign(
             row.git_branch = branch;
             out.row = Some(row);
             out.terms = distinct_token_ranges(&out.text);
+            out.pairs = distinct_pair_ranges(&out.text, &[]);
             out.part_words = words.finish();
         }
         Err(reason) => {
@@ -603,6 +633,16 @@ pub struct Writer<'c> {
 
 /// The `part` of the segments of the stored text's words.
 pub const TEXT_SEGMENT: i64 = -1;
+
+/// The `part` of the segments holding the adjacent word pairs (`"t1 t2"`)
+/// of the text whose words segments of `kind` hold ([`TEXT_SEGMENT`] or a
+/// part's code).
+pub const fn pair_segment(kind: i64) -> i64 {
+    kind + PAIRS
+}
+
+/// Added to a kind of segment for its pairs' segments.
+const PAIRS: i64 = 16;
 
 fn text_file_broken() -> rusqlite::Error {
     rusqlite::Error::SqliteFailure(
@@ -811,26 +851,35 @@ impl<'c> Writer<'c> {
                 ],
             )?;
             if let Ok(id) = u32::try_from(id) {
-                let b = p.text.as_bytes();
-                self.builder(TEXT_SEGMENT).add(
-                    id,
-                    p.terms
-                        .iter()
-                        .map(|&(s, n)| &b[s as usize..(s + n) as usize]),
-                );
+                self.add_words(TEXT_SEGMENT, id, &p.text, &p.terms, &p.pairs);
             }
         }
         if let Ok(id) = u32::try_from(id) {
-            for (part, text, terms) in &p.part_words {
-                let b = text.as_bytes();
-                self.builder(i64::from(part.code())).add(
-                    id,
-                    terms.iter().map(|&(s, n)| &b[s as usize..(s + n) as usize]),
-                );
+            for w in &p.part_words {
+                self.add_words(i64::from(w.part.code()), id, &w.text, &w.terms, &w.pairs);
             }
         }
         self.wrote = true;
         Ok(true)
+    }
+
+    /// Adds one text's terms to the segment of `kind`, and its word pairs
+    /// to that kind's pair segment ([`pair_segment`]).
+    fn add_words(
+        &mut self,
+        kind: i64,
+        id: u32,
+        text: &str,
+        terms: &[(u32, u32)],
+        pairs: &[(u32, u32)],
+    ) {
+        let b = text.as_bytes();
+        let slice = |&(s, n): &(u32, u32)| &b[s as usize..(s + n) as usize];
+        self.builder(kind).add(id, terms.iter().map(slice));
+        if !pairs.is_empty() {
+            self.builder(pair_segment(kind))
+                .add(id, pairs.iter().map(slice));
+        }
     }
 
     fn delete_id(&mut self, id: i64) -> rusqlite::Result<()> {

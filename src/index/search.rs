@@ -29,7 +29,7 @@ use rusqlite::{Connection, MAIN_DB};
 
 use super::codec::FxBuild;
 use super::db::{key_path, text_path, text_state, Keys, TextState};
-use super::refresh::TEXT_SEGMENT;
+use super::refresh::{pair_segment, TEXT_SEGMENT};
 use super::terms::{decode_postings, Match, Segment};
 use super::IndexError;
 use crate::search::hits::PartMatcher;
@@ -164,21 +164,21 @@ fn load_files(conn: &Connection) -> rusqlite::Result<Files> {
     Ok(Files { keys, paths, tails })
 }
 
-/// One segment's dictionary, with the row id that holds its postings and
-/// the part whose words it holds ([`TEXT_SEGMENT`] for the stored text).
-type Dict = (i64, i64, Segment);
+/// One segment's dictionary, with the row id that holds its postings.
+type Dict = (i64, Segment);
 
-fn load_dictionaries(conn: &Connection) -> Result<Vec<Dict>, IndexError> {
-    let mut st = conn.prepare("SELECT id, part, terms, starts FROM segments")?;
-    let mut rows = st.query([])?;
+/// The dictionaries of the segments of one kind ([`TEXT_SEGMENT`] for the
+/// stored text's words, a part's code, or [`pair_segment`] of either).
+fn load_dictionaries(conn: &Connection, kind: i64) -> Result<Vec<Dict>, IndexError> {
+    let mut st = conn.prepare("SELECT id, terms, starts FROM segments WHERE part = ?1")?;
+    let mut rows = st.query([kind])?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {
         let id: i64 = r.get(0)?;
-        let part: i64 = r.get(1)?;
-        let terms: Vec<u8> = r.get(2)?;
-        let starts = r.get_ref(3)?.as_blob().map_err(rusqlite::Error::from)?;
+        let terms: Vec<u8> = r.get(1)?;
+        let starts = r.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
         match Segment::dictionary_only(terms, starts) {
-            Some(s) => out.push((id, part, s)),
+            Some(s) => out.push((id, s)),
             None => return Err(IndexError::Corrupt(PathBuf::new())),
         }
     }
@@ -238,7 +238,9 @@ pub struct SearchCache {
     /// changes it. The owner drops the cache after its own writes.
     version: i64,
     files: Files,
-    segs: Option<Vec<Dict>>,
+    /// Dictionaries by kind of segment, each loaded when first asked (a
+    /// word never reads the pairs' dictionaries).
+    segs: HashMap<i64, Vec<Dict>, FxBuild>,
     /// Where texts lie, with their file opened; loaded once per cache.
     stored: Option<Stored>,
     /// The files' keys as a set, built when first asked (coverage checks).
@@ -268,7 +270,7 @@ impl SearchCache {
             _ => SearchCache {
                 version,
                 files: load_files(conn)?,
-                segs: None,
+                segs: HashMap::default(),
                 stored: None,
                 key_set: None,
                 memo: HashMap::new(),
@@ -278,12 +280,13 @@ impl SearchCache {
         Ok(slot.insert(cache))
     }
 
-    fn segs(&mut self, conn: &Connection) -> Result<&[Dict], IndexError> {
-        let segs = match self.segs.take() {
-            Some(segs) => segs,
-            None => load_dictionaries(conn)?,
-        };
-        Ok(self.segs.insert(segs))
+    fn segs(&mut self, conn: &Connection, kind: i64) -> Result<&[Dict], IndexError> {
+        Ok(match self.segs.entry(kind) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(load_dictionaries(conn, kind)?)
+            }
+        })
     }
 
     /// Loads the stored text unless it is loaded. True when the
@@ -311,7 +314,7 @@ impl SearchCache {
         if let Some(hit) = self.lookups.get(&key) {
             return Ok(hit.clone());
         }
-        let hit = Arc::new(lookup(conn, self.segs(conn)?, needle, how, part)?);
+        let hit = Arc::new(lookup(conn, self.segs(conn, part)?, needle, how)?);
         if self.lookups.len() >= MEMO_TERMS {
             self.lookups.clear();
         }
@@ -337,14 +340,8 @@ impl SearchCache {
 
 /// Sessions with a term matching `needle` the way `how` says; only the
 /// matching posting lists are read.
-fn lookup(
-    conn: &Connection,
-    segs: &[Dict],
-    needle: &str,
-    how: Match,
-    part: i64,
-) -> Result<IdSet, IndexError> {
-    lookup_where(conn, segs, needle, how, part, &|_| true)
+fn lookup(conn: &Connection, segs: &[Dict], needle: &str, how: Match) -> Result<IdSet, IndexError> {
+    lookup_where(conn, segs, needle, how, &|_| true)
 }
 
 /// [`lookup`], keeping only the terms `keep` accepts.
@@ -353,12 +350,11 @@ fn lookup_where(
     segs: &[Dict],
     needle: &str,
     how: Match,
-    part: i64,
     keep: &dyn Fn(&[u8]) -> bool,
 ) -> Result<IdSet, IndexError> {
     let mut out = IdSet::default();
     let mut buf = Vec::new();
-    for (rowid, _, s) in segs.iter().filter(|d| d.1 == part) {
+    for (rowid, s) in segs {
         let mut ranges = Vec::new();
         s.find(needle.as_bytes(), how, &mut |t| {
             if keep(s.term(t)) {
@@ -424,6 +420,8 @@ enum Text {
 /// index commits meanwhile.
 pub struct Stored {
     spans: Spans,
+    /// Files whose text is in more than one chunk (their text was appended to).
+    multi: Vec<u32>,
     text: Text,
     /// Files whose stored text failed its checksum in a search.
     damaged: std::sync::Mutex<Vec<u32>>,
@@ -443,8 +441,15 @@ impl Stored {
             Ok(text) => (text, false),
             Err(e) => (Text::Missing, e.kind() == std::io::ErrorKind::NotFound),
         };
+        let spans = load_spans(conn)?;
+        let multi = spans
+            .iter()
+            .filter(|(_, s)| s.len() > 1)
+            .map(|(id, _)| *id)
+            .collect();
         Ok(Stored {
-            spans: load_spans(conn)?,
+            spans,
+            multi,
             text,
             damaged: Default::default(),
             gone,
@@ -706,6 +711,256 @@ fn within_a_term(pattern: &str) -> bool {
         .is_ok_and(|h| ok(&h))
 }
 
+/// What the dictionaries say about a phrase or a regex in one kind of text.
+struct Narrow {
+    /// Sessions whose text surely matches (nothing to read).
+    sure: IdSet,
+    /// Sessions whose text may match: to be read.
+    maybe: IdSet,
+}
+
+/// The sessions whose text of `kind` ([`TEXT_SEGMENT`] or a part's code)
+/// may match a phrase or a regex, from the words' and the word pairs'
+/// dictionaries; `None` when they cannot narrow it (a one- or two-character
+/// phrase, a regex without literals): every session is to be read.
+fn narrow(
+    conn: &Connection,
+    cache: &mut SearchCache,
+    t: &Term,
+    kind: i64,
+) -> Result<Option<Narrow>, IndexError> {
+    match t {
+        Term::Phrase(p) if p.contains(' ') => {
+            let (ids, exact) = phrase_pairs(conn, cache, p, kind)?;
+            Ok(Some(if exact {
+                Narrow {
+                    sure: ids,
+                    maybe: IdSet::default(),
+                }
+            } else {
+                Narrow {
+                    sure: IdSet::default(),
+                    maybe: ids,
+                }
+            }))
+        }
+        Term::Phrase(p) if p.len() >= 3 => {
+            let ids = (*cache.lookup(conn, p, Match::Contains, kind)?).clone();
+            Ok(Some(Narrow {
+                sure: ids,
+                maybe: IdSet::default(),
+            }))
+        }
+        Term::Phrase(_) | Term::Word { .. } => Ok(None),
+        Term::Regex(r) => {
+            let Some(lits) = regex_literals(r.as_str()) else {
+                return Ok(None);
+            };
+            let mut out = Narrow {
+                sure: IdSet::default(),
+                maybe: IdSet::default(),
+            };
+            for l in &lits.literals {
+                let (ids, exact) = if l.contains(' ') {
+                    phrase_pairs(conn, cache, l, kind)?
+                } else {
+                    (
+                        (*cache.lookup(conn, l, Match::Contains, kind)?).clone(),
+                        true,
+                    )
+                };
+                if lits.exact && exact {
+                    out.sure.extend(ids.iter());
+                } else {
+                    out.maybe.extend(ids.iter());
+                }
+            }
+            Ok(Some(out))
+        }
+    }
+}
+
+/// The sessions whose text of `kind` has the words of `phrase` (normalized,
+/// with a space) adjacent, from the pairs' dictionaries: a pair whose first
+/// term ends in the first word and whose second is the second word (or,
+/// for two words, starts with it), the middle words' pairs exactly, and a
+/// last pair whose second term starts with the last word. With two words
+/// that is exactly the sessions whose text holds the phrase (`true`); with
+/// more, the candidates.
+fn phrase_pairs(
+    conn: &Connection,
+    cache: &mut SearchCache,
+    phrase: &str,
+    kind: i64,
+) -> Result<(IdSet, bool), IndexError> {
+    let words: Vec<&str> = phrase.split(' ').filter(|w| !w.is_empty()).collect();
+    let pairs = pair_segment(kind);
+    match words.len() {
+        0 => return Ok((IdSet::default(), false)),
+        1 => {
+            return Ok((
+                (*cache.lookup(conn, words[0], Match::Contains, kind)?).clone(),
+                false,
+            ))
+        }
+        2 => {
+            let pair = format!("{} {}", words[0], words[1]);
+            let exact = pair == phrase;
+            return Ok((
+                (*cache.lookup(conn, &pair, Match::Contains, pairs)?).clone(),
+                exact,
+            ));
+        }
+        _ => {}
+    }
+    let n = words.len();
+    let mut c: Option<IdSet> = None;
+    for k in 0..n - 1 {
+        let how = if k == 0 {
+            Match::EndsWith
+        } else if k == n - 2 {
+            Match::StartsWith
+        } else {
+            Match::Exact
+        };
+        let pair = format!("{} {}", words[k], words[k + 1]);
+        let ids = cache.lookup(conn, &pair, how, pairs)?;
+        match c.as_mut() {
+            None => c = Some((*ids).clone()),
+            Some(c) => c.intersect(&ids),
+        }
+        if c.as_ref().is_some_and(IdSet::is_empty) {
+            break;
+        }
+    }
+    Ok((c.unwrap_or_default(), false))
+}
+
+/// Literals of a regex run on normalized text, one of which every match
+/// starts with (lowercased; a literal may hold spaces, which then separate
+/// words of the text), and whether the regex matches a text exactly when
+/// the text contains one of them.
+struct RegexLiterals {
+    literals: Vec<String>,
+    exact: bool,
+}
+
+/// [`RegexLiterals`] of `pattern` (case-insensitive). Normalized text is
+/// lowercase and its only whitespace is one space between terms, so before
+/// the literals are taken the pattern is rewritten to what it can match
+/// there: `A`–`Z` leave its classes (as in [`regex_for_lowercased`]), a
+/// class of whitespace holding the space becomes the space, and a
+/// repetition of the space at least once is one space (`fn\s+main` → `fn
+/// main`). `None` when some match need not start with a non-empty literal.
+fn regex_literals(pattern: &str) -> Option<RegexLiterals> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Repetition};
+    let space_class = || -> Option<ClassUnicode> {
+        let h = regex_syntax::parse(r"\s").ok()?;
+        match h.into_kind() {
+            HirKind::Class(Class::Unicode(c)) => Some(c),
+            _ => None,
+        }
+    };
+    let ws = space_class()?;
+    let is_space = |h: &Hir| matches!(h.kind(), HirKind::Literal(l) if &*l.0 == b" ");
+    // `looks`: the pattern has an assertion, which the literals ignore.
+    fn rewrite(
+        h: Hir,
+        ws: &ClassUnicode,
+        looks: &mut bool,
+        is_space: &dyn Fn(&Hir) -> bool,
+    ) -> Hir {
+        match h.into_kind() {
+            HirKind::Class(Class::Unicode(mut c)) => {
+                c.difference(&ClassUnicode::new([ClassUnicodeRange::new('A', 'Z')]));
+                let mut outside = c.clone();
+                outside.difference(ws);
+                let has_space = c
+                    .ranges()
+                    .iter()
+                    .any(|r| r.start() <= ' ' && ' ' <= r.end());
+                if has_space && outside.ranges().is_empty() {
+                    Hir::literal(*b" ")
+                } else {
+                    Hir::class(Class::Unicode(c))
+                }
+            }
+            HirKind::Class(c) => Hir::class(c),
+            HirKind::Repetition(mut r) => {
+                let sub = rewrite(*r.sub, ws, looks, is_space);
+                if is_space(&sub) && r.min <= 1 {
+                    // No two spaces are adjacent in normalized text.
+                    if r.min == 1 {
+                        return sub;
+                    }
+                    return Hir::repetition(Repetition {
+                        min: 0,
+                        max: Some(1),
+                        greedy: r.greedy,
+                        sub: Box::new(sub),
+                    });
+                }
+                r.sub = Box::new(sub);
+                Hir::repetition(r)
+            }
+            HirKind::Capture(mut c) => {
+                c.sub = Box::new(rewrite(*c.sub, ws, looks, is_space));
+                Hir::capture(c)
+            }
+            HirKind::Concat(v) => Hir::concat(
+                v.into_iter()
+                    .map(|h| rewrite(h, ws, looks, is_space))
+                    .collect(),
+            ),
+            HirKind::Alternation(v) => Hir::alternation(
+                v.into_iter()
+                    .map(|h| rewrite(h, ws, looks, is_space))
+                    .collect(),
+            ),
+            HirKind::Literal(l) => Hir::literal(l.0),
+            HirKind::Look(l) => {
+                *looks = true;
+                Hir::look(l)
+            }
+            HirKind::Empty => Hir::empty(),
+        }
+    }
+    let hir = regex_syntax::ParserBuilder::new()
+        .case_insensitive(true)
+        .build()
+        .parse(pattern)
+        .ok()?;
+    let mut looks = false;
+    let hir = rewrite(hir, &ws, &mut looks, &is_space);
+    let seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+    let lits = seq.literals()?;
+    let mut exact = seq.is_exact() && !looks;
+    let mut literals: Vec<String> = Vec::new();
+    for l in lits {
+        let s = std::str::from_utf8(l.as_bytes()).ok()?;
+        // Lowercased text holds only characters that are their own
+        // lowercase (a test checks it of every character): a literal that
+        // is not its own lowercase (`K`, the Kelvin sign's variant of `k`)
+        // is never in it.
+        if s.to_lowercase() != s {
+            continue;
+        }
+        let trimmed = s.trim_matches(' ');
+        if trimmed.is_empty() {
+            return None;
+        }
+        // A space at an end: at a term's edge, not a plain substring.
+        if trimmed.len() != s.len() {
+            exact = false;
+        }
+        if !literals.iter().any(|x| x == trimmed) {
+            literals.push(trimmed.to_string());
+        }
+    }
+    (!literals.is_empty()).then_some(RegexLiterals { literals, exact })
+}
+
 enum Check<'q> {
     Phrase(Box<memmem::Finder<'q>>),
     /// The term's regex, compiled to run on bytes: stored text is UTF-8
@@ -737,7 +992,12 @@ pub fn warm(
     for may_retry in [true, false] {
         let snapshot = conn.unchecked_transaction()?;
         let c = SearchCache::current(&snapshot, slot)?;
-        c.segs(&snapshot)?;
+        // The words' dictionaries (the pairs' are loaded when a phrase or
+        // a regex spanning words first asks).
+        c.segs(&snapshot, TEXT_SEGMENT)?;
+        for p in crate::session::searchable::Part::ALL {
+            c.segs(&snapshot, i64::from(p.code()))?;
+        }
         if c.load_stored(&snapshot, db_path, map_text)? && may_retry {
             *slot = None;
             continue;
@@ -964,7 +1224,7 @@ fn term_hits(
             ) {
                 for l in &lits {
                     let ids =
-                        lookup_where(conn, cache.segs(conn)?, l, Match::Contains, kind, &|term| {
+                        lookup_where(conn, cache.segs(conn, kind)?, l, Match::Contains, &|term| {
                             bytes.is_match(term)
                         })?;
                     let keys = &cache.files.keys;
@@ -988,39 +1248,29 @@ fn term_hits(
             }
             continue;
         }
-        to_confirm = to_confirm.union(Parts::one(part));
         let found: Option<IdSet> = match t {
             Term::Word { .. } => Some(IdSet::default()),
-            Term::Phrase(p) if p.contains(' ') => {
-                let words: Vec<&str> = p.split(' ').collect();
-                let n = words.len();
-                let mut c = (*cache.lookup(conn, words[0], Match::EndsWith, kind)?).clone();
-                for (k, w) in words.iter().enumerate().skip(1) {
-                    if c.is_empty() {
-                        break;
-                    }
-                    let how = if k == n - 1 {
-                        Match::StartsWith
-                    } else {
-                        Match::Exact
-                    };
-                    c.intersect(&*cache.lookup(conn, w, how, kind)?);
-                }
-                Some(c)
-            }
-            // One or two characters: in nearly every session.
-            Term::Phrase(_) => None,
-            Term::Regex(r) => match regex_prefixes(r) {
-                Some(lits) => {
-                    let mut c = IdSet::default();
-                    for l in &lits {
-                        c.extend(cache.lookup(conn, l, Match::Contains, kind)?.iter());
-                    }
+            Term::Phrase(_) | Term::Regex(_) => match narrow(conn, cache, t, kind)? {
+                // One or two characters: in nearly every session.
+                None => None,
+                // Only candidates: which of the two it is in, the file says.
+                Some(n) if part.is_text() => {
+                    let mut c = n.maybe;
+                    c.extend(n.sure.iter());
                     Some(c)
                 }
-                None => None,
+                Some(n) => {
+                    // What the dictionaries answer needs no reading.
+                    let keys = &cache.files.keys;
+                    out[part.tier()].extend(n.sure.iter().filter(|id| keep(keys, id)));
+                    if n.maybe.is_empty() {
+                        continue;
+                    }
+                    Some(n.maybe)
+                }
             },
         };
+        to_confirm = to_confirm.union(Parts::one(part));
         match (found, cands.as_mut()) {
             (Some(f), Some(c)) => {
                 c.extend(f.iter());
@@ -1081,6 +1331,8 @@ fn text_hits(
     let keep = |keys: &HashMap<u32, Vec<u8>, FxBuild>, id: &u32| -> bool {
         keys.contains_key(id) && allowed.is_none_or(|a| a.contains(id))
     };
+    // Sessions the pairs' dictionary answers for (no text read).
+    let mut sure = IdSet::default();
     let (check, cands): (Check, Option<IdSet>) = match t {
         // A one- or two-character phrase is in nearly every term: the
         // dictionary would hand back nearly every posting list, while the
@@ -1093,60 +1345,31 @@ fn text_hits(
         Term::Word { lower: needle, .. } | Term::Phrase(needle) if !needle.contains(' ') => {
             let mut hit = lookup(
                 conn,
-                cache.segs(conn)?,
+                cache.segs(conn, TEXT_SEGMENT)?,
                 needle,
                 Match::Contains,
-                TEXT_SEGMENT,
             )?;
             hit.extend(cache.in_tails(needle));
             hit.retain(|id| keep(&cache.files.keys, id));
             return Ok(hit);
         }
         Term::Word { .. } => return Ok(IdSet::default()),
-        Term::Phrase(p) => {
-            let words: Vec<&str> = p.split(' ').collect();
-            let n = words.len();
-            // Typing a phrase re-asks its first words on every key.
-            let mut cands = (*cache.lookup(conn, words[0], Match::EndsWith, TEXT_SEGMENT)?).clone();
-            for (k, w) in words.iter().enumerate().skip(1) {
-                if cands.is_empty() {
-                    break;
+        Term::Phrase(_) | Term::Regex(_) => {
+            let check = match t {
+                Term::Phrase(p) => Check::Phrase(Box::new(memmem::Finder::new(p.as_bytes()))),
+                Term::Regex(r) => match regex_for_lowercased(r.as_str()) {
+                    Some(bytes) => Check::Regex(bytes),
+                    None => Check::TextRegex(r),
+                },
+                Term::Word { .. } => return Ok(IdSet::default()),
+            };
+            match narrow(conn, cache, t, TEXT_SEGMENT)? {
+                None => (check, None),
+                Some(n) => {
+                    sure = n.sure;
+                    (check, Some(n.maybe))
                 }
-                let how = if k == n - 1 {
-                    Match::StartsWith
-                } else {
-                    Match::Exact
-                };
-                let next = cache.lookup(conn, w, how, TEXT_SEGMENT)?;
-                cands.intersect(&next);
             }
-            // A phrase may reach into the unindexed partial last line.
-            cands.extend(cache.files.tails.iter().map(|(id, _)| *id));
-            (
-                Check::Phrase(Box::new(memmem::Finder::new(p.as_bytes()))),
-                Some(cands),
-            )
-        }
-        Term::Regex(r) => {
-            let cands = match regex_prefixes(r) {
-                Some(lits) => {
-                    let mut c = IdSet::default();
-                    for l in &lits {
-                        c.extend(
-                            lookup(conn, cache.segs(conn)?, l, Match::Contains, TEXT_SEGMENT)?
-                                .iter(),
-                        );
-                        c.extend(cache.in_tails(l));
-                    }
-                    Some(c)
-                }
-                None => None,
-            };
-            let check = match regex_for_lowercased(r.as_str()) {
-                Some(bytes) => Check::Regex(bytes),
-                None => Check::TextRegex(r),
-            };
-            (check, cands)
         }
     };
     // Taken out of the cache while it is read (and put back after).
@@ -1157,7 +1380,17 @@ fn text_hits(
     stored.check();
     let keys = &cache.files.keys;
     let mut to_read: Vec<u32> = match cands {
-        Some(c) => c.iter().filter(|id| keep(keys, id)).collect(),
+        Some(mut c) => {
+            // The pairs know nothing of the partial last line (not in the
+            // word index), nor of the pair where two chunks of a file's
+            // text meet (the text is searched as one, chunks joined by a
+            // space): such files are read.
+            c.extend(cache.files.tails.iter().map(|(id, _)| *id));
+            c.extend(stored.multi.iter().copied());
+            c.iter()
+                .filter(|id| keep(keys, id) && !sure.contains(id))
+                .collect()
+        }
         None => keys.keys().copied().filter(|id| keep(keys, id)).collect(),
     };
     // Text file order, so reads go forward.
@@ -1210,13 +1443,55 @@ fn text_hits(
             continue;
         }
         cache.stored = Some(stored);
-        return Ok(found?.into_iter().collect());
+        let mut found: IdSet = found?.into_iter().collect();
+        found.extend(sure.iter().filter(|id| keep(keys, id)));
+        return Ok(found);
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{regex_for_lowercased, regex_prefixes, within_a_term};
+    use super::{regex_for_lowercased, regex_literals, regex_prefixes, within_a_term};
+
+    fn literals(p: &str) -> Option<(Vec<String>, bool)> {
+        regex_literals(p).map(|mut l| {
+            l.literals.sort();
+            (l.literals, l.exact)
+        })
+    }
+
+    #[test]
+    fn literals_of_regexes_over_normalized_text() {
+        let v = |l: &[&str], exact| Some((l.iter().map(|s| s.to_string()).collect(), exact));
+        assert_eq!(literals(r"fn\s+main"), v(&["fn main"], true));
+        assert_eq!(literals(r"FN\s*Main"), v(&["fn main", "fnmain"], true));
+        assert_eq!(literals(r"fn\s+main\w*"), v(&["fn main"], false));
+        assert_eq!(literals(r"\bfn main"), v(&["fn main"], false));
+        assert_eq!(literals(r"fn\s{2}main"), v(&["fn  main"], true));
+        assert_eq!(literals(r"(?:a|b)\sc"), v(&["a c", "b c"], true));
+        // A space at an end: only a candidate.
+        assert_eq!(literals(r"fn\s"), v(&["fn"], false));
+        // The Kelvin sign's variant of `k` is never in lowercased text.
+        assert_eq!(literals("key"), v(&["key"], true));
+        assert_eq!(literals(r"\w+ main"), None);
+        assert_eq!(literals(r"\s"), None);
+        // `[\s,]` is not only whitespace: a class (too big to expand), not a space.
+        assert_eq!(literals(r"a[\s,]b"), v(&["a"], false));
+    }
+
+    /// What [`regex_literals`] relies on: lowercased text holds only
+    /// characters that are their own lowercase.
+    #[test]
+    fn lowercasing_is_idempotent() {
+        for c in (0..=0x10ffff).filter_map(char::from_u32) {
+            for l in c.to_lowercase() {
+                assert!(
+                    l.to_lowercase().eq(std::iter::once(l)),
+                    "{c:?} lowercases to {l:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn regexes_within_a_term() {

@@ -476,6 +476,96 @@ pub fn distinct_token_ranges(text: &str) -> Vec<(u32, u32)> {
     out
 }
 
+/// The distinct *word pairs* of a normalized text: every two adjacent
+/// tokens with the space between them (`"t1 t2"`, itself a byte range of
+/// the text), as `(start, len)` ranges in order of first appearance. A pair
+/// never spans one of `bounds` (sorted byte offsets where a new piece of
+/// text starts, e.g. the next tool output of a part joined after a space):
+/// a match never spans two pieces.
+///
+/// Since a token holds no space, a phrase `w1 w2` is a substring of a text
+/// exactly when it is a substring of one of its pairs (a pair whose first
+/// token ends in `w1` and whose second starts with `w2`): the pairs'
+/// dictionary answers two-word phrases exactly, and narrows longer ones
+/// (and regexes whose literals hold a space) to the sessions where their
+/// words are adjacent.
+pub fn distinct_pair_ranges(text: &str, bounds: &[u32]) -> Vec<(u32, u32)> {
+    let b = text.as_bytes();
+    let mut start = 0usize;
+    let mut prev: Option<usize> = None;
+    let mut next_bound = 0usize;
+    let pairs = memchr::memchr_iter(b' ', b)
+        .chain(std::iter::once(b.len()))
+        .filter_map(move |end| {
+            let s = start;
+            start = end + 1;
+            if end == s {
+                return None;
+            }
+            // A piece starting after the previous token's start and at or
+            // before this one's: the two are not adjacent.
+            let mut crossed = false;
+            while next_bound < bounds.len() && bounds[next_bound] as usize <= s {
+                crossed |= prev.is_some_and(|p| (bounds[next_bound] as usize) > p);
+                next_bound += 1;
+            }
+            let pair = match prev {
+                Some(p) if !crossed => Some((p, end - p)),
+                _ => None,
+            };
+            prev = Some(s);
+            pair
+        });
+    distinct_ranges(b, pairs)
+}
+
+/// The distinct byte strings among `ranges` of `b` (as `(start, len)`),
+/// in order of first appearance; empty ones left out.
+fn distinct_ranges(b: &[u8], ranges: impl Iterator<Item = (usize, usize)>) -> Vec<(u32, u32)> {
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    let mut table: Vec<(u64, u32, u32)> = vec![(0, 0, 0); 256];
+    let mut mask = table.len() - 1;
+    let slot_of = |key: u64, len: u32| -> usize {
+        (key ^ (len as u64).rotate_left(59)).wrapping_mul(0x9e37_79b9_7f4a_7c15) as usize
+    };
+    for (s, n) in ranges {
+        if n == 0 || n > u32::MAX as usize || s > u32::MAX as usize {
+            continue;
+        }
+        let t = &b[s..s + n];
+        let (key, len) = (term_key(t), n as u32);
+        // Slots hold len + 1 so that 0 means empty.
+        let mut i = (slot_of(key, len) >> 7) & mask;
+        loop {
+            let (k, ts, tl) = table[i];
+            if tl == 0 {
+                table[i] = (key, s as u32, len + 1);
+                out.push((s as u32, len));
+                break;
+            }
+            if k == key && tl == len + 1 && (len <= 8 || b[ts as usize..(ts + len) as usize] == *t)
+            {
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        if out.len() * 2 > table.len() {
+            // Grow and re-insert.
+            let bigger = table.len() * 2;
+            let old = std::mem::replace(&mut table, vec![(0, 0, 0); bigger]);
+            mask = bigger - 1;
+            for (k, ts, tl) in old.into_iter().filter(|e| e.2 != 0) {
+                let mut j = (slot_of(k, tl - 1) >> 7) & mask;
+                while table[j].2 != 0 {
+                    j = (j + 1) & mask;
+                }
+                table[j] = (k, ts, tl);
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -530,6 +620,35 @@ mod tests {
         // Many distinct tokens (the table grows).
         let many: String = (0..5000).map(|i| format!("t{} ", i % 3000)).collect();
         assert_eq!(distinct_tokens(&many).len(), 3000);
+    }
+
+    #[test]
+    fn pairs_are_adjacent_tokens_within_a_piece() {
+        let text = "fn main fn main() x y fn";
+        let got: Vec<&str> = distinct_pair_ranges(text, &[])
+            .into_iter()
+            .map(|(s, n)| &text[s as usize..(s + n) as usize])
+            .collect();
+        assert_eq!(
+            got,
+            ["fn main", "main fn", "fn main()", "main() x", "x y", "y fn"]
+        );
+        // Pieces `ab cd` and `ef gh` joined by a space: no `cd ef`.
+        let joined = "ab cd ef gh";
+        let got: Vec<&str> = distinct_pair_ranges(joined, &[6])
+            .into_iter()
+            .map(|(s, n)| &joined[s as usize..(s + n) as usize])
+            .collect();
+        assert_eq!(got, ["ab cd", "ef gh"]);
+        // A piece of one token between two others, and an empty piece.
+        let j = "a b c";
+        let got: Vec<&str> = distinct_pair_ranges(j, &[2, 4, 4])
+            .into_iter()
+            .map(|(s, n)| &j[s as usize..(s + n) as usize])
+            .collect();
+        assert!(got.is_empty(), "{got:?}");
+        assert!(distinct_pair_ranges("", &[]).is_empty());
+        assert!(distinct_pair_ranges("one", &[]).is_empty());
     }
 
     #[test]

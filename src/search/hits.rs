@@ -305,7 +305,16 @@ pub fn entry_hits(entries: &[Entry], query: &Query) -> Vec<EntryHit> {
         return out;
     }
     let mut norm = String::new();
+    let skim = LineSkim::new(query);
+    let mut lower = Vec::new();
     for e in entries {
+        // Most lines of a long session hold none of the terms: their bytes
+        // say so without parsing them.
+        if let Some(line) = e.raw.unparsed_line() {
+            if !skim.may_match(&line, &mut lower) {
+                continue;
+            }
+        }
         // Per entry: the terms matched, the best rank of each, and the
         // first match in the best-ranked part.
         let mut terms = 0u32;
@@ -372,6 +381,43 @@ pub fn entry_hits(entries: &[Entry], query: &Query) -> Vec<EntryHit> {
         });
     }
     out
+}
+
+/// A test of an entry's raw line before it is parsed for [`entry_hits`]:
+/// false when no body term of the query can match any part of it in scope.
+struct LineSkim {
+    /// Per body term, the literals it needs (see [`required_literals`]);
+    /// `None` when some term needs none (then every line is parsed).
+    needs: Option<Vec<Vec<Vec<memchr::memmem::Finder<'static>>>>>,
+    /// The query looks at no user or assistant text.
+    only_other_parts: bool,
+}
+
+impl LineSkim {
+    fn new(query: &Query) -> LineSkim {
+        let needs = query
+            .terms
+            .iter()
+            .take(32)
+            .filter(|t| t.searches_body())
+            .map(|t| Some(required_literals(t)).filter(|n| !n.is_empty()))
+            .collect();
+        LineSkim {
+            needs,
+            only_other_parts: !query.parts.contains(Part::User)
+                && !query.parts.contains(Part::Assistant),
+        }
+    }
+
+    fn may_match(&self, line: &[u8], lower: &mut Vec<u8>) -> bool {
+        if self.only_other_parts && !may_have_other_parts(line) {
+            return false;
+        }
+        match &self.needs {
+            Some(needs) => needs.iter().any(|n| may_hold(line, n, lower)),
+            None => true,
+        }
+    }
 }
 
 /// A term's first match in one part's original text, as a byte range of

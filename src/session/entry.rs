@@ -350,6 +350,15 @@ impl Raw {
         self.line.as_ref().map(|l| (l.start, l.end))
     }
 
+    /// The entry's line as it is in the file, when the object is not
+    /// held parsed (a cheap look at the bytes before parsing them).
+    pub(crate) fn unparsed_line(&self) -> Option<impl std::ops::Deref<Target = [u8]>> {
+        match (self.parsed.get(), &self.line) {
+            (None, Some(line)) => Some(line.bytes()),
+            _ => None,
+        }
+    }
+
     /// Whether the parsed object is held in memory.
     pub fn is_parsed(&self) -> bool {
         self.parsed.get().is_some()
