@@ -1034,10 +1034,20 @@ pub fn maybe_merge(conn: &Connection) -> rusqlite::Result<()> {
         .prepare("SELECT DISTINCT part FROM segments")?
         .query_map([], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
-    for part in parts {
-        merge_part(conn, part)?;
+    // A merge reads whole segments once: through SQLite's memory map their
+    // pages would stay in the resident set beside the copies merged (the
+    // first run's peak was its merges).
+    let map: i64 = conn.query_row("PRAGMA mmap_size", [], |r| r.get(0))?;
+    if map > 0 {
+        super::db::set_mmap(conn, false)?;
     }
-    Ok(())
+    let merged = parts
+        .into_iter()
+        .try_for_each(|part| merge_part(conn, part));
+    if map > 0 {
+        super::db::set_mmap(conn, true)?;
+    }
+    merged
 }
 
 /// [`maybe_merge`] for the segments of one part.
