@@ -6,7 +6,8 @@
 //! `cargo bench --bench picker` (ARBOR_BENCH_SESSIONS=200 for a quick run;
 //! ARBOR_BENCH_STORE=DIR for another store, ARBOR_BENCH_SKIP_PTY=1 for the
 //! keystrokes only, ARBOR_BENCH_DETAIL=1 for the split of each key,
-//! ARBOR_BENCH_BIN=FILE to time another arbor binary in the pty).
+//! ARBOR_BENCH_BIN=FILE to time another arbor binary in the pty,
+//! ARBOR_BENCH_QUERIES="a;;b" to type other queries).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -203,12 +204,19 @@ fn main() {
     let mut term = Terminal::new(TestBackend::new(140, 40)).unwrap();
     let theme = Theme::plain();
     let mut lat = Vec::new();
-    for query in [
-        "session parser",
-        "\"token refresh\"",
-        "re:fn\\s+main",
-        "cache",
-    ] {
+    // ARBOR_BENCH_QUERIES="a;;b" types other queries (`;;` between them).
+    let queries: Vec<String> = match std::env::var("ARBOR_BENCH_QUERIES") {
+        Ok(q) => q.split(";;").map(str::to_string).collect(),
+        Err(_) => [
+            "session parser",
+            "\"token refresh\"",
+            "re:fn\\s+main",
+            "cache",
+        ]
+        .map(str::to_string)
+        .to_vec(),
+    };
+    for query in &queries {
         // Ctrl+U clears the previous query.
         app.update(AppEvent::Key(KeyEvent::new(
             KeyCode::Char('u'),

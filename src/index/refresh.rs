@@ -181,10 +181,10 @@ struct Found {
     /// Without `state` and `row`: a changed file's state is read again
     /// ([`fill_states`]).
     cached: Cached,
-    /// The list row it stands for, without its path and agent; `None` when
-    /// not decoded (not asked for, or damaged). Boxed: a slot per listed
-    /// file is made before the rows are read.
-    info: Option<Box<SessionInfo>>,
+    /// Where in [`Looked::rows`] the list row it stands for is (without
+    /// its path and agent); `None` when not decoded (not asked for, or
+    /// damaged).
+    info: Option<u32>,
     /// It has a `state` or a `row`.
     has_blob: bool,
 }
@@ -1245,6 +1245,10 @@ struct Looked {
     stats: Vec<std::io::Result<Stat>>,
     /// Each file's stored row.
     found: Vec<Option<Found>>,
+    /// The decoded rows, in the order read: one array of rows, moved into
+    /// the listing's order in place (a box per row, then a copy into the
+    /// batch, held two of them at 100,000 sessions).
+    rows: Vec<SessionInfo>,
     /// Keys of stored files not among those given.
     unlisted: Vec<Vec<u8>>,
 }
@@ -1265,6 +1269,7 @@ fn look(
         .collect();
     let mut found: Vec<Option<Found>> = (0..files.len()).map(|_| None).collect();
     let mut unlisted: Vec<Vec<u8>> = Vec::new();
+    let mut decoded: Vec<SessionInfo> = Vec::new();
     let (stats, read) = std::thread::scope(|scope| {
         let stats = scope.spawn(|| {
             let v = stat_all(files);
@@ -1295,7 +1300,13 @@ fn look(
                     }
                     (None, None) => None,
                 }
-                .map(Box::new);
+                .map(|info| {
+                    if decoded.capacity() == 0 {
+                        decoded.reserve_exact(files.len());
+                    }
+                    decoded.push(info);
+                    (decoded.len() - 1) as u32
+                });
                 found[i] = Some(Found {
                     cached: c,
                     info,
@@ -1317,6 +1328,7 @@ fn look(
     Ok(Looked {
         stats,
         found,
+        rows: decoded,
         unlisted,
     })
 }
@@ -1364,13 +1376,15 @@ fn sort_out<'f>(
     let Looked {
         stats: stat_result,
         found,
+        rows: mut decoded,
         ..
     } = looked;
     let unchanged = |st: &std::io::Result<Stat>, fd: Option<&Found>| match (st, fd) {
         (Ok(st), Some(fd)) => fd.cached.stat == *st && fd.cached.problem.is_none() && fd.has_blob,
         _ => false,
     };
-    let mut first = Vec::with_capacity(files.len());
+    // Positions in `decoded` of the rows sent, in the files' order.
+    let mut first: Vec<usize> = Vec::with_capacity(files.len());
     let mut kept = 0usize;
     let mut jobs: Vec<Job> = Vec::new();
     for ((f, stat), fd) in files.iter().zip(stat_result).zip(found) {
@@ -1381,11 +1395,11 @@ fn sort_out<'f>(
         }
         let (fd, info) = match fd {
             Some(mut fd) => {
-                let info = fd.info.take().filter(|_| same).map(|i| {
-                    let mut i = *i;
+                let info = fd.info.take().filter(|_| same).map(|k| {
+                    let i = &mut decoded[k as usize];
                     i.path = f.path.clone();
                     i.agent = f.agent;
-                    i
+                    k as usize
                 });
                 (Some(fd), info)
             }
@@ -1412,7 +1426,18 @@ fn sort_out<'f>(
     }
     stats.cached = first.len() + kept;
     if !first.is_empty() {
-        on_rows(first);
+        // The rows sent first, in that order, the others after them
+        // (then cut off): moved in place.
+        let n = first.len();
+        let mut used = vec![false; decoded.len()];
+        for &k in &first {
+            used[k] = true;
+        }
+        first.extend((0..decoded.len()).filter(|&k| !used[k]));
+        drop(used);
+        crate::store::listing::apply_order(&mut decoded, first);
+        decoded.truncate(n);
+        on_rows(decoded);
     }
     jobs
 }

@@ -24,6 +24,10 @@ pub struct Answer {
 pub struct Searcher {
     index: Option<Index>,
     scorer: Scorer,
+    /// How many sessions of a snapshot the index lacked, at a version of
+    /// the index: asked once per snapshot, not once per key (a lookup per
+    /// session cost ~10 ms a key at 100,000 sessions).
+    unindexed: Option<(Arc<Docs>, i64, usize)>,
 }
 
 impl Searcher {
@@ -32,6 +36,7 @@ impl Searcher {
         Searcher {
             index,
             scorer: Scorer::new(),
+            unindexed: None,
         }
     }
 
@@ -54,10 +59,21 @@ impl Searcher {
         index_problem: Option<&str>,
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> Option<Answer> {
-        let Searcher { index, scorer } = self;
+        let Searcher {
+            index,
+            scorer,
+            unindexed,
+        } = self;
         let bodies = std::thread::scope(|s| {
             s.spawn(|| scorer.prepare(query, docs));
-            search_bodies(index.as_ref(), query, docs, index_problem, cancel)
+            search_bodies_memo(
+                index.as_ref(),
+                query,
+                docs,
+                index_problem,
+                cancel,
+                unindexed,
+            )
         })?;
         if let Some(why) = &bodies.incomplete {
             crate::log::line(format!("search: incomplete: {why}"));
@@ -91,6 +107,54 @@ pub fn search_bodies(
     index_problem: Option<&str>,
     cancel: &(dyn Fn() -> bool + Sync),
 ) -> Option<BodySearch> {
+    let mut unindexed = |index: &Index| {
+        let without_text = docs
+            .0
+            .iter()
+            .filter(|(_, d)| d.text.len() <= d.body_start)
+            .map(|(p, _)| p.as_path());
+        index.count_unindexed(without_text)
+    };
+    search_bodies_with(index, query, docs, index_problem, cancel, &mut unindexed)
+}
+
+/// [`search_bodies`], remembering the count of sessions the index lacks
+/// per snapshot and version of the index in `memo`.
+fn search_bodies_memo(
+    index: Option<&Index>,
+    query: &Query,
+    docs: &Arc<Docs>,
+    index_problem: Option<&str>,
+    cancel: &(dyn Fn() -> bool + Sync),
+    memo: &mut Option<(Arc<Docs>, i64, usize)>,
+) -> Option<BodySearch> {
+    let mut unindexed = |index: &Index| -> Result<usize, IndexError> {
+        let version = index.data_version()?;
+        if let Some((d, v, n)) = memo.as_ref() {
+            if Arc::ptr_eq(d, docs) && *v == version {
+                return Ok(*n);
+            }
+        }
+        let without_text = docs
+            .0
+            .iter()
+            .filter(|(_, d)| d.text.len() <= d.body_start)
+            .map(|(p, _)| p.as_path());
+        let n = index.count_unindexed(without_text)?;
+        *memo = Some((docs.clone(), version, n));
+        Ok(n)
+    };
+    search_bodies_with(index, query, docs, index_problem, cancel, &mut unindexed)
+}
+
+fn search_bodies_with(
+    index: Option<&Index>,
+    query: &Query,
+    docs: &Docs,
+    index_problem: Option<&str>,
+    cancel: &(dyn Fn() -> bool + Sync),
+    unindexed: &mut dyn FnMut(&Index) -> Result<usize, IndexError>,
+) -> Option<BodySearch> {
     let asks_bodies = query.error().is_none() && query.terms.iter().any(|t| t.searches_body());
     // Without an index every row carries its user and assistant text (the
     // loader read it); the files give the other parts.
@@ -119,12 +183,7 @@ pub fn search_bodies(
             incomplete: Some(format!("the index could not be written ({why})")),
         });
     }
-    let without_text = docs
-        .0
-        .iter()
-        .filter(|(_, d)| d.text.len() <= d.body_start)
-        .map(|(p, _)| p.as_path());
-    let incomplete = match index.count_unindexed(without_text) {
+    let incomplete = match unindexed(index) {
         Ok(0) => None,
         Ok(1) => Some("1 session is not in the index yet".to_string()),
         Ok(n) => Some(format!("{n} sessions are not in the index yet")),

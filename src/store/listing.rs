@@ -77,8 +77,9 @@ pub fn sort_recent(rows: &mut [SessionInfo]) {
     apply_order(rows, order);
 }
 
-/// Rearranges `v` so that `v[k]` becomes the old `v[order[k]]`.
-fn apply_order<T>(v: &mut [T], mut order: Vec<usize>) {
+/// Rearranges `v` so that `v[k]` becomes the old `v[order[k]]` (`order`
+/// a permutation of `0..v.len()`).
+pub(crate) fn apply_order<T>(v: &mut [T], mut order: Vec<usize>) {
     for start in 0..v.len() {
         // Follow the cycle through `start`, marking visited slots.
         let mut k = start;
