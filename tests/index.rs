@@ -1386,6 +1386,52 @@ fn the_picker_search_says_when_it_is_incomplete() {
     assert!(why.contains("could not be searched"), "{why}");
 }
 
+/// Issue #15: the picker's long-lived searcher remembers how many sessions
+/// of a snapshot the index lacks (asked once, not per key); another
+/// process indexing more of them changes the answer at once, and every
+/// answer is a fresh searcher's.
+#[test]
+fn the_searchers_memory_of_unindexed_sessions_follows_the_index() {
+    use arbor::index::searcher::Searcher;
+    use arbor::search::{Docs, SearchDoc};
+    use std::sync::Arc;
+
+    let s = needle_store(6);
+    let files = s.files();
+    let (full, _) = read_rows(&files);
+    let docs = Arc::new(Docs(
+        full.iter()
+            .map(|r| {
+                let mut r = r.clone();
+                r.all_text.clear();
+                (r.path.clone(), Arc::new(SearchDoc::from_info(&r)))
+            })
+            .collect(),
+    ));
+    let never = || false;
+    s.index().refresh(&files[..3], &mut |_| {}).unwrap();
+    let mut searcher = Searcher::new(Some(s.index()));
+    searcher.warm();
+    let fresh = |q: &Query| {
+        Searcher::new(Some(s.index()))
+            .search(q, &docs, None, &never)
+            .unwrap()
+    };
+    for (round, typed) in ["nee", "need", "needl", "needle"].iter().enumerate() {
+        if round == 2 {
+            // Another connection (the loader) indexes the rest.
+            s.index().refresh(&files, &mut |_| {}).unwrap();
+        }
+        let q = Query::parse(typed);
+        let got = searcher.search(&q, &docs, None, &never).unwrap();
+        assert_eq!(got, fresh(&q), "{typed}");
+        match round {
+            0 | 1 => assert!(got.incomplete.unwrap().contains("3 sessions"), "{typed}"),
+            _ => assert_eq!(got.incomplete, None, "{typed}"),
+        }
+    }
+}
+
 /// Issue #11.7: the index's stored text overwritten in place at the same
 /// size (no length check can see it) gave wrong answers to the queries that
 /// read it. Each stored span carries a checksum: damage is seen where the
