@@ -124,6 +124,17 @@ fn leaf_selects_another_branch() {
     let e = run(arbor().args(["export", "--leaf", "nope"]).arg(&path));
     assert!(!e.status.success());
     assert!(String::from_utf8_lossy(&e.stderr).contains("no entry nope"));
+    // A unique id prefix names the entry, as in `arbor diff`; an
+    // ambiguous one says which ids it could be.
+    let short = run_ok(arbor().args(["export", "--leaf", "ece1"]).arg(&path));
+    assert_eq!(short, md);
+    let e = run(arbor().args(["export", "--leaf", "c0"]).arg(&path));
+    assert!(!e.status.success());
+    assert!(
+        String::from_utf8_lossy(&e.stderr)
+            .contains("is ambiguous: 2 entries start with it (c074a644, c09a4c26)"),
+        "{e:?}"
+    );
 }
 
 #[test]

@@ -307,7 +307,7 @@ pub struct RestoreArgs {
 pub struct ExportArgs {
     /// A session file path, id or unique id prefix
     pub session: String,
-    /// The last entry of the branch (default: the session's leaf)
+    /// The last entry of the branch, an id or unique id prefix (default: the session's leaf)
     #[arg(long, value_name = "ID")]
     pub leaf: Option<String>,
     /// md, html or json (JSON Lines of the branch's entries); default: from

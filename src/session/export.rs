@@ -119,6 +119,12 @@ pub enum ExportError {
     Read(#[from] ReadError),
     #[error("no entry {id} in {path}")]
     NoEntry { id: String, path: PathBuf },
+    /// `--leaf` is a prefix of more than one id.
+    #[error("{path}: {source}")]
+    AmbiguousEntry {
+        path: PathBuf,
+        source: super::tree::EntryIdError,
+    },
 }
 
 /// A rendered export, in pieces (the branch can be tens of megabytes: the
@@ -215,13 +221,18 @@ fn export_file_with(
     let buf = super::open::read_session_bytes(path)?;
     let find_leaf = |tree: &SessionTree| -> Result<Option<usize>, ExportError> {
         match leaf_id {
-            Some(id) => tree
-                .index_of(id)
-                .map(Some)
-                .ok_or_else(|| ExportError::NoEntry {
+            // An id or a unique id prefix, as the CLI takes entries.
+            Some(id) => match tree.resolve_id(id) {
+                Ok(i) => Ok(Some(i)),
+                Err(super::tree::EntryIdError::NotFound(_)) => Err(ExportError::NoEntry {
                     id: id.to_string(),
                     path: path.to_path_buf(),
                 }),
+                Err(source) => Err(ExportError::AmbiguousEntry {
+                    path: path.to_path_buf(),
+                    source,
+                }),
+            },
             None => Ok(tree.leaf),
         }
     };
