@@ -268,4 +268,14 @@ fn diff_takes_unique_entry_id_prefixes() {
         )
     };
     assert_eq!(ctx("ece1"), ctx("ece135bc"));
+    // At the root: one message, said in the singular.
+    assert!(
+        ctx("1b2ba06b")
+            .lines()
+            .next()
+            .unwrap()
+            .contains(" · 1 message · ~"),
+        "{}",
+        ctx("1b2ba06b")
+    );
 }

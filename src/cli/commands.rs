@@ -651,11 +651,14 @@ fn context(config: &StoreConfig, a: &super::ContextArgs, out: &mut impl Write) -
         .unwrap_or_else(|| "(none)".into());
     writeln!(
         out,
-        "leaf {} · model {} · thinking {} · {} messages · ~{} tokens",
+        "leaf {} · model {} · thinking {} · {} · ~{} tokens",
         clean(ctx.leaf_id.as_deref().unwrap_or("(none)")),
         clean(&model),
         clean(&plain(&ctx.thinking_level)),
-        ctx.messages.len(),
+        match ctx.messages.len() {
+            1 => "1 message".to_string(),
+            n => format!("{n} messages"),
+        },
         ctx.estimated_tokens()
     )?;
     for (i, m) in ctx.messages.iter().enumerate() {
