@@ -568,6 +568,25 @@ fn an_empty_list_says_that_all_lists_every_folder() {
         String::from_utf8_lossy(&out.stderr).contains("matches; --all searches every folder"),
         "{out:?}"
     );
+    // `labels` and `stats` say it too (their output as before).
+    for (cmd_name, what) in [
+        ("labels", "--all lists every folder's labels"),
+        ("stats", "--all counts every folder's"),
+    ] {
+        let out = run(cmd(&store, cache.path()).args([cmd_name, "--cwd", "/nowhere-arbor"]));
+        assert!(out.status.success());
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("arbor: no sessions in /nowhere-arbor; {what}\n")
+        );
+    }
+    // `search` too (status 1: nothing matched).
+    let out = run(cmd(&store, cache.path()).args(["search", "--cwd", "/nowhere-arbor", "auth"]));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "arbor: no sessions in /nowhere-arbor; --all searches every folder\n"
+    );
     // Sessions listed (or --all): no hint.
     let out = run(cmd(&store, cache.path()).args(["list", "--all"]));
     assert!(!out.stdout.is_empty());

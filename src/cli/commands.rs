@@ -364,16 +364,32 @@ fn list(
     }
     // Nothing here is not an error (the status stays 0), but the way to
     // the other folders is said.
-    if let (true, Scope::Project(cwd)) = (rows.is_empty(), &scope) {
-        let cwd = shown(Path::new(cwd));
+    if rows.is_empty() {
         match &query {
-            None => eprintln!("arbor: no sessions in {cwd}; --all lists every folder's"),
-            Some(_) => eprintln!("arbor: no session in {cwd} matches; --all searches every folder"),
+            None => no_sessions_hint(&scope, "lists every folder's"),
+            Some(_) => {
+                if let Scope::Project(cwd) = &scope {
+                    let cwd = shown(Path::new(cwd));
+                    eprintln!("arbor: no session in {cwd} matches; --all searches every folder");
+                }
+            }
         }
     }
     // The process ends now: skip freeing thousands of rows one by one.
     std::mem::forget(rows);
     Ok(())
+}
+
+/// A command that found no session in the current folder says, on
+/// stderr, that `--all` reaches the others (`what` it would do there);
+/// nothing for `--all`.
+pub(super) fn no_sessions_hint(scope: &Scope, what: &str) {
+    if let Scope::Project(cwd) = scope {
+        eprintln!(
+            "arbor: no sessions in {}; --all {what}",
+            shown(Path::new(cwd))
+        );
+    }
 }
 
 /// The rows that match `query`, best first: the picker's ranking, with

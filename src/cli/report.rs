@@ -65,6 +65,9 @@ pub fn labels(
     let mut rows = rows_of(config, g, &scope);
     // As the list and the picker: internal workflow sessions are not shown.
     filter_rows(&mut rows, &scope, false);
+    if rows.is_empty() {
+        super::commands::no_sessions_hint(&scope, "lists every folder's labels");
+    }
     let found = label_rows(&rows);
     if a.json {
         for l in &found {
@@ -281,6 +284,9 @@ pub fn stats(
     let mut rows = rows_of(config, g, &scope);
     // Money spent: internal workflow sessions count too.
     filter_rows(&mut rows, &scope, true);
+    if rows.is_empty() {
+        super::commands::no_sessions_hint(&scope, "counts every folder's");
+    }
     let mut groups: HashMap<String, Acc> = HashMap::new();
     let mut total = Acc::default();
     for (ri, r) in rows.iter().enumerate() {

@@ -66,6 +66,10 @@ pub fn search(
         _ => {}
     });
     filter_rows(&mut rows, &scope, false);
+    if rows.is_empty() {
+        // Still status 1, but not silent: the others are a flag away.
+        super::commands::no_sessions_hint(&scope, "searches every folder");
+    }
     sort_recent(&mut rows);
     let ranked = rank_rows(&query, rows, index.as_ref());
     let limit = if a.limit == 0 { usize::MAX } else { a.limit };
