@@ -172,6 +172,43 @@ fn label_and_clear() {
     }
 }
 
+/// The writes take a unique entry id prefix, as `diff` does; an ambiguous
+/// one writes nothing and names the candidates.
+#[test]
+fn writes_take_unique_entry_id_prefixes() {
+    let demo = Demo::new();
+    let f = demo.file(BRANCHY);
+    let (line, _) = append(&f, &["label", s(&f), "1b2b", "first ask"], LABEL_KEYS);
+    assert_eq!(line["targetId"], "1b2ba06b");
+    let (line, _) = append(&f, &["branch", s(&f), "ece1"], BRANCH_KEYS);
+    assert_eq!(line["parentId"], "ece135bc");
+    let before = std::fs::read(&f).unwrap();
+    for args in [
+        vec!["label", s(&f), "c0", "x"],
+        vec!["branch", s(&f), "c0"],
+        vec!["fork", s(&f), "c0"],
+    ] {
+        let out = run(arbor().args(&args));
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(
+                "entry id \"c0\" is ambiguous: 2 entries start with it (c074a644, c09a4c26)"
+            ),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&f).unwrap(), before, "{args:?} wrote");
+    }
+    let out = run_ok(arbor().args(["fork", s(&f), "3ece"]));
+    let forked = PathBuf::from(out.trim());
+    let last = lines(&forked)
+        .into_iter()
+        .rev()
+        .find(|l| l["type"] != "label")
+        .unwrap();
+    assert_eq!(last["id"], "3ece2523");
+}
+
 #[test]
 fn rename_and_clear_the_name() {
     let demo = Demo::new();

@@ -94,14 +94,16 @@ pub fn run(cli: Cli) -> Result<()> {
                 bail!("give the label text, or --clear to remove the label");
             }
             let text = if a.clear { None } else { a.text.as_deref() };
+            let entry = entry_arg(&path, &a.entry)?;
             append(&mut out, &path, a.write.migrate, || {
-                writer::append_label(&path, &a.entry, text)
+                writer::append_label(&path, &entry, text)
             })
         }
         Some(Command::Branch(a)) => {
             let path = resolve(&config, &a.session)?;
+            let entry = entry_arg(&path, &a.entry)?;
             append(&mut out, &path, a.write.migrate, || {
-                writer::append_branch(&path, &a.entry, &a.summary)
+                writer::append_branch(&path, &entry, &a.summary)
             })
         }
         Some(Command::Rename(a)) => {
@@ -113,7 +115,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Index(a)) => index_cmd(&config, &a, &mut out),
         Some(Command::Fork(a)) => {
             let path = resolve(&config, &a.session)?;
-            let forked = writer::fork(&path, &a.entry, a.out.as_deref())?;
+            let entry = entry_arg(&path, &a.entry)?;
+            let forked = writer::fork(&path, &entry, a.out.as_deref())?;
             writeln!(out, "{}", for_stdout(&forked.path.to_string_lossy()))?;
             // As Atomic's /fork: the new session ends before the user
             // message, whose text is handed back to send again.
@@ -555,6 +558,20 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
     )?;
     writeln!(out, "format:    {}", clean(&s.format))?;
     Ok(())
+}
+
+/// The entry a write's argument names: a unique id prefix made whole, as
+/// `diff` and `context --leaf` take them. An id found nowhere (or a file
+/// that does not read) is handed on as given: the writer says why.
+fn entry_arg(path: &Path, given: &str) -> Result<String> {
+    let Ok((s, t)) = load(path) else {
+        return Ok(given.to_string());
+    };
+    match t.resolve_id(given) {
+        Ok(i) => Ok(s.entries[i].id.to_string()),
+        Err(crate::session::tree::EntryIdError::NotFound(_)) => Ok(given.to_string()),
+        Err(e) => bail!("{}: {e}", shown(path)),
+    }
 }
 
 /// Reads a session and its tree, never holding the file whole: entries
