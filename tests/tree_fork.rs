@@ -115,6 +115,37 @@ fn pi_read(file: &Path) -> Option<Value> {
 }
 
 /// Forks at `user_id` through the keys, returns the new file.
+/// The lines inside the box drawn over the screen (its border cut off).
+fn box_lines(s: &str) -> Vec<String> {
+    let grid: Vec<Vec<char>> = s.lines().map(|l| l.chars().collect()).collect();
+    let top = grid.iter().position(|l| l.contains(&'┌')).unwrap();
+    let (left, right) = (
+        grid[top].iter().position(|&c| c == '┌').unwrap(),
+        grid[top].iter().position(|&c| c == '┐').unwrap(),
+    );
+    grid[top + 1..]
+        .iter()
+        .take_while(|l| l[left] == '│')
+        .map(|l| {
+            l[left + 1..right]
+                .iter()
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}
+
+/// The words of the message, as the box shows them (wrapped, indented).
+fn shown_message(boxed: &[String]) -> String {
+    boxed
+        .iter()
+        .filter(|l| l.starts_with("   "))
+        .map(|l| l.trim())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn fork_at(path: &Path, user_id: &str) -> (PathBuf, App) {
     let folder = path.parent().unwrap();
     let before = session_files(folder);
@@ -127,6 +158,17 @@ fn fork_at(path: &Path, user_id: &str) -> (PathBuf, App) {
         s.contains("Continuing before this user message") && s.contains("before this message"),
         "{s}"
     );
+    // The message whole (when short), wrapped inside the box's padding.
+    let boxed = box_lines(&s);
+    assert!(
+        boxed.iter().all(|l| l.is_empty() || l.starts_with(' ')),
+        "{s}"
+    );
+    let text = arbor::ui::tree::user_text(tree(&app), user_id).unwrap();
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if words.len() < 300 {
+        assert!(shown_message(&boxed).contains(&words), "{s}");
+    }
     key(&mut app, KeyCode::Char('2'));
     let after = session_files(folder);
     let new: Vec<&PathBuf> = after.iter().filter(|p| !before.contains(p)).collect();
@@ -179,33 +221,12 @@ fn fork_at_a_user_message_ends_at_its_parent_and_offers_the_text() {
     let name = new.file_name().unwrap().to_string_lossy().to_string();
     insta::assert_snapshot!("fork_offers_the_message", s.replace(&name, "[NEW FILE]"));
     // The whole message is shown, wrapped inside the box's padding.
-    let grid: Vec<Vec<char>> = s.lines().map(|l| l.chars().collect()).collect();
-    let top = grid.iter().position(|l| l.contains(&'┌')).unwrap();
-    let (left, right) = (
-        grid[top].iter().position(|&c| c == '┌').unwrap(),
-        grid[top].iter().position(|&c| c == '┐').unwrap(),
-    );
-    let boxed: Vec<String> = grid[top + 1..]
-        .iter()
-        .take_while(|l| l[left] == '│')
-        .map(|l| {
-            l[left + 1..right]
-                .iter()
-                .collect::<String>()
-                .trim_end()
-                .to_string()
-        })
-        .collect();
+    let boxed = box_lines(&s);
     assert!(
         boxed.iter().all(|l| l.is_empty() || l.starts_with(' ')),
         "{s}"
     );
-    let shown: String = boxed
-        .iter()
-        .filter(|l| l.starts_with("   "))
-        .map(|l| l.trim())
-        .collect::<Vec<_>>()
-        .join(" ");
+    let shown = shown_message(&boxed);
     assert!(
         shown.contains(&text.split_whitespace().collect::<Vec<_>>().join(" ")),
         "{s}"
@@ -214,7 +235,10 @@ fn fork_at_a_user_message_ends_at_its_parent_and_offers_the_text() {
     // `y` copies it, and the box says so.
     assert_eq!(key(&mut app, KeyCode::Char('y')), vec![Effect::Copy(text)]);
     let s = screen(&app);
-    assert!(s.contains("✓ Copied to the clipboard"), "{s}");
+    assert!(
+        s.contains("✓ Sent to the terminal's clipboard (OSC 52)"),
+        "{s}"
+    );
     let fx = key(&mut app, KeyCode::Enter);
     assert!(
         matches!(&fx[..], [Effect::Exit(arbor::ui::Outcome::Resume { path, .. })] if path == &new),

@@ -7,6 +7,7 @@ mod state;
 mod view;
 
 pub use detail::detail_lines;
+pub use keys::user_text;
 pub use keys::{
     update, Action, Choice, CompareAction, ContextAction, ExportChoice, Offer, COMPARE_KEYS,
     CONTEXT_KEYS, CONTINUE_KEYS, EXPORT_KEYS, KEYS, OFFER_KEYS,

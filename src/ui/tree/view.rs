@@ -356,9 +356,12 @@ fn render_context(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         .unwrap_or_else(|| "(none)".into());
     lines.push(Line::from(Span::styled(
         sanitize_line(&format!(
-            "What the model sees when resuming at {} · {} messages · ~{} tokens · model {} · thinking {}",
+            "What the model sees when resuming at {} · {} · ~{} tokens · model {} · thinking {}",
             t.entry_id(i),
-            ctx.messages.len(),
+            match ctx.messages.len() {
+                1 => "1 message".to_string(),
+                n => format!("{n} messages"),
+            },
             ctx.estimated_tokens(),
             model,
             ctx.thinking_level.as_str().unwrap_or("?"),
@@ -669,25 +672,43 @@ fn render_continue(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect, entr
         return;
     };
     let user = super::keys::user_text(t, entry);
-    let mut lines = vec![
-        Line::from(Span::styled(truncate(&t.entry_line(i), 70), theme.accent())),
-        Line::from(""),
-    ];
+    let box_w = 78u16.min(area.width.saturating_sub(2));
+    let inner = boxed_width(box_w);
+    let mut lines = pad_lines(
+        vec![Line::from(Span::styled(
+            truncate(&t.entry_line(i), inner),
+            theme.accent(),
+        ))],
+        "",
+    );
+    lines.push(Line::from(""));
     if let Some(text) = &user {
-        lines.push(Line::from(Span::styled(
-            "Continuing before this user message; its text, to re-send or edit:",
-            theme.dim(),
-        )));
-        for l in crate::ui::text::sanitize_block(text).lines().take(6) {
-            lines.push(Line::from(format!("  {l}")));
-        }
-        lines.push(Line::from(Span::styled(
-            format!(
-                "  ({} copies it to the clipboard)",
-                CONTINUE_KEYS.keys_of(&[Choice::Copy])
+        lines.extend(pad_lines(
+            wrap_styled(
+                &[vec![(
+                    "Continuing before this user message; its text, to re-send or edit:"
+                        .to_string(),
+                    theme.dim(),
+                )]],
+                inner,
             ),
-            theme.dim(),
-        )));
+            "",
+        ));
+        // Room for the rest: the choices (3), blank lines and the border.
+        let room = usize::from(area.height)
+            .saturating_sub(lines.len() + 2 + 3 + 2)
+            .clamp(1, 6);
+        lines.extend(message_lines(text, inner, room, theme));
+        lines.extend(pad_lines(
+            vec![Line::from(Span::styled(
+                format!(
+                    "  ({} copies it to the clipboard)",
+                    CONTINUE_KEYS.keys_of(&[Choice::Copy])
+                ),
+                theme.dim(),
+            ))],
+            "",
+        ));
         lines.push(Line::from(""));
     }
     // The choice's number, then what it does (other keys for it after).
@@ -718,7 +739,48 @@ fn render_continue(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect, entr
         },
     ));
     lines.push(choice(Choice::Cancel, "cancel"));
-    crate::ui::widgets::text_box(f, theme, area, "Continue from here", lines, 78);
+    crate::ui::widgets::text_box(f, theme, area, "Continue from here", lines, box_w);
+}
+
+/// The text width inside a box `box_w` wide: its border and a column of
+/// padding each side.
+fn boxed_width(box_w: u16) -> usize {
+    usize::from(box_w.saturating_sub(4)).max(1)
+}
+
+/// Lines inside a box: a column of padding, then `indent`.
+fn pad_lines(lines: Vec<Line<'static>>, indent: &str) -> Vec<Line<'static>> {
+    lines
+        .into_iter()
+        .map(|mut l| {
+            l.spans.insert(0, Span::raw(format!(" {indent}")));
+            l
+        })
+        .collect()
+}
+
+/// A user message in a box: each of its lines wrapped to `inner` less an
+/// indent of two, at most `room` screen lines (the last then says how many
+/// more there are).
+fn message_lines(text: &str, inner: usize, room: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let body = crate::ui::text::sanitize_block(text);
+    let mut message: Vec<Line<'static>> = Vec::new();
+    for l in body.lines() {
+        message.extend(wrap_styled(
+            &[vec![(l.to_string(), Style::default())]],
+            inner.saturating_sub(2).max(1),
+        ));
+    }
+    let room = room.max(1);
+    if message.len() > room {
+        let more = message.len() - (room - 1);
+        message.truncate(room - 1);
+        message.push(Line::from(Span::styled(
+            format!("… {more} more lines"),
+            theme.dim(),
+        )));
+    }
+    pad_lines(message, "  ")
 }
 
 /// After a branch or fork before a user message: its text, to send again
@@ -727,20 +789,9 @@ fn render_continue(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect, entr
 /// a column of padding inside the border; once `y` copied it, the box
 /// says so.
 fn render_resend(f: &mut Frame, theme: &Theme, area: Rect, text: &str, copied: bool) {
-    const BOX_W: u16 = 78;
-    let box_w = BOX_W.min(area.width.saturating_sub(2));
-    // Inside the border, one column of padding each side.
-    let inner = usize::from(box_w.saturating_sub(4)).max(1);
-    let pad = |lines: Vec<Line<'static>>, indent: &str| -> Vec<Line<'static>> {
-        lines
-            .into_iter()
-            .map(|mut l| {
-                l.spans.insert(0, Span::raw(format!(" {indent}")));
-                l
-            })
-            .collect()
-    };
-    let head = pad(
+    let box_w = 78u16.min(area.width.saturating_sub(2));
+    let inner = boxed_width(box_w);
+    let head = pad_lines(
         wrap_styled(
             &[vec![(
                 "The session continues before this user message; its text, to send again:"
@@ -751,7 +802,7 @@ fn render_resend(f: &mut Frame, theme: &Theme, area: Rect, text: &str, copied: b
         ),
         "",
     );
-    let keys = pad(
+    let keys = pad_lines(
         wrap_styled(
             &[vec![(
                 format!(
@@ -766,32 +817,19 @@ fn render_resend(f: &mut Frame, theme: &Theme, area: Rect, text: &str, copied: b
         ),
         "",
     );
-    // The message, each of its lines wrapped, indented under the heading.
-    let body = crate::ui::text::sanitize_block(text);
-    let mut message: Vec<Line<'static>> = Vec::new();
-    for l in body.lines() {
-        message.extend(wrap_styled(
-            &[vec![(l.to_string(), Style::default())]],
-            inner.saturating_sub(2).max(1),
-        ));
-    }
     // Head, message, the copied line (or a blank), keys, the border.
     let fixed = head.len() + 1 + keys.len() + 2;
     let room = usize::from(area.height)
         .saturating_sub(fixed)
         .clamp(1, RESEND_LINES);
     let mut lines = head;
-    if message.len() > room {
-        let more = message.len() - (room - 1);
-        message.truncate(room - 1);
-        message.push(Line::from(Span::styled(
-            format!("… {more} more lines"),
-            theme.dim(),
-        )));
-    }
-    lines.extend(pad(message, "  "));
+    lines.extend(message_lines(text, inner, room, theme));
     lines.push(if copied {
-        Line::from(Span::styled(" ✓ Copied to the clipboard", theme.success()))
+        // OSC 52 has no answer: what arbor did, not what the terminal did.
+        Line::from(Span::styled(
+            " ✓ Sent to the terminal's clipboard (OSC 52)",
+            theme.success(),
+        ))
     } else {
         Line::from("")
     });
