@@ -580,6 +580,21 @@ fn an_empty_list_says_that_all_lists_every_folder() {
             format!("arbor: no sessions in /nowhere-arbor; {what}\n")
         );
     }
+    // `trash --older-than` too (nothing moved, status 0).
+    let out = run(cmd(&store, cache.path()).args([
+        "trash",
+        "--older-than",
+        "1d",
+        "--dry-run",
+        "--cwd",
+        "/nowhere-arbor",
+    ]));
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "No sessions match.\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "arbor: no sessions in /nowhere-arbor; --all looks in every folder\n"
+    );
     // `search` too (status 1: nothing matched).
     let out = run(cmd(&store, cache.path()).args(["search", "--cwd", "/nowhere-arbor", "auth"]));
     assert_eq!(out.status.code(), Some(1));

@@ -121,6 +121,9 @@ fn candidates(
     let scope = scope_of(a.all, a.cwd.as_deref())?;
     let mut rows = rows_of(config, g, &scope);
     filter_rows(&mut rows, &scope, a.include_internal);
+    if rows.is_empty() {
+        super::commands::no_sessions_hint(&scope, "looks in every folder");
+    }
     rows.retain(|r| cutoff.is_none_or(|c| r.modified_ms < c));
     rows.sort_by(|x, y| {
         x.modified_ms
