@@ -93,6 +93,8 @@ fn skipped(stderr: &str) -> HashMap<PathBuf, String> {
             .split_once(": ")
             .unwrap_or_else(|| panic!("skip line without a reason: {line:?}"));
         assert!(!reason.trim().is_empty(), "empty reason: {line:?}");
+        // The path is said once, not again in the reason.
+        assert!(!reason.contains(path), "{line:?}");
         out.insert(PathBuf::from(path), reason.to_string());
     }
     out

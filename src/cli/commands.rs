@@ -363,7 +363,11 @@ fn list(
     }
     problems.sort_by(|a, b| a.path.cmp(&b.path));
     for p in problems {
-        eprintln!("arbor: skipped {}: {}", shown(&p.path), clean(&p.reason));
+        eprintln!(
+            "arbor: skipped {}: {}",
+            shown(&p.path),
+            clean(skip_reason(&p))
+        );
     }
     // Nothing here is not an error (the status stays 0), but the way to
     // the other folders is said.
@@ -381,6 +385,19 @@ fn list(
     // The process ends now: skip freeing thousands of rows one by one.
     std::mem::forget(rows);
     Ok(())
+}
+
+/// Why a file was skipped, without the path its read error repeats
+/// (`PATH is not a session file: …` → `not a session file: …`).
+fn skip_reason(p: &crate::store::ScanProblem) -> &str {
+    let path = p.path.to_string_lossy();
+    match p.reason.strip_prefix(path.as_ref()) {
+        Some(rest) => {
+            let rest = rest.trim_start_matches(':').trim_start();
+            rest.strip_prefix("is ").unwrap_or(rest)
+        }
+        None => &p.reason,
+    }
 }
 
 /// A command that found no session in the current folder says, on
