@@ -1623,6 +1623,8 @@ fn random_changes_answer_as_a_full_scan() {
         "re:cache\\s*42817 in:tools",
         "re:the\\s+(cache|session)\\b",
         "re:fail\\w*\\s+the in:user,assistant",
+        "\"ch\" in:tools",
+        "\"4\" in:thinking,user",
     ];
     let compare = |round: usize| {
         let (plain, plain_err) = list(&root, &cache, &["--no-index"]);

@@ -744,7 +744,10 @@ fn narrow(
                 }
             }))
         }
-        Term::Phrase(p) if p.len() >= 3 => {
+        // One word: the terms holding it, exactly (for one or two
+        // characters that is nearly every posting list of the part, still
+        // far less than reading every session file).
+        Term::Phrase(p) if !p.is_empty() => {
             let ids = (*cache.lookup(conn, p, Match::Contains, kind)?).clone();
             Ok(Some(Narrow {
                 sure: ids,
@@ -1251,7 +1254,7 @@ fn term_hits(
         let found: Option<IdSet> = match t {
             Term::Word { .. } => Some(IdSet::default()),
             Term::Phrase(_) | Term::Regex(_) => match narrow(conn, cache, t, kind)? {
-                // One or two characters: in nearly every session.
+                // A regex without literals: every session is read.
                 None => None,
                 // Only candidates: which of the two it is in, the file says.
                 Some(n) if part.is_text() => {
