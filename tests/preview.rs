@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use arbor::search::Query;
 use arbor::session::context::message_text;
 use arbor::session::{read_session, SessionTree};
-use arbor::ui::picker::{load_preview, load_preview_with, PreviewLimits};
+use arbor::ui::picker::{load_hits, load_preview, load_preview_with, PreviewLimits};
 
 /// The last messages as the whole tree gives them (what the preview read
 /// before it read only part of the file).
@@ -66,14 +66,10 @@ fn last_messages_match_the_whole_tree() {
     let mut compared = 0;
     for f in &files {
         let Some(want) = from_the_tree(f) else {
-            assert!(
-                load_preview(f, &Query::parse("")).is_err(),
-                "{}",
-                f.display()
-            );
+            assert!(load_preview(f).is_err(), "{}", f.display());
             continue;
         };
-        let got = load_preview(f, &Query::parse("")).unwrap();
+        let got = load_preview(f).unwrap();
         assert_eq!(got.last_messages, want, "{}", f.display());
         assert_eq!(got.note, None);
         compared += 1;
@@ -141,34 +137,37 @@ fn a_big_session_is_read_at_both_ends_only() {
     let size = std::fs::metadata(&path).unwrap().len();
     assert!(size > 20 << 20, "{size}");
     let limits = PreviewLimits::default();
-    let (p, read) = load_preview_with(&path, &Query::parse(""), &limits, &|| false).unwrap();
+    let (p, read) = load_preview_with(&path, &limits).unwrap();
     assert!(read <= 1 << 20, "read {read} of {size} bytes");
     let roles: Vec<&str> = p.last_messages.iter().map(|(r, _)| r.as_str()).collect();
     assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
     assert_eq!(p.last_messages[3].1, "answer 90001: reading it");
-    assert_eq!(p.snippet, None);
 
-    let (p, read) =
-        load_preview_with(&path, &Query::parse("\"question 30\""), &limits, &|| false).unwrap();
-    assert!(read <= 2 << 20, "read {read} of {size} bytes");
-    let (text, range) = p.snippet.expect("the match");
+    // The matching entries are read from the whole file, a line at a time.
+    let (hits, total) = load_hits(&path, &Query::parse("\"question 30\""), &limits, &|| false)
+        .unwrap()
+        .unwrap();
+    // "question 30", "question 300", … "question 30999": every one.
     assert_eq!(
-        text.chars()
-            .skip(range.start)
-            .take(range.len())
-            .collect::<String>(),
-        "question 30"
+        total,
+        (0..90_002)
+            .filter(|i| i % 3 == 0 && i.to_string().starts_with("30"))
+            .count()
     );
+    assert_eq!(hits[0].entry_id, format!("{:08x}", 30));
+    let h = &hits[0];
+    assert_eq!(&h.snippet[h.highlight.clone()], "question 30");
+    assert_eq!((h.role.as_str(), h.index), ("user", 31));
 
     // A stale search gives up.
-    let (p, _) = load_preview_with(
+    let found = load_hits(
         &path,
         &Query::parse("nowhere-to-be-found"),
         &limits,
         &|| true,
     )
     .unwrap();
-    assert_eq!(p.snippet, None);
+    assert_eq!(found, None);
 }
 
 /// A line too long to hold is skipped with a note, never read whole: the
@@ -184,8 +183,7 @@ fn a_huge_line_is_skipped_and_said_to_be() {
         max_line: 1 << 20,
         ..PreviewLimits::default()
     };
-    let (p, _) =
-        load_preview_with(&path, &Query::parse("\"question 24\""), &limits, &|| false).unwrap();
+    let (p, _) = load_preview_with(&path, &limits).unwrap();
     assert_eq!(
         p.note.as_deref(),
         Some("A line of 3 MB is too long to preview: not read")
@@ -200,9 +198,13 @@ fn a_huge_line_is_skipped_and_said_to_be() {
             "answer 28: reading it",
         ]
     );
-    assert!(p.snippet.is_some());
+    // The search for matches goes on past it.
+    let (hits, _) = load_hits(&path, &Query::parse("\"question 24\""), &limits, &|| false)
+        .unwrap()
+        .unwrap();
+    assert_eq!(hits.len(), 1);
     // With room for it, the line is read.
-    let p = load_preview(&path, &Query::parse("")).unwrap();
+    let p = load_preview(&path).unwrap();
     assert_eq!(p.note, None);
     assert!(p.last_messages[2].1.starts_with("a pasted log line"));
 }
@@ -231,11 +233,17 @@ fn preview_memory_child() {
     let path = PathBuf::from(path);
     // No query; a match near the start; one at the very end (the whole
     // file is searched, a line at a time).
-    let last = load_preview(&path, &Query::parse("")).unwrap();
+    let last = load_preview(&path).unwrap();
     assert_eq!(last.last_messages.len(), 4);
+    let limits = PreviewLimits::default();
     let t = std::time::Instant::now();
-    let early = load_preview(&path, &Query::parse("\"question 300:\"")).unwrap();
-    assert!(early.snippet.is_some());
+    let hits = |q: &str| {
+        load_hits(&path, &Query::parse(q), &limits, &|| false)
+            .unwrap()
+            .unwrap()
+    };
+    let early = hits("\"question 300:\"");
+    assert_eq!(early.1, 1);
     eprintln!("early match: {:?}", t.elapsed());
     let n: usize = std::env::var("ARBOR_PREVIEW_ENTRIES")
         .ok()
@@ -243,8 +251,8 @@ fn preview_memory_child() {
         .unwrap_or(0);
     // The last assistant answer.
     let i = (0..n).rev().find(|i| i % 3 == 1).unwrap_or(1);
-    let late = load_preview(&path, &Query::parse(&format!("\"answer {i}:\""))).unwrap();
-    assert!(late.snippet.is_some());
+    let late = hits(&format!("\"answer {i}:\""));
+    assert_eq!(late.1, 1);
     eprintln!("late match: {:?}", t.elapsed());
     println!("max_rss_kb={}", max_rss_kb());
 }

@@ -5,6 +5,8 @@
 
 use std::ops::Range;
 
+use serde_json::{Map, Value};
+
 use super::query::{Query, Term, Tiers};
 use crate::session::entry::Entry;
 use crate::session::normalize::{normalize, original_range};
@@ -188,12 +190,7 @@ fn may_hold(
     needs: &[Vec<memchr::memmem::Finder<'static>>],
     lower: &mut Vec<u8>,
 ) -> bool {
-    use memchr::memmem::find;
-    if find(line, b"\\u").is_some()
-        || find(line, b"\\/").is_some()
-        || find(line, "\u{212a}".as_bytes()).is_some()
-        || find(line, "\u{130}".as_bytes()).is_some()
-    {
+    if may_spell_letters(line) {
         return true;
     }
     lower.clear();
@@ -203,14 +200,29 @@ fn may_hold(
         .all(|any| any.iter().any(|f| f.find(lower).is_some()))
 }
 
+/// Whether a raw line has an escape that could spell a letter (`\u…`,
+/// `\/`) or a character whose lowercase is ASCII (the Kelvin sign, `İ`):
+/// its bytes then say nothing about the text's normal form.
+fn may_spell_letters(line: &[u8]) -> bool {
+    use memchr::memmem::find;
+    find(line, b"\\u").is_some()
+        || find(line, b"\\/").is_some()
+        || find(line, "\u{212a}".as_bytes()).is_some()
+        || find(line, "\u{130}".as_bytes()).is_some()
+}
+
 /// Literals a match of `t` must contain (one of each list), when they are
 /// ASCII: a word's text, a phrase's words, a regex's literal prefixes and
 /// suffixes.
 fn required_literals(t: &Term) -> Vec<Vec<memchr::memmem::Finder<'static>>> {
     let finder = |s: &str| memchr::memmem::Finder::new(s.as_bytes()).into_owned();
     // Whitespace may be written otherwise in the line (`\n`, runs).
-    let usable =
-        |s: &str| !s.is_empty() && s.is_ascii() && !s.contains(|c: char| c.is_whitespace());
+    // A quote, a backslash or a control character is escaped in the line.
+    let usable = |s: &str| {
+        !s.is_empty()
+            && s.is_ascii()
+            && !s.contains(|c: char| c.is_whitespace() || c.is_control() || c == '"' || c == '\\')
+    };
     match t {
         Term::Word { lower, .. } if usable(lower) => vec![vec![finder(lower)]],
         Term::Phrase(p) => p
@@ -295,129 +307,285 @@ pub fn body_mask(q: &Query) -> u32 {
         .fold(0, |m, (i, _)| m | 1 << i)
 }
 
+/// Whether `query` looks at entries at all: it parses and has a term
+/// matched against bodies (words of 3+ characters, phrases, regexes).
+pub fn looks_at_entries(query: &Query) -> bool {
+    query.error().is_none() && body_mask(query) != 0
+}
+
 /// The entries of one session (in file order) that match at least one of
 /// `query`'s body terms in the parts its `in:` scopes name, in file order.
 /// Filters and short fields are the session's business (the caller has
 /// decided the session matches); this says where in it.
 pub fn entry_hits(entries: &[Entry], query: &Query) -> Vec<EntryHit> {
-    let mut out = Vec::new();
-    if query.error().is_some() || body_mask(query) == 0 {
-        return out;
+    if !looks_at_entries(query) {
+        return Vec::new();
     }
     let mut norm = String::new();
-    let skim = LineSkim::new(query);
-    let mut lower = Vec::new();
-    for e in entries {
-        // Most lines of a long session hold none of the terms: their bytes
-        // say so without parsing them.
-        if let Some(line) = e.raw.unparsed_line() {
-            if !skim.may_match(&line, &mut lower) {
+    // Most lines of a long session hold none of the terms: their bytes say
+    // so without parsing them.
+    let mut filter = LineFilter::new(query);
+    entries
+        .iter()
+        .filter(|e| e.raw.unparsed_line().is_none_or(|l| filter.may_match(&l)))
+        // Read through `with`: a pass over every entry keeps no parsed objects.
+        .filter_map(|e| e.raw.with(|raw| entry_hit(e, raw, query, &mut norm)))
+        .collect()
+}
+
+/// What one entry's parts (in scope) hold of a query's body terms.
+struct Matched {
+    /// Bit `i`: term `i` matched.
+    terms: u32,
+    /// The best rank each term matched in.
+    best_tier: [usize; 32],
+    /// The first match in the best-ranked part: the part, its original
+    /// text and where the match is in it.
+    first: Option<(Part, String, Range<usize>)>,
+}
+
+/// The one test of an entry against a query's body terms: every hit the
+/// preview lists, the tree steps through and `arbor search` prints comes
+/// from here.
+fn match_entry(raw: &Map<String, Value>, query: &Query, norm: &mut String) -> Matched {
+    let mut m = Matched {
+        terms: 0,
+        best_tier: [usize::MAX; 32],
+        first: None,
+    };
+    parts_of_entry(raw, &mut |part, text| {
+        if !query.parts.contains(part) {
+            return;
+        }
+        norm.clear();
+        normalize(text, norm);
+        let mut at: Option<Range<usize>> = None;
+        for (i, t) in query.terms.iter().enumerate().take(32) {
+            if !t.searches_body() {
                 continue;
             }
+            if let Some(r) = t.find_in(norm) {
+                m.terms |= 1 << i;
+                m.best_tier[i] = m.best_tier[i].min(part.tier());
+                if at.as_ref().is_none_or(|a| r.start < a.start) {
+                    at = Some(r);
+                }
+            }
         }
-        // Per entry: the terms matched, the best rank of each, and the
-        // first match in the best-ranked part.
-        let mut terms = 0u32;
-        let mut best_tier = [usize::MAX; 32];
-        let mut first: Option<(Part, String, Range<usize>)> = None;
-        // Read through `with`: a pass over every entry keeps no parsed objects.
-        e.raw.with(|raw| {
-            parts_of_entry(raw, &mut |part, text| {
-                if !query.parts.contains(part) {
-                    return;
+        if let Some(r) = at {
+            let better = m
+                .first
+                .as_ref()
+                .is_none_or(|(p, _, _)| part.tier() < p.tier());
+            if better {
+                if let Some(orig) = original_range(text, r) {
+                    m.first = Some((part, text.to_string(), orig));
                 }
-                norm.clear();
-                normalize(text, &mut norm);
-                let mut at: Option<Range<usize>> = None;
-                for (i, t) in query.terms.iter().enumerate().take(32) {
-                    if !t.searches_body() {
-                        continue;
-                    }
-                    if let Some(r) = t.find_in(&norm) {
-                        terms |= 1 << i;
-                        best_tier[i] = best_tier[i].min(part.tier());
-                        if at.as_ref().is_none_or(|a| r.start < a.start) {
-                            at = Some(r);
-                        }
-                    }
-                }
-                if let Some(r) = at {
-                    let better = first
-                        .as_ref()
-                        .is_none_or(|(p, _, _)| part.tier() < p.tier());
-                    if better {
-                        if let Some(orig) = original_range(text, r) {
-                            first = Some((part, text.to_string(), orig));
-                        }
-                    }
-                }
-            })
-        });
-        let Some((part, text, range)) = first else {
-            continue;
-        };
-        let score = query
-            .terms
-            .iter()
-            .enumerate()
-            .take(32)
-            .filter(|(i, _)| terms & (1 << i) != 0)
-            .filter_map(|(i, t)| t.body_score(best_tier[i]))
-            .sum();
-        let (snippet, highlight) = snippet(&text, range);
-        out.push(EntryHit {
-            entry_id: e.id.clone(),
-            index: e.index,
-            role: e
-                .role()
-                .map(str::to_string)
-                .unwrap_or_else(|| e.entry_type().to_string()),
-            timestamp: e.timestamp().map(str::to_string),
-            part,
-            terms,
-            score,
-            snippet,
-            highlight,
-        });
-    }
-    out
+            }
+        }
+    });
+    m
 }
 
-/// A test of an entry's raw line before it is parsed for [`entry_hits`]:
-/// false when no body term of the query can match any part of it in scope.
-struct LineSkim {
-    /// Per body term, the literals it needs (see [`required_literals`]);
-    /// `None` when some term needs none (then every line is parsed).
-    needs: Option<Vec<Vec<Vec<memchr::memmem::Finder<'static>>>>>,
-    /// The query looks at no user or assistant text.
-    only_other_parts: bool,
+/// `e`'s hit (its object is `raw`), when it has one.
+fn entry_hit(
+    e: &Entry,
+    raw: &Map<String, Value>,
+    query: &Query,
+    norm: &mut String,
+) -> Option<EntryHit> {
+    let Matched {
+        terms,
+        best_tier,
+        first,
+    } = match_entry(raw, query, norm);
+    let (part, text, range) = first?;
+    let score = query
+        .terms
+        .iter()
+        .enumerate()
+        .take(32)
+        .filter(|(i, _)| terms & (1 << i) != 0)
+        .filter_map(|(i, t)| t.body_score(best_tier[i]))
+        .sum();
+    let (snippet, highlight) = snippet(&text, range);
+    Some(EntryHit {
+        entry_id: e.id.clone(),
+        index: e.index,
+        role: e
+            .role()
+            .map(str::to_string)
+            .unwrap_or_else(|| e.entry_type().to_string()),
+        timestamp: e.timestamp().map(str::to_string),
+        part,
+        terms,
+        score,
+        snippet,
+        highlight,
+    })
 }
 
-impl LineSkim {
-    fn new(query: &Query) -> LineSkim {
-        let needs = query
-            .terms
-            .iter()
-            .take(32)
-            .filter(|t| t.searches_body())
-            .map(|t| Some(required_literals(t)).filter(|n| !n.is_empty()))
-            .collect();
-        LineSkim {
-            needs,
-            only_other_parts: !query.parts.contains(Part::User)
-                && !query.parts.contains(Part::Assistant),
+/// Tells from a line's bytes, without parsing it, that no body term of a
+/// query can match in it (so that most lines of a long session are never
+/// parsed): each term's [`required_literals`], and the parts in scope.
+pub struct LineFilter {
+    /// Per body term: the literals a match needs (one of each list); an
+    /// empty list needs nothing.
+    needs: Vec<Vec<Vec<memchr::memmem::Finder<'static>>>>,
+    /// The scope has user or assistant text (on most lines).
+    text_parts: bool,
+    lower: Vec<u8>,
+}
+
+impl LineFilter {
+    pub fn new(query: &Query) -> LineFilter {
+        let mask = body_mask(query);
+        LineFilter {
+            needs: query
+                .terms
+                .iter()
+                .enumerate()
+                .take(32)
+                .filter(|(i, _)| mask & (1 << i) != 0)
+                .map(|(_, t)| required_literals(t))
+                .collect(),
+            text_parts: query.parts.contains(Part::User) || query.parts.contains(Part::Assistant),
+            lower: Vec::new(),
         }
     }
 
-    fn may_match(&self, line: &[u8], lower: &mut Vec<u8>) -> bool {
-        if self.only_other_parts && !may_have_other_parts(line) {
+    /// False when no body term can match in this line.
+    pub fn may_match(&mut self, line: &[u8]) -> bool {
+        if self.needs.is_empty() || (!self.text_parts && !may_have_other_parts(line)) {
             return false;
         }
-        match &self.needs {
-            Some(needs) => needs.iter().any(|n| may_hold(line, n, lower)),
-            None => true,
+        if self.needs.iter().any(Vec::is_empty) || may_spell_letters(line) {
+            return true;
+        }
+        self.lower.clear();
+        self.lower.extend(line.iter().map(u8::to_ascii_lowercase));
+        let lower = &self.lower;
+        self.needs.iter().any(|n| {
+            n.iter()
+                .all(|any| any.iter().any(|f| f.find(lower).is_some()))
+        })
+    }
+}
+
+/// The hit of one line of a session file (its entry is the `index`th),
+/// when `filter` lets it through and it matches.
+pub fn line_hit(
+    index: usize,
+    line: &[u8],
+    query: &Query,
+    filter: &mut LineFilter,
+    norm: &mut String,
+) -> Option<EntryHit> {
+    if !filter.may_match(line) {
+        return None;
+    }
+    let map = crate::session::reader::parse_object(line, &mut false)?;
+    let e = Entry::new(index, map);
+    e.raw.with(|raw| entry_hit(&e, raw, query, norm))
+}
+
+/// Per entry of `session` (in its order): the bits of `query`'s body
+/// terms that match in it (see [`entry_hits`]), read on all cores, a
+/// block of lines at a time, most lines never parsed (see [`LineFilter`]).
+/// `None` when `stale` said the answer is no longer wanted.
+pub fn session_term_bits(
+    session: &crate::session::Session,
+    query: &Query,
+    stale: &(dyn Fn() -> bool + Sync),
+) -> Option<Vec<u32>> {
+    use rayon::prelude::*;
+    let n = session.entries.len();
+    if !looks_at_entries(query) {
+        return Some(vec![0; n]);
+    }
+    let pieces: Option<Vec<Vec<u32>>> = session
+        .entries
+        .par_chunks(512)
+        .map(|chunk| {
+            if stale() {
+                return None;
+            }
+            let mut filter = LineFilter::new(query);
+            let mut norm = String::new();
+            let mut out = Vec::with_capacity(chunk.len());
+            session.for_each_line(chunk, |e, line| {
+                let bits = match line {
+                    Some(l) if !filter.may_match(l) => 0,
+                    Some(l) => crate::session::reader::parse_object(l, &mut false)
+                        .map_or(0, |raw| match_entry(&raw, query, &mut norm).terms),
+                    None => e.raw.with(|raw| match_entry(raw, query, &mut norm).terms),
+                };
+                out.push(bits);
+            });
+            Some(out)
+        })
+        .collect();
+    Some(pieces?.concat())
+}
+
+/// Where each term of `query` occurs in `text` (shown text: a row, a line
+/// of the detail pane, a snippet), as sorted byte ranges of `text`. Words
+/// of any length are looked for here (the tree matches short words in what
+/// it shows); phrases and regexes are matched on the normalized text, as
+/// the search matches them, and mapped back.
+pub fn match_ranges(query: &Query, text: &str) -> Vec<Range<usize>> {
+    if query.terms.is_empty() || text.is_empty() {
+        return Vec::new();
+    }
+    // The normalized text, and for each of its bytes the original
+    // character that made it.
+    let mut norm = String::with_capacity(text.len());
+    let mut from: Vec<(usize, usize)> = Vec::with_capacity(text.len());
+    let mut in_space = true;
+    for (i, ch) in text.char_indices() {
+        let orig = (i, i + ch.len_utf8());
+        if ch.is_whitespace() {
+            if !in_space {
+                norm.push(' ');
+                from.push(orig);
+                in_space = true;
+            }
+        } else {
+            for l in ch.to_lowercase() {
+                norm.push(l);
+                from.extend(std::iter::repeat_n(orig, l.len_utf8()));
+            }
+            in_space = false;
         }
     }
+    let mut out: Vec<Range<usize>> = Vec::new();
+    let mut push = |r: Range<usize>| {
+        if r.is_empty() || r.end > from.len() {
+            return;
+        }
+        out.push(from[r.start].0..from[r.end - 1].1);
+    };
+    for t in &query.terms {
+        match t {
+            Term::Word { lower, .. } => {
+                for at in memchr::memmem::find_iter(norm.as_bytes(), lower.as_bytes()) {
+                    push(at..at + lower.len());
+                }
+            }
+            Term::Phrase(p) => {
+                for at in memchr::memmem::find_iter(norm.as_bytes(), p.as_bytes()) {
+                    push(at..at + p.len());
+                }
+            }
+            Term::Regex(r) => {
+                for m in r.find_iter(&norm).take(10_000) {
+                    push(m.range());
+                }
+            }
+        }
+    }
+    out.sort_by_key(|r| (r.start, r.end));
+    out
 }
 
 /// A term's first match in one part's original text, as a byte range of

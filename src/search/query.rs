@@ -82,6 +82,8 @@ pub struct Query {
     /// default). The short fields are always looked at.
     pub parts: Parts,
     error: Option<String>,
+    /// Where each filter (`dir:…`, not `in:`) is in `raw`, in bytes.
+    filter_spans: Vec<std::ops::Range<usize>>,
 }
 
 /// A query is what was typed: its terms and filters are parsed from it.
@@ -242,14 +244,18 @@ impl Query {
         let mut filters = Vec::new();
         let mut error = None;
         let mut parts = Parts::NONE;
+        let mut filter_spans = Vec::new();
         let mut rest = raw.trim();
+        let offset = |s: &str| s.as_ptr() as usize - raw.as_ptr() as usize;
         while !rest.is_empty() && terms.len() < MAX_TERMS {
             if let Some((key, after_colon)) = filter_key(rest) {
+                let start = offset(rest);
                 // `key:"a value"` or `key:value`.
                 let (value, tail) = match after_colon.strip_prefix('"') {
                     Some(q) => match q.find('"') {
                         Some(end) => (&q[..end], &q[end + 1..]),
-                        None => (q, ""),
+                        // The tail stays a part of `raw` (its offset is taken).
+                        None => (q, &q[q.len()..]),
                     },
                     None => {
                         let end = after_colon
@@ -258,6 +264,9 @@ impl Query {
                         (&after_colon[..end], &after_colon[end..])
                     }
                 };
+                if key != "in" {
+                    filter_spans.push(start..offset(tail));
+                }
                 rest = tail.trim_start();
                 // A key just typed, its value still to come, filters nothing.
                 if value.trim().is_empty() {
@@ -342,7 +351,22 @@ impl Query {
             filters,
             parts: if parts.is_empty() { Parts::ALL } else { parts },
             error,
+            filter_spans,
         }
+    }
+
+    /// The query as typed less its filters (`dir:`, `after:`, …: they
+    /// choose sessions): the terms and `in:` scopes, which say what to look
+    /// for inside one (the tree opened at a hit searches for this).
+    pub fn without_filters(&self) -> String {
+        let mut out = String::new();
+        let mut at = 0;
+        for r in &self.filter_spans {
+            out.push_str(&self.raw[at..r.start]);
+            at = r.end;
+        }
+        out.push_str(&self.raw[at..]);
+        out.split_whitespace().collect::<Vec<_>>().join(" ")
     }
 
     pub fn is_empty(&self) -> bool {
@@ -752,6 +776,19 @@ mod tests {
         Query::parse(q)
             .score(d, &mut new_matcher(), &mut Vec::new())
             .is_some()
+    }
+
+    #[test]
+    fn without_filters_keeps_the_terms_and_scopes() {
+        let q = Query::parse(
+            r#"fix dir:"my project" "token  refresh" after:2d re:a+b in:tools is:named"#,
+        );
+        assert_eq!(
+            q.without_filters(),
+            r#"fix "token refresh" re:a+b in:tools"#
+        );
+        assert_eq!(Query::parse("dir:\"open").without_filters(), "");
+        assert_eq!(Query::parse("  parser  ").without_filters(), "parser");
     }
 
     #[test]

@@ -126,6 +126,17 @@ impl Session {
     /// Reads the lines of `entries` (in file order) a block at a time and
     /// calls `f` with each entry parsed.
     pub fn for_each_parsed(&self, entries: &[Entry], mut f: impl FnMut(&Entry)) {
+        self.for_each_line(entries, |e, line| match line {
+            Some(l) => f(&e.parsed_from(l)),
+            None => f(&e.parsed()),
+        });
+    }
+
+    /// Reads the lines of `entries` (in file order) a block at a time and
+    /// calls `f` with each entry and its line's bytes; `None` for an entry
+    /// held parsed (or whose line could not be read: read it through
+    /// [`Entry::with_raw`]).
+    pub fn for_each_line(&self, entries: &[Entry], mut f: impl FnMut(&Entry, Option<&[u8]>)) {
         let span = entries.iter().filter_map(|e| e.raw.line_range()).fold(
             None,
             |acc: Option<(usize, usize)>, (s, e)| {
@@ -133,16 +144,16 @@ impl Session {
             },
         );
         let (Some(src), Some((from, to))) = (&self.source, span) else {
-            entries.iter().for_each(|e| f(&e.parsed()));
+            entries.iter().for_each(|e| f(e, None));
             return;
         };
         let block = src.read(from, to);
         for e in entries {
             match e.raw.line_range() {
-                Some((s, end)) if end <= from + block.len() => {
-                    f(&e.parsed_from(&block[s - from..end - from]))
+                Some((s, end)) if end <= from + block.len() && !e.raw.is_parsed() => {
+                    f(e, Some(&block[s - from..end - from]))
                 }
-                _ => f(&e.parsed()),
+                _ => f(e, None),
             }
         }
     }

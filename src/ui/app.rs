@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseEvent};
 
 use super::keymap::{bind, ch, ctrl, key, Answer, Keymap};
-use super::picker::{PickerState, Preview, Row};
+use super::picker::{PickerState, Preview, PreviewHits, Row};
 use super::tree::{Loaded, TreeDialog, TreeState};
 use crate::search::Query;
 use crate::session::search_text::SearchText;
@@ -58,6 +58,15 @@ pub enum AppEvent {
     /// A watched folder is gone: so is every session under it.
     FolderGone(PathBuf),
     PreviewLoaded(Result<Preview, (PathBuf, String)>),
+    /// The entries of a previewed session that match the query.
+    HitsLoaded(Result<PreviewHits, (PathBuf, String)>),
+    /// Per entry of the tree's session, the bits of the query's body
+    /// terms that match in it (see `search::hits::session_term_bits`).
+    TreeHits {
+        session: SharedSession,
+        query: String,
+        bits: Arc<Vec<u32>>,
+    },
     Renamed {
         path: PathBuf,
         result: Result<String, String>,
@@ -200,8 +209,18 @@ pub enum Effect {
         /// Why the index may lack text (see `AppEvent::IndexIncomplete`).
         index_problem: Option<String>,
     },
+    /// Read the preview of `path` (answered by `PreviewLoaded`); with
+    /// `hits`, also list its entries that match `query` (answered by
+    /// `HitsLoaded`), for the file as it was at that time (ms).
     LoadPreview {
         path: PathBuf,
+        query: Query,
+        hits: Option<i64>,
+    },
+    /// Find which entries of the tree's session match `query`'s body
+    /// terms (answered by `TreeHits`).
+    TreeHits {
+        session: SharedSession,
         query: Query,
     },
     /// Re-read these files' rows (after a change on disk).
@@ -371,6 +390,9 @@ pub struct App {
     pub open_at: Option<(PathBuf, String)>,
     /// Asked over the screen: resume in the current folder?
     pub resume_here: Option<ResumeHereQuestion>,
+    /// The tree being opened with a search typed (the picker's query, at
+    /// one of its matches): this search, in this file.
+    pub open_search: Option<(PathBuf, String)>,
 }
 
 impl App {
@@ -388,6 +410,7 @@ impl App {
             utc_offset: chrono::Offset::fix(&chrono::Utc),
             open_at: None,
             resume_here: None,
+            open_search: None,
         }
     }
 
@@ -441,7 +464,16 @@ impl App {
                 return step;
             }
         }
-        let step = self.route(ev);
+        let mut step = self.route(ev);
+        // A tree search that needs to know which entries match asks once.
+        if let Mode::Tree(t) = &mut self.mode {
+            if let Some(query) = t.take_hits_request() {
+                step.effects.push(Effect::TreeHits {
+                    session: SharedSession(t.loaded.session.clone()),
+                    query,
+                });
+            }
+        }
         if step.redraw {
             self.frame_ms = self.picker.now_ms;
         }
@@ -516,6 +548,18 @@ impl App {
                     // A search typed meanwhile now reads the whole text.
                     if !t.search.text().trim().is_empty() {
                         t.rebuild();
+                        return Step::redraw(Vec::new());
+                    }
+                }
+                Step::none()
+            }
+            AppEvent::TreeHits {
+                session,
+                query,
+                bits,
+            } => {
+                if let Mode::Tree(t) = &mut self.mode {
+                    if t.set_hits(&session.0, query, bits) {
                         return Step::redraw(Vec::new());
                     }
                 }
@@ -597,9 +641,17 @@ impl App {
             (Ok(loaded), _) if !reload => {
                 let session = SharedSession(loaded.session.clone());
                 let at = self.open_at.take().filter(|(p, _)| *p == path);
+                let search = self.open_search.take().filter(|(p, _)| *p == path);
                 let mut t = TreeState::new(path, *loaded, self.picker.now_ms);
                 t.utc_offset = self.utc_offset;
                 t.from_picker = !self.tree_only;
+                // Its search text is on its way: a search waits for it
+                // rather than reading every entry here.
+                t.expect_search_text();
+                if let Some((_, text)) = search {
+                    // Opened at the entry asked for, else at the first match.
+                    t.start_search(&text, at.is_none());
+                }
                 if let Some((_, entry)) = at {
                     if !t.open_at(&entry) {
                         let id = crate::session::render::sanitize_line(&entry);
@@ -609,7 +661,6 @@ impl App {
                 // The first frame shows the selection (the leaf: often the
                 // last row of a long session).
                 t.clamp_scroll(super::tree::list_height(self.width, self.height));
-                t.expect_search_text();
                 self.mode = Mode::Tree(Box::new(t));
                 return vec![Effect::IndexTree(session)];
             }

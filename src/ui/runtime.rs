@@ -19,7 +19,9 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
 use super::app::{App, AppEvent, Effect, Outcome, WriteKind};
-use super::picker::{load_preview, load_preview_with, Folders, PreviewLimits, Row};
+use super::picker::{
+    load_hits, load_preview, load_preview_with, Folders, PreviewHits, PreviewLimits, Row,
+};
 use super::theme::Theme;
 use crate::index::load::{load_screen, LoadEvent, LoadWarning, MakeRow};
 use crate::index::searcher::{Answer, Searcher};
@@ -302,7 +304,7 @@ fn handle(
     ev: AppEvent,
     tx: &Sender<AppEvent>,
     search_tx: &Sender<SearchJob>,
-    preview_tx: &Sender<(PathBuf, Query)>,
+    preview_tx: &Sender<PreviewJob>,
 ) -> bool {
     let loaded = matches!(ev, AppEvent::LoadFinished { .. });
     if let AppEvent::Tick(_) = ev {
@@ -322,7 +324,7 @@ fn run_effect(
     effect: Effect,
     tx: &Sender<AppEvent>,
     search_tx: &Sender<SearchJob>,
-    preview_tx: &Sender<(PathBuf, Query)>,
+    preview_tx: &Sender<PreviewJob>,
 ) {
     match effect {
         // Latest-wins workers: stale requests are dropped.
@@ -335,9 +337,20 @@ fn run_effect(
             WANTED_SEARCH.store(generation, std::sync::atomic::Ordering::Relaxed);
             let _ = search_tx.send(Some((generation, query, docs, index_problem)));
         }
-        Effect::LoadPreview { path, query } => {
+        Effect::LoadPreview { path, query, hits } => {
             PREVIEWS_ASKED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let _ = preview_tx.send((path, query));
+            let _ = preview_tx.send((path, query, hits));
+        }
+        Effect::TreeHits { session, query } => {
+            // Latest wins: a search typed since stops this one.
+            let asked = TREE_HITS_ASKED.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let stale = || TREE_HITS_ASKED.load(std::sync::atomic::Ordering::SeqCst) != asked;
+                if let Some(ev) = tree_hits(session, &query, &stale) {
+                    let _ = tx.send(ev);
+                }
+            });
         }
         Effect::Exit(_) | Effect::CloseTree => {}
         Effect::Copy(text) => copy_osc52(&text),
@@ -395,10 +408,20 @@ fn read_tree(path: PathBuf, agent: crate::session::Agent, reload: bool) -> AppEv
 pub fn perform(effect: Effect) -> Vec<AppEvent> {
     match effect {
         Effect::Search { .. } => perform_search(&mut Searcher::new(open_index()), effect),
-        Effect::LoadPreview { path, query } => {
-            vec![AppEvent::PreviewLoaded(
-                load_preview(&path, &query).map_err(|e| (path, e)),
-            )]
+        Effect::LoadPreview { path, query, hits } => {
+            let mut out = vec![AppEvent::PreviewLoaded(
+                load_preview(&path).map_err(|e| (path.clone(), e)),
+            )];
+            if let Some(stamp) = hits {
+                let limits = PreviewLimits::default();
+                if let Some(ev) = preview_hits(path, &query, stamp, &limits, &|| false) {
+                    out.push(ev);
+                }
+            }
+            out
+        }
+        Effect::TreeHits { session, query } => {
+            tree_hits(session, &query, &|| false).into_iter().collect()
         }
         Effect::Rescan(files) => {
             // The index reads only the appended bytes of a growing session.
@@ -762,17 +785,60 @@ fn search_done(generation: u64, query: &Query, docs: Arc<Docs>, answer: Answer) 
 
 /// Previews asked for so far: the worker's job is stale once it moved on.
 static PREVIEWS_ASKED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Tree searches asked for so far (see `Effect::TreeHits`).
+static TREE_HITS_ASKED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-fn spawn_preview_worker(tx: Sender<AppEvent>) -> Sender<(PathBuf, Query)> {
-    let (jtx, jrx) = channel::<(PathBuf, Query)>();
+/// `Effect::LoadPreview`'s fields: the session, the query, and the file's
+/// change time when its matches are to be listed.
+type PreviewJob = (PathBuf, Query, Option<i64>);
+
+/// The entries of `path` that match `query` as `HitsLoaded`; `None` once
+/// `stale`.
+fn preview_hits(
+    path: PathBuf,
+    query: &Query,
+    stamp: i64,
+    limits: &PreviewLimits,
+    stale: &dyn Fn() -> bool,
+) -> Option<AppEvent> {
+    let r = match load_hits(&path, query, limits, stale) {
+        Ok(None) => return None,
+        Ok(Some((hits, total))) => Ok(PreviewHits {
+            path,
+            query: query.raw.clone(),
+            stamp,
+            hits,
+            total,
+        }),
+        Err(e) => Err((path, e)),
+    };
+    Some(AppEvent::HitsLoaded(r))
+}
+
+/// Which entries of the tree's session match `query`, as `TreeHits`;
+/// `None` once `stale`.
+fn tree_hits(
+    session: super::app::SharedSession,
+    query: &Query,
+    stale: &(dyn Fn() -> bool + Sync),
+) -> Option<AppEvent> {
+    let bits = crate::search::hits::session_term_bits(&session.0, query, stale)?;
+    Some(AppEvent::TreeHits {
+        session,
+        query: query.raw.clone(),
+        bits: Arc::new(bits),
+    })
+}
+
+fn spawn_preview_worker(tx: Sender<AppEvent>) -> Sender<PreviewJob> {
+    let (jtx, jrx) = channel::<PreviewJob>();
     std::thread::spawn(move || {
-        while let Some((path, query)) = latest(&jrx) {
+        while let Some((path, query, hits)) = latest(&jrx) {
             // Everything queued was taken: this job is the newest asked.
             let asked = PREVIEWS_ASKED.load(std::sync::atomic::Ordering::SeqCst);
             let stale = || PREVIEWS_ASKED.load(std::sync::atomic::Ordering::SeqCst) != asked;
-            // Searching a big session for the match can take a while: a
-            // newer selection or query stops it.
-            let r = load_preview_with(&path, &query, &PreviewLimits::default(), &stale)
+            let limits = PreviewLimits::default();
+            let r = load_preview_with(&path, &limits)
                 .map(|(p, _)| p)
                 .map_err(|e| (path.clone(), e));
             if stale() {
@@ -780,6 +846,17 @@ fn spawn_preview_worker(tx: Sender<AppEvent>) -> Sender<(PathBuf, Query)> {
             }
             if tx.send(AppEvent::PreviewLoaded(r)).is_err() {
                 break;
+            }
+            // Reading a big session for its matches can take a while: a
+            // newer selection or query stops it.
+            let Some(stamp) = hits else { continue };
+            if let Some(ev) = preview_hits(path, &query, stamp, &limits, &stale) {
+                if stale() {
+                    continue;
+                }
+                if tx.send(ev).is_err() {
+                    break;
+                }
             }
         }
     });

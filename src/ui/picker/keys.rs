@@ -9,6 +9,7 @@ use crossterm::event::{
 use super::state::{
     Dialog, Measured, PickerState, Row, Scope, StatusKind, LIVE_WINDOW_MS, PERMANENT_GUARD_MS,
 };
+use crate::search::hits::looks_at_entries;
 use crate::search::Query;
 use crate::store::{SessionFile, StoreConfig};
 use crate::ui::app::{App, AppEvent, Effect, Outcome, Step};
@@ -57,20 +58,25 @@ pub fn update(app: &mut App, ev: AppEvent) -> Step {
     let list_h = super::view::list_rows(p, app.width, app.height);
     p.page = list_h.max(1);
     p.clamp_scroll(list_h);
-    // The preview follows the selection, and the query once its results are
-    // in (for the match snippet); each (session, query) pair is loaded once.
+    // The preview follows the selection, the query once its results are
+    // in (for its list of matches) and the file as it changes; each
+    // (session, query, change) is loaded once, and its matches are read
+    // once while remembered.
     if super::view::preview_visible(p, app.width) {
-        if let Some(path) = p.selected.clone() {
-            let want = (path.clone(), p.scored_query.clone());
+        if let Some(r) = p.selected_row() {
+            let (path, stamp) = (r.info.path.clone(), r.info.file_mtime_ms);
+            let want = (path.clone(), p.scored_query.clone(), stamp);
             if p.preview_requested.as_ref() != Some(&want) {
                 p.preview_requested = Some(want);
-                fx.push(Effect::LoadPreview {
-                    path,
-                    query: Query::parse(&p.scored_query),
-                });
+                let query = Query::parse(&p.scored_query);
+                let hits = (looks_at_entries(&query)
+                    && p.cached_hits(&path, &p.scored_query, stamp).is_none())
+                .then_some(stamp);
+                fx.push(Effect::LoadPreview { path, query, hits });
             }
         }
     }
+    p.follow_hits();
     Step {
         effects: fx,
         redraw,
@@ -268,6 +274,8 @@ pub enum Action {
     Delete,
     Undo,
     Tree,
+    NextMatch,
+    PrevMatch,
     Labels,
     Mark,
     MarkAll,
@@ -389,7 +397,11 @@ pub const KEYS: Keymap<Action> = Keymap(&[
     ),
     bind(
         &[(ctrl('t'), Action::Tree)],
-        "open the session's branch tree",
+        "branch tree; with a query, at the picked match",
+    ),
+    bind(
+        &[(alt('n'), Action::NextMatch), (alt('p'), Action::PrevMatch)],
+        "next / previous match in the preview",
     ),
     bind(
         &[(ctrl('l'), Action::Labels)],
@@ -469,10 +481,48 @@ fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Tree => {
             p.user_moved |= p.selected.is_some();
             if let Some(r) = p.selected_row() {
+                let path = r.info.path.clone();
+                // With a query that looks inside sessions, the tree opens
+                // searching for it (its filters chose the session): at the
+                // match picked in the preview, else at the first.
+                if p.query_active() && looks_at_entries(&p.parsed) {
+                    app.open_search = Some((path.clone(), p.parsed.without_filters()));
+                    let picked = p
+                        .hits()
+                        .filter(|_| p.scored_query == p.parsed.raw)
+                        .and_then(|h| h.hits.get(p.hit_pos));
+                    if let Some(h) = picked {
+                        app.open_at = Some((path.clone(), h.entry_id.clone()));
+                    }
+                }
                 return vec![Effect::OpenTree {
-                    path: r.info.path.clone(),
+                    path,
                     agent: r.info.agent,
                 }];
+            }
+        }
+        Action::NextMatch | Action::PrevMatch => {
+            let visible = super::view::preview_visible(p, app.width);
+            let n = p.hits().map_or(0, |h| h.hits.len());
+            if n > 0 && visible {
+                p.hit_pos = if action == Action::NextMatch {
+                    (p.hit_pos + 1) % n
+                } else {
+                    (p.hit_pos + n - 1) % n
+                };
+            } else {
+                // Say why nothing moved.
+                let why = if !p.query_active() {
+                    "Type a query: its matching entries are listed in the preview".to_string()
+                } else if !visible {
+                    format!(
+                        "{} shows the matching entries of the selected session",
+                        KEYS.keys_of(&[Action::Preview])
+                    )
+                } else {
+                    "No matching entries to step through".to_string()
+                };
+                p.set_status(StatusKind::Info, why);
             }
         }
         Action::Sort => {
@@ -841,6 +891,21 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
             }
             p.preview = Some(preview);
         }
+        AppEvent::HitsLoaded(Ok(hits)) => {
+            let shown = p
+                .selected_row()
+                .is_some_and(|r| r.info.path == hits.path && p.scored_query == hits.query);
+            p.remember_hits(hits);
+            if !shown {
+                return Step::none();
+            }
+        }
+        AppEvent::HitsLoaded(Err((path, e))) => {
+            if p.selected.as_ref() != Some(&path) {
+                return Step::none();
+            }
+            p.set_status(StatusKind::Error, format!("Matches not read: {e}"));
+        }
         AppEvent::PreviewLoaded(Err((path, e))) => {
             if p.selected.as_ref() != Some(&path) {
                 return Step::none();
@@ -1051,6 +1116,7 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
         | AppEvent::TreeLoaded { .. }
         | AppEvent::Exported(_)
         | AppEvent::TreeSearchText { .. }
+        | AppEvent::TreeHits { .. }
         | AppEvent::Wrote { .. } => return Step::none(),
     }
     Step::redraw(Vec::new())

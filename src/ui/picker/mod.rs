@@ -1,12 +1,15 @@
 //! The session picker: Atomic's `/resume` screen, live and searchable.
 
 mod keys;
+mod matches;
 mod preview;
 mod state;
 mod view;
 
 pub use keys::{update, Action, KEYS, PERMANENT_KEYS, TRASHING_KEYS};
-pub use preview::{load_preview, load_preview_with, Preview, PreviewLimits};
+pub use preview::{
+    load_hits, load_preview, load_preview_with, Preview, PreviewHits, PreviewLimits, MAX_HITS,
+};
 pub use state::{
     Dialog, Folders, PickerState, Row, Scope, Sort, Status, StatusKind, VisibleRow,
     PERMANENT_GUARD_MS,

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::search::{Query, Term};
+use crate::search::hits::{entry_hits, line_hit, looks_at_entries, EntryHit, LineFilter};
+use crate::search::Query;
 use crate::session::chunked::{Backward, Forward, Line};
 use crate::session::context::message_text;
 use crate::session::entry::id_text;
-use crate::session::normalize::{normalize, original_range};
 use crate::session::open::open_session_file;
 use crate::session::reader::parse_object;
 use crate::session::{Header, ReadError};
@@ -18,24 +18,36 @@ use crate::session::{Header, ReadError};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Preview {
     pub path: PathBuf,
-    /// The query the snippet was found for.
-    pub query: String,
     /// `(role, text)` of the last messages on the active branch (each text
     /// cut to what a pane can show).
     pub last_messages: Vec<(String, String)>,
-    /// The first search match in context, with the match's char range.
-    pub snippet: Option<(String, std::ops::Range<usize>)>,
     /// Lines too long to read for the preview, said on screen.
     pub note: Option<String>,
 }
 
+/// The entries of a session that match a query: the preview's list of
+/// matches (see [`load_hits`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreviewHits {
+    pub path: PathBuf,
+    /// The query as typed.
+    pub query: String,
+    /// The file's change time the list was asked for (ms): with the path
+    /// and the query, what the list is remembered by.
+    pub stamp: i64,
+    /// The first [`MAX_HITS`] matching entries, in file order.
+    pub hits: Vec<EntryHit>,
+    /// How many entries match (more than `hits` holds past [`MAX_HITS`]).
+    pub total: usize,
+}
+
+/// Matching entries a preview keeps (each with its snippet); more are
+/// counted.
+pub const MAX_HITS: usize = 2000;
+
 const LAST_MESSAGES: usize = 4;
-const SNIPPET_RADIUS: usize = 70;
 /// A pane shows a few lines of each message: more is never kept.
 const MESSAGE_CHARS: usize = 2000;
-/// Text of the messages before the one searched, for a phrase spanning two
-/// messages and for the context before a match.
-const CARRY_BYTES: usize = 1024;
 
 /// How much of a session the preview may hold or read.
 #[derive(Debug, Clone)]
@@ -55,49 +67,31 @@ impl Default for PreviewLimits {
     }
 }
 
-/// Reads what the preview shows of a session; `query` picks the snippet.
-pub fn load_preview(path: &Path, query: &Query) -> Result<Preview, String> {
-    load_preview_with(path, query, &PreviewLimits::default(), &|| false).map(|(p, _)| p)
+/// Reads what the preview shows of a session.
+pub fn load_preview(path: &Path) -> Result<Preview, String> {
+    load_preview_with(path, &PreviewLimits::default()).map(|(p, _)| p)
 }
 
-/// [`load_preview`] within `limits`, giving up the search for the snippet
-/// when `stale` says the answer is no longer wanted. Also returns the bytes
-/// read from the file.
-///
-/// A session can be hundreds of megabytes (a million entries, or one line
-/// of 300 MB): it is never read whole. The header comes from the head, the
-/// last messages from the tail (walking the active branch back from the
-/// leaf, the last entry, as far as `max_tail`), the snippet from a scan
-/// that stops at the first match; everything else the pane shows is the
-/// list row's.
-pub fn load_preview_with(
+/// A session file opened for the preview: another agent's session is
+/// translated as it is read (its lines depend on the ones before) into an
+/// unnamed scratch file, in bounded memory (its lines too long to hold are
+/// left out, and noted in `huge`), then previewed as an Atomic one.
+/// Returns the file, its length and the bytes of the original read.
+fn open_previewed(
     path: &Path,
-    query: &Query,
     limits: &PreviewLimits,
-    stale: &dyn Fn() -> bool,
-) -> Result<(Preview, u64), String> {
+    huge: &mut HashMap<u64, u64>,
+) -> Result<(File, u64, u64), String> {
     let (mut file, mut meta) = open_session_file(path).map_err(|e| e.to_string())?;
-    let io = |e: std::io::Error| {
-        ReadError::Io {
-            path: path.to_path_buf(),
-            source: e,
-        }
-        .to_string()
-    };
-    // Lines too long to hold: where each starts, and its length.
-    let mut huge: HashMap<u64, u64> = HashMap::new();
+    let io = io_error(path);
     let mut foreign_read = 0;
     if let Some(agent) = foreign_agent(&file, limits) {
-        // Another agent's session: translated as it is read (its lines
-        // depend on the ones before) into an unnamed scratch file, in
-        // bounded memory (its lines too long to hold are left out, and
-        // said to be), then previewed as an Atomic one.
-        let mut scratch = crate::session::fileops::scratch_file().map_err(io)?;
+        let mut scratch = crate::session::fileops::scratch_file().map_err(&io)?;
         let mut w = std::io::BufWriter::with_capacity(256 << 10, &mut scratch);
         let skipped =
             crate::session::foreign::translate_file(agent, path, &file, limits.max_line, &mut w)
-                .map_err(io)?;
-        std::io::Write::flush(&mut w).map_err(io)?;
+                .map_err(&io)?;
+        std::io::Write::flush(&mut w).map_err(&io)?;
         drop(w);
         foreign_read = meta.len();
         // Marked at offsets past the translation's end: they are only said.
@@ -107,12 +101,33 @@ pub fn load_preview_with(
                 .map(|(start, len)| (u64::MAX - start, len)),
         );
         file = scratch;
-        meta = file.metadata().map_err(io)?;
+        meta = file.metadata().map_err(&io)?;
     }
-    let len = meta.len();
-    let mut head = Forward::new(&file, 0, len, limits.max_line);
+    Ok((file, meta.len(), foreign_read))
+}
+
+fn io_error(path: &Path) -> impl Fn(std::io::Error) -> String + '_ {
+    move |e| {
+        ReadError::Io {
+            path: path.to_path_buf(),
+            source: e,
+        }
+        .to_string()
+    }
+}
+
+/// The session's header, read from the head of `file`, and where the
+/// entries start; lines too long to hold are noted in `huge`.
+fn read_header(
+    path: &Path,
+    file: &File,
+    len: u64,
+    limits: &PreviewLimits,
+    huge: &mut HashMap<u64, u64>,
+) -> Result<(Header, u64, u64), String> {
+    let mut head = Forward::new(file, 0, len, limits.max_line);
     let header = loop {
-        match head.next_line().map_err(io)? {
+        match head.next_line().map_err(io_error(path))? {
             None => {
                 return Err(ReadError::NotASession {
                     path: path.to_path_buf(),
@@ -136,22 +151,29 @@ pub fn load_preview_with(
             }
         }
     };
-    let body_start = head.position();
-    let mut read = head.bytes_read + foreign_read;
+    Ok((header, head.position(), head.bytes_read))
+}
+
+/// [`load_preview`] within `limits`. Also returns the bytes read from the
+/// file.
+///
+/// A session can be hundreds of megabytes (a million entries, or one line
+/// of 300 MB): it is never read whole. The header comes from the head, the
+/// last messages from the tail (walking the active branch back from the
+/// leaf, the last entry, as far as `max_tail`); everything else the pane
+/// shows is the list row's (and the matches, from [`load_hits`]).
+pub fn load_preview_with(path: &Path, limits: &PreviewLimits) -> Result<(Preview, u64), String> {
+    // Lines too long to hold: where each starts, and its length.
+    let mut huge: HashMap<u64, u64> = HashMap::new();
+    let (file, len, foreign_read) = open_previewed(path, limits, &mut huge)?;
+    let io = io_error(path);
+    let (header, body_start, read) = read_header(path, &file, len, limits, &mut huge)?;
+    let mut read = read + foreign_read;
 
     let mut tail = Backward::new(&file, body_start, len, limits.max_line);
     let last_messages =
         last_messages(&mut tail, &file, header.version < 2, limits, &mut huge).map_err(io)?;
     read += tail.bytes_read;
-
-    let snippet = if query.terms.is_empty() {
-        None
-    } else {
-        let mut scan = Forward::new(&file, body_start, len, limits.max_line);
-        let found = snippet_in_file(&mut scan, query, stale, &mut huge).map_err(io)?;
-        read += scan.bytes_read;
-        found
-    };
     let note = huge.values().max().map(|&biggest| match huge.len() {
         1 => format!(
             "A line of {} is too long to preview: not read",
@@ -165,13 +187,60 @@ pub fn load_preview_with(
     Ok((
         Preview {
             path: path.to_path_buf(),
-            query: query.raw.clone(),
             last_messages,
-            snippet,
             note,
         },
         read,
     ))
+}
+
+/// The entries of the session at `path` that match `query` (the
+/// preview's list of matches): the first [`MAX_HITS`] of them in file
+/// order, and how many there are. `None` when `stale` said the answer is
+/// no longer wanted. The same test as everywhere ([`line_hit`], the
+/// matcher of `arbor search` and the tree), a line at a time: the file is
+/// never held, most lines are never parsed, and a line longer than
+/// `max_line` is skipped.
+pub fn load_hits(
+    path: &Path,
+    query: &Query,
+    limits: &PreviewLimits,
+    stale: &dyn Fn() -> bool,
+) -> Result<Option<(Vec<EntryHit>, usize)>, String> {
+    if !looks_at_entries(query) {
+        return Ok(Some((Vec::new(), 0)));
+    }
+    let (file, len, _) = open_previewed(path, limits, &mut HashMap::new())?;
+    let io = io_error(path);
+    let (header, body_start, _) = read_header(path, &file, len, limits, &mut HashMap::new())?;
+    if header.version < 3 {
+        // Entry ids of a version 1 or 2 file are made when it is read (as
+        // the tree reads it): read it so (such files are old and small).
+        let session = crate::session::read_session(path).map_err(|e| e.to_string())?;
+        let hits = entry_hits(&session.entries, query);
+        let total = hits.len();
+        return Ok(Some((hits.into_iter().take(MAX_HITS).collect(), total)));
+    }
+    let mut scan = Forward::new(&file, body_start, len, limits.max_line);
+    let mut filter = LineFilter::new(query);
+    let mut norm = String::new();
+    let (mut hits, mut total, mut index) = (Vec::new(), 0usize, 0usize);
+    while let Some(line) = scan.next_line().map_err(&io)? {
+        index += 1;
+        if index % 256 == 0 && stale() {
+            return Ok(None);
+        }
+        let Line::Text { bytes, .. } = line else {
+            continue;
+        };
+        if let Some(h) = line_hit(index, &bytes, query, &mut filter, &mut norm) {
+            total += 1;
+            if hits.len() < MAX_HITS {
+                hits.push(h);
+            }
+        }
+    }
+    Ok(Some((hits, total)))
 }
 
 /// The agent of a file whose first object is in another agent's format.
@@ -372,213 +441,4 @@ fn message_of(obj: &Map<String, Value>) -> Option<&Map<String, Value>> {
         return None;
     }
     obj.get("message").and_then(Value::as_object)
-}
-
-/// The first match of the query in the user and assistant text, read from
-/// the start a line at a time; `None` once `stale`.
-fn snippet_in_file(
-    scan: &mut Forward,
-    query: &Query,
-    stale: &dyn Fn() -> bool,
-    huge: &mut HashMap<u64, u64>,
-) -> std::io::Result<Option<(String, std::ops::Range<usize>)>> {
-    let filter = LineFilter::new(query);
-    // The text of the last messages read, joined as the search joins them.
-    let mut carry = String::new();
-    // The last message line not parsed since (a phrase ending in the next
-    // one may begin in it).
-    let mut unread: Option<Vec<u8>> = None;
-    let mut lines = 0u32;
-    while let Some(line) = scan.next_line()? {
-        lines = lines.wrapping_add(1);
-        if lines % 256 == 0 && stale() {
-            return Ok(None);
-        }
-        let bytes = match line {
-            Line::Huge { start, len } => {
-                huge.insert(start, len);
-                carry.clear();
-                unread = None;
-                continue;
-            }
-            Line::Text { bytes, .. } => bytes,
-        };
-        match filter.check(&bytes) {
-            Check::NotBody => continue,
-            Check::NoMatch => {
-                carry.clear();
-                unread = Some(bytes);
-                continue;
-            }
-            Check::Maybe => {}
-        }
-        if carry.is_empty() {
-            if let Some(before) = unread.take() {
-                push_body_text(&before, &mut carry);
-            }
-        }
-        unread = None;
-        if !push_body_text(&bytes, &mut carry) {
-            continue;
-        }
-        if let Some(found) = find_snippet(&carry, query) {
-            return Ok(Some(found));
-        }
-        if carry.len() > CARRY_BYTES {
-            let mut cut = carry.len() - CARRY_BYTES;
-            while !carry.is_char_boundary(cut) {
-                cut += 1;
-            }
-            carry.drain(..cut);
-        }
-    }
-    Ok(None)
-}
-
-/// Appends a user or assistant message's text (and the newline that joins
-/// messages); false when the line is no such message.
-fn push_body_text(line: &[u8], carry: &mut String) -> bool {
-    let Some(obj) = parse_object(line, &mut false) else {
-        return false;
-    };
-    let Some(m) = message_of(&obj) else {
-        return false;
-    };
-    if !matches!(
-        m.get("role").and_then(Value::as_str),
-        Some("user") | Some("assistant")
-    ) {
-        return false;
-    }
-    carry.push_str(&message_text(Some(m)));
-    carry.push('\n');
-    true
-}
-
-enum Check {
-    /// Not a user or assistant message.
-    NotBody,
-    /// A message whose text cannot hold a match (or the end of one).
-    NoMatch,
-    Maybe,
-}
-
-/// Tells from a line's bytes, without parsing it, that it cannot matter to
-/// the snippet: most lines of a big session are never parsed.
-struct LineFilter {
-    /// Finds, ignoring ASCII case, a piece of which the line must hold one
-    /// for a match to end in it: each word, and each phrase's last word (a
-    /// phrase may begin in the message before). `None`: every message is
-    /// read (a regex, or non-ASCII terms).
-    pieces: Option<regex::bytes::Regex>,
-}
-
-impl LineFilter {
-    fn new(query: &Query) -> LineFilter {
-        let pieces: Option<Vec<&str>> = query
-            .terms
-            .iter()
-            .map(|t| match t {
-                Term::Word { lower, .. } => Some(lower.as_str()),
-                Term::Phrase(p) => p.split(' ').rfind(|w| !w.is_empty()),
-                Term::Regex(_) => None,
-            })
-            .map(|p| p.filter(|p| p.is_ascii()))
-            .collect();
-        let pieces = pieces.filter(|p| !p.is_empty()).and_then(|p| {
-            let alternatives: Vec<String> = p.iter().map(|w| regex::escape(w)).collect();
-            regex::bytes::Regex::new(&format!("(?i-u){}", alternatives.join("|"))).ok()
-        });
-        LineFilter { pieces }
-    }
-
-    fn check(&self, line: &[u8]) -> Check {
-        use memchr::memmem;
-        if memmem::find(line, b"\"user\"").is_none()
-            && memmem::find(line, b"\"assistant\"").is_none()
-        {
-            return Check::NotBody;
-        }
-        let Some(pieces) = &self.pieces else {
-            return Check::Maybe;
-        };
-        // Escapes (`\u…`) and non-ASCII text can hide a match, or make one.
-        if !line.is_ascii() || memmem::find(line, b"\\u").is_some() || pieces.is_match(line) {
-            Check::Maybe
-        } else {
-            Check::NoMatch
-        }
-    }
-}
-
-/// The first literal match of the query in `body`, with some context.
-/// Matching is done as the search does it, on the normalized text
-/// (lowercased, whitespace runs one space: a phrase may span a newline),
-/// and the match is mapped back onto `body`, whose length lowercasing may
-/// have changed.
-fn find_snippet(body: &str, query: &Query) -> Option<(String, std::ops::Range<usize>)> {
-    let mut norm = String::new();
-    normalize(body, &mut norm);
-    let found = query.terms.iter().find_map(|t| match t {
-        Term::Word { lower: w, .. } => norm.find(w.as_str()).map(|s| s..s + w.len()),
-        Term::Phrase(p) => norm.find(p.as_str()).map(|s| s..s + p.len()),
-        Term::Regex(r) => r
-            .find_iter(&norm)
-            .find(|m| !m.is_empty())
-            .map(|m| m.range()),
-    })?;
-    let std::ops::Range { start, end } = original_range(body, found)?;
-    let before: String = body[..start]
-        .chars()
-        .rev()
-        .take(SNIPPET_RADIUS)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect();
-    let matched = &body[start..end];
-    let after: String = body[end..].chars().take(SNIPPET_RADIUS).collect();
-    let b = crate::session::render::sanitize_line(&before);
-    let m = crate::session::render::sanitize_line(matched);
-    let a = crate::session::render::sanitize_line(&after);
-    let s = b.chars().count();
-    let e = s + m.chars().count();
-    Some((format!("{b}{m}{a}"), s..e))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::find_snippet;
-    use crate::search::Query;
-
-    /// The snippet's matched text.
-    fn matched(body: &str, q: &str) -> Option<String> {
-        let (text, r) = find_snippet(body, &Query::parse(q))?;
-        Some(text.chars().skip(r.start).take(r.len()).collect())
-    }
-
-    #[test]
-    fn the_match_survives_text_that_lowercasing_resizes() {
-        // Å (U+212B) and K (U+212A) shrink when lowercased, İ grows: the
-        // offsets found in the lowercased text are mapped back.
-        let body = "Measured in \u{212b}ngstr\u{f6}ms and \u{212a}elvin.\nThen the PARSER broke.\n";
-        assert_eq!(matched(body, "parser").as_deref(), Some("PARSER"));
-        assert_eq!(
-            matched(body, "\"kelvin\"").as_deref(),
-            Some("\u{212a}elvin")
-        );
-        let body = "\u{130}stanbul notes: the Token Refresh failed\n";
-        assert_eq!(matched(body, "refresh").as_deref(), Some("Refresh"));
-        assert_eq!(matched(body, "re:tok\\w+").as_deref(), Some("Token"));
-    }
-
-    #[test]
-    fn a_phrase_may_span_a_newline_or_two_messages() {
-        let body = "first line ends with token\nrefresh starts the next\n";
-        let (text, r) = find_snippet(body, &Query::parse("\"token refresh\"")).unwrap();
-        let shown: String = text.chars().skip(r.start).take(r.len()).collect();
-        // Drawn on one line: the newline shows as a space.
-        assert_eq!(shown, "token refresh");
-        assert!(text.starts_with("first line ends with "), "{text:?}");
-    }
 }

@@ -9,7 +9,7 @@ use crate::search::{Query, SearchDoc};
 use crate::session::info::SessionInfo;
 use crate::util::hash::FxBuild;
 
-use super::preview::Preview;
+use super::preview::{Preview, PreviewHits};
 
 /// One session in the picker.
 #[derive(Debug, Clone)]
@@ -276,12 +276,22 @@ pub struct PickerState {
     pub home: Option<PathBuf>,
     /// Select the best match when the next search result arrives.
     pub select_first_on_results: bool,
-    /// The last preview asked for: (session, query).
-    pub preview_requested: Option<(PathBuf, String)>,
+    /// The last preview asked for: (session, query, the file's change time).
+    pub preview_requested: Option<(PathBuf, String, i64)>,
+    /// The matching entries of sessions previewed lately, newest last (the
+    /// preview's list; see [`PickerState::hits`]).
+    pub hits_cache: Vec<Arc<PreviewHits>>,
+    /// The match picked in the preview's list (Alt+N / Alt+P), of the
+    /// session and query in `hit_of`; Ctrl+T opens the tree there.
+    pub hit_pos: usize,
+    pub hit_of: Option<(PathBuf, String)>,
     /// The rows' search documents as sent to the search worker, kept until
     /// the rows change: the worker's memo of term answers is per snapshot.
     docs: Option<Arc<crate::search::Docs>>,
 }
+
+/// Lists of matches kept (see [`PickerState::remember_hits`]).
+pub const HITS_KEPT: usize = 32;
 
 impl PickerState {
     pub fn new(project_cwd: String, now_ms: i64) -> PickerState {
@@ -323,7 +333,49 @@ impl PickerState {
             home: None,
             select_first_on_results: false,
             preview_requested: None,
+            hits_cache: Vec::new(),
+            hit_pos: 0,
+            hit_of: None,
             docs: None,
+        }
+    }
+
+    /// The matching entries of the selected session for the query whose
+    /// results are listed, when they have been read (for the file as the
+    /// row last saw it).
+    pub fn hits(&self) -> Option<&PreviewHits> {
+        let r = self.selected_row()?;
+        self.cached_hits(&r.info.path, &self.scored_query, r.info.file_mtime_ms)
+    }
+
+    pub fn cached_hits(&self, path: &Path, query: &str, stamp: i64) -> Option<&PreviewHits> {
+        self.hits_cache
+            .iter()
+            .rev()
+            .map(|h| &**h)
+            .find(|h| h.path == path && h.query == query && h.stamp == stamp)
+    }
+
+    /// Keeps a list of matches (the last [`HITS_KEPT`] are kept).
+    pub fn remember_hits(&mut self, hits: PreviewHits) {
+        self.hits_cache
+            .retain(|h| !(h.path == hits.path && h.query == hits.query));
+        self.hits_cache.push(Arc::new(hits));
+        if self.hits_cache.len() > HITS_KEPT {
+            self.hits_cache.remove(0);
+        }
+    }
+
+    /// The picked match starts at the first whenever the selected session
+    /// or the query changes.
+    pub fn follow_hits(&mut self) {
+        let now = self
+            .selected
+            .clone()
+            .map(|p| (p, self.scored_query.clone()));
+        if now != self.hit_of {
+            self.hit_of = now;
+            self.hit_pos = 0;
         }
     }
 

@@ -3,7 +3,7 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
 use super::keys::{sessions, Action, LabelAction, KEYS, LABEL_KEYS, PERMANENT_KEYS};
@@ -547,6 +547,27 @@ fn fmt_time(ms: i64) -> String {
         .unwrap_or_default()
 }
 
+/// Lines of the first prompt the preview shows (fewer with a query: the
+/// list of matches comes first).
+const FIRST_PROMPT_LINES: usize = 6;
+const FIRST_PROMPT_LINES_QUERY: usize = 2;
+
+/// At most `max` of `lines`, the last ending in `…` when some were left out.
+fn at_most(mut lines: Vec<Line<'static>>, max: usize) -> Vec<Line<'static>> {
+    if lines.len() > max {
+        lines.truncate(max);
+        if let Some(last) = lines.last_mut() {
+            last.spans.push(Span::raw("…"));
+        }
+    }
+    lines
+}
+
+/// The preview pane, laid out line by line (nothing is left to wrap, so
+/// what each part takes is known): the session's facts a line each, then
+/// with a query the list of its matching entries (before anything long
+/// can push it out of view), the first prompt (a few lines), and the last
+/// messages of the active branch in what room is left.
 fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     let block = Block::default()
         .borders(Borders::LEFT)
@@ -556,11 +577,15 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     let Some(r) = p.selected_row() else {
         return;
     };
+    let w = inner.width.saturating_sub(1) as usize;
+    let h = inner.height as usize;
     let info = &r.info;
     let mut lines: Vec<Line> = Vec::new();
     let label = |k: &str| Span::styled(format!("{k:<9}"), theme.dim());
+    let value_w = w.saturating_sub(9);
+    let fact = |k: &str, v: String| Line::from(vec![label(k), Span::raw(truncate(&v, value_w))]);
     lines.push(Line::from(Span::styled(
-        sanitize_line(info.title()),
+        truncate(&sanitize_line(info.title()), w),
         if info.display_name().is_some() {
             theme.warning()
         } else {
@@ -569,12 +594,12 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     )));
     lines.push(Line::from(vec![
         label("cwd"),
-        Span::raw(sanitize_line(&info.cwd)),
+        Span::raw(truncate_middle(&sanitize_line(&info.cwd), value_w)),
     ]));
     if let Some(b) = &info.git_branch {
         lines.push(Line::from(vec![
             label("branch"),
-            Span::raw(sanitize_line(b)),
+            Span::raw(truncate(&sanitize_line(b), value_w)),
         ]));
     }
     if info.agent.tag().is_some() {
@@ -589,35 +614,26 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         Some(ms) => when(ms),
         None => sanitize_line(&info.created),
     };
-    lines.push(Line::from(vec![label("created"), Span::raw(created)]));
-    lines.push(Line::from(vec![
-        label("modified"),
-        Span::raw(when(info.modified_ms)),
-    ]));
-    lines.push(Line::from(vec![
-        label("messages"),
-        Span::raw(info.message_count.to_string()),
-    ]));
+    lines.push(fact("created", created));
+    lines.push(fact("modified", when(info.modified_ms)));
+    lines.push(fact("messages", info.message_count.to_string()));
     if !info.models.is_empty() {
         let models: Vec<String> = info.models.iter().map(|m| sanitize_line(m)).collect();
-        lines.push(Line::from(vec![
-            label("models"),
-            Span::raw(models.join(", ")),
-        ]));
+        lines.push(fact("models", models.join(", ")));
     }
-    lines.push(Line::from(vec![
-        label("usage"),
-        Span::raw(format!(
+    lines.push(fact(
+        "usage",
+        format!(
             "{} tokens · ${:.2}",
             group(info.total_tokens),
             info.total_cost
-        )),
-    ]));
+        ),
+    ));
     let sub_agent = info.internal && info.agent == crate::session::Agent::Claude;
     if let Some(parent) = &info.parent_session_path {
         lines.push(Line::from(vec![
             label(if sub_agent { "run by" } else { "fork of" }),
-            Span::raw(sanitize_line(parent)),
+            Span::raw(truncate_middle(&sanitize_line(parent), value_w)),
         ]));
     }
     if info.internal {
@@ -631,48 +647,78 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         )));
     }
     if let Some(what) = info.diagnostics.describe() {
-        lines.push(Line::from(Span::styled(what, theme.error())));
+        lines.push(Line::from(Span::styled(truncate(&what, w), theme.error())));
+    }
+    // The matching entries, when the query looks inside sessions.
+    let query = crate::search::Query::parse(&p.scored_query);
+    let matching = p.query_active() && crate::search::hits::looks_at_entries(&query);
+    if matching {
+        lines.push(Line::from(""));
+        match p.hits() {
+            None => lines.push(Line::from(Span::styled(
+                "Matches · searching…",
+                theme.dim(),
+            ))),
+            Some(hits) if hits.hits.is_empty() => lines.push(Line::from(Span::styled(
+                "Matches · none in its entries (its name, folder or id matched)",
+                theme.dim(),
+            ))),
+            Some(hits) => {
+                let pos = p.hit_pos.min(hits.hits.len() - 1);
+                let keys = format!(
+                    "{} step · {} tree",
+                    KEYS.keys_of(&[Action::NextMatch, Action::PrevMatch]),
+                    KEYS.keys_of(&[Action::Tree])
+                );
+                lines.push(super::matches::heading(hits, pos, &keys, theme));
+                // The list takes what room there is, less a few lines for
+                // the first prompt under it.
+                let budget = h.saturating_sub(lines.len() + 3).max(3);
+                lines.extend(super::matches::lines(hits, pos, w, budget, theme));
+            }
+        }
     }
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled("First prompt", theme.dim())));
-    lines.push(Line::from(sanitize_line(info.first_message_text())));
+    let prompt = wrap_styled(
+        &[vec![(
+            sanitize_line(info.first_message_text()),
+            Style::default(),
+        )]],
+        w,
+    );
+    let max = if matching {
+        FIRST_PROMPT_LINES_QUERY
+    } else {
+        FIRST_PROMPT_LINES
+    };
+    lines.extend(at_most(prompt, max));
     let loaded = p.preview.as_ref().filter(|pv| pv.path == info.path);
     if let Some(pv) = loaded {
-        if let Some((text, range)) = &pv.snippet {
-            lines.push(Line::from(""));
-            lines.push(Line::from(Span::styled("Match", theme.dim())));
-            let positions: Vec<usize> = range.clone().collect();
-            lines.push(Line::from(crate::ui::text::highlighted(
-                text,
-                &positions,
-                Style::default(),
-                theme.highlight(),
-            )));
-        }
         lines.push(Line::from(""));
         lines.push(Line::from(Span::styled(
             "Last messages (active branch)",
             theme.dim(),
         )));
         for (role, text) in &pv.last_messages {
-            let t = truncate(
-                &sanitize_line(text),
-                (inner.width as usize).saturating_mul(3),
-            );
-            lines.push(Line::from(vec![
-                Span::styled(format!("{role}: "), theme.accent()),
-                Span::raw(t),
-            ]));
+            let t = truncate(&sanitize_line(text), w.saturating_mul(3));
+            lines.extend(wrap_styled(
+                &[vec![
+                    (format!("{role}:"), theme.accent()),
+                    (t, Style::default()),
+                ]],
+                w,
+            ));
         }
         if let Some(note) = &pv.note {
-            lines.push(Line::from(Span::styled(note.clone(), theme.warning())));
+            lines.extend(wrap_styled(&[vec![(note.clone(), theme.warning())]], w));
         }
     } else {
         lines.push(Line::from(""));
         lines.push(Line::from(Span::styled("Loading…", theme.dim())));
     }
     f.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: false }),
+        Paragraph::new(lines),
         Rect {
             x: inner.x + 1,
             width: inner.width.saturating_sub(1),

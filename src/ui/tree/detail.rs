@@ -4,6 +4,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
+use crate::search::Query;
 use crate::session::entry::Entry;
 use crate::ui::text::sanitize_block;
 use crate::ui::theme::Theme;
@@ -11,7 +12,7 @@ use crate::ui::theme::Theme;
 /// Text shown per block: multi-megabyte tool output would make every frame slow.
 const MAX_BLOCK_BYTES: usize = 64 * 1024;
 
-fn push_text<'a>(out: &mut Vec<Line<'a>>, text: &str, style: Style, search: &str, theme: &Theme) {
+fn push_text<'a>(out: &mut Vec<Line<'a>>, text: &str, style: Style, search: &Query, theme: &Theme) {
     if text.len() > MAX_BLOCK_BYTES {
         let mut cut = MAX_BLOCK_BYTES;
         while !text.is_char_boundary(cut) {
@@ -27,13 +28,12 @@ fn push_text<'a>(out: &mut Vec<Line<'a>>, text: &str, style: Style, search: &str
         )));
         return;
     }
-    let words = search_words(search);
     for l in sanitize_block(text).lines() {
-        if words.is_empty() {
+        if search.terms.is_empty() {
             out.push(Line::from(Span::styled(l.to_string(), style)));
             continue;
         }
-        let positions = match_positions(l, &words);
+        let positions = query_marks(l, search);
         out.push(Line::from(crate::ui::text::highlighted(
             l,
             &positions,
@@ -43,38 +43,34 @@ fn push_text<'a>(out: &mut Vec<Line<'a>>, text: &str, style: Style, search: &str
     }
 }
 
-/// The words of a tree search, lowercased (each must match somewhere).
-pub fn search_words(search: &str) -> Vec<String> {
-    search.split_whitespace().map(str::to_lowercase).collect()
-}
-
-/// Positions (in characters) of `text` covered by a case-insensitive
-/// occurrence of any of `words`, ascending. A character whose lowercase
-/// form is longer than one character (rare: `İ`) makes the mapping
-/// ambiguous, so such text gets no marks.
-pub fn match_positions(text: &str, words: &[String]) -> Vec<usize> {
-    let lower: Vec<char> = text.chars().flat_map(char::to_lowercase).collect();
-    if words.is_empty() || lower.len() != text.chars().count() {
+/// Positions (in characters) of `text` (shown text: sanitized) covered
+/// by a match of a term of `query` ([`crate::search::hits::match_ranges`]:
+/// words anywhere, case-insensitively; phrases and regexes as the search
+/// matches them), ascending.
+pub fn query_marks(text: &str, query: &Query) -> Vec<usize> {
+    let ranges = crate::search::hits::match_ranges(query, text);
+    if ranges.is_empty() {
         return Vec::new();
     }
-    let mut marks = vec![false; lower.len()];
-    for w in words {
-        let wc: Vec<char> = w.chars().collect();
-        if wc.is_empty() || wc.len() > lower.len() {
-            continue;
-        }
-        for s in 0..=lower.len() - wc.len() {
-            if lower[s..s + wc.len()] == wc[..] {
-                marks[s..s + wc.len()].iter_mut().for_each(|m| *m = true);
-            }
+    // Merged into disjoint ranges (they come sorted by start).
+    let mut merged: Vec<std::ops::Range<usize>> = Vec::new();
+    for r in ranges {
+        match merged.last_mut() {
+            Some(m) if r.start <= m.end => m.end = m.end.max(r.end),
+            _ => merged.push(r),
         }
     }
-    marks
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| **m)
-        .map(|(i, _)| i)
-        .collect()
+    let mut out = Vec::new();
+    let mut m = merged.iter().peekable();
+    for (ci, (bi, _)) in text.char_indices().enumerate() {
+        while m.peek().is_some_and(|x| x.end <= bi) {
+            m.next();
+        }
+        if m.peek().is_some_and(|x| x.start <= bi) {
+            out.push(ci);
+        }
+    }
+    out
 }
 
 fn image_line(b: &Value) -> String {
@@ -85,7 +81,7 @@ fn image_line(b: &Value) -> String {
     format!("[image {mime}, {kb} KB]")
 }
 
-fn blocks<'a>(out: &mut Vec<Line<'a>>, content: Option<&Value>, search: &str, theme: &Theme) {
+fn blocks<'a>(out: &mut Vec<Line<'a>>, content: Option<&Value>, search: &Query, theme: &Theme) {
     match content {
         Some(Value::String(s)) => push_text(out, s, Style::default(), search, theme),
         Some(Value::Array(bs)) => {
@@ -140,7 +136,7 @@ fn blocks<'a>(out: &mut Vec<Line<'a>>, content: Option<&Value>, search: &str, th
 pub fn detail_lines<'a>(
     e: &Entry,
     label: Option<&str>,
-    search: &str,
+    search: &Query,
     theme: &Theme,
 ) -> Vec<Line<'a>> {
     // Parsed for this frame only (the pane follows the selection).

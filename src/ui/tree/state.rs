@@ -5,12 +5,15 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::search::hits::looks_at_entries;
+use crate::search::{Query, Term};
 use crate::session::context::ContextFlavor;
 use crate::session::render::entry_text;
 use crate::session::render::ToolCalls;
 use crate::session::search_text::SearchText;
+use crate::session::searchable::Parts;
 use crate::session::view::{
-    bit, flatten_pre, matches_search, search_haystack, Filter, FilterBits, Preorder, TreeRow,
+    bit, flatten_pre, search_haystack, Filter, FilterBits, Preorder, TreeRow,
 };
 use crate::session::{Agent, Session, SessionTree};
 use crate::ui::input::LineInput;
@@ -133,6 +136,20 @@ pub struct TreeState {
     /// The entries whose search text holds a word, by word (for the
     /// current search text).
     word_hits: HashMap<String, Vec<bool>>,
+    /// The search parsed as a query (words, phrases, `re:`, `in:`; filters
+    /// of sessions mean nothing here and are left out).
+    pub query: Query,
+    /// Per entry, the bits of a query's body terms that match in it
+    /// (`search::hits`, the picker's and `arbor search`'s matcher), by
+    /// the query as typed; read off the UI thread.
+    entry_bits: HashMap<String, Arc<Vec<u32>>>,
+    /// The query whose entry bits are being read.
+    bits_pending: Option<String>,
+    /// A query to read entry bits for (see `take_hits_request`).
+    bits_wanted: Option<Query>,
+    /// Select the first match once the search is applied (the tree was
+    /// opened from the picker's query, not at a particular match).
+    pub select_first_match: bool,
     /// Whether each entry has a label.
     labeled: Vec<bool>,
     /// Memory kept between flattenings: which entries a search shows, the
@@ -183,6 +200,11 @@ impl TreeState {
             search_text: None,
             search_text_pending: false,
             word_hits: HashMap::new(),
+            query: Query::default(),
+            entry_bits: HashMap::new(),
+            bits_pending: None,
+            bits_wanted: None,
+            select_first_match: false,
             labeled: Vec::new(),
             vis: Vec::new(),
             stack: Vec::new(),
@@ -229,6 +251,8 @@ impl TreeState {
         self.search_text = None;
         self.search_text_pending = false;
         self.word_hits.clear();
+        self.entry_bits.clear();
+        self.bits_pending = None;
         self.labeled = entries
             .iter()
             .map(|e| tree.labels.contains_key(&e.id))
@@ -250,9 +274,47 @@ impl TreeState {
         self.search_text_pending = self.search_text.is_none();
     }
 
-    /// A search is typed but waits for the search text.
+    /// A search is typed but waits for the search text, or for which
+    /// entries match its phrases, regexes or scopes.
     pub fn search_waiting(&self) -> bool {
-        self.search_text_pending && !self.search.text().trim().is_empty()
+        let search = self.search.text().trim();
+        !search.is_empty()
+            && (self.search_text_pending || self.bits_pending.as_deref() == Some(search))
+    }
+
+    /// Types `text` as the search (the picker's query, carried over);
+    /// with `first`, the first match is selected once the search applies.
+    pub fn start_search(&mut self, text: &str, first: bool) {
+        self.search = LineInput::new(text);
+        self.select_first_match = first;
+        self.folded.clear();
+        self.rebuild();
+    }
+
+    /// The query whose entry bits the search waits for, once: the app
+    /// asks for them off the UI thread (answered by [`TreeState::set_hits`]).
+    pub fn take_hits_request(&mut self) -> Option<Query> {
+        self.bits_wanted.take()
+    }
+
+    /// Takes the entry bits read for `query` (those of a session replaced
+    /// since are dropped); true when the rows changed.
+    pub fn set_hits(&mut self, session: &Arc<Session>, query: String, bits: Arc<Vec<u32>>) -> bool {
+        if !Arc::ptr_eq(session, &self.loaded.session) || bits.len() != self.haystacks.len() {
+            return false;
+        }
+        if self.entry_bits.len() >= 16 {
+            self.entry_bits.clear();
+        }
+        let current = self.search.text().trim() == query;
+        if self.bits_pending.as_deref() == Some(query.as_str()) {
+            self.bits_pending = None;
+        }
+        self.entry_bits.insert(query, bits);
+        if current {
+            self.rebuild();
+        }
+        current
     }
 
     /// Replaces the session after the file changed; keeps selection, folds
@@ -260,6 +322,9 @@ impl TreeState {
     pub fn replace(&mut self, loaded: Loaded) {
         self.loaded = loaded;
         self.index_session();
+        // Its search text is built again off the UI thread (the app asks):
+        // a search waits for it rather than reading every entry here.
+        self.search_text_pending = true;
         self.rebuild();
         if self.context_view {
             self.open_context();
@@ -334,35 +399,72 @@ impl TreeState {
         self.haystacks[i].as_deref().unwrap_or("")
     }
 
-    /// Which entries match every word of `search` (case-insensitively, in
-    /// their label or search text), from the search text when it is built.
+    /// Which entries match the search, parsed as a query: every term must
+    /// match. A word (with no `in:` scope) matches as in Atomic — a
+    /// case-insensitive substring of the label or the search text (role,
+    /// text, command, the row as shown) — or where the picker's matcher
+    /// finds it (thinking, tool arguments); phrases, regexes and every term
+    /// under `in:` match where that matcher finds them
+    /// ([`crate::search::hits`], the same test as the picker's list of
+    /// matches and `arbor search`), read off the UI thread: until the
+    /// answer comes, those terms are not applied.
     fn search_hits(&mut self, search: &str, vis: &mut [bool]) {
-        let Some(text) = self.search_text.clone() else {
-            for (i, v) in vis.iter_mut().enumerate() {
-                if *v {
-                    let h = self.haystack(i).to_string();
-                    *v = matches_search(&h, search);
-                }
-            }
+        if self.query.error().is_some() {
+            // Said beside the search.
+            vis.fill(false);
             return;
+        }
+        let bits = if looks_at_entries(&self.query) {
+            let b = self.entry_bits.get(search).cloned();
+            if b.is_none() && self.bits_pending.as_deref() != Some(search) {
+                self.bits_wanted = Some(self.query.clone());
+                self.bits_pending = Some(search.to_string());
+            }
+            b
+        } else {
+            None
         };
         if self.word_hits.len() > 64 {
             self.word_hits.clear();
         }
-        let entries = &self.loaded.session.entries;
-        let labels = &self.loaded.tree.labels;
-        for w in search.split_whitespace() {
-            let w = w.to_lowercase();
-            let hits = self
-                .word_hits
-                .entry(w.clone())
-                .or_insert_with(|| text.containing(&w));
-            for (i, v) in vis.iter_mut().enumerate() {
-                if *v && !hits[i] {
-                    *v = self.labeled[i]
-                        && labels
-                            .get(&entries[i].id)
-                            .is_some_and(|l| l.text.to_lowercase().contains(&w));
+        let scoped = self.query.parts != Parts::ALL;
+        let has = |b: &Option<Arc<Vec<u32>>>, i: usize, bit: u32| {
+            b.as_ref().is_some_and(|b| b[i] & bit != 0)
+        };
+        for (n, term) in self.query.terms.clone().iter().enumerate().take(32) {
+            let bit = 1u32 << n;
+            match term {
+                Term::Word { lower: w, .. } if !scoped => match self.search_text.clone() {
+                    Some(text) => {
+                        let entries = &self.loaded.session.entries;
+                        let labels = &self.loaded.tree.labels;
+                        let words = self
+                            .word_hits
+                            .entry(w.clone())
+                            .or_insert_with(|| text.containing(w));
+                        for (i, v) in vis.iter_mut().enumerate() {
+                            if *v && !words[i] && !has(&bits, i, bit) {
+                                *v = self.labeled[i]
+                                    && labels.get(&entries[i].id).is_some_and(|l| {
+                                        l.text.to_lowercase().contains(w.as_str())
+                                    });
+                            }
+                        }
+                    }
+                    None => {
+                        for (i, v) in vis.iter_mut().enumerate() {
+                            if *v && !has(&bits, i, bit) {
+                                *v = self.haystack(i).contains(w.as_str());
+                            }
+                        }
+                    }
+                },
+                _ => {
+                    if let Some(b) = &bits {
+                        for (i, v) in vis.iter_mut().enumerate() {
+                            *v &= b[i] & bit != 0;
+                        }
+                    }
                 }
             }
         }
@@ -372,6 +474,10 @@ impl TreeState {
     /// the tree in walk order with the filter's bits (and a search's hits).
     pub fn rebuild(&mut self) {
         let search = self.search.text().trim().to_string();
+        // What the rows and the detail pane mark, too.
+        if self.query.raw != search {
+            self.query = Query::parse(&search);
+        }
         let tree = &self.loaded.tree;
         let folds = self
             .loaded
@@ -408,6 +514,14 @@ impl TreeState {
             );
         }
         self.selected = self.shown_selection();
+        // Opened at the picker's query: the first match, once there are
+        // matches to choose from.
+        if self.select_first_match && !search.is_empty() && !self.search_waiting() {
+            self.select_first_match = false;
+            if !self.rows.is_empty() {
+                self.select_row(0);
+            }
+        }
     }
 
     /// The anchor's row, else its nearest visible ancestor's, else (as

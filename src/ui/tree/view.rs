@@ -157,7 +157,13 @@ fn render_header(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
             Span::styled("search: ", theme.accent()),
             Span::raw(shown.to_string()),
         ];
-        if t.search_waiting() {
+        if let Some(e) = t.query.error() {
+            // An invalid regex, an unknown key: nothing matches, and why.
+            spans.push(Span::styled(
+                format!("  {}", sanitize_line(e)),
+                theme.error(),
+            ));
+        } else if t.search_waiting() {
             spans.push(Span::styled("  (reading the session…)", theme.dim()));
         }
         Line::from(spans)
@@ -241,7 +247,6 @@ fn render_list(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     let tree = &t.loaded.tree;
     let fmt = |ts: &str| t.label_time(ts);
     let lt: Option<&dyn Fn(&str) -> String> = if t.label_times { Some(&fmt) } else { None };
-    let words = super::detail::search_words(t.search.text());
     // Each visible row's body (everything after the selection gutter) and
     // where its own content starts, as Atomic builds them.
     let mut bodies: Vec<(usize, Vec<Span<'static>>, usize)> = Vec::new();
@@ -277,7 +282,7 @@ fn render_list(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
             if part.is_empty() {
                 continue;
             }
-            let marks = super::detail::match_positions(&part, &words);
+            let marks = super::detail::query_marks(&part, &t.query);
             spans.extend(crate::ui::text::highlighted(
                 &part,
                 &marks,
@@ -324,7 +329,7 @@ fn render_detail(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     let Some(i) = t.selected_entry() else { return };
     let e = &t.loaded.session.entries[i];
     let label = t.loaded.tree.labels.get(&e.id).map(|l| l.text.as_str());
-    let lines = super::detail::detail_lines(e, label, t.search.text(), theme);
+    let lines = super::detail::detail_lines(e, label, &t.query, theme);
     f.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
