@@ -2202,4 +2202,221 @@ fn renaming_a_version_1_session_offers_the_rewrite() {
         app.picker.status.as_ref().map(|s| s.text.as_str()),
         Some("Renamed to \u{201c}Migrated\u{201d}")
     );
+
+/// Alt+a letter.
+fn alt(app: &mut App, c: char) -> Vec<Effect> {
+    drive(
+        app,
+        AppEvent::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT)),
+    )
+}
+
+/// The screen with a line of `~` under the cells drawn highlighted (the
+/// plain theme underlines matches) after each line that has any.
+fn screen_marked(app: &App, root: &Path) -> String {
+    use ratatui::style::Modifier;
+    let mut t = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
+    t.draw(|f| arbor::ui::render(f, app, &Theme::plain()))
+        .unwrap();
+    let buf = t.backend().buffer();
+    let text = common::buffer_text(buf).replace(&root.display().to_string(), "[store]");
+    let mut out = String::new();
+    for (y, line) in common::buffer_text(buf).lines().enumerate() {
+        let _ = &text;
+        out.push_str(&line.replace(&root.display().to_string(), "[store]"));
+        out.push('\n');
+        let marks: String = (0..buf.area.width)
+            .map(|x| {
+                if buf[(x, y as u16)].modifier.contains(Modifier::UNDERLINED) {
+                    '~'
+                } else {
+                    ' '
+                }
+            })
+            .collect();
+        if marks.contains('~') {
+            out.push_str(marks.trim_end());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Performs the effects of opening a tree (reading it, its search text,
+/// which entries match its search) and feeds their results back, as the
+/// runtime's workers do.
+fn run_tree_effects(app: &mut App, mut queue: Vec<Effect>) {
+    while let Some(fx) = queue.pop() {
+        if matches!(
+            fx,
+            Effect::OpenTree { .. } | Effect::IndexTree(_) | Effect::TreeHits { .. }
+        ) {
+            for ev in perform(fx) {
+                queue.extend(app.update(ev));
+            }
+        }
+    }
+}
+
+/// Issue #14.2: the preview lists the selected session's matching entries
+/// (role or part, time, the snippet with the match marked, `k of N`);
+/// Alt+N / Alt+P step through them (wrapping); Ctrl+T opens the tree at the
+/// picked one, searching for the query less its filters, the match marked
+/// in the rows, and the tree steps through the matches.
+#[test]
+fn preview_lists_matching_entries_and_ctrl_t_opens_the_tree_at_one() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    app.width = 140;
+    app.height = 30;
+    typ(&mut app, "token dir:webapp");
+    // The fork of the auth session, first in the threaded order.
+    let webapp = common::find_session(&fx.root, "01a20d3b");
+    assert_eq!(app.picker.selected.as_ref(), Some(&webapp));
+    let hits = app.picker.hits().expect("the matches were read").clone();
+    let n = hits.hits.len();
+    assert!(n >= 3, "{n} matches");
+    assert_eq!(hits.total, n);
+    // Each one holds the word where its snippet says.
+    for h in &hits.hits {
+        assert_eq!(h.snippet[h.highlight.clone()].to_lowercase(), "token");
+    }
+    let s = screen_marked(&app, &fx.root);
+    assert!(s.contains(&format!("Matches · 1 of {n} · alt+n/p step · ctrl+t tree")), "{s}");
+    insta::assert_snapshot!("preview_matches", s);
+
+    // Alt+N / Alt+P step, wrapping.
+    alt(&mut app, 'n');
+    assert_eq!(app.picker.hit_pos, 1);
+    assert!(screen(&app, &fx.root).contains(&format!("Matches · 2 of {n}")));
+    alt(&mut app, 'p');
+    alt(&mut app, 'p');
+    assert_eq!(app.picker.hit_pos, n - 1);
+    alt(&mut app, 'n');
+    alt(&mut app, 'n');
+    assert_eq!(app.picker.hit_pos, 1);
+    // Another selection, or another query, starts at the first again.
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Up);
+    assert_eq!(app.picker.hit_pos, 0);
+    alt(&mut app, 'n');
+
+    // Ctrl+T: the tree at the picked match, searching for the query's
+    // terms (its filters chose the session).
+    let open = ctrl(&mut app, 't');
+    let picked = hits.hits[1].entry_id.clone();
+    assert_eq!(app.open_at, Some((webapp.clone(), picked.clone())));
+    assert_eq!(app.open_search, Some((webapp.clone(), "token".into())));
+    run_tree_effects(&mut app, open);
+    let arbor::ui::Mode::Tree(t) = &app.mode else {
+        panic!("the tree did not open")
+    };
+    assert_eq!(t.search.text(), "token");
+    assert_eq!(t.entry_id(t.selected_entry().unwrap()), picked);
+    // The rows are the matches: every entry the preview listed that the
+    // filter shows is one.
+    let rows: Vec<String> = t
+        .rows
+        .iter()
+        .map(|r| t.entry_id(r.entry).to_string())
+        .collect();
+    assert!(rows.len() >= 3, "{rows:?}");
+    let s = screen_marked(&app, &fx.root);
+    let k = t.selected.unwrap() + 1;
+    assert!(
+        s.contains(&format!("({k}/{}) · {} matches", rows.len(), rows.len())),
+        "{s}"
+    );
+    insta::assert_snapshot!("tree_at_hit", s);
+    let n_rows = rows.len();
+    // ↓ steps to the next match.
+    key(&mut app, KeyCode::Down);
+    let arbor::ui::Mode::Tree(t) = &app.mode else {
+        unreachable!()
+    };
+    assert_eq!(t.selected, Some(k % n_rows));
+}
+
+/// Ctrl+T with a phrase or a regex: the tree searches with the same
+/// matcher (one implementation), at the first match when none was picked
+/// (the preview hidden: its matches were never read).
+#[test]
+fn the_tree_takes_phrases_regexes_and_scopes() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    for (q, carried) in [
+        ("\"fake timers\"", "\"fake timers\""),
+        ("re:fake\\s+timers after:2026-01-01", "re:fake\\s+timers"),
+        ("timers in:user", "timers in:user"),
+    ] {
+        ctrl(&mut app, 'u');
+        typ(&mut app, q);
+        let webapp = app.picker.selected.clone().unwrap();
+        let open = ctrl(&mut app, 't');
+        assert_eq!(app.open_at, None, "{q}: no match picked at 100 columns");
+        assert_eq!(app.open_search, Some((webapp.clone(), carried.into())));
+        run_tree_effects(&mut app, open);
+        let arbor::ui::Mode::Tree(t) = &app.mode else {
+            panic!("{q}: the tree did not open")
+        };
+        // The rows are exactly the entries the matcher finds (that the
+        // filter shows), the first selected.
+        let want = arbor::search::hits::entry_hits(
+            &t.loaded.session.entries,
+            &arbor::search::Query::parse(carried),
+        );
+        assert!(!want.is_empty(), "{q}");
+        let rows: Vec<String> = t
+            .rows
+            .iter()
+            .map(|r| t.entry_id(r.entry).to_string())
+            .collect();
+        for r in &rows {
+            assert!(want.iter().any(|h| &h.entry_id == r), "{q}: {r}");
+        }
+        assert_eq!(t.selected, Some(0), "{q}");
+        if carried.contains("in:user") {
+            assert!(t
+                .rows
+                .iter()
+                .all(|r| t.loaded.session.entries[r.entry].role() == Some("user")));
+        }
+        key(&mut app, KeyCode::Esc);
+        key(&mut app, KeyCode::Esc);
+        assert!(matches!(app.mode, arbor::ui::Mode::Picker), "{q}");
+    }
+}
+
+/// A first prompt longer than the pane no longer pushes the matches out of
+/// view: it is cut to a few lines under them.
+#[test]
+fn a_long_first_prompt_leaves_the_matches_in_view() {
+    let fx = fixture();
+    let proj = fx.root.join("--home-demo-projects-webapp--");
+    let path = proj.join("2026-11-28T10-00-00-000Z_019ad000-0000-7000-8000-0000000000ab.jsonl");
+    let prompt = "please read this long log and tell me what went wrong. ".repeat(60);
+    std::fs::write(
+        &path,
+        format!(
+            concat!(
+                r#"{{"type":"session","version":3,"id":"019ad000-0000-7000-8000-0000000000ab","timestamp":"2026-11-28T10:00:00.000Z","cwd":"/home/demo/projects/webapp"}}"#,
+                "\n",
+                r#"{{"type":"message","id":"cc000001","parentId":null,"timestamp":"2026-11-28T10:00:01.000Z","message":{{"role":"user","content":"{} the end","timestamp":1795860001000}}}}"#,
+                "\n",
+                r#"{{"type":"message","id":"cc000002","parentId":"cc000001","timestamp":"2026-11-28T10:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"The zeppelin module panicked."}}],"timestamp":1795860002000}}}}"#,
+                "\n"
+            ),
+            prompt
+        ),
+    )
+    .unwrap();
+    let mut app = app_with(&fx.root, WEBAPP);
+    app.width = 110;
+    app.height = 24;
+    typ(&mut app, "zeppelin");
+    assert_eq!(app.picker.selected.as_ref(), Some(&path));
+    let s = screen(&app, &fx.root);
+    assert!(s.contains("Matches · 1 of 1"), "{s}");
+    assert!(s.contains("The zeppelin module panicked."), "{s}");
+    assert!(s.contains("First prompt"), "{s}");
 }
