@@ -2282,7 +2282,10 @@ fn preview_lists_matching_entries_and_ctrl_t_opens_the_tree_at_one() {
         assert_eq!(h.snippet[h.highlight.clone()].to_lowercase(), "token");
     }
     let s = screen_marked(&app, &fx.root);
-    assert!(s.contains(&format!("Matches · 1 of {n} · alt+n/p step · ctrl+t tree")), "{s}");
+    assert!(
+        s.contains(&format!("Matches · 1 of {n} · alt+n/p step · ctrl+t tree")),
+        "{s}"
+    );
     insta::assert_snapshot!("preview_matches", s);
 
     // Alt+N / Alt+P step, wrapping.
@@ -2419,4 +2422,55 @@ fn a_long_first_prompt_leaves_the_matches_in_view() {
     assert!(s.contains("Matches · 1 of 1"), "{s}");
     assert!(s.contains("The zeppelin module panicked."), "{s}");
     assert!(s.contains("First prompt"), "{s}");
+}
+
+/// Issue #14.6: a session file changed a moment ago (appended to, or only
+/// `touch`ed: the watcher reports its new change time) is read again and
+/// carries the live marker; a minute later a tick redraws without it.
+#[test]
+fn a_just_written_file_is_live_and_the_mark_goes_a_minute_later() {
+    let fx = fixture();
+    let path = common::find_session(&fx.root, "01a1fd62");
+    let now = std::time::SystemTime::now();
+    let now_ms = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let mut app = App::new(WEBAPP.to_string(), now_ms);
+    app.width = 100;
+    app.height = 24;
+    app.store = StoreConfig::single(&fx.root, StoreKind::PerProject);
+    app.update_at(now_ms, AppEvent::Rows(rows(&fx.root)));
+    let live_lines = |app: &App| {
+        screen(app, &fx.root)
+            .lines()
+            .filter(|l| l.contains('●'))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert!(live_lines(&app).is_empty());
+    // `touch`: only the change time moves.
+    std::fs::File::options()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(now)
+        .unwrap();
+    let fxs = app.update_at(now_ms, AppEvent::FsChanged(vec![path.clone()]));
+    assert!(
+        matches!(&fxs[..], [Effect::Rescan(f)] if f[0].path == path),
+        "{fxs:?}"
+    );
+    for f in fxs {
+        for ev in perform(f) {
+            app.update_at(now_ms + 500, ev);
+        }
+    }
+    let live = live_lines(&app);
+    assert_eq!(live.len(), 1, "{live:?}");
+    assert!(live[0].contains("Fix flaky auth test"), "{live:?}");
+    // A minute later the tick redraws the row without it.
+    let later = now_ms + 61_000;
+    assert!(app.step_at(later, AppEvent::Tick(later)).redraw);
+    assert!(live_lines(&app).is_empty());
 }

@@ -117,12 +117,18 @@ impl Drop for StoreWatcher {
     }
 }
 
-/// Whether a file-system event changes content (not an open, a read or an
-/// attribute update).
+/// Whether a file-system event changes content or the change time (not an
+/// open, a read, or an attribute update other than the change time). A
+/// file whose change time moved is live again (the picker's `●`): `touch`,
+/// or a writer that only sets the time, is reported as an attribute change
+/// (inotify's `IN_ATTRIB`, which cannot say which attribute).
 pub fn is_change(kind: &EventKind) -> bool {
-    use notify::event::ModifyKind;
+    use notify::event::{MetadataKind, ModifyKind};
     match kind {
         EventKind::Create(_) | EventKind::Remove(_) => true,
+        EventKind::Modify(ModifyKind::Metadata(MetadataKind::WriteTime | MetadataKind::Any)) => {
+            true
+        }
         EventKind::Modify(ModifyKind::Metadata(_)) => false,
         EventKind::Modify(_) => true,
         EventKind::Access(_) | EventKind::Any | EventKind::Other => false,
@@ -467,6 +473,16 @@ mod tests {
         assert!(!is_change(&EventKind::Access(AccessKind::Any)));
         assert!(!is_change(&EventKind::Modify(ModifyKind::Metadata(
             MetadataKind::AccessTime
+        ))));
+        // A new change time (`touch`): the file is live again.
+        assert!(is_change(&EventKind::Modify(ModifyKind::Metadata(
+            MetadataKind::WriteTime
+        ))));
+        assert!(is_change(&EventKind::Modify(ModifyKind::Metadata(
+            MetadataKind::Any
+        ))));
+        assert!(!is_change(&EventKind::Modify(ModifyKind::Metadata(
+            MetadataKind::Permissions
         ))));
         assert!(is_change(&EventKind::Modify(ModifyKind::Data(
             DataChange::Any

@@ -1081,13 +1081,13 @@ fn render_help(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
 /// age shown in the list or the preview (`5m` → `6m`).
 pub fn clock_changes_view(p: &PickerState, width: u16, height: u16, then: i64, now: i64) -> bool {
     let changed = |ms: i64| age(then, ms) != age(now, ms);
+    // The live marker goes a minute after the file's last change.
+    let live = |at: i64, ms: i64| (0..LIVE_MS).contains(&(at - ms));
     let rows = list_rows(p, width, height);
-    let listed = p
-        .visible
-        .iter()
-        .skip(p.scroll)
-        .take(rows)
-        .any(|v| changed(p.rows[v.idx].info.modified_ms));
+    let listed = p.visible.iter().skip(p.scroll).take(rows).any(|v| {
+        let info = &p.rows[v.idx].info;
+        changed(info.modified_ms) || live(then, info.file_mtime_ms) != live(now, info.file_mtime_ms)
+    });
     let previewed = preview_visible(p, width)
         && p.selected_row().is_some_and(|r| {
             changed(r.info.modified_ms)
