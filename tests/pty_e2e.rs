@@ -984,3 +984,52 @@ fn tree_at_an_entry_opens_there() {
     arbor.send(b"\x1b");
     assert!(arbor.wait_exit("Esc").success());
 }
+
+/// `arbor --last` (without --print) resumes the newest session of the
+/// current folder through Enter's path: the resume command runs in the
+/// session's cwd with its path, and no picker is drawn.
+#[test]
+fn last_resumes_the_newest_session_of_the_current_folder() {
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("proj");
+    std::fs::create_dir_all(&project).unwrap();
+    let root = home.path().join("sessions");
+    let cwd = project.display().to_string();
+    let dir = root.join(arbor::store::paths::encode_cwd(&cwd));
+    std::fs::create_dir_all(&dir).unwrap();
+    let old = dir.join("2026-11-29T10-00-00-000Z_0199aaaa-0000-7000-8000-000000000001.jsonl");
+    let new = dir.join("2026-11-29T11-00-00-000Z_0199aaaa-0000-7000-8000-000000000002.jsonl");
+    std::fs::write(
+        &old,
+        one_prompt_session("0199aaaa-0000-7000-8000-000000000001", &cwd, "older"),
+    )
+    .unwrap();
+    std::fs::write(
+        &new,
+        one_prompt_session("0199aaaa-0000-7000-8000-000000000002", &cwd, "newer")
+            .replace("T10:00", "T11:00")
+            .replace("1795946401000", "1795950001000"),
+    )
+    .unwrap();
+    let out = home.path().join("resumed.txt");
+    // The template hands the path and the output file to a shell as
+    // arguments (never as script text).
+    let script = format!(
+        "{} --last --store {} --resume-cmd {}",
+        quoted(Path::new(env!("CARGO_BIN_EXE_arbor"))),
+        quoted(&root),
+        quoted(Path::new(&format!(
+            "sh -c 'pwd > \"$2\"; echo \"$1\" >> \"$2\"' sh {{path}} {}",
+            out.display()
+        ))),
+    );
+    let mut term = in_home(pty::shell(&script), home.path(), &project, 30);
+    assert!(term.wait_exit("the resume").success());
+    let got = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = got.lines().collect();
+    assert_eq!(
+        std::fs::canonicalize(lines[0]).unwrap(),
+        std::fs::canonicalize(&project).unwrap()
+    );
+    assert_eq!(lines[1], new.display().to_string());
+}

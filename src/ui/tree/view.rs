@@ -853,7 +853,7 @@ pub const HELP_WIDTH: u16 = 80;
 /// last line.
 pub fn help_rows() -> Vec<HelpRow> {
     KEYS.help_with_field(
-        "search (every word must match, in the label, role, text or command)",
+        "search: every term must match (words, \"phrases\", re:regex, in:scope)",
         "Editing the search",
         &input::KEYS,
     )
