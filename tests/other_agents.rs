@@ -865,8 +865,12 @@ fn foreign_memory_child() {
         let path = dir.join(name);
         // The preview: the last messages, and a match at the very end.
         let q = arbor::search::Query::parse(&format!("\"question {last_question}:\""));
-        let p = arbor::ui::picker::load_preview(&path, &q).unwrap();
-        assert!(p.snippet.is_some(), "{agent:?}");
+        let p = arbor::ui::picker::load_preview(&path).unwrap();
+        let limits = arbor::ui::picker::PreviewLimits::default();
+        let (hits, _) = arbor::ui::picker::load_hits(&path, &q, &limits, &|| false)
+            .unwrap()
+            .unwrap();
+        assert_eq!(hits.len(), 1, "{agent:?}");
         assert_eq!(p.last_messages.len(), 4, "{agent:?}");
         // The tree's lean read and the row.
         let s = arbor::session::reader::read_session_lean(&path).unwrap();

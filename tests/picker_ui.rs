@@ -2202,6 +2202,7 @@ fn renaming_a_version_1_session_offers_the_rewrite() {
         app.picker.status.as_ref().map(|s| s.text.as_str()),
         Some("Renamed to \u{201c}Migrated\u{201d}")
     );
+}
 
 /// Alt+a letter.
 fn alt(app: &mut App, c: char) -> Vec<Effect> {
