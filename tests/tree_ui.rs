@@ -51,8 +51,18 @@ fn drive(app: &mut App, fx: Effect) {
     }
 }
 
+/// A key; the search's reading of which entries match (a worker's, in
+/// the runtime) is performed and fed back.
 fn press(app: &mut App, code: KeyCode, m: KeyModifiers) -> Vec<Effect> {
-    app.update(AppEvent::Key(KeyEvent::new(code, m)))
+    let fx = app.update(AppEvent::Key(KeyEvent::new(code, m)));
+    for f in &fx {
+        if matches!(f, Effect::TreeHits { .. }) {
+            for ev in arbor::ui::runtime::perform(f.clone()) {
+                app.update(ev);
+            }
+        }
+    }
+    fx
 }
 fn key(app: &mut App, code: KeyCode) -> Vec<Effect> {
     press(app, code, KeyModifiers::NONE)
@@ -697,7 +707,10 @@ fn a_paste_is_text_for_the_tree_never_a_key() {
     let mut app = open(&path, 100, 30);
     key(&mut app, KeyCode::Home);
     // No field focused: a paste starts a search (a newline is no Enter).
-    assert!(paste(&mut app, "delimiter\n").is_empty());
+    // (Its only effect: reading which entries match, off the UI thread.)
+    assert!(paste(&mut app, "delimiter\n")
+        .iter()
+        .all(|f| matches!(f, Effect::TreeHits { .. })));
     assert_eq!(tree(&app).search, "delimiter ");
     assert_eq!(tree(&app).dialog, TreeDialog::None);
     assert!(!tree(&app).rows.is_empty());
