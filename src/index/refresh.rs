@@ -14,11 +14,16 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use super::codec::{self, fingerprint, FxBuild};
 use super::db::{key_path, path_key, set_meta, text_path, text_state, write_at, Keys, TextState};
-use super::terms::{distinct_pair_ranges, distinct_token_ranges, merge, Segment, SegmentBuilder};
+use super::terms::{
+    distinct_pair_ranges, distinct_token_ranges, merge, Segment, SegmentBuilder, TermSet,
+};
 use super::{IndexError, RefreshStats};
 use crate::session::info::{mtime_ms, read_lines, with_read_buffer, InfoScanner, SessionInfo};
 use crate::session::reader::ReadError;
-use crate::session::searchable::{may_have_other_parts, parts_of_line, Part};
+use crate::session::searchable::{
+    may_have_other_parts, parts_of_line, skim_part_words, Part, Parts,
+};
+use crate::session::words::str_words;
 use crate::store::scan::{ScanProblem, SessionFile};
 
 /// What identifies a version of a file without reading it.
@@ -294,9 +299,9 @@ pub struct Parsed {
     pub bytes_parsed: u64,
 }
 
-/// One part's normalized text, its distinct terms and its distinct
-/// adjacent word pairs (byte ranges of it; a pair never spans two of the
-/// part's pieces, e.g. two tool outputs).
+/// One part's distinct terms and its distinct adjacent word pairs (byte
+/// ranges of `text`, which holds them one after another; a pair never
+/// spans two of the part's pieces, e.g. two tool outputs).
 pub struct PartText {
     pub part: Part,
     pub text: String,
@@ -304,51 +309,101 @@ pub struct PartText {
     pub pairs: Vec<(u32, u32)>,
 }
 
-/// The words of the parts the index keeps no text for, gathered line by line.
-#[derive(Default)]
+/// The words of the parts the index keeps no text for, gathered line by
+/// line: per part, a set of its distinct words and one of its distinct
+/// pairs of adjacent words (never across two pieces of it).
 struct PartWords {
-    /// Per part (by code), its normalized text so far.
-    text: [String; 6],
-    /// Per part, where each piece of text (one call of `parts_of_line`)
-    /// after the first starts in it: word pairs do not span pieces, as a
-    /// match never spans two parts.
-    bounds: [Vec<u32>; 6],
+    /// Per part (by code), its distinct words so far.
+    words: [TermSet; 6],
+    /// Per part, its distinct pairs `w1 w2` so far.
+    pairs: [TermSet; 6],
+    /// Per part, the word before in the current piece (a pair's first
+    /// half, then the space).
+    prev: [Option<Vec<u8>>; 6],
+    scratch: Vec<u8>,
+    wanted: Parts,
+}
+
+impl Default for PartWords {
+    fn default() -> Self {
+        PartWords {
+            words: Default::default(),
+            pairs: Default::default(),
+            prev: Default::default(),
+            scratch: Vec::new(),
+            wanted: Part::ALL
+                .into_iter()
+                .filter(|p| !p.is_text())
+                .fold(Parts::NONE, |ps, p| ps.union(Parts::one(p))),
+        }
+    }
+}
+
+/// Adds one word of `part` (an empty one: a new piece starts).
+fn add_word(
+    words: &mut [TermSet; 6],
+    pairs: &mut [TermSet; 6],
+    prev: &mut [Option<Vec<u8>>; 6],
+    part: Part,
+    w: &[u8],
+) {
+    let code = usize::from(part.code());
+    if w.is_empty() {
+        if let Some(p) = &mut prev[code] {
+            p.clear();
+        }
+        return;
+    }
+    words[code].insert(w);
+    let p = prev[code].get_or_insert_with(Vec::new);
+    if !p.is_empty() {
+        // `p` holds the word before and a space.
+        p.extend_from_slice(w);
+        pairs[code].insert(p);
+        p.clear();
+    }
+    p.extend_from_slice(w);
+    p.push(b' ');
 }
 
 impl PartWords {
     fn line(&mut self, line: &[u8]) {
+        let (words, pairs, prev) = (&mut self.words, &mut self.pairs, &mut self.prev);
+        let mut add = |part: Part, w: &[u8]| add_word(words, pairs, prev, part, w);
+        // Skimmed from the bytes; an unusual line is decoded (same words).
+        if skim_part_words(line, self.wanted, &mut self.scratch, &mut add) {
+            return;
+        }
         if !may_have_other_parts(line) {
             return;
         }
-        let (text, bounds) = (&mut self.text, &mut self.bounds);
+        let (wanted, scratch) = (self.wanted, &mut self.scratch);
         parts_of_line(line, &mut |part, t| {
-            if part.is_text() {
-                return;
+            if wanted.contains(part) {
+                // Each text handed out is a piece.
+                add(part, b"");
+                str_words(t, scratch, &mut |w| add(part, w));
             }
-            let code = usize::from(part.code());
-            let buf = &mut text[code];
-            if !buf.is_empty() {
-                if !buf.ends_with(' ') {
-                    buf.push(' ');
-                }
-                bounds[code].push(buf.len() as u32);
-            }
-            crate::session::normalize::normalize(t, buf);
         });
     }
 
     fn finish(self) -> Vec<PartText> {
         Part::ALL
             .into_iter()
-            .zip(self.text)
-            .zip(self.bounds)
-            .filter(|((_, t), _)| !t.is_empty())
-            .map(|((part, text), bounds)| {
-                let terms = distinct_token_ranges(&text);
-                let pairs = distinct_pair_ranges(&text, &bounds);
+            .zip(self.words)
+            .zip(self.pairs)
+            .filter(|((_, w), _)| !w.is_empty())
+            .map(|((part, words), pairs)| {
+                // One arena: the words, then the pairs.
+                let (mut bytes, terms) = words.into_parts();
+                let (pair_bytes, pair_ranges) = pairs.into_parts();
+                let base = bytes.len() as u32;
+                bytes.extend_from_slice(&pair_bytes);
+                let pairs = pair_ranges.iter().map(|&(s, n)| (s + base, n)).collect();
                 PartText {
                     part,
-                    text,
+                    // Words cut from UTF-8 text at character boundaries.
+                    text: String::from_utf8(bytes).unwrap_or_default(),
                     terms,
                     pairs,
                 }

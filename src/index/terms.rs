@@ -17,13 +17,19 @@ use memchr::memmem;
 ///
 /// Terms live in one arena and are found through an open-addressing table
 /// keyed like [`distinct_token_ranges`] does (a term of up to 8 bytes is its
-/// own key): this is the single writer's hot loop during a build.
+/// own key): this is the single writer's hot loop during a build. Postings
+/// are logged in the order they come (a term number per posting, a file id
+/// per run of them) and sorted into per-term lists when the segment is
+/// encoded: appending to a list per term touched a cache line per posting
+/// scattered over all of them (half the writer's time in a cold build).
 pub struct SegmentBuilder {
     table: Vec<(u64, u32, u32)>,
     arena: Vec<u8>,
     starts: Vec<u32>,
-    ids: Vec<Vec<u32>>,
-    postings: usize,
+    /// A term number per posting, in the order added.
+    log: Vec<u32>,
+    /// Per [`SegmentBuilder::add`]: its file id and where its run of `log` ends.
+    runs: Vec<(u32, u32)>,
     docs: usize,
 }
 
@@ -33,8 +39,8 @@ impl Default for SegmentBuilder {
             table: vec![(0, 0, 0); 1024],
             arena: Vec::new(),
             starts: Vec::new(),
-            ids: Vec::new(),
-            postings: 0,
+            log: Vec::new(),
+            runs: Vec::new(),
             docs: 0,
         }
     }
@@ -43,16 +49,27 @@ impl Default for SegmentBuilder {
 /// Flush a builder above roughly this many bytes of memory.
 const BUILDER_LIMIT: usize = 48 << 20;
 
+/// A term's key: a term of up to 8 bytes is its own (its bytes as a
+/// little-endian number, zero-padded; read with overlapping loads rather
+/// than a copy of variable length), a longer one its hash.
+#[inline(always)]
 fn term_key(t: &[u8]) -> u64 {
-    if t.len() <= 8 {
-        let mut w = [0u8; 8];
-        w[..t.len()].copy_from_slice(t);
-        u64::from_le_bytes(w)
-    } else {
+    let n = t.len();
+    if n > 8 {
         use std::hash::Hasher;
         let mut h = super::codec::FxHasher::default();
         h.write(t);
         h.finish()
+    } else if n >= 4 {
+        // The two loads overlap on equal bytes, so OR-ing them is exact.
+        let lo = u64::from(u32::from_le_bytes([t[0], t[1], t[2], t[3]]));
+        let hi = u64::from(u32::from_le_bytes([t[n - 4], t[n - 3], t[n - 2], t[n - 1]]));
+        lo | hi << (8 * (n - 4))
+    } else if n > 0 {
+        let (a, b, c) = (u64::from(t[0]), u64::from(t[n / 2]), u64::from(t[n - 1]));
+        a | b << (8 * (n / 2)) | c << (8 * (n - 1))
+    } else {
+        0
     }
 }
 
@@ -70,7 +87,8 @@ impl SegmentBuilder {
         &self.arena[s..e]
     }
 
-    /// Adds the distinct terms of one file's new text.
+    /// Adds the distinct terms of one file's new text (a term given twice
+    /// is stored once).
     pub fn add<'a>(&mut self, file_id: u32, terms: impl IntoIterator<Item = &'a [u8]>) {
         self.docs += 1;
         for t in terms {
@@ -84,29 +102,27 @@ impl SegmentBuilder {
                 let (k, idx, len) = self.table[i];
                 if len == 0 {
                     // A new term (slots hold len + 1; 0 is empty).
-                    let idx = self.ids.len() as u32;
+                    let idx = self.starts.len() as u32;
                     self.table[i] = (key, idx, t.len() as u32 + 1);
                     self.starts.push(self.arena.len() as u32);
                     self.arena.extend_from_slice(t);
-                    self.ids.push(Vec::new());
-                    if self.ids.len() * 2 > self.table.len() {
+                    if self.starts.len() * 2 > self.table.len() {
                         self.grow();
                     }
-                    break idx as usize;
+                    break idx;
                 }
                 if k == key
                     && len as usize == t.len() + 1
                     && (t.len() <= 8 || self.term(idx as usize) == t)
                 {
-                    break idx as usize;
+                    break idx;
                 }
                 i = (i + 1) & mask;
             };
-            let v = &mut self.ids[idx];
-            if v.last() != Some(&file_id) {
-                v.push(file_id);
-                self.postings += 1;
-            }
+            self.log.push(idx);
+        }
+        if self.runs.last().map_or(0, |r| r.1 as usize) < self.log.len() {
+            self.runs.push((file_id, self.log.len() as u32));
         }
     }
 
@@ -124,7 +140,7 @@ impl SegmentBuilder {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
+        self.starts.is_empty()
     }
 
     pub fn docs(&self) -> usize {
@@ -132,21 +148,50 @@ impl SegmentBuilder {
     }
 
     pub fn full(&self) -> bool {
-        self.postings * 4 + self.ids.len() * 56 + self.arena.len() > BUILDER_LIMIT
+        // The log, and as much again for the sorted lists when encoding.
+        self.log.len() * 8 + self.starts.len() * 40 + self.arena.len() > BUILDER_LIMIT
     }
 
     /// Encodes and empties the builder.
     pub fn take(&mut self) -> Encoded {
         let mut b = std::mem::take(self);
-        let mut order: Vec<u32> = (0..b.ids.len() as u32).collect();
+        let n = b.starts.len();
+        // Each term's postings, in file order: a counting sort of the log.
+        let mut at = vec![0u32; n + 1];
+        for &t in &b.log {
+            at[t as usize + 1] += 1;
+        }
+        for t in 0..n {
+            at[t + 1] += at[t];
+        }
+        let bounds = at.clone();
+        let mut ids = vec![0u32; b.log.len()];
+        let mut from = 0usize;
+        for &(file, end) in &b.runs {
+            for &t in &b.log[from..end as usize] {
+                let slot = &mut at[t as usize];
+                ids[*slot as usize] = file;
+                *slot += 1;
+            }
+            from = end as usize;
+        }
+        b.log = Vec::new();
+        let mut order: Vec<u32> = (0..n as u32).collect();
         order.sort_unstable_by(|&x, &y| b.term(x as usize).cmp(b.term(y as usize)));
-        let mut ids = std::mem::take(&mut b.ids);
         let mut w = Writer::default();
+        let mut sorted = Vec::new();
         for t in order {
-            let v = &mut ids[t as usize];
-            v.sort_unstable();
-            v.dedup();
-            w.push(b.term(t as usize), v);
+            let list = &mut ids[bounds[t as usize] as usize..bounds[t as usize + 1] as usize];
+            if list.windows(2).all(|p| p[0] < p[1]) {
+                w.push(b.term(t as usize), list);
+            } else {
+                // Files read again under older ids, or a file given twice.
+                sorted.clear();
+                sorted.extend_from_slice(list);
+                sorted.sort_unstable();
+                sorted.dedup();
+                w.push(b.term(t as usize), &sorted);
+            }
         }
         w.finish(b.docs)
     }
@@ -413,6 +458,89 @@ pub fn merge(segs: &[Segment], live: &dyn Fn(u32) -> bool) -> Encoded {
     w.finish(0)
 }
 
+/// A set of distinct terms, gathered one at a time (a file's words of one
+/// part): an arena of their bytes and an open-addressing table keyed as in
+/// [`distinct_token_ranges`].
+pub struct TermSet {
+    table: Vec<(u64, u32, u32)>,
+    arena: Vec<u8>,
+    ranges: Vec<(u32, u32)>,
+}
+
+impl Default for TermSet {
+    fn default() -> Self {
+        TermSet {
+            table: vec![(0, 0, 0); 256],
+            arena: Vec::new(),
+            ranges: Vec::new(),
+        }
+    }
+}
+
+impl TermSet {
+    /// Adds `t` unless it is empty or already in.
+    #[inline]
+    pub fn insert(&mut self, t: &[u8]) {
+        if t.is_empty()
+            || t.len() >= u32::MAX as usize
+            || self.arena.len() + t.len() >= u32::MAX as usize
+        {
+            return;
+        }
+        let (key, len) = (term_key(t), t.len() as u32);
+        let mask = self.table.len() - 1;
+        let mut i = term_slot(key, t.len()) & mask;
+        loop {
+            let (k, ts, tl) = self.table[i];
+            if tl == 0 {
+                // Slots hold len + 1 so that 0 means empty.
+                let start = self.arena.len() as u32;
+                self.table[i] = (key, start, len + 1);
+                self.arena.extend_from_slice(t);
+                self.ranges.push((start, len));
+                if self.ranges.len() * 2 > self.table.len() {
+                    self.grow();
+                }
+                return;
+            }
+            if k == key
+                && tl == len + 1
+                && (len <= 8 || self.arena[ts as usize..(ts + len) as usize] == *t)
+            {
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let bigger = self.table.len() * 2;
+        let old = std::mem::replace(&mut self.table, vec![(0, 0, 0); bigger]);
+        let mask = bigger - 1;
+        for (k, ts, tl) in old.into_iter().filter(|e| e.2 != 0) {
+            let mut j = term_slot(k, tl as usize - 1) & mask;
+            while self.table[j].2 != 0 {
+                j = (j + 1) & mask;
+            }
+            self.table[j] = (k, ts, tl);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    /// The terms' bytes, one after another, and each term's `(start, len)`
+    /// in them, in order of first insertion.
+    pub fn into_parts(self) -> (Vec<u8>, Vec<(u32, u32)>) {
+        (self.arena, self.ranges)
+    }
+}
+
 /// The distinct space-separated tokens of a normalized text.
 pub fn distinct_tokens(text: &str) -> Vec<&[u8]> {
     let b = text.as_bytes();
@@ -649,6 +777,60 @@ mod tests {
         assert!(got.is_empty(), "{got:?}");
         assert!(distinct_pair_ranges("", &[]).is_empty());
         assert!(distinct_pair_ranges("one", &[]).is_empty());
+    }
+
+    #[test]
+    fn short_keys_are_the_padded_bytes() {
+        for t in [
+            "", "a", "ab", "abc", "abcd", "abcde", "abcdef", "abcdefg", "abcdefgh",
+        ] {
+            let mut w = [0u8; 8];
+            w[..t.len()].copy_from_slice(t.as_bytes());
+            assert_eq!(term_key(t.as_bytes()), u64::from_le_bytes(w), "{t}");
+        }
+    }
+
+    #[test]
+    fn postings_come_out_sorted_and_once() {
+        // Files read again keep older ids (added after newer ones), and a
+        // file may be added twice in one batch.
+        let mut b = SegmentBuilder::default();
+        b.add(7, distinct_tokens("alpha beta"));
+        b.add(3, distinct_tokens("beta gamma"));
+        b.add(9, distinct_tokens("alpha"));
+        b.add(3, distinct_tokens("alpha beta"));
+        b.add(4, distinct_tokens(""));
+        let e = b.take();
+        let s = Segment::from_blobs(e.terms, &e.starts, e.postings).unwrap();
+        assert_eq!(ids(&s, "alpha", Match::Exact), [3, 7, 9]);
+        assert_eq!(ids(&s, "beta", Match::Exact), [3, 7]);
+        assert_eq!(ids(&s, "gamma", Match::Exact), [3]);
+        let mut raw = Vec::new();
+        s.find(b"alpha", Match::Exact, &mut |t| {
+            s.postings(t, &mut |id| raw.push(id))
+        });
+        assert_eq!(raw, [3, 7, 9], "stored sorted, without repeats");
+        assert_eq!(e.docs, 5);
+    }
+
+    #[test]
+    fn term_sets_keep_each_term_once() {
+        let text = "a b a  bb abcdefgh abcdefgh abcdefghi abcdefghj abcdefghi x\u{0} x é é";
+        let mut set = TermSet::default();
+        for t in text.as_bytes().split(|&b| b == b' ') {
+            set.insert(t);
+        }
+        let (arena, ranges) = set.into_parts();
+        let got: Vec<&[u8]> = ranges
+            .iter()
+            .map(|&(s, n)| &arena[s as usize..(s + n) as usize])
+            .collect();
+        assert_eq!(got, distinct_tokens(text));
+        let mut many = TermSet::default();
+        for i in 0..5000 {
+            many.insert(format!("term{}", i % 3000).as_bytes());
+        }
+        assert_eq!(many.len(), 3000);
     }
 
     #[test]

@@ -508,6 +508,52 @@ impl<'a> Skim<'a> {
     }
 }
 
+impl<'a> Skim<'a> {
+    /// Crosses an object, calling `member(skim, depth)` at the start of
+    /// each member's value (after whitespace); it must cross exactly that
+    /// value. Keys are not looked at (escaped ones give `None`, as in
+    /// [`Skim::object_with`]).
+    pub fn object_each(
+        &mut self,
+        depth: u32,
+        member: &mut impl FnMut(&mut Skim<'a>, u32) -> Option<()>,
+    ) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.ws();
+        if self.peek()? != b'{' {
+            return None;
+        }
+        self.i += 1;
+        self.ws();
+        if self.peek()? == b'}' {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            self.ws();
+            self.key()?;
+            self.ws();
+            if self.peek()? != b':' {
+                return None;
+            }
+            self.i += 1;
+            self.ws();
+            member(self, depth)?;
+            self.ws();
+            match self.peek()? {
+                b',' => self.i += 1,
+                b'}' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
 /// Calls `f` with the raw bytes of each element of a JSON array.
 pub fn for_each_element<'a>(array: &'a str, mut f: impl FnMut(&'a str)) -> Option<()> {
     let mut sk = Skim::new(array);

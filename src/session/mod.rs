@@ -29,6 +29,7 @@ pub mod splice;
 pub mod tree;
 pub mod types;
 pub mod view;
+pub mod words;
 pub mod writer;
 
 pub use agent::Agent;
