@@ -27,19 +27,22 @@ trap 'rm -rf "$TMP"' EXIT
 mkdir -p target/h6-index
 
 # A home whose only store is the Atomic one.
-HOME_A=$TMP/home-atomic
+HOME_A=$TMP/atomic-only
 mkdir -p "$HOME_A/.atomic/agent"
 ln -s "$ATOMIC" "$HOME_A/.atomic/agent/sessions"
+
+# The index of a home (the same for every run on it).
+cache() { echo "$PWD/target/h6-index/$(basename "$1")"; }
 
 # times NAME HOME CMD... -> one line: best/median/worst wall ms, median cpu s, max RSS MB
 times() {
   local name=$1 home=$2
   shift 2
   env -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u ATOMIC_CODING_AGENT_DIR -u PI_CODING_AGENT_DIR \
-    HOME="$home" ARBOR_CACHE_DIR="$PWD/target/h6-index/$name" "$@" >/dev/null 2>&1 || true
+    HOME="$home" ARBOR_CACHE_DIR="$(cache "$home")" "$@" >/dev/null 2>&1 || true
   for _ in $(seq "$REPS"); do
     env -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u ATOMIC_CODING_AGENT_DIR -u PI_CODING_AGENT_DIR \
-      HOME="$home" ARBOR_CACHE_DIR="$PWD/target/h6-index/$name" \
+      HOME="$home" ARBOR_CACHE_DIR="$(cache "$home")" \
       /usr/bin/time -f '%e %U %S %M' -o "$TMP/t" "$@" >/dev/null 2>"$TMP/err"
     tail -1 "$TMP/t"
   done | awk -v n="$name" '
@@ -53,7 +56,7 @@ times() {
 # picker NAME HOME -> best/median/worst ms to the first frame with rows
 picker() {
   local name=$1 home=$2
-  python3 - "$ARBOR" "$home" "$PWD/target/h6-index/$name" "$REPS" "$name" <<'EOF'
+  python3 - "$ARBOR" "$home" "$(cache "$home")" "$REPS" "$name" <<'EOF'
 import os, pty, sys, time, datetime, select
 arbor, home, cache, reps, name = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 def once():
@@ -100,7 +103,7 @@ times "absent --agent atomic" "$HOME_A" "$ARBOR" list --all --json --agent atomi
 times "absent default" "$HOME_A" "$ARBOR" list --all --json
 for how in "--agent atomic" ""; do
   # shellcheck disable=SC2086
-  env HOME="$HOME_A" ARBOR_CACHE_DIR="$PWD/target/h6-index/absent default" \
+  env HOME="$HOME_A" ARBOR_CACHE_DIR="$(cache "$HOME_A")" \
     strace -f -c -e trace=%file,getdents64 -o "$TMP/strace" "$ARBOR" list --all --json $how >/dev/null 2>&1 || true
   printf '%-34s %s file-system calls\n' "strace ${how:-default}" "$(awk '/total/ {print $4}' "$TMP/strace")"
 done
@@ -109,6 +112,6 @@ times "atomic-only list --all --json" "$HOME_A" "$ARBOR" list --all --json
 times "mixed list --all --json" "$MIXED" "$ARBOR" list --all --json
 picker "atomic-only picker" "$HOME_A"
 picker "mixed picker" "$MIXED"
-echo "rows: atomic $(HOME=$HOME_A ARBOR_CACHE_DIR="$PWD/target/h6-index/atomic-only list --all --json" "$ARBOR" list --all --json | wc -l)," \
-  "mixed $(HOME=$MIXED ARBOR_CACHE_DIR="$PWD/target/h6-index/mixed list --all --json" "$ARBOR" list --all --json | wc -l)"
+echo "rows: atomic $(HOME=$HOME_A ARBOR_CACHE_DIR="$(cache "$HOME_A")" "$ARBOR" list --all --json | wc -l)," \
+  "mixed $(HOME=$MIXED ARBOR_CACHE_DIR="$(cache "$MIXED")" "$ARBOR" list --all --json | wc -l)"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
