@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 ATOMIC=$(realpath "$1")
 MIXED=$(realpath "$2")
 REPS=${REPS:-5}
-cargo build --release --quiet
+[ -n "${NO_BUILD:-}" ] || cargo build --release --quiet
 ARBOR=$PWD/target/release/arbor
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -45,12 +45,16 @@ times() {
       HOME="$home" ARBOR_CACHE_DIR="$(cache "$home")" \
       /usr/bin/time -f '%e %U %S %M' -o "$TMP/t" "$@" >/dev/null 2>"$TMP/err"
     tail -1 "$TMP/t"
-  done | awk -v n="$name" '
-    { w[NR] = $1 * 1000; c[NR] = $2 + $3; if ($4 > m) m = $4 }
-    END {
-      asort(w); asort(c); k = int((NR + 1) / 2)
-      printf "%-34s %5.0f/%5.0f/%5.0f ms wall  %5.2f s cpu  %4.0f MB\n", n, w[1], w[k], w[NR], c[k], m / 1024
-    }'
+  done | python3 -c '
+import sys
+n = sys.argv[1]
+v = [l.split() for l in sys.stdin if l.strip()]
+w = sorted(float(x[0]) * 1000 for x in v)
+c = sorted(float(x[1]) + float(x[2]) for x in v)
+m = max(int(x[3]) for x in v)
+k = (len(v) - 1) // 2
+print("%-34s %5.0f/%5.0f/%5.0f ms wall  %5.2f s cpu  %4.0f MB" % (n, w[0], w[k], w[-1], c[k], m / 1024))
+' "$name"
 }
 
 # picker NAME HOME -> best/median/worst ms to the first frame with rows

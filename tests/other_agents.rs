@@ -931,3 +931,21 @@ fn big_foreign_sessions_read_in_bounded_memory() {
     );
     assert!(kb < 64 << 10, "max RSS {kb} kB");
 }
+
+/// A warm listing takes an unchanged foreign file's row from the index, as
+/// an Atomic file's, without reading the file: its bytes replaced by others
+/// of the same length and time are not seen.
+#[test]
+fn a_warm_listing_does_not_read_unchanged_foreign_files() {
+    let h = home();
+    let first = run_ok(at_home(h.path()).args(["list", "--all", "--json"]));
+    for f in [claude_file(h.path()), codex_file(h.path())] {
+        let meta = std::fs::metadata(&f).unwrap();
+        let len = meta.len() as usize;
+        std::fs::write(&f, "x".repeat(len)).unwrap();
+        let file = std::fs::File::options().write(true).open(&f).unwrap();
+        file.set_modified(meta.modified().unwrap()).unwrap();
+    }
+    let warm = run_ok(at_home(h.path()).args(["list", "--all", "--json"]));
+    assert_eq!(warm, first);
+}

@@ -660,6 +660,11 @@ fn parse_foreign(
             row.agent = file.agent;
             row.git_branch = branch;
             out.row = Some(row);
+            // Stored as a finished row (there is no state to resume): without
+            // it the file counted as not indexed, and every warm listing read
+            // every foreign file again (10 s instead of 0.4 s for 6,666 of
+            // them among 10,000 sessions).
+            out.row_differs = true;
             out.terms = distinct_token_ranges(&out.text);
             out.pairs = distinct_pair_ranges(&out.text, &[]);
             out.part_words = words.finish();
