@@ -15,7 +15,7 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use super::codec::{self, fingerprint, FxBuild};
 use super::db::{key_path, path_key, set_meta, text_path, text_state, write_at, Keys, TextState};
 use super::terms::{
-    distinct_pair_ranges, distinct_token_ranges, merge, Segment, SegmentBuilder, TermSet,
+    distinct_pair_ranges, distinct_token_ranges, merge, PairSet, Segment, SegmentBuilder, TermSet,
 };
 use super::{IndexError, RefreshStats};
 use crate::session::info::{mtime_ms, read_lines, with_read_buffer, InfoScanner, SessionInfo};
@@ -311,25 +311,27 @@ pub struct PartText {
 
 /// The words of the parts the index keeps no text for, gathered line by
 /// line: per part, a set of its distinct words and one of its distinct
-/// pairs of adjacent words (never across two pieces of it).
+/// pairs of adjacent words (never across two pieces of it), by number.
 struct PartWords {
     /// Per part (by code), its distinct words so far.
     words: [TermSet; 6],
-    /// Per part, its distinct pairs `w1 w2` so far.
-    pairs: [TermSet; 6],
-    /// Per part, the word before in the current piece (a pair's first
-    /// half, then the space).
-    prev: [Option<Vec<u8>>; 6],
+    /// Per part, its distinct pairs `w1 w2` so far, as word numbers.
+    pairs: [PairSet; 6],
+    /// Per part, the number of the word before in the current piece
+    /// (`NO_WORD`: a piece starts).
+    prev: [u32; 6],
     scratch: Vec<u8>,
     wanted: Parts,
 }
+
+const NO_WORD: u32 = u32::MAX;
 
 impl Default for PartWords {
     fn default() -> Self {
         PartWords {
             words: Default::default(),
             pairs: Default::default(),
-            prev: Default::default(),
+            prev: [NO_WORD; 6],
             scratch: Vec::new(),
             wanted: Part::ALL
                 .into_iter()
@@ -340,30 +342,20 @@ impl Default for PartWords {
 }
 
 /// Adds one word of `part` (an empty one: a new piece starts).
+#[inline]
 fn add_word(
     words: &mut [TermSet; 6],
-    pairs: &mut [TermSet; 6],
-    prev: &mut [Option<Vec<u8>>; 6],
+    pairs: &mut [PairSet; 6],
+    prev: &mut [u32; 6],
     part: Part,
     w: &[u8],
 ) {
     let code = usize::from(part.code());
-    if w.is_empty() {
-        if let Some(p) = &mut prev[code] {
-            p.clear();
-        }
-        return;
+    let n = words[code].index_of(w).unwrap_or(NO_WORD);
+    if n != NO_WORD && prev[code] != NO_WORD {
+        pairs[code].insert(prev[code], n);
     }
-    words[code].insert(w);
-    let p = prev[code].get_or_insert_with(Vec::new);
-    if !p.is_empty() {
-        // `p` holds the word before and a space.
-        p.extend_from_slice(w);
-        pairs[code].insert(p);
-        p.clear();
-    }
-    p.extend_from_slice(w);
-    p.push(b' ');
+    prev[code] = n;
 }
 
 impl PartWords {
@@ -394,16 +386,28 @@ impl PartWords {
             .zip(self.pairs)
             .filter(|((_, w), _)| !w.is_empty())
             .map(|((part, words), pairs)| {
-                // One arena: the words, then the pairs.
-                let (mut bytes, terms) = words.into_parts();
-                let (pair_bytes, pair_ranges) = pairs.into_parts();
-                let base = bytes.len() as u32;
-                bytes.extend_from_slice(&pair_bytes);
-                let pairs = pair_ranges.iter().map(|&(s, n)| (s + base, n)).collect();
+                // One arena: the words, then the pairs' bytes (`w1 w2`),
+                // written once per distinct pair.
+                let (mut arena, terms) = words.into_parts();
+                let mut pair_ranges = Vec::with_capacity(pairs.len());
+                for &(a, b) in pairs.pairs() {
+                    let ((sa, na), (sb, nb)) = (terms[a as usize], terms[b as usize]);
+                    let start = arena.len() as u64;
+                    if start + u64::from(na) + u64::from(nb) + 1 >= u64::from(u32::MAX) {
+                        // Past what a range of the text can name.
+                        break;
+                    }
+                    let start = start as u32;
+                    arena.extend_from_within(sa as usize..(sa + na) as usize);
+                    arena.push(b' ');
+                    arena.extend_from_within(sb as usize..(sb + nb) as usize);
+                    pair_ranges.push((start, na + 1 + nb));
+                }
+                let pairs = pair_ranges;
                 PartText {
                     part,
                     // Words cut from UTF-8 text at character boundaries.
-                    text: String::from_utf8(bytes).unwrap_or_default(),
+                    text: String::from_utf8(arena).unwrap_or_default(),
                     terms,
                     pairs,
                 }

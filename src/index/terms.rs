@@ -481,36 +481,50 @@ impl TermSet {
     /// Adds `t` unless it is empty or already in.
     #[inline]
     pub fn insert(&mut self, t: &[u8]) {
+        self.index_of(t);
+    }
+
+    /// Adds `t` unless it is already in, and gives its number (the order of
+    /// first insertion: `into_parts`' ranges); `None` for an empty term or
+    /// one the arena cannot hold.
+    #[inline]
+    pub fn index_of(&mut self, t: &[u8]) -> Option<u32> {
         if t.is_empty()
             || t.len() >= u32::MAX as usize
             || self.arena.len() + t.len() >= u32::MAX as usize
         {
-            return;
+            return None;
         }
         let (key, len) = (term_key(t), t.len() as u32);
         let mask = self.table.len() - 1;
         let mut i = term_slot(key, t.len()) & mask;
         loop {
-            let (k, ts, tl) = self.table[i];
+            let (k, n, tl) = self.table[i];
             if tl == 0 {
-                // Slots hold len + 1 so that 0 means empty.
+                // Slots hold len + 1 so that 0 means empty, and the term's
+                // number (its start is in `ranges`).
                 let start = self.arena.len() as u32;
-                self.table[i] = (key, start, len + 1);
+                let n = self.ranges.len() as u32;
+                self.table[i] = (key, n, len + 1);
                 self.arena.extend_from_slice(t);
                 self.ranges.push((start, len));
                 if self.ranges.len() * 2 > self.table.len() {
                     self.grow();
                 }
-                return;
+                return Some(n);
             }
-            if k == key
-                && tl == len + 1
-                && (len <= 8 || self.arena[ts as usize..(ts + len) as usize] == *t)
-            {
-                return;
+            if k == key && tl == len + 1 && (len <= 8 || self.term(n) == t) {
+                return Some(n);
             }
             i = (i + 1) & mask;
         }
+    }
+
+    /// The bytes of term number `n`.
+    #[inline]
+    pub fn term(&self, n: u32) -> &[u8] {
+        let (s, len) = self.ranges[n as usize];
+        &self.arena[s as usize..(s + len) as usize]
     }
 
     fn grow(&mut self) {
@@ -538,6 +552,86 @@ impl TermSet {
     /// in them, in order of first insertion.
     pub fn into_parts(self) -> (Vec<u8>, Vec<(u32, u32)>) {
         (self.arena, self.ranges)
+    }
+}
+
+/// A set of distinct pairs of term numbers (of one [`TermSet`]), in order
+/// of first insertion: the word pairs of a text found by number, so the
+/// hot loop hashes one integer and never copies or compares the pair's
+/// bytes (they are written once per distinct pair, by the caller).
+pub struct PairSet {
+    /// `first << 32 | second`, plus one (0: an empty slot).
+    table: Vec<u64>,
+    order: Vec<(u32, u32)>,
+}
+
+impl Default for PairSet {
+    fn default() -> Self {
+        PairSet {
+            table: vec![0; 256],
+            order: Vec::new(),
+        }
+    }
+}
+
+/// Both numbers of a pair reach the low bits before the multiply, whose
+/// middle bits are the slot.
+#[inline(always)]
+fn pair_slot(key: u64) -> usize {
+    ((key ^ key >> 29).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20) as usize
+}
+
+impl PairSet {
+    #[inline]
+    pub fn insert(&mut self, first: u32, second: u32) {
+        let key = (u64::from(first) << 32 | u64::from(second)).wrapping_add(1);
+        if key == 0 {
+            // (u32::MAX, u32::MAX): no such term numbers.
+            return;
+        }
+        let mask = self.table.len() - 1;
+        let mut i = pair_slot(key) & mask;
+        loop {
+            let k = self.table[i];
+            if k == key {
+                return;
+            }
+            if k == 0 {
+                self.table[i] = key;
+                self.order.push((first, second));
+                if self.order.len() * 2 > self.table.len() {
+                    self.grow();
+                }
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let bigger = self.table.len() * 2;
+        let old = std::mem::replace(&mut self.table, vec![0; bigger]);
+        let mask = bigger - 1;
+        for k in old.into_iter().filter(|&k| k != 0) {
+            let mut j = pair_slot(k) & mask;
+            while self.table[j] != 0 {
+                j = (j + 1) & mask;
+            }
+            self.table[j] = k;
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// The pairs, in order of first insertion.
+    pub fn pairs(&self) -> &[(u32, u32)] {
+        &self.order
     }
 }
 
@@ -831,6 +925,51 @@ mod tests {
             many.insert(format!("term{}", i % 3000).as_bytes());
         }
         assert_eq!(many.len(), 3000);
+    }
+
+    #[test]
+    fn pairs_by_number_are_the_distinct_adjacent_pairs() {
+        // Long words (hashed) and short ones (their own key), repeats, and
+        // enough of them to grow both tables several times.
+        let mut text = String::new();
+        for i in 0..4000u32 {
+            let w = match i % 7 {
+                0 => format!("averyveryverylongword{}", i % 61),
+                1 => "fn".to_string(),
+                _ => format!("w{}", (i * 31) % 113),
+            };
+            text.push_str(&w);
+            text.push(' ');
+        }
+        let text = text.trim_end();
+        let (mut words, mut pairs) = (TermSet::default(), PairSet::default());
+        let mut prev = None;
+        for t in text.split(' ') {
+            let n = words.index_of(t.as_bytes()).unwrap();
+            assert_eq!(words.term(n), t.as_bytes());
+            if let Some(p) = prev {
+                pairs.insert(p, n);
+            }
+            prev = Some(n);
+        }
+        let got: Vec<String> = pairs
+            .pairs()
+            .iter()
+            .map(|&(a, b)| {
+                let (a, b) = (words.term(a), words.term(b));
+                format!(
+                    "{} {}",
+                    String::from_utf8_lossy(a),
+                    String::from_utf8_lossy(b)
+                )
+            })
+            .collect();
+        let want: Vec<&str> = distinct_pair_ranges(text, &[])
+            .into_iter()
+            .map(|(s, n)| &text[s as usize..(s + n) as usize])
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(words.len(), distinct_tokens(text).len());
     }
 
     #[test]
