@@ -307,6 +307,8 @@ pub struct PartText {
     pub text: String,
     pub terms: Vec<(u32, u32)>,
     pub pairs: Vec<(u32, u32)>,
+    /// Each pair as the numbers of its two words (indexes of `terms`).
+    pub pair_words: Vec<(u32, u32)>,
 }
 
 /// The words of the parts the index keeps no text for, gathered line by
@@ -390,6 +392,7 @@ impl PartWords {
                 // written once per distinct pair.
                 let (mut arena, terms) = words.into_parts();
                 let mut pair_ranges = Vec::with_capacity(pairs.len());
+                let mut pair_words = Vec::with_capacity(pairs.len());
                 for &(a, b) in pairs.pairs() {
                     let ((sa, na), (sb, nb)) = (terms[a as usize], terms[b as usize]);
                     let start = arena.len() as u64;
@@ -402,6 +405,7 @@ impl PartWords {
                     arena.push(b' ');
                     arena.extend_from_within(sb as usize..(sb + nb) as usize);
                     pair_ranges.push((start, na + 1 + nb));
+                    pair_words.push((a, b));
                 }
                 let pairs = pair_ranges;
                 PartText {
@@ -410,6 +414,7 @@ impl PartWords {
                     text: String::from_utf8(arena).unwrap_or_default(),
                     terms,
                     pairs,
+                    pair_words,
                 }
             })
             .collect()
@@ -693,6 +698,8 @@ pub struct Writer<'c> {
     /// One per kind of segment: [`TEXT_SEGMENT`]'s first, then per part.
     builders: Vec<(i64, SegmentBuilder)>,
     pub wrote: bool,
+    /// A part's words' numbers in their segment (kept between files).
+    numbers: Vec<u32>,
 }
 
 /// The `part` of the segments of the stored text's words.
@@ -764,6 +771,7 @@ impl<'c> Writer<'c> {
             text: None,
             builders: vec![(TEXT_SEGMENT, SegmentBuilder::default())],
             wrote: false,
+            numbers: Vec::new(),
         }
     }
 
@@ -920,7 +928,7 @@ impl<'c> Writer<'c> {
         }
         if let Ok(id) = u32::try_from(id) {
             for w in &p.part_words {
-                self.add_words(i64::from(w.part.code()), id, &w.text, &w.terms, &w.pairs);
+                self.add_part_words(id, w);
             }
         }
         self.wrote = true;
@@ -944,6 +952,28 @@ impl<'c> Writer<'c> {
             self.builder(pair_segment(kind))
                 .add(id, pairs.iter().map(slice));
         }
+    }
+
+    /// A part's words, then its pairs found by the numbers its words got in
+    /// the segment (the two builders are taken together, at each commit).
+    fn add_part_words(&mut self, id: u32, w: &PartText) {
+        let kind = i64::from(w.part.code());
+        let b = w.text.as_bytes();
+        let slice = |&(s, n): &(u32, u32)| &b[s as usize..(s + n) as usize];
+        let mut numbers = std::mem::take(&mut self.numbers);
+        numbers.clear();
+        self.builder(kind)
+            .add_numbered(id, w.terms.iter().map(slice), &mut numbers);
+        if !w.pairs.is_empty() {
+            self.builder(pair_segment(kind)).add_pairs(
+                id,
+                w.pair_words
+                    .iter()
+                    .zip(&w.pairs)
+                    .map(|(&(x, y), r)| (numbers[x as usize], numbers[y as usize], slice(r))),
+            );
+        }
+        self.numbers = numbers;
     }
 
     fn delete_id(&mut self, id: i64) -> rusqlite::Result<()> {

@@ -31,6 +31,8 @@ pub struct SegmentBuilder {
     /// Per [`SegmentBuilder::add`]: its file id and where its run of `log` ends.
     runs: Vec<(u32, u32)>,
     docs: usize,
+    /// Its terms are pairs found by number ([`SegmentBuilder::add_pairs`]).
+    numbered: bool,
 }
 
 impl Default for SegmentBuilder {
@@ -42,6 +44,7 @@ impl Default for SegmentBuilder {
             log: Vec::new(),
             runs: Vec::new(),
             docs: 0,
+            numbered: false,
         }
     }
 }
@@ -76,8 +79,20 @@ fn term_key(t: &[u8]) -> u64 {
     }
 }
 
+/// Where a term's probe starts: every bit of the key reaches the low bits
+/// the tables use (a short term's key is its bytes, and a plain multiply
+/// let only its first three bytes choose among 65,536 slots, so terms
+/// sharing them, `config`/`confirm`, piled up in one run of slots).
+#[inline(always)]
 fn term_slot(key: u64, len: usize) -> usize {
-    ((key ^ (len as u64).rotate_left(59)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 7) as usize
+    // MurmurHash3's finalizer.
+    let mut x = key ^ (len as u64).rotate_left(59);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^= x >> 33;
+    x as usize
 }
 
 impl SegmentBuilder {
@@ -98,15 +113,84 @@ impl SegmentBuilder {
     /// time: the slots of the terms [`LOOKAHEAD`] places ahead are asked for
     /// first, so that many misses are in flight at once.
     pub fn add<'a>(&mut self, file_id: u32, terms: impl IntoIterator<Item = &'a [u8]>) {
+        self.add_keyed(
+            file_id,
+            terms
+                .into_iter()
+                .filter(|t| !t.is_empty())
+                .map(|t| (term_key(t), t.len(), t)),
+            |b, key, t| b.slot_of(key, t),
+            &mut |_| {},
+        );
+    }
+
+    /// [`SegmentBuilder::add`], giving each term's number in this builder
+    /// (pushed to `numbers`, in order; `u32::MAX` for an empty term), for
+    /// [`SegmentBuilder::add_pairs`].
+    pub fn add_numbered<'a>(
+        &mut self,
+        file_id: u32,
+        terms: impl IntoIterator<Item = &'a [u8]>,
+        numbers: &mut Vec<u32>,
+    ) {
+        let mut empty = Vec::new();
+        let terms = terms.into_iter().enumerate().filter_map(|(i, t)| {
+            if t.is_empty() {
+                empty.push(i);
+                None
+            } else {
+                Some((term_key(t), t.len(), t))
+            }
+        });
+        self.add_keyed(file_id, terms, |b, key, t| b.slot_of(key, t), &mut |n| {
+            numbers.push(n)
+        });
+        for i in empty {
+            numbers.insert(i, u32::MAX);
+        }
+    }
+
+    /// Adds word pairs given as the numbers their two words have in
+    /// another builder (of the same text, taken at the same time as this
+    /// one), with their bytes `w1 w2`: a pair is found by its two numbers,
+    /// one integer compared, and its bytes are copied only when it is new.
+    /// A builder takes its pairs this way or as bytes, never both.
+    pub fn add_pairs<'a>(
+        &mut self,
+        file_id: u32,
+        pairs: impl IntoIterator<Item = (u32, u32, &'a [u8])>,
+    ) {
+        self.numbered = true;
+        let pairs = pairs
+            .into_iter()
+            .filter(|&(a, b, t)| a != u32::MAX && b != u32::MAX && !t.is_empty())
+            .map(|(a, b, t)| (u64::from(a) << 32 | u64::from(b), 0, t));
+        self.add_keyed(
+            file_id,
+            pairs,
+            |b, key, t| b.pair_slot_of(key, t),
+            &mut |_| {},
+        );
+    }
+
+    /// The probe loop of the adds: `(key, slot length, term)`; the slots of
+    /// the terms [`LOOKAHEAD`] ahead are asked for first.
+    #[inline(always)]
+    fn add_keyed<'a>(
+        &mut self,
+        file_id: u32,
+        terms: impl Iterator<Item = (u64, usize, &'a [u8])>,
+        find: impl Fn(&mut Self, u64, &'a [u8]) -> u32,
+        numbered: &mut dyn FnMut(u32),
+    ) {
         self.docs += 1;
+        let mut terms = terms;
         let mut ahead: [(u64, &[u8]); LOOKAHEAD] = [(0, &[]); LOOKAHEAD];
-        let mut terms = terms.into_iter().filter(|t| !t.is_empty());
         let mut queued = 0usize;
         for slot in ahead.iter_mut() {
             match terms.next() {
-                Some(t) => {
-                    let key = term_key(t);
-                    self.prefetch(key, t.len());
+                Some((key, len, t)) => {
+                    self.prefetch(key, len);
                     *slot = (key, t);
                     queued += 1;
                 }
@@ -117,18 +201,46 @@ impl SegmentBuilder {
         while queued > 0 {
             let (key, t) = ahead[at];
             queued -= 1;
-            if let Some(next) = terms.next() {
-                let k = term_key(next);
-                self.prefetch(k, next.len());
+            if let Some((k, len, next)) = terms.next() {
+                self.prefetch(k, len);
                 ahead[at] = (k, next);
                 queued += 1;
             }
             at = (at + 1) % LOOKAHEAD;
-            let idx = self.slot_of(key, t);
+            let idx = find(self, key, t);
+            numbered(idx);
             self.log.push(idx);
         }
         if self.runs.last().map_or(0, |r| r.1 as usize) < self.log.len() {
             self.runs.push((file_id, self.log.len() as u32));
+        }
+    }
+
+    /// The number of the pair keyed `key` (its two words' numbers), added
+    /// with bytes `t` when new. Its slot is keyed with length 0 (so `grow`
+    /// finds it again).
+    #[inline(always)]
+    fn pair_slot_of(&mut self, key: u64, t: &[u8]) -> u32 {
+        let mask = self.table.len() - 1;
+        let mut i = term_slot(key, 0) & mask;
+        loop {
+            let (k, idx, len) = self.table[i];
+            if len == 0 {
+                let idx = self.starts.len() as u32;
+                // Slots of pairs hold length 1 (0 is empty; `grow` keys
+                // them with length 0).
+                self.table[i] = (key, idx, 1);
+                self.starts.push(self.arena.len() as u32);
+                self.arena.extend_from_slice(t);
+                if self.starts.len() * 2 > self.table.len() {
+                    self.grow();
+                }
+                return idx;
+            }
+            if k == key {
+                return idx;
+            }
+            i = (i + 1) & mask;
         }
     }
 
@@ -622,11 +734,9 @@ impl Default for PairSet {
     }
 }
 
-/// Both numbers of a pair reach the low bits before the multiply, whose
-/// middle bits are the slot.
 #[inline(always)]
 fn pair_slot(key: u64) -> usize {
-    ((key ^ key >> 29).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20) as usize
+    term_slot(key, 0)
 }
 
 impl PairSet {
@@ -702,9 +812,6 @@ pub fn distinct_token_ranges(text: &str) -> Vec<(u32, u32)> {
     let mut out: Vec<(u32, u32)> = Vec::new();
     let mut table: Vec<(u64, u32, u32)> = vec![(0, 0, 0); 256];
     let mut mask = table.len() - 1;
-    let slot_of = |key: u64, len: u32| -> usize {
-        (key ^ (len as u64).rotate_left(59)).wrapping_mul(0x9e37_79b9_7f4a_7c15) as usize
-    };
     let mut start = 0usize;
     for end in memchr::memchr_iter(b' ', b).chain(std::iter::once(b.len())) {
         let t = &b[start..end];
@@ -715,7 +822,7 @@ pub fn distinct_token_ranges(text: &str) -> Vec<(u32, u32)> {
         }
         let (key, len) = (term_key(t), t.len() as u32);
         // Slots hold len + 1 so that 0 means empty.
-        let mut i = (slot_of(key, len) >> 7) & mask;
+        let mut i = term_slot(key, len as usize) & mask;
         loop {
             let (k, ts, tl) = table[i];
             if tl == 0 {
@@ -735,7 +842,7 @@ pub fn distinct_token_ranges(text: &str) -> Vec<(u32, u32)> {
             let old = std::mem::replace(&mut table, vec![(0, 0, 0); bigger]);
             mask = bigger - 1;
             for (k, ts, tl) in old.into_iter().filter(|e| e.2 != 0) {
-                let mut j = (slot_of(k, tl - 1) >> 7) & mask;
+                let mut j = term_slot(k, tl as usize - 1) & mask;
                 while table[j].2 != 0 {
                     j = (j + 1) & mask;
                 }
@@ -795,9 +902,6 @@ fn distinct_ranges(b: &[u8], ranges: impl Iterator<Item = (usize, usize)>) -> Ve
     let mut out: Vec<(u32, u32)> = Vec::new();
     let mut table: Vec<(u64, u32, u32)> = vec![(0, 0, 0); 256];
     let mut mask = table.len() - 1;
-    let slot_of = |key: u64, len: u32| -> usize {
-        (key ^ (len as u64).rotate_left(59)).wrapping_mul(0x9e37_79b9_7f4a_7c15) as usize
-    };
     for (s, n) in ranges {
         if n == 0 || n > u32::MAX as usize || s > u32::MAX as usize {
             continue;
@@ -805,7 +909,7 @@ fn distinct_ranges(b: &[u8], ranges: impl Iterator<Item = (usize, usize)>) -> Ve
         let t = &b[s..s + n];
         let (key, len) = (term_key(t), n as u32);
         // Slots hold len + 1 so that 0 means empty.
-        let mut i = (slot_of(key, len) >> 7) & mask;
+        let mut i = term_slot(key, len as usize) & mask;
         loop {
             let (k, ts, tl) = table[i];
             if tl == 0 {
@@ -825,7 +929,7 @@ fn distinct_ranges(b: &[u8], ranges: impl Iterator<Item = (usize, usize)>) -> Ve
             let old = std::mem::replace(&mut table, vec![(0, 0, 0); bigger]);
             mask = bigger - 1;
             for (k, ts, tl) in old.into_iter().filter(|e| e.2 != 0) {
-                let mut j = (slot_of(k, tl - 1) >> 7) & mask;
+                let mut j = term_slot(k, tl as usize - 1) & mask;
                 while table[j].2 != 0 {
                     j = (j + 1) & mask;
                 }
