@@ -438,10 +438,22 @@ impl TreeState {
                     Some(text) => {
                         let entries = &self.loaded.session.entries;
                         let labels = &self.loaded.tree.labels;
-                        let words = self
-                            .word_hits
-                            .entry(w.clone())
-                            .or_insert_with(|| text.containing(w));
+                        if !self.word_hits.contains_key(w) {
+                            // The longest remembered word it contains (the
+                            // previous keystroke's) narrows the scan.
+                            let within = self
+                                .word_hits
+                                .iter()
+                                .filter(|(u, _)| !u.is_empty() && w.contains(u.as_str()))
+                                .max_by_key(|(u, _)| u.len())
+                                .map(|(_, hits)| hits);
+                            let hits = match within {
+                                Some(within) => text.containing_within(w, within),
+                                None => text.containing(w),
+                            };
+                            self.word_hits.insert(w.clone(), hits);
+                        }
+                        let words = &self.word_hits[w];
                         for (i, v) in vis.iter_mut().enumerate() {
                             if *v && !words[i] && !has(&bits, i, bit) {
                                 *v = self.labeled[i]
