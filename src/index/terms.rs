@@ -31,8 +31,6 @@ pub struct SegmentBuilder {
     /// Per [`SegmentBuilder::add`]: its file id and where its run of `log` ends.
     runs: Vec<(u32, u32)>,
     docs: usize,
-    /// Its terms are pairs found by number ([`SegmentBuilder::add_pairs`]).
-    numbered: bool,
 }
 
 impl Default for SegmentBuilder {
@@ -44,7 +42,6 @@ impl Default for SegmentBuilder {
             log: Vec::new(),
             runs: Vec::new(),
             docs: 0,
-            numbered: false,
         }
     }
 }
@@ -160,7 +157,6 @@ impl SegmentBuilder {
         file_id: u32,
         pairs: impl IntoIterator<Item = (u32, u32, &'a [u8])>,
     ) {
-        self.numbered = true;
         let pairs = pairs
             .into_iter()
             .filter(|&(a, b, t)| a != u32::MAX && b != u32::MAX && !t.is_empty())
