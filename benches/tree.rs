@@ -982,7 +982,7 @@ fn in_process(path: &Path, runs: usize) -> InProcess {
             .rows
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.foldable)
+            .filter(|(_, r)| r.foldable())
             .map(|(p, _)| p)
             .take(n)
             .collect(),

@@ -2322,7 +2322,7 @@ fn preview_lists_matching_entries_and_ctrl_t_opens_the_tree_at_one() {
     let rows: Vec<String> = t
         .rows
         .iter()
-        .map(|r| t.entry_id(r.entry).to_string())
+        .map(|r| t.entry_id(r.entry()).to_string())
         .collect();
     assert!(rows.len() >= 3, "{rows:?}");
     let s = screen_marked(&app, &fx.root);
@@ -2373,7 +2373,7 @@ fn the_tree_takes_phrases_regexes_and_scopes() {
         let rows: Vec<String> = t
             .rows
             .iter()
-            .map(|r| t.entry_id(r.entry).to_string())
+            .map(|r| t.entry_id(r.entry()).to_string())
             .collect();
         for r in &rows {
             assert!(want.iter().any(|h| &h.entry_id == r), "{q}: {r}");
@@ -2383,7 +2383,7 @@ fn the_tree_takes_phrases_regexes_and_scopes() {
             assert!(t
                 .rows
                 .iter()
-                .all(|r| t.loaded.session.entries[r.entry].role() == Some("user")));
+                .all(|r| t.loaded.session.entries[r.entry()].role() == Some("user")));
         }
         key(&mut app, KeyCode::Esc);
         key(&mut app, KeyCode::Esc);

@@ -351,18 +351,18 @@ fn check(buf: &[u8], vis_seed: u64) -> Result<(), TestCaseError> {
     // Unfiltered: every entry exactly once, active child first at forks.
     let none = HashSet::new();
     let rows = flatten(&session.entries, &tree, &|_| true, &none);
-    let mut seen: Vec<usize> = rows.iter().map(|r| r.entry).collect();
+    let mut seen: Vec<usize> = rows.iter().map(|r| r.entry()).collect();
     seen.sort_unstable();
     prop_assert_eq!(seen, (0..n).collect::<Vec<_>>());
     for r in &rows {
-        prop_assert_eq!(r.visible_parent(&rows), tree.parent[r.entry]);
-        prop_assert_eq!(r.on_active_path, tree.on_active_path[r.entry]);
+        prop_assert_eq!(r.visible_parent(&rows), tree.parent[r.entry()]);
+        prop_assert_eq!(r.on_active_path(), tree.on_active_path[r.entry()]);
     }
     if let Some(leaf) = tree.leaf {
         // Active child first at every fork (and active root first): the
         // flattening opens with the root → leaf path, in order.
         let path = tree.path_to(leaf);
-        let head: Vec<usize> = rows.iter().take(path.len()).map(|r| r.entry).collect();
+        let head: Vec<usize> = rows.iter().take(path.len()).map(|r| r.entry()).collect();
         prop_assert_eq!(head, path);
     }
 
@@ -370,7 +370,7 @@ fn check(buf: &[u8], vis_seed: u64) -> Result<(), TestCaseError> {
     // folds, at most once.
     let visible = |i: usize| coin(vis_seed, i, 1) % 3 != 0;
     let rows = flatten(&session.entries, &tree, &visible, &none);
-    let mut seen: Vec<usize> = rows.iter().map(|r| r.entry).collect();
+    let mut seen: Vec<usize> = rows.iter().map(|r| r.entry()).collect();
     seen.sort_unstable();
     let expected: Vec<usize> = (0..n).filter(|&i| visible(i)).collect();
     prop_assert_eq!(seen, expected);
@@ -378,14 +378,14 @@ fn check(buf: &[u8], vis_seed: u64) -> Result<(), TestCaseError> {
         if let Some(p) = r.visible_parent(&rows) {
             prop_assert!(visible(p));
             prop_assert!(
-                tree.path_to(r.entry).contains(&p),
+                tree.path_to(r.entry()).contains(&p),
                 "visible parent is an ancestor"
             );
         }
     }
     let folded: HashSet<usize> = (0..n).filter(|&i| coin(vis_seed, i, 2) % 4 == 0).collect();
     let rows = flatten(&session.entries, &tree, &visible, &folded);
-    let mut seen: Vec<usize> = rows.iter().map(|r| r.entry).collect();
+    let mut seen: Vec<usize> = rows.iter().map(|r| r.entry()).collect();
     let before = seen.len();
     seen.sort_unstable();
     seen.dedup();

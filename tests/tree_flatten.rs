@@ -64,9 +64,9 @@ fn screen_rows_are_the_plain_flattening_under_every_filter_and_folds() {
             let ids: Vec<String> = t
                 .rows
                 .iter()
-                .filter(|r| r.foldable)
+                .filter(|r| r.foldable())
                 .step_by(3)
-                .map(|r| t.entry_id(r.entry).to_string())
+                .map(|r| t.entry_id(r.entry()).to_string())
                 .collect();
             for id in ids.iter().chain(&ids) {
                 if !t.folded.remove(id) {

@@ -18,13 +18,13 @@ use common::conformance_corpus;
 const NOW: i64 = 1_795_953_600_000;
 
 fn row_of(t: &TreeState, id: &str) -> Option<usize> {
-    t.rows.iter().position(|r| t.entry_id(r.entry) == id)
+    t.rows.iter().position(|r| t.entry_id(r.entry()) == id)
 }
 
 fn row_ids(t: &TreeState) -> Vec<String> {
     t.rows
         .iter()
-        .map(|r| t.entry_id(r.entry).to_string())
+        .map(|r| t.entry_id(r.entry()).to_string())
         .collect()
 }
 
@@ -32,8 +32,8 @@ fn row_ids(t: &TreeState) -> Vec<String> {
 fn marked(t: &TreeState) -> Vec<String> {
     t.rows
         .iter()
-        .filter(|r| r.on_active_path)
-        .map(|r| t.entry_id(r.entry).to_string())
+        .filter(|r| r.on_active_path())
+        .map(|r| t.entry_id(r.entry()).to_string())
         .collect()
 }
 
@@ -58,11 +58,11 @@ fn reload_keeps_selection_folds_and_scroll_and_follows_the_new_leaf() {
     // Fold a branch off the active path: 5f02fe53 starts the first of the
     // four branches of 0fe81304 (a segment start, so foldable).
     let fork = row_of(&t, "5f02fe53").expect("branch row");
-    assert!(t.rows[fork].foldable && !t.rows[fork].on_active_path);
+    assert!(t.rows[fork].foldable() && !t.rows[fork].on_active_path());
     t.folded.insert("5f02fe53".into());
     t.rebuild();
     let fork = row_of(&t, "5f02fe53").unwrap();
-    assert!(t.rows[fork].folded);
+    assert!(t.rows[fork].folded());
     for hidden in ["78ab566b", "119e89e9", "ef9bf1cd"] {
         assert!(row_of(&t, hidden).is_none(), "{hidden} is under the fold");
     }
@@ -108,7 +108,7 @@ fn reload_keeps_selection_folds_and_scroll_and_follows_the_new_leaf() {
     );
     // Folds and scroll kept.
     assert!(t.folded.contains("5f02fe53"));
-    assert!(t.rows[row_of(&t, "5f02fe53").unwrap()].folded);
+    assert!(t.rows[row_of(&t, "5f02fe53").unwrap()].folded());
     assert!(row_of(&t, "119e89e9").is_none(), "still folded");
     assert_eq!(t.scroll, 4);
 

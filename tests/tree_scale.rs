@@ -156,7 +156,7 @@ fn parsed(app: &App) -> usize {
 }
 
 fn rows(app: &App) -> Vec<usize> {
-    tree(app).rows.iter().map(|r| r.entry).collect()
+    tree(app).rows.iter().map(|r| r.entry()).collect()
 }
 
 #[test]
@@ -294,4 +294,64 @@ fn a_search_typed_before_the_search_text_waits_for_it() {
     assert!(!draw(&app).contains("reading the session"));
     let (_, slow) = both_ways(&path, "turn 2");
     assert_eq!(found, slow);
+}
+
+/// Every search key's rows are the reference flattening (`view::flatten`,
+/// entry by entry) of the entries the filter shows and every term
+/// matches: a word where the label or search text holds it or the
+/// picker's matcher finds it, any other term where the matcher finds it.
+#[test]
+fn search_rows_are_the_flattening_of_what_each_term_matches() {
+    use arbor::search::Query;
+    use arbor::session::view::{flatten, passes_filter, search_haystack, Filter};
+    use std::collections::HashSet;
+    let dir = tempfile::tempdir().unwrap();
+    let path = session(dir.path(), 60);
+    for (q, filter) in [
+        ("\"parser error\" turn", 'd'),
+        ("re:module\\s\\d checkpoint", 'd'),
+        ("in:tools unused", 'd'),
+        ("\"unused tree1\" warning", 'a'),
+        ("σας done", 'a'),
+        ("turn 1", 'u'),
+        ("checkpoint", 'l'),
+    ] {
+        let (mut app, later) = open(&path);
+        perform_all(&mut app, later);
+        let fx = key(&mut app, KeyCode::Char(filter), KeyModifiers::CONTROL);
+        perform_all(&mut app, fx);
+        for c in q.chars() {
+            let fx = key(&mut app, KeyCode::Char(c), KeyModifiers::NONE);
+            perform_all(&mut app, fx);
+        }
+        let t = tree(&app);
+        let (s, tr) = (&*t.loaded.session, &t.loaded.tree);
+        let query = Query::parse(q);
+        let bits = arbor::search::hits::session_term_bits(s, &query, &|| false).unwrap_or_default();
+        let scoped = q.starts_with("in:");
+        let visible = |i: usize| {
+            let e = &s.entries[i];
+            let labeled = tr.labels.contains_key(&e.id);
+            if !passes_filter(e, tr.leaf == Some(i), labeled, t.filter) {
+                return false;
+            }
+            let hay = search_haystack(e, tr, &s.calls);
+            query.terms.iter().enumerate().all(|(k, term)| {
+                let found = bits.get(i).is_some_and(|b| b & (1 << k) != 0);
+                match term {
+                    arbor::search::Term::Word { lower, .. } if !scoped => {
+                        found || hay.contains(lower.as_str())
+                    }
+                    _ => found,
+                }
+            })
+        };
+        let want: Vec<usize> = flatten(&s.entries, tr, &visible, &HashSet::new())
+            .iter()
+            .map(|r| r.entry())
+            .collect();
+        assert_eq!(t.filter == Filter::Default, filter == 'd');
+        assert!(!want.is_empty(), "{q:?} matches something");
+        assert_eq!(rows(&app), want, "{q:?}");
+    }
 }

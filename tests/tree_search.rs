@@ -163,7 +163,7 @@ fn arrows_and_ctrl_n_p_step_through_the_matches() {
         let t = tree(&app);
         t.rows
             .iter()
-            .map(|r| t.entry_id(r.entry).to_string())
+            .map(|r| t.entry_id(r.entry()).to_string())
             .collect()
     };
     type_text(&mut app, "vitest");
@@ -175,7 +175,7 @@ fn arrows_and_ctrl_n_p_step_through_the_matches() {
     let ids: Vec<String> = t
         .rows
         .iter()
-        .map(|r| t.entry_id(r.entry).to_string())
+        .map(|r| t.entry_id(r.entry()).to_string())
         .collect();
     let hits = arbor::search::hits::entry_hits(
         &t.loaded.session.entries,
@@ -183,7 +183,7 @@ fn arrows_and_ctrl_n_p_step_through_the_matches() {
     );
     let mut beyond_atomic = 0;
     for r in &t.rows {
-        let e = &t.loaded.session.entries[r.entry];
+        let e = &t.loaded.session.entries[r.entry()];
         let calls = arbor::session::render::collect_tool_calls(&t.loaded.session.entries);
         let hay = arbor::session::view::search_haystack(e, &t.loaded.tree, &calls);
         let hit = hits.iter().any(|h| h.entry_id == e.id);

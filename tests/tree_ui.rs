@@ -317,7 +317,7 @@ fn multiple_roots_and_a_deep_chain() {
     assert!(textless > 0);
     assert_eq!(t.rows.len(), 1500 - textless);
     assert!(
-        t.rows.iter().all(|r| r.display_indent == 0),
+        t.rows.iter().all(|r| r.display_indent() == 0),
         "a single chain stays at one indent"
     );
     key(&mut app, KeyCode::Home);
@@ -468,7 +468,7 @@ fn continue_from_here_branches_in_place() {
         .iter()
         .enumerate()
         .skip(2)
-        .find(|(_, r)| tree(&app).loaded.session.entries[r.entry].role() == Some("user"))
+        .find(|(_, r)| tree(&app).loaded.session.entries[r.entry()].role() == Some("user"))
         .map(|(p, _)| p)
         .unwrap();
     tree_select(&mut app, pos);
@@ -783,7 +783,7 @@ fn status_messages_expire_and_say_what_happened() {
         .iter()
         .enumerate()
         .skip(2)
-        .find(|(_, r)| tree(&app).loaded.session.entries[r.entry].role() == Some("user"))
+        .find(|(_, r)| tree(&app).loaded.session.entries[r.entry()].role() == Some("user"))
         .map(|(p, _)| p)
         .unwrap();
     tree_select(&mut app, pos);
@@ -1112,7 +1112,7 @@ fn a_branch_offers_to_resume_there() {
         .iter()
         .position(|r| {
             let t = tree(&app);
-            t.loaded.session.entries[r.entry].role() == Some("assistant") && !t.is_leaf(r.entry)
+            t.loaded.session.entries[r.entry()].role() == Some("assistant") && !t.is_leaf(r.entry())
         })
         .unwrap();
     tree_select(&mut app, pos);

@@ -18,7 +18,7 @@ use crate::index::load::{load_listing, LoadEvent};
 use crate::index::Index;
 use crate::search::hits::file_hits;
 use crate::search::{rank_with_index, Query};
-use crate::session::view::{bit, flatten_pre, row_line, Filter, FilterBits, Preorder};
+use crate::session::view::{flatten_pre, row_line, Filter, FilterBits, Preorder};
 use crate::session::writer::{self, WriteError};
 use crate::session::{build_context, ContextFlavor, Session, SessionTree};
 use crate::store::listing::{filter_rows, read_rows, sort_recent};
@@ -618,14 +618,7 @@ fn show(config: &StoreConfig, a: &super::ShowArgs, out: &mut impl Write) -> Resu
     let bits = FilterBits::build(&s.entries, &t, &pre);
     let bits = bits.of(filter);
     let mut rows = Vec::new();
-    flatten_pre(
-        &mut rows,
-        &mut Vec::new(),
-        &pre,
-        &t,
-        |p, _| bit(bits, p),
-        &[],
-    );
+    flatten_pre(&mut rows, &mut Vec::new(), &pre, bits, &[]);
     let name = t
         .display_name()
         .map(|n| format!(" — {}", crate::session::render::sanitize_line(n)));
@@ -640,7 +633,7 @@ fn show(config: &StoreConfig, a: &super::ShowArgs, out: &mut impl Write) -> Resu
             .par_chunks(256)
             .map(|c| {
                 let mut buf = String::new();
-                let idx: Vec<usize> = c.iter().map(|&pos| rows[pos].entry).collect();
+                let idx: Vec<usize> = c.iter().map(|&pos| rows[pos].entry()).collect();
                 let mut pos = c.iter();
                 s.for_each_parsed_at(&idx, |e| {
                     let Some(&pos) = pos.next() else {

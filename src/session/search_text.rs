@@ -29,6 +29,54 @@ struct Piece {
     text: Vec<u8>,
     /// End of each entry's text in `text` (before its `\n`).
     ends: Vec<usize>,
+    /// Each entry's [`byte_classes`]: which entries a word can be in,
+    /// known without reading their text.
+    classes: Vec<u64>,
+}
+
+/// The bit of a byte's class: one per letter and digit (a text holds a
+/// one-letter word exactly when it has that bit), the rest shared.
+const fn class_bit(b: u8) -> u64 {
+    let class = match b {
+        b'a'..=b'z' => b - b'a',
+        b'0'..=b'9' => 26 + b - b'0',
+        0x80.. => 63,
+        _ => 36 + b % 27,
+    };
+    1 << class
+}
+
+const CLASS: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = class_bit(b as u8);
+        b += 1;
+    }
+    t
+};
+
+/// The classes of the bytes of `text`.
+fn byte_classes(text: &[u8]) -> u64 {
+    text.iter().fold(0, |m, &b| m | CLASS[b as usize])
+}
+
+impl Piece {
+    fn push(&mut self, text: &[u8]) {
+        self.text.extend_from_slice(text);
+        self.ends.push(self.text.len());
+        self.classes.push(byte_classes(text));
+        self.text.push(b'\n');
+    }
+
+    /// The text of its `k`th entry.
+    fn entry(&self, k: usize) -> &[u8] {
+        let start = match k {
+            0 => 0,
+            _ => self.ends[k - 1] + 1,
+        };
+        &self.text[start..self.ends[k]]
+    }
 }
 
 impl SearchText {
@@ -43,12 +91,9 @@ impl SearchText {
                     first: n * PIECE,
                     text: Vec::new(),
                     ends: Vec::with_capacity(chunk.len()),
+                    classes: Vec::with_capacity(chunk.len()),
                 };
-                session.for_each_parsed(chunk, |e| {
-                    p.text.extend_from_slice(search_text(e, calls).as_bytes());
-                    p.ends.push(p.text.len());
-                    p.text.push(b'\n');
-                });
+                session.for_each_parsed(chunk, |e| p.push(search_text(e, calls).as_bytes()));
                 p.text.shrink_to_fit();
                 p
             })
@@ -69,36 +114,15 @@ impl SearchText {
 
     /// The search text of entry `i`.
     pub fn get(&self, i: usize) -> &str {
-        let p = &self.pieces[i / PIECE];
-        let k = i % PIECE;
-        let start = match k {
-            0 => 0,
-            _ => p.ends[k - 1] + 1,
-        };
-        std::str::from_utf8(&p.text[start..p.ends[k]]).unwrap_or_default()
+        std::str::from_utf8(self.pieces[i / PIECE].entry(i % PIECE)).unwrap_or_default()
     }
 
     /// Which entries' text contains `word` (already lowercased, no
-    /// whitespace): one scan of the text, skipping to the next entry after
-    /// each hit; the pieces are scanned on all cores.
+    /// whitespace). Only the entries holding every byte class of the
+    /// word are read (none for a letter or a digit: its class answers);
+    /// the pieces are scanned on all cores.
     pub fn containing(&self, word: &str) -> Vec<bool> {
-        if word.is_empty() {
-            return vec![true; self.len];
-        }
-        let finder = Finder::new(word.as_bytes());
-        self.per_piece(|p, hit| {
-            let mut at = 0;
-            while let Some(found) = finder.find(&p.text[at..]) {
-                let pos = at + found;
-                // The entry whose text holds `pos`: the first end past it.
-                let k = p.ends.partition_point(|&e| e < pos + word.len());
-                if k >= p.ends.len() {
-                    break;
-                }
-                hit[k] = true;
-                at = p.ends[k] + 1;
-            }
-        })
+        self.scan(word, None)
     }
 
     /// [`SearchText::containing`], looking only at the entries `within`
@@ -109,14 +133,22 @@ impl SearchText {
         if within.len() != self.len {
             return self.containing(word);
         }
+        self.scan(word, Some(within))
+    }
+
+    fn scan(&self, word: &str, within: Option<&[bool]>) -> Vec<bool> {
+        if word.is_empty() {
+            return vec![true; self.len];
+        }
+        let need = byte_classes(word.as_bytes());
+        let exact = word.len() == 1 && word.as_bytes()[0].is_ascii_alphanumeric();
         let finder = Finder::new(word.as_bytes());
         self.per_piece(|p, hit| {
-            let first = p.first;
             for (k, h) in hit.iter_mut().enumerate() {
-                if within[first + k] {
-                    let start = if k == 0 { 0 } else { p.ends[k - 1] + 1 };
-                    *h = finder.find(&p.text[start..p.ends[k]]).is_some();
+                if p.classes[k] & need != need || within.is_some_and(|w| !w[p.first + k]) {
+                    continue;
                 }
+                *h = exact || finder.find(p.entry(k)).is_some();
             }
         })
     }
@@ -144,9 +176,7 @@ mod tests {
                 ..Piece::default()
             };
             for e in chunk {
-                p.text.extend_from_slice(e.as_bytes());
-                p.ends.push(p.text.len());
-                p.text.push(b'\n');
+                p.push(e.as_bytes());
             }
             pieces.push(p);
         }
@@ -158,13 +188,15 @@ mod tests {
 
     #[test]
     fn narrowing_answers_as_a_whole_scan() {
-        let words = ["parse", "parser", "sparse", "pa", "rse", "x", "", "parsers"];
+        let words = [
+            "parse", "parser", "sparse", "pa", "rse", "x", "", "parsers", "p", "7", "é", "-", "1-",
+        ];
         let entries: Vec<String> = (0..(3 * PIECE + 17))
             .map(|i| match i % 5 {
                 0 => format!("the parser {i}"),
                 1 => format!("sparse matrix {i}"),
                 2 => String::new(),
-                3 => format!("p a r s e {i}"),
+                3 => format!("p a r s e {i}-é"),
                 _ => format!("parsers and parse{i}"),
             })
             .collect();

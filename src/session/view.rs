@@ -76,15 +76,13 @@ impl Filter {
 /// One visible row of the flattened tree, with Atomic's layout facts
 /// (`tree-selector-model.ts`): its indent, whether it draws a connector, and
 /// a link to the ancestor rows whose connectors continue as gutters.
-/// Compact (40 bytes): a million-entry session flattens again on every
+/// Compact (24 bytes): a million-entry session flattens again on every
 /// filter and fold key, and writing the rows is most of that.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TreeRow {
-    pub entry: usize,
+    entry: u32,
     /// Atomic's indent level (before the shift for several roots).
     pub level: u32,
-    /// Prefix width in levels of 3 columns.
-    pub display_indent: u32,
     /// Row of the nearest ancestor that draws a connector (its gutter runs
     /// down past this row); `NONE` for none.
     gutter_up: u32,
@@ -92,20 +90,65 @@ pub struct TreeRow {
     parent_row: u32,
     /// Number of visible children.
     pub visible_children: u32,
+    /// [`Row`] flags.
+    flags: u8,
+}
+
+/// The flags of a [`TreeRow`].
+struct Row;
+
+impl Row {
     /// Draws a connector (`├`/`└`) in the last prefix level.
-    pub connector: bool,
+    const CONNECTOR: u8 = 1;
     /// The last of its visible siblings (`└` rather than `├`).
-    pub is_last: bool,
+    const LAST: u8 = 2;
     /// A root or a segment start with visible children: Ctrl+← folds it.
-    pub foldable: bool,
-    pub folded: bool,
-    pub on_active_path: bool,
+    const FOLDABLE: u8 = 4;
+    const FOLDED: u8 = 8;
+    const ACTIVE: u8 = 16;
     /// Its visible parent has several visible children (its own children
     /// go one level in).
-    just_branched: bool,
+    const JUST_BRANCHED: u8 = 32;
+    /// Several roots: every prefix is a level narrower than the indent.
+    const SHIFTED: u8 = 64;
 }
 
 impl TreeRow {
+    /// The entry the row shows.
+    pub fn entry(&self) -> usize {
+        self.entry as usize
+    }
+
+    /// Prefix width in levels of 3 columns.
+    pub fn display_indent(&self) -> u32 {
+        self.level
+            .saturating_sub(u32::from(self.flags & Row::SHIFTED != 0))
+    }
+
+    pub fn connector(&self) -> bool {
+        self.flags & Row::CONNECTOR != 0
+    }
+
+    pub fn is_last(&self) -> bool {
+        self.flags & Row::LAST != 0
+    }
+
+    pub fn foldable(&self) -> bool {
+        self.flags & Row::FOLDABLE != 0
+    }
+
+    pub fn folded(&self) -> bool {
+        self.flags & Row::FOLDED != 0
+    }
+
+    pub fn on_active_path(&self) -> bool {
+        self.flags & Row::ACTIVE != 0
+    }
+
+    fn just_branched(&self) -> bool {
+        self.flags & Row::JUST_BRANCHED != 0
+    }
+
     /// Row of the nearest ancestor that draws a connector.
     pub fn gutter_up(&self) -> Option<usize> {
         (self.gutter_up != NONE).then_some(self.gutter_up as usize)
@@ -118,7 +161,7 @@ impl TreeRow {
 
     /// The visible parent's entry.
     pub fn visible_parent(&self, rows: &[TreeRow]) -> Option<usize> {
-        self.parent_row().map(|p| rows[p].entry)
+        self.parent_row().map(|p| rows[p].entry())
     }
 }
 
@@ -239,6 +282,35 @@ pub fn bit(bits: &[u64], p: usize) -> bool {
     bits.get(p / 64).is_some_and(|w| (w >> (p % 64)) & 1 != 0)
 }
 
+/// The first set bit of `bits` at or after `from`, below `n`.
+#[inline]
+pub fn next_bit(bits: &[u64], from: usize, n: usize) -> Option<usize> {
+    if from >= n {
+        return None;
+    }
+    let mut w = from / 64;
+    let mut word = *bits.get(w)? & (!0u64 << (from % 64));
+    loop {
+        if word != 0 {
+            let p = w * 64 + word.trailing_zeros() as usize;
+            return (p < n).then_some(p);
+        }
+        w += 1;
+        word = *bits.get(w)?;
+    }
+}
+
+/// Bits of the positions `0..n` for which `f` holds.
+pub fn bits_where(n: usize, mut f: impl FnMut(usize) -> bool) -> Vec<u64> {
+    let mut bits = vec![0u64; n.div_ceil(64)];
+    for p in 0..n {
+        if f(p) {
+            bits[p / 64] |= 1 << (p % 64);
+        }
+    }
+    bits
+}
+
 /// The text searched by type-to-search: what Atomic searches (label, role,
 /// message text, command, type words), with the whole message text rather
 /// than its first 200 characters, and the row text as shown.
@@ -332,6 +404,8 @@ pub struct Preorder {
     pub end: Vec<u32>,
     /// Each entry's position (`u32::MAX` for an entry outside the tree).
     pub pos: Vec<u32>,
+    /// A bit per position: the entry is on the active path.
+    pub active: Vec<u64>,
 }
 
 impl Preorder {
@@ -361,7 +435,18 @@ impl Preorder {
         for (p, e) in end.iter_mut().enumerate() {
             *e += p as u32;
         }
-        Preorder { order, end, pos }
+        let active = bits_where(order.len(), |p| {
+            tree.on_active_path
+                .get(order[p] as usize)
+                .copied()
+                .unwrap_or(false)
+        });
+        Preorder {
+            order,
+            end,
+            pos,
+            active,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -390,10 +475,10 @@ impl Preorder {
     /// at or before `i`'s position has that ancestor among its own.
     pub fn row_of_nearest(&self, rows: &[TreeRow], i: usize) -> Option<usize> {
         let a = *self.pos.get(i).filter(|&&p| p != NONE)?;
-        let k = rows.partition_point(|r| self.pos[r.entry] <= a);
+        let k = rows.partition_point(|r| self.pos[r.entry()] <= a);
         let mut cur = k.checked_sub(1);
         while let Some(r) = cur {
-            let p = self.pos[rows[r].entry];
+            let p = self.pos[rows[r].entry()];
             if p <= a && a < self.end[p as usize] {
                 return Some(r);
             }
@@ -421,28 +506,26 @@ pub fn flatten(
     let n = entries.len();
     let folds = pre.fold_positions(folded.iter().copied().filter(|&i| i < n));
     let mut rows = Vec::new();
-    flatten_pre(
-        &mut rows,
-        &mut Vec::new(),
-        &pre,
-        tree,
-        |_, e| e < n && visible(e),
-        &folds,
-    );
+    let bits = bits_where(pre.len(), |p| {
+        let e = pre.order[p] as usize;
+        e < n && visible(e)
+    });
+    flatten_pre(&mut rows, &mut Vec::new(), &pre, &bits, &folds);
     rows
 }
 
-/// [`flatten`] over a [`Preorder`] of the tree: `visible(position, entry)`;
-/// `folds`: the folded entries' positions, sorted. Two passes over flat
-/// arrays: the rows with their visible parents, children counts and last
-/// siblings; then the layout, each row from its parent's. `stack` is
-/// working memory kept by the caller.
+/// [`flatten`] over a [`Preorder`] of the tree: `visible` has a bit per
+/// walk-order position (as [`FilterBits`]); `folds`: the folded entries'
+/// positions, sorted. Two passes over flat arrays: the rows with their
+/// visible parents, children counts and last siblings, visiting only the
+/// visible positions (a search that shows few entries costs few steps);
+/// then the layout, each row from its parent's. `stack` is working memory
+/// kept by the caller.
 pub fn flatten_pre(
     rows: &mut Vec<TreeRow>,
     stack: &mut Vec<(u32, u32, u32)>,
     pre: &Preorder,
-    tree: &SessionTree,
-    visible: impl Fn(usize, usize) -> bool,
+    visible: &[u64],
     folds: &[u32],
 ) {
     rows.clear();
@@ -453,100 +536,107 @@ pub fn flatten_pre(
     let mut top_last = NONE;
     let mut top_count = 0usize;
     let mut fk = 0;
-    let mut p = 0;
-    while p < n {
+    // Positions before `hidden_to` lie in a folded subtree.
+    let mut hidden_to = 0usize;
+    let mut at = next_bit(visible, 0, n);
+    while let Some(p) = at {
         while fk < folds.len() && (folds[fk] as usize) < p {
+            hidden_to = hidden_to.max(end[folds[fk] as usize] as usize);
             fk += 1;
         }
-        let is_folded = fk < folds.len() && folds[fk] as usize == p;
-        let e = order[p] as usize;
-        if visible(p, e) {
-            while stack.last().is_some_and(|s| s.0 as usize <= p) {
-                stack.pop();
-            }
-            let row = rows.len() as u32;
-            let parent_row = match stack.last_mut() {
-                Some(s) => {
-                    if s.2 != NONE {
-                        rows[s.2 as usize].is_last = false;
-                    }
-                    s.2 = row;
-                    rows[s.1 as usize].visible_children += 1;
-                    s.1
-                }
-                None => {
-                    if top_last != NONE {
-                        rows[top_last as usize].is_last = false;
-                    }
-                    top_last = row;
-                    top_count += 1;
-                    NONE
-                }
-            };
-            rows.push(TreeRow {
-                entry: e,
-                level: 0,
-                display_indent: 0,
-                gutter_up: NONE,
-                parent_row,
-                visible_children: 0,
-                connector: false,
-                is_last: true,
-                foldable: false,
-                folded: is_folded,
-                on_active_path: tree.on_active_path.get(e).copied().unwrap_or(false),
-                just_branched: false,
-            });
-            if !is_folded {
-                stack.push((end[p], row, NONE));
-            }
+        if p < hidden_to {
+            at = next_bit(visible, hidden_to, n);
+            continue;
         }
         // Folding hides every descendant, whatever the filter shows.
-        p = if is_folded { end[p] as usize } else { p + 1 };
+        let is_folded = fk < folds.len() && folds[fk] as usize == p;
+        let e = order[p] as usize;
+        while stack.last().is_some_and(|s| s.0 as usize <= p) {
+            stack.pop();
+        }
+        let row = rows.len() as u32;
+        let parent_row = match stack.last_mut() {
+            Some(s) => {
+                if s.2 != NONE {
+                    rows[s.2 as usize].flags &= !Row::LAST;
+                }
+                s.2 = row;
+                rows[s.1 as usize].visible_children += 1;
+                s.1
+            }
+            None => {
+                if top_last != NONE {
+                    rows[top_last as usize].flags &= !Row::LAST;
+                }
+                top_last = row;
+                top_count += 1;
+                NONE
+            }
+        };
+        let mut flags = Row::LAST;
+        if is_folded {
+            flags |= Row::FOLDED;
+        }
+        if bit(&pre.active, p) {
+            flags |= Row::ACTIVE;
+        }
+        rows.push(TreeRow {
+            entry: e as u32,
+            level: 0,
+            gutter_up: NONE,
+            parent_row,
+            visible_children: 0,
+            flags,
+        });
+        at = if is_folded {
+            next_bit(visible, end[p] as usize, n)
+        } else {
+            stack.push((end[p], row, NONE));
+            next_bit(visible, p + 1, n)
+        };
     }
     let multiple_roots = top_count > 1;
+    let shifted = if multiple_roots { Row::SHIFTED } else { 0 };
     for r in 0..rows.len() {
-        let (indent, just_branched, connector, gutter_up, foldable) = match rows[r].parent_row() {
-            None => (
-                u32::from(multiple_roots),
-                multiple_roots,
-                false,
-                NONE,
-                rows[r].visible_children > 0,
-            ),
+        let has_children = rows[r].visible_children > 0;
+        let (level, flags, gutter_up) = match rows[r].parent_row() {
+            None => {
+                let mut f = shifted;
+                if multiple_roots {
+                    f |= Row::JUST_BRANCHED;
+                }
+                if has_children {
+                    f |= Row::FOLDABLE;
+                }
+                (u32::from(multiple_roots), f, NONE)
+            }
             Some(pr) => {
                 let par = &rows[pr];
                 let multiple = par.visible_children > 1;
-                let indent = if multiple || (par.just_branched && par.level > 0) {
+                let level = if multiple || (par.just_branched() && par.level > 0) {
                     par.level + 1
                 } else {
                     par.level
                 };
-                let gutter = if par.connector {
+                let gutter = if par.connector() {
                     pr as u32
                 } else {
                     par.gutter_up
                 };
-                (
-                    indent,
-                    multiple,
-                    multiple,
-                    gutter,
-                    multiple && rows[r].visible_children > 0,
-                )
+                let mut f = shifted;
+                if multiple {
+                    f |= Row::JUST_BRANCHED | Row::CONNECTOR;
+                    if has_children {
+                        f |= Row::FOLDABLE;
+                    }
+                }
+                (level, f, gutter)
             }
         };
         let row = &mut rows[r];
-        row.level = indent;
-        row.display_indent = if multiple_roots {
-            indent.saturating_sub(1)
-        } else {
-            indent
-        };
-        row.just_branched = just_branched;
-        row.connector = connector;
+        row.level = level;
+        row.flags = (row.flags & (Row::LAST | Row::FOLDED | Row::ACTIVE)) | flags;
         row.gutter_up = gutter_up;
-        row.foldable = foldable;
     }
 }
 
@@ -571,7 +661,7 @@ fn roots_in_order(tree: &SessionTree) -> Vec<usize> {
 /// foldable, `⊞` folded, `─` otherwise).
 pub fn row_prefix(rows: &[TreeRow], pos: usize) -> String {
     let r = &rows[pos];
-    let width = r.display_indent as usize;
+    let width = r.display_indent() as usize;
     // The gutter at each level: walking outwards, an outer ancestor's
     // overwrites an inner one's (the outermost at a level wins). One pass,
     // not a search per level: rows thousands of levels deep exist.
@@ -579,8 +669,8 @@ pub fn row_prefix(rows: &[TreeRow], pos: usize) -> String {
     let mut up = r.gutter_up();
     while let Some(a) = up {
         let ar = &rows[a];
-        if let Some(g) = gutters.get_mut((ar.display_indent as usize).saturating_sub(1)) {
-            *g = Some(!ar.is_last);
+        if let Some(g) = gutters.get_mut((ar.display_indent() as usize).saturating_sub(1)) {
+            *g = Some(!ar.is_last());
         }
         up = ar.gutter_up();
     }
@@ -588,11 +678,11 @@ pub fn row_prefix(rows: &[TreeRow], pos: usize) -> String {
     for (level, gutter) in gutters.iter().enumerate() {
         if let Some(show) = *gutter {
             s.push_str(if show { "│  " } else { "   " });
-        } else if r.connector && level + 1 == width {
-            s.push(if r.is_last { '└' } else { '├' });
-            s.push(if r.folded {
+        } else if r.connector() && level + 1 == width {
+            s.push(if r.is_last() { '└' } else { '├' });
+            s.push(if r.folded() {
                 '⊞'
-            } else if r.foldable {
+            } else if r.foldable() {
                 '⊟'
             } else {
                 '─'
@@ -611,10 +701,10 @@ pub fn row_prefix(rows: &[TreeRow], pos: usize) -> String {
 pub fn row_head(rows: &[TreeRow], pos: usize) -> String {
     let mut s = row_prefix(rows, pos);
     let r = &rows[pos];
-    if r.folded && !r.connector {
+    if r.folded() && !r.connector() {
         s.push_str("⊞ ");
     }
-    if r.on_active_path {
+    if r.on_active_path() {
         s.push_str("• ");
     }
     s
@@ -684,15 +774,15 @@ mod tests {
     fn as_ref_rows(rows: &[TreeRow]) -> Vec<RefRow> {
         rows.iter()
             .map(|r| RefRow {
-                entry: r.entry,
+                entry: r.entry(),
                 level: r.level as usize,
-                display_indent: r.display_indent as usize,
-                connector: r.connector,
-                is_last: r.is_last,
+                display_indent: r.display_indent() as usize,
+                connector: r.connector(),
+                is_last: r.is_last(),
                 gutter_up: r.gutter_up(),
-                foldable: r.foldable,
-                folded: r.folded,
-                on_active_path: r.on_active_path,
+                foldable: r.foldable(),
+                folded: r.folded(),
+                on_active_path: r.on_active_path(),
                 visible_parent: r.visible_parent(rows),
                 parent_row: r.parent_row(),
                 visible_children: r.visible_children as usize,
@@ -959,7 +1049,8 @@ mod tests {
                     prop_assert_eq!(&as_ref_rows(&got), &want);
                     // With the order and folds kept apart, memory reused.
                     let fp = pre.fold_positions(folded.iter().copied());
-                    flatten_pre(&mut rows, &mut stack, &pre, &tree, |_, e| visible(e), &fp);
+                    let bits = bits_where(n, |p| visible(pre.order[p] as usize));
+                    flatten_pre(&mut rows, &mut stack, &pre, &bits, &fp);
                     prop_assert_eq!(&rows, &got);
                     // Every entry's nearest row is the reference's walk up.
                     for i in 0..n {

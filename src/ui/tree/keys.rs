@@ -533,8 +533,8 @@ fn act(t: &mut TreeState, action: Action, width: u16) -> Vec<Effect> {
         Action::FoldUp => {
             if let Some(pos) = t.selected {
                 let r = &t.rows[pos];
-                if r.foldable && !r.folded {
-                    t.folded.insert(t.entry_id(r.entry).to_string());
+                if r.foldable() && !r.folded() {
+                    t.folded.insert(t.entry_id(r.entry()).to_string());
                     t.rebuild();
                 } else {
                     let target = segment_start_up(t, pos);
@@ -544,8 +544,8 @@ fn act(t: &mut TreeState, action: Action, width: u16) -> Vec<Effect> {
         }
         Action::UnfoldDown => {
             if let Some(pos) = t.selected {
-                if t.rows[pos].folded {
-                    let id = t.entry_id(t.rows[pos].entry).to_string();
+                if t.rows[pos].folded() {
+                    let id = t.entry_id(t.rows[pos].entry()).to_string();
                     t.folded.remove(&id);
                     t.rebuild();
                 } else {

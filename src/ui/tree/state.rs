@@ -13,7 +13,7 @@ use crate::session::render::ToolCalls;
 use crate::session::search_text::SearchText;
 use crate::session::searchable::Parts;
 use crate::session::view::{
-    bit, flatten_pre, search_haystack, Filter, FilterBits, Preorder, TreeRow,
+    bit, flatten_pre, next_bit, search_haystack, Filter, FilterBits, Preorder, TreeRow,
 };
 use crate::session::{Agent, Session, SessionTree};
 use crate::ui::input::LineInput;
@@ -135,14 +135,14 @@ pub struct TreeState {
     search_text_pending: bool,
     /// The entries whose search text holds a word, by word (for the
     /// current search text).
-    word_hits: HashMap<String, Vec<bool>>,
+    word_hits: HashMap<String, WordHits>,
     /// The search parsed as a query (words, phrases, `re:`, `in:`; filters
     /// of sessions mean nothing here and are left out).
     pub query: Query,
     /// Per entry, the bits of a query's body terms that match in it
     /// (`search::hits`, the picker's and `arbor search`'s matcher), by
     /// the query as typed; read off the UI thread.
-    entry_bits: HashMap<String, Arc<Vec<u32>>>,
+    entry_bits: HashMap<String, Arc<TermBits>>,
     /// The query whose entry bits are being read.
     bits_pending: Option<String>,
     /// A query to read entry bits for (see `take_hits_request`).
@@ -150,11 +150,9 @@ pub struct TreeState {
     /// Select the first match once the search is applied (the tree was
     /// opened from the picker's query, not at a particular match).
     pub select_first_match: bool,
-    /// Whether each entry has a label.
-    labeled: Vec<bool>,
-    /// Memory kept between flattenings: which entries a search shows, the
-    /// flattening's stack.
-    vis: Vec<bool>,
+    /// Memory kept between flattenings: which positions a search shows,
+    /// the flattening's stack.
+    vis: Vec<u64>,
     stack: Vec<(u32, u32, u32)>,
     pub rows: Vec<TreeRow>,
     /// Where the user put the selection (kept when a filter hides it).
@@ -205,7 +203,6 @@ impl TreeState {
             bits_pending: None,
             bits_wanted: None,
             select_first_match: false,
-            labeled: Vec::new(),
             vis: Vec::new(),
             stack: Vec::new(),
             loaded,
@@ -246,17 +243,13 @@ impl TreeState {
     }
 
     fn index_session(&mut self) {
-        let (entries, tree) = (&self.loaded.session.entries, &self.loaded.tree);
+        let entries = &self.loaded.session.entries;
         self.haystacks = vec![None; entries.len()];
         self.search_text = None;
         self.search_text_pending = false;
         self.word_hits.clear();
         self.entry_bits.clear();
         self.bits_pending = None;
-        self.labeled = entries
-            .iter()
-            .map(|e| tree.labels.contains_key(&e.id))
-            .collect();
     }
 
     /// Installs the search text built for this session (a stale one, of a
@@ -310,7 +303,9 @@ impl TreeState {
         if self.bits_pending.as_deref() == Some(query.as_str()) {
             self.bits_pending = None;
         }
-        self.entry_bits.insert(query, bits);
+        let terms = Query::parse(&query).terms.len().min(32);
+        let per_term = term_bits(&bits, terms, &self.loaded.pre);
+        self.entry_bits.insert(query, Arc::new(per_term));
         if current {
             self.rebuild();
         }
@@ -408,10 +403,10 @@ impl TreeState {
     /// ([`crate::search::hits`], the same test as the picker's list of
     /// matches and `arbor search`), read off the UI thread: until the
     /// answer comes, those terms are not applied.
-    fn search_hits(&mut self, search: &str, vis: &mut [bool]) {
+    fn search_hits(&mut self, search: &str, vis: &mut [u64]) {
         if self.query.error().is_some() {
             // Said beside the search.
-            vis.fill(false);
+            vis.fill(0);
             return;
         }
         let bits = if looks_at_entries(&self.query) {
@@ -428,16 +423,13 @@ impl TreeState {
             self.word_hits.clear();
         }
         let scoped = self.query.parts != Parts::ALL;
-        let has = |b: &Option<Arc<Vec<u32>>>, i: usize, bit: u32| {
-            b.as_ref().is_some_and(|b| b[i] & bit != 0)
-        };
-        for (n, term) in self.query.terms.clone().iter().enumerate().take(32) {
-            let bit = 1u32 << n;
+        let n = self.loaded.pre.len();
+        for (k, term) in self.query.terms.clone().iter().enumerate().take(32) {
+            // Where the picker's matcher found the term (once it answered).
+            let found = bits.as_ref().and_then(|b| b.get(k));
             match term {
                 Term::Word { lower: w, .. } if !scoped => match self.search_text.clone() {
                     Some(text) => {
-                        let entries = &self.loaded.session.entries;
-                        let labels = &self.loaded.tree.labels;
                         if !self.word_hits.contains_key(w) {
                             // The longest remembered word it contains (the
                             // previous keystroke's) narrows the scan.
@@ -446,40 +438,59 @@ impl TreeState {
                                 .iter()
                                 .filter(|(u, _)| !u.is_empty() && w.contains(u.as_str()))
                                 .max_by_key(|(u, _)| u.len())
-                                .map(|(_, hits)| hits);
-                            let hits = match within {
+                                .map(|(_, hits)| &hits.entries);
+                            let entries = match within {
                                 Some(within) => text.containing_within(w, within),
                                 None => text.containing(w),
                             };
-                            self.word_hits.insert(w.clone(), hits);
+                            let at = positions_of(&entries, &self.loaded.pre);
+                            self.word_hits.insert(w.clone(), WordHits { entries, at });
                         }
-                        let words = &self.word_hits[w];
-                        for (i, v) in vis.iter_mut().enumerate() {
-                            if *v && !words[i] && !has(&bits, i, bit) {
-                                *v = self.labeled[i]
-                                    && labels.get(&entries[i].id).is_some_and(|l| {
-                                        l.text.to_lowercase().contains(w.as_str())
-                                    });
-                            }
+                        let labeled = self.labels_holding(w, vis);
+                        let words = &self.word_hits[w].at;
+                        match found {
+                            Some(f) => vis
+                                .iter_mut()
+                                .zip(words.iter().zip(f))
+                                .for_each(|(v, (w, f))| *v &= w | f),
+                            None => vis.iter_mut().zip(words).for_each(|(v, w)| *v &= w),
+                        }
+                        for p in labeled {
+                            vis[p / 64] |= 1 << (p % 64);
                         }
                     }
                     None => {
-                        for (i, v) in vis.iter_mut().enumerate() {
-                            if *v && !has(&bits, i, bit) {
-                                *v = self.haystack(i).contains(w.as_str());
+                        let mut at = next_bit(vis, 0, n);
+                        while let Some(p) = at {
+                            let e = self.loaded.pre.order[p] as usize;
+                            if !found.is_some_and(|f| bit(f, p))
+                                && !self.haystack(e).contains(w.as_str())
+                            {
+                                vis[p / 64] &= !(1 << (p % 64));
                             }
+                            at = next_bit(vis, p + 1, n);
                         }
                     }
                 },
                 _ => {
-                    if let Some(b) = &bits {
-                        for (i, v) in vis.iter_mut().enumerate() {
-                            *v &= b[i] & bit != 0;
-                        }
+                    if let Some(f) = found {
+                        vis.iter_mut().zip(f).for_each(|(v, f)| *v &= f);
                     }
                 }
             }
         }
+    }
+
+    /// The shown positions (of `vis`) whose entry's label holds `word`.
+    fn labels_holding(&self, word: &str, vis: &[u64]) -> Vec<usize> {
+        let tree = &self.loaded.tree;
+        tree.labels
+            .iter()
+            .filter(|(_, l)| l.text.to_lowercase().contains(word))
+            .filter_map(|(id, _)| tree.index_of(id))
+            .filter_map(|i| self.loaded.pre.pos.get(i).map(|&p| p as usize))
+            .filter(|&p| bit(vis, p))
+            .collect()
     }
 
     /// Recomputes the visible rows and the shown selection: one pass over
@@ -499,19 +510,13 @@ impl TreeState {
         if !search.is_empty() && !self.search_text_pending {
             let mut vis = std::mem::take(&mut self.vis);
             vis.clear();
-            vis.resize(self.loaded.session.entries.len(), false);
-            for (p, &e) in self.loaded.pre.order.iter().enumerate() {
-                if let Some(v) = vis.get_mut(e as usize) {
-                    *v = bit(bits, p);
-                }
-            }
+            vis.extend_from_slice(bits);
             self.search_hits(&search, &mut vis);
             flatten_pre(
                 &mut self.rows,
                 &mut self.stack,
                 &self.loaded.pre,
-                &self.loaded.tree,
-                |_, e| vis[e],
+                &vis,
                 &folds,
             );
             self.vis = vis;
@@ -520,8 +525,7 @@ impl TreeState {
                 &mut self.rows,
                 &mut self.stack,
                 &self.loaded.pre,
-                &self.loaded.tree,
-                |p, _| bit(bits, p),
+                bits,
                 &folds,
             );
         }
@@ -583,14 +587,14 @@ impl TreeState {
     pub fn selected_entry(&self) -> Option<usize> {
         self.selected
             .and_then(|p| self.rows.get(p))
-            .map(|r| r.entry)
+            .map(|r| r.entry())
     }
 
     /// Moves the selection to row `pos` (and the anchor with it).
     pub fn select_row(&mut self, pos: usize) {
         if let Some(r) = self.rows.get(pos) {
             self.selected = Some(pos);
-            self.anchor = Some(self.loaded.session.entries[r.entry].id.clone());
+            self.anchor = Some(self.loaded.session.entries[r.entry()].id.clone());
             self.detail_scroll = 0;
             self.context_scroll = 0;
         }
@@ -669,4 +673,47 @@ impl TreeState {
             _ => String::new(),
         }
     }
+}
+
+/// The entries whose search text holds a word: per entry (what the next
+/// keystroke's scan narrows within) and per walk-order position (what the
+/// rows are flattened from).
+#[derive(Debug)]
+struct WordHits {
+    entries: Vec<bool>,
+    at: Vec<u64>,
+}
+
+/// Per body term of a query, the walk-order positions whose entry the
+/// picker's matcher found it in.
+type TermBits = Vec<Vec<u64>>;
+
+/// The walk-order positions of the marked entries.
+fn positions_of(entries: &[bool], pre: &Preorder) -> Vec<u64> {
+    let mut at = vec![0u64; pre.len().div_ceil(64)];
+    for (e, _) in entries.iter().enumerate().filter(|(_, &h)| h) {
+        if let Some(&p) = pre.pos.get(e).filter(|&&p| (p as usize) < pre.len()) {
+            at[p as usize / 64] |= 1 << (p % 64);
+        }
+    }
+    at
+}
+
+/// [`TermBits`] of `terms` terms from a bit per term per entry.
+fn term_bits(per_entry: &[u32], terms: usize, pre: &Preorder) -> TermBits {
+    let mut per_term = vec![vec![0u64; pre.len().div_ceil(64)]; terms];
+    for (e, &b) in per_entry.iter().enumerate().filter(|(_, &b)| b != 0) {
+        let Some(&p) = pre.pos.get(e).filter(|&&p| (p as usize) < pre.len()) else {
+            continue;
+        };
+        let mut b = b;
+        while b != 0 {
+            let t = b.trailing_zeros() as usize;
+            if let Some(bits) = per_term.get_mut(t) {
+                bits[p as usize / 64] |= 1 << (p % 64);
+            }
+            b &= b - 1;
+        }
+    }
+    per_term
 }

@@ -257,16 +257,16 @@ fn render_list(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         .skip(t.scroll)
         .take(area.height as usize)
     {
-        let e = &t.loaded.session.entries[r.entry];
+        let e = &t.loaded.session.entries[r.entry()];
         let mut spans = vec![Span::styled(row_prefix(&t.rows, pos), theme.dim())];
-        if r.folded && !r.connector {
+        if r.folded() && !r.connector() {
             spans.push(Span::styled("⊞ ", theme.accent()));
         }
         // The entry marked to compare (Shift+M).
         if t.mark.as_deref() == Some(e.id.as_str()) {
             spans.push(Span::styled("◆ ", theme.warning()));
         }
-        if r.on_active_path {
+        if r.on_active_path() {
             spans.push(Span::styled("• ", theme.active_path()));
         }
         let anchor: usize = spans.iter().map(|s| width(&s.content)).sum();
