@@ -526,7 +526,11 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
         }
         Effect::OpenTree { path, agent } => vec![read_tree(path, agent, false)],
         Effect::IndexTree(session) => {
-            let text = Arc::new(crate::session::search_text::SearchText::build(&session.0));
+            let build = || crate::session::search_text::SearchText::build(&session.0);
+            let text = Arc::new(match background_pool() {
+                Some(pool) => pool.install(build),
+                None => build(),
+            });
             vec![AppEvent::TreeSearchText { session, text }]
         }
         Effect::ReloadTree { path, agent } => vec![read_tree(path, agent, true)],
@@ -780,6 +784,33 @@ fn search_done(generation: u64, query: &Query, docs: Arc<Docs>, answer: Answer) 
         docs,
         scores: answer.scores,
         incomplete: answer.incomplete,
+    }
+}
+
+/// Threads for work the screen does not wait for (a million-entry
+/// session's search text takes seconds on every core): scheduled below the
+/// UI thread, so the keys typed meanwhile still draw at once.
+/// `None` when its threads could not be started (the work then runs on
+/// the shared pool).
+fn background_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|n| format!("arbor-background-{n}"))
+            .start_handler(|_| lower_priority())
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
+/// Lowers the calling thread's scheduling priority (nice 10); on Linux a
+/// nice value belongs to the thread.
+fn lower_priority() {
+    #[cfg(unix)]
+    // SAFETY: setpriority only reads its arguments; `0` is this thread.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
     }
 }
 
