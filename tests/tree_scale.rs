@@ -323,6 +323,17 @@ fn search_rows_are_the_flattening_of_what_each_term_matches() {
         for c in q.chars() {
             let fx = key(&mut app, KeyCode::Char(c), KeyModifiers::NONE);
             perform_all(&mut app, fx);
+            // Rows that change when an answer arrives keep the selection
+            // on screen.
+            let t = tree(&app);
+            let height = arbor::ui::tree::list_height(app.width, app.height);
+            if let Some(sel) = t.selected {
+                assert!(
+                    (t.scroll..t.scroll + height).contains(&sel),
+                    "{q:?} at {c:?}: row {sel} off the screen (scroll {})",
+                    t.scroll
+                );
+            }
         }
         let t = tree(&app);
         let (s, tr) = (&*t.loaded.session, &t.loaded.tree);

@@ -548,6 +548,8 @@ impl App {
                     // A search typed meanwhile now reads the whole text.
                     if !t.search.text().trim().is_empty() {
                         t.rebuild();
+                        // The rows changed under the selection: keep it on screen.
+                        t.clamp_scroll(super::tree::list_height(self.width, self.height));
                         return Step::redraw(Vec::new());
                     }
                 }
@@ -560,6 +562,7 @@ impl App {
             } => {
                 if let Mode::Tree(t) = &mut self.mode {
                     if t.set_hits(&session.0, query, bits) {
+                        t.clamp_scroll(super::tree::list_height(self.width, self.height));
                         return Step::redraw(Vec::new());
                     }
                 }
