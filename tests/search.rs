@@ -552,3 +552,72 @@ fn search_json_shape_limit_and_exit_status() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("in: takes"));
 }
+
+/// `arbor search` streams each session's lines (`file_entry_hits`): the
+/// same hits, in the same order, as matching the read session's entries,
+/// on the conformance corpus (odd shapes, versions 1 and 2, hostile files)
+/// and the real pi sessions.
+#[test]
+fn streamed_entry_hits_are_the_read_sessions() {
+    use arbor::search::hits::{entry_hits, file_entry_hits};
+    use arbor::search::Query;
+    let corpus = common::conformance_corpus();
+    let mut files = Vec::new();
+    let mut dirs = vec![
+        corpus.path().to_path_buf(),
+        common::shared_dir().join("realdata"),
+    ];
+    while let Some(d) = dirs.pop() {
+        for f in std::fs::read_dir(&d).unwrap() {
+            let f = f.unwrap().path();
+            if f.is_dir() {
+                dirs.push(f);
+            } else if f.extension().is_some_and(|e| e == "jsonl")
+                && std::fs::metadata(&f).is_ok_and(|m| m.len() < 1 << 20)
+            {
+                files.push(f);
+            }
+        }
+    }
+    assert!(files.len() > 30, "{} files", files.len());
+    let queries = [
+        "the",
+        "user",
+        "\"hello world\"",
+        "re:\\d{3}",
+        "in:tools ls",
+        "in:thinking the",
+        "in:user a",
+        "error re:fail\\w*",
+    ];
+    let mut compared = 0;
+    for f in &files {
+        let Ok(session) = arbor::session::read_session(f) else {
+            continue;
+        };
+        for q in queries {
+            let query = Query::parse(q);
+            let key = |h: &arbor::search::hits::EntryHit| {
+                (
+                    h.entry_id.clone(),
+                    h.role.clone(),
+                    h.score,
+                    h.snippet.clone(),
+                    h.highlight.clone(),
+                )
+            };
+            let want: Vec<_> = entry_hits(&session.entries, &query)
+                .iter()
+                .map(key)
+                .collect();
+            let got: Vec<_> = file_entry_hits(f, &query)
+                .unwrap()
+                .iter()
+                .map(key)
+                .collect();
+            assert_eq!(got, want, "{} {q:?}", f.display());
+            compared += usize::from(!want.is_empty());
+        }
+    }
+    assert!(compared > 50, "{compared} non-empty answers compared");
+}

@@ -13,7 +13,7 @@ use super::commands::{project_cwd, rank_rows};
 use super::{GlobalOpts, SearchArgs};
 use crate::index::load::{load_listing, LoadEvent};
 use crate::index::Index;
-use crate::search::hits::{entry_hits, EntryHit};
+use crate::search::hits::{file_entry_hits, EntryHit};
 use crate::search::Query;
 use crate::store::listing::{filter_rows, sort_recent};
 use crate::store::{Scope, StoreConfig};
@@ -76,44 +76,80 @@ pub fn search(
     let cwd = std::env::current_dir()?;
     let mut shown = 0usize;
     let mut plain: Vec<(String, String, EntryHit)> = Vec::new();
-    for row in &ranked {
-        if shown >= limit {
-            break;
-        }
+    // The best sessions' entries, read on all cores in rank order and
+    // written in that order; once the limit is reached no further session
+    // is begun (at most one per core is read in vain).
+    let hits_of = |row: &crate::session::SessionInfo| {
         // A session that changed or went away since is skipped.
-        let Ok(session) = crate::session::read_session(&row.path) else {
-            continue;
-        };
-        let mut hits = entry_hits(&session.entries, &query);
+        let mut hits = file_entry_hits(&row.path, &query).ok()?;
         // Best-ranked parts first, then file order (a stable sort).
         hits.sort_by_key(|h| std::cmp::Reverse(h.score));
-        let path = std::path::absolute(cwd.join(&row.path))
-            .unwrap_or_else(|_| row.path.clone())
-            .to_string_lossy()
-            .into_owned();
-        for h in hits {
-            if shown >= limit {
-                break;
-            }
-            shown += 1;
-            if a.json {
-                let line = JsonHit {
-                    path: path.clone(),
-                    session_id: &row.id,
-                    entry_id: &h.entry_id,
-                    role: &h.role,
-                    timestamp: h.timestamp.as_deref(),
-                    snippet: &h.snippet,
-                    part: h.part.name(),
-                    highlight: [h.highlight.start, h.highlight.end],
-                };
-                serde_json::to_writer(&mut *out, &line)?;
-                out.write_all(b"\n")?;
-            } else {
-                plain.push((row.id.clone(), path.clone(), h));
+        Some(hits)
+    };
+    let taken = std::sync::atomic::AtomicUsize::new(0);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let workers = rayon::current_num_threads().clamp(1, ranked.len().max(1));
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Option<Vec<EntryHit>>)>();
+    let written: Result<()> = std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (taken, stop, ranked, hits_of) = (&taken, &stop, &ranked, &hits_of);
+            scope.spawn(move || {
+                use std::sync::atomic::Ordering::Relaxed;
+                while !stop.load(Relaxed) {
+                    let i = taken.fetch_add(1, Relaxed);
+                    let Some(row) = ranked.get(i) else { break };
+                    if tx.send((i, hits_of(row))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut waiting: std::collections::BTreeMap<usize, Option<Vec<EntryHit>>> =
+            std::collections::BTreeMap::new();
+        let mut next = 0;
+        for (i, hits) in rx {
+            waiting.insert(i, hits);
+            while let Some(hits) = waiting.remove(&next) {
+                let row = &ranked[next];
+                next += 1;
+                let Some(hits) = hits else { continue };
+                let path = std::path::absolute(cwd.join(&row.path))
+                    .unwrap_or_else(|_| row.path.clone())
+                    .to_string_lossy()
+                    .into_owned();
+                for h in hits {
+                    if shown >= limit {
+                        break;
+                    }
+                    shown += 1;
+                    if a.json {
+                        let line = JsonHit {
+                            path: path.clone(),
+                            session_id: &row.id,
+                            entry_id: &h.entry_id,
+                            role: &h.role,
+                            timestamp: h.timestamp.as_deref(),
+                            snippet: &h.snippet,
+                            part: h.part.name(),
+                            highlight: [h.highlight.start, h.highlight.end],
+                        };
+                        serde_json::to_writer(&mut *out, &line)?;
+                        out.write_all(b"\n")?;
+                    } else {
+                        plain.push((row.id.clone(), path.clone(), h));
+                    }
+                }
+                if shown >= limit {
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    return Ok(());
+                }
             }
         }
-    }
+        Ok(())
+    });
+    written?;
     if !a.json {
         let role_w = plain.iter().map(|p| p.2.role.len()).max().unwrap_or(0);
         let id_w = plain.iter().map(|p| p.2.entry_id.len()).max().unwrap_or(0);

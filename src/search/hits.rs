@@ -489,6 +489,66 @@ pub fn line_hit(
     e.raw.with(|raw| entry_hit(&e, raw, query, norm))
 }
 
+/// The entries of the session file at `path` that match `query`, as
+/// [`entry_hits`] finds them in the read session, but streamed: the file
+/// is read a cache-sized chunk at a time and only the lines a term may be
+/// in are parsed (a match is most often in a few of a long session's
+/// lines). Files whose entries the reader makes up (versions 1 and 2, whose
+/// ids it assigns; other agents' files, which it translates) are read
+/// whole.
+pub fn file_entry_hits(
+    path: &Path,
+    query: &Query,
+) -> Result<Vec<EntryHit>, crate::session::ReadError> {
+    if !looks_at_entries(query) {
+        return Ok(Vec::new());
+    }
+    let whole = || crate::session::read_session(path).map(|s| entry_hits(&s.entries, query));
+    if crate::session::foreign::detect_path(path).is_some() {
+        return whole();
+    }
+    let (mut f, _) = crate::session::open::open_session_file(path)?;
+    let mut filter = LineFilter::new(query);
+    let mut norm = String::new();
+    let mut hits = Vec::new();
+    // Entries are numbered from the header's line on; `None` until the
+    // first object, which must be a version 3 header.
+    let mut index: Option<usize> = None;
+    let mut read_whole = false;
+    with_read_buffer(|buf| {
+        read_lines(&mut f, buf, |line, _, _| {
+            match index {
+                Some(i) => {
+                    if let Some(h) = line_hit(i, line, query, &mut filter, &mut norm) {
+                        hits.push(h);
+                    }
+                    index = Some(i + 1);
+                }
+                None => {
+                    if let Some(obj) = crate::session::reader::parse_object(line, &mut false) {
+                        match crate::session::Header::from_object(obj) {
+                            Some(h) if h.version >= 3 => index = Some(0),
+                            _ => {
+                                read_whole = true;
+                                return false;
+                            }
+                        }
+                    }
+                }
+            }
+            true
+        })
+    })
+    .map_err(|source| crate::session::ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if read_whole || index.is_none() {
+        return whole();
+    }
+    Ok(hits)
+}
+
 /// Per entry of `session` (in its order): the bits of `query`'s body
 /// terms that match in it (see [`entry_hits`]), read on all cores, a
 /// block of lines at a time, most lines never parsed (see [`LineFilter`]).
