@@ -1318,12 +1318,18 @@ pub fn refresh(
     lap("removals");
     let result = read_changed(&mut writer, jobs, &mut stats, on_rows);
     lap("parsed");
+    // Segments and dead text only grow when a refresh writes: one that
+    // wrote nothing (a warm run) has nothing to merge or compact.
+    let wrote = writer.in_tx;
     let result = result.and_then(|_| writer.commit());
     drop(writer);
     lap("committed");
     let result = result
-        .and_then(|_| maybe_merge(conn))
-        .and_then(|_| maybe_compact_text(conn, db_path, 64 << 20).map(|_| ()));
+        .and_then(|_| if wrote { maybe_merge(conn) } else { Ok(()) })
+        .and_then(|_| match wrote {
+            true => maybe_compact_text(conn, db_path, 64 << 20).map(|_| ()),
+            false => Ok(()),
+        });
     if let Err(e) = result {
         // The rows were delivered; only the cache could not be updated.
         stats.write_error = Some(e.to_string());

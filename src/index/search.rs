@@ -1114,8 +1114,12 @@ fn answer(
     cancel: Cancel,
 ) -> Result<Option<BodyHits>, IndexError> {
     // `within` as row ids (the index keys absolute paths). Only texts to
-    // read need it: word hits outside it are harmless to the caller.
-    let allowed: Option<IdSet> = within.map(|w| {
+    // read need it: word hits outside it are harmless to the caller, and a
+    // query of words alone is answered from the word indexes.
+    let reads = body_terms
+        .iter()
+        .any(|(_, t)| !matches!(t, Term::Word { .. }));
+    let allowed: Option<IdSet> = within.filter(|_| reads).map(|w| {
         let by_key: HashMap<&[u8], u32, FxBuild> = cache
             .files
             .keys
