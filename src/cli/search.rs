@@ -13,7 +13,7 @@ use super::commands::{project_cwd, rank_rows};
 use super::{GlobalOpts, SearchArgs};
 use crate::index::load::{load_listing, LoadEvent};
 use crate::index::Index;
-use crate::search::hits::{file_entry_hits, EntryHit};
+use crate::search::hits::{file_entry_hits_until, EntryHit};
 use crate::search::Query;
 use crate::store::listing::{filter_rows, sort_recent};
 use crate::store::{Scope, StoreConfig};
@@ -79,15 +79,17 @@ pub fn search(
     // The best sessions' entries, read on all cores in rank order and
     // written in that order; once the limit is reached no further session
     // is begun (at most one per core is read in vain).
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let stopped = || stop.load(std::sync::atomic::Ordering::Relaxed);
     let hits_of = |row: &crate::session::SessionInfo| {
-        // A session that changed or went away since is skipped.
-        let mut hits = file_entry_hits(&row.path, &query).ok()?;
+        // A session that changed or went away since is skipped; one read
+        // when the limit was reached is left off.
+        let mut hits = file_entry_hits_until(&row.path, &query, &stopped).ok()?;
         // Best-ranked parts first, then file order (a stable sort).
         hits.sort_by_key(|h| std::cmp::Reverse(h.score));
         Some(hits)
     };
     let taken = std::sync::atomic::AtomicUsize::new(0);
-    let stop = std::sync::atomic::AtomicBool::new(false);
     let workers = rayon::current_num_threads().clamp(1, ranked.len().max(1));
     let (tx, rx) = std::sync::mpsc::channel::<(usize, Option<Vec<EntryHit>>)>();
     let written: Result<()> = std::thread::scope(|scope| {

@@ -500,6 +500,17 @@ pub fn file_entry_hits(
     path: &Path,
     query: &Query,
 ) -> Result<Vec<EntryHit>, crate::session::ReadError> {
+    file_entry_hits_until(path, query, &|| false)
+}
+
+/// [`file_entry_hits`], stopping early (with the hits found so far) once
+/// `stop` says the answer is no longer wanted; it is asked every few
+/// hundred lines.
+pub fn file_entry_hits_until(
+    path: &Path,
+    query: &Query,
+    stop: &dyn Fn() -> bool,
+) -> Result<Vec<EntryHit>, crate::session::ReadError> {
     if !looks_at_entries(query) {
         return Ok(Vec::new());
     }
@@ -523,6 +534,9 @@ pub fn file_entry_hits(
                         hits.push(h);
                     }
                     index = Some(i + 1);
+                    if i % 256 == 255 && stop() {
+                        return false;
+                    }
                 }
                 None => {
                     if let Some(obj) = crate::session::reader::parse_object(line, &mut false) {
