@@ -108,6 +108,9 @@ pub fn search(
             });
         }
         drop(tx);
+        // However the writing ends (the limit, a closed pipe), the sessions
+        // being read are left off.
+        let _stop_readers = StopOnDrop(&stop);
         let mut waiting: std::collections::BTreeMap<usize, Option<Vec<EntryHit>>> =
             std::collections::BTreeMap::new();
         let mut next = 0;
@@ -144,7 +147,6 @@ pub fn search(
                     }
                 }
                 if shown >= limit {
-                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
                     return Ok(());
                 }
             }
@@ -177,4 +179,13 @@ pub fn search(
         return Err(NoMatch.into());
     }
     Ok(())
+}
+
+/// Sets its flag when dropped.
+struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }

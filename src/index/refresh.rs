@@ -1324,12 +1324,12 @@ pub fn refresh(
     let result = result.and_then(|_| writer.commit());
     drop(writer);
     lap("committed");
-    let result = result
-        .and_then(|_| if wrote { maybe_merge(conn) } else { Ok(()) })
-        .and_then(|_| match wrote {
-            true => maybe_compact_text(conn, db_path, 64 << 20).map(|_| ()),
-            false => Ok(()),
-        });
+    let result = result.and_then(|_| match wrote {
+        true => {
+            maybe_merge(conn).and_then(|_| maybe_compact_text(conn, db_path, 64 << 20).map(|_| ()))
+        }
+        false => Ok(()),
+    });
     if let Err(e) = result {
         // The rows were delivered; only the cache could not be updated.
         stats.write_error = Some(e.to_string());

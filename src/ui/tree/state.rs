@@ -692,25 +692,27 @@ type TermBits = Vec<Vec<u64>>;
 fn positions_of(entries: &[bool], pre: &Preorder) -> Vec<u64> {
     let mut at = vec![0u64; pre.len().div_ceil(64)];
     for (e, _) in entries.iter().enumerate().filter(|(_, &h)| h) {
-        if let Some(&p) = pre.pos.get(e).filter(|&&p| (p as usize) < pre.len()) {
-            at[p as usize / 64] |= 1 << (p % 64);
-        }
+        set_position(&mut at, pre, e);
     }
     at
+}
+
+/// Sets the bit of entry `e`'s walk-order position (none for an entry
+/// outside the walk).
+fn set_position(bits: &mut [u64], pre: &Preorder, e: usize) {
+    if let Some(&p) = pre.pos.get(e).filter(|&&p| (p as usize) < pre.len()) {
+        bits[p as usize / 64] |= 1 << (p % 64);
+    }
 }
 
 /// [`TermBits`] of `terms` terms from a bit per term per entry.
 fn term_bits(per_entry: &[u32], terms: usize, pre: &Preorder) -> TermBits {
     let mut per_term = vec![vec![0u64; pre.len().div_ceil(64)]; terms];
     for (e, &b) in per_entry.iter().enumerate().filter(|(_, &b)| b != 0) {
-        let Some(&p) = pre.pos.get(e).filter(|&&p| (p as usize) < pre.len()) else {
-            continue;
-        };
         let mut b = b;
         while b != 0 {
-            let t = b.trailing_zeros() as usize;
-            if let Some(bits) = per_term.get_mut(t) {
-                bits[p as usize / 64] |= 1 << (p % 64);
+            if let Some(bits) = per_term.get_mut(b.trailing_zeros() as usize) {
+                set_position(bits, pre, e);
             }
             b &= b - 1;
         }
