@@ -53,7 +53,24 @@ pub fn line(msg: impl AsRef<str>) {
     }
     if tracing() {
         if let Some(t) = trace_start() {
-            eprintln!("arbor: {msg}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            match resident_mb() {
+                Some(mb) => eprintln!("arbor: {msg}: {ms:.1} ms, {mb} MB resident"),
+                None => eprintln!("arbor: {msg}: {ms:.1} ms"),
+            }
         }
     }
+}
+
+/// The process's resident set, where the system tells it cheaply (a trace
+/// shows which step made the memory a run peaks at).
+fn resident_mb() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+        let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+        Some(pages * rustix::param::page_size() as u64 >> 20)
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
 }

@@ -72,6 +72,7 @@ pub fn search(
     }
     sort_recent(&mut rows);
     let ranked = rank_rows(&query, rows, index.as_ref());
+    crate::log::line("ranked");
     let limit = if a.limit == 0 { usize::MAX } else { a.limit };
     let cwd = std::env::current_dir()?;
     let mut shown = 0usize;
@@ -154,6 +155,7 @@ pub fn search(
         Ok(())
     });
     written?;
+    crate::log::line("entries written");
     if !a.json {
         let role_w = plain.iter().map(|p| p.2.role.len()).max().unwrap_or(0);
         let id_w = plain.iter().map(|p| p.2.entry_id.len()).max().unwrap_or(0);

@@ -8,6 +8,7 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 
 use super::query::{Query, Term, Tiers};
+use super::rawline::{may_spell_letters, LineNeeds};
 use crate::session::entry::Entry;
 use crate::session::normalize::{normalize, original_range};
 use std::path::Path;
@@ -46,9 +47,9 @@ pub const SNIPPET_CHARS: usize = 120;
 /// Matches one part's text against a query's body terms, keeping per rank
 /// which terms matched: the same test per part wherever it runs.
 pub struct PartMatcher<'q> {
-    /// Literals every match needs (one of each inner list), lowercase
-    /// ASCII: a raw line without them is not parsed (see [`PartMatcher::line`]).
-    needs: Vec<Vec<memchr::memmem::Finder<'static>>>,
+    /// What a raw line needs for the term to match in it: a line without
+    /// it is not parsed (see [`PartMatcher::line`]).
+    needs: LineNeeds,
     lower: Vec<u8>,
     terms: &'q [Term],
     /// The terms to test (bit `i`: `terms[i]`).
@@ -63,7 +64,7 @@ impl<'q> PartMatcher<'q> {
     /// Looks at the parts in the query's scope and in `parts`.
     pub fn new(query: &'q Query, parts: Parts) -> PartMatcher<'q> {
         PartMatcher {
-            needs: Vec::new(),
+            needs: LineNeeds::default(),
             lower: Vec::new(),
             terms: &query.terms,
             mask: body_mask(query),
@@ -76,7 +77,7 @@ impl<'q> PartMatcher<'q> {
     /// One term alone (its bit is bit 0), in `parts`.
     pub fn one(term: &'q Term, parts: Parts) -> PartMatcher<'q> {
         PartMatcher {
-            needs: required_literals(term),
+            needs: LineNeeds::of(term),
             lower: Vec::new(),
             terms: std::slice::from_ref(term),
             mask: u32::from(term.searches_body()),
@@ -120,8 +121,12 @@ impl<'q> PartMatcher<'q> {
         {
             return;
         }
-        if !self.needs.is_empty() && !may_hold(line, &self.needs, &mut self.lower) {
-            return;
+        if !self.needs.is_empty() && !may_spell_letters(line) {
+            self.lower.clear();
+            self.lower.extend(line.iter().map(u8::to_ascii_lowercase));
+            if !self.needs.held_by(&self.lower) {
+                return;
+            }
         }
         parts_of_line(line, &mut |p, t| {
             self.feed(p, t);
@@ -176,87 +181,6 @@ impl PartMatcher<'_> {
                 }
             });
         }
-    }
-}
-
-/// Whether a raw line may hold text with every literal of `needs` (one of
-/// each list): a necessary condition checked on the bytes, so that most
-/// lines of a long tool output are never decoded. The text's normal form
-/// is lowercased, so the line is compared lowercased; a line with an escape
-/// that could spell a letter (`\u…`, `\/`) or with a character whose
-/// lowercase is ASCII (the Kelvin sign, `İ`) is always parsed.
-fn may_hold(
-    line: &[u8],
-    needs: &[Vec<memchr::memmem::Finder<'static>>],
-    lower: &mut Vec<u8>,
-) -> bool {
-    if may_spell_letters(line) {
-        return true;
-    }
-    lower.clear();
-    lower.extend(line.iter().map(u8::to_ascii_lowercase));
-    needs
-        .iter()
-        .all(|any| any.iter().any(|f| f.find(lower).is_some()))
-}
-
-/// Whether a raw line has an escape that could spell a letter (`\u…`,
-/// `\/`) or a character whose lowercase is ASCII (the Kelvin sign, `İ`):
-/// its bytes then say nothing about the text's normal form.
-fn may_spell_letters(line: &[u8]) -> bool {
-    use memchr::memmem::find;
-    find(line, b"\\u").is_some()
-        || find(line, b"\\/").is_some()
-        || find(line, "\u{212a}".as_bytes()).is_some()
-        || find(line, "\u{130}".as_bytes()).is_some()
-}
-
-/// Literals a match of `t` must contain (one of each list), when they are
-/// ASCII: a word's text, a phrase's words, a regex's literal prefixes and
-/// suffixes.
-fn required_literals(t: &Term) -> Vec<Vec<memchr::memmem::Finder<'static>>> {
-    let finder = |s: &str| memchr::memmem::Finder::new(s.as_bytes()).into_owned();
-    // Whitespace may be written otherwise in the line (`\n`, runs).
-    // A quote, a backslash or a control character is escaped in the line.
-    let usable = |s: &str| {
-        !s.is_empty()
-            && s.is_ascii()
-            && !s.contains(|c: char| c.is_whitespace() || c.is_control() || c == '"' || c == '\\')
-    };
-    match t {
-        Term::Word { lower, .. } if usable(lower) => vec![vec![finder(lower)]],
-        Term::Phrase(p) => p
-            .split(' ')
-            .filter(|w| usable(w))
-            .map(|w| vec![finder(w)])
-            .collect(),
-        Term::Regex(r) => {
-            use regex_syntax::hir::literal::{ExtractKind, Extractor};
-            let Ok(hir) = regex_syntax::ParserBuilder::new()
-                .case_insensitive(true)
-                .build()
-                .parse(r.as_str())
-            else {
-                return Vec::new();
-            };
-            let mut out = Vec::new();
-            for kind in [ExtractKind::Prefix, ExtractKind::Suffix] {
-                let seq = Extractor::new().kind(kind).extract(&hir);
-                let Some(lits) = seq.literals() else { continue };
-                let words: Option<Vec<String>> = lits
-                    .iter()
-                    .map(|l| {
-                        let s = std::str::from_utf8(l.as_bytes()).ok()?.to_lowercase();
-                        usable(&s).then_some(s)
-                    })
-                    .collect();
-                if let Some(words) = words.filter(|w| !w.is_empty()) {
-                    out.push(words.iter().map(|w| finder(w)).collect());
-                }
-            }
-            out
-        }
-        _ => Vec::new(),
     }
 }
 
@@ -427,11 +351,10 @@ fn entry_hit(
 
 /// Tells from a line's bytes, without parsing it, that no body term of a
 /// query can match in it (so that most lines of a long session are never
-/// parsed): each term's [`required_literals`], and the parts in scope.
+/// parsed): each term's [`LineNeeds`], and the parts in scope.
 pub struct LineFilter {
-    /// Per body term: the literals a match needs (one of each list); an
-    /// empty list needs nothing.
-    needs: Vec<Vec<Vec<memchr::memmem::Finder<'static>>>>,
+    /// Per body term: what a line needs for it to match there.
+    needs: Vec<LineNeeds>,
     /// The scope has user or assistant text (on most lines).
     text_parts: bool,
     lower: Vec<u8>,
@@ -447,7 +370,7 @@ impl LineFilter {
                 .enumerate()
                 .take(32)
                 .filter(|(i, _)| mask & (1 << i) != 0)
-                .map(|(_, t)| required_literals(t))
+                .map(|(_, t)| LineNeeds::of(t))
                 .collect(),
             text_parts: query.parts.contains(Part::User) || query.parts.contains(Part::Assistant),
             lower: Vec::new(),
@@ -459,16 +382,13 @@ impl LineFilter {
         if self.needs.is_empty() || (!self.text_parts && !may_have_other_parts(line)) {
             return false;
         }
-        if self.needs.iter().any(Vec::is_empty) || may_spell_letters(line) {
+        if self.needs.iter().any(LineNeeds::is_empty) || may_spell_letters(line) {
             return true;
         }
         self.lower.clear();
         self.lower.extend(line.iter().map(u8::to_ascii_lowercase));
         let lower = &self.lower;
-        self.needs.iter().any(|n| {
-            n.iter()
-                .all(|any| any.iter().any(|f| f.find(lower).is_some()))
-        })
+        self.needs.iter().any(|n| n.held_by(lower))
     }
 }
 

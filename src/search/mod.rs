@@ -8,7 +8,9 @@
 
 pub mod doc;
 pub mod hits;
+pub mod literals;
 pub mod query;
+pub mod rawline;
 pub mod scorer;
 
 pub use crate::session::normalize::{normalize, normalized};
