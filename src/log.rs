@@ -69,7 +69,7 @@ fn resident_mb() -> Option<u64> {
     {
         let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
         let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-        Some(pages * rustix::param::page_size() as u64 >> 20)
+        Some((pages * rustix::param::page_size() as u64) >> 20)
     }
     #[cfg(not(target_os = "linux"))]
     None
