@@ -381,44 +381,74 @@ impl PartWords {
         });
     }
 
-    fn finish(self) -> Vec<PartText> {
-        Part::ALL
-            .into_iter()
-            .zip(self.words)
-            .zip(self.pairs)
-            .filter(|((_, w), _)| !w.is_empty())
-            .map(|((part, words), pairs)| {
-                // One arena: the words, then the pairs' bytes (`w1 w2`),
-                // written once per distinct pair.
-                let (mut arena, terms) = words.into_parts();
-                let mut pair_ranges = Vec::with_capacity(pairs.len());
-                let mut pair_words = Vec::with_capacity(pairs.len());
-                for &(a, b) in pairs.pairs() {
-                    let ((sa, na), (sb, nb)) = (terms[a as usize], terms[b as usize]);
-                    let start = arena.len() as u64;
-                    if start + u64::from(na) + u64::from(nb) + 1 >= u64::from(u32::MAX) {
-                        // Past what a range of the text can name.
-                        break;
-                    }
-                    let start = start as u32;
-                    arena.extend_from_within(sa as usize..(sa + na) as usize);
-                    arena.push(b' ');
-                    arena.extend_from_within(sb as usize..(sb + nb) as usize);
-                    pair_ranges.push((start, na + 1 + nb));
-                    pair_words.push((a, b));
-                }
-                let pairs = pair_ranges;
-                PartText {
-                    part,
-                    // Words cut from UTF-8 text at character boundaries.
-                    text: String::from_utf8(arena).unwrap_or_default(),
-                    terms,
-                    pairs,
-                    pair_words,
-                }
-            })
-            .collect()
+    /// This thread's spare sets, emptied, or new ones: their tables keep
+    /// their size from the file before (see `terms::reset_table`).
+    fn pooled() -> PartWords {
+        SPARE_WORDS
+            .with(|s| s.borrow_mut().take())
+            .unwrap_or_default()
     }
+
+    /// Empties the sets and keeps them for this thread's next file.
+    fn recycle(mut self) {
+        for pairs in &mut self.pairs {
+            pairs.clear();
+        }
+        // The words' tables were emptied by `finish`, when it ran.
+        for words in &mut self.words {
+            if !words.is_empty() {
+                words.take_parts();
+            }
+        }
+        self.prev = [NO_WORD; 6];
+        SPARE_WORDS.with(|s| *s.borrow_mut() = Some(self));
+    }
+
+    fn finish(&mut self) -> Vec<PartText> {
+        let mut out = Vec::new();
+        for (part, (words, pairs)) in Part::ALL
+            .into_iter()
+            .zip(self.words.iter_mut().zip(&self.pairs))
+        {
+            if words.is_empty() {
+                continue;
+            }
+            // One arena: the words, then the pairs' bytes (`w1 w2`),
+            // written once per distinct pair.
+            let (mut arena, terms) = words.take_parts();
+            let mut pair_ranges = Vec::with_capacity(pairs.len());
+            let mut pair_words = Vec::with_capacity(pairs.len());
+            for &(a, b) in pairs.pairs() {
+                let ((sa, na), (sb, nb)) = (terms[a as usize], terms[b as usize]);
+                let start = arena.len() as u64;
+                if start + u64::from(na) + u64::from(nb) + 1 >= u64::from(u32::MAX) {
+                    // Past what a range of the text can name.
+                    break;
+                }
+                let start = start as u32;
+                arena.extend_from_within(sa as usize..(sa + na) as usize);
+                arena.push(b' ');
+                arena.extend_from_within(sb as usize..(sb + nb) as usize);
+                pair_ranges.push((start, na + 1 + nb));
+                pair_words.push((a, b));
+            }
+            out.push(PartText {
+                part,
+                // Words cut from UTF-8 text at character boundaries.
+                text: String::from_utf8(arena).unwrap_or_default(),
+                terms,
+                pairs: pair_ranges,
+                pair_words,
+            });
+        }
+        out
+    }
+}
+
+thread_local! {
+    /// A parse worker's [`PartWords`] between files.
+    static SPARE_WORDS: std::cell::RefCell<Option<PartWords>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 /// Normalized text without its possible trailing space.
@@ -477,7 +507,7 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
     f.seek(SeekFrom::Start(start)).map_err(io)?;
     let mut complete_end = start;
     let mut tail: Option<Vec<u8>> = None;
-    let mut words = PartWords::default();
+    let mut words = PartWords::pooled();
     let read = with_read_buffer(|buf| {
         read_lines(&mut f, buf, |line, complete, end| {
             if complete {
@@ -525,6 +555,7 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
     if let Some(reason) = s.failed() {
         out.state = Err(not_a_session(path, reason));
         out.text.clear();
+        words.recycle();
         return Ok(out);
     }
     // Labels' entry texts: a few lines read again (see `session::extras`);
@@ -571,6 +602,7 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
             out.tail_text = None;
         }
     }
+    words.recycle();
     Ok(out)
 }
 
@@ -625,7 +657,7 @@ fn parse_foreign(
     // the text and every part's words (tool calls and output, thinking, …)
     // as for an Atomic file.
     let mut s = InfoScanner::new(path, mtime_ms(meta)).with_normalized_text();
-    let mut words = PartWords::default();
+    let mut words = PartWords::pooled();
     let mut header = true;
     let mut feed = |l: &[u8], c: bool| {
         // The header has no parts.
@@ -683,6 +715,7 @@ fn parse_foreign(
             out.text.clear();
         }
     }
+    words.recycle();
     Ok(out)
 }
 
@@ -1121,13 +1154,39 @@ pub fn maybe_compact_text(
     Ok(true)
 }
 
-/// Keeps the number of segments small: merges the smallest ones (dropping
-/// postings of files that are gone) when there are more than `MAX_SEGMENTS`.
+/// Keeps the number of segments small: merges the smallest ones of each
+/// part (dropping postings of files that are gone) when it has more than
+/// `MAX_SEGMENTS`. At the end of a first run every part has many: their
+/// merges (seconds of CPU at 10,000 sessions) run on all cores, while this
+/// thread loads the next part's segments and stores the merged ones, all
+/// in one write transaction.
 pub fn maybe_merge(conn: &Connection) -> rusqlite::Result<()> {
-    let parts: Vec<i64> = conn
-        .prepare("SELECT DISTINCT part FROM segments")?
-        .query_map([], |r| r.get(0))?
+    const MAX_SEGMENTS: usize = 8;
+    let mut segs: Vec<(i64, i64, i64)> = conn
+        .prepare("SELECT part, id, bytes FROM segments")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<rusqlite::Result<_>>()?;
+    segs.sort_unstable();
+    // Per part with too many: the ids of all but its biggest few.
+    let mut plans: Vec<(i64, Vec<i64>, i64)> = Vec::new();
+    for group in segs.chunk_by(|a, b| a.0 == b.0) {
+        if group.len() <= MAX_SEGMENTS {
+            continue;
+        }
+        let mut by_size: Vec<(i64, i64)> = group.iter().map(|s| (s.2, s.1)).collect();
+        by_size.sort_unstable();
+        let victims = &by_size[..by_size.len() - MAX_SEGMENTS / 2];
+        plans.push((
+            group[0].0,
+            victims.iter().map(|v| v.1).collect(),
+            victims.iter().map(|v| v.0).sum(),
+        ));
+    }
+    if plans.is_empty() {
+        return Ok(());
+    }
+    // The biggest merges first, so that no big one is left alone at the end.
+    plans.sort_by_key(|p| std::cmp::Reverse(p.2));
     // A merge reads whole segments once: through SQLite's memory map their
     // pages would stay in the resident set beside the copies merged (the
     // first run's peak was its merges).
@@ -1135,36 +1194,26 @@ pub fn maybe_merge(conn: &Connection) -> rusqlite::Result<()> {
     if map > 0 {
         super::db::set_mmap(conn, false)?;
     }
-    let merged = parts
-        .into_iter()
-        .try_for_each(|part| merge_part(conn, part));
+    let merged = merge_parts(conn, &plans);
     if map > 0 {
         super::db::set_mmap(conn, true)?;
     }
     merged
 }
 
-/// [`maybe_merge`] for the segments of one part.
-fn merge_part(conn: &Connection, part: i64) -> rusqlite::Result<()> {
-    const MAX_SEGMENTS: usize = 8;
-    let mut segs: Vec<(i64, i64)> = conn
-        .prepare("SELECT id, bytes FROM segments WHERE part=?1")?
-        .query_map([part], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    if segs.len() <= MAX_SEGMENTS {
-        return Ok(());
-    }
-    segs.sort_by_key(|s| s.1);
-    let victims: Vec<i64> = segs[..segs.len() - MAX_SEGMENTS / 2]
-        .iter()
-        .map(|s| s.0)
-        .collect();
-    let victim_bytes: i64 = segs[..victims.len()].iter().map(|s| s.1).sum();
+/// A part's segments to merge, loaded: the part, their ids and them.
+type MergeJob = (i64, Vec<i64>, Vec<Segment>);
+
+/// Merges the planned parts' segments (part, victims, their bytes) in one
+/// transaction: loaded and stored here, merged on worker threads; a part
+/// is loaded only when a worker is free, so no more parts are held than
+/// there are workers.
+fn merge_parts(conn: &Connection, plans: &[(i64, Vec<i64>, i64)]) -> rusqlite::Result<()> {
     let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
     // Postings of files that are gone are dropped when merging big segments;
     // small merges (after a few appends) keep them: queries ignore them, and
     // reading every row id would cost more than the merge.
-    let live: Option<HashSet<u32>> = if victim_bytes > 4 << 20 {
+    let live: Option<HashSet<u32, FxBuild>> = if plans.iter().any(|p| p.2 > 4 << 20) {
         Some(
             tx.prepare("SELECT id FROM files WHERE problem IS NULL")?
                 .query_map([], |r| r.get::<_, i64>(0))?
@@ -1174,35 +1223,101 @@ fn merge_part(conn: &Connection, part: i64) -> rusqlite::Result<()> {
     } else {
         None
     };
-    let mut loaded = Vec::new();
-    for id in &victims {
-        let seg = tx
-            .query_row(
-                "SELECT terms, starts, postings FROM segments WHERE id=?1",
-                [id],
-                |r| {
-                    Ok((
-                        r.get::<_, Vec<u8>>(0)?,
-                        r.get::<_, Vec<u8>>(1)?,
-                        r.get::<_, Vec<u8>>(2)?,
-                    ))
-                },
-            )
+    let big = |p: i64| {
+        plans
+            .iter()
+            .any(|(part, _, bytes)| *part == p && *bytes > 4 << 20)
+    };
+    let workers = rayon::current_num_threads().clamp(1, plans.len());
+    let (job_tx, job_rx) = mpsc::sync_channel::<MergeJob>(workers);
+    let job_rx = std::sync::Mutex::new(job_rx);
+    let (done_tx, done_rx) = mpsc::channel::<(i64, Vec<i64>, super::terms::Encoded)>();
+    let result: rusqlite::Result<()> = std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let (job_rx, done_tx, live) = (&job_rx, done_tx.clone(), &live);
+            scope.spawn(move || loop {
+                let job = match job_rx.lock() {
+                    Ok(rx) => rx.recv(),
+                    Err(_) => return,
+                };
+                let Ok((part, victims, loaded)) = job else {
+                    return;
+                };
+                let keep = |id| !big(part) || live.as_ref().is_none_or(|l| l.contains(&id));
+                let merged = merge(&loaded, &keep);
+                drop(loaded);
+                if done_tx.send((part, victims, merged)).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(done_tx);
+        let store = |(part, victims, merged): (i64, Vec<i64>, super::terms::Encoded)| {
+            for id in &victims {
+                tx.execute("DELETE FROM segments WHERE id=?1", [id])?;
+            }
+            store_segment(&tx, part, &merged)
+        };
+        let sent: rusqlite::Result<()> = (|| {
+            let mut in_flight = 0usize;
+            for (part, victims, _) in plans {
+                // A part is loaded only once a worker is free for it.
+                while in_flight >= workers {
+                    let Ok(done) = done_rx.recv() else {
+                        return Ok(());
+                    };
+                    in_flight -= 1;
+                    store(done)?;
+                }
+                let Some(loaded) = load_segments(&tx, victims)? else {
+                    // Another process merged them already.
+                    continue;
+                };
+                if job_tx.send((*part, victims.clone(), loaded)).is_err() {
+                    break;
+                }
+                in_flight += 1;
+            }
+            Ok(())
+        })();
+        // The workers end once the jobs do, whatever happened here.
+        drop(job_tx);
+        let mut stored = sent;
+        for done in done_rx {
+            if stored.is_ok() {
+                stored = store(done);
+            }
+        }
+        stored
+    });
+    result?;
+    tx.commit()
+}
+
+/// The segments of these ids, whole; `None` when one is gone (merged by
+/// another process).
+fn load_segments(conn: &Connection, ids: &[i64]) -> rusqlite::Result<Option<Vec<Segment>>> {
+    let mut st = conn.prepare("SELECT terms, starts, postings FROM segments WHERE id=?1")?;
+    let mut loaded = Vec::with_capacity(ids.len());
+    for id in ids {
+        let seg = st
+            .query_row([id], |r| {
+                Ok((
+                    r.get::<_, Vec<u8>>(0)?,
+                    r.get::<_, Vec<u8>>(1)?,
+                    r.get::<_, Vec<u8>>(2)?,
+                ))
+            })
             .optional()?;
-        // Another process merged them already.
-        let Some((t, s, p)) = seg else { return Ok(()) };
+        let Some((t, s, p)) = seg else {
+            return Ok(None);
+        };
         match Segment::from_blobs(t, &s, p) {
             Some(seg) => loaded.push(seg),
             None => return Err(rusqlite::Error::InvalidQuery),
         }
     }
-    let merged = merge(&loaded, &|id| live.as_ref().is_none_or(|l| l.contains(&id)));
-    drop(loaded);
-    for id in &victims {
-        tx.execute("DELETE FROM segments WHERE id=?1", [id])?;
-    }
-    store_segment(&tx, part, &merged)?;
-    tx.commit()
+    Ok(Some(loaded))
 }
 
 /// Stored rows of the sessions under `roots` (most recently written files

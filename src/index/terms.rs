@@ -585,31 +585,38 @@ pub fn merge(segs: &[Segment], live: &dyn Fn(u32) -> bool) -> Encoded {
     let mut w = Writer::default();
     let mut ids = Vec::new();
     loop {
-        let mut min: Option<&[u8]> = None;
-        for (s, &h) in segs.iter().zip(&heads) {
+        // The segment holding the smallest term left (borrowed, not copied:
+        // a big merge has millions of terms).
+        let mut min: Option<(usize, &[u8])> = None;
+        for (k, (s, &h)) in segs.iter().zip(&heads).enumerate() {
             if h < s.len() {
                 let t = s.term(h);
-                if min.is_none_or(|m| t < m) {
-                    min = Some(t);
+                if min.is_none_or(|(_, m)| t < m) {
+                    min = Some((k, t));
                 }
             }
         }
-        let Some(term) = min else { break };
-        let term = term.to_vec();
+        let Some((first, term)) = min else { break };
         ids.clear();
-        for (s, h) in segs.iter().zip(heads.iter_mut()) {
-            if *h < s.len() && s.term(*h) == term.as_slice() {
+        // Each segment's postings are sorted; most terms are in one segment,
+        // or in several whose ids follow each other.
+        let mut sorted = true;
+        for (s, h) in segs.iter().zip(heads.iter_mut()).skip(first) {
+            if *h < s.len() && s.term(*h) == term {
                 s.postings(*h, &mut |id| {
                     if live(id) {
+                        sorted &= ids.last().is_none_or(|&l| l < id);
                         ids.push(id)
                     }
                 });
                 *h += 1;
             }
         }
-        ids.sort_unstable();
-        ids.dedup();
-        w.push(&term, &ids);
+        if !sorted {
+            ids.sort_unstable();
+            ids.dedup();
+        }
+        w.push(term, &ids);
     }
     w.finish(0)
 }
@@ -709,6 +716,29 @@ impl TermSet {
     pub fn into_parts(self) -> (Vec<u8>, Vec<(u32, u32)>) {
         (self.arena, self.ranges)
     }
+
+    /// [`TermSet::into_parts`], leaving the set empty but its table
+    /// allocated, sized for as many terms as it held (see [`reset_table`]).
+    pub fn take_parts(&mut self) -> (Vec<u8>, Vec<(u32, u32)>) {
+        reset_table(&mut self.table, self.ranges.len());
+        (
+            std::mem::take(&mut self.arena),
+            std::mem::take(&mut self.ranges),
+        )
+    }
+}
+
+/// Empties an open-addressing table for reuse: its memory is kept (a
+/// fresh one is fresh pages to fault in and zero, and growing it again
+/// rehashes it again), cut down to what `used` entries need: a set is
+/// reused for the next file, and files are read biggest first, so the
+/// next one needs about as many.
+fn reset_table<T: Copy + Default>(table: &mut Vec<T>, used: usize) {
+    let want = (used * 2 + 1).next_power_of_two().max(256);
+    if table.len() > want {
+        table.truncate(want);
+    }
+    table.fill(T::default());
 }
 
 /// A set of distinct pairs of term numbers (of one [`TermSet`]), in order
@@ -786,6 +816,12 @@ impl PairSet {
     /// The pairs, in order of first insertion.
     pub fn pairs(&self) -> &[(u32, u32)] {
         &self.order
+    }
+
+    /// Empties the set, keeping its table (see [`reset_table`]).
+    pub fn clear(&mut self) {
+        reset_table(&mut self.table, self.order.len());
+        self.order.clear();
     }
 }
 
