@@ -621,3 +621,68 @@ fn streamed_entry_hits_are_the_read_sessions() {
     }
     assert!(compared > 50, "{compared} non-empty answers compared");
 }
+
+/// The index keeps word pairs only of short terms without digits or `/`
+/// (`terms::pairable`): a phrase or a spanning regex with a path, a number
+/// or a long word is found through the words' dictionaries instead, in
+/// the stored text and in tool output alike, and nothing more is found.
+#[test]
+fn phrases_with_numbers_paths_and_long_words_are_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    let proj = root.join("--work-proj--");
+    std::fs::create_dir_all(&proj).unwrap();
+    let session = |name: &str, user: &str, output: &str| {
+        let lines = [
+            format!(
+                r#"{{"type":"session","version":3,"id":"{name}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/proj"}}"#
+            ),
+            format!(
+                r#"{{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"{user}"}}}}"#
+            ),
+            r#"{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"cargo build"}}]}}"#.to_string(),
+            format!(
+                r#"{{"type":"message","id":"r1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","message":{{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{{"type":"text","text":"{output}"}}]}}}}"#
+            ),
+        ];
+        let path = proj.join(format!("{name}.jsonl"));
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    };
+    let s1 = session(
+        "s1",
+        "see line 42 of the file",
+        "error at src/main.rs:42: cannot borrow",
+    );
+    let s2 = session(
+        "s2",
+        "line 42 the of file",
+        "error at src/main.rs 42 cannot borrow",
+    );
+    let s3 = session(
+        "s3",
+        "plain words here",
+        "averyveryverylongidentifier follows here",
+    );
+    let _s4 = session("s4", "nothing to see", "all clean");
+    let cache = dir.path().join("cache");
+    let cases: [(&str, Vec<&PathBuf>); 9] = [
+        (r#""main.rs:42: cannot""#, vec![&s1]),
+        (r#""main.rs:42: cannot" in:tools"#, vec![&s1]),
+        (r#""line 42 of""#, vec![&s1]),
+        (r#""line 42 of" in:user"#, vec![&s1]),
+        (r#""42 cannot""#, vec![&s2]),
+        (r#""verylongidentifier follows""#, vec![&s3]),
+        (r#""identifier follows here""#, vec![&s3]),
+        (r"re:rs:42:\s+cannot", vec![&s1]),
+        (r#""follows here""#, vec![&s3]),
+    ];
+    for (q, want) in cases {
+        let want: BTreeSet<&PathBuf> = want.into_iter().collect();
+        for no_index in [false, true] {
+            let hits = search(&root, &cache, q, no_index);
+            let found: BTreeSet<&PathBuf> = hits.iter().map(|(p, _)| p).collect();
+            assert_eq!(found, want, "{q} (no_index {no_index})");
+        }
+    }
+}

@@ -15,7 +15,8 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use super::codec::{self, fingerprint, FxBuild};
 use super::db::{key_path, path_key, set_meta, text_path, text_state, write_at, Keys, TextState};
 use super::terms::{
-    distinct_pair_ranges, distinct_token_ranges, merge, PairSet, Segment, SegmentBuilder, TermSet,
+    distinct_pair_ranges, distinct_token_ranges, merge, pair_left, pair_right, PairSet, Segment,
+    SegmentBuilder, TermSet,
 };
 use super::{IndexError, RefreshStats};
 use crate::session::info::{mtime_ms, read_lines, with_read_buffer, InfoScanner, SessionInfo};
@@ -307,8 +308,6 @@ pub struct PartText {
     pub text: String,
     pub terms: Vec<(u32, u32)>,
     pub pairs: Vec<(u32, u32)>,
-    /// Each pair as the numbers of its two words (indexes of `terms`).
-    pub pair_words: Vec<(u32, u32)>,
 }
 
 /// The words of the parts the index keeps no text for, gathered line by
@@ -413,32 +412,41 @@ impl PartWords {
             if words.is_empty() {
                 continue;
             }
-            // One arena: the words, then the pairs' bytes (`w1 w2`),
-            // written once per distinct pair.
+            // One arena: the words, then the pairs' bytes (`w1 w2`, cut to
+            // their sides: see `terms::pair_left`), each distinct one once.
             let (mut arena, terms) = words.take_parts();
-            let mut pair_ranges = Vec::with_capacity(pairs.len());
-            let mut pair_words = Vec::with_capacity(pairs.len());
+            let mut cut = TermSet::default();
+            let mut pair = Vec::new();
             for &(a, b) in pairs.pairs() {
                 let ((sa, na), (sb, nb)) = (terms[a as usize], terms[b as usize]);
-                let start = arena.len() as u64;
-                if start + u64::from(na) + u64::from(nb) + 1 >= u64::from(u32::MAX) {
-                    // Past what a range of the text can name.
-                    break;
+                let left = pair_left(&arena[sa as usize..(sa + na) as usize]);
+                let right = pair_right(&arena[sb as usize..(sb + nb) as usize]);
+                if left.is_empty() || right.is_empty() {
+                    continue;
                 }
-                let start = start as u32;
-                arena.extend_from_within(sa as usize..(sa + na) as usize);
-                arena.push(b' ');
-                arena.extend_from_within(sb as usize..(sb + nb) as usize);
-                pair_ranges.push((start, na + 1 + nb));
-                pair_words.push((a, b));
+                pair.clear();
+                pair.extend_from_slice(left);
+                pair.push(b' ');
+                pair.extend_from_slice(right);
+                cut.insert(&pair);
             }
+            let (pair_bytes, pair_ranges) = cut.into_parts();
+            let base = arena.len() as u64;
+            if base + pair_bytes.len() as u64 >= u64::from(u32::MAX) {
+                // Past what a range of the text can name.
+                continue;
+            }
+            arena.extend_from_slice(&pair_bytes);
+            let base = base as u32;
             out.push(PartText {
                 part,
                 // Words cut from UTF-8 text at character boundaries.
                 text: String::from_utf8(arena).unwrap_or_default(),
                 terms,
-                pairs: pair_ranges,
-                pair_words,
+                pairs: pair_ranges
+                    .into_iter()
+                    .map(|(s, n)| (base + s, n))
+                    .collect(),
             });
         }
         out
@@ -731,8 +739,6 @@ pub struct Writer<'c> {
     /// One per kind of segment: [`TEXT_SEGMENT`]'s first, then per part.
     builders: Vec<(i64, SegmentBuilder)>,
     pub wrote: bool,
-    /// A part's words' numbers in their segment (kept between files).
-    numbers: Vec<u32>,
 }
 
 /// The `part` of the segments of the stored text's words.
@@ -804,7 +810,6 @@ impl<'c> Writer<'c> {
             text: None,
             builders: vec![(TEXT_SEGMENT, SegmentBuilder::default())],
             wrote: false,
-            numbers: Vec::new(),
         }
     }
 
@@ -987,26 +992,9 @@ impl<'c> Writer<'c> {
         }
     }
 
-    /// A part's words, then its pairs found by the numbers its words got in
-    /// the segment (the two builders are taken together, at each commit).
+    /// A part's words, then its pairs.
     fn add_part_words(&mut self, id: u32, w: &PartText) {
-        let kind = i64::from(w.part.code());
-        let b = w.text.as_bytes();
-        let slice = |&(s, n): &(u32, u32)| &b[s as usize..(s + n) as usize];
-        let mut numbers = std::mem::take(&mut self.numbers);
-        numbers.clear();
-        self.builder(kind)
-            .add_numbered(id, w.terms.iter().map(slice), &mut numbers);
-        if !w.pairs.is_empty() {
-            self.builder(pair_segment(kind)).add_pairs(
-                id,
-                w.pair_words
-                    .iter()
-                    .zip(&w.pairs)
-                    .map(|(&(x, y), r)| (numbers[x as usize], numbers[y as usize], slice(r))),
-            );
-        }
-        self.numbers = numbers;
+        self.add_words(i64::from(w.part.code()), id, &w.text, &w.terms, &w.pairs);
     }
 
     fn delete_id(&mut self, id: i64) -> rusqlite::Result<()> {
@@ -1175,7 +1163,21 @@ pub fn maybe_merge(conn: &Connection) -> rusqlite::Result<()> {
         }
         let mut by_size: Vec<(i64, i64)> = group.iter().map(|s| (s.2, s.1)).collect();
         by_size.sort_unstable();
-        let victims = &by_size[..by_size.len() - MAX_SEGMENTS / 2];
+        let mut victims = &by_size[..by_size.len() - MAX_SEGMENTS / 2];
+        // SQLite refuses a blob over 1 GB: the smallest ones, up to a size
+        // whose merge stays well below it (the biggest stay as they are).
+        let mut total = 0;
+        let fit = victims
+            .iter()
+            .take_while(|v| {
+                total += v.0;
+                total <= MERGE_MAX
+            })
+            .count();
+        victims = &victims[..fit];
+        if victims.len() < 2 {
+            continue;
+        }
         plans.push((
             group[0].0,
             victims.iter().map(|v| v.1).collect(),
@@ -1198,8 +1200,14 @@ pub fn maybe_merge(conn: &Connection) -> rusqlite::Result<()> {
     if map > 0 {
         super::db::set_mmap(conn, true)?;
     }
-    merged
+    merged?;
+    // The merged segments' pages are free now: the file gives them back
+    // (a no-op for an index made before auto-vacuum was set).
+    conn.execute_batch("PRAGMA incremental_vacuum")
 }
+
+/// The most bytes of segments merged into one.
+const MERGE_MAX: i64 = 512 << 20;
 
 /// A part's segments to merge, loaded: the part, their ids and them.
 type MergeJob = (i64, Vec<i64>, Vec<Segment>);

@@ -30,7 +30,7 @@ use rusqlite::{Connection, MAIN_DB};
 use super::codec::FxBuild;
 use super::db::{key_path, text_path, text_state, Keys, TextState};
 use super::refresh::{pair_segment, TEXT_SEGMENT};
-use super::terms::{decode_postings, Match, Segment};
+use super::terms::{decode_postings, pair_side_word, Match, Segment};
 use super::IndexError;
 use crate::search::hits::PartMatcher;
 use crate::search::literals::regex_literals;
@@ -731,20 +731,7 @@ fn narrow(
     kind: i64,
 ) -> Result<Option<Narrow>, IndexError> {
     match t {
-        Term::Phrase(p) if p.contains(' ') => {
-            let (ids, exact) = phrase_pairs(conn, cache, p, kind)?;
-            Ok(Some(if exact {
-                Narrow {
-                    sure: ids,
-                    maybe: IdSet::default(),
-                }
-            } else {
-                Narrow {
-                    sure: IdSet::default(),
-                    maybe: ids,
-                }
-            }))
-        }
+        Term::Phrase(p) if p.contains(' ') => phrase_pairs(conn, cache, p, kind).map(Some),
         // One word: the terms holding it, exactly (for one or two
         // characters that is nearly every posting list of the part, still
         // far less than reading every session file).
@@ -765,19 +752,20 @@ fn narrow(
                 maybe: IdSet::default(),
             };
             for l in &lits.literals {
-                let (ids, exact) = if l.contains(' ') {
+                let n = if l.contains(' ') {
                     phrase_pairs(conn, cache, l, kind)?
                 } else {
-                    (
-                        (*cache.lookup(conn, l, Match::Contains, kind)?).clone(),
-                        true,
-                    )
+                    Narrow {
+                        sure: (*cache.lookup(conn, l, Match::Contains, kind)?).clone(),
+                        maybe: IdSet::default(),
+                    }
                 };
-                if lits.exact && exact {
-                    out.sure.extend(ids.iter());
+                if lits.exact {
+                    out.sure.extend(n.sure.iter());
                 } else {
-                    out.maybe.extend(ids.iter());
+                    out.maybe.extend(n.sure.iter());
                 }
+                out.maybe.extend(n.maybe.iter());
             }
             Ok(Some(out))
         }
@@ -786,58 +774,79 @@ fn narrow(
 
 /// The sessions whose text of `kind` has the words of `phrase` (normalized,
 /// with a space) adjacent, from the pairs' dictionaries: a pair whose first
-/// term ends in the first word and whose second is the second word (or,
+/// side ends in the first word and whose second side is the second word (or,
 /// for two words, starts with it), the middle words' pairs exactly, and a
-/// last pair whose second term starts with the last word. With two words
-/// that is exactly the sessions whose text holds the phrase (`true`); with
-/// more, the candidates.
+/// last pair whose second side starts with the last word. Pairs keep only
+/// the sides of their terms without digits or `/` (see
+/// `terms::pair_left`): they answer for words that are such sides
+/// ([`pair_side_word`]), and the pairs of the other words are looked up as
+/// the two words' sessions instead (few: such words are rare). With two
+/// side words the sessions found are exactly those whose text holds the
+/// phrase (`sure`); otherwise they are candidates (`maybe`).
 fn phrase_pairs(
     conn: &Connection,
     cache: &mut SearchCache,
     phrase: &str,
     kind: i64,
-) -> Result<(IdSet, bool), IndexError> {
+) -> Result<Narrow, IndexError> {
     let words: Vec<&str> = phrase.split(' ').filter(|w| !w.is_empty()).collect();
     let pairs = pair_segment(kind);
-    match words.len() {
-        0 => return Ok((IdSet::default(), false)),
-        1 => {
-            return Ok((
-                (*cache.lookup(conn, words[0], Match::Contains, kind)?).clone(),
-                false,
-            ))
-        }
-        2 => {
-            let pair = format!("{} {}", words[0], words[1]);
-            let exact = pair == phrase;
-            return Ok((
-                (*cache.lookup(conn, &pair, Match::Contains, pairs)?).clone(),
-                exact,
-            ));
-        }
-        _ => {}
-    }
     let n = words.len();
+    let mut out = Narrow {
+        sure: IdSet::default(),
+        maybe: IdSet::default(),
+    };
+    if n < 2 {
+        if let Some(w) = words.first() {
+            out.maybe = (*cache.lookup(conn, w, Match::Contains, kind)?).clone();
+        }
+        return Ok(out);
+    }
     let mut c: Option<IdSet> = None;
     for k in 0..n - 1 {
-        let how = if k == 0 {
+        let (a, b) = (words[k], words[k + 1]);
+        let left = if k == 0 {
             Match::EndsWith
-        } else if k == n - 2 {
+        } else {
+            Match::Exact
+        };
+        let right = if k == n - 2 {
             Match::StartsWith
         } else {
             Match::Exact
         };
-        let pair = format!("{} {}", words[k], words[k + 1]);
-        let ids = cache.lookup(conn, &pair, how, pairs)?;
+        let ids = if pair_side_word(a.as_bytes()) && pair_side_word(b.as_bytes()) {
+            let how = match (left, right) {
+                (Match::EndsWith, Match::StartsWith) => Match::Contains,
+                (Match::EndsWith, _) => Match::EndsWith,
+                (_, Match::StartsWith) => Match::StartsWith,
+                _ => Match::Exact,
+            };
+            (*cache.lookup(conn, &format!("{a} {b}"), how, pairs)?).clone()
+        } else {
+            let mut both = (*cache.lookup(conn, a, left, kind)?).clone();
+            if !both.is_empty() {
+                let other = cache.lookup(conn, b, right, kind)?;
+                both.intersect(&other);
+            }
+            both
+        };
         match c.as_mut() {
-            None => c = Some((*ids).clone()),
+            None => c = Some(ids),
             Some(c) => c.intersect(&ids),
         }
         if c.as_ref().is_some_and(IdSet::is_empty) {
             break;
         }
     }
-    Ok((c.unwrap_or_default(), false))
+    let found = c.unwrap_or_default();
+    let exact =
+        n == 2 && words.join(" ") == phrase && words.iter().all(|w| pair_side_word(w.as_bytes()));
+    match exact {
+        true => out.sure = found,
+        false => out.maybe = found,
+    }
+    Ok(out)
 }
 
 enum Check<'q> {

@@ -116,69 +116,13 @@ impl SegmentBuilder {
                 .into_iter()
                 .filter(|t| !t.is_empty())
                 .map(|t| (term_key(t), t.len(), t)),
-            |b, key, t| b.slot_of(key, t),
-            &mut |_| {},
         );
     }
 
-    /// [`SegmentBuilder::add`], giving each term's number in this builder
-    /// (pushed to `numbers`, in order; `u32::MAX` for an empty term), for
-    /// [`SegmentBuilder::add_pairs`].
-    pub fn add_numbered<'a>(
-        &mut self,
-        file_id: u32,
-        terms: impl IntoIterator<Item = &'a [u8]>,
-        numbers: &mut Vec<u32>,
-    ) {
-        let mut empty = Vec::new();
-        let terms = terms.into_iter().enumerate().filter_map(|(i, t)| {
-            if t.is_empty() {
-                empty.push(i);
-                None
-            } else {
-                Some((term_key(t), t.len(), t))
-            }
-        });
-        self.add_keyed(file_id, terms, |b, key, t| b.slot_of(key, t), &mut |n| {
-            numbers.push(n)
-        });
-        for i in empty {
-            numbers.insert(i, u32::MAX);
-        }
-    }
-
-    /// Adds word pairs given as the numbers their two words have in
-    /// another builder (of the same text, taken at the same time as this
-    /// one), with their bytes `w1 w2`: a pair is found by its two numbers,
-    /// one integer compared, and its bytes are copied only when it is new.
-    /// A builder takes its pairs this way or as bytes, never both.
-    pub fn add_pairs<'a>(
-        &mut self,
-        file_id: u32,
-        pairs: impl IntoIterator<Item = (u32, u32, &'a [u8])>,
-    ) {
-        let pairs = pairs
-            .into_iter()
-            .filter(|&(a, b, t)| a != u32::MAX && b != u32::MAX && !t.is_empty())
-            .map(|(a, b, t)| (u64::from(a) << 32 | u64::from(b), 0, t));
-        self.add_keyed(
-            file_id,
-            pairs,
-            |b, key, t| b.pair_slot_of(key, t),
-            &mut |_| {},
-        );
-    }
-
-    /// The probe loop of the adds: `(key, slot length, term)`; the slots of
-    /// the terms [`LOOKAHEAD`] ahead are asked for first.
+    /// The probe loop of [`SegmentBuilder::add`]: `(key, length, term)`;
+    /// the slots of the terms [`LOOKAHEAD`] ahead are asked for first.
     #[inline(always)]
-    fn add_keyed<'a>(
-        &mut self,
-        file_id: u32,
-        terms: impl Iterator<Item = (u64, usize, &'a [u8])>,
-        find: impl Fn(&mut Self, u64, &'a [u8]) -> u32,
-        numbered: &mut dyn FnMut(u32),
-    ) {
+    fn add_keyed<'a>(&mut self, file_id: u32, terms: impl Iterator<Item = (u64, usize, &'a [u8])>) {
         self.docs += 1;
         let mut terms = terms;
         let mut ahead: [(u64, &[u8]); LOOKAHEAD] = [(0, &[]); LOOKAHEAD];
@@ -203,40 +147,11 @@ impl SegmentBuilder {
                 queued += 1;
             }
             at = (at + 1) % LOOKAHEAD;
-            let idx = find(self, key, t);
-            numbered(idx);
+            let idx = self.slot_of(key, t);
             self.log.push(idx);
         }
         if self.runs.last().map_or(0, |r| r.1 as usize) < self.log.len() {
             self.runs.push((file_id, self.log.len() as u32));
-        }
-    }
-
-    /// The number of the pair keyed `key` (its two words' numbers), added
-    /// with bytes `t` when new. Its slot is keyed with length 0 (so `grow`
-    /// finds it again).
-    #[inline(always)]
-    fn pair_slot_of(&mut self, key: u64, t: &[u8]) -> u32 {
-        let mask = self.table.len() - 1;
-        let mut i = term_slot(key, 0) & mask;
-        loop {
-            let (k, idx, len) = self.table[i];
-            if len == 0 {
-                let idx = self.starts.len() as u32;
-                // Slots of pairs hold length 1 (0 is empty; `grow` keys
-                // them with length 0).
-                self.table[i] = (key, idx, 1);
-                self.starts.push(self.arena.len() as u32);
-                self.arena.extend_from_slice(t);
-                if self.starts.len() * 2 > self.table.len() {
-                    self.grow();
-                }
-                return idx;
-            }
-            if k == key {
-                return idx;
-            }
-            i = (i + 1) & mask;
         }
     }
 
@@ -885,9 +800,59 @@ pub fn distinct_token_ranges(text: &str) -> Vec<(u32, u32)> {
     out
 }
 
+/// The end of a term that a pair keeps of it as its first word: its
+/// longest end without a digit or a `/`, at most [`PAIR_SIDE_MAX`] bytes
+/// (cut at a character). Pairs are there to make a phrase of common words
+/// cheap (each word alone is in most sessions), and a phrase `w1 w2` is in
+/// a text exactly when one of its pairs `t1 t2` has `t1` ending in `w1`
+/// and `t2` starting with `w2`; kept whole, the terms of tool output (paths,
+/// line numbers, hashes) made nearly every pair unique, over 90 % of the
+/// pairs' bytes (a 5.7 GB store's index passed 2.6 GB). Cut to these sides
+/// (`src/ui/render.rs:42` ends in `:`, starts with `src`), they still
+/// answer every phrase whose words hold no digit or `/` and are at most
+/// [`PAIR_SIDE_MAX`] bytes ([`pair_side_word`]) exactly; the others are
+/// answered from the words' dictionaries (see `index::search`).
+pub fn pair_left(t: &[u8]) -> &[u8] {
+    let clean = t
+        .iter()
+        .rposition(|&b| b.is_ascii_digit() || b == b'/')
+        .map_or(0, |i| i + 1);
+    let mut start = clean.max(t.len().saturating_sub(PAIR_SIDE_MAX));
+    // At a character: not inside a UTF-8 sequence.
+    while start < t.len() && (t[start] & 0xc0) == 0x80 {
+        start += 1;
+    }
+    &t[start..]
+}
+
+/// The start of a term that a pair keeps of it as its second word (see
+/// [`pair_left`]).
+pub fn pair_right(t: &[u8]) -> &[u8] {
+    let clean = t
+        .iter()
+        .position(|&b| b.is_ascii_digit() || b == b'/')
+        .unwrap_or(t.len());
+    let mut end = clean.min(PAIR_SIDE_MAX);
+    while end > 0 && end < t.len() && (t[end] & 0xc0) == 0x80 {
+        end -= 1;
+    }
+    &t[..end]
+}
+
+/// Whether a phrase's word is kept whole by [`pair_left`] and
+/// [`pair_right`] wherever a term holds it at that end: then the pairs
+/// answer for it.
+pub fn pair_side_word(w: &[u8]) -> bool {
+    !w.is_empty() && w.len() <= PAIR_SIDE_MAX && !w.iter().any(|&b| b.is_ascii_digit() || b == b'/')
+}
+
+/// The most bytes of a term a pair keeps on each side.
+pub const PAIR_SIDE_MAX: usize = 16;
+
 /// The distinct *word pairs* of a normalized text: every two adjacent
-/// tokens with the space between them (`"t1 t2"`, itself a byte range of
-/// the text), as `(start, len)` ranges in order of first appearance. A pair
+/// tokens with the space between them, cut to the first one's
+/// [`pair_left`] and the second one's [`pair_right`] (`"t1 t2"`, itself a
+/// byte range of the text; none where a side is empty), as `(start, len)` ranges in order of first appearance. A pair
 /// never spans one of `bounds` (sorted byte offsets where a new piece of
 /// text starts, e.g. the next tool output of a part joined after a space):
 /// a match never spans two pieces.
@@ -895,7 +860,7 @@ pub fn distinct_token_ranges(text: &str) -> Vec<(u32, u32)> {
 /// Since a token holds no space, a phrase `w1 w2` is a substring of a text
 /// exactly when it is a substring of one of its pairs (a pair whose first
 /// token ends in `w1` and whose second starts with `w2`): the pairs'
-/// dictionary answers two-word phrases exactly, and narrows longer ones
+/// dictionary answers two-word phrases of [`pair_side_word`]s exactly, and narrows longer ones
 /// (and regexes whose literals hold a space) to the sessions where their
 /// words are adjacent.
 pub fn distinct_pair_ranges(text: &str, bounds: &[u32]) -> Vec<(u32, u32)> {
@@ -918,8 +883,15 @@ pub fn distinct_pair_ranges(text: &str, bounds: &[u32]) -> Vec<(u32, u32)> {
                 crossed |= prev.is_some_and(|p| (bounds[next_bound] as usize) > p);
                 next_bound += 1;
             }
+            // The first token's end and the second's start (contiguous
+            // in the text, across their one space).
             let pair = match prev {
-                Some(p) if !crossed => Some((p, end - p)),
+                Some(p) if !crossed => {
+                    let (left, right) = (pair_left(&b[p..s - 1]), pair_right(&b[s..end]));
+                    let from = s - 1 - left.len();
+                    (!left.is_empty() && !right.is_empty())
+                        .then_some((from, left.len() + 1 + right.len()))
+                }
                 _ => None,
             };
             prev = Some(s);
@@ -1029,6 +1001,20 @@ mod tests {
     }
 
     #[test]
+    fn pair_sides_are_cut_at_digits_slashes_and_characters() {
+        assert_eq!(pair_left(b"src/ui/render.rs:42:"), b":");
+        assert_eq!(pair_right(b"src/ui/render.rs:42:"), b"src");
+        assert_eq!(pair_left(b"render"), b"render");
+        assert_eq!(pair_right(b"42abc"), b"");
+        // At most 16 bytes, never inside a character.
+        let e = "é".repeat(20) + "a";
+        assert_eq!(pair_left(e.as_bytes()), ("é".repeat(7) + "a").as_bytes());
+        assert_eq!(pair_right(e.as_bytes()), "é".repeat(8).as_bytes());
+        assert!(pair_side_word(b"render") && !pair_side_word(b"rs:42"));
+        assert!(!pair_side_word(b"a/b") && !pair_side_word(b"averyveryverylongword"));
+    }
+
+    #[test]
     fn pairs_are_adjacent_tokens_within_a_piece() {
         let text = "fn main fn main() x y fn";
         let got: Vec<&str> = distinct_pair_ranges(text, &[])
@@ -1055,6 +1041,24 @@ mod tests {
         assert!(got.is_empty(), "{got:?}");
         assert!(distinct_pair_ranges("", &[]).is_empty());
         assert!(distinct_pair_ranges("one", &[]).is_empty());
+        // A pair keeps the first term's end and the second's start without
+        // a digit or a `/`, at most 16 bytes each; none where one is empty.
+        let t = "see line 42 of src/main.rs:7: now averyveryverylongword x é";
+        let got: Vec<&str> = distinct_pair_ranges(t, &[])
+            .into_iter()
+            .map(|(s, n)| &t[s as usize..(s + n) as usize])
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "see line",
+                "of src",
+                ": now",
+                "now averyveryverylon",
+                "veryverylongword x",
+                "x é"
+            ]
+        );
     }
 
     #[test]
@@ -1120,6 +1124,8 @@ mod tests {
             let w = match i % 7 {
                 0 => format!("averyveryverylongword{}", i % 61),
                 1 => "fn".to_string(),
+                2 => ["averyveryverylongwordwithoutdigits", "src/main"][(i % 2) as usize].into(),
+                3 => ["w", "x", "y", "z"][(i % 4) as usize].into(),
                 _ => format!("w{}", (i * 31) % 113),
             };
             text.push_str(&w);
@@ -1136,18 +1142,19 @@ mod tests {
             }
             prev = Some(n);
         }
-        let got: Vec<String> = pairs
-            .pairs()
-            .iter()
-            .map(|&(a, b)| {
-                let (a, b) = (words.term(a), words.term(b));
-                format!(
-                    "{} {}",
-                    String::from_utf8_lossy(a),
-                    String::from_utf8_lossy(b)
-                )
-            })
-            .collect();
+        // Cut to their sides, each distinct one once (as the index does).
+        let mut got: Vec<String> = Vec::new();
+        for &(a, b) in pairs.pairs() {
+            let (a, b) = (pair_left(words.term(a)), pair_right(words.term(b)));
+            let p = format!(
+                "{} {}",
+                String::from_utf8_lossy(a),
+                String::from_utf8_lossy(b)
+            );
+            if !a.is_empty() && !b.is_empty() && !got.contains(&p) {
+                got.push(p);
+            }
+        }
         let want: Vec<&str> = distinct_pair_ranges(text, &[])
             .into_iter()
             .map(|(s, n)| &text[s as usize..(s + n) as usize])
