@@ -1817,3 +1817,60 @@ fn label_filter_agrees_with_and_without_the_index() {
     .unwrap();
     assert!(agree("label:ghost").is_empty());
 }
+
+/// Every write adds segments; once a part has more than a few they are
+/// merged, the merged pages are given back to the file system (incremental
+/// auto-vacuum), and every word written along the way is still found.
+#[test]
+fn merges_keep_segments_few_and_give_their_pages_back() {
+    let s = Store::new();
+    let p = s.write(1, &first_lines(1));
+    let mut index = s.index();
+    refresh_checked(&mut index, &s.files());
+    let mut parent = "a2".to_string();
+    for i in 0..14u64 {
+        let id = format!("m{i}");
+        // The same words each time (a merged segment holds them once, so
+        // it is far smaller than the ones it replaces), and some new ones.
+        let mut words: Vec<String> = (0..4000).map(|k| format!("common{k}")).collect();
+        words.extend((0..400).map(|k| format!("word{i}x{k}")));
+        s.append(
+            &p,
+            &format!(
+                "{}\n",
+                message(
+                    &id,
+                    Some(&parent),
+                    "user",
+                    &words.join(" "),
+                    1767261602000 + i
+                )
+            ),
+        );
+        index.update_file(&atomic(&p)).unwrap().unwrap();
+        parent = id;
+    }
+    let conn = rusqlite::Connection::open(s.cache.join("index.sqlite")).unwrap();
+    let most: i64 = conn
+        .query_row(
+            "SELECT max(n) FROM (SELECT count(*) AS n FROM segments GROUP BY part)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(most <= 8, "{most} segments in a part");
+    let free: i64 = conn
+        .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(free, 0, "pages left free after the merges");
+    for w in [
+        "word0x0",
+        "word7x399",
+        "word13x123",
+        "common3999",
+        "\"word3x5 word3x6\"",
+    ] {
+        let hits = index.search(&Query::parse(w)).unwrap().unwrap();
+        assert_eq!(hits.get(&p), Some(1), "{w}");
+    }
+}
