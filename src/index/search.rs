@@ -134,15 +134,19 @@ impl FromIterator<u32> for IdSet {
 struct Files {
     /// Row id → absolute path key, for the sessions (not the problem rows).
     keys: HashMap<u32, Vec<u8>, FxBuild>,
-    /// Row id → the path, shared by every answer that names it.
+    /// Row id → the path, shared by every answer that names it; made when
+    /// an answer first names it (most answers name few of the sessions).
     paths: HashMap<u32, Arc<std::ffi::OsStr>, FxBuild>,
     /// Files whose partial last line has text (not in the word index).
     tails: Vec<(u32, String)>,
 }
 
 fn load_files(conn: &Connection) -> rusqlite::Result<Files> {
-    // Both served by partial indexes, without reading the rows.
-    let mut st = conn.prepare("SELECT id, path FROM files WHERE problem IS NULL")?;
+    // Both served by partial indexes, without reading the rows. The planner
+    // left alone picks `files_recent` and reads every row (with its state)
+    // for the path: 226 ms at 100,000 sessions, 13 ms from this index.
+    let mut st =
+        conn.prepare("SELECT id, path FROM files INDEXED BY files_sessions WHERE problem IS NULL")?;
     let mut rows = st.query([])?;
     let mut keys = HashMap::default();
     while let Some(r) = rows.next()? {
@@ -158,11 +162,11 @@ fn load_files(conn: &Connection) -> rusqlite::Result<Files> {
         .filter_map(|(id, t)| Some((u32::try_from(id).ok()?, t)))
         .filter(|(id, _)| keys.contains_key(id))
         .collect();
-    let paths = keys
-        .iter()
-        .map(|(id, k)| (*id, Arc::from(key_path(k).as_os_str())))
-        .collect();
-    Ok(Files { keys, paths, tails })
+    Ok(Files {
+        keys,
+        paths: HashMap::default(),
+        tails,
+    })
 }
 
 /// One segment's dictionary, with the row id that holds its postings.
@@ -1051,12 +1055,14 @@ fn answer(
     }
     crate::log::line("search terms answered");
 
-    let paths = &cache.files.paths;
+    let Files { keys, paths, .. } = &mut cache.files;
     let mut out = BodyHits::default();
     for (id, b) in bits {
-        if let Some(p) = paths.get(&id) {
-            out.insert_shared(p.clone(), b);
-        }
+        let Some(k) = keys.get(&id) else { continue };
+        let p = paths
+            .entry(id)
+            .or_insert_with(|| Arc::from(key_path(k).as_os_str()));
+        out.insert_shared(p.clone(), b);
     }
     Ok(Some(out))
 }
