@@ -432,21 +432,25 @@ impl PartWords {
             }
             let (pair_bytes, pair_ranges) = cut.into_parts();
             let base = arena.len() as u64;
-            if base + pair_bytes.len() as u64 >= u64::from(u32::MAX) {
-                // Past what a range of the text can name.
-                continue;
-            }
-            arena.extend_from_slice(&pair_bytes);
-            let base = base as u32;
+            // Past what a range of the text can name, the words go without
+            // their pairs.
+            let pairs = match u32::try_from(base + pair_bytes.len() as u64) {
+                Ok(_) => {
+                    arena.extend_from_slice(&pair_bytes);
+                    let base = base as u32;
+                    pair_ranges
+                        .into_iter()
+                        .map(|(s, n)| (base + s, n))
+                        .collect()
+                }
+                Err(_) => Vec::new(),
+            };
             out.push(PartText {
                 part,
                 // Words cut from UTF-8 text at character boundaries.
                 text: String::from_utf8(arena).unwrap_or_default(),
                 terms,
-                pairs: pair_ranges
-                    .into_iter()
-                    .map(|(s, n)| (base + s, n))
-                    .collect(),
+                pairs,
             });
         }
         out
