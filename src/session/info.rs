@@ -134,9 +134,14 @@ impl SessionInfo {
     /// The row of `arbor list --json` (one JSON Lines line), borrowed from
     /// this one.
     pub fn json_row(&self) -> JsonRow<'_> {
+        self.json_row_at(self.path.to_string_lossy())
+    }
+
+    /// [`SessionInfo::json_row`] with the path as text given.
+    fn json_row_at<'a>(&'a self, path: std::borrow::Cow<'a, str>) -> JsonRow<'a> {
         let skipped = self.diagnostics.skipped();
         JsonRow {
-            path: self.path.to_string_lossy(),
+            path,
             id: &self.id,
             cwd: &self.cwd,
             name: self.display_name(),
@@ -215,11 +220,10 @@ impl SessionInfo {
     /// [`SessionInfo::json_row`] with the path checked as UTF-8 by
     /// `simdutf8` (`to_string_lossy` walks it in chunks).
     fn json_row_fast(&self) -> JsonRow<'_> {
-        let mut r = self.json_row();
-        if let Ok(s) = simdutf8::basic::from_utf8(self.path.as_os_str().as_encoded_bytes()) {
-            r.path = std::borrow::Cow::Borrowed(s);
+        match simdutf8::basic::from_utf8(self.path.as_os_str().as_encoded_bytes()) {
+            Ok(s) => self.json_row_at(std::borrow::Cow::Borrowed(s)),
+            Err(_) => self.json_row(),
         }
-        r
     }
 }
 
