@@ -33,7 +33,7 @@ use super::refresh::{pair_segment, TEXT_SEGMENT};
 use super::terms::{decode_postings, pair_side_word, Match, Segment};
 use super::IndexError;
 use crate::search::hits::PartMatcher;
-use crate::search::literals::regex_literals;
+use crate::search::literals::{parse_case_insensitive, regex_literals};
 use crate::search::{Parts, Tiers};
 use crate::search::{Query, Term};
 
@@ -611,11 +611,7 @@ fn body<'t>(
 /// space-free literals. A necessary condition used to skip sessions.
 fn regex_prefixes(r: &regex::Regex) -> Option<Vec<String>> {
     use regex_syntax::hir::literal::{ExtractKind, Extractor};
-    let hir = regex_syntax::ParserBuilder::new()
-        .case_insensitive(true)
-        .build()
-        .parse(r.as_str())
-        .ok()?;
+    let hir = parse_case_insensitive(r.as_str())?;
     let seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
     let lits = seq.literals()?;
     let mut out: Vec<String> = Vec::new();
@@ -665,11 +661,7 @@ fn regex_for_lowercased(pattern: &str) -> Option<regex::bytes::Regex> {
             HirKind::Empty => Hir::empty(),
         }
     }
-    let hir = regex_syntax::ParserBuilder::new()
-        .case_insensitive(true)
-        .build()
-        .parse(pattern)
-        .ok()?;
+    let hir = parse_case_insensitive(pattern)?;
     regex::bytes::RegexBuilder::new(&strip(hir).to_string())
         .size_limit(1 << 22)
         .build()
@@ -709,11 +701,7 @@ fn within_a_term(pattern: &str) -> bool {
             HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().all(ok),
         }
     }
-    regex_syntax::ParserBuilder::new()
-        .case_insensitive(true)
-        .build()
-        .parse(pattern)
-        .is_ok_and(|h| ok(&h))
+    parse_case_insensitive(pattern).is_some_and(|h| ok(&h))
 }
 
 /// What the dictionaries say about a phrase or a regex in one kind of text.

@@ -92,11 +92,7 @@ pub fn regex_literals(pattern: &str) -> Option<RegexLiterals> {
             HirKind::Empty => Hir::empty(),
         }
     }
-    let hir = regex_syntax::ParserBuilder::new()
-        .case_insensitive(true)
-        .build()
-        .parse(pattern)
-        .ok()?;
+    let hir = parse_case_insensitive(pattern)?;
     let mut looks = false;
     let hir = rewrite(hir, &ws, &mut looks, &is_space);
     let seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
@@ -125,6 +121,16 @@ pub fn regex_literals(pattern: &str) -> Option<RegexLiterals> {
         }
     }
     (!literals.is_empty()).then_some(RegexLiterals { literals, exact })
+}
+
+/// A query's regex as the matcher reads it (`re:` terms are
+/// case-insensitive), for the rewrites and literal extractions.
+pub fn parse_case_insensitive(pattern: &str) -> Option<regex_syntax::hir::Hir> {
+    regex_syntax::ParserBuilder::new()
+        .case_insensitive(true)
+        .build()
+        .parse(pattern)
+        .ok()
 }
 
 #[cfg(test)]

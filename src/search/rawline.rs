@@ -5,7 +5,7 @@
 
 use memchr::memmem::Finder;
 
-use super::literals::regex_literals;
+use super::literals::{parse_case_insensitive, regex_literals};
 use super::query::Term;
 
 /// The literals and word runs a match of one term needs in the line.
@@ -114,11 +114,7 @@ fn usable(s: &str) -> bool {
 /// lists of which a match holds one.
 fn regex_ends(pattern: &str) -> Vec<Vec<Finder<'static>>> {
     use regex_syntax::hir::literal::{ExtractKind, Extractor};
-    let Ok(hir) = regex_syntax::ParserBuilder::new()
-        .case_insensitive(true)
-        .build()
-        .parse(pattern)
-    else {
+    let Some(hir) = parse_case_insensitive(pattern) else {
         return Vec::new();
     };
     let mut out = Vec::new();
