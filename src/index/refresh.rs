@@ -1217,8 +1217,9 @@ pub fn maybe_merge(conn: &Connection) -> rusqlite::Result<()> {
 /// The most bytes of segments merged into one.
 const MERGE_MAX: i64 = 512 << 20;
 
-/// A part's segments to merge, loaded: the part, their ids and them.
-type MergeJob = (i64, Vec<i64>, Vec<Segment>);
+/// Above this many bytes of segments, a merge drops the postings of files
+/// that are gone (see [`merge_parts`]).
+const BIG_MERGE: i64 = 4 << 20;
 
 /// Merges the planned parts' segments (part, victims, their bytes) in one
 /// transaction: loaded and stored here, merged on worker threads; a part
@@ -1229,7 +1230,7 @@ fn merge_parts(conn: &Connection, plans: &[(i64, Vec<i64>, i64)]) -> rusqlite::R
     // Postings of files that are gone are dropped when merging big segments;
     // small merges (after a few appends) keep them: queries ignore them, and
     // reading every row id would cost more than the merge.
-    let live: Option<HashSet<u32, FxBuild>> = if plans.iter().any(|p| p.2 > 4 << 20) {
+    let live: Option<HashSet<u32, FxBuild>> = if plans.iter().any(|p| p.2 > BIG_MERGE) {
         Some(
             tx.prepare("SELECT id FROM files WHERE problem IS NULL")?
                 .query_map([], |r| r.get::<_, i64>(0))?
@@ -1239,15 +1240,12 @@ fn merge_parts(conn: &Connection, plans: &[(i64, Vec<i64>, i64)]) -> rusqlite::R
     } else {
         None
     };
-    let big = |p: i64| {
-        plans
-            .iter()
-            .any(|(part, _, bytes)| *part == p && *bytes > 4 << 20)
-    };
     let workers = rayon::current_num_threads().clamp(1, plans.len());
-    let (job_tx, job_rx) = mpsc::sync_channel::<MergeJob>(workers);
+    // Jobs: a plan's index and its segments, loaded; results: the index
+    // and the merged segment.
+    let (job_tx, job_rx) = mpsc::sync_channel::<(usize, Vec<Segment>)>(workers);
     let job_rx = std::sync::Mutex::new(job_rx);
-    let (done_tx, done_rx) = mpsc::channel::<(i64, Vec<i64>, super::terms::Encoded)>();
+    let (done_tx, done_rx) = mpsc::channel::<(usize, super::terms::Encoded)>();
     let result: rusqlite::Result<()> = std::thread::scope(|scope| {
         for _ in 0..workers {
             let (job_rx, done_tx, live) = (&job_rx, done_tx.clone(), &live);
@@ -1256,27 +1254,29 @@ fn merge_parts(conn: &Connection, plans: &[(i64, Vec<i64>, i64)]) -> rusqlite::R
                     Ok(rx) => rx.recv(),
                     Err(_) => return,
                 };
-                let Ok((part, victims, loaded)) = job else {
+                let Ok((k, loaded)) = job else {
                     return;
                 };
-                let keep = |id| !big(part) || live.as_ref().is_none_or(|l| l.contains(&id));
+                let drop_gone = plans[k].2 > BIG_MERGE;
+                let keep = |id| !drop_gone || live.as_ref().is_none_or(|l| l.contains(&id));
                 let merged = merge(&loaded, &keep);
                 drop(loaded);
-                if done_tx.send((part, victims, merged)).is_err() {
+                if done_tx.send((k, merged)).is_err() {
                     return;
                 }
             });
         }
         drop(done_tx);
-        let store = |(part, victims, merged): (i64, Vec<i64>, super::terms::Encoded)| {
-            for id in &victims {
+        let store = |(k, merged): (usize, super::terms::Encoded)| {
+            let (part, victims, _) = &plans[k];
+            for id in victims {
                 tx.execute("DELETE FROM segments WHERE id=?1", [id])?;
             }
-            store_segment(&tx, part, &merged)
+            store_segment(&tx, *part, &merged)
         };
         let sent: rusqlite::Result<()> = (|| {
             let mut in_flight = 0usize;
-            for (part, victims, _) in plans {
+            for (k, (_, victims, _)) in plans.iter().enumerate() {
                 // A part is loaded only once a worker is free for it.
                 while in_flight >= workers {
                     let Ok(done) = done_rx.recv() else {
@@ -1289,7 +1289,7 @@ fn merge_parts(conn: &Connection, plans: &[(i64, Vec<i64>, i64)]) -> rusqlite::R
                     // Another process merged them already.
                     continue;
                 };
-                if job_tx.send((*part, victims.clone(), loaded)).is_err() {
+                if job_tx.send((k, loaded)).is_err() {
                     break;
                 }
                 in_flight += 1;

@@ -1014,40 +1014,36 @@ mod tests {
         assert!(!pair_side_word(b"a/b") && !pair_side_word(b"averyveryverylongword"));
     }
 
+    /// The pairs of `text` as strings.
+    fn pairs_of<'t>(text: &'t str, bounds: &[u32]) -> Vec<&'t str> {
+        distinct_pair_ranges(text, bounds)
+            .into_iter()
+            .map(|(s, n)| &text[s as usize..(s + n) as usize])
+            .collect()
+    }
+
     #[test]
     fn pairs_are_adjacent_tokens_within_a_piece() {
         let text = "fn main fn main() x y fn";
-        let got: Vec<&str> = distinct_pair_ranges(text, &[])
-            .into_iter()
-            .map(|(s, n)| &text[s as usize..(s + n) as usize])
-            .collect();
+        let got: Vec<&str> = pairs_of(text, &[]);
         assert_eq!(
             got,
             ["fn main", "main fn", "fn main()", "main() x", "x y", "y fn"]
         );
         // Pieces `ab cd` and `ef gh` joined by a space: no `cd ef`.
         let joined = "ab cd ef gh";
-        let got: Vec<&str> = distinct_pair_ranges(joined, &[6])
-            .into_iter()
-            .map(|(s, n)| &joined[s as usize..(s + n) as usize])
-            .collect();
+        let got: Vec<&str> = pairs_of(joined, &[6]);
         assert_eq!(got, ["ab cd", "ef gh"]);
         // A piece of one token between two others, and an empty piece.
         let j = "a b c";
-        let got: Vec<&str> = distinct_pair_ranges(j, &[2, 4, 4])
-            .into_iter()
-            .map(|(s, n)| &j[s as usize..(s + n) as usize])
-            .collect();
+        let got: Vec<&str> = pairs_of(j, &[2, 4, 4]);
         assert!(got.is_empty(), "{got:?}");
         assert!(distinct_pair_ranges("", &[]).is_empty());
         assert!(distinct_pair_ranges("one", &[]).is_empty());
         // A pair keeps the first term's end and the second's start without
         // a digit or a `/`, at most 16 bytes each; none where one is empty.
         let t = "see line 42 of src/main.rs:7: now averyveryverylongword x é";
-        let got: Vec<&str> = distinct_pair_ranges(t, &[])
-            .into_iter()
-            .map(|(s, n)| &t[s as usize..(s + n) as usize])
-            .collect();
+        let got: Vec<&str> = pairs_of(t, &[]);
         assert_eq!(
             got,
             [
@@ -1155,10 +1151,7 @@ mod tests {
                 got.push(p);
             }
         }
-        let want: Vec<&str> = distinct_pair_ranges(text, &[])
-            .into_iter()
-            .map(|(s, n)| &text[s as usize..(s + n) as usize])
-            .collect();
+        let want = pairs_of(text, &[]);
         assert_eq!(got, want);
         assert_eq!(words.len(), distinct_tokens(text).len());
     }
