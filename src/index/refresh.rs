@@ -312,14 +312,24 @@ pub struct PartText {
 
 /// The words of the parts the index keeps no text for, gathered line by
 /// line: per part, a set of its distinct words and one of its distinct
-/// pairs of adjacent words (never across two pieces of it), by number.
+/// pairs of adjacent words (never across two pieces of it).
+///
+/// A pair is kept as the numbers of its two sides (`terms::pair_left` of
+/// the first word, `pair_right` of the second), found once per distinct
+/// word: each occurrence then costs two array reads and an append, and the
+/// pair's bytes are written once per distinct pair of sides at the end.
 struct PartWords {
     /// Per part (by code), its distinct words so far.
     words: [TermSet; 6],
-    /// Per part, its distinct pairs `w1 w2` so far, as word numbers.
+    /// Per part, per word number: the numbers (in `sides`) of its left and
+    /// right sides, `NO_WORD` where that side is empty.
+    word_sides: [Vec<(u32, u32)>; 6],
+    /// The distinct sides of every part's words.
+    sides: TermSet,
+    /// Per part, its distinct pairs so far, as side numbers.
     pairs: [PairSet; 6],
-    /// Per part, the number of the word before in the current piece
-    /// (`NO_WORD`: a piece starts).
+    /// Per part, the left side of the word before in the current piece
+    /// (`NO_WORD`: a piece starts, or that word has no left side).
     prev: [u32; 6],
     scratch: Vec<u8>,
     wanted: Parts,
@@ -331,6 +341,8 @@ impl Default for PartWords {
     fn default() -> Self {
         PartWords {
             words: Default::default(),
+            word_sides: Default::default(),
+            sides: TermSet::default(),
             pairs: Default::default(),
             prev: [NO_WORD; 6],
             scratch: Vec::new(),
@@ -342,27 +354,50 @@ impl Default for PartWords {
     }
 }
 
+/// One part's sets (see [`PartWords`]), borrowed for [`add_word`].
+struct PartSets<'a> {
+    words: &'a mut [TermSet; 6],
+    word_sides: &'a mut [Vec<(u32, u32)>; 6],
+    sides: &'a mut TermSet,
+    pairs: &'a mut [PairSet; 6],
+    prev: &'a mut [u32; 6],
+}
+
 /// Adds one word of `part` (an empty one: a new piece starts).
 #[inline]
-fn add_word(
-    words: &mut [TermSet; 6],
-    pairs: &mut [PairSet; 6],
-    prev: &mut [u32; 6],
-    part: Part,
-    w: &[u8],
-) {
+fn add_word(sets: &mut PartSets<'_>, part: Part, w: &[u8]) {
     let code = usize::from(part.code());
-    let n = words[code].index_of(w).unwrap_or(NO_WORD);
-    if n != NO_WORD && prev[code] != NO_WORD {
-        pairs[code].insert(prev[code], n);
+    let Some(n) = sets.words[code].index_of(w) else {
+        sets.prev[code] = NO_WORD;
+        return;
+    };
+    let word_sides = &mut sets.word_sides[code];
+    if n as usize == word_sides.len() {
+        let left = sets.sides.index_of(pair_left(w)).unwrap_or(NO_WORD);
+        let right = sets.sides.index_of(pair_right(w)).unwrap_or(NO_WORD);
+        word_sides.push((left, right));
     }
-    prev[code] = n;
+    let (left, right) = word_sides
+        .get(n as usize)
+        .copied()
+        .unwrap_or((NO_WORD, NO_WORD));
+    let prev = sets.prev[code];
+    if prev != NO_WORD && right != NO_WORD {
+        sets.pairs[code].insert(prev, right);
+    }
+    sets.prev[code] = left;
 }
 
 impl PartWords {
     fn line(&mut self, line: &[u8]) {
-        let (words, pairs, prev) = (&mut self.words, &mut self.pairs, &mut self.prev);
-        let mut add = |part: Part, w: &[u8]| add_word(words, pairs, prev, part, w);
+        let mut sets = PartSets {
+            words: &mut self.words,
+            word_sides: &mut self.word_sides,
+            sides: &mut self.sides,
+            pairs: &mut self.pairs,
+            prev: &mut self.prev,
+        };
+        let mut add = |part: Part, w: &[u8]| add_word(&mut sets, part, w);
         // Skimmed from the bytes; an unusual line is decoded (same words).
         if skim_part_words(line, self.wanted, &mut self.scratch, &mut add) {
             return;
@@ -393,6 +428,12 @@ impl PartWords {
         for pairs in &mut self.pairs {
             pairs.clear();
         }
+        for s in &mut self.word_sides {
+            s.clear();
+        }
+        if !self.sides.is_empty() {
+            self.sides.take_parts();
+        }
         // The words' tables were emptied by `finish`, when it ran.
         for words in &mut self.words {
             if !words.is_empty() {
@@ -407,7 +448,7 @@ impl PartWords {
         let mut out = Vec::new();
         for (part, (words, pairs)) in Part::ALL
             .into_iter()
-            .zip(self.words.iter_mut().zip(&self.pairs))
+            .zip(self.words.iter_mut().zip(&mut self.pairs))
         {
             if words.is_empty() {
                 continue;
@@ -415,35 +456,26 @@ impl PartWords {
             // One arena: the words, then the pairs' bytes (`w1 w2`, cut to
             // their sides: see `terms::pair_left`), each distinct one once.
             let (mut arena, terms) = words.take_parts();
-            let mut cut = TermSet::default();
-            let mut pair = Vec::new();
-            for &(a, b) in pairs.pairs() {
-                let ((sa, na), (sb, nb)) = (terms[a as usize], terms[b as usize]);
-                let left = pair_left(&arena[sa as usize..(sa + na) as usize]);
-                let right = pair_right(&arena[sb as usize..(sb + nb) as usize]);
-                if left.is_empty() || right.is_empty() {
-                    continue;
-                }
-                pair.clear();
-                pair.extend_from_slice(left);
-                pair.push(b' ');
-                pair.extend_from_slice(right);
-                cut.insert(&pair);
+            let base = arena.len();
+            let mut ranges = Vec::with_capacity(pairs.len());
+            for (left, right) in pairs.pairs() {
+                let start = arena.len();
+                arena.extend_from_slice(self.sides.term(left));
+                arena.push(b' ');
+                arena.extend_from_slice(self.sides.term(right));
+                ranges.push((start, arena.len() - start));
             }
-            let (pair_bytes, pair_ranges) = cut.into_parts();
-            let base = arena.len() as u64;
             // Past what a range of the text can name, the words go without
             // their pairs.
-            let pairs = match u32::try_from(base + pair_bytes.len() as u64) {
-                Ok(_) => {
-                    arena.extend_from_slice(&pair_bytes);
-                    let base = base as u32;
-                    pair_ranges
-                        .into_iter()
-                        .map(|(s, n)| (base + s, n))
-                        .collect()
+            let pairs = match u32::try_from(arena.len()) {
+                Ok(_) => ranges
+                    .into_iter()
+                    .map(|(s, n)| (s as u32, n as u32))
+                    .collect(),
+                Err(_) => {
+                    arena.truncate(base);
+                    Vec::new()
                 }
-                Err(_) => Vec::new(),
             };
             out.push(PartText {
                 part,
@@ -1767,4 +1799,57 @@ fn read_changed(
         }
     });
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pairs found by side numbers are the pairs the text path finds
+    /// (`terms::distinct_pair_ranges`) in the same words, and a pair never
+    /// joins two tool outputs.
+    #[test]
+    fn part_pairs_are_the_texts_pairs() {
+        let outputs = [
+            "Error: cannot borrow `x` as mutable at src/main.rs:42:7 because it is also borrowed",
+            "thumbnail thumbnails ÉTÉ été 12 a/b ab cd ab cd averyveryverylongwordbeyondsixteen x",
+        ];
+        let line = |id: usize, text: &str| {
+            serde_json::json!({"type":"message","id":format!("e{id}"),"parentId":null,
+                "timestamp":"2026-01-01T00:00:00Z",
+                "message":{"role":"toolResult","toolCallId":"c","toolName":"bash",
+                    "content":[{"type":"text","text":text}],"isError":false,"timestamp":1}})
+            .to_string()
+        };
+        let mut words = PartWords::default();
+        for (i, t) in outputs.iter().enumerate() {
+            words.line(line(i, t).as_bytes());
+        }
+        let parts = words.finish();
+        let out = parts
+            .iter()
+            .find(|p| p.part == Part::ToolOutput)
+            .expect("tool output words");
+        let slice = |&(s, n): &(u32, u32)| out.text[s as usize..(s + n) as usize].to_string();
+        let mut got: Vec<String> = out.pairs.iter().map(slice).collect();
+        got.sort();
+        let mut want: Vec<String> = Vec::new();
+        for t in outputs {
+            let n = crate::session::normalize::normalized(t);
+            let b = n.as_bytes();
+            for (s, l) in distinct_pair_ranges(&n, &[]) {
+                let p = String::from_utf8(b[s as usize..(s + l) as usize].to_vec()).unwrap();
+                if !want.contains(&p) {
+                    want.push(p);
+                }
+            }
+        }
+        want.sort();
+        assert_eq!(got, want);
+        assert!(!got.iter().any(|p| p == "borrowed thumbnail"));
+        let mut terms: Vec<String> = out.terms.iter().map(slice).collect();
+        terms.sort();
+        assert!(terms.contains(&"averyveryverylongwordbeyondsixteen".to_string()));
+        assert!(terms.contains(&"été".to_string()));
+    }
 }
