@@ -1246,8 +1246,8 @@ pub fn maybe_merge(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// The most bytes of segments merged into one.
-const MERGE_MAX: i64 = 512 << 20;
+/// The most bytes of segments merged into one, and merged at once.
+const MERGE_MAX: i64 = 256 << 20;
 
 /// Above this many bytes of segments, a merge drops the postings of files
 /// that are gone (see [`merge_parts`]).
@@ -1307,14 +1307,18 @@ fn merge_parts(conn: &Connection, plans: &[(i64, Vec<i64>, i64)]) -> rusqlite::R
             store_segment(&tx, *part, &merged)
         };
         let sent: rusqlite::Result<()> = (|| {
-            let mut in_flight = 0usize;
-            for (k, (_, victims, _)) in plans.iter().enumerate() {
-                // A part is loaded only once a worker is free for it.
-                while in_flight >= workers {
+            let (mut in_flight, mut in_bytes) = (0usize, 0i64);
+            for (k, (_, victims, bytes)) in plans.iter().enumerate() {
+                // A part is loaded only once a worker is free for it, and
+                // while the merges under way hold less than `MERGE_MAX`
+                // (each holds its segments and as much again merged: two
+                // big ones at once were a 2 GB peak at 100,000 sessions).
+                while in_flight >= workers || (in_flight > 0 && in_bytes + bytes > MERGE_MAX) {
                     let Ok(done) = done_rx.recv() else {
                         return Ok(());
                     };
                     in_flight -= 1;
+                    in_bytes -= plans[done.0].2;
                     store(done)?;
                 }
                 let Some(loaded) = load_segments(&tx, victims)? else {
@@ -1325,6 +1329,7 @@ fn merge_parts(conn: &Connection, plans: &[(i64, Vec<i64>, i64)]) -> rusqlite::R
                     break;
                 }
                 in_flight += 1;
+                in_bytes += bytes;
             }
             Ok(())
         })();
