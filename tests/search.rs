@@ -256,7 +256,7 @@ fn every_session_the_oracle_finds_arbor_finds_in_each_scope() {
                 && w.chars()
                     .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
         };
-        let mut n = (0, 0, 0, 0, 0);
+        let mut n = (0, 0, 0, 0, 0, 0);
         for w in &words {
             let k = rng.pick(w.len() - 1);
             let ascii = |w: &str| plain(w) && w.is_ascii();
@@ -274,6 +274,19 @@ fn every_session_the_oracle_finds_arbor_finds_in_each_scope() {
                     .unwrap();
                 cases.push((format!("re:{pat}"), Needle::Regex(r), Some(scope)));
                 n.4 += 1;
+            } else if n.5 < 2 && ascii(w[k]) && ascii(w[k + 1]) {
+                // One word beside a space (a regex half typed): the
+                // pairs answer it.
+                let pat = match n.5 {
+                    0 => format!("{}\\s", w[k]),
+                    _ => format!("\\s{}", &w[k + 1][..3]),
+                };
+                let r = regex::RegexBuilder::new(&pat)
+                    .case_insensitive(true)
+                    .build()
+                    .unwrap();
+                cases.push((format!("re:{pat}"), Needle::Regex(r), Some(scope)));
+                n.5 += 1;
             } else if n.0 < 2 && plain(w[k]) {
                 cases.push((w[k].to_string(), Needle::Text(w[k].into()), Some(scope)));
                 n.0 += 1;
@@ -666,7 +679,7 @@ fn phrases_with_numbers_paths_and_long_words_are_found() {
     );
     let _s4 = session("s4", "nothing to see", "all clean");
     let cache = dir.path().join("cache");
-    let cases: [(&str, Vec<&PathBuf>); 9] = [
+    let cases: [(&str, Vec<&PathBuf>); 13] = [
         (r#""main.rs:42: cannot""#, vec![&s1]),
         (r#""main.rs:42: cannot" in:tools"#, vec![&s1]),
         (r#""line 42 of""#, vec![&s1]),
@@ -676,6 +689,12 @@ fn phrases_with_numbers_paths_and_long_words_are_found() {
         (r#""identifier follows here""#, vec![&s3]),
         (r"re:rs:42:\s+cannot", vec![&s1]),
         (r#""follows here""#, vec![&s3]),
+        // A word beside a space: a word ending so and followed by one, or
+        // starting so after one (never at a text's end).
+        (r"re:cannot\s", vec![&s1, &s2]),
+        (r"re:borrow\s", vec![]),
+        (r"re:\sfollows", vec![&s3]),
+        (r"re:\sfollow in:user", vec![]),
     ];
     for (q, want) in cases {
         let want: BTreeSet<&PathBuf> = want.into_iter().collect();

@@ -322,20 +322,24 @@ struct PartWords {
     /// Per part (by code), its distinct words so far.
     words: [TermSet; 6],
     /// Per part, per word number: the numbers (in `sides`) of its left and
-    /// right sides, `NO_WORD` where that side is empty.
+    /// right sides, `EMPTY_SIDE` where that side is empty.
     word_sides: [Vec<(u32, u32)>; 6],
     /// The distinct sides of every part's words.
     sides: TermSet,
     /// Per part, its distinct pairs so far, as side numbers.
     pairs: [PairSet; 6],
     /// Per part, the left side of the word before in the current piece
-    /// (`NO_WORD`: a piece starts, or that word has no left side).
+    /// (`NO_WORD`: a piece starts).
     prev: [u32; 6],
     scratch: Vec<u8>,
     wanted: Parts,
 }
 
 const NO_WORD: u32 = u32::MAX;
+
+/// The side number of an empty side: its pair is a half pair (`t1 ` or
+/// ` t2`, see `terms::distinct_pair_ranges`), or none when both are empty.
+const EMPTY_SIDE: u32 = u32::MAX - 1;
 
 impl Default for PartWords {
     fn default() -> Self {
@@ -373,16 +377,16 @@ fn add_word(sets: &mut PartSets<'_>, part: Part, w: &[u8]) {
     };
     let word_sides = &mut sets.word_sides[code];
     if n as usize == word_sides.len() {
-        let left = sets.sides.index_of(pair_left(w)).unwrap_or(NO_WORD);
-        let right = sets.sides.index_of(pair_right(w)).unwrap_or(NO_WORD);
+        let left = sets.sides.index_of(pair_left(w)).unwrap_or(EMPTY_SIDE);
+        let right = sets.sides.index_of(pair_right(w)).unwrap_or(EMPTY_SIDE);
         word_sides.push((left, right));
     }
-    let (left, right) = word_sides
-        .get(n as usize)
-        .copied()
-        .unwrap_or((NO_WORD, NO_WORD));
+    let Some(&(left, right)) = word_sides.get(n as usize) else {
+        sets.prev[code] = NO_WORD;
+        return;
+    };
     let prev = sets.prev[code];
-    if prev != NO_WORD && right != NO_WORD {
+    if prev != NO_WORD && (prev != EMPTY_SIDE || right != EMPTY_SIDE) {
         sets.pairs[code].insert(prev, right);
     }
     sets.prev[code] = left;
@@ -458,11 +462,15 @@ impl PartWords {
             let (mut arena, terms) = words.take_parts();
             let base = arena.len();
             let mut ranges = Vec::with_capacity(pairs.len());
+            let side = |n: u32| match n {
+                EMPTY_SIDE => &[][..],
+                n => self.sides.term(n),
+            };
             for (left, right) in pairs.pairs() {
                 let start = arena.len();
-                arena.extend_from_slice(self.sides.term(left));
+                arena.extend_from_slice(side(left));
                 arena.push(b' ');
-                arena.extend_from_slice(self.sides.term(right));
+                arena.extend_from_slice(side(right));
                 ranges.push((start, arena.len() - start));
             }
             // Past what a range of the text can name, the words go without

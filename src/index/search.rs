@@ -790,7 +790,35 @@ fn phrase_pairs(
     };
     if n < 2 {
         if let Some(w) = words.first() {
-            out.maybe = (*cache.lookup(conn, w, Match::Contains, kind)?).clone();
+            match word_beside_space(phrase, w) {
+                // A word ending before a space (`re:fn\s`), or starting
+                // after one: a pair, whole or half, whose first side ends in
+                // it (`w `), or whose second side starts with it (` w`).
+                // The sides keep such a word whole, so that is exact;
+                // reading every session holding the word was seconds for a
+                // regex half typed in the picker.
+                Some((before, after)) => {
+                    let mut ids: Option<IdSet> = None;
+                    for (on, key) in [(before, format!(" {w}")), (after, format!("{w} "))] {
+                        if !on {
+                            continue;
+                        }
+                        let found = cache.lookup(conn, &key, Match::Contains, pairs)?;
+                        match ids.as_mut() {
+                            None => ids = Some((*found).clone()),
+                            Some(ids) => ids.intersect(&found),
+                        }
+                    }
+                    let ids = ids.unwrap_or_default();
+                    // With a space on both sides, the two may be different
+                    // occurrences: candidates.
+                    match before && after {
+                        true => out.maybe = ids,
+                        false => out.sure = ids,
+                    }
+                }
+                None => out.maybe = (*cache.lookup(conn, w, Match::Contains, kind)?).clone(),
+            }
         }
         return Ok(out);
     }
@@ -839,6 +867,16 @@ fn phrase_pairs(
         false => out.maybe = found,
     }
     Ok(out)
+}
+
+/// For a phrase that is one word with a space before it, after it or
+/// both (`" w"`, `"w "`, `" w "`), and a word the pairs keep whole
+/// ([`pair_side_word`]): whether the space is before and whether after.
+fn word_beside_space(phrase: &str, w: &str) -> Option<(bool, bool)> {
+    let before = phrase.starts_with(' ');
+    let after = phrase.ends_with(' ');
+    let shape = phrase.len() == w.len() + usize::from(before) + usize::from(after);
+    (shape && (before || after) && pair_side_word(w.as_bytes())).then_some((before, after))
 }
 
 enum Check<'q> {

@@ -883,7 +883,9 @@ pub const PAIR_SIDE_MAX: usize = 16;
 /// The distinct *word pairs* of a normalized text: every two adjacent
 /// tokens with the space between them, cut to the first one's
 /// [`pair_left`] and the second one's [`pair_right`] (`"t1 t2"`, itself a
-/// byte range of the text; none where a side is empty), as `(start, len)` ranges in order of first appearance. A pair
+/// byte range of the text; where one side is empty, the *half pair* `"t1 "`
+/// or `" t2"`; none where both are), as `(start, len)` ranges in order of
+/// first appearance. A pair
 /// never spans one of `bounds` (sorted byte offsets where a new piece of
 /// text starts, e.g. the next tool output of a part joined after a space):
 /// a match never spans two pieces.
@@ -893,7 +895,9 @@ pub const PAIR_SIDE_MAX: usize = 16;
 /// token ends in `w1` and whose second starts with `w2`): the pairs'
 /// dictionary answers two-word phrases of [`pair_side_word`]s exactly, and narrows longer ones
 /// (and regexes whose literals hold a space) to the sessions where their
-/// words are adjacent.
+/// words are adjacent. With the half pairs, `w ` (a term ending in `w` and
+/// another after it) and ` w` are substrings of a pair exactly when they
+/// are of the text, whatever the other term is.
 pub fn distinct_pair_ranges(text: &str, bounds: &[u32]) -> Vec<(u32, u32)> {
     let b = text.as_bytes();
     let mut start = 0usize;
@@ -920,7 +924,8 @@ pub fn distinct_pair_ranges(text: &str, bounds: &[u32]) -> Vec<(u32, u32)> {
                 Some(p) if !crossed => {
                     let (left, right) = (pair_left(&b[p..s - 1]), pair_right(&b[s..end]));
                     let from = s - 1 - left.len();
-                    (!left.is_empty() && !right.is_empty())
+                    // One empty side leaves a half pair (`t1 ` or ` t2`).
+                    (!left.is_empty() || !right.is_empty())
                         .then_some((from, left.len() + 1 + right.len()))
                 }
                 _ => None,
@@ -1072,13 +1077,16 @@ mod tests {
         assert!(distinct_pair_ranges("", &[]).is_empty());
         assert!(distinct_pair_ranges("one", &[]).is_empty());
         // A pair keeps the first term's end and the second's start without
-        // a digit or a `/`, at most 16 bytes each; none where one is empty.
+        // a digit or a `/`, at most 16 bytes each; where one is empty, a
+        // half pair (`line `, ` of` around `42`).
         let t = "see line 42 of src/main.rs:7: now averyveryverylongword x é";
         let got: Vec<&str> = pairs_of(t, &[]);
         assert_eq!(
             got,
             [
                 "see line",
+                "line ",
+                " of",
                 "of src",
                 ": now",
                 "now averyveryverylon",
@@ -1178,7 +1186,7 @@ mod tests {
                 String::from_utf8_lossy(a),
                 String::from_utf8_lossy(b)
             );
-            if !a.is_empty() && !b.is_empty() && !got.contains(&p) {
+            if (!a.is_empty() || !b.is_empty()) && !got.contains(&p) {
                 got.push(p);
             }
         }

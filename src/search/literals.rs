@@ -97,7 +97,7 @@ pub fn regex_literals(pattern: &str) -> Option<RegexLiterals> {
     let hir = rewrite(hir, &ws, &mut looks, &is_space);
     let seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
     let lits = seq.literals()?;
-    let mut exact = seq.is_exact() && !looks;
+    let exact = seq.is_exact() && !looks;
     let mut literals: Vec<String> = Vec::new();
     for l in lits {
         let s = std::str::from_utf8(l.as_bytes()).ok()?;
@@ -108,16 +108,14 @@ pub fn regex_literals(pattern: &str) -> Option<RegexLiterals> {
         if s.to_lowercase() != s {
             continue;
         }
-        let trimmed = s.trim_matches(' ');
-        if trimmed.is_empty() {
+        if s.trim_matches(' ').is_empty() {
             return None;
         }
-        // A space at an end: at a term's edge, not a plain substring.
-        if trimmed.len() != s.len() {
-            exact = false;
-        }
-        if !literals.iter().any(|x| x == trimmed) {
-            literals.push(trimmed.to_string());
+        // A space at an end stays: `fn ` is a term ending in `fn` with
+        // another after it, which the word pairs answer (and a match never
+        // spans two pieces of text, so the space is always between terms).
+        if !literals.iter().any(|x| x == s) {
+            literals.push(s.to_string());
         }
     }
     (!literals.is_empty()).then_some(RegexLiterals { literals, exact })
@@ -153,8 +151,9 @@ mod tests {
         assert_eq!(literals(r"\bfn main"), v(&["fn main"], false));
         assert_eq!(literals(r"fn\s{2}main"), v(&["fn  main"], true));
         assert_eq!(literals(r"(?:a|b)\sc"), v(&["a c", "b c"], true));
-        // A space at an end: only a candidate.
-        assert_eq!(literals(r"fn\s"), v(&["fn"], false));
+        // A space at an end stays (the pairs answer it).
+        assert_eq!(literals(r"fn\s"), v(&["fn "], true));
+        assert_eq!(literals(r"\sfn"), v(&[" fn"], true));
         // The Kelvin sign's variant of `k` is never in lowercased text.
         assert_eq!(literals("key"), v(&["key"], true));
         assert_eq!(literals(r"\w+ main"), None);
