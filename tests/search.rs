@@ -679,7 +679,7 @@ fn phrases_with_numbers_paths_and_long_words_are_found() {
     );
     let _s4 = session("s4", "nothing to see", "all clean");
     let cache = dir.path().join("cache");
-    let cases: [(&str, Vec<&PathBuf>); 13] = [
+    let cases: [(&str, Vec<&PathBuf>); 15] = [
         (r#""main.rs:42: cannot""#, vec![&s1]),
         (r#""main.rs:42: cannot" in:tools"#, vec![&s1]),
         (r#""line 42 of""#, vec![&s1]),
@@ -695,6 +695,9 @@ fn phrases_with_numbers_paths_and_long_words_are_found() {
         (r"re:borrow\s", vec![]),
         (r"re:\sfollows", vec![&s3]),
         (r"re:\sfollow in:user", vec![]),
+        // Before a number (whose side is empty: a half pair).
+        (r"re:line\s", vec![&s1, &s2]),
+        (r"re:rs\s", vec![&s2]),
     ];
     for (q, want) in cases {
         let want: BTreeSet<&PathBuf> = want.into_iter().collect();
