@@ -256,6 +256,14 @@ fn every_session_the_oracle_finds_arbor_finds_in_each_scope() {
                 && w.chars()
                     .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
         };
+        // A `re:` query and its oracle (case-insensitive, as `re:` is).
+        let regex_case = |pat: String, scope| {
+            let r = regex::RegexBuilder::new(&pat)
+                .case_insensitive(true)
+                .build()
+                .unwrap();
+            (format!("re:{pat}"), Needle::Regex(r), Some(scope))
+        };
         let mut n = (0, 0, 0, 0, 0, 0);
         for w in &words {
             let k = rng.pick(w.len() - 1);
@@ -268,11 +276,7 @@ fn every_session_the_oracle_finds_arbor_finds_in_each_scope() {
             } else if n.4 < 1 && ascii(w[k]) && ascii(w[k + 1]) {
                 // A regex spanning two words, by its literal with a space.
                 let pat = format!("{}\\s+{}", w[k], &w[k + 1][..3]);
-                let r = regex::RegexBuilder::new(&pat)
-                    .case_insensitive(true)
-                    .build()
-                    .unwrap();
-                cases.push((format!("re:{pat}"), Needle::Regex(r), Some(scope)));
+                cases.push(regex_case(pat, scope));
                 n.4 += 1;
             } else if n.5 < 2 && ascii(w[k]) && ascii(w[k + 1]) {
                 // One word beside a space (a regex half typed): the
@@ -281,11 +285,7 @@ fn every_session_the_oracle_finds_arbor_finds_in_each_scope() {
                     0 => format!("{}\\s", w[k]),
                     _ => format!("\\s{}", &w[k + 1][..3]),
                 };
-                let r = regex::RegexBuilder::new(&pat)
-                    .case_insensitive(true)
-                    .build()
-                    .unwrap();
-                cases.push((format!("re:{pat}"), Needle::Regex(r), Some(scope)));
+                cases.push(regex_case(pat, scope));
                 n.5 += 1;
             } else if n.0 < 2 && plain(w[k]) {
                 cases.push((w[k].to_string(), Needle::Text(w[k].into()), Some(scope)));
@@ -297,11 +297,7 @@ fn every_session_the_oracle_finds_arbor_finds_in_each_scope() {
             } else if n.2 < 1 && plain(w[k]) && w[k].is_ascii() {
                 let lit = &w[k][..3];
                 let pat = format!("{lit}\\w+\\s\\S");
-                let r = regex::RegexBuilder::new(&pat)
-                    .case_insensitive(true)
-                    .build()
-                    .unwrap();
-                cases.push((format!("re:{pat}"), Needle::Regex(r), Some(scope)));
+                cases.push(regex_case(pat, scope));
                 n.2 += 1;
             }
         }
