@@ -22,7 +22,7 @@ use super::{IndexError, RefreshStats};
 use crate::session::info::{mtime_ms, read_lines, with_read_buffer, InfoScanner, SessionInfo};
 use crate::session::reader::ReadError;
 use crate::session::searchable::{
-    may_have_other_parts, parts_of_line, skim_part_words, Part, Parts,
+    may_have_other_parts, parts_of_line, skim_part_words, Part, Parts, SeenPieces,
 };
 use crate::session::words::str_words;
 use crate::store::scan::{ScanProblem, SessionFile};
@@ -332,6 +332,8 @@ struct PartWords {
     /// (`NO_WORD`: a piece starts).
     prev: [u32; 6],
     scratch: Vec<u8>,
+    /// The long pieces skimmed so far in this file (see [`SeenPieces`]).
+    seen: SeenPieces,
     wanted: Parts,
 }
 
@@ -350,6 +352,7 @@ impl Default for PartWords {
             pairs: Default::default(),
             prev: [NO_WORD; 6],
             scratch: Vec::new(),
+            seen: SeenPieces::default(),
             wanted: Part::ALL
                 .into_iter()
                 .filter(|p| !p.is_text())
@@ -403,7 +406,13 @@ impl PartWords {
         };
         let mut add = |part: Part, w: &[u8]| add_word(&mut sets, part, w);
         // Skimmed from the bytes; an unusual line is decoded (same words).
-        if skim_part_words(line, self.wanted, &mut self.scratch, &mut add) {
+        if skim_part_words(
+            line,
+            self.wanted,
+            &mut self.scratch,
+            &mut self.seen,
+            &mut add,
+        ) {
             return;
         }
         if !may_have_other_parts(line) {
@@ -445,6 +454,7 @@ impl PartWords {
             }
         }
         self.prev = [NO_WORD; 6];
+        self.seen.clear();
         SPARE_WORDS.with(|s| *s.borrow_mut() = Some(self));
     }
 

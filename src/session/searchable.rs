@@ -241,13 +241,47 @@ pub fn may_have_other_parts(line: &[u8]) -> bool {
 /// (not strict JSON, escaped keys, surrogate escapes, a number that may
 /// not fit a double, a duplicated field, deep nesting): then ask
 /// [`parts_of_line`], which decides.
+///
+/// A piece already in `seen` (the same part and the same raw JSON, at
+/// least [`SeenPieces::MIN_LEN`] bytes) is skipped whole: its words and
+/// pairs were emitted when it was first seen, and a piece's words and
+/// pairs depend on its bytes alone.
 pub fn skim_part_words(
     line: &[u8],
     wanted: Parts,
     scratch: &mut Vec<u8>,
+    seen: &mut SeenPieces,
     emit: &mut dyn FnMut(Part, &[u8]),
 ) -> bool {
-    skim_words(line, wanted, scratch, emit).is_some()
+    skim_words(line, wanted, scratch, seen, emit).is_some()
+}
+
+/// The long pieces one file's skim has cut into words so far, by a 128-bit
+/// hash of their part and raw JSON bytes: agents read the same file or run
+/// the same command again within a session, and its output's words need
+/// cutting and counting only once per file.
+#[derive(Default)]
+pub struct SeenPieces {
+    hashes: std::collections::HashSet<u128, crate::util::hash::FxBuild>,
+}
+
+impl SeenPieces {
+    /// Shorter pieces cost less to cut than to remember.
+    pub const MIN_LEN: usize = 256;
+
+    /// Whether `raw` of `part` was seen before (then it is skipped); a
+    /// short piece is never "seen".
+    fn seen_before(&mut self, part: Part, raw: &str) -> bool {
+        if raw.len() < Self::MIN_LEN {
+            return false;
+        }
+        let h = xxhash_rust::xxh3::xxh3_128_with_seed(raw.as_bytes(), u64::from(part.code()));
+        !self.hashes.insert(h)
+    }
+
+    pub fn clear(&mut self) {
+        self.hashes.clear();
+    }
 }
 
 /// Fields of a content block, as [`BlockView`] reads them.
@@ -291,6 +325,7 @@ fn skim_words(
     line: &[u8],
     wanted: Parts,
     scratch: &mut Vec<u8>,
+    seen: &mut SeenPieces,
     emit: &mut dyn FnMut(Part, &[u8]),
 ) -> Option<()> {
     const TOP_KEYS: [&[u8]; 4] = [b"type", b"message", b"summary", b"content"];
@@ -326,6 +361,7 @@ fn skim_words(
     let mut out = WordsOut {
         wanted,
         scratch,
+        seen,
         emit,
     };
     match ty.as_deref() {
@@ -338,7 +374,7 @@ fn skim_words(
                 }
                 for b in &msg_blocks {
                     match raw_string(b[0]).as_deref() {
-                        Some("thinking") => out.words(Part::Thinking, b[2]),
+                        Some("thinking") => out.long_words(Part::Thinking, b[2]),
                         Some("toolCall") if wanted.contains(Part::ToolCall) => {
                             // The name and the arguments: one piece.
                             out.words(Part::ToolCall, b[3]);
@@ -353,7 +389,7 @@ fn skim_words(
             Some("toolResult") => out.content(Part::ToolOutput, content, &msg_blocks),
             Some("bashExecution") => {
                 out.words(Part::ToolCall, command);
-                out.words(Part::ToolOutput, output);
+                out.long_words(Part::ToolOutput, output);
             }
             Some("custom" | "hookMessage") => out.content(Part::Other, content, &msg_blocks),
             Some("branchSummary" | "compactionSummary") => out.words(Part::Other, summary),
@@ -370,10 +406,20 @@ fn skim_words(
 struct WordsOut<'s, 'e> {
     wanted: Parts,
     scratch: &'s mut Vec<u8>,
+    seen: &'s mut SeenPieces,
     emit: &'e mut dyn FnMut(Part, &[u8]),
 }
 
 impl WordsOut<'_, '_> {
+    /// [`Self::words`] for a piece that may repeat within a file (a tool's
+    /// output, a thinking block): skipped when seen before.
+    fn long_words(&mut self, part: Part, raw: Option<&str>) {
+        if !self.wanted.contains(part) || raw.is_some_and(|r| self.seen.seen_before(part, r)) {
+            return;
+        }
+        self.words(part, raw);
+    }
+
     /// A new piece of `part` starts (what [`parts_of_line`] hands out as
     /// one text): an empty word.
     fn piece(&mut self, part: Part) {
@@ -403,6 +449,9 @@ impl WordsOut<'_, '_> {
     /// The words of a `content` value: a string, or its text blocks (one
     /// piece: they are handed out joined).
     fn content(&mut self, part: Part, raw: Option<&str>, blocks: &[BlockSpans]) {
+        if !self.wanted.contains(part) || raw.is_some_and(|r| self.seen.seen_before(part, r)) {
+            return;
+        }
         match raw.map(|r| r.as_bytes()[0]) {
             Some(b'"') => self.words(part, raw),
             Some(b'[') if self.wanted.contains(part) => {
@@ -955,7 +1004,8 @@ mod tests {
     fn skimmed(line: &[u8]) -> Option<Vec<(Part, String)>> {
         let mut out = Vec::new();
         let mut prev: Option<(Part, String)> = None;
-        let ok = skim_part_words(line, Parts::ALL, &mut Vec::new(), &mut |p, w| {
+        let mut seen = SeenPieces::default();
+        let ok = skim_part_words(line, Parts::ALL, &mut Vec::new(), &mut seen, &mut |p, w| {
             if w.is_empty() {
                 prev = None;
                 return;
@@ -1325,6 +1375,42 @@ mod tests {
             assert_eq!(fast, slow_words(line.as_bytes()), "{line}");
             assert!(!fast.is_empty());
         }
+    }
+
+    #[test]
+    fn a_long_piece_seen_before_in_the_file_is_skipped_whole() {
+        let body = "error: cannot borrow `x` as mutable at src/main.rs:42 ".repeat(8);
+        let result = |text: &str| {
+            format!(
+                r#"{{"type":"message","message":{{"role":"toolResult","toolCallId":"t","content":[{{"type":"text","text":"{text}"}}]}}}}"#
+            )
+        };
+        let bash = format!(
+            r#"{{"type":"message","message":{{"role":"bashExecution","command":"make","output":"{body}"}}}}"#
+        );
+        let mut seen = SeenPieces::default();
+        let mut words = |line: &str| {
+            let mut n = 0;
+            let ok = skim_part_words(
+                line.as_bytes(),
+                Parts::ALL,
+                &mut Vec::new(),
+                &mut seen,
+                &mut |_, w| n += usize::from(!w.is_empty()),
+            );
+            assert!(ok, "{line}");
+            n
+        };
+        let first = words(&result(&body));
+        assert!(first > 50);
+        assert_eq!(words(&result(&body)), 0, "the same output again");
+        // One byte more is another piece; so is the same text as a bash
+        // execution's output (other raw JSON); a short piece always counts.
+        assert_eq!(words(&result(&format!("{body}x"))), first + 1);
+        assert_eq!(words(&bash), first + 1, "make, and the output");
+        assert_eq!(words(&bash), 1, "only the command");
+        assert_eq!(words(&result("short ok")), 2);
+        assert_eq!(words(&result("short ok")), 2);
     }
 
     #[test]
