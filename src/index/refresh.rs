@@ -14,10 +14,7 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use super::codec::{self, fingerprint, FxBuild};
 use super::db::{key_path, path_key, set_meta, text_path, text_state, write_at, Keys, TextState};
-use super::terms::{
-    distinct_pair_ranges, distinct_token_ranges, merge, pair_left, pair_right, PairSet, Segment,
-    SegmentBuilder, TermSet,
-};
+use super::terms::{merge, pair_left, pair_right, PairSet, Segment, SegmentBuilder, TermSet};
 use super::{IndexError, RefreshStats};
 use crate::session::info::{mtime_ms, read_lines, with_read_buffer, InfoScanner, SessionInfo};
 use crate::session::reader::ReadError;
@@ -286,12 +283,10 @@ pub struct Parsed {
     pub row_differs: bool,
     /// Normalized new text of complete lines, and of the partial last line.
     pub text: String,
-    /// The distinct terms of `text`, as byte ranges (found on the worker
-    /// thread, so that the single writer only merges them).
-    pub terms: Vec<(u32, u32)>,
-    /// The distinct adjacent word pairs of `text` (see
-    /// [`distinct_pair_ranges`]), as byte ranges of it.
-    pub pairs: Vec<(u32, u32)>,
+    /// The distinct terms and adjacent word pairs of `text` (see
+    /// [`distinct_pair_ranges`]; found on the worker thread, so that the
+    /// single writer only merges them).
+    pub text_words: Option<PartText>,
     /// The words of the parts not kept as text (tool calls and output,
     /// thinking, custom messages and summaries) of the new complete lines:
     /// per part, their normalized text and its distinct terms.
@@ -458,52 +453,78 @@ impl PartWords {
         SPARE_WORDS.with(|s| *s.borrow_mut() = Some(self));
     }
 
-    fn finish(&mut self) -> Vec<PartText> {
-        let mut out = Vec::new();
-        for (part, (words, pairs)) in Part::ALL
-            .into_iter()
-            .zip(self.words.iter_mut().zip(&mut self.pairs))
-        {
-            if words.is_empty() {
-                continue;
+    /// The distinct terms and pairs of the stored (normalized) text, in
+    /// the slot of the first text part, which the skim never fills (text
+    /// parts are not `wanted`): its tokens go through the same sets as a
+    /// part's words, so each occurrence costs one probe and an append.
+    fn text_words(&mut self, text: &str) -> Option<PartText> {
+        const SLOT: Part = Part::User;
+        let mut sets = PartSets {
+            words: &mut self.words,
+            word_sides: &mut self.word_sides,
+            sides: &mut self.sides,
+            pairs: &mut self.pairs,
+            prev: &mut self.prev,
+        };
+        add_word(&mut sets, SLOT, b"");
+        for t in text.as_bytes().split(|&b| b == b' ') {
+            if !t.is_empty() {
+                add_word(&mut sets, SLOT, t);
             }
-            // One arena: the words, then the pairs' bytes (`w1 w2`, cut to
-            // their sides: see `terms::pair_left`), each distinct one once.
-            let (mut arena, terms) = words.take_parts();
-            let base = arena.len();
-            let mut ranges = Vec::with_capacity(pairs.len());
-            let side = |n: u32| match n {
-                EMPTY_SIDE => &[][..],
-                n => self.sides.term(n),
-            };
-            for (left, right) in pairs.pairs() {
-                let start = arena.len();
-                arena.extend_from_slice(side(left));
-                arena.push(b' ');
-                arena.extend_from_slice(side(right));
-                ranges.push((start, arena.len() - start));
-            }
-            // Past what a range of the text can name, the words go without
-            // their pairs.
-            let pairs = match u32::try_from(arena.len()) {
-                Ok(_) => ranges
-                    .into_iter()
-                    .map(|(s, n)| (s as u32, n as u32))
-                    .collect(),
-                Err(_) => {
-                    arena.truncate(base);
-                    Vec::new()
-                }
-            };
-            out.push(PartText {
-                part,
-                // Words cut from UTF-8 text at character boundaries.
-                text: String::from_utf8(arena).unwrap_or_default(),
-                terms,
-                pairs,
-            });
         }
-        out
+        self.finish_part(SLOT)
+    }
+
+    fn finish(&mut self) -> Vec<PartText> {
+        Part::ALL
+            .into_iter()
+            .filter_map(|part| self.finish_part(part))
+            .collect()
+    }
+
+    /// One part's words and pairs, taken out of its sets (`None`: it has
+    /// none).
+    fn finish_part(&mut self, part: Part) -> Option<PartText> {
+        let code = usize::from(part.code());
+        let (words, pairs) = (&mut self.words[code], &mut self.pairs[code]);
+        if words.is_empty() {
+            return None;
+        }
+        // One arena: the words, then the pairs' bytes (`w1 w2`, cut to
+        // their sides: see `terms::pair_left`), each distinct one once.
+        let (mut arena, terms) = words.take_parts();
+        let base = arena.len();
+        let mut ranges = Vec::with_capacity(pairs.len());
+        let side = |n: u32| match n {
+            EMPTY_SIDE => &[][..],
+            n => self.sides.term(n),
+        };
+        for (left, right) in pairs.pairs() {
+            let start = arena.len();
+            arena.extend_from_slice(side(left));
+            arena.push(b' ');
+            arena.extend_from_slice(side(right));
+            ranges.push((start, arena.len() - start));
+        }
+        // Past what a range of the text can name, the words go without
+        // their pairs.
+        let pairs = match u32::try_from(arena.len()) {
+            Ok(_) => ranges
+                .into_iter()
+                .map(|(s, n)| (s as u32, n as u32))
+                .collect(),
+            Err(_) => {
+                arena.truncate(base);
+                Vec::new()
+            }
+        };
+        Some(PartText {
+            part,
+            // Words cut from UTF-8 text at character boundaries.
+            text: String::from_utf8(arena).unwrap_or_default(),
+            terms,
+            pairs,
+        })
     }
 }
 
@@ -608,8 +629,7 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
         row: None,
         row_differs: false,
         text,
-        terms: Vec::new(),
-        pairs: Vec::new(),
+        text_words: None,
         part_words: Vec::new(),
         tail_text: None,
         bytes_parsed: read,
@@ -651,8 +671,7 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
                 out.parsed = 0;
                 out.text.clear();
             }
-            out.terms = distinct_token_ranges(&out.text);
-            out.pairs = distinct_pair_ranges(&out.text, &[]);
+            out.text_words = words.text_words(&out.text);
             if !out.text.is_empty() || out.parsed > 0 {
                 out.part_words = words.finish();
             }
@@ -702,8 +721,7 @@ fn parse_foreign(
             row: None,
             row_differs: false,
             text: String::new(),
-            terms: Vec::new(),
-            pairs: Vec::new(),
+            text_words: None,
             part_words: Vec::new(),
             tail_text: None,
             bytes_parsed: 0,
@@ -750,8 +768,7 @@ fn parse_foreign(
         row: None,
         row_differs: false,
         text: String::new(),
-        terms: Vec::new(),
-        pairs: Vec::new(),
+        text_words: None,
         part_words: Vec::new(),
         tail_text: None,
         bytes_parsed: size,
@@ -768,8 +785,7 @@ fn parse_foreign(
             // every foreign file again (10 s instead of 0.4 s for 6,666 of
             // them among 10,000 sessions).
             out.row_differs = true;
-            out.terms = distinct_token_ranges(&out.text);
-            out.pairs = distinct_pair_ranges(&out.text, &[]);
+            out.text_words = words.text_words(&out.text);
             out.part_words = words.finish();
         }
         Err(reason) => {
@@ -1014,8 +1030,8 @@ impl<'c> Writer<'c> {
                     super::db::text_sum(p.text.as_bytes())
                 ],
             )?;
-            if let Ok(id) = u32::try_from(id) {
-                self.add_words(TEXT_SEGMENT, id, &p.text, &p.terms, &p.pairs);
+            if let (Ok(id), Some(w)) = (u32::try_from(id), &p.text_words) {
+                self.add_words(TEXT_SEGMENT, id, &w.text, &w.terms, &w.pairs);
             }
         }
         if let Ok(id) = u32::try_from(id) {
@@ -1860,7 +1876,7 @@ mod tests {
         for t in outputs {
             let n = crate::session::normalize::normalized(t);
             let b = n.as_bytes();
-            for (s, l) in distinct_pair_ranges(&n, &[]) {
+            for (s, l) in crate::index::terms::distinct_pair_ranges(&n, &[]) {
                 let p = String::from_utf8(b[s as usize..(s + l) as usize].to_vec()).unwrap();
                 if !want.contains(&p) {
                     want.push(p);
@@ -1874,5 +1890,49 @@ mod tests {
         terms.sort();
         assert!(terms.contains(&"averyveryverylongwordbeyondsixteen".to_string()));
         assert!(terms.contains(&"été".to_string()));
+    }
+
+    /// The stored text's terms and pairs, gathered through the part sets,
+    /// are the text's distinct tokens and `terms::distinct_pair_ranges`,
+    /// and the sets are reused clean for the next file.
+    #[test]
+    fn text_words_are_the_texts_tokens_and_pairs() {
+        use crate::index::terms::{distinct_pair_ranges, distinct_tokens};
+        let texts = [
+            "error: cannot borrow `x` at src/main.rs:42:7 because 42 of été été x",
+            "a b a b averyveryverylongwordbeyondsixteen averyveryverylongwordbeyondsixteen fn main",
+            "one",
+            "",
+        ];
+        let mut words = PartWords::default();
+        for text in texts {
+            let got = words.text_words(text);
+            let Some(got) = got else {
+                assert!(text.is_empty());
+                continue;
+            };
+            let slice = |&(s, n): &(u32, u32)| got.text[s as usize..(s + n) as usize].to_string();
+            let mut terms: Vec<String> = got.terms.iter().map(slice).collect();
+            let mut want: Vec<String> = distinct_tokens(text)
+                .into_iter()
+                .map(|t| String::from_utf8(t.to_vec()).unwrap())
+                .collect();
+            terms.sort();
+            want.sort();
+            assert_eq!(terms, want, "{text}");
+            let mut pairs: Vec<String> = got.pairs.iter().map(slice).collect();
+            let b = text.as_bytes();
+            let mut want: Vec<String> = distinct_pair_ranges(text, &[])
+                .into_iter()
+                .map(|(s, n)| String::from_utf8(b[s as usize..(s + n) as usize].to_vec()).unwrap())
+                .collect();
+            pairs.sort();
+            want.sort();
+            assert_eq!(pairs, want, "{text}");
+            assert!(words.finish().is_empty(), "the text's slot is emptied");
+            let spare = std::mem::take(&mut words);
+            spare.recycle();
+            words = PartWords::pooled();
+        }
     }
 }

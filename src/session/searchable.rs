@@ -251,7 +251,7 @@ pub fn skim_part_words(
     wanted: Parts,
     scratch: &mut Vec<u8>,
     seen: &mut SeenPieces,
-    emit: &mut dyn FnMut(Part, &[u8]),
+    emit: &mut impl FnMut(Part, &[u8]),
 ) -> bool {
     skim_words(line, wanted, scratch, seen, emit).is_some()
 }
@@ -326,7 +326,7 @@ fn skim_words(
     wanted: Parts,
     scratch: &mut Vec<u8>,
     seen: &mut SeenPieces,
-    emit: &mut dyn FnMut(Part, &[u8]),
+    emit: &mut impl FnMut(Part, &[u8]),
 ) -> Option<()> {
     const TOP_KEYS: [&[u8]; 4] = [b"type", b"message", b"summary", b"content"];
     const MESSAGE_KEYS: [&[u8]; 5] = [b"role", b"content", b"command", b"output", b"summary"];
@@ -403,14 +403,16 @@ fn skim_words(
 }
 
 /// Where [`skim_part_words`] sends words.
-struct WordsOut<'s, 'e> {
+struct WordsOut<'s, 'e, E: FnMut(Part, &[u8])> {
     wanted: Parts,
     scratch: &'s mut Vec<u8>,
     seen: &'s mut SeenPieces,
-    emit: &'e mut dyn FnMut(Part, &[u8]),
+    // Generic, not `dyn`: the call per word is inlined into the cutting
+    // loop.
+    emit: &'e mut E,
 }
 
-impl WordsOut<'_, '_> {
+impl<E: FnMut(Part, &[u8])> WordsOut<'_, '_, E> {
     /// [`Self::words`] for a piece that may repeat within a file (a tool's
     /// output, a thinking block): skipped when seen before.
     fn long_words(&mut self, part: Part, raw: Option<&str>) {
@@ -470,7 +472,11 @@ impl WordsOut<'_, '_> {
     /// checked): its strings' and numbers' words, as [`ArgText`] gathers
     /// them.
     fn args(&mut self, raw: &str) {
-        fn walk(sk: &mut Skim, depth: u32, out: &mut WordsOut) -> Option<()> {
+        fn walk<E: FnMut(Part, &[u8])>(
+            sk: &mut Skim,
+            depth: u32,
+            out: &mut WordsOut<E>,
+        ) -> Option<()> {
             let emit = &mut *out.emit;
             match sk.peek_nonws()? {
                 b'"' => {
