@@ -264,7 +264,7 @@ fn every_session_the_oracle_finds_arbor_finds_in_each_scope() {
                 .unwrap();
             (format!("re:{pat}"), Needle::Regex(r), Some(scope))
         };
-        let mut n = (0, 0, 0, 0, 0, 0);
+        let mut n = (0, 0, 0, 0, 0, 0, 0);
         for w in &words {
             let k = rng.pick(w.len() - 1);
             let ascii = |w: &str| plain(w) && w.is_ascii();
@@ -294,6 +294,16 @@ fn every_session_the_oracle_finds_arbor_finds_in_each_scope() {
                 let p = format!("{} {}", w[k], w[k + 1]);
                 cases.push((format!("\"{p}\""), Needle::Text(p), Some(scope)));
                 n.1 += 1;
+            } else if n.6 < 2 && ascii(w[k]) {
+                // A letter or two: in nearly every term (the longest lists
+                // are read first, and a segment stops once it gave all its
+                // sessions).
+                let p = match n.6 {
+                    0 => w[k][..1].to_string(),
+                    _ => w[k][1..3].to_string(),
+                };
+                cases.push((format!("\"{p}\""), Needle::Text(p), Some(scope)));
+                n.6 += 1;
             } else if n.2 < 1 && plain(w[k]) && w[k].is_ascii() {
                 let lit = &w[k][..3];
                 let pat = format!("{lit}\\w+\\s\\S");
@@ -301,7 +311,7 @@ fn every_session_the_oracle_finds_arbor_finds_in_each_scope() {
                 n.2 += 1;
             }
         }
-        assert!(n.0 > 0 && n.1 > 0 && n.2 > 0, "{scope}: {n:?}");
+        assert!(n.0 > 0 && n.1 > 0 && n.2 > 0 && n.6 > 0, "{scope}: {n:?}");
     }
     // Three-word phrases and regexes spanning words are among them.
     assert!(cases.iter().any(|c| c.0.matches(' ').count() == 2));

@@ -193,6 +193,12 @@ impl GuardedMap {
         &self.map
     }
 
+    /// The file mapped, to read without the map (its pages then stay out
+    /// of the resident set).
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
     /// No page was lost so far and the file is still as long as the map:
     /// everything read from it is what was written. Asked after reading.
     pub fn intact(&self) -> bool {

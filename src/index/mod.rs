@@ -326,6 +326,20 @@ impl Index {
         )
     }
 
+    /// Checks the checksums of about `budget` more bytes of the stored text
+    /// a long-lived searcher reads through its map (after
+    /// [`Index::warm_search`]), so that the searches which read it do not
+    /// wait for that. The picker's search worker calls this while it has
+    /// nothing else to do. True while some text is left to check.
+    pub fn check_text(&self, budget: usize) -> bool {
+        self.many_searches.get()
+            && self
+                .search_cache
+                .borrow_mut()
+                .as_mut()
+                .is_some_and(|c| c.check_text(budget))
+    }
+
     /// Like [`Index::search`]; gives up with [`IndexError::Cancelled`] as
     /// soon as `cancel` says so (it is asked while stored text is read, the
     /// only slow part).

@@ -48,6 +48,15 @@ impl Searcher {
         }
     }
 
+    /// Does a little of the work searches would otherwise wait for (see
+    /// [`Index::check_text`]), about a millisecond of it; the caller asks
+    /// again while it returns true and nothing else is waiting.
+    pub fn idle(&self) -> bool {
+        /// About a millisecond of reading and summing here.
+        const BUDGET: usize = 4 << 20;
+        self.index.as_ref().is_some_and(|i| i.check_text(BUDGET))
+    }
+
     /// Scores `docs` against `query`: the short fields are scored while the
     /// index answers the bodies. `index_problem`: the loader could not write
     /// the index (so its answer may be old). `None` when `cancel` says a

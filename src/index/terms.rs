@@ -383,6 +383,9 @@ pub struct Segment {
     term_starts: Vec<u32>,
     post_starts: Vec<u32>,
     postings: Vec<u8>,
+    /// At least the number of distinct ids in its posting lists (0:
+    /// unknown; see [`Segment::with_docs`]).
+    docs: usize,
 }
 
 impl Segment {
@@ -417,7 +420,22 @@ impl Segment {
             term_starts,
             post_starts,
             postings: Vec::new(),
+            docs: 0,
         })
+    }
+
+    /// The segment, knowing that its posting lists hold at most `docs`
+    /// distinct ids (the `docs` column: the files added to a new segment,
+    /// the ids written by a merge; 0 in segments merged before it was
+    /// counted). A lookup that has seen that many of its ids has seen all.
+    pub fn with_docs(mut self, docs: usize) -> Segment {
+        self.docs = docs;
+        self
+    }
+
+    /// See [`Segment::with_docs`]; 0 when unknown.
+    pub fn docs(&self) -> usize {
+        self.docs
     }
 
     /// The length of the postings blob the dictionary expects.
@@ -465,6 +483,14 @@ impl Segment {
 
     /// Terms that match `how`; each term reported once, in order.
     pub fn find(&self, needle: &[u8], how: Match, f: &mut dyn FnMut(usize)) {
+        self.find_while(needle, how, &mut |t| {
+            f(t);
+            true
+        });
+    }
+
+    /// [`Segment::find`], in dictionary order, until `f` returns false.
+    pub fn find_while(&self, needle: &[u8], how: Match, f: &mut dyn FnMut(usize) -> bool) {
         if needle.is_empty() || self.is_empty() || needle.contains(&b'\n') {
             return;
         }
@@ -487,7 +513,9 @@ impl Segment {
             };
             if let Some(t) = self.term_at(at) {
                 if last != Some(t) {
-                    f(t);
+                    if !f(t) {
+                        return;
+                    }
                     last = Some(t);
                 }
                 // Continue after this term.
@@ -538,6 +566,8 @@ pub fn merge(segs: &[Segment], live: &dyn Fn(u32) -> bool) -> Encoded {
     let mut heads = vec![0usize; segs.len()];
     let mut w = Writer::default();
     let mut ids = Vec::new();
+    // The distinct ids written (a bitmap by id), for `docs`.
+    let (mut written, mut docs) = (Vec::<u64>::new(), 0usize);
     loop {
         // The segment holding the smallest term left (borrowed, not copied:
         // a big merge has millions of terms).
@@ -570,9 +600,17 @@ pub fn merge(segs: &[Segment], live: &dyn Fn(u32) -> bool) -> Encoded {
             ids.sort_unstable();
             ids.dedup();
         }
+        for &id in &ids {
+            let (word, bit) = ((id >> 6) as usize, 1u64 << (id & 63));
+            if word >= written.len() {
+                written.resize(word + 1, 0);
+            }
+            docs += usize::from(written[word] & bit == 0);
+            written[word] |= bit;
+        }
         w.push(term, &ids);
     }
-    w.finish(0)
+    w.finish(docs)
 }
 
 /// A set of distinct terms, gathered one at a time (a file's words of one
@@ -1239,5 +1277,8 @@ mod tests {
         assert_eq!(ids(&m, "alpha", Match::Exact), [1, 3]);
         assert_eq!(ids(&m, "gamma", Match::Exact), [1]);
         assert_eq!(m.len(), 3);
+        // The live ids written, each once: a lookup that has seen that
+        // many has seen them all.
+        assert_eq!(e.docs, 2);
     }
 }

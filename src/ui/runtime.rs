@@ -753,9 +753,23 @@ fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
     let (jtx, jrx) = channel::<SearchJob>();
     std::thread::spawn(move || {
         let mut searcher = Searcher::new(open_index());
-        while let Some((warm, job)) = newest_search(&jrx) {
+        // Work left for idle moments: asked between requests, never before
+        // one that is waiting.
+        let mut idle_work = false;
+        loop {
+            let next = if idle_work {
+                newest_search_now(&jrx)
+            } else {
+                newest_search(&jrx).map(Some)
+            };
+            let Some(next) = next else { break };
+            let Some((warm, job)) = next else {
+                idle_work = searcher.idle();
+                continue;
+            };
             if warm {
                 searcher.warm();
+                idle_work = true;
             }
             let Some((generation, query, docs, index_problem)) = job else {
                 continue;
@@ -901,17 +915,29 @@ type SearchBody = (u64, Query, Arc<Docs>, Option<String>);
 /// Blocks for a request, then takes everything queued: whether a warm-up
 /// was asked for, and the newest search (older ones are stale).
 fn newest_search(rx: &Receiver<SearchJob>) -> Option<(bool, Option<SearchBody>)> {
-    let mut warm = false;
-    let mut job = None;
-    let mut take = |j: SearchJob| match j {
-        None => warm = true,
-        Some(s) => job = Some(s),
-    };
-    take(rx.recv().ok()?);
-    while let Ok(j) = rx.try_recv() {
-        take(j);
+    Some(drain_searches(rx.recv().ok()?, rx))
+}
+
+/// [`newest_search`] without waiting: `Some(None)` when nothing is queued,
+/// `None` once the picker is gone.
+fn newest_search_now(rx: &Receiver<SearchJob>) -> Option<Option<(bool, Option<SearchBody>)>> {
+    match rx.try_recv() {
+        Ok(first) => Some(Some(drain_searches(first, rx))),
+        Err(std::sync::mpsc::TryRecvError::Empty) => Some(None),
+        Err(std::sync::mpsc::TryRecvError::Disconnected) => None,
     }
-    Some((warm, job))
+}
+
+/// `first` and everything queued after it, as [`newest_search`] gives them.
+fn drain_searches(first: SearchJob, rx: &Receiver<SearchJob>) -> (bool, Option<SearchBody>) {
+    let (mut warm, mut job) = (false, None);
+    for j in std::iter::once(first).chain(std::iter::from_fn(|| rx.try_recv().ok())) {
+        match j {
+            None => warm = true,
+            Some(s) => job = Some(s),
+        }
+    }
+    (warm, job)
 }
 
 /// Blocks for a job, then skips to the newest one queued.
