@@ -386,15 +386,16 @@ fn lookup(
     lookup_until(conn, segs, needle, how, &|_| true, Some(live))
 }
 
-/// [`lookup`], keeping only the terms `keep` accepts, and reading them all.
+/// [`lookup`], keeping only the terms `keep` accepts.
 fn lookup_where(
     conn: &Connection,
     segs: &[Dict],
     needle: &str,
     how: Match,
     keep: &dyn Fn(&[u8]) -> bool,
+    live: &IdSet,
 ) -> Result<IdSet, IndexError> {
-    lookup_until(conn, segs, needle, how, keep, None)
+    lookup_until(conn, segs, needle, how, keep, Some(live))
 }
 
 /// [`lookup_where`], stopping once the answer holds every id of `live`
@@ -1397,11 +1398,16 @@ fn term_hits(
                 regex_prefixes(r),
                 regex_for_lowercased(r.as_str()),
             ) {
+                let live = cache.files.live.clone();
                 for l in &lits {
-                    let ids =
-                        lookup_where(conn, cache.segs(conn, kind)?, l, Match::Contains, &|term| {
-                            bytes.is_match(term)
-                        })?;
+                    let ids = lookup_where(
+                        conn,
+                        cache.segs(conn, kind)?,
+                        l,
+                        Match::Contains,
+                        &|term| bytes.is_match(term),
+                        &live,
+                    )?;
                     let keys = &cache.files.keys;
                     out[part.tier()].extend(ids.iter().filter(|id| keep(keys, id)));
                 }
