@@ -412,17 +412,6 @@ fn lookup_until(
     let mut out = IdSet::default();
     let mut buf = Vec::new();
     for (rowid, s) in segs {
-        if live.is_some() && s.docs() > 0 {
-            match biggest_lists_first(conn, *rowid, s, needle, how, keep, &mut out, &full)? {
-                Biggest::Full => return Ok(out),
-                Biggest::SegmentDone => continue,
-                Biggest::NotDone => {}
-            }
-        }
-        // Terms come in dictionary order, and so do their posting lists: a
-        // short word matches thousands of neighbours, read together a batch
-        // at a time, so that the lookup stops (at the next batch) once the
-        // answer is full rather than after finding every term.
         let mut reader = Postings {
             conn,
             rowid: *rowid,
@@ -431,20 +420,44 @@ fn lookup_until(
             batch: Vec::new(),
         };
         let mut result = Ok(false);
-        s.find_while(needle.as_bytes(), how, &mut |t| {
-            if !keep(s.term(t)) {
-                return true;
-            }
-            let r = s.postings_range(t);
+        let mut add = |reader: &mut Postings, out: &mut IdSet, r: (usize, usize)| {
             if reader.must_flush(r) {
-                result = reader.flush(&mut buf, &mut out, &full);
+                result = reader.flush(&mut buf, out, &full);
                 if !matches!(result, Ok(false)) {
                     return false;
                 }
             }
             reader.batch.push(r);
             true
-        });
+        };
+        if live.is_some() && s.docs() > 0 {
+            // The matching terms, found once; their longest lists first.
+            let mut matched = Vec::new();
+            s.find(needle.as_bytes(), how, &mut |t| {
+                if keep(s.term(t)) {
+                    matched.push(t);
+                }
+            });
+            match biggest_lists_first(&mut reader, &matched, &mut out, &full)? {
+                Biggest::Full => return Ok(out),
+                Biggest::SegmentDone => continue,
+                Biggest::NotDone => {}
+            }
+            for t in matched {
+                if !add(&mut reader, &mut out, s.postings_range(t)) {
+                    break;
+                }
+            }
+        } else {
+            // Terms come in dictionary order, and so do their posting
+            // lists: a short word matches thousands of neighbours, read
+            // together a batch at a time, so that the lookup stops (at the
+            // next batch) once the answer is full rather than after finding
+            // every term.
+            s.find_while(needle.as_bytes(), how, &mut |t| {
+                !keep(s.term(t)) || add(&mut reader, &mut out, s.postings_range(t))
+            });
+        }
         if matches!(result, Ok(false)) {
             result = reader.flush(&mut buf, &mut out, &full);
         }
@@ -471,41 +484,34 @@ const BIGGEST_LISTS: usize = 64;
 /// A letter or two is in thousands of terms, and in nearly every file:
 /// the longest posting lists among them (the commonest terms) usually hold
 /// every id of the segment, which is known once as many distinct ids as
-/// its `docs` were seen. Reads those lists, biggest first, into `out`; the
-/// caller reads the rest only when they did not suffice.
-#[allow(clippy::too_many_arguments)]
+/// its `docs` were seen. Reads those lists of `matched` (terms of the
+/// reader's segment), biggest first, into `out`; the caller reads the rest
+/// only when they did not suffice.
 fn biggest_lists_first(
-    conn: &Connection,
-    rowid: i64,
-    s: &Segment,
-    needle: &str,
-    how: Match,
-    keep: &dyn Fn(&[u8]) -> bool,
+    reader: &mut Postings,
+    matched: &[usize],
     out: &mut IdSet,
     full: &dyn Fn(&IdSet) -> bool,
 ) -> Result<Biggest, IndexError> {
-    let mut matched: Vec<(usize, usize)> = Vec::new();
-    s.find(needle.as_bytes(), how, &mut |t| {
-        if keep(s.term(t)) {
+    let s = reader.seg;
+    let mut biggest: Vec<(usize, usize)> = matched
+        .iter()
+        .map(|&t| {
             let (a, b) = s.postings_range(t);
-            matched.push((b - a, t));
-        }
-    });
-    if matched.len() > BIGGEST_LISTS {
-        matched.select_nth_unstable_by(BIGGEST_LISTS, |a, b| b.cmp(a));
-        matched.truncate(BIGGEST_LISTS);
+            (b - a, t)
+        })
+        .collect();
+    if biggest.len() > BIGGEST_LISTS {
+        biggest.select_nth_unstable_by(BIGGEST_LISTS, |a, b| b.cmp(a));
+        biggest.truncate(BIGGEST_LISTS);
     }
-    matched.sort_unstable_by(|a, b| b.cmp(a));
-    let blob = conn.blob_open(MAIN_DB, c"segments", c"postings", rowid, true)?;
-    if blob.len() != s.postings_len() {
-        return Err(IndexError::Corrupt(PathBuf::new()));
-    }
+    biggest.sort_unstable_by(|a, b| b.cmp(a));
     let (mut seen, mut distinct) = (IdSet::default(), 0usize);
     let mut buf = Vec::new();
-    for (_, t) in matched {
+    for (_, t) in biggest {
         let (a, b) = s.postings_range(t);
         buf.resize(b - a, 0);
-        blob.read_at_exact(&mut buf, a)?;
+        reader.blob()?.read_at_exact(&mut buf, a)?;
         decode_postings(&buf, &mut |id| {
             out.insert(id);
             if !seen.contains(&id) {
@@ -538,7 +544,7 @@ struct Postings<'c, 's> {
 /// A batch of posting lists is read once it spans this much.
 const BATCH_BYTES: usize = 256 << 10;
 
-impl Postings<'_, '_> {
+impl<'c> Postings<'c, '_> {
     /// Whether `r` cannot join the batch (it is out of order, far from it,
     /// or the batch is big enough to read).
     fn must_flush(&self, r: (usize, usize)) -> bool {
@@ -548,6 +554,22 @@ impl Postings<'_, '_> {
             }
             _ => false,
         }
+    }
+
+    /// The segment's postings blob, opened when first read.
+    fn blob(&mut self) -> Result<&rusqlite::blob::Blob<'c>, IndexError> {
+        if self.blob.is_none() {
+            let blob = self
+                .conn
+                .blob_open(MAIN_DB, c"segments", c"postings", self.rowid, true)?;
+            if blob.len() != self.seg.postings_len() {
+                return Err(IndexError::Corrupt(PathBuf::new()));
+            }
+            self.blob = Some(blob);
+        }
+        self.blob
+            .as_ref()
+            .ok_or(IndexError::Corrupt(PathBuf::new()))
     }
 
     /// Reads the batch's lists into `out`; true once `full` says it is.
@@ -560,20 +582,8 @@ impl Postings<'_, '_> {
         let (Some(&(start, _)), Some(&(_, end))) = (self.batch.first(), self.batch.last()) else {
             return Ok(false);
         };
-        if self.blob.is_none() {
-            let blob = self
-                .conn
-                .blob_open(MAIN_DB, c"segments", c"postings", self.rowid, true)?;
-            if blob.len() != self.seg.postings_len() {
-                return Err(IndexError::Corrupt(PathBuf::new()));
-            }
-            self.blob = Some(blob);
-        }
-        let Some(blob) = &self.blob else {
-            return Ok(false);
-        };
         buf.resize(end - start, 0);
-        blob.read_at_exact(buf, start)?;
+        self.blob()?.read_at_exact(buf, start)?;
         for (n, &(a, b)) in self.batch.iter().enumerate() {
             decode_postings(&buf[a - start..b - start], &mut |id| out.insert(id));
             if n % 64 == 63 && full(out) {
