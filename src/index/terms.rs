@@ -462,9 +462,26 @@ impl Segment {
     }
 
     /// The term holding byte `pos` of the dictionary.
-    fn term_at(&self, pos: usize) -> Option<usize> {
-        let k = self.term_starts.partition_point(|&s| (s as usize) <= pos);
-        k.checked_sub(1)
+    /// [`Segment::term_at`] for a `pos` at or after the start of term
+    /// `from` (or any, when `from` is 0): galloping forward from it, so a
+    /// nearby term costs a step or two.
+    fn term_at_from(&self, pos: usize, from: usize) -> Option<usize> {
+        let starts = &self.term_starts;
+        let le = |k: usize| (starts[k] as usize) <= pos;
+        if from >= starts.len() || !le(from) {
+            let k = starts.partition_point(|&s| (s as usize) <= pos);
+            return k.checked_sub(1);
+        }
+        // starts[lo] <= pos; find hi with starts[hi] > pos (or the end).
+        let (mut lo, mut step) = (from, 1usize);
+        let mut hi = from + 1;
+        while hi < starts.len() && le(hi) {
+            lo = hi;
+            hi += step;
+            step *= 2;
+        }
+        let hi = hi.min(starts.len());
+        Some(lo + starts[lo..hi].partition_point(|&s| (s as usize) <= pos) - 1)
     }
 
     /// Calls `f` with each file id of term `t` (postings must be loaded).
@@ -511,7 +528,11 @@ impl Segment {
             } else {
                 pos
             };
-            if let Some(t) = self.term_at(at) {
+            // Matches come in order: the term is searched for from the last
+            // one on (a letter is in nearly every term of a dictionary of
+            // millions, where a binary search per match was most of a
+            // lookup).
+            if let Some(t) = self.term_at_from(at, last.map_or(0, |l| l + 1)) {
                 if last != Some(t) {
                     if !f(t) {
                         return;
@@ -1264,6 +1285,29 @@ mod tests {
             assert!(set.pairs().eq(want.iter().copied()), "round {round}");
             set.clear();
             assert!(set.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_term_is_found_from_any_earlier_term() {
+        let text: Vec<String> = (0..300)
+            .map(|i| format!("t{}", "x".repeat(i % 7)))
+            .collect();
+        let docs: Vec<(u32, &str)> = text
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (i as u32, t.as_str()))
+            .collect();
+        let s = seg(&docs);
+        for pos in 0..s.terms.len() {
+            let want = s
+                .term_starts
+                .partition_point(|&st| (st as usize) <= pos)
+                .checked_sub(1);
+            let upto = want.unwrap_or(0);
+            for from in [0, upto / 2, upto, upto + 1, s.len() + 3] {
+                assert_eq!(s.term_at_from(pos, from), want, "pos {pos} from {from}");
+            }
         }
     }
 
