@@ -1291,7 +1291,7 @@ mod tests {
     #[test]
     fn a_term_is_found_from_any_earlier_term() {
         let text: Vec<String> = (0..300)
-            .map(|i| format!("t{}", "x".repeat(i % 7)))
+            .map(|i| format!("w{i}{}", "x".repeat(i % 7)))
             .collect();
         let docs: Vec<(u32, &str)> = text
             .iter()
@@ -1299,6 +1299,7 @@ mod tests {
             .map(|(i, t)| (i as u32, t.as_str()))
             .collect();
         let s = seg(&docs);
+        assert_eq!(s.len(), 300);
         for pos in 0..s.terms.len() {
             let want = s
                 .term_starts
