@@ -1432,6 +1432,73 @@ fn the_searchers_memory_of_unindexed_sessions_follows_the_index() {
     }
 }
 
+/// A long-lived searcher looks only at the terms the previous key's word
+/// matched when the new word extends it (`sess` → `sessi`); typing,
+/// erasing and starting another word must answer as a fresh searcher does.
+#[test]
+fn words_typed_and_erased_answer_as_fresh_searches() {
+    use arbor::index::searcher::Searcher;
+    use arbor::search::{Docs, SearchDoc};
+    use std::sync::Arc;
+
+    let s = needle_store(30);
+    let files = s.files();
+    let (full, _) = read_rows(&files);
+    let docs = Arc::new(Docs(
+        full.iter()
+            .map(|r| {
+                let mut r = r.clone();
+                r.all_text.clear();
+                (r.path.clone(), Arc::new(SearchDoc::from_info(&r)))
+            })
+            .collect(),
+    ));
+    let never = || false;
+    s.index().refresh(&files, &mut |_| {}).unwrap();
+    let mut searcher = Searcher::new(Some(s.index()));
+    searcher.warm();
+    let fresh = |q: &Query| {
+        Searcher::new(Some(s.index()))
+            .search(q, &docs, None, &never)
+            .unwrap()
+    };
+    let typed = [
+        "n",
+        "ne",
+        "nee",
+        "needle",
+        "needles1",
+        "needles12",
+        "needles1",
+        "needl",
+        "ne",
+        "hay",
+        "haystack",
+        "ays",
+        "qu",
+        "quick",
+        "k",
+        "needles3",
+        "s",
+        "st",
+        "\"t\"",
+        "\"ta\"",
+        "ta",
+    ];
+    // The fresh answers first: opening another connection between keys
+    // would make the searcher load everything again.
+    let want: Vec<_> = typed.iter().map(|t| fresh(&Query::parse(t))).collect();
+    let mut matched = 0;
+    for (t, want) in typed.iter().zip(want) {
+        let got = searcher
+            .search(&Query::parse(t), &docs, None, &never)
+            .unwrap();
+        assert_eq!(got, want, "{t}");
+        matched += usize::from(got.scores.iter().any(Option::is_some));
+    }
+    assert!(matched > 15, "most of them match something: {matched}");
+}
+
 /// Issue #11.7: the index's stored text overwritten in place at the same
 /// size (no length check can see it) gave wrong answers to the queries that
 /// read it. Each stored span carries a checksum: damage is seen where the

@@ -272,6 +272,9 @@ pub struct SearchCache {
     memo: HashMap<String, Arc<[IdSet; 3]>>,
     /// Dictionary lookups of phrase words → the sessions having such a term.
     lookups: HashMap<(String, Match, i64), Arc<IdSet>>,
+    /// Per kind of lookup and of segment, the terms the last lookup
+    /// matched (the next key's lookup looks only at those when it can).
+    matched: HashMap<(Match, i64), Matched>,
 }
 
 /// Answers of at most this many distinct terms are kept.
@@ -298,6 +301,7 @@ impl SearchCache {
                 key_set: None,
                 memo: HashMap::new(),
                 lookups: HashMap::new(),
+                matched: HashMap::new(),
             },
         };
         Ok(slot.insert(cache))
@@ -326,6 +330,15 @@ impl SearchCache {
         Ok(self.stored.as_ref().is_some_and(|s| s.gone))
     }
 
+    /// The sessions having a term of the segments of kind `part` that
+    /// matches `needle` as `how` says (remembered). It stops once it holds
+    /// every live session: what more it would read names only files that
+    /// are gone, which every answer leaves out (a letter or two is in
+    /// nearly every session, and reading every posting list of every term
+    /// holding it was 77 ms of a keystroke, `"t`, at 10,000 sessions). When
+    /// the last lookup of the kind was of a needle this one extends (the
+    /// word being typed), only the terms it matched are looked at: at
+    /// 100,000 sessions a scan of the dictionaries is ~100 ms.
     fn lookup(
         &mut self,
         conn: &Connection,
@@ -338,7 +351,29 @@ impl SearchCache {
             return Ok(hit.clone());
         }
         let live = self.files.live.clone();
-        let hit = Arc::new(lookup(conn, self.segs(conn, part)?, needle, how, &live)?);
+        let prior = self
+            .matched
+            .remove(&(how, part))
+            .filter(|m| narrows(&m.needle, needle, how));
+        let segs = self.segs(conn, part)?;
+        let among = prior
+            .as_ref()
+            .map(|m| m.terms.as_slice())
+            .filter(|t| t.len() == segs.len());
+        let (hit, matched) = lookup_until(conn, segs, needle, how, &|_| true, Some(&live), among)?;
+        let hit = Arc::new(hit);
+        let kept = match matched {
+            Some(terms) if terms.iter().map(Vec::len).sum::<usize>() <= MATCHED_KEEP => {
+                Some(Matched {
+                    needle: needle.to_string(),
+                    terms,
+                })
+            }
+            _ => prior,
+        };
+        if let Some(m) = kept {
+            self.matched.insert((how, part), m);
+        }
         if self.lookups.len() >= MEMO_TERMS {
             self.lookups.clear();
         }
@@ -368,24 +403,6 @@ impl SearchCache {
     }
 }
 
-/// Sessions with a term matching `needle` the way `how` says; only the
-/// matching posting lists are read.
-/// The sessions having a term that matches `needle` as `how` says. It
-/// stops once it holds every id of `live` (the sessions): what more it
-/// would read names only files that are gone, which every answer leaves
-/// out. A letter or two is in nearly every session, and reading every
-/// posting list of every term holding it was 77 ms of a keystroke (`"t`)
-/// at 10,000 sessions.
-fn lookup(
-    conn: &Connection,
-    segs: &[Dict],
-    needle: &str,
-    how: Match,
-    live: &IdSet,
-) -> Result<IdSet, IndexError> {
-    lookup_until(conn, segs, needle, how, &|_| true, Some(live))
-}
-
 /// [`lookup`], keeping only the terms `keep` accepts.
 fn lookup_where(
     conn: &Connection,
@@ -395,11 +412,16 @@ fn lookup_where(
     keep: &dyn Fn(&[u8]) -> bool,
     live: &IdSet,
 ) -> Result<IdSet, IndexError> {
-    lookup_until(conn, segs, needle, how, keep, Some(live))
+    Ok(lookup_until(conn, segs, needle, how, keep, Some(live), None)?.0)
 }
 
 /// [`lookup_where`], stopping once the answer holds every id of `live`
 /// (when there is one).
+///
+/// `among`: per segment, the terms to look at (those a shorter needle
+/// matched, see [`narrows`]) instead of the whole dictionary. Also returns
+/// the terms this lookup matched per segment, when it found them all.
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn lookup_until(
     conn: &Connection,
     segs: &[Dict],
@@ -407,11 +429,14 @@ fn lookup_until(
     how: Match,
     keep: &dyn Fn(&[u8]) -> bool,
     live: Option<&IdSet>,
-) -> Result<IdSet, IndexError> {
+    among: Option<&[Vec<u32>]>,
+) -> Result<(IdSet, Option<Vec<Vec<u32>>>), IndexError> {
     let full = |out: &IdSet| live.is_some_and(|l| !l.is_empty() && out.covers(l));
     let mut out = IdSet::default();
     let mut buf = Vec::new();
-    for (rowid, s) in segs {
+    let mut all_matched: Option<Vec<Vec<u32>>> = Some(Vec::with_capacity(segs.len()));
+    let finder = memmem::Finder::new(needle.as_bytes());
+    for (k, (rowid, s)) in segs.iter().enumerate() {
         let mut reader = Postings {
             conn,
             rowid: *rowid,
@@ -430,16 +455,34 @@ fn lookup_until(
             reader.batch.push(r);
             true
         };
-        if live.is_some() && s.docs() > 0 {
+        let among = among.and_then(|a| a.get(k));
+        if among.is_some() || (live.is_some() && s.docs() > 0) {
             // The matching terms, found once; their longest lists first.
             let mut matched = Vec::new();
-            s.find(needle.as_bytes(), how, &mut |t| {
-                if keep(s.term(t)) {
-                    matched.push(t);
-                }
-            });
-            match biggest_lists_first(&mut reader, &matched, &mut out, &full)? {
-                Biggest::Full => return Ok(out),
+            match among {
+                Some(terms) => matched.extend(
+                    terms
+                        .iter()
+                        .map(|&t| t as usize)
+                        .filter(|&t| t < s.len())
+                        .filter(|&t| term_matches(s.term(t), needle.as_bytes(), how, &finder))
+                        .filter(|&t| keep(s.term(t))),
+                ),
+                None => s.find(needle.as_bytes(), how, &mut |t| {
+                    if keep(s.term(t)) {
+                        matched.push(t);
+                    }
+                }),
+            }
+            if let Some(m) = all_matched.as_mut() {
+                m.push(matched.iter().map(|&t| t as u32).collect());
+            }
+            let biggest = match s.docs() {
+                0 => Biggest::NotDone,
+                _ => biggest_lists_first(&mut reader, &matched, &mut out, &full)?,
+            };
+            match biggest {
+                Biggest::Full => return Ok((out, None)),
                 Biggest::SegmentDone => continue,
                 Biggest::NotDone => {}
             }
@@ -449,6 +492,7 @@ fn lookup_until(
                 }
             }
         } else {
+            all_matched = None;
             // Terms come in dictionary order, and so do their posting
             // lists: a short word matches thousands of neighbours, read
             // together a batch at a time, so that the lookup stops (at the
@@ -462,11 +506,44 @@ fn lookup_until(
             result = reader.flush(&mut buf, &mut out, &full);
         }
         if result? {
-            return Ok(out);
+            return Ok((out, None));
         }
     }
-    Ok(out)
+    Ok((out, all_matched))
 }
+
+/// Whether `term` matches `needle` the way [`Segment::find`] looks for it
+/// (`finder`: `needle`'s).
+fn term_matches(term: &[u8], needle: &[u8], how: Match, finder: &memmem::Finder) -> bool {
+    match how {
+        Match::Contains => finder.find(term).is_some(),
+        Match::StartsWith => term.starts_with(needle),
+        Match::EndsWith => term.ends_with(needle),
+        Match::Exact => term == needle,
+    }
+}
+
+/// Whether every term matching `needle` (as `how` says) also matches
+/// `shorter`: typing extends a word, and a term holding `sessi` holds
+/// `sess`, so the terms `sess` matched are all `sessi` can match.
+fn narrows(shorter: &str, needle: &str, how: Match) -> bool {
+    match how {
+        Match::Contains => needle.contains(shorter),
+        Match::StartsWith => needle.starts_with(shorter),
+        Match::EndsWith => needle.ends_with(shorter),
+        Match::Exact => needle == shorter,
+    }
+}
+
+/// The terms a lookup matched, per segment of its kind (see
+/// [`lookup_until`]), kept for the next lookup of a needle they narrow.
+struct Matched {
+    needle: String,
+    terms: Vec<Vec<u32>>,
+}
+
+/// Matched terms are kept only up to this many (4 MB).
+const MATCHED_KEEP: usize = 1 << 20;
 
 /// What [`biggest_lists_first`] got to.
 enum Biggest {
@@ -1541,14 +1618,7 @@ fn text_hits(
             None,
         ),
         Term::Word { lower: needle, .. } | Term::Phrase(needle) if !needle.contains(' ') => {
-            let live = cache.files.live.clone();
-            let mut hit = lookup(
-                conn,
-                cache.segs(conn, TEXT_SEGMENT)?,
-                needle,
-                Match::Contains,
-                &live,
-            )?;
+            let mut hit = (*cache.lookup(conn, needle, Match::Contains, TEXT_SEGMENT)?).clone();
             hit.extend(cache.in_tails(needle));
             hit.retain(|id| keep(&cache.files.keys, id));
             return Ok(hit);
