@@ -786,6 +786,9 @@ fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
             {
                 break;
             }
+            // The search may have loaded a newer snapshot of the index,
+            // whose text is not checked yet.
+            idle_work = true;
         }
     });
     jtx
