@@ -1386,6 +1386,22 @@ fn the_picker_search_says_when_it_is_incomplete() {
     assert!(why.contains("could not be searched"), "{why}");
 }
 
+/// The rows as the picker scores them when they come from the index
+/// (without their own text: their bodies are the index's answer).
+fn picker_docs(rows: &[SessionInfo]) -> std::sync::Arc<arbor::search::Docs> {
+    use arbor::search::{Docs, SearchDoc};
+    use std::sync::Arc;
+    Arc::new(Docs(
+        rows.iter()
+            .map(|r| {
+                let mut r = r.clone();
+                r.all_text.clear();
+                (r.path.clone(), Arc::new(SearchDoc::from_info(&r)))
+            })
+            .collect(),
+    ))
+}
+
 /// Issue #15: the picker's long-lived searcher remembers how many sessions
 /// of a snapshot the index lacks (asked once, not per key); another
 /// process indexing more of them changes the answer at once, and every
@@ -1393,21 +1409,11 @@ fn the_picker_search_says_when_it_is_incomplete() {
 #[test]
 fn the_searchers_memory_of_unindexed_sessions_follows_the_index() {
     use arbor::index::searcher::Searcher;
-    use arbor::search::{Docs, SearchDoc};
-    use std::sync::Arc;
 
     let s = needle_store(6);
     let files = s.files();
     let (full, _) = read_rows(&files);
-    let docs = Arc::new(Docs(
-        full.iter()
-            .map(|r| {
-                let mut r = r.clone();
-                r.all_text.clear();
-                (r.path.clone(), Arc::new(SearchDoc::from_info(&r)))
-            })
-            .collect(),
-    ));
+    let docs = picker_docs(&full);
     let never = || false;
     s.index().refresh(&files[..3], &mut |_| {}).unwrap();
     let mut searcher = Searcher::new(Some(s.index()));
@@ -1438,21 +1444,11 @@ fn the_searchers_memory_of_unindexed_sessions_follows_the_index() {
 #[test]
 fn words_typed_and_erased_answer_as_fresh_searches() {
     use arbor::index::searcher::Searcher;
-    use arbor::search::{Docs, SearchDoc};
-    use std::sync::Arc;
 
     let s = needle_store(30);
     let files = s.files();
     let (full, _) = read_rows(&files);
-    let docs = Arc::new(Docs(
-        full.iter()
-            .map(|r| {
-                let mut r = r.clone();
-                r.all_text.clear();
-                (r.path.clone(), Arc::new(SearchDoc::from_info(&r)))
-            })
-            .collect(),
-    ));
+    let docs = picker_docs(&full);
     let never = || false;
     s.index().refresh(&files, &mut |_| {}).unwrap();
     let mut searcher = Searcher::new(Some(s.index()));

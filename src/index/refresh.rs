@@ -314,18 +314,7 @@ pub struct PartText {
 /// word: each occurrence then costs two array reads and an append, and the
 /// pair's bytes are written once per distinct pair of sides at the end.
 struct PartWords {
-    /// Per part (by code), its distinct words so far.
-    words: [TermSet; 6],
-    /// Per part, per word number: the numbers (in `sides`) of its left and
-    /// right sides, `EMPTY_SIDE` where that side is empty.
-    word_sides: [Vec<(u32, u32)>; 6],
-    /// The distinct sides of every part's words.
-    sides: TermSet,
-    /// Per part, its distinct pairs so far, as side numbers.
-    pairs: [PairSet; 6],
-    /// Per part, the left side of the word before in the current piece
-    /// (`NO_WORD`: a piece starts).
-    prev: [u32; 6],
+    sets: PartSets,
     scratch: Vec<u8>,
     /// The long pieces skimmed so far in this file (see [`SeenPieces`]).
     seen: SeenPieces,
@@ -341,11 +330,13 @@ const EMPTY_SIDE: u32 = u32::MAX - 1;
 impl Default for PartWords {
     fn default() -> Self {
         PartWords {
-            words: Default::default(),
-            word_sides: Default::default(),
-            sides: TermSet::default(),
-            pairs: Default::default(),
-            prev: [NO_WORD; 6],
+            sets: PartSets {
+                words: Default::default(),
+                word_sides: Default::default(),
+                sides: TermSet::default(),
+                pairs: Default::default(),
+                prev: [NO_WORD; 6],
+            },
             scratch: Vec::new(),
             seen: SeenPieces::default(),
             wanted: Part::ALL
@@ -356,18 +347,25 @@ impl Default for PartWords {
     }
 }
 
-/// One part's sets (see [`PartWords`]), borrowed for [`add_word`].
-struct PartSets<'a> {
-    words: &'a mut [TermSet; 6],
-    word_sides: &'a mut [Vec<(u32, u32)>; 6],
-    sides: &'a mut TermSet,
-    pairs: &'a mut [PairSet; 6],
-    prev: &'a mut [u32; 6],
+/// Every part's sets of words and pairs (see [`PartWords`]).
+struct PartSets {
+    /// Per part (by code), its distinct words so far.
+    words: [TermSet; 6],
+    /// Per part, per word number: the numbers (in `sides`) of its left and
+    /// right sides, `EMPTY_SIDE` where that side is empty.
+    word_sides: [Vec<(u32, u32)>; 6],
+    /// The distinct sides of every part's words.
+    sides: TermSet,
+    /// Per part, its distinct pairs so far, as side numbers.
+    pairs: [PairSet; 6],
+    /// Per part, the left side of the word before in the current piece
+    /// (`NO_WORD`: a piece starts).
+    prev: [u32; 6],
 }
 
 /// Adds one word of `part` (an empty one: a new piece starts).
 #[inline]
-fn add_word(sets: &mut PartSets<'_>, part: Part, w: &[u8]) {
+fn add_word(sets: &mut PartSets, part: Part, w: &[u8]) {
     let code = usize::from(part.code());
     let Some(n) = sets.words[code].index_of(w) else {
         sets.prev[code] = NO_WORD;
@@ -392,14 +390,8 @@ fn add_word(sets: &mut PartSets<'_>, part: Part, w: &[u8]) {
 
 impl PartWords {
     fn line(&mut self, line: &[u8]) {
-        let mut sets = PartSets {
-            words: &mut self.words,
-            word_sides: &mut self.word_sides,
-            sides: &mut self.sides,
-            pairs: &mut self.pairs,
-            prev: &mut self.prev,
-        };
-        let mut add = |part: Part, w: &[u8]| add_word(&mut sets, part, w);
+        let sets = &mut self.sets;
+        let mut add = |part: Part, w: &[u8]| add_word(sets, part, w);
         // Skimmed from the bytes; an unusual line is decoded (same words).
         if skim_part_words(
             line,
@@ -433,22 +425,23 @@ impl PartWords {
 
     /// Empties the sets and keeps them for this thread's next file.
     fn recycle(mut self) {
-        for pairs in &mut self.pairs {
+        let sets = &mut self.sets;
+        for pairs in &mut sets.pairs {
             pairs.clear();
         }
-        for s in &mut self.word_sides {
+        for s in &mut sets.word_sides {
             s.clear();
         }
-        if !self.sides.is_empty() {
-            self.sides.take_parts();
+        if !sets.sides.is_empty() {
+            sets.sides.take_parts();
         }
         // The words' tables were emptied by `finish`, when it ran.
-        for words in &mut self.words {
+        for words in &mut sets.words {
             if !words.is_empty() {
                 words.take_parts();
             }
         }
-        self.prev = [NO_WORD; 6];
+        sets.prev = [NO_WORD; 6];
         self.seen.clear();
         SPARE_WORDS.with(|s| *s.borrow_mut() = Some(self));
     }
@@ -459,17 +452,10 @@ impl PartWords {
     /// part's words, so each occurrence costs one probe and an append.
     fn text_words(&mut self, text: &str) -> Option<PartText> {
         const SLOT: Part = Part::User;
-        let mut sets = PartSets {
-            words: &mut self.words,
-            word_sides: &mut self.word_sides,
-            sides: &mut self.sides,
-            pairs: &mut self.pairs,
-            prev: &mut self.prev,
-        };
-        add_word(&mut sets, SLOT, b"");
+        add_word(&mut self.sets, SLOT, b"");
         for t in text.as_bytes().split(|&b| b == b' ') {
             if !t.is_empty() {
-                add_word(&mut sets, SLOT, t);
+                add_word(&mut self.sets, SLOT, t);
             }
         }
         self.finish_part(SLOT)
@@ -486,7 +472,8 @@ impl PartWords {
     /// none).
     fn finish_part(&mut self, part: Part) -> Option<PartText> {
         let code = usize::from(part.code());
-        let (words, pairs) = (&mut self.words[code], &mut self.pairs[code]);
+        let sets = &mut self.sets;
+        let (words, pairs) = (&mut sets.words[code], &mut sets.pairs[code]);
         if words.is_empty() {
             return None;
         }
@@ -497,7 +484,7 @@ impl PartWords {
         let mut ranges = Vec::with_capacity(pairs.len());
         let side = |n: u32| match n {
             EMPTY_SIDE => &[][..],
-            n => self.sides.term(n),
+            n => sets.sides.term(n),
         };
         for (left, right) in pairs.pairs() {
             let start = arena.len();
