@@ -360,7 +360,8 @@ impl SearchCache {
             .as_ref()
             .map(|m| m.terms.as_slice())
             .filter(|t| t.len() == segs.len());
-        let (hit, matched) = lookup_until(conn, segs, needle, how, &|_| true, Some(&live), among)?;
+        let (hit, matched) =
+            lookup_until(conn, segs, needle, how, &|_| true, Some(&live), among, true)?;
         let hit = Arc::new(hit);
         let kept = match matched {
             Some(terms) if terms.iter().map(Vec::len).sum::<usize>() <= MATCHED_KEEP => {
@@ -412,15 +413,16 @@ fn lookup_where(
     keep: &dyn Fn(&[u8]) -> bool,
     live: &IdSet,
 ) -> Result<IdSet, IndexError> {
-    Ok(lookup_until(conn, segs, needle, how, keep, Some(live), None)?.0)
+    Ok(lookup_until(conn, segs, needle, how, keep, Some(live), None, false)?.0)
 }
 
 /// [`lookup_where`], stopping once the answer holds every id of `live`
 /// (when there is one).
 ///
 /// `among`: per segment, the terms to look at (those a shorter needle
-/// matched, see [`narrows`]) instead of the whole dictionary. Also returns
-/// the terms this lookup matched per segment, when it found them all.
+/// matched, see [`narrows`]) instead of the whole dictionary. With
+/// `remember`, also returns the terms this lookup matched per segment,
+/// when it found them all.
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn lookup_until(
     conn: &Connection,
@@ -430,11 +432,12 @@ fn lookup_until(
     keep: &dyn Fn(&[u8]) -> bool,
     live: Option<&IdSet>,
     among: Option<&[Vec<u32>]>,
+    remember: bool,
 ) -> Result<(IdSet, Option<Vec<Vec<u32>>>), IndexError> {
     let full = |out: &IdSet| live.is_some_and(|l| !l.is_empty() && out.covers(l));
     let mut out = IdSet::default();
     let mut buf = Vec::new();
-    let mut all_matched: Option<Vec<Vec<u32>>> = Some(Vec::with_capacity(segs.len()));
+    let mut all_matched: Option<Vec<Vec<u32>>> = remember.then(|| Vec::with_capacity(segs.len()));
     let finder = memmem::Finder::new(needle.as_bytes());
     for (k, (rowid, s)) in segs.iter().enumerate() {
         let mut reader = Postings {
@@ -458,24 +461,23 @@ fn lookup_until(
         let among = among.and_then(|a| a.get(k));
         if among.is_some() || (live.is_some() && s.docs() > 0) {
             // The matching terms, found once; their longest lists first.
-            let mut matched = Vec::new();
+            // Term numbers as `u32`: a dictionary's offsets are.
+            let mut matched: Vec<u32> = Vec::new();
             match among {
-                Some(terms) => matched.extend(
-                    terms
-                        .iter()
-                        .map(|&t| t as usize)
-                        .filter(|&t| t < s.len())
-                        .filter(|&t| term_matches(s.term(t), needle.as_bytes(), how, &finder))
-                        .filter(|&t| keep(s.term(t))),
-                ),
+                Some(terms) => matched.extend(terms.iter().copied().filter(|&t| {
+                    (t as usize) < s.len() && {
+                        let term = s.term(t as usize);
+                        term_matches(term, needle.as_bytes(), how, &finder) && keep(term)
+                    }
+                })),
                 None => s.find(needle.as_bytes(), how, &mut |t| {
                     if keep(s.term(t)) {
-                        matched.push(t);
+                        matched.push(t as u32);
                     }
                 }),
             }
             if let Some(m) = all_matched.as_mut() {
-                m.push(matched.iter().map(|&t| t as u32).collect());
+                m.push(matched.clone());
             }
             let biggest = match s.docs() {
                 0 => Biggest::NotDone,
@@ -487,7 +489,7 @@ fn lookup_until(
                 Biggest::NotDone => {}
             }
             for t in matched {
-                if !add(&mut reader, &mut out, s.postings_range(t)) {
+                if !add(&mut reader, &mut out, s.postings_range(t as usize)) {
                     break;
                 }
             }
@@ -566,22 +568,23 @@ const BIGGEST_LISTS: usize = 64;
 /// only when they did not suffice.
 fn biggest_lists_first(
     reader: &mut Postings,
-    matched: &[usize],
+    matched: &[u32],
     out: &mut IdSet,
     full: &dyn Fn(&IdSet) -> bool,
 ) -> Result<Biggest, IndexError> {
+    use std::cmp::Reverse;
     let s = reader.seg;
-    let mut biggest: Vec<(usize, usize)> = matched
-        .iter()
-        .map(|&t| {
-            let (a, b) = s.postings_range(t);
-            (b - a, t)
-        })
-        .collect();
-    if biggest.len() > BIGGEST_LISTS {
-        biggest.select_nth_unstable_by(BIGGEST_LISTS, |a, b| b.cmp(a));
-        biggest.truncate(BIGGEST_LISTS);
+    // The longest lists, kept in a small heap (a letter matches millions
+    // of terms at 100,000 sessions: no copy of them all).
+    let mut heap = std::collections::BinaryHeap::with_capacity(BIGGEST_LISTS + 1);
+    for &t in matched {
+        let (a, b) = s.postings_range(t as usize);
+        heap.push(Reverse((b - a, t as usize)));
+        if heap.len() > BIGGEST_LISTS {
+            heap.pop();
+        }
     }
+    let mut biggest: Vec<(usize, usize)> = heap.into_iter().map(|Reverse(x)| x).collect();
     biggest.sort_unstable_by(|a, b| b.cmp(a));
     let (mut seen, mut distinct) = (IdSet::default(), 0usize);
     let mut buf = Vec::new();
@@ -1604,16 +1607,18 @@ fn text_hits(
     // Whether every segment knows how many ids it holds: then a lookup of
     // a letter or two reads a few of the longest lists (see
     // `biggest_lists_first`).
-    let docs_known = cache
-        .segs(conn, TEXT_SEGMENT)?
-        .iter()
-        .all(|(_, s)| s.docs() > 0);
+    let short = matches!(t, Term::Phrase(p) if !p.contains(' ') && p.len() < 3);
+    let docs_known = short
+        && cache
+            .segs(conn, TEXT_SEGMENT)?
+            .iter()
+            .all(|(_, s)| s.docs() > 0);
     let (check, cands): (Check, Option<IdSet>) = match t {
         // A one- or two-character phrase is in nearly every term: without
         // the segments' counts the dictionary would hand back nearly every
         // posting list, while the text has it within its first bytes. Read
         // the text, stopping at the first match.
-        Term::Phrase(needle) if !needle.contains(' ') && needle.len() < 3 && !docs_known => (
+        Term::Phrase(needle) if short && !docs_known => (
             Check::Phrase(Box::new(memmem::Finder::new(needle.as_bytes()))),
             None,
         ),
