@@ -284,7 +284,7 @@ pub struct Parsed {
     /// Normalized new text of complete lines, and of the partial last line.
     pub text: String,
     /// The distinct terms and adjacent word pairs of `text` (see
-    /// [`distinct_pair_ranges`]; found on the worker thread, so that the
+    /// `terms::distinct_pair_ranges`; found on the worker thread, so that the
     /// single writer only merges them).
     pub text_words: Option<PartText>,
     /// The words of the parts not kept as text (tool calls and output,

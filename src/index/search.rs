@@ -404,7 +404,8 @@ impl SearchCache {
     }
 }
 
-/// [`lookup`], keeping only the terms `keep` accepts.
+/// The sessions having a term that matches `needle` as `how` says and
+/// that `keep` accepts (stopping once they are every live session).
 fn lookup_where(
     conn: &Connection,
     segs: &[Dict],
@@ -416,8 +417,9 @@ fn lookup_where(
     Ok(lookup_until(conn, segs, needle, how, keep, Some(live), None, false)?.0)
 }
 
-/// [`lookup_where`], stopping once the answer holds every id of `live`
-/// (when there is one).
+/// The sessions having a term of `segs` that matches `needle` as `how`
+/// says and that `keep` accepts, stopping once the answer holds every id
+/// of `live` (when there is one).
 ///
 /// `among`: per segment, the terms to look at (those a shorter needle
 /// matched, see [`narrows`]) instead of the whole dictionary. With
@@ -764,8 +766,10 @@ impl Stored {
                 self.to_check = self
                     .spans
                     .iter()
-                    .flat_map(|(&id, v)| (0..v.len() as u32).map(move |i| (id, i)))
-                    .filter_map(|(id, i)| Some((self.spans.get(&id)?.get(i as usize)?.off, id, i)))
+                    .flat_map(|(&id, v)| {
+                        let each = v.iter().enumerate();
+                        each.map(move |(i, span)| (span.off, id, i as u32))
+                    })
                     .collect();
                 self.to_check.sort_unstable();
             }

@@ -16,7 +16,7 @@ use memchr::memmem;
 /// Gathers postings in memory until they are written as a segment.
 ///
 /// Terms live in one arena and are found through an open-addressing table
-/// keyed like [`distinct_token_ranges`] does (a term of up to 8 bytes is its
+/// keyed like `distinct_token_ranges` does (a term of up to 8 bytes is its
 /// own key): this is the single writer's hot loop during a build. Postings
 /// are logged in the order they come (a term number per posting, a file id
 /// per run of them) and sorted into per-term lists when the segment is
@@ -462,9 +462,9 @@ impl Segment {
     }
 
     /// The term holding byte `pos` of the dictionary.
-    /// [`Segment::term_at`] for a `pos` at or after the start of term
-    /// `from` (or any, when `from` is 0): galloping forward from it, so a
-    /// nearby term costs a step or two.
+    /// The term whose bytes hold position `pos` of the dictionary, searched
+    /// from term `from` on (any, when `from` is 0 or past `pos`): galloping
+    /// forward from it, so a nearby term costs a step or two.
     fn term_at_from(&self, pos: usize, from: usize) -> Option<usize> {
         let starts = &self.term_starts;
         let le = |k: usize| (starts[k] as usize) <= pos;
@@ -636,7 +636,7 @@ pub fn merge(segs: &[Segment], live: &dyn Fn(u32) -> bool) -> Encoded {
 
 /// A set of distinct terms, gathered one at a time (a file's words of one
 /// part): an arena of their bytes and an open-addressing table keyed as in
-/// [`distinct_token_ranges`].
+/// `distinct_token_ranges`.
 pub struct TermSet {
     table: Vec<(u64, u32, u32)>,
     arena: Vec<u8>,
@@ -832,7 +832,10 @@ impl PairSet {
     }
 }
 
-/// The distinct space-separated tokens of a normalized text.
+/// The distinct space-separated tokens of a normalized text. (This and the
+/// `distinct_*` functions below are the plain definitions the index's sets,
+/// [`TermSet`] and [`PairSet`] fed word by word, are tested against.)
+#[cfg(test)]
 pub fn distinct_tokens(text: &str) -> Vec<&[u8]> {
     let b = text.as_bytes();
     distinct_token_ranges(text)
@@ -842,10 +845,10 @@ pub fn distinct_tokens(text: &str) -> Vec<&[u8]> {
 }
 
 /// [`distinct_tokens`] as `(start, len)` byte ranges, in order of first
-/// appearance. This is on the indexing hot path: an open-addressing table
-/// of `(key, start, len)` where a token of up to 8 bytes is its own key
-/// (so equal keys mean equal tokens) and a longer one is keyed by its hash
-/// and compared byte by byte.
+/// appearance: an open-addressing table of `(key, start, len)` where a
+/// token of up to 8 bytes is its own key (so equal keys mean equal tokens)
+/// and a longer one is keyed by its hash and compared byte by byte.
+#[cfg(test)]
 pub fn distinct_token_ranges(text: &str) -> Vec<(u32, u32)> {
     let b = text.as_bytes();
     let mut out: Vec<(u32, u32)> = Vec::new();
@@ -959,6 +962,7 @@ pub const PAIR_SIDE_MAX: usize = 16;
 /// words are adjacent. With the half pairs, `w ` (a term ending in `w` and
 /// another after it) and ` w` are substrings of a pair exactly when they
 /// are of the text, whatever the other term is.
+#[cfg(test)]
 pub fn distinct_pair_ranges(text: &str, bounds: &[u32]) -> Vec<(u32, u32)> {
     let b = text.as_bytes();
     let mut start = 0usize;
@@ -999,6 +1003,7 @@ pub fn distinct_pair_ranges(text: &str, bounds: &[u32]) -> Vec<(u32, u32)> {
 
 /// The distinct byte strings among `ranges` of `b` (as `(start, len)`),
 /// in order of first appearance; empty ones left out.
+#[cfg(test)]
 fn distinct_ranges(b: &[u8], ranges: impl Iterator<Item = (usize, usize)>) -> Vec<(u32, u32)> {
     let mut out: Vec<(u32, u32)> = Vec::new();
     let mut table: Vec<(u64, u32, u32)> = vec![(0, 0, 0); 256];
