@@ -14,7 +14,10 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use super::codec::{self, fingerprint, FxBuild};
 use super::db::{key_path, path_key, set_meta, text_path, text_state, write_at, Keys, TextState};
-use super::terms::{merge, pair_left, pair_right, PairSet, Segment, SegmentBuilder, TermSet};
+use super::terms::{
+    merge, pair_key, pair_left, pair_right, pair_sides, PairSet, Segment, SegmentBuilder, Sides,
+    TermSet, EMPTY_SIDE,
+};
 use super::{IndexError, RefreshStats};
 use crate::session::info::{mtime_ms, read_lines, with_read_buffer, InfoScanner, SessionInfo};
 use crate::session::reader::ReadError;
@@ -291,18 +294,23 @@ pub struct Parsed {
     /// thinking, custom messages and summaries) of the new complete lines:
     /// per part, their normalized text and its distinct terms.
     pub part_words: Vec<PartText>,
+    /// The pair sides that `text_words`' and `part_words`' pairs name.
+    pub sides: Sides,
     pub tail_text: Option<String>,
     pub bytes_parsed: u64,
 }
 
-/// One part's distinct terms and its distinct adjacent word pairs (byte
-/// ranges of `text`, which holds them one after another; a pair never
-/// spans two of the part's pieces, e.g. two tool outputs).
+/// One part's distinct terms (byte ranges of `text`, which holds them one
+/// after another) and its distinct adjacent word pairs (a pair never spans
+/// two of the part's pieces, e.g. two tool outputs).
 pub struct PartText {
     pub part: Part,
     pub text: String,
     pub terms: Vec<(u32, u32)>,
-    pub pairs: Vec<(u32, u32)>,
+    /// The pairs' keys (`terms::pair_key`) in the numbering of the file's
+    /// [`Parsed::sides`], sorted: the writer renumbers the sides once per
+    /// file instead of hashing each pair's bytes.
+    pub pairs: Vec<u64>,
 }
 
 /// The words of the parts the index keeps no text for, gathered line by
@@ -322,10 +330,6 @@ struct PartWords {
 }
 
 const NO_WORD: u32 = u32::MAX;
-
-/// The side number of an empty side: its pair is a half pair (`t1 ` or
-/// ` t2`, see `terms::distinct_pair_ranges`), or none when both are empty.
-const EMPTY_SIDE: u32 = u32::MAX - 1;
 
 impl Default for PartWords {
     fn default() -> Self {
@@ -477,41 +481,20 @@ impl PartWords {
         if words.is_empty() {
             return None;
         }
-        // One arena: the words, then the pairs' bytes (`w1 w2`, cut to
-        // their sides: see `terms::pair_left`), each distinct one once.
-        let (mut arena, terms) = words.take_parts();
-        let base = arena.len();
-        let mut ranges = Vec::with_capacity(pairs.len());
-        let side = |n: u32| match n {
-            EMPTY_SIDE => &[][..],
-            n => sets.sides.term(n),
-        };
-        for (left, right) in pairs.pairs() {
-            let start = arena.len();
-            arena.extend_from_slice(side(left));
-            arena.push(b' ');
-            arena.extend_from_slice(side(right));
-            ranges.push((start, arena.len() - start));
-        }
-        // Past what a range of the text can name, the words go without
-        // their pairs.
-        let pairs = match u32::try_from(arena.len()) {
-            Ok(_) => ranges
-                .into_iter()
-                .map(|(s, n)| (s as u32, n as u32))
-                .collect(),
-            Err(_) => {
-                arena.truncate(base);
-                Vec::new()
-            }
-        };
+        let (arena, terms) = words.take_parts();
         Some(PartText {
             part,
             // Words cut from UTF-8 text at character boundaries.
             text: String::from_utf8(arena).unwrap_or_default(),
             terms,
-            pairs,
+            pairs: pairs.take_keys(),
         })
+    }
+
+    /// The sides the pairs taken so far name (the next file numbers its
+    /// own).
+    fn take_sides(&mut self) -> Sides {
+        Sides::new(self.sets.sides.take_parts())
     }
 }
 
@@ -618,6 +601,7 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
         text,
         text_words: None,
         part_words: Vec::new(),
+        sides: Sides::default(),
         tail_text: None,
         bytes_parsed: read,
     };
@@ -662,6 +646,7 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
             if !out.text.is_empty() || out.parsed > 0 {
                 out.part_words = words.finish();
             }
+            out.sides = words.take_sides();
         }
         Err(reason) => {
             out.state = Err(not_a_session(path, reason));
@@ -710,6 +695,7 @@ fn parse_foreign(
             text: String::new(),
             text_words: None,
             part_words: Vec::new(),
+            sides: Sides::default(),
             tail_text: None,
             bytes_parsed: 0,
         })
@@ -757,6 +743,7 @@ fn parse_foreign(
         text: String::new(),
         text_words: None,
         part_words: Vec::new(),
+        sides: Sides::default(),
         tail_text: None,
         bytes_parsed: size,
     };
@@ -774,6 +761,7 @@ fn parse_foreign(
             out.row_differs = true;
             out.text_words = words.text_words(&out.text);
             out.part_words = words.finish();
+            out.sides = words.take_sides();
         }
         Err(reason) => {
             out.state = Err(not_a_session(path, reason));
@@ -795,6 +783,15 @@ pub struct Writer<'c> {
     text: Option<(File, u64, u64)>,
     /// One per kind of segment: [`TEXT_SEGMENT`]'s first, then per part.
     builders: Vec<(i64, SegmentBuilder)>,
+    /// The pair sides of the files put since the last commit, numbered
+    /// across them: the pair builders key pairs by these numbers
+    /// ([`SegmentBuilder::add_pairs`]), so the numbering is dropped only
+    /// once the commit has emptied them.
+    sides: TermSet,
+    /// Per side number of the file being put, its number in `sides`.
+    side_numbers: Vec<u32>,
+    /// The file's pairs renumbered (reused).
+    pair_keys: Vec<u64>,
     pub wrote: bool,
 }
 
@@ -866,6 +863,9 @@ impl<'c> Writer<'c> {
             in_tx: false,
             text: None,
             builders: vec![(TEXT_SEGMENT, SegmentBuilder::default())],
+            sides: TermSet::default(),
+            side_numbers: Vec::new(),
+            pair_keys: Vec::new(),
             wrote: false,
         }
     }
@@ -923,14 +923,19 @@ impl<'c> Writer<'c> {
     }
 
     fn builder(&mut self, part: i64) -> &mut SegmentBuilder {
-        let at = match self.builders.iter().position(|(p, _)| *p == part) {
+        let at = self.builder_at(part);
+        &mut self.builders[at].1
+    }
+
+    /// Where the builder of segments of `part` is (added when new).
+    fn builder_at(&mut self, part: i64) -> usize {
+        match self.builders.iter().position(|(p, _)| *p == part) {
             Some(at) => at,
             None => {
                 self.builders.push((part, SegmentBuilder::default()));
                 self.builders.len() - 1
             }
-        };
-        &mut self.builders[at].1
+        }
     }
 
     /// Stores one result. Returns false when another process changed the
@@ -1017,41 +1022,58 @@ impl<'c> Writer<'c> {
                     super::db::text_sum(p.text.as_bytes())
                 ],
             )?;
-            if let (Ok(id), Some(w)) = (u32::try_from(id), &p.text_words) {
-                self.add_words(TEXT_SEGMENT, id, &w.text, &w.terms, &w.pairs);
-            }
         }
         if let Ok(id) = u32::try_from(id) {
+            self.number_sides(&p.sides);
+            if let Some(w) = p.text_words.as_ref().filter(|_| !p.text.is_empty()) {
+                self.add_words(TEXT_SEGMENT, id, w);
+            }
             for w in &p.part_words {
-                self.add_part_words(id, w);
+                self.add_words(i64::from(w.part.code()), id, w);
             }
         }
         self.wrote = true;
         Ok(true)
     }
 
-    /// Adds one text's terms to the segment of `kind`, and its word pairs
-    /// to that kind's pair segment ([`pair_segment`]).
-    fn add_words(
-        &mut self,
-        kind: i64,
-        id: u32,
-        text: &str,
-        terms: &[(u32, u32)],
-        pairs: &[(u32, u32)],
-    ) {
-        let b = text.as_bytes();
-        let slice = |&(s, n): &(u32, u32)| &b[s as usize..(s + n) as usize];
-        self.builder(kind).add(id, terms.iter().map(slice));
-        if !pairs.is_empty() {
-            self.builder(pair_segment(kind))
-                .add(id, pairs.iter().map(slice));
-        }
+    /// Numbers a file's pair sides among those since the last commit.
+    fn number_sides(&mut self, sides: &Sides) {
+        self.side_numbers.clear();
+        self.side_numbers.extend(
+            (0..sides.len() as u32)
+                .map(|n| self.sides.index_of(sides.get(n)).unwrap_or(EMPTY_SIDE)),
+        );
     }
 
-    /// A part's words, then its pairs.
-    fn add_part_words(&mut self, id: u32, w: &PartText) {
-        self.add_words(i64::from(w.part.code()), id, &w.text, &w.terms, &w.pairs);
+    /// Adds one text's terms to the segment of `kind`, and its word pairs
+    /// (their sides numbered by [`Writer::number_sides`]) to that kind's
+    /// pair segment ([`pair_segment`]).
+    fn add_words(&mut self, kind: i64, id: u32, w: &PartText) {
+        let b = w.text.as_bytes();
+        let slice = |&(s, n): &(u32, u32)| &b[s as usize..(s + n) as usize];
+        self.builder(kind).add(id, w.terms.iter().map(slice));
+        if w.pairs.is_empty() {
+            return;
+        }
+        let numbers = &self.side_numbers;
+        let renumber = |n: u32| match n {
+            EMPTY_SIDE => EMPTY_SIDE,
+            n => numbers.get(n as usize).copied().unwrap_or(EMPTY_SIDE),
+        };
+        let mut keys = std::mem::take(&mut self.pair_keys);
+        keys.clear();
+        keys.extend(w.pairs.iter().map(|&k| {
+            let (left, right) = pair_sides(k);
+            pair_key(renumber(left), renumber(right))
+        }));
+        let at = self.builder_at(pair_segment(kind));
+        let sides = &self.sides;
+        let side = |n: u32| match n {
+            EMPTY_SIDE => &[][..],
+            n => sides.term(n),
+        };
+        self.builders[at].1.add_pairs(id, &keys, side);
+        self.pair_keys = keys;
     }
 
     fn delete_id(&mut self, id: i64) -> rusqlite::Result<()> {
@@ -1088,6 +1110,10 @@ impl<'c> Writer<'c> {
                 let e = b.take();
                 store_segment(self.conn, *part, &e)?;
             }
+        }
+        // The pair builders are empty: their side numbers can start again.
+        if !self.sides.is_empty() {
+            self.sides.take_parts();
         }
         if let Some((f, committed, end)) = &self.text {
             if end > committed {
@@ -1852,12 +1878,14 @@ mod tests {
             words.line(line(i, t).as_bytes());
         }
         let parts = words.finish();
+        let sides = words.take_sides();
         let out = parts
             .iter()
             .find(|p| p.part == Part::ToolOutput)
             .expect("tool output words");
         let slice = |&(s, n): &(u32, u32)| out.text[s as usize..(s + n) as usize].to_string();
-        let mut got: Vec<String> = out.pairs.iter().map(slice).collect();
+        let pair = |&k: &u64| String::from_utf8(sides.pair(k)).unwrap();
+        let mut got: Vec<String> = out.pairs.iter().map(pair).collect();
         got.sort();
         let mut want: Vec<String> = Vec::new();
         for t in outputs {
@@ -1907,7 +1935,9 @@ mod tests {
             terms.sort();
             want.sort();
             assert_eq!(terms, want, "{text}");
-            let mut pairs: Vec<String> = got.pairs.iter().map(slice).collect();
+            let sides = words.take_sides();
+            let pair = |&k: &u64| String::from_utf8(sides.pair(k)).unwrap();
+            let mut pairs: Vec<String> = got.pairs.iter().map(pair).collect();
             let b = text.as_bytes();
             let mut want: Vec<String> = distinct_pair_ranges(text, &[])
                 .into_iter()

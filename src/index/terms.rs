@@ -193,6 +193,60 @@ impl SegmentBuilder {
         }
     }
 
+    /// Adds one file's distinct word pairs, each given by its key
+    /// ([`pair_key`]) in a numbering of sides that lasts as long as this
+    /// builder's contents (the writer's, until it commits): equal keys are
+    /// equal pairs, so no pair's bytes are hashed or compared, and they are
+    /// written once, when the pair is new (`side` gives a side's bytes).
+    ///
+    /// A builder is given either pairs this way or terms by
+    /// [`SegmentBuilder::add`], never both: their slots are keyed apart.
+    pub fn add_pairs<'s>(&mut self, file_id: u32, keys: &[u64], side: impl Fn(u32) -> &'s [u8]) {
+        self.docs += 1;
+        for &key in keys.iter().take(LOOKAHEAD) {
+            self.prefetch(key, 0);
+        }
+        for (i, &key) in keys.iter().enumerate() {
+            if let Some(&k) = keys.get(i + LOOKAHEAD) {
+                self.prefetch(k, 0);
+            }
+            let idx = self.pair_slot(key, &side);
+            self.log.push(idx);
+        }
+        if self.runs.last().map_or(0, |r| r.1 as usize) < self.log.len() {
+            self.runs.push((file_id, self.log.len() as u32));
+        }
+    }
+
+    /// The number of the pair keyed `key`, added when new. Its slot's length
+    /// is 1 (an empty term's, which [`SegmentBuilder::add`] never adds), so
+    /// that growing the table finds it where this probe does.
+    #[inline(always)]
+    fn pair_slot<'s>(&mut self, key: u64, side: &impl Fn(u32) -> &'s [u8]) -> u32 {
+        let mask = self.table.len() - 1;
+        let mut i = term_slot(key, 0) & mask;
+        loop {
+            let (k, idx, len) = self.table[i];
+            if len == 0 {
+                let idx = self.starts.len() as u32;
+                self.table[i] = (key, idx, 1);
+                self.starts.push(self.arena.len() as u32);
+                let (left, right) = pair_sides(key);
+                self.arena.extend_from_slice(side(left));
+                self.arena.push(b' ');
+                self.arena.extend_from_slice(side(right));
+                if self.starts.len() * 2 > self.table.len() {
+                    self.grow();
+                }
+                return idx;
+            }
+            if k == key {
+                return idx;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
     /// Asks for the cache line of the slot where a term's probe starts.
     #[inline(always)]
     fn prefetch(&self, key: u64, len: usize) {
@@ -754,6 +808,60 @@ fn reset_table<T: Copy + Default>(table: &mut Vec<T>, used: usize) {
     table.fill(T::default());
 }
 
+/// The number of an empty side: its pair is a half pair (`t1 ` or ` t2`,
+/// see [`distinct_pair_ranges`]), or none when both are empty. No side
+/// table holds that many sides.
+pub const EMPTY_SIDE: u32 = u32::MAX - 1;
+
+/// A pair of sides as one number: `left << 32 | right`, ordered as the
+/// pairs of numbers are.
+#[inline]
+pub fn pair_key(left: u32, right: u32) -> u64 {
+    u64::from(left) << 32 | u64::from(right)
+}
+
+/// The two side numbers of a [`pair_key`].
+#[inline]
+pub fn pair_sides(key: u64) -> (u32, u32) {
+    ((key >> 32) as u32, key as u32)
+}
+
+/// One file's pair sides by number (a [`TermSet`]'s parts), which its
+/// [`PairSet`]s' keys name.
+#[derive(Default)]
+pub struct Sides {
+    bytes: Vec<u8>,
+    ranges: Vec<(u32, u32)>,
+}
+
+impl Sides {
+    pub fn new((bytes, ranges): (Vec<u8>, Vec<(u32, u32)>)) -> Sides {
+        Sides { bytes, ranges }
+    }
+
+    pub fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    /// Side `n` ([`EMPTY_SIDE`] or a number past the table: empty).
+    pub fn get(&self, n: u32) -> &[u8] {
+        self.ranges
+            .get(n as usize)
+            .and_then(|&(s, l)| self.bytes.get(s as usize..(s + l) as usize))
+            .unwrap_or_default()
+    }
+
+    /// The bytes of a pair (`left right`).
+    pub fn pair(&self, key: u64) -> Vec<u8> {
+        let (l, r) = pair_sides(key);
+        [self.get(l), b" ", self.get(r)].concat()
+    }
+}
+
 /// The distinct pairs of numbers (of terms in a [`TermSet`]) of a text:
 /// its word pairs found by number, so the hot loop never copies or
 /// compares a pair's bytes (they are written once per distinct pair, by
@@ -790,7 +898,7 @@ impl Default for PairSet {
 impl PairSet {
     #[inline]
     pub fn insert(&mut self, first: u32, second: u32) {
-        self.log.push(u64::from(first) << 32 | u64::from(second));
+        self.log.push(pair_key(first, second));
         if self.log.len() >= self.cap {
             self.compact();
         }
@@ -820,7 +928,16 @@ impl PairSet {
     /// The distinct pairs, in order of their numbers.
     pub fn pairs(&mut self) -> impl Iterator<Item = (u32, u32)> + '_ {
         self.compact();
-        self.log.iter().map(|&k| ((k >> 32) as u32, k as u32))
+        self.log.iter().map(|&k| pair_sides(k))
+    }
+
+    /// The distinct pairs' keys ([`pair_key`]), in order, taken out (the
+    /// set is left empty; its log keeps its memory for the next file).
+    pub fn take_keys(&mut self) -> Vec<u64> {
+        self.compact();
+        let keys = self.log.to_vec();
+        self.clear();
+        keys
     }
 
     /// Empties the set, keeping its log's memory up to the first cap.
@@ -1194,6 +1311,53 @@ mod tests {
         });
         assert_eq!(raw, [3, 7, 9], "stored sorted, without repeats");
         assert_eq!(e.docs, 5);
+    }
+
+    /// Pairs given by side numbers encode the same segment as the same
+    /// pairs given by their bytes: through table growth, with half pairs
+    /// (an empty side), and with the numbering shared by several files.
+    #[test]
+    fn pairs_by_key_encode_as_their_bytes() {
+        let mut sides = TermSet::default();
+        let words: Vec<String> = (0..3000).map(|i| format!("w{}", i * 7919 % 5003)).collect();
+        let n: Vec<u32> = words
+            .iter()
+            .map(|w| sides.index_of(w.as_bytes()).unwrap())
+            .collect();
+        let side = |k: u32| match k {
+            EMPTY_SIDE => &[][..],
+            k => sides.term(k),
+        };
+        let (mut by_key, mut by_bytes) = (SegmentBuilder::default(), SegmentBuilder::default());
+        for file in 0..5u32 {
+            let mut keys: Vec<u64> = (0..2000usize)
+                .map(|i| {
+                    let j = (i * 31 + file as usize * 17) % n.len();
+                    match i % 50 {
+                        0 => pair_key(n[j], EMPTY_SIDE),
+                        1 => pair_key(EMPTY_SIDE, n[j]),
+                        _ => pair_key(n[j], n[(j + 1 + file as usize) % n.len()]),
+                    }
+                })
+                .collect();
+            keys.sort_unstable();
+            keys.dedup();
+            by_key.add_pairs(file * 3, &keys, side);
+            let bytes: Vec<Vec<u8>> = keys
+                .iter()
+                .map(|&k| {
+                    let (l, r) = pair_sides(k);
+                    [side(l), b" ", side(r)].concat()
+                })
+                .collect();
+            by_bytes.add(file * 3, bytes.iter().map(Vec::as_slice));
+        }
+        let (a, b) = (by_key.take(), by_bytes.take());
+        assert!(a.terms.len() > 10_000, "the table grew");
+        assert_eq!(a.terms, b.terms);
+        assert_eq!(a.starts, b.starts);
+        assert_eq!(a.postings, b.postings);
+        assert_eq!(a.docs, b.docs);
     }
 
     #[test]
