@@ -772,6 +772,60 @@ fn parse_foreign(
     Ok(out)
 }
 
+/// How many bytes of parse results may wait for the writer.
+const IN_FLIGHT_BYTES: usize = 64 << 20;
+
+/// Bytes that may be in flight between threads: taking waits while others
+/// hold them (one taker alone may exceed the limit, so a result bigger
+/// than it still goes).
+struct Budget {
+    held: std::sync::Mutex<usize>,
+    freed: std::sync::Condvar,
+    limit: usize,
+}
+
+impl Budget {
+    fn new(limit: usize) -> Budget {
+        Budget {
+            held: std::sync::Mutex::new(0),
+            freed: std::sync::Condvar::new(),
+            limit,
+        }
+    }
+
+    fn take(&self, n: usize) {
+        let Ok(mut held) = self.held.lock() else {
+            return;
+        };
+        while *held > 0 && *held + n > self.limit {
+            held = match self.freed.wait(held) {
+                Ok(h) => h,
+                Err(_) => return,
+            };
+        }
+        *held += n;
+    }
+
+    fn give(&self, n: usize) {
+        if let Ok(mut held) = self.held.lock() {
+            *held = held.saturating_sub(n);
+            self.freed.notify_all();
+        }
+    }
+}
+
+impl Parsed {
+    /// Roughly the bytes this result holds.
+    fn weight(&self) -> usize {
+        let words = |w: &PartText| w.text.len() + w.terms.len() * 8 + w.pairs.len() * 8;
+        self.text.len()
+            + self.text_words.as_ref().map_or(0, words)
+            + self.part_words.iter().map(words).sum::<usize>()
+            + self.sides.bytes()
+            + 1024
+    }
+}
+
 /// Writes parse results; one open transaction at a time.
 pub struct Writer<'c> {
     conn: &'c Connection,
@@ -1798,19 +1852,32 @@ fn read_changed(
     on_rows: &mut dyn FnMut(Vec<SessionInfo>),
 ) -> rusqlite::Result<()> {
     jobs.sort_by_key(|j| std::cmp::Reverse(j.2));
-    let (tx, rx) = mpsc::sync_channel::<Result<Parsed, ScanProblem>>(32);
+    // Bounded by bytes, not by count: the parse workers go on while the
+    // writer encodes and stores a batch's segments (a third of a second,
+    // nine times in a build of 10,000 sessions), where 32 results of small
+    // files had filled a bounded channel at once and left a core idle.
+    let (tx, rx) = mpsc::channel::<(Result<Parsed, ScanProblem>, usize)>();
+    let budget = Budget::new(IN_FLIGHT_BYTES);
     let mut result = Ok(());
     std::thread::scope(|scope| {
-        let jobs = &jobs;
+        let (jobs, budget) = (&jobs, &budget);
         scope.spawn(move || {
             jobs.par_iter().for_each_with(tx, |tx, (f, c, _)| {
-                let _ = tx.send(parse_file(f, c.as_ref()));
+                let parsed = parse_file(f, c.as_ref());
+                let weight = parsed.as_ref().map_or(0, Parsed::weight);
+                budget.take(weight);
+                if tx.send((parsed, weight)).is_err() {
+                    budget.give(weight);
+                }
             });
         });
         let mut batch = Vec::new();
         let mut last_emit = Instant::now();
         let mut last_commit = Instant::now();
-        for msg in rx {
+        for (msg, weight) in rx {
+            // Given back at once: the result's memory is freed within this
+            // turn of the loop.
+            budget.give(weight);
             let p = match msg {
                 Ok(p) => p,
                 Err(problem) => {
@@ -1856,6 +1923,29 @@ fn read_changed(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A taker waits while others hold the budget, and one taker alone may
+    /// take more than the limit (a result bigger than it still goes).
+    #[test]
+    fn a_budget_holds_takers_until_bytes_are_given_back() {
+        let budget = Budget::new(10);
+        budget.take(100);
+        budget.give(100);
+        budget.take(8);
+        let events = std::sync::Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                budget.take(5);
+                events.lock().unwrap().push("taken");
+            });
+            // Time for the taker to reach its wait (were it not to wait,
+            // it would be done before the bytes are given).
+            std::thread::sleep(Duration::from_millis(50));
+            events.lock().unwrap().push("given");
+            budget.give(8);
+        });
+        assert_eq!(*events.lock().unwrap(), ["given", "taken"]);
+    }
 
     /// The pairs found by side numbers are the pairs the text path finds
     /// (`terms::distinct_pair_ranges`) in the same words, and a pair never

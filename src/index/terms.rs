@@ -847,6 +847,11 @@ impl Sides {
         self.ranges.is_empty()
     }
 
+    /// Roughly the memory it holds.
+    pub fn bytes(&self) -> usize {
+        self.bytes.len() + self.ranges.len() * 8
+    }
+
     /// Side `n` ([`EMPTY_SIDE`] or a number past the table: empty).
     pub fn get(&self, n: u32) -> &[u8] {
         self.ranges
