@@ -308,8 +308,8 @@ pub struct PartText {
     pub text: String,
     pub terms: Vec<(u32, u32)>,
     /// The pairs' keys (`terms::pair_key`) in the numbering of the file's
-    /// [`Parsed::sides`], sorted: the writer renumbers the sides once per
-    /// file instead of hashing each pair's bytes.
+    /// [`Parsed::sides`], each once: the writer renumbers the sides once
+    /// per file instead of hashing each pair's bytes.
     pub pairs: Vec<u64>,
 }
 
