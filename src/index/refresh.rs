@@ -20,9 +20,10 @@ use super::terms::{
 };
 use super::{IndexError, RefreshStats};
 use crate::session::info::{mtime_ms, read_lines, with_read_buffer, InfoScanner, SessionInfo};
+use crate::session::line_skim::{skim_line, LineSpans};
 use crate::session::reader::ReadError;
 use crate::session::searchable::{
-    may_have_other_parts, parts_of_line, skim_part_words, Part, Parts, SeenPieces,
+    may_have_other_parts, part_words_of, parts_of_line, skim_part_words, Part, Parts, SeenPieces,
 };
 use crate::session::words::str_words;
 use crate::store::scan::{ScanProblem, SessionFile};
@@ -397,18 +398,39 @@ impl PartWords {
         let sets = &mut self.sets;
         let mut add = |part: Part, w: &[u8]| add_word(sets, part, w);
         // Skimmed from the bytes; an unusual line is decoded (same words).
-        if skim_part_words(
+        if !skim_part_words(
             line,
             self.wanted,
             &mut self.scratch,
             &mut self.seen,
             &mut add,
         ) {
-            return;
+            self.decoded(line);
         }
+    }
+
+    /// [`PartWords::line`] for a line already skimmed (`spans`).
+    fn skimmed(&mut self, line: &[u8], spans: &LineSpans) {
+        let sets = &mut self.sets;
+        let mut add = |part: Part, w: &[u8]| add_word(sets, part, w);
+        if !part_words_of(
+            spans,
+            self.wanted,
+            &mut self.scratch,
+            &mut self.seen,
+            &mut add,
+        ) {
+            self.decoded(line);
+        }
+    }
+
+    /// The words of a line the skim refused, decoded.
+    fn decoded(&mut self, line: &[u8]) {
         if !may_have_other_parts(line) {
             return;
         }
+        let sets = &mut self.sets;
+        let mut add = |part: Part, w: &[u8]| add_word(sets, part, w);
         let (wanted, scratch) = (self.wanted, &mut self.scratch);
         parts_of_line(line, &mut |part, t| {
             if wanted.contains(part) {
@@ -564,11 +586,29 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
     let read = with_read_buffer(|buf| {
         read_lines(&mut f, buf, |line, complete, end| {
             if complete {
-                // The header (the first line read from the start) has no parts.
-                if start > 0 || complete_end > 0 {
-                    words.line(line);
+                let at = start + end - line.len() as u64 - 1;
+                // The header (the first line read from the start) has no
+                // parts; the other lines are skimmed once for the row and
+                // the words.
+                let spans = (start > 0 || complete_end > 0)
+                    .then(|| skim_line(line))
+                    .flatten();
+                match spans {
+                    Some(spans) => {
+                        words.skimmed(line, &spans);
+                        if !s.feed_skimmed_at(&spans, at) {
+                            s.feed_at(line, true, at);
+                        }
+                    }
+                    None => {
+                        // Refused by the skim: decoded (the words' own skim
+                        // is the same one, and would refuse it too).
+                        if start > 0 || complete_end > 0 {
+                            words.decoded(line);
+                        }
+                        s.feed_at(line, true, at);
+                    }
                 }
-                s.feed_at(line, true, start + end - line.len() as u64 - 1);
                 complete_end = start + end;
                 s.failed().is_none()
             } else {

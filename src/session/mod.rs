@@ -17,6 +17,7 @@ pub mod foreign;
 pub mod ids;
 pub mod info;
 pub mod jsonscan;
+pub mod line_skim;
 mod load;
 pub mod normalize;
 pub mod open;

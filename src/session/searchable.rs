@@ -25,6 +25,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::jsonscan::Skim;
+use super::line_skim::{skim_line, BlockSpans, LineSpans};
 
 /// Where a piece of searchable text comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -284,31 +285,6 @@ impl SeenPieces {
     }
 }
 
-/// Fields of a content block, as [`BlockView`] reads them.
-const BLOCK_KEYS: [&[u8]; 5] = [b"type", b"text", b"thinking", b"name", b"arguments"];
-type BlockSpans<'a> = [Option<&'a str>; 5];
-
-/// Crosses a `content` array, keeping its object elements' fields.
-fn skim_blocks<'a>(
-    sk: &mut Skim<'a>,
-    depth: u32,
-    out: &mut Vec<BlockSpans<'a>>,
-) -> Option<Option<()>> {
-    if sk.peek_nonws() != Some(b'[') {
-        return None;
-    }
-    Some(sk.array_with(depth, &mut |sk, d| {
-        if sk.peek_nonws() == Some(b'{') {
-            let mut f = [None; 5];
-            sk.object(d + 1, &BLOCK_KEYS, &mut f)?;
-            out.push(f);
-            Some(())
-        } else {
-            sk.value(d)
-        }
-    }))
-}
-
 /// The string a raw JSON value stands for when it is one (it was checked
 /// as strict JSON: only an escaped one is decoded).
 fn raw_string(raw: Option<&str>) -> Option<Cow<'_, str>> {
@@ -328,36 +304,30 @@ fn skim_words(
     seen: &mut SeenPieces,
     emit: &mut impl FnMut(Part, &[u8]),
 ) -> Option<()> {
-    const TOP_KEYS: [&[u8]; 4] = [b"type", b"message", b"summary", b"content"];
-    const MESSAGE_KEYS: [&[u8]; 5] = [b"role", b"content", b"command", b"output", b"summary"];
-    let line = simdutf8::basic::from_utf8(line).ok()?;
-    let mut top: [Option<&str>; 4] = [None; 4];
-    let mut msg: [Option<&str>; 5] = [None; 5];
-    let mut msg_is_object = false;
-    let (mut top_blocks, mut msg_blocks) = (Vec::new(), Vec::new());
-    let mut sk = Skim::new(line);
-    sk.object_with(0, &TOP_KEYS, &mut top, &mut |key, sk| match key {
-        b"message" if sk.peek_nonws() == Some(b'{') => {
-            msg_is_object = true;
-            Some(sk.object_with(1, &MESSAGE_KEYS, &mut msg, &mut |key, sk| {
-                if key == b"content" {
-                    skim_blocks(sk, 2, &mut msg_blocks)
-                } else {
-                    None
-                }
-            }))
-        }
-        b"content" => skim_blocks(sk, 1, &mut top_blocks),
-        _ => None,
-    })?;
-    if !sk.at_end() || sk.saw_big_number() {
-        return None;
+    let spans = skim_line(line)?;
+    part_words_of(&spans, wanted, scratch, seen, emit).then_some(())
+}
+
+/// [`skim_part_words`] of a line already skimmed: false, having emitted
+/// nothing, when the skim crossed a number that may not fit a double (then
+/// ask [`parts_of_line`]).
+pub fn part_words_of(
+    spans: &LineSpans,
+    wanted: Parts,
+    scratch: &mut Vec<u8>,
+    seen: &mut SeenPieces,
+    emit: &mut impl FnMut(Part, &[u8]),
+) -> bool {
+    use super::line_skim::{msg, top};
+    if spans.big_number {
+        return false;
     }
-    let [ty, _, top_summary, top_content] = top;
-    let [role, content, command, output, summary] = msg;
+    let content = spans.msg[msg::CONTENT];
+    let (command, output) = (spans.msg[msg::COMMAND], spans.msg[msg::OUTPUT]);
+    let blocks = &spans.msg_blocks;
     // What the line holds, decided before anything is emitted.
-    let ty = raw_string(ty);
-    let role = raw_string(role).filter(|_| msg_is_object);
+    let ty = raw_string(spans.top[top::TYPE]);
+    let role = raw_string(spans.msg[msg::ROLE]).filter(|_| spans.msg_is_object);
     let mut out = WordsOut {
         wanted,
         scratch,
@@ -366,13 +336,13 @@ fn skim_words(
     };
     match ty.as_deref() {
         Some("message") => match role.as_deref() {
-            Some("user") => out.content(Part::User, content, &msg_blocks),
+            Some("user") => out.content(Part::User, content, blocks),
             Some("assistant") => {
-                out.content(Part::Assistant, content, &msg_blocks);
+                out.content(Part::Assistant, content, blocks);
                 if !content.is_some_and(|r| r.starts_with('[')) {
-                    return Some(());
+                    return true;
                 }
-                for b in &msg_blocks {
+                for b in blocks {
                     match raw_string(b[0]).as_deref() {
                         Some("thinking") => out.long_words(Part::Thinking, b[2]),
                         Some("toolCall") if wanted.contains(Part::ToolCall) => {
@@ -386,20 +356,24 @@ fn skim_words(
                     }
                 }
             }
-            Some("toolResult") => out.content(Part::ToolOutput, content, &msg_blocks),
+            Some("toolResult") => out.content(Part::ToolOutput, content, blocks),
             Some("bashExecution") => {
                 out.words(Part::ToolCall, command);
                 out.long_words(Part::ToolOutput, output);
             }
-            Some("custom" | "hookMessage") => out.content(Part::Other, content, &msg_blocks),
-            Some("branchSummary" | "compactionSummary") => out.words(Part::Other, summary),
+            Some("custom" | "hookMessage") => out.content(Part::Other, content, blocks),
+            Some("branchSummary" | "compactionSummary") => {
+                out.words(Part::Other, spans.msg[msg::SUMMARY])
+            }
             _ => {}
         },
-        Some("custom_message") => out.content(Part::Other, top_content, &top_blocks),
-        Some("branch_summary" | "compaction") => out.words(Part::Other, top_summary),
+        Some("custom_message") => {
+            out.content(Part::Other, spans.top[top::CONTENT], &spans.top_blocks)
+        }
+        Some("branch_summary" | "compaction") => out.words(Part::Other, spans.top[top::SUMMARY]),
         _ => {}
     }
-    Some(())
+    true
 }
 
 /// Where [`skim_part_words`] sends words.
