@@ -18,7 +18,9 @@ use super::extras::{
     apply_label, raw_id_hash, LabelInfo, LineSource, Offsets, Usage, UsageFigures,
 };
 use super::jsonscan::{for_each_element, Skim};
-use super::line_skim::LineSpans;
+use super::line_skim::{
+    LineSpans, MESSAGE_KEYS, ROW_MESSAGE_KEYS, ROW_TOP_KEYS, TOP_KEYS, USAGE_KEYS,
+};
 use super::reader::{lines, parse_json_lenient, parse_object, too_deep, Diagnostics, ReadError};
 
 pub const NO_MESSAGES: &str = "(no messages)";
@@ -520,35 +522,14 @@ impl<'a> LineProbe<'a> {
     }
 }
 
-const LINE_KEYS: [&[u8]; 9] = [
-    b"type",
-    b"id",
-    b"timestamp",
-    b"name",
-    b"summary",
-    b"summarizedThroughId",
-    b"message",
-    b"targetId",
-    b"label",
-];
-const MESSAGE_KEYS: [&[u8]; 5] = [b"role", b"content", b"timestamp", b"usage", b"model"];
-const USAGE_KEYS: [&[u8]; 6] = [
-    b"totalTokens",
-    b"cost",
-    b"input",
-    b"output",
-    b"cacheRead",
-    b"cacheWrite",
-];
-
 /// The fast path: one validating pass that captures the row's fields and
 /// crosses everything else (tool results, images) without decoding it.
 /// `None` means "unusual line": the general `serde_json` path decides.
 fn probe_fast(line: &[u8]) -> Option<LineFields<'_>> {
     // Invalid UTF-8 goes to the general path, which counts the lossy line.
     let line = simdutf8::basic::from_utf8(line).ok()?;
-    let mut top: [Option<&str>; 9] = [None; 9];
-    let mut msg: [Option<&str>; 5] = [None; 5];
+    let mut top: [Option<&str>; ROW_TOP_KEYS] = [None; ROW_TOP_KEYS];
+    let mut msg: [Option<&str>; ROW_MESSAGE_KEYS] = [None; ROW_MESSAGE_KEYS];
     let mut msg_is_object = false;
     // `usage` is captured member by member on the way (an assistant line's
     // usage is a third of its tokens: crossing it again later cost ~10 %).
@@ -556,25 +537,30 @@ fn probe_fast(line: &[u8]) -> Option<LineFields<'_>> {
     let mut cost_total: [Option<&str>; 1] = [None];
     let mut usage_is_object = false;
     let mut sk = Skim::new(line);
-    sk.object_with(0, &LINE_KEYS, &mut top, &mut |key, sk| {
+    sk.object_with(0, &TOP_KEYS[..ROW_TOP_KEYS], &mut top, &mut |key, sk| {
         if key != b"message" || sk.peek_nonws() != Some(b'{') {
             return None;
         }
         msg_is_object = true;
-        Some(sk.object_with(1, &MESSAGE_KEYS, &mut msg, &mut |key, sk| {
-            if key != b"usage" || sk.peek_nonws() != Some(b'{') {
-                return None;
-            }
-            usage_is_object = true;
-            Some(
-                sk.object_with(2, &USAGE_KEYS, &mut usage_members, &mut |key, sk| {
-                    if key != b"cost" || sk.peek_nonws() != Some(b'{') {
-                        return None;
-                    }
-                    Some(sk.object(3, &[b"total"], &mut cost_total))
-                }),
-            )
-        }))
+        Some(sk.object_with(
+            1,
+            &MESSAGE_KEYS[..ROW_MESSAGE_KEYS],
+            &mut msg,
+            &mut |key, sk| {
+                if key != b"usage" || sk.peek_nonws() != Some(b'{') {
+                    return None;
+                }
+                usage_is_object = true;
+                Some(
+                    sk.object_with(2, &USAGE_KEYS, &mut usage_members, &mut |key, sk| {
+                        if key != b"cost" || sk.peek_nonws() != Some(b'{') {
+                            return None;
+                        }
+                        Some(sk.object(3, &[b"total"], &mut cost_total))
+                    }),
+                )
+            },
+        ))
     })?;
     if !sk.at_end() {
         return None;

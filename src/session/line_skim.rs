@@ -16,7 +16,9 @@ use super::jsonscan::Skim;
 pub type BlockSpans<'a> = [Option<&'a str>; 5];
 const BLOCK_KEYS: [&[u8]; 5] = [b"type", b"text", b"thinking", b"name", b"arguments"];
 
-const TOP_KEYS: [&[u8]; 10] = [
+/// The members of a line skimmed. The row's own fast path
+/// (`info::probe_fast`) reads the first [`ROW_TOP_KEYS`] of them.
+pub(crate) const TOP_KEYS: [&[u8]; 10] = [
     b"type",
     b"id",
     b"timestamp",
@@ -28,7 +30,14 @@ const TOP_KEYS: [&[u8]; 10] = [
     b"label",
     b"content",
 ];
-const MESSAGE_KEYS: [&[u8]; 8] = [
+/// How many of [`TOP_KEYS`] and [`MESSAGE_KEYS`], from the first, the
+/// row reads.
+pub(crate) const ROW_TOP_KEYS: usize = 9;
+pub(crate) const ROW_MESSAGE_KEYS: usize = 5;
+
+/// The members of `message` skimmed (the row's first, see
+/// [`ROW_MESSAGE_KEYS`]).
+pub(crate) const MESSAGE_KEYS: [&[u8]; 8] = [
     b"role",
     b"content",
     b"timestamp",
@@ -38,7 +47,8 @@ const MESSAGE_KEYS: [&[u8]; 8] = [
     b"output",
     b"summary",
 ];
-const USAGE_KEYS: [&[u8]; 6] = [
+/// The members of `message.usage` the row reads.
+pub(crate) const USAGE_KEYS: [&[u8]; 6] = [
     b"totalTokens",
     b"cost",
     b"input",
