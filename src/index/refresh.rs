@@ -819,7 +819,8 @@ const IN_FLIGHT_BYTES: usize = 64 << 20;
 /// hold them (one taker alone may exceed the limit, so a result bigger
 /// than it still goes).
 struct Budget {
-    held: std::sync::Mutex<usize>,
+    /// The bytes held, and whether the budget is closed.
+    held: std::sync::Mutex<(usize, bool)>,
     freed: std::sync::Condvar,
     limit: usize,
 }
@@ -827,7 +828,7 @@ struct Budget {
 impl Budget {
     fn new(limit: usize) -> Budget {
         Budget {
-            held: std::sync::Mutex::new(0),
+            held: std::sync::Mutex::new((0, false)),
             freed: std::sync::Condvar::new(),
             limit,
         }
@@ -837,20 +838,38 @@ impl Budget {
         let Ok(mut held) = self.held.lock() else {
             return;
         };
-        while *held > 0 && *held + n > self.limit {
+        while !held.1 && held.0 > 0 && held.0 + n > self.limit {
             held = match self.freed.wait(held) {
                 Ok(h) => h,
                 Err(_) => return,
             };
         }
-        *held += n;
+        held.0 += n;
     }
 
     fn give(&self, n: usize) {
         if let Ok(mut held) = self.held.lock() {
-            *held = held.saturating_sub(n);
+            held.0 = held.0.saturating_sub(n);
             self.freed.notify_all();
         }
+    }
+
+    /// Lets every taker go from now on: the one giving bytes back has
+    /// stopped (had it panicked, the takers would wait forever).
+    fn close(&self) {
+        if let Ok(mut held) = self.held.lock() {
+            held.1 = true;
+            self.freed.notify_all();
+        }
+    }
+}
+
+/// Closes a [`Budget`] when dropped, however its scope is left.
+struct CloseOnDrop<'b>(&'b Budget);
+
+impl Drop for CloseOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.close();
     }
 }
 
@@ -1911,6 +1930,7 @@ fn read_changed(
                 }
             });
         });
+        let _close = CloseOnDrop(budget);
         let mut batch = Vec::new();
         let mut last_emit = Instant::now();
         let mut last_commit = Instant::now();
@@ -1985,6 +2005,25 @@ mod tests {
             budget.give(8);
         });
         assert_eq!(*events.lock().unwrap(), ["given", "taken"]);
+        // Closed (the writer stopped), a waiting taker goes on.
+        budget.give(5);
+        budget.take(8);
+        let (went, gone) = mpsc::channel();
+        let shared = &budget;
+        std::thread::scope(|s| {
+            s.spawn(move || {
+                shared.take(5);
+                let _ = went.send(());
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            budget.close();
+            // Not a timing goal: without `close` the taker would never go.
+            let result = gone.recv_timeout(Duration::from_secs(30));
+            if result.is_err() {
+                budget.give(8);
+            }
+            assert!(result.is_ok(), "a closed budget lets its takers go");
+        });
     }
 
     /// The pairs found by side numbers are the pairs the text path finds
