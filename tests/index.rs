@@ -1328,22 +1328,9 @@ fn a_full_cache_disk_gives_the_answer_of_the_files() {
 #[test]
 fn the_picker_search_says_when_it_is_incomplete() {
     use arbor::index::searcher::search_bodies;
-    use arbor::search::{Docs, SearchDoc};
-    use std::sync::Arc;
 
-    let s = needle_store(6);
-    let files = s.files();
-    let (full, _) = read_rows(&files);
     // Rows as the picker has them from the index: no text of their own.
-    let docs = Docs(
-        full.iter()
-            .map(|r| {
-                let mut r = r.clone();
-                r.all_text.clear();
-                (r.path.clone(), Arc::new(SearchDoc::from_info(&r)))
-            })
-            .collect(),
-    );
+    let (s, files, full, docs) = needle_picker(6);
     let query = Query::parse("needle");
     let never = || false;
 
@@ -1386,6 +1373,23 @@ fn the_picker_search_says_when_it_is_incomplete() {
     assert!(why.contains("could not be searched"), "{why}");
 }
 
+/// A store of `n` sessions, its files, their rows and the picker's docs of
+/// them ([`picker_docs`]).
+fn needle_picker(
+    n: u32,
+) -> (
+    Store,
+    Vec<SessionFile>,
+    Vec<SessionInfo>,
+    std::sync::Arc<arbor::search::Docs>,
+) {
+    let s = needle_store(n);
+    let files = s.files();
+    let (full, _) = read_rows(&files);
+    let docs = picker_docs(&full);
+    (s, files, full, docs)
+}
+
 /// The rows as the picker scores them when they come from the index
 /// (without their own text: their bodies are the index's answer).
 fn picker_docs(rows: &[SessionInfo]) -> std::sync::Arc<arbor::search::Docs> {
@@ -1410,10 +1414,7 @@ fn picker_docs(rows: &[SessionInfo]) -> std::sync::Arc<arbor::search::Docs> {
 fn the_searchers_memory_of_unindexed_sessions_follows_the_index() {
     use arbor::index::searcher::Searcher;
 
-    let s = needle_store(6);
-    let files = s.files();
-    let (full, _) = read_rows(&files);
-    let docs = picker_docs(&full);
+    let (s, files, _, docs) = needle_picker(6);
     let never = || false;
     s.index().refresh(&files[..3], &mut |_| {}).unwrap();
     let mut searcher = Searcher::new(Some(s.index()));
@@ -1445,10 +1446,7 @@ fn the_searchers_memory_of_unindexed_sessions_follows_the_index() {
 fn words_typed_and_erased_answer_as_fresh_searches() {
     use arbor::index::searcher::Searcher;
 
-    let s = needle_store(30);
-    let files = s.files();
-    let (full, _) = read_rows(&files);
-    let docs = picker_docs(&full);
+    let (s, files, _, docs) = needle_picker(30);
     let never = || false;
     s.index().refresh(&files, &mut |_| {}).unwrap();
     let mut searcher = Searcher::new(Some(s.index()));

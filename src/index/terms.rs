@@ -860,7 +860,9 @@ impl Sides {
             .unwrap_or_default()
     }
 
-    /// The bytes of a pair (`left right`).
+    /// The bytes of a pair (`left right`): the writer builds them in its
+    /// segment's arena; the tests read them here.
+    #[cfg(test)]
     pub fn pair(&self, key: u64) -> Vec<u8> {
         let (l, r) = pair_sides(key);
         [self.get(l), b" ", self.get(r)].concat()
@@ -993,7 +995,9 @@ impl PairSet {
         self.log.is_empty()
     }
 
-    /// The distinct pairs, each once, in no particular order.
+    /// The distinct pairs, each once, in no particular order (the index
+    /// takes them by [`PairSet::take_keys`]; the tests read them here).
+    #[cfg(test)]
     pub fn pairs(&mut self) -> impl Iterator<Item = (u32, u32)> + '_ {
         self.compact();
         self.log.iter().map(|&k| pair_sides(unpacked(k)))
