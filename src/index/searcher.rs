@@ -120,7 +120,7 @@ pub fn search_bodies(
         let without_text = docs
             .0
             .iter()
-            .filter(|(_, d)| d.text.len() <= d.body_start)
+            .filter(|(_, d)| d.body_text().is_empty())
             .map(|(p, _)| p.as_path());
         index.count_unindexed(without_text)
     };
@@ -147,7 +147,7 @@ fn search_bodies_memo(
         let without_text = docs
             .0
             .iter()
-            .filter(|(_, d)| d.text.len() <= d.body_start)
+            .filter(|(_, d)| d.body_text().is_empty())
             .map(|(p, _)| p.as_path());
         let n = index.count_unindexed(without_text)?;
         *memo = Some((docs.clone(), version, n));

@@ -4,21 +4,63 @@
 use crate::session::extras::LabelText;
 use crate::session::info::SessionInfo;
 use crate::session::normalize::normalized;
+use nucleo_matcher::Utf32Str;
 
 /// What a query is matched against, prepared once per session.
+///
+/// A keystroke in the picker scores every session's short fields, so they
+/// are laid out for that pass: all of a session's text in one allocation
+/// (a string per field scattered the pass's reads over the heap), each
+/// field known to be ASCII or not without looking, and the characters
+/// nucleo matches a non-ASCII field by decoded once, here, rather than on
+/// every key.
 #[derive(Debug, Clone, Default)]
 pub struct SearchDoc {
-    /// Short fields, original case (fuzzy matching ignores case itself).
-    pub fields: Vec<String>,
-    /// The searchable parts, each normalized (lowercased, whitespace runs
-    /// collapsed to one space) and separated by `\n` (which a normalized
-    /// part never contains, so no match spans two parts): id, name,
-    /// summary, cwd, then the message bodies from `body_start` on.
-    pub text: String,
+    /// The short fields in their original case (fuzzy matching ignores
+    /// case itself), back to back; then the searchable parts, each
+    /// normalized (lowercased, whitespace runs collapsed to one space) and
+    /// followed by `\n` (which a normalized part never contains, so no
+    /// match spans two parts): id, name, summary, cwd, then the message
+    /// bodies from `body_start` on.
+    text: String,
+    /// Where each short field ends in `text` (the first starts at 0).
+    field_ends: Vec<u32>,
+    /// Bit `i`: field `i` is ASCII.
+    ascii: u32,
+    /// Bit `i`: nucleo matches field `i` by the characters kept in `chars`
+    /// (see [`Field::utf32`]).
+    unicode: u32,
+    /// The characters nucleo matches in the fields it sees as Unicode (the
+    /// first of each grapheme), back to back, and where each field's end
+    /// in them.
+    chars: Box<[char]>,
+    char_ends: Vec<u32>,
+    /// Where the normalized parts start in `text`.
+    short_start: usize,
     /// Where the bodies start in `text`.
-    pub body_start: usize,
+    body_start: usize,
     /// What the query's filters (`dir:`, `after:`, …) look at.
     pub facts: RowFacts,
+}
+
+/// One short field of a [`SearchDoc`].
+#[derive(Debug, Clone, Copy)]
+pub struct Field<'a> {
+    pub text: &'a str,
+    pub ascii: bool,
+    /// The characters nucleo matches, when it sees the field as Unicode.
+    chars: Option<&'a [char]>,
+}
+
+impl<'a> Field<'a> {
+    /// The field as nucleo sees it: what `Utf32Str::new` makes of the
+    /// text, without decoding it again.
+    pub fn utf32(&self) -> Utf32Str<'a> {
+        match self.chars {
+            Some(c) => Utf32Str::Unicode(c),
+            None => Utf32Str::Ascii(self.text.as_bytes()),
+        }
+    }
 }
 
 /// The facts of a row the query's filters test (see `super::query::Filter`).
@@ -58,48 +100,139 @@ impl RowFacts {
 
 impl SearchDoc {
     pub fn from_info(info: &SessionInfo) -> SearchDoc {
-        let mut fields = Vec::with_capacity(5);
-        if let Some(n) = info.display_name() {
-            fields.push(n.to_string());
-        }
-        if let Some(s) = info.summary() {
-            fields.push(s.to_string());
-        }
         let first = info.first_message_text();
         let cut = first
             .char_indices()
             .nth(500)
             .map_or(first.len(), |(i, _)| i);
-        fields.push(first[..cut].to_string());
-        fields.push(info.cwd.clone());
-        fields.push(info.id.clone());
-        let mut text = String::with_capacity(info.all_text.len() + 256);
-        for f in [
+        let fields = [
+            info.display_name(),
+            info.summary(),
+            Some(&first[..cut]),
+            Some(info.cwd.as_str()),
+            Some(info.id.as_str()),
+        ];
+        let short = [
             info.id.as_str(),
             info.display_name().unwrap_or(""),
             info.summary().unwrap_or(""),
             info.cwd.as_str(),
-        ] {
+        ];
+        SearchDoc::new(
+            fields.into_iter().flatten(),
+            short,
+            &info.all_text,
+            RowFacts::of(info),
+        )
+    }
+
+    /// A document of `fields` (fuzzy matched), the `short` texts (matched
+    /// as substrings) and the message bodies' text `body`.
+    pub fn new<'a>(
+        fields: impl IntoIterator<Item = &'a str>,
+        short: impl IntoIterator<Item = &'a str>,
+        body: &str,
+        facts: RowFacts,
+    ) -> SearchDoc {
+        let mut text = String::new();
+        let mut field_ends = Vec::new();
+        let (mut ascii, mut unicode) = (0u32, 0u32);
+        let mut chars = Vec::new();
+        let mut char_ends = Vec::new();
+        for (i, f) in fields.into_iter().take(32).enumerate() {
+            text.push_str(f);
+            field_ends.push(text.len() as u32);
+            if f.is_ascii() {
+                ascii |= 1 << i;
+            } else {
+                // As `Utf32Str::new` does: Unicode unless every grapheme
+                // starts with an ASCII character.
+                let from = chars.len();
+                chars.extend(nucleo_matcher::chars::graphemes(f));
+                if chars[from..].iter().all(char::is_ascii) {
+                    chars.truncate(from);
+                } else {
+                    unicode |= 1 << i;
+                }
+            }
+            char_ends.push(chars.len() as u32);
+        }
+        let short_start = text.len();
+        for f in short {
             text.push_str(&normalized(f));
             text.push('\n');
         }
         let body_start = text.len();
-        text.push_str(&normalized(&info.all_text));
+        text.push_str(&normalized(body));
+        text.shrink_to_fit();
         SearchDoc {
-            fields,
             text,
+            field_ends,
+            ascii,
+            unicode,
+            chars: chars.into_boxed_slice(),
+            char_ends,
+            short_start,
             body_start,
-            facts: RowFacts::of(info),
+            facts,
         }
     }
 
-    /// The short fields' part of `text`.
-    pub fn fields_text(&self) -> &str {
-        &self.text[..self.body_start]
+    /// The short fields, in order.
+    pub fn fields(&self) -> impl Iterator<Item = Field<'_>> {
+        (0..self.field_ends.len()).map(move |i| {
+            let start = i.checked_sub(1).map_or(0, |p| self.field_ends[p] as usize);
+            let text = &self.text[start..self.field_ends[i] as usize];
+            let chars = (self.unicode & (1 << i) != 0).then(|| {
+                let from = i.checked_sub(1).map_or(0, |p| self.char_ends[p] as usize);
+                &self.chars[from..self.char_ends[i] as usize]
+            });
+            Field {
+                text,
+                ascii: self.ascii & (1 << i) != 0,
+                chars,
+            }
+        })
     }
 
-    /// The bodies' part of `text` (empty for rows from the index).
+    /// The normalized short texts' part of the text.
+    pub fn fields_text(&self) -> &str {
+        &self.text[self.short_start..self.body_start]
+    }
+
+    /// The bodies' part of the text (empty for rows from the index).
     pub fn body_text(&self) -> &str {
         &self.text[self.body_start..]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// Each field is what it was given, and nucleo sees it as it sees
+        /// the text itself (combining marks, emoji, CJK, ASCII).
+        #[test]
+        fn fields_are_kept_as_nucleo_sees_them(
+            fields in proptest::collection::vec("([a-zA-Z /_-]|é|e\u{301}|\u{301}|日本|👍🏽|Ω){0,12}", 0..6),
+        ) {
+            let doc = SearchDoc::new(
+                fields.iter().map(String::as_str),
+                ["ID", "Name  x"],
+                "Body",
+                RowFacts::default(),
+            );
+            let got: Vec<Field> = doc.fields().collect();
+            proptest::prop_assert_eq!(got.len(), fields.len());
+            for (f, want) in got.iter().zip(&fields) {
+                proptest::prop_assert_eq!(f.text, want.as_str());
+                proptest::prop_assert_eq!(f.ascii, want.is_ascii());
+                let mut buf = Vec::new();
+                proptest::prop_assert!(f.utf32() == Utf32Str::new(want, &mut buf));
+            }
+            proptest::prop_assert_eq!(doc.fields_text(), "id\nname x\n");
+            proptest::prop_assert_eq!(doc.body_text(), "body");
+        }
     }
 }

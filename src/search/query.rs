@@ -7,7 +7,7 @@ use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 use regex::Regex;
 
-use super::doc::{RowFacts, SearchDoc};
+use super::doc::{Field, RowFacts, SearchDoc};
 use crate::session::agent::Agent;
 use crate::session::info::SessionInfo;
 use crate::session::normalize::{normalize, normalized};
@@ -161,13 +161,7 @@ impl Term {
     /// its own body text (empty for rows from the index, whose body matches
     /// come from [`Term::body_score`]). The body text is the user and
     /// assistant text together: it is only looked at when `parts` has both.
-    pub fn local_score(
-        &self,
-        doc: &SearchDoc,
-        parts: Parts,
-        matcher: &mut Matcher,
-        buf: &mut Vec<char>,
-    ) -> Option<u32> {
+    pub fn local_score(&self, doc: &SearchDoc, parts: Parts, fz: &mut Fuzzy) -> Option<u32> {
         let fields = doc.fields_text();
         let body = if parts.covers_text() {
             doc.body_text()
@@ -181,11 +175,9 @@ impl Term {
                 finder,
             } => {
                 let n = lower.chars().count();
-                let idx = &mut Vec::new();
                 let field = doc
-                    .fields
-                    .iter()
-                    .filter_map(|f| compact_fuzzy(atom, lower, f, n, matcher, buf, idx))
+                    .fields()
+                    .filter_map(|f| compact_fuzzy(atom, lower, f, n, fz))
                     .max()
                     .map(|s| s as u32 + BODY_SCORE);
                 field.or_else(|| {
@@ -390,13 +382,8 @@ impl Query {
     }
 
     /// The relevance of a document, or `None` when a term does not match.
-    pub fn score(
-        &self,
-        doc: &SearchDoc,
-        matcher: &mut Matcher,
-        buf: &mut Vec<char>,
-    ) -> Option<u32> {
-        self.score_with(doc, matcher, buf, None)
+    pub fn score(&self, doc: &SearchDoc, fz: &mut Fuzzy) -> Option<u32> {
+        self.score_with(doc, fz, None)
     }
 
     /// Like [`Query::score`]; `body_bits` (from the index, or from
@@ -406,8 +393,7 @@ impl Query {
     pub fn score_with(
         &self,
         doc: &SearchDoc,
-        matcher: &mut Matcher,
-        buf: &mut Vec<char>,
+        fz: &mut Fuzzy,
         body_bits: Option<Tiers>,
     ) -> Option<u32> {
         if self.error.is_some() || !self.accepts(&doc.facts) {
@@ -416,7 +402,7 @@ impl Query {
         let mut total = 0u32;
         for (i, t) in self.terms.iter().enumerate() {
             let s = t
-                .local_score(doc, self.parts, matcher, buf)
+                .local_score(doc, self.parts, fz)
                 .or_else(|| body_bits.and_then(|b| tier_score(t, i, &b)))?;
             total = total.saturating_add(s);
         }
@@ -466,19 +452,13 @@ impl Query {
 /// scattered over a long first message is noise, so the matched characters
 /// must lie within about twice the word's length (typos and a skipped
 /// letter or two still match).
-fn compact_fuzzy(
-    atom: &Atom,
-    lower: &str,
-    field: &str,
-    n: usize,
-    matcher: &mut Matcher,
-    buf: &mut Vec<char>,
-    idx: &mut Vec<u32>,
-) -> Option<u16> {
+fn compact_fuzzy(atom: &Atom, lower: &str, field: Field, n: usize, fz: &mut Fuzzy) -> Option<u16> {
     let limit = (2 * n).max(n + 2);
-    if !(lower.is_ascii() && field.is_ascii()) {
-        return compact_fuzzy_full(atom, field, limit, matcher, buf, idx);
+    if !(lower.is_ascii() && field.ascii) {
+        return compact_fuzzy_full(atom, field.utf32(), limit, fz);
     }
+    let utf32 = field.utf32();
+    let field = field.text;
     // ASCII: nucleo runs only on the short windows where a compact match
     // starts (found by a cheap scan), never over a whole 500-character
     // first message. Each window keeps the character before it, which
@@ -515,18 +495,36 @@ fn compact_fuzzy(
             }
             None => &hay[p..to],
         };
-        let Ok(text) = std::str::from_utf8(text) else {
-            whole = true;
-            return;
-        };
-        if let Some(s) = atom.score(Utf32Str::new(text, buf), matcher) {
+        if let Some(s) = atom.score(Utf32Str::Ascii(text), &mut fz.matcher) {
             best = best.max(Some(s));
         }
     });
     if whole {
-        return compact_fuzzy_full(atom, field, limit, matcher, buf, idx);
+        return compact_fuzzy_full(atom, utf32, limit, fz);
     }
     best
+}
+
+/// What fuzzy matching reuses from one document to the next: nucleo's
+/// matcher and a buffer for a match's positions.
+pub struct Fuzzy {
+    matcher: Matcher,
+    idx: Vec<u32>,
+}
+
+impl Default for Fuzzy {
+    fn default() -> Fuzzy {
+        Fuzzy {
+            matcher: new_matcher(),
+            idx: Vec::new(),
+        }
+    }
+}
+
+impl Fuzzy {
+    pub fn new() -> Fuzzy {
+        Fuzzy::default()
+    }
 }
 
 /// Longest window (with its leading stand-in) matched on the stack.
@@ -553,16 +551,10 @@ fn stand_in(c: u8, needle: &[u8]) -> Option<u8> {
 
 /// The match itself: nucleo's best alignment, kept when it spans at most
 /// `limit` characters.
-fn compact_fuzzy_full(
-    atom: &Atom,
-    field: &str,
-    limit: usize,
-    matcher: &mut Matcher,
-    buf: &mut Vec<char>,
-    idx: &mut Vec<u32>,
-) -> Option<u16> {
+fn compact_fuzzy_full(atom: &Atom, field: Utf32Str, limit: usize, fz: &mut Fuzzy) -> Option<u16> {
+    let Fuzzy { matcher, idx, .. } = fz;
     idx.clear();
-    let score = atom.indices(Utf32Str::new(field, buf), matcher, idx)?;
+    let score = atom.indices(field, matcher, idx)?;
     let (first, last) = (*idx.iter().min()?, *idx.iter().max()?);
     let span = (last - first + 1) as usize;
     (span <= limit).then_some(score)
@@ -723,24 +715,21 @@ pub fn rank_with_index(
     };
     let scores: Vec<Option<u32>> = rows
         .par_iter()
-        .map_init(
-            || (new_matcher(), Vec::new()),
-            |(matcher, buf), r| {
-                let doc = SearchDoc::from_info(r);
-                let bits = body_hits.map(|h| {
-                    h.tiers(&r.path)
-                        .or_else(|| {
-                            if r.path.is_relative() {
-                                key(&r.path).and_then(|a| h.tiers(&a))
-                            } else {
-                                None
-                            }
-                        })
-                        .unwrap_or_default()
-                });
-                query.score_with(&doc, matcher, buf, bits)
-            },
-        )
+        .map_init(Fuzzy::new, |fz, r| {
+            let doc = SearchDoc::from_info(r);
+            let bits = body_hits.map(|h| {
+                h.tiers(&r.path)
+                    .or_else(|| {
+                        if r.path.is_relative() {
+                            key(&r.path).and_then(|a| h.tiers(&a))
+                        } else {
+                            None
+                        }
+                    })
+                    .unwrap_or_default()
+            });
+            query.score_with(&doc, fz, bits)
+        })
         .collect();
     // Rows are big: order indices, then move each kept row once.
     let mut order: Vec<usize> = (0..rows.len()).filter(|&i| scores[i].is_some()).collect();
@@ -773,9 +762,7 @@ mod tests {
     }
 
     fn matches(q: &str, d: &SearchDoc) -> bool {
-        Query::parse(q)
-            .score(d, &mut new_matcher(), &mut Vec::new())
-            .is_some()
+        Query::parse(q).score(d, &mut Fuzzy::new()).is_some()
     }
 
     #[test]
@@ -802,12 +789,12 @@ mod tests {
     #[test]
     fn scattered_subsequences_do_not_match_long_fields() {
         let d = doc("x", "");
-        let long = SearchDoc {
-            fields: vec!["a quick utility that handles everything".into()],
-            text: String::new(),
-            body_start: 0,
-            ..Default::default()
-        };
+        let long = SearchDoc::new(
+            ["a quick utility that handles everything"],
+            [],
+            "",
+            RowFacts::default(),
+        );
         assert!(!matches("auth", &long));
         assert!(matches("quik", &long));
         assert!(!matches("zzz", &d));
@@ -853,14 +840,10 @@ mod tests {
         };
         let d = SearchDoc::from_info(&info);
         let q = Query::parse("zebra \"two words\"");
-        let mut m = new_matcher();
-        assert!(q
-            .score_with(&d, &mut m, &mut Vec::new(), Some([0b11, 0, 0]))
-            .is_some());
-        assert!(q
-            .score_with(&d, &mut m, &mut Vec::new(), Some([0b01, 0, 0]))
-            .is_none());
-        assert!(q.score_with(&d, &mut m, &mut Vec::new(), None).is_none());
+        let mut m = Fuzzy::new();
+        assert!(q.score_with(&d, &mut m, Some([0b11, 0, 0])).is_some());
+        assert!(q.score_with(&d, &mut m, Some([0b01, 0, 0])).is_none());
+        assert!(q.score_with(&d, &mut m, None).is_none());
     }
 
     #[test]
@@ -869,7 +852,7 @@ mod tests {
         assert!(matches("re:code\\s+4\\d\\d", &d));
         let q = Query::parse("re:([");
         assert!(q.error().is_some());
-        assert!(q.score(&d, &mut new_matcher(), &mut Vec::new()).is_none());
+        assert!(q.score(&d, &mut Fuzzy::new()).is_none());
     }
 
     /// 2026-12-01T12:00:00Z, the tests' clock.
@@ -889,12 +872,8 @@ mod tests {
     fn keeps(q: &str, info: &SessionInfo) -> bool {
         let q = Query::parse_at(q, NOW);
         assert!(q.error().is_none(), "{:?}", q.error());
-        q.score(
-            &SearchDoc::from_info(info),
-            &mut new_matcher(),
-            &mut Vec::new(),
-        )
-        .is_some()
+        q.score(&SearchDoc::from_info(info), &mut Fuzzy::new())
+            .is_some()
     }
 
     #[test]
@@ -934,7 +913,7 @@ mod tests {
         // holds absolute times, it never reads a clock.
         let q = Query::parse_at("after:2d", NOW + 48 * HOUR);
         let d = SearchDoc::from_info(&an_hour_ago);
-        assert!(q.score(&d, &mut new_matcher(), &mut Vec::new()).is_none());
+        assert!(q.score(&d, &mut Fuzzy::new()).is_none());
         for bad in [
             "after:2m",
             "after:yesterday",
@@ -1000,11 +979,7 @@ mod tests {
         assert!(err.contains("dir:"), "{err}");
         let r = row("/w", NOW);
         assert!(q
-            .score(
-                &SearchDoc::from_info(&r),
-                &mut new_matcher(),
-                &mut Vec::new()
-            )
+            .score(&SearchDoc::from_info(&r), &mut Fuzzy::new(),)
             .is_none());
         for word in [
             "http://example.com",
@@ -1070,9 +1045,11 @@ mod tests {
             let Term::Word { atom, lower, .. } = &q.terms[0] else { unreachable!() };
             let n = lower.chars().count();
             let limit = (2 * n).max(n + 2);
-            let (mut m, mut buf, mut idx) = (new_matcher(), Vec::new(), Vec::new());
-            let full = compact_fuzzy_full(atom, &field, limit, &mut m, &mut buf, &mut idx);
-            let fast = compact_fuzzy(atom, lower, &field, n, &mut m, &mut buf, &mut idx);
+            let mut fz = Fuzzy::new();
+            let doc = SearchDoc::new([field.as_str()], [], "", RowFacts::default());
+            let f = doc.fields().next().unwrap();
+            let full = compact_fuzzy_full(atom, f.utf32(), limit, &mut fz);
+            let fast = compact_fuzzy(atom, lower, f, n, &mut fz);
             // Brute force: some start from which the word is a subsequence
             // of the next `limit` characters.
             let f = field.to_ascii_lowercase().into_bytes();

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use crate::util::hash::FxBuild;
 
 use super::doc::SearchDoc;
-use super::query::{new_matcher, tier_score, Query, Term, Tiers};
+use super::query::{tier_score, Fuzzy, Query, Term, Tiers};
 use crate::session::searchable::Parts;
 
 /// The sessions' search documents at one moment (shared, never mutated:
@@ -224,10 +224,7 @@ impl Scorer {
         let scores: TermScores = Arc::new(
             docs.0
                 .par_iter()
-                .map_init(
-                    || (new_matcher(), Vec::new()),
-                    |(matcher, buf), (_, doc)| t.local_score(doc, parts, matcher, buf),
-                )
+                .map_init(Fuzzy::new, |fz, (_, doc)| t.local_score(doc, parts, fz))
                 .collect(),
         );
         if self.memo.len() >= MEMO_TERMS {
@@ -294,11 +291,11 @@ mod tests {
             let got = scorer.score(&q, &d, None);
             let fresh = Scorer::new().score(&q, &d, None);
             assert_eq!(got, fresh, "{}", &typed[..end]);
-            let mut m = new_matcher();
+            let mut fz = Fuzzy::new();
             for ((path, doc), got) in d.0.iter().zip(&got) {
                 assert_eq!(
                     *got,
-                    q.score(doc, &mut m, &mut Vec::new()),
+                    q.score(doc, &mut fz),
                     "{} on {}",
                     &typed[..end],
                     path.display()
