@@ -162,6 +162,17 @@ impl Term {
     /// come from [`Term::body_score`]). The body text is the user and
     /// assistant text together: it is only looked at when `parts` has both.
     pub fn local_score(&self, doc: &SearchDoc, parts: Parts, fz: &mut Fuzzy) -> Option<u32> {
+        self.local_score_spanned(doc, parts, fz).0
+    }
+
+    /// [`Term::local_score`], and for an ASCII word what a word one
+    /// character longer could match in `doc` (see [`Span`]).
+    pub fn local_score_spanned(
+        &self,
+        doc: &SearchDoc,
+        parts: Parts,
+        fz: &mut Fuzzy,
+    ) -> (Option<u32>, Span) {
         let fields = doc.fields_text();
         let body = if parts.covers_text() {
             doc.body_text()
@@ -175,29 +186,90 @@ impl Term {
                 finder,
             } => {
                 let n = lower.chars().count();
+                let mut span = Span::NONE;
                 let field = doc
                     .fields()
-                    .filter_map(|f| compact_fuzzy(atom, lower, f, n, fz))
+                    .filter_map(|f| {
+                        let (score, s) = compact_fuzzy(atom, lower, f, n, fz);
+                        span = span.min(s);
+                        score
+                    })
                     .max()
                     .map(|s| s as u32 + BODY_SCORE);
-                field.or_else(|| {
-                    let hit = finder.find(fields.as_bytes()).is_some()
+                // A substring of the short texts or of the body: a longer
+                // word may be one too, and is then matched whatever its
+                // fuzzy span.
+                let in_fields = finder.find(fields.as_bytes()).is_some();
+                if in_fields || !body.is_empty() {
+                    span = Span::ANY;
+                }
+                let score = field.or_else(|| {
+                    let hit = in_fields
                         || (self.searches_body() && finder.find(body.as_bytes()).is_some());
                     hit.then_some(BODY_SCORE)
-                })
+                });
+                (score, span)
             }
             Term::Phrase(p) => {
                 let hit = memmem::find(fields.as_bytes(), p.as_bytes()).is_some()
                     || memmem::find(body.as_bytes(), p.as_bytes()).is_some();
-                hit.then_some(PHRASE_SCORE)
+                (hit.then_some(PHRASE_SCORE), Span::ANY)
             }
             Term::Regex(r) => {
                 let hit = fields.split('\n').any(|f| r.is_match(f))
                     || (!body.is_empty() && r.is_match(body));
-                hit.then_some(REGEX_SCORE)
+                (hit.then_some(REGEX_SCORE), Span::ANY)
             }
         }
     }
+
+    /// The word, for a word.
+    pub fn word(&self) -> Option<&str> {
+        match self {
+            Term::Word { lower, .. } => Some(lower),
+            _ => None,
+        }
+    }
+}
+
+/// What a word could still match in a session as it grows, for a search
+/// typed key by key: a lower bound on the shortest span (in characters) of
+/// the word as a subsequence of one of the session's short fields, or
+/// [`Span::ANY`] when a longer word could match another way (a non-ASCII
+/// field, which nucleo matches whole; the word as a substring of the short
+/// texts or the body).
+///
+/// A word of `n` characters matches a field only within
+/// [`compact_limit`]`(n)` characters, and the shortest span grows by at
+/// least one with each character added, so a session whose bound is `b`
+/// cannot match the word one character longer unless `b + 1` is within
+/// that word's limit: the scorer skips it, and its bound for the longer
+/// word is `b + 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Span(pub u8);
+
+impl Span {
+    /// Could match however it is spanned.
+    pub const ANY: Span = Span(0);
+    /// No subsequence at all (and so none of a longer word either).
+    pub const NONE: Span = Span(u8::MAX);
+
+    /// Whether the word one character longer, of `n` characters, could
+    /// match.
+    pub fn admits(self, n: usize) -> bool {
+        self == Span::ANY || (self.0 as usize) < compact_limit(n)
+    }
+
+    /// The bound for the word one character longer (not looked at).
+    pub fn grown(self) -> Span {
+        Span(self.0.saturating_add(1))
+    }
+}
+
+/// How many characters a compact match of an `n`-character word may span
+/// (see [`compact_fuzzy`]).
+pub fn compact_limit(n: usize) -> usize {
+    (2 * n).max(n + 2)
 }
 
 /// Per rank of part (conversation text, tool calls, tool output and
@@ -452,10 +524,19 @@ impl Query {
 /// scattered over a long first message is noise, so the matched characters
 /// must lie within about twice the word's length (typos and a skipped
 /// letter or two still match).
-fn compact_fuzzy(atom: &Atom, lower: &str, field: Field, n: usize, fz: &mut Fuzzy) -> Option<u16> {
-    let limit = (2 * n).max(n + 2);
+fn compact_fuzzy(
+    atom: &Atom,
+    lower: &str,
+    field: Field,
+    n: usize,
+    fz: &mut Fuzzy,
+) -> (Option<u16>, Span) {
+    let limit = compact_limit(n);
     if !(lower.is_ascii() && field.ascii) {
-        return compact_fuzzy_full(atom, field.utf32(), limit, fz);
+        return (
+            compact_fuzzy_full(atom, field.utf32(), limit, fz),
+            Span::ANY,
+        );
     }
     let utf32 = field.utf32();
     let field = field.text;
@@ -467,7 +548,9 @@ fn compact_fuzzy(atom: &Atom, lower: &str, field: Field, n: usize, fz: &mut Fuzz
     let mut best: Option<u16> = None;
     let mut whole = false;
     let hay = field.as_bytes();
-    compact_windows(hay, lower.as_bytes(), limit, &mut |p| {
+    // Spans a little past the limit are measured too, for the next key.
+    let reach = (limit + 2).min(Span::NONE.0 as usize - 1);
+    let span = compact_windows(hay, lower.as_bytes(), limit, reach, &mut |p| {
         let to = (p + limit).min(hay.len());
         let mut win = [0u8; WINDOW_MAX];
         let len = to - p + 1;
@@ -499,10 +582,11 @@ fn compact_fuzzy(atom: &Atom, lower: &str, field: Field, n: usize, fz: &mut Fuzz
             best = best.max(Some(s));
         }
     });
+    let span = Span(span.max(1) as u8);
     if whole {
-        return compact_fuzzy_full(atom, utf32, limit, fz);
+        return (compact_fuzzy_full(atom, utf32, limit, fz), span);
     }
-    best
+    (best, span)
 }
 
 /// What fuzzy matching reuses from one document to the next: nucleo's
@@ -563,10 +647,18 @@ fn compact_fuzzy_full(atom: &Atom, field: Utf32Str, limit: usize, fz: &mut Fuzzy
 /// Calls `f` with each position of `hay` where `needle` (ASCII, lowercase)
 /// starts a case-insensitive subsequence that ends within `limit` bytes:
 /// the starts of the compact matches. From a given start, the greedy
-/// match ends as early as any match can.
-fn compact_windows(hay: &[u8], needle: &[u8], limit: usize, f: &mut dyn FnMut(usize)) {
+/// match ends as early as any match can. Returns the shortest span of a
+/// match when it is at most `reach` (≥ `limit`) bytes, else `reach + 1`.
+fn compact_windows(
+    hay: &[u8],
+    needle: &[u8],
+    limit: usize,
+    reach: usize,
+    f: &mut dyn FnMut(usize),
+) -> usize {
+    let mut shortest = reach + 1;
     let Some((&first, rest)) = needle.split_first() else {
-        return;
+        return shortest;
     };
     for p in memchr::memchr2_iter(first, first.to_ascii_uppercase(), hay) {
         if p + needle.len() > hay.len() {
@@ -574,20 +666,26 @@ fn compact_windows(hay: &[u8], needle: &[u8], limit: usize, f: &mut dyn FnMut(us
         }
         if rest.is_empty() {
             f(p);
+            shortest = 1;
             continue;
         }
-        let window = &hay[p + 1..(p + limit).min(hay.len())];
+        let window = &hay[p + 1..(p + reach).min(hay.len())];
         let mut k = 0;
-        for &c in window {
+        for (i, &c) in window.iter().enumerate() {
             if c.to_ascii_lowercase() == rest[k] {
                 k += 1;
                 if k == rest.len() {
-                    f(p);
+                    let span = i + 2;
+                    shortest = shortest.min(span);
+                    if span <= limit {
+                        f(p);
+                    }
                     break;
                 }
             }
         }
     }
+    shortest
 }
 
 /// The known filter key `rest` starts with (`dir:` …, not `re:`) and the
@@ -1044,12 +1142,12 @@ mod tests {
             let q = Query::parse(&word);
             let Term::Word { atom, lower, .. } = &q.terms[0] else { unreachable!() };
             let n = lower.chars().count();
-            let limit = (2 * n).max(n + 2);
+            let limit = compact_limit(n);
             let mut fz = Fuzzy::new();
             let doc = SearchDoc::new([field.as_str()], [], "", RowFacts::default());
             let f = doc.fields().next().unwrap();
             let full = compact_fuzzy_full(atom, f.utf32(), limit, &mut fz);
-            let fast = compact_fuzzy(atom, lower, f, n, &mut fz);
+            let (fast, _) = compact_fuzzy(atom, lower, f, n, &mut fz);
             // Brute force: some start from which the word is a subsequence
             // of the next `limit` characters.
             let f = field.to_ascii_lowercase().into_bytes();

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use crate::util::hash::FxBuild;
 
 use super::doc::SearchDoc;
-use super::query::{tier_score, Fuzzy, Query, Term, Tiers};
+use super::query::{tier_score, Fuzzy, Query, Span, Term, Tiers};
 use crate::session::searchable::Parts;
 
 /// The sessions' search documents at one moment (shared, never mutated:
@@ -118,6 +118,9 @@ pub struct Scorer {
     /// The snapshot the memo belongs to.
     docs: Option<Arc<Docs>>,
     memo: HashMap<String, TermScores>,
+    /// For the ASCII words in `memo`, per document what the word one
+    /// character longer could match.
+    spans: HashMap<String, Arc<Vec<Span>>>,
     /// Path → position in the snapshot, built when first needed.
     position: HashMap<OsString, usize, FxBuild>,
     /// The index's shared paths (by address, each held so that its address
@@ -144,6 +147,7 @@ impl Scorer {
         if !self.docs.as_ref().is_some_and(|d| Arc::ptr_eq(d, docs)) {
             self.docs = Some(docs.clone());
             self.memo.clear();
+            self.spans.clear();
             self.position.clear();
             self.by_address.clear();
         }
@@ -219,18 +223,49 @@ impl Scorer {
         if let Some(s) = self.memo.get(&key) {
             return s.clone();
         }
+        // A word typed one character past a remembered one: only the
+        // sessions the shorter word left open are looked at (see `Span`).
+        let word = t.word().filter(|w| w.is_ascii());
+        let shorter = word
+            .filter(|w| w.len() >= 2)
+            .and_then(|w| {
+                self.spans
+                    .get(&format!("{}\nw\n{}", parts.bits(), &w[..w.len() - 1]))
+            })
+            .cloned();
+        let n = word.map_or(0, str::len);
         // On all cores: fuzzy matching the short fields of every session is
         // the bulk of a keystroke's work.
-        let scores: TermScores = Arc::new(
-            docs.0
+        let (scores, spans): (Vec<Option<u32>>, Vec<Span>) = match shorter {
+            Some(shorter) => docs
+                .0
                 .par_iter()
-                .map_init(Fuzzy::new, |fz, (_, doc)| t.local_score(doc, parts, fz))
-                .collect(),
-        );
+                .zip(shorter.par_iter())
+                .map_init(Fuzzy::new, |fz, ((_, doc), &b)| {
+                    if b.admits(n) {
+                        t.local_score_spanned(doc, parts, fz)
+                    } else {
+                        (None, b.grown())
+                    }
+                })
+                .unzip(),
+            None => docs
+                .0
+                .par_iter()
+                .map_init(Fuzzy::new, |fz, (_, doc)| {
+                    t.local_score_spanned(doc, parts, fz)
+                })
+                .unzip(),
+        };
         if self.memo.len() >= MEMO_TERMS {
             self.memo.clear();
+            self.spans.clear();
         }
-        self.memo.insert(key, scores.clone());
+        let scores: TermScores = Arc::new(scores);
+        self.memo.insert(key.clone(), scores.clone());
+        if word.is_some() {
+            self.spans.insert(key, Arc::new(spans));
+        }
         scores
     }
 }
@@ -300,6 +335,60 @@ mod tests {
                     &typed[..end],
                     path.display()
                 );
+            }
+        }
+    }
+
+    /// A session the third key leaves out (`ab` spans 6 characters, so
+    /// `abc` spans at least 7, past its limit of 6) is looked at again by
+    /// the fourth, whose limit is 8.
+    #[test]
+    fn a_session_left_out_by_one_key_can_match_a_later_one() {
+        let d = docs(&[("axxxxbca", "")]);
+        let mut scorer = Scorer::new();
+        let typed: Vec<_> = ["a", "ab", "abc", "abca"]
+            .iter()
+            .map(|w| scorer.score(&Query::parse(w), &d, None)[0].is_some())
+            .collect();
+        assert_eq!(typed, [true, false, false, true]);
+    }
+
+    proptest::proptest! {
+        /// Typing a word key by key, each key looking only at the sessions
+        /// the previous one left open, answers as a fresh scorer does:
+        /// fields whose matches sit at the edge of the compact limit, a
+        /// substring of the short texts, non-ASCII fields and bodies.
+        #[test]
+        fn words_typed_key_by_key_answer_like_fresh_ones(
+            fields in proptest::collection::vec(
+                proptest::collection::vec("([abc]{0,3}[ _/x]{0,5}){0,8}|[aé]{0,4}", 1..4),
+                1..12,
+            ),
+            body in proptest::collection::vec("|abc|ba", 12),
+            typed in proptest::collection::vec("[abcx]{1,7}", 1..3),
+        ) {
+            let d = Arc::new(Docs(
+                fields
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| {
+                        let doc = SearchDoc::new(
+                            f.iter().map(String::as_str),
+                            [f[0].as_str()],
+                            &body[i],
+                            Default::default(),
+                        );
+                        (PathBuf::from(format!("/s/{i}.jsonl")), Arc::new(doc))
+                    })
+                    .collect(),
+            ));
+            let mut scorer = Scorer::new();
+            let text = typed.join(" ");
+            for end in 1..=text.len() {
+                let q = Query::parse(&text[..end]);
+                let got = scorer.score(&q, &d, None);
+                let fresh = Scorer::new().score(&q, &d, None);
+                proptest::prop_assert_eq!(got, fresh, "{}", &text[..end]);
             }
         }
     }
