@@ -538,6 +538,67 @@ fn compact_fuzzy(
             Span::ANY,
         );
     }
+    if n == 1 {
+        if let Some(got) = one_char(atom, lower.as_bytes()[0], field.text.as_bytes(), fz) {
+            return got;
+        }
+    }
+    compact_windows_scored(atom, lower, field, limit, fz)
+}
+
+/// A one-character word in an ASCII field: its score is the best of its
+/// occurrences', and one occurrence's score depends only on the character
+/// (its case) and the kind of character before it (the word-boundary
+/// bonus), so nucleo scores each pair once per [`Fuzzy`] rather than once
+/// per occurrence (a one-letter first key is in nearly every session, many
+/// times). `None` when a character before has no stand-in (the general
+/// path then answers).
+fn one_char(atom: &Atom, c: u8, hay: &[u8], fz: &mut Fuzzy) -> Option<(Option<u16>, Span)> {
+    if fz.one_char.0 != c {
+        fz.one_char = (c, [0; ONE_CHAR_KEYS]);
+    }
+    let mut best: Option<u16> = None;
+    let mut found = false;
+    for p in memchr::memchr2_iter(c, c.to_ascii_uppercase(), hay) {
+        found = true;
+        let before = match p.checked_sub(1) {
+            None => None,
+            Some(b) => Some(stand_in(hay[b], &[c])?),
+        };
+        let key = before.map_or(128, usize::from) * 2 + usize::from(hay[p] != c);
+        let score = match fz.one_char.1[key] {
+            0 => {
+                let win = [before.unwrap_or(0), hay[p]];
+                let text = if before.is_some() {
+                    &win[..]
+                } else {
+                    &win[1..]
+                };
+                let s = atom.score(Utf32Str::Ascii(text), &mut fz.matcher);
+                fz.one_char.1[key] = s.map_or(1, |s| u32::from(s) + 2);
+                s
+            }
+            1 => None,
+            k => Some((k - 2) as u16),
+        };
+        best = best.max(score);
+    }
+    let span = if found { Span(1) } else { Span::NONE };
+    Some((best, span))
+}
+
+/// Keys of [`one_char`]'s scores: the character before (an ASCII stand-in,
+/// or none: 128) and whether the occurrence is in the other case.
+const ONE_CHAR_KEYS: usize = 129 * 2;
+
+/// [`compact_fuzzy`] on an ASCII field, by windows.
+fn compact_windows_scored(
+    atom: &Atom,
+    lower: &str,
+    field: Field,
+    limit: usize,
+    fz: &mut Fuzzy,
+) -> (Option<u16>, Span) {
     let utf32 = field.utf32();
     let field = field.text;
     // ASCII: nucleo runs only on the short windows where a compact match
@@ -594,6 +655,9 @@ fn compact_fuzzy(
 pub struct Fuzzy {
     matcher: Matcher,
     idx: Vec<u32>,
+    /// A one-character word and its scores (see [`one_char`]): 0 unknown,
+    /// 1 no match, else the score plus 2.
+    one_char: (u8, [u32; ONE_CHAR_KEYS]),
 }
 
 impl Default for Fuzzy {
@@ -601,6 +665,7 @@ impl Default for Fuzzy {
         Fuzzy {
             matcher: new_matcher(),
             idx: Vec::new(),
+            one_char: (0, [0; ONE_CHAR_KEYS]),
         }
     }
 }
@@ -1128,6 +1193,29 @@ mod tests {
         assert!(!keeps("zebra label:check", &r));
         // A key with nothing after it yet filters nothing.
         assert!(keeps("label:", &row("/w", NOW)));
+    }
+
+    proptest::proptest! {
+        /// A one-character word scores a field as the windows do.
+        #[test]
+        fn one_character_scores_as_the_windows_do(
+            field in "[a-dA-D0-9 _/:.-]{0,60}",
+            word in "[a-dA-D0-9_.]",
+        ) {
+            let q = Query::parse(&word);
+            let Some(Term::Word { atom, lower, .. }) = q.terms.first() else {
+                return Ok(());
+            };
+            let doc = SearchDoc::new([field.as_str()], [], "", RowFacts::default());
+            let f = doc.fields().next().unwrap();
+            let mut fz = Fuzzy::new();
+            // Twice: the second answers from the remembered scores.
+            for _ in 0..2 {
+                let fast = one_char(atom, lower.as_bytes()[0], field.as_bytes(), &mut fz);
+                let windows = compact_windows_scored(atom, lower, f, compact_limit(1), &mut fz);
+                proptest::prop_assert_eq!(fast.map(|f| f.0), Some(windows.0));
+            }
+        }
     }
 
     proptest::proptest! {
