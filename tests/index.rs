@@ -1407,9 +1407,10 @@ fn picker_docs(rows: &[SessionInfo]) -> std::sync::Arc<arbor::search::Docs> {
 }
 
 /// Issue #15: the picker's long-lived searcher remembers how many sessions
-/// of a snapshot the index lacks (asked once, not per key); another
-/// process indexing more of them changes the answer at once, and every
-/// answer is a fresh searcher's.
+/// of a snapshot the index lacks (asked once, not per key, and counted
+/// while it idles after the snapshot's first search, ahead of the first
+/// key that asks the index); another process indexing more of them
+/// changes the answer at once, and every answer is a fresh searcher's.
 #[test]
 fn the_searchers_memory_of_unindexed_sessions_follows_the_index() {
     use arbor::index::searcher::Searcher;
@@ -1424,6 +1425,12 @@ fn the_searchers_memory_of_unindexed_sessions_follows_the_index() {
             .search(q, &docs, None, &never)
             .unwrap()
     };
+    // A key that asks no bodies; the count is made while idle.
+    let first = searcher
+        .search(&Query::parse("n"), &docs, None, &never)
+        .unwrap();
+    assert_eq!(first.incomplete, None);
+    while searcher.idle() {}
     for (round, typed) in ["nee", "need", "needl", "needle"].iter().enumerate() {
         if round == 2 {
             // Another connection (the loader) indexes the rest.
@@ -1436,6 +1443,7 @@ fn the_searchers_memory_of_unindexed_sessions_follows_the_index() {
             0 | 1 => assert!(got.incomplete.unwrap().contains("3 sessions"), "{typed}"),
             _ => assert_eq!(got.incomplete, None, "{typed}"),
         }
+        while searcher.idle() {}
     }
 }
 

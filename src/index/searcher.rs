@@ -28,6 +28,9 @@ pub struct Searcher {
     /// the index: asked once per snapshot, not once per key (a lookup per
     /// session cost ~10 ms a key at 100,000 sessions).
     unindexed: Option<(Arc<Docs>, i64, usize)>,
+    /// The snapshot of the last search, whose count above idle moments
+    /// work out ahead of the first search that asks the index.
+    seen: Option<Arc<Docs>>,
 }
 
 impl Searcher {
@@ -37,6 +40,7 @@ impl Searcher {
             index,
             scorer: Scorer::new(),
             unindexed: None,
+            seen: None,
         }
     }
 
@@ -51,10 +55,21 @@ impl Searcher {
     /// Does a little of the work searches would otherwise wait for (see
     /// [`Index::check_text`]), about a millisecond of it; the caller asks
     /// again while it returns true and nothing else is waiting.
-    pub fn idle(&self) -> bool {
+    pub fn idle(&mut self) -> bool {
         /// About a millisecond of reading and summing here.
         const BUDGET: usize = 4 << 20;
-        self.index.as_ref().is_some_and(|i| i.check_text(BUDGET))
+        let Some(index) = self.index.as_ref() else {
+            return false;
+        };
+        // Once per snapshot: the first key that asks the index for bodies
+        // (a word's third character) would otherwise look every session up.
+        if let Some(docs) = self.seen.take() {
+            if let Err(e) = unindexed_memo(index, &docs, &mut self.unindexed) {
+                crate::log::line(format!("index: counting unindexed sessions failed: {e}"));
+            }
+            return true;
+        }
+        index.check_text(BUDGET)
     }
 
     /// Scores `docs` against `query`: the short fields are scored while the
@@ -72,7 +87,14 @@ impl Searcher {
             index,
             scorer,
             unindexed,
+            seen,
         } = self;
+        if !unindexed
+            .as_ref()
+            .is_some_and(|(d, _, _)| Arc::ptr_eq(d, docs))
+        {
+            *seen = Some(docs.clone());
+        }
         let bodies = std::thread::scope(|s| {
             s.spawn(|| scorer.prepare(query, docs));
             search_bodies_memo(
@@ -137,23 +159,31 @@ fn search_bodies_memo(
     cancel: &(dyn Fn() -> bool + Sync),
     memo: &mut Option<(Arc<Docs>, i64, usize)>,
 ) -> Option<BodySearch> {
-    let mut unindexed = |index: &Index| -> Result<usize, IndexError> {
-        let version = index.data_version()?;
-        if let Some((d, v, n)) = memo.as_ref() {
-            if Arc::ptr_eq(d, docs) && *v == version {
-                return Ok(*n);
-            }
-        }
-        let without_text = docs
-            .0
-            .iter()
-            .filter(|(_, d)| d.body_text().is_empty())
-            .map(|(p, _)| p.as_path());
-        let n = index.count_unindexed(without_text)?;
-        *memo = Some((docs.clone(), version, n));
-        Ok(n)
-    };
+    let mut unindexed = |index: &Index| unindexed_memo(index, docs, memo);
     search_bodies_with(index, query, docs, index_problem, cancel, &mut unindexed)
+}
+
+/// How many sessions of `docs` without their own text the index lacks,
+/// remembered in `memo` per snapshot and version of the index.
+fn unindexed_memo(
+    index: &Index,
+    docs: &Arc<Docs>,
+    memo: &mut Option<(Arc<Docs>, i64, usize)>,
+) -> Result<usize, IndexError> {
+    let version = index.data_version()?;
+    if let Some((d, v, n)) = memo.as_ref() {
+        if Arc::ptr_eq(d, docs) && *v == version {
+            return Ok(*n);
+        }
+    }
+    let without_text = docs
+        .0
+        .iter()
+        .filter(|(_, d)| d.body_text().is_empty())
+        .map(|(p, _)| p.as_path());
+    let n = index.count_unindexed(without_text)?;
+    *memo = Some((docs.clone(), version, n));
+    Ok(n)
 }
 
 fn search_bodies_with(
