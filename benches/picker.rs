@@ -229,12 +229,19 @@ fn main() {
         .to_vec(),
     };
     let mut last_docs = None;
+    let mut clears = Vec::new();
     for query in &queries {
-        // Ctrl+U clears the previous query.
+        // Ctrl+U clears the previous query (the whole list again: timed
+        // on its own, not among the typed keys).
+        let t = Instant::now();
         app.update(AppEvent::Key(KeyEvent::new(
             KeyCode::Char('u'),
             KeyModifiers::CONTROL,
         )));
+        term.draw(|f| arbor::ui::render(f, &app, &theme)).unwrap();
+        if !query.is_empty() && !lat.is_empty() {
+            clears.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
         for c in query.chars() {
             let t = Instant::now();
             let mut queue = app.update(AppEvent::Key(KeyEvent::new(
@@ -306,6 +313,15 @@ fn main() {
         median(&mut lat),
         worst
     );
+    if !clears.is_empty() {
+        let worst = clears.iter().cloned().fold(0.0, f64::max);
+        println!(
+            "clearing the query (Ctrl+U) → frame, {} times: median {:.2} ms, worst {:.2} ms",
+            clears.len(),
+            median(&mut clears),
+            worst
+        );
+    }
     if let Some(docs) = last_docs {
         fields_pass(&queries, &docs);
     }

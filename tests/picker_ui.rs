@@ -2475,3 +2475,73 @@ fn a_just_written_file_is_live_and_the_mark_goes_a_minute_later() {
     assert!(app.step_at(later, AppEvent::Tick(later)).redraw);
     assert!(live_lines(&app).is_empty());
 }
+
+/// Issue #15: the list without a query is remembered for the next time the
+/// query is cleared; whatever changed meanwhile (scope, sort, the named and
+/// internal filters, rows arriving or leaving), clearing shows what a
+/// fresh computation of the list shows.
+#[test]
+fn a_cleared_query_lists_what_a_fresh_list_does() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    let fresh = |app: &App| {
+        let mut p = arbor::ui::picker::PickerState::new(WEBAPP.to_string(), NOW);
+        p.upsert(app.picker.rows.clone());
+        p.scope = app.picker.scope;
+        p.sort = app.picker.sort;
+        p.named_only = app.picker.named_only;
+        p.show_internal = app.picker.show_internal;
+        p.recompute();
+        p.visible
+            .iter()
+            .map(|v| (p.rows[v.idx].info.path.clone(), v.prefix.clone()))
+            .collect::<Vec<_>>()
+    };
+    let listed = |app: &App| {
+        app.picker
+            .visible
+            .iter()
+            .map(|v| (app.picker.rows[v.idx].info.path.clone(), v.prefix.clone()))
+            .collect::<Vec<_>>()
+    };
+    let all = rows(&fx.root);
+    type Step = Box<dyn Fn(&mut App)>;
+    let steps: Vec<Step> = vec![
+        Box::new(|_| {}),
+        Box::new(|app| {
+            key(app, KeyCode::Tab);
+        }),
+        Box::new(|app| {
+            ctrl(app, 's');
+        }),
+        Box::new(|app| {
+            ctrl(app, 'n');
+        }),
+        Box::new(|app| {
+            ctrl(app, 'n');
+            key_with(app, KeyCode::Char('i'), KeyModifiers::ALT);
+        }),
+        Box::new(|app| {
+            ctrl(app, 's');
+            ctrl(app, 's');
+        }),
+        Box::new(|app| {
+            let gone = app.picker.rows[0].info.path.clone();
+            drive(app, AppEvent::RowGone(gone));
+        }),
+        Box::new(move |app| {
+            drive(app, AppEvent::Rows(all.clone()));
+        }),
+        Box::new(|app| {
+            key(app, KeyCode::Tab);
+        }),
+    ];
+    for (i, step) in steps.iter().enumerate() {
+        typ(&mut app, "auth");
+        step(&mut app);
+        ctrl(&mut app, 'u');
+        assert!(app.picker.query.text().is_empty());
+        assert_eq!(listed(&app), fresh(&app), "step {i}");
+        assert!(!listed(&app).is_empty(), "step {i}");
+    }
+}

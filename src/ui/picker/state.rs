@@ -288,6 +288,11 @@ pub struct PickerState {
     /// The rows' search documents as sent to the search worker, kept until
     /// the rows change: the worker's memo of term answers is per snapshot.
     docs: Option<Arc<crate::search::Docs>>,
+    /// The list without a query, as last computed, and the settings it was
+    /// computed for: clearing a query shows it again without sorting and
+    /// threading every row (tens of milliseconds at 100,000). Dropped
+    /// whenever the rows change.
+    unfiltered: Option<(ListSettings, Vec<VisibleRow>)>,
 }
 
 /// Lists of matches kept (see [`PickerState::remember_hits`]).
@@ -337,6 +342,7 @@ impl PickerState {
             hit_pos: 0,
             hit_of: None,
             docs: None,
+            unfiltered: None,
         }
     }
 
@@ -399,15 +405,19 @@ impl PickerState {
     }
 
     pub fn selected_pos(&self) -> Option<usize> {
-        let p = self.selected.as_ref()?;
+        // By the paths' bytes: comparing `Path`s walks their components,
+        // and this looks through every visible row after each search
+        // (tens of milliseconds at 100,000 rows).
+        let p = self.selected.as_ref()?.as_os_str();
         self.visible
             .iter()
-            .position(|v| &self.rows[v.idx].info.path == p)
+            .position(|v| self.rows[v.idx].info.path.as_os_str() == p)
     }
 
     /// Adds or replaces rows (by path).
     pub fn upsert(&mut self, rows: Vec<Row>) {
         self.docs = None;
+        self.unfiltered = None;
         for r in rows {
             match self.by_path.get(&r.info.path) {
                 Some(&i) => self.rows[i] = r,
@@ -448,6 +458,7 @@ impl PickerState {
     /// Removes a session's row; the row, when there was one.
     pub fn remove(&mut self, path: &Path) -> Option<Row> {
         self.docs = None;
+        self.unfiltered = None;
         // A session gone is no longer a batch's.
         self.marked.remove(path);
         let i = self.by_path.remove(path)?;
@@ -478,6 +489,17 @@ impl PickerState {
         }
     }
 
+    /// What the list depends on besides the rows and the query.
+    fn list_settings(&self) -> ListSettings {
+        ListSettings {
+            scope: self.scope,
+            sort: self.sort,
+            show_internal: self.show_internal,
+            named_only: self.named_only,
+            project_cwd: self.project_cwd.clone(),
+        }
+    }
+
     fn in_scope(&self, r: &Row) -> bool {
         (self.show_internal || !r.info.internal)
             && (!self.named_only || r.info.display_name().is_some())
@@ -493,9 +515,11 @@ impl PickerState {
 
     /// Recomputes the visible rows; keeps the selection by path.
     pub fn recompute(&mut self) {
-        let mut cands: Vec<usize> = (0..self.rows.len())
-            .filter(|&i| self.in_scope(&self.rows[i]))
-            .collect();
+        let cands = || -> Vec<usize> {
+            (0..self.rows.len())
+                .filter(|&i| self.in_scope(&self.rows[i]))
+                .collect()
+        };
         let by_recent = |rows: &Vec<Row>, a: &usize, b: &usize| {
             rows[*b]
                 .info
@@ -511,7 +535,7 @@ impl PickerState {
                 // comparison): best first, then newest, then by path.
                 let recent = self.sort == Sort::Recent;
                 let mut scored: Vec<(u32, i64, usize)> = match &self.scores {
-                    Some(scores) => cands
+                    Some(scores) => cands()
                         .iter()
                         .filter_map(|&i| {
                             let s = (*scores.get(i)?)?;
@@ -529,10 +553,19 @@ impl PickerState {
                 flat(scored.into_iter().map(|e| e.2).collect())
             }
         } else {
-            cands.sort_by(|a, b| by_recent(&self.rows, a, b));
-            match self.sort {
-                Sort::Threaded => self.thread(cands),
-                Sort::Recent | Sort::Relevance => flat(cands),
+            let settings = self.list_settings();
+            match &self.unfiltered {
+                Some((s, list)) if *s == settings => list.clone(),
+                _ => {
+                    let mut cands = cands();
+                    cands.sort_by(|a, b| by_recent(&self.rows, a, b));
+                    let list = match self.sort {
+                        Sort::Threaded => self.thread(cands),
+                        Sort::Recent | Sort::Relevance => flat(cands),
+                    };
+                    self.unfiltered = Some((settings, list.clone()));
+                    list
+                }
             }
         };
         if !self.user_moved || self.selected_pos().is_none() {
@@ -735,6 +768,17 @@ impl PickerState {
         }
         expired
     }
+}
+
+/// The settings a list of rows is computed for (see
+/// [`PickerState::recompute`]).
+#[derive(Debug, Clone, PartialEq)]
+struct ListSettings {
+    scope: Scope,
+    sort: Sort,
+    show_internal: bool,
+    named_only: bool,
+    project_cwd: String,
 }
 
 fn flat(v: Vec<usize>) -> Vec<VisibleRow> {
