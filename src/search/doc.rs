@@ -134,11 +134,21 @@ impl SearchDoc {
         body: &str,
         facts: RowFacts,
     ) -> SearchDoc {
-        let mut text = String::new();
-        let mut field_ends = Vec::new();
+        let (fields, short): (Vec<&str>, Vec<&str>) =
+            (fields.into_iter().collect(), short.into_iter().collect());
+        // Normalizing keeps a text's length but for a few lowercase forms
+        // longer than their capitals: a little room, no regrowth.
+        let room = fields
+            .iter()
+            .chain(&short)
+            .map(|f| f.len() + 1)
+            .sum::<usize>()
+            + body.len();
+        let mut text = String::with_capacity(room + room / 16 + 16);
+        let mut field_ends = Vec::with_capacity(fields.len());
         let (mut ascii, mut unicode) = (0u32, 0u32);
         let mut chars = Vec::new();
-        let mut char_ends = Vec::new();
+        let mut char_ends = Vec::with_capacity(fields.len());
         for (i, f) in fields.into_iter().take(32).enumerate() {
             text.push_str(f);
             field_ends.push(text.len() as u32);
@@ -164,7 +174,6 @@ impl SearchDoc {
         }
         let body_start = text.len();
         text.push_str(&normalized(body));
-        text.shrink_to_fit();
         SearchDoc {
             text,
             field_ends,
