@@ -1946,3 +1946,43 @@ fn merges_keep_segments_few_and_give_their_pages_back() {
         assert_eq!(hits.get(&p), Some(1), "{w}");
     }
 }
+
+/// Issue #15: the stored rows are decoded while SQLite reads them, a
+/// batch at a time on other threads; past several batches they are the
+/// rows the refresh gave, every one, in the table's order.
+#[test]
+fn stored_rows_read_in_batches_are_the_refreshed_rows() {
+    let s = Store::new();
+    for n in 1..=1300 {
+        s.write(n, &first_lines(n));
+    }
+    let files = s.files();
+    let mut index = s.index();
+    let mut refreshed = Vec::new();
+    index.refresh(&files, &mut |b| refreshed.extend(b)).unwrap();
+    let roots = [arbor::store::StoreRoot {
+        path: s.root.clone(),
+        kind: StoreKind::PerProject,
+        agent: Agent::Atomic,
+    }];
+    let stored = index.stored_rows(&roots, None).unwrap();
+    assert_eq!(stored.len(), 1300);
+    // The stored rows leave out the usage figures (`stats` reads them).
+    let by_path = |mut v: Vec<SessionInfo>| {
+        v.sort_by(|a, b| a.path.cmp(&b.path));
+        for r in &mut v {
+            r.usage = Default::default();
+        }
+        v
+    };
+    assert_eq!(by_path(stored.clone()), by_path(refreshed));
+    // The table's order: as one read of its paths gives them.
+    let order: Vec<PathBuf> = stored.iter().map(|r| r.path.clone()).collect();
+    let again: Vec<PathBuf> = index
+        .stored_rows(&roots, None)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.path)
+        .collect();
+    assert_eq!(order, again);
+}

