@@ -1640,7 +1640,10 @@ fn read_stored(
         raw.push((file, blob, is_row));
         if raw.len() == BATCH {
             // The decoder is gone only when it panicked (the join says so).
-            if tx.send(std::mem::take(&mut raw)).is_err() {
+            if tx
+                .send(std::mem::replace(&mut raw, Vec::with_capacity(BATCH)))
+                .is_err()
+            {
                 return Ok(());
             }
         }
