@@ -28,8 +28,9 @@ pub struct Searcher {
     /// the index: asked once per snapshot, not once per key (a lookup per
     /// session cost ~10 ms a key at 100,000 sessions).
     unindexed: Option<(Arc<Docs>, i64, usize)>,
-    /// The snapshot of the last search, whose count above idle moments
-    /// work out ahead of the first search that asks the index.
+    /// The snapshot of the last search, while the count above is not
+    /// made for it: the worker makes it when idle, ahead of the first key
+    /// that asks the index.
     seen: Option<Arc<Docs>>,
 }
 

@@ -103,6 +103,11 @@ pub const MAX_TERMS: usize = 32;
 /// short fields (fuzzily, or as a substring).
 pub const MIN_BODY_WORD: usize = 3;
 
+/// [`Term::key`] of the word `lower` (normalized).
+pub fn word_key(lower: &str) -> String {
+    format!("w\n{lower}")
+}
+
 impl Term {
     /// True when the term is matched against message bodies (then the
     /// index answers it; see the index's `Index::search`).
@@ -116,7 +121,7 @@ impl Term {
     /// The term's identity (kind and text), for caches of its answers.
     pub fn key(&self) -> String {
         match self {
-            Term::Word { lower, .. } => format!("w\n{lower}"),
+            Term::Word { lower, .. } => word_key(lower),
             Term::Phrase(p) => format!("p\n{p}"),
             Term::Regex(r) => format!("r\n{}", r.as_str()),
         }
@@ -198,12 +203,15 @@ impl Term {
                     .map(|s| s as u32 + BODY_SCORE);
                 // A substring of the short texts or of the body: a longer
                 // word may be one too, and is then matched whatever its
-                // fuzzy span.
-                let in_fields = finder.find(fields.as_bytes()).is_some();
-                if in_fields || !body.is_empty() {
+                // fuzzy span. (A field matched already admits the next key.)
+                if !body.is_empty() {
                     span = Span::ANY;
                 }
                 let score = field.or_else(|| {
+                    let in_fields = finder.find(fields.as_bytes()).is_some();
+                    if in_fields {
+                        span = Span::ANY;
+                    }
                     let hit = in_fields
                         || (self.searches_body() && finder.find(body.as_bytes()).is_some());
                     hit.then_some(BODY_SCORE)
@@ -610,7 +618,7 @@ fn compact_windows_scored(
     let mut whole = false;
     let hay = field.as_bytes();
     // Spans a little past the limit are measured too, for the next key.
-    let reach = (limit + 2).min(Span::NONE.0 as usize - 1);
+    let reach = limit + 2;
     let span = compact_windows(hay, lower.as_bytes(), limit, reach, &mut |p| {
         let to = (p + limit).min(hay.len());
         let mut win = [0u8; WINDOW_MAX];
@@ -643,7 +651,8 @@ fn compact_windows_scored(
             best = best.max(Some(s));
         }
     });
-    let span = Span(span.max(1) as u8);
+    // A long word's span is kept as at most 254: still a lower bound.
+    let span = Span(span.clamp(1, Span::NONE.0 as usize - 1) as u8);
     if whole {
         return (compact_fuzzy_full(atom, utf32, limit, fz), span);
     }
@@ -1193,6 +1202,16 @@ mod tests {
         assert!(!keeps("zebra label:check", &r));
         // A key with nothing after it yet filters nothing.
         assert!(keeps("label:", &row("/w", NOW)));
+    }
+
+    /// A word long enough that its compact limit passes what a span bound
+    /// holds (254) still matches a field where it spans more than that.
+    #[test]
+    fn a_long_word_matches_across_a_long_span() {
+        let word: String = (0..200).map(|i| (b'a' + (i % 7) as u8) as char).collect();
+        let field = format!("{}{}{}", &word[..100], "-".repeat(60), &word[100..]);
+        let d = SearchDoc::new([field.as_str()], [], "", RowFacts::default());
+        assert!(Query::parse(&word).score(&d, &mut Fuzzy::new()).is_some());
     }
 
     proptest::proptest! {

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use crate::util::hash::FxBuild;
 
 use super::doc::SearchDoc;
-use super::query::{tier_score, Fuzzy, Query, Span, Term, Tiers};
+use super::query::{tier_score, word_key, Fuzzy, Query, Span, Term, Tiers};
 use crate::session::searchable::Parts;
 
 /// The sessions' search documents at one moment (shared, never mutated:
@@ -229,8 +229,11 @@ impl Scorer {
         let shorter = word
             .filter(|w| w.len() >= 2)
             .and_then(|w| {
-                self.spans
-                    .get(&format!("{}\nw\n{}", parts.bits(), &w[..w.len() - 1]))
+                self.spans.get(&format!(
+                    "{}\n{}",
+                    parts.bits(),
+                    word_key(&w[..w.len() - 1])
+                ))
             })
             .cloned();
         let n = word.map_or(0, str::len);
