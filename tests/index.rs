@@ -1222,21 +1222,28 @@ fn a_text_file_cut_short_while_a_search_reads_it() {
 /// A store of `n` sessions with about 2 KB of message text each; every
 /// third one mentions a needle.
 fn needle_store(n: u32) -> Store {
-    let s = Store::new();
     let filler = "the quick brown fox jumps over the lazy dog while the compiler \
                   reports nothing unusual about the build of this module ";
-    for i in 0..n {
-        let id = format!("0199bbbb-0000-7000-8000-{i:012}");
+    store_of_bodies(n, |i| {
         let mut body = filler.repeat(14);
         if i % 3 == 0 {
             body.push_str(&format!(" found a needle in a haystack, needles{i}"));
         }
+        body
+    })
+}
+
+/// A store of `n` sessions, each a user message and a reply (`body(i)`).
+fn store_of_bodies(n: u32, body: impl Fn(u32) -> String) -> Store {
+    let s = Store::new();
+    for i in 0..n {
+        let id = format!("0199bbbb-0000-7000-8000-{i:012}");
         let lines = [
             format!(
                 r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/home/u/proj"}}"#
             ),
             message("a1", None, "user", &format!("task {i}"), 1767261600000),
-            message("a2", Some("a1"), "assistant", &body, 1767261601000),
+            message("a2", Some("a1"), "assistant", &body(i), 1767261601000),
         ];
         let p = s
             .root
@@ -1448,8 +1455,10 @@ fn the_searchers_memory_of_unindexed_sessions_follows_the_index() {
 }
 
 /// A long-lived searcher looks only at the terms the previous key's word
-/// matched when the new word extends it (`sess` → `sessi`); typing,
-/// erasing and starting another word must answer as a fresh searcher does.
+/// matched when the new word extends it (`sess` → `sessi`), and takes the
+/// posting lists of the terms it no longer matches away from its count of
+/// each session; typing, erasing and starting another word must answer as
+/// a fresh searcher does.
 #[test]
 fn words_typed_and_erased_answer_as_fresh_searches() {
     use arbor::index::searcher::Searcher;
@@ -1475,8 +1484,12 @@ fn words_typed_and_erased_answer_as_fresh_searches() {
         "needl",
         "ne",
         "hay",
+        "hays",
+        "hayst",
+        "haysta",
         "haystack",
         "ays",
+        "aysta",
         "qu",
         "quick",
         "k",
@@ -1499,6 +1512,57 @@ fn words_typed_and_erased_answer_as_fresh_searches() {
         matched += usize::from(got.scores.iter().any(Option::is_some));
     }
     assert!(matched > 15, "most of them match something: {matched}");
+}
+
+/// A word typed on takes the posting lists of the terms it no longer
+/// matches away from its count of each session: `quartz` alone is in a
+/// few sessions that `quartzite` is not in, and they must leave the answer
+/// at `quartzi` (and come back when the word is erased to `quartz`).
+#[test]
+fn a_typed_word_drops_the_sessions_of_the_terms_it_leaves() {
+    use arbor::index::searcher::Searcher;
+
+    // Five sessions have neither, so that no lookup holds every session
+    // (one that does stops early, and counts nothing).
+    let s = store_of_bodies(40, |i| {
+        let word = match i {
+            0..30 => "quartzite",
+            30..35 => "quartz",
+            _ => "granite",
+        };
+        format!("the sample is {word} and the rest is sand, gravel {i}")
+    });
+    let files = s.files();
+    let (full, _) = read_rows(&files);
+    let docs = picker_docs(&full);
+    let never = || false;
+    s.index().refresh(&files, &mut |_| {}).unwrap();
+    let typed = [
+        "qua", "quar", "quart", "quartz", "quartzi", "quartzit", "quartz", "rtz", "rtzi",
+    ];
+    let want: Vec<_> = typed
+        .iter()
+        .map(|t| {
+            Searcher::new(Some(s.index()))
+                .search(&Query::parse(t), &docs, None, &never)
+                .unwrap()
+        })
+        .collect();
+    let mut searcher = Searcher::new(Some(s.index()));
+    searcher.warm();
+    for (t, want) in typed.iter().zip(want) {
+        let got = searcher
+            .search(&Query::parse(t), &docs, None, &never)
+            .unwrap();
+        let n = got.scores.iter().filter(|s| s.is_some()).count();
+        let expect = if t.ends_with('i') || t.ends_with("it") {
+            30
+        } else {
+            35
+        };
+        assert_eq!(n, expect, "{t}");
+        assert_eq!(got, want, "{t}");
+    }
 }
 
 /// Issue #11.7: the index's stored text overwritten in place at the same

@@ -53,6 +53,7 @@ mod db;
 pub mod load;
 #[cfg(target_os = "linux")]
 mod mapguard;
+mod matched;
 mod refresh;
 mod search;
 pub mod searcher;

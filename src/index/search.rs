@@ -29,6 +29,7 @@ use rusqlite::{Connection, MAIN_DB};
 
 use super::codec::FxBuild;
 use super::db::{key_path, text_path, text_state, Keys, TextState};
+use super::matched::{IdCounts, Matched, Narrowed};
 use super::refresh::{pair_segment, TEXT_SEGMENT};
 use super::terms::{decode_postings, pair_side_word, Match, Segment};
 use super::IndexError;
@@ -337,8 +338,9 @@ impl SearchCache {
     /// nearly every session, and reading every posting list of every term
     /// holding it was 77 ms of a keystroke, `"t`, at 10,000 sessions). When
     /// the last lookup of the kind was of a needle this one extends (the
-    /// word being typed), only the terms it matched are looked at: at
-    /// 100,000 sessions a scan of the dictionaries is ~100 ms.
+    /// word being typed), only the terms it matched are looked at (see
+    /// [`Matched`]; at 100,000 sessions a scan of the dictionaries is
+    /// ~100 ms), and a word's answer is counted (see [`narrowed_by_counts`]).
     fn lookup(
         &mut self,
         conn: &Connection,
@@ -354,24 +356,34 @@ impl SearchCache {
         let prior = self
             .matched
             .remove(&(how, part))
-            .filter(|m| narrows(&m.needle, needle, how));
+            .filter(|m| m.narrows_to(needle, how));
         let segs = self.segs(conn, part)?;
-        let among = prior
-            .as_ref()
-            .map(|m| m.terms.as_slice())
-            .filter(|t| t.len() == segs.len());
-        let (hit, matched) =
-            lookup_until(conn, segs, needle, how, &|_| true, Some(&live), among, true)?;
-        let hit = Arc::new(hit);
-        let kept = match matched {
-            Some(terms) if terms.iter().map(Vec::len).sum::<usize>() <= MATCHED_KEEP => {
-                Some(Matched {
-                    needle: needle.to_string(),
-                    terms,
-                })
+        let prior = prior.filter(|m| m.terms.len() == segs.len());
+        let (hit, kept) = match prior {
+            Some(prior)
+                if needle.len() >= COUNT_FROM
+                    && (prior.counts.is_some() || prior.post_bytes <= COUNT_BYTES) =>
+            {
+                let (hit, m) = narrowed_by_counts(conn, segs, needle, how, prior)?;
+                (hit, Some(m))
             }
-            _ => prior,
+            prior => {
+                let narrowed = prior.map(|m| m.narrow(needle, how).kept);
+                let among = narrowed.as_ref().map(|m| m.terms.as_slice());
+                let (hit, matched) =
+                    lookup_until(conn, segs, needle, how, &|_| true, Some(&live), among, true)?;
+                // With `among`, the terms matched are those narrowed.
+                let kept = match (matched, narrowed) {
+                    (Some(terms), None) => {
+                        let refs: Vec<&Segment> = segs.iter().map(|(_, s)| s).collect();
+                        Matched::new(needle, &refs, terms)
+                    }
+                    (_, narrowed) => narrowed,
+                };
+                (hit, kept)
+            }
         };
+        let hit = Arc::new(hit);
         if let Some(m) = kept {
             self.matched.insert((how, part), m);
         }
@@ -421,8 +433,9 @@ fn lookup_where(
 /// says and that `keep` accepts, stopping once the answer holds every id
 /// of `live` (when there is one).
 ///
-/// `among`: per segment, the terms to look at (those a shorter needle
-/// matched, see [`narrows`]) instead of the whole dictionary. With
+/// `among`: per segment, the terms that match (those a shorter needle
+/// matched, narrowed: see [`Matched::narrow`]) instead of a search of the
+/// whole dictionary. With
 /// `remember`, also returns the terms this lookup matched per segment,
 /// when it found them all.
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
@@ -440,7 +453,6 @@ fn lookup_until(
     let mut out = IdSet::default();
     let mut buf = Vec::new();
     let mut all_matched: Option<Vec<Vec<u32>>> = remember.then(|| Vec::with_capacity(segs.len()));
-    let finder = memmem::Finder::new(needle.as_bytes());
     for (k, (rowid, s)) in segs.iter().enumerate() {
         let mut reader = Postings {
             conn,
@@ -466,12 +478,12 @@ fn lookup_until(
             // Term numbers as `u32`: a dictionary's offsets are.
             let mut matched: Vec<u32> = Vec::new();
             match among {
-                Some(terms) => matched.extend(terms.iter().copied().filter(|&t| {
-                    (t as usize) < s.len() && {
-                        let term = s.term(t as usize);
-                        term_matches(term, needle.as_bytes(), how, &finder) && keep(term)
-                    }
-                })),
+                Some(terms) => matched.extend(
+                    terms
+                        .iter()
+                        .copied()
+                        .filter(|&t| (t as usize) < s.len() && keep(s.term(t as usize))),
+                ),
                 None => s.find(needle.as_bytes(), how, &mut |t| {
                     if keep(s.term(t)) {
                         matched.push(t as u32);
@@ -516,38 +528,87 @@ fn lookup_until(
     Ok((out, all_matched))
 }
 
-/// Whether `term` matches `needle` the way [`Segment::find`] looks for it
-/// (`finder`: `needle`'s).
-fn term_matches(term: &[u8], needle: &[u8], how: Match, finder: &memmem::Finder) -> bool {
-    match how {
-        Match::Contains => finder.find(term).is_some(),
-        Match::StartsWith => term.starts_with(needle),
-        Match::EndsWith => term.ends_with(needle),
-        Match::Exact => term == needle,
+/// Needles this long or longer are answered by counting (see
+/// [`narrowed_by_counts`]): words, which the picker asks of the index from
+/// their third character. A shorter one is usually in nearly every session,
+/// and its lookup stops as soon as it knows that.
+const COUNT_FROM: usize = 3;
+
+/// A needle's lists are counted afresh only up to this size: past it, the
+/// word is likely in nearly every session, and a lookup that stops once it
+/// holds them all reads less (`the`).
+const COUNT_BYTES: usize = 8 << 20;
+
+/// The lookup of a needle that extends the last one of its kind (the word
+/// being typed: `sess` → `sessi`), from the terms that one matched (see
+/// [`Matched`]). The answer is the union of the posting lists of the terms
+/// the needle still matches: rather than read them all again, the lists of
+/// the terms it no longer matches (few, as a word grows) are taken away
+/// from how many times each session was counted. The first such lookup
+/// counts the lists it keeps, and so does one that would take away more
+/// than it keeps.
+fn narrowed_by_counts(
+    conn: &Connection,
+    segs: &[Dict],
+    needle: &str,
+    how: Match,
+    prior: Matched,
+) -> Result<(IdSet, Matched), IndexError> {
+    let Narrowed { mut kept, dropped } = prior.narrow(needle, how);
+    let dropped_bytes: usize = segs
+        .iter()
+        .zip(&dropped)
+        .flat_map(|((_, s), ts)| ts.iter().map(|&t| s.postings_range(t as usize)))
+        .map(|(a, b)| b - a)
+        .sum();
+    kept.post_bytes = prior.post_bytes.saturating_sub(dropped_bytes);
+    let counts = match prior.counts {
+        Some(mut counts) if dropped_bytes <= kept.post_bytes => {
+            for ((rowid, s), terms) in segs.iter().zip(&dropped) {
+                read_lists(conn, *rowid, s, terms, &mut |id| counts.remove(id))?;
+            }
+            counts
+        }
+        _ => {
+            let mut counts = IdCounts::default();
+            for ((rowid, s), terms) in segs.iter().zip(&kept.terms) {
+                read_lists(conn, *rowid, s, terms, &mut |id| counts.add(id))?;
+            }
+            counts
+        }
+    };
+    let mut hit = IdSet::default();
+    counts.for_each_id(&mut |id| hit.insert(id));
+    kept.counts = Some(counts);
+    Ok((hit, kept))
+}
+
+/// Every id in the posting lists of `terms` (in dictionary order) of one
+/// segment, read a batch at a time.
+fn read_lists(
+    conn: &Connection,
+    rowid: i64,
+    seg: &Segment,
+    terms: &[u32],
+    f: &mut dyn FnMut(u32),
+) -> Result<(), IndexError> {
+    let mut reader = Postings {
+        conn,
+        rowid,
+        seg,
+        blob: None,
+        batch: Vec::new(),
+    };
+    let mut buf = Vec::new();
+    for &t in terms {
+        let r = seg.postings_range(t as usize);
+        if reader.must_flush(r) {
+            reader.drain(&mut buf, f)?;
+        }
+        reader.batch.push(r);
     }
+    reader.drain(&mut buf, f)
 }
-
-/// Whether every term matching `needle` (as `how` says) also matches
-/// `shorter`: typing extends a word, and a term holding `sessi` holds
-/// `sess`, so the terms `sess` matched are all `sessi` can match.
-fn narrows(shorter: &str, needle: &str, how: Match) -> bool {
-    match how {
-        Match::Contains => needle.contains(shorter),
-        Match::StartsWith => needle.starts_with(shorter),
-        Match::EndsWith => needle.ends_with(shorter),
-        Match::Exact => needle == shorter,
-    }
-}
-
-/// The terms a lookup matched, per segment of its kind (see
-/// [`lookup_until`]), kept for the next lookup of a needle they narrow.
-struct Matched {
-    needle: String,
-    terms: Vec<Vec<u32>>,
-}
-
-/// Matched terms are kept only up to this many (4 MB).
-const MATCHED_KEEP: usize = 1 << 20;
 
 /// What [`biggest_lists_first`] got to.
 enum Biggest {
@@ -652,6 +713,20 @@ impl<'c> Postings<'c, '_> {
         self.blob
             .as_ref()
             .ok_or(IndexError::Corrupt(PathBuf::new()))
+    }
+
+    /// Reads the batch's lists, handing `f` each id.
+    fn drain(&mut self, buf: &mut Vec<u8>, f: &mut dyn FnMut(u32)) -> Result<(), IndexError> {
+        let (Some(&(start, _)), Some(&(_, end))) = (self.batch.first(), self.batch.last()) else {
+            return Ok(());
+        };
+        buf.resize(end - start, 0);
+        self.blob()?.read_at_exact(buf, start)?;
+        for &(a, b) in &self.batch {
+            decode_postings(&buf[a - start..b - start], f);
+        }
+        self.batch.clear();
+        Ok(())
     }
 
     /// Reads the batch's lists into `out`; true once `full` says it is.

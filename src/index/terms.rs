@@ -515,7 +515,6 @@ impl Segment {
         &self.terms[s..e]
     }
 
-    /// The term holding byte `pos` of the dictionary.
     /// The term whose bytes hold position `pos` of the dictionary, searched
     /// from term `from` on (any, when `from` is 0 or past `pos`): galloping
     /// forward from it, so a nearby term costs a step or two.
