@@ -1514,6 +1514,29 @@ fn words_typed_and_erased_answer_as_fresh_searches() {
     assert!(matched > 15, "most of them match something: {matched}");
 }
 
+/// Opening the index writes nothing: the picker's loader takes a change
+/// of `data_version` between reading its stored rows and its refresh for
+/// another process's commit, and sends every row again. Its search worker
+/// opens a second connection meanwhile, and that once set `auto_vacuum`,
+/// which counts as a commit (10,000 rows sent twice, ~80 ms, on two starts
+/// of three).
+#[test]
+fn opening_the_index_again_changes_nothing_another_connection_sees() {
+    let s = needle_store(3);
+    s.index().refresh(&s.files(), &mut |_| {}).unwrap();
+    let loader = s.index();
+    let before = loader.data_version().unwrap();
+    let worker = s.index();
+    worker.warm_search().unwrap();
+    assert_eq!(loader.data_version().unwrap(), before);
+    // A commit by the other connection is still seen.
+    let mut writer = s.index();
+    let files = s.files();
+    std::fs::write(&files[0].path, "not a session\n").unwrap();
+    writer.refresh(&files, &mut |_| {}).unwrap();
+    assert_ne!(loader.data_version().unwrap(), before);
+}
+
 /// A word typed on takes the posting lists of the terms it no longer
 /// matches away from its count of each session: `quartz` alone is in a
 /// few sessions that `quartzite` is not in, and they must leave the answer

@@ -269,8 +269,15 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("PRAGMA page_size=16384")?;
     // Also before the first table: the pages a merge of segments frees
     // (hundreds of MB after a first run at 100,000 sessions) can be given
-    // back to the file system (`incremental_vacuum` after merges).
-    conn.execute_batch("PRAGMA auto_vacuum=INCREMENTAL")?;
+    // back to the file system (`incremental_vacuum` after merges). Only
+    // when it is not set already: setting it, even to the value it has,
+    // changes every other connection's `data_version` as a commit does,
+    // and a picker opening its search connection then took its own loader
+    // for another process writing and sent every row again.
+    let auto_vacuum: i64 = conn.query_row("PRAGMA auto_vacuum", [], |r| r.get(0))?;
+    if auto_vacuum != 2 {
+        conn.execute_batch("PRAGMA auto_vacuum=INCREMENTAL")?;
+    }
     // journal_mode returns a row; WAL lets readers (a picker) run beside a writer.
     conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))?;
     conn.execute_batch(
