@@ -397,6 +397,17 @@ impl Index {
         )
     }
 
+    /// Hands `f` every session's path as this index's search answers name
+    /// it (the same shared string each time): a searcher that maps them to
+    /// its rows ahead of the first answer (see `Searcher::idle`) does not
+    /// wait for that on the first key.
+    pub fn shared_paths(
+        &self,
+        f: &mut dyn FnMut(&std::sync::Arc<std::ffi::OsStr>),
+    ) -> Result<(), IndexError> {
+        search::shared_paths(&self.conn, &mut self.search_cache.borrow_mut(), f)
+    }
+
     /// Rewrites the text file without dead text (of files gone or read
     /// again) when that is over half of it and at least `min_dead` bytes.
     /// Refreshes do this by themselves above 64 MiB. Returns whether it did.

@@ -154,6 +154,18 @@ struct Files {
     tails: Vec<(u32, String)>,
 }
 
+impl Files {
+    /// The shared path of row `id` (made when first asked).
+    fn path(&mut self, id: u32) -> Option<&Arc<std::ffi::OsStr>> {
+        let k = self.keys.get(&id)?;
+        Some(
+            self.paths
+                .entry(id)
+                .or_insert_with(|| Arc::from(key_path(k).as_os_str())),
+        )
+    }
+}
+
 fn load_files(conn: &Connection) -> rusqlite::Result<Files> {
     // Both served by partial indexes, without reading the rows. The planner
     // left alone picks `files_recent` and reads every row (with its state)
@@ -1373,6 +1385,25 @@ pub fn count_unindexed(
         .count())
 }
 
+/// Every session's path as the answers name it (see [`Files::paths`]),
+/// made now where not yet: a word's answer names nearly every session, and
+/// making their paths then was ~40 ms of the first such key at 100,000
+/// sessions.
+pub fn shared_paths(
+    conn: &Connection,
+    cache: &mut Option<SearchCache>,
+    f: &mut dyn FnMut(&Arc<std::ffi::OsStr>),
+) -> Result<(), IndexError> {
+    let files = &mut SearchCache::current(conn, cache)?.files;
+    let ids: Vec<u32> = files.keys.keys().copied().collect();
+    for id in ids {
+        if let Some(p) = files.path(id) {
+            f(p);
+        }
+    }
+    Ok(())
+}
+
 /// Asked between sessions while stored text is read: true when the answer
 /// is no longer wanted (a newer query was typed).
 pub type Cancel<'a> = &'a (dyn Fn() -> bool + Sync);
@@ -1502,14 +1533,11 @@ fn answer(
     }
     crate::log::line("search terms answered");
 
-    let Files { keys, paths, .. } = &mut cache.files;
     let mut out = BodyHits::default();
     for (id, b) in bits {
-        let Some(k) = keys.get(&id) else { continue };
-        let p = paths
-            .entry(id)
-            .or_insert_with(|| Arc::from(key_path(k).as_os_str()));
-        out.insert_shared(p.clone(), b);
+        if let Some(p) = cache.files.path(id) {
+            out.insert_shared(p.clone(), b);
+        }
     }
     Ok(Some(out))
 }

@@ -68,6 +68,14 @@ impl Searcher {
             if let Err(e) = unindexed_memo(index, &docs, &mut self.unindexed) {
                 crate::log::line(format!("index: counting unindexed sessions failed: {e}"));
             }
+            // And where the sessions an answer names are among the rows.
+            let mut failed = None;
+            self.scorer.learn_paths(&docs, &mut |f| {
+                failed = index.shared_paths(f).err();
+            });
+            if let Some(e) = failed {
+                crate::log::line(format!("index: reading the sessions' paths failed: {e}"));
+            }
             return true;
         }
         index.check_text(BUDGET)
