@@ -70,7 +70,7 @@ impl Searcher {
             }
             // And where the sessions an answer names are among the rows.
             let mut failed = None;
-            self.scorer.learn_paths(&docs, &mut |f| {
+            self.scorer.learn_paths(&docs, |f| {
                 failed = index.shared_paths(f).err();
             });
             if let Some(e) = failed {

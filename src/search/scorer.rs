@@ -211,7 +211,7 @@ impl Scorer {
     pub fn learn_paths(
         &mut self,
         docs: &Arc<Docs>,
-        paths: &mut dyn FnMut(&mut dyn FnMut(&Arc<OsStr>)),
+        paths: impl FnOnce(&mut dyn FnMut(&Arc<OsStr>)),
     ) {
         self.adopt(docs);
         self.make_positions(docs);
