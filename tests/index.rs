@@ -1235,16 +1235,29 @@ fn needle_store(n: u32) -> Store {
 
 /// A store of `n` sessions, each a user message and a reply (`body(i)`).
 fn store_of_bodies(n: u32, body: impl Fn(u32) -> String) -> Store {
+    store_of_bodies_and_output(n, body, |_| None)
+}
+
+/// As [`store_of_bodies`], with a tool output after the reply where
+/// `output(i)` gives one.
+fn store_of_bodies_and_output(
+    n: u32,
+    body: impl Fn(u32) -> String,
+    output: impl Fn(u32) -> Option<String>,
+) -> Store {
     let s = Store::new();
     for i in 0..n {
         let id = format!("0199bbbb-0000-7000-8000-{i:012}");
-        let lines = [
+        let mut lines = vec![
             format!(
                 r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/home/u/proj"}}"#
             ),
             message("a1", None, "user", &format!("task {i}"), 1767261600000),
             message("a2", Some("a1"), "assistant", &body(i), 1767261601000),
         ];
+        if let Some(out) = output(i) {
+            lines.push(message("a3", Some("a2"), "toolResult", &out, 1767261602000));
+        }
         let p = s
             .root
             .join("--home-u-proj--")
@@ -1540,6 +1553,50 @@ fn opening_the_index_again_changes_nothing_another_connection_sees() {
     std::fs::write(&files[0].path, "not a session\n").unwrap();
     writer.refresh(&files, &mut |_| {}).unwrap();
     assert_ne!(loader.data_version().unwrap(), before);
+}
+
+/// A letter or two is looked up only in the parts where a session could
+/// still rank better: the few sessions without it in their conversation
+/// are read for the tool output instead. The answers (and their ranks)
+/// are those of a full scan, for sessions that have it in both, in one,
+/// or nowhere.
+#[test]
+fn a_letter_in_nearly_every_session_answers_as_a_full_scan() {
+    let s = store_of_bodies_and_output(
+        40,
+        |i| match i {
+            0..30 => format!("a zebra crossed the road {i}"),
+            _ => format!("nothing to see {i}"),
+        },
+        |i| match i {
+            0..10 | 30..34 => Some(format!("zig zag output {i}")),
+            34..37 => Some(format!("plain output {i}")),
+            _ => None,
+        },
+    );
+    s.index().refresh(&s.files(), &mut |_| {}).unwrap();
+    let queries = [
+        ("\"z\"", 34),
+        ("\"zi\"", 14),
+        ("\"ze\"", 30),
+        ("\"q\"", 0),
+        ("re:z", 34),
+        ("re:zi\\w+", 14),
+        ("re:ou", 17),
+        ("in:tools \"z\"", 14),
+    ];
+    // The sessions' files are the reference: without the index, every
+    // part is searched in them.
+    for (q, n) in queries {
+        let (plain, _) = list(&s.root, &s.cache, &["--no-index", "--query", q]);
+        let (indexed, _) = list(&s.root, &s.cache, &["--query", q]);
+        assert_eq!(
+            plain.lines().count(),
+            n,
+            "arbor list --no-index --query {q}"
+        );
+        assert!(plain == indexed, "arbor list --query {q}: {indexed}");
+    }
 }
 
 /// A word typed on takes the posting lists of the terms it no longer
