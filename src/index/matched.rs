@@ -81,8 +81,8 @@ impl Matched {
 
     /// The terms among these that `needle` matches as `how` says (it
     /// narrows this one's needle), and those it does not, per segment. The
-    /// kept terms' `post_bytes` is left for the caller, who reads the
-    /// dropped terms' lists anyway.
+    /// kept terms' `post_bytes` (0 here) is the caller's to set: it knows
+    /// the segments.
     pub fn narrow(&self, needle: &str, how: Match) -> Narrowed {
         let n = needle.as_bytes();
         let mut out = Narrowed {

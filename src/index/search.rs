@@ -410,7 +410,10 @@ impl SearchCache {
                         let refs: Vec<&Segment> = segs.iter().map(|(_, s)| s).collect();
                         Matched::new(needle, &refs, terms)
                     }
-                    (_, narrowed) => narrowed,
+                    (_, narrowed) => narrowed.map(|mut m| {
+                        m.post_bytes = postings_bytes(segs, &m.terms);
+                        m
+                    }),
                 };
                 (hit, kept)
             }
@@ -587,12 +590,7 @@ fn narrowed_by_counts(
     prior: Matched,
 ) -> Result<(IdSet, Matched), IndexError> {
     let Narrowed { mut kept, dropped } = prior.narrow(needle, how);
-    let dropped_bytes: usize = segs
-        .iter()
-        .zip(&dropped)
-        .flat_map(|((_, s), ts)| ts.iter().map(|&t| s.postings_range(t as usize)))
-        .map(|(a, b)| b - a)
-        .sum();
+    let dropped_bytes = postings_bytes(segs, &dropped);
     kept.post_bytes = prior.post_bytes.saturating_sub(dropped_bytes);
     let counts = match prior.counts {
         Some(mut counts) if dropped_bytes <= kept.post_bytes => {
@@ -613,6 +611,15 @@ fn narrowed_by_counts(
     counts.for_each_id(&mut |id| hit.insert(id));
     kept.counts = Some(counts);
     Ok((hit, kept))
+}
+
+/// The size of the posting lists of `terms` (per segment of `segs`).
+fn postings_bytes(segs: &[Dict], terms: &[Vec<u32>]) -> usize {
+    segs.iter()
+        .zip(terms)
+        .flat_map(|((_, s), ts)| ts.iter().map(|&t| s.postings_range(t as usize)))
+        .map(|(a, b)| b - a)
+        .sum()
 }
 
 /// Every id in the posting lists of `terms` (in dictionary order) of one
