@@ -70,13 +70,9 @@ impl Matched {
     /// Whether every term `needle` can match (as `how` says) is among
     /// these: it extends this one's needle.
     pub fn narrows_to(&self, needle: &str, how: Match) -> bool {
-        let shorter = self.needle.as_str();
-        match how {
-            Match::Contains => needle.contains(shorter),
-            Match::StartsWith => needle.starts_with(shorter),
-            Match::EndsWith => needle.ends_with(shorter),
-            Match::Exact => needle == shorter,
-        }
+        // A term holding `sessi` holds `sess`: the same test, with the new
+        // needle as the term.
+        how.term(needle.as_bytes(), self.needle.as_bytes())
     }
 
     /// The terms among these that `needle` matches as `how` says (it
@@ -119,14 +115,7 @@ impl Matched {
             }
         } else {
             while at.seg < self.terms.len() {
-                let term = &self.text[at.start..at.end];
-                let hit = match how {
-                    Match::Contains => memmem::find(term, n).is_some(),
-                    Match::StartsWith => term.starts_with(n),
-                    Match::EndsWith => term.ends_with(n),
-                    Match::Exact => term == n,
-                };
-                if hit {
+                if how.term(&self.text[at.start..at.end], n) {
                     out.keep(&at, self);
                 } else {
                     out.drop(&at);
@@ -277,8 +266,9 @@ mod tests {
     use super::*;
 
     fn segment(terms: &[&str]) -> Segment {
-        // The count, where each term starts, and empty posting lists.
-        let mut bytes = Vec::new();
+        // As the index writes one: a `\n` before the first term and after
+        // each; the count, where each term starts, and empty posting lists.
+        let mut bytes = vec![b'\n'];
         let mut starts = (terms.len() as u32).to_le_bytes().to_vec();
         for t in terms {
             starts.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
@@ -313,14 +303,9 @@ mod tests {
                 for (k, s) in refs.iter().enumerate() {
                     let want: Vec<u32> = (0..s.len() as u32)
                         .filter(|&t| {
-                            let term = s.term(t as usize);
-                            let n = needle.as_bytes();
-                            match how {
-                                Match::Contains => memmem::find(term, n).is_some(),
-                                Match::StartsWith => term.starts_with(n),
-                                Match::EndsWith => term.ends_with(n),
-                                Match::Exact => term == n,
-                            }
+                            let mut found = false;
+                            s.find(needle.as_bytes(), how, &mut |f| found |= f == t as usize);
+                            found
                         })
                         .collect();
                     let dropped: Vec<u32> = all[k]

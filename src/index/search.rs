@@ -1609,6 +1609,7 @@ fn term_hits(
     // Sessions to read (`None`: all of them) and the parts to read there.
     let mut cands: Option<IdSet> = Some(IdSet::default());
     let mut to_confirm = Parts::NONE;
+    let short = short_needle(t);
     for part in rest.iter() {
         let kind = if part.is_text() {
             TEXT_SEGMENT
@@ -1620,7 +1621,7 @@ fn term_hits(
         // session lacks it reads every posting list holding it (`"t` in the
         // tool output: 585 ms at 100,000 sessions); but nearly every session
         // has it in a better part already, and the few left are read.
-        if short_needle(t) && !part.is_text() && part.tier() > 0 {
+        if short && !part.is_text() && part.tier() > 0 {
             if let Some(c) = cands.as_mut() {
                 let mut left = cache.files.live.clone();
                 for better in &out[..part.tier()] {

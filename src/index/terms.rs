@@ -635,6 +635,19 @@ pub enum Match {
     Exact,
 }
 
+impl Match {
+    /// Whether one term matches `needle` this way (what [`Segment::find`]
+    /// looks for in a whole dictionary).
+    pub fn term(self, term: &[u8], needle: &[u8]) -> bool {
+        match self {
+            Match::Contains => memmem::find(term, needle).is_some(),
+            Match::StartsWith => term.starts_with(needle),
+            Match::EndsWith => term.ends_with(needle),
+            Match::Exact => term == needle,
+        }
+    }
+}
+
 /// Merges segments, dropping ids for which `live` is false.
 pub fn merge(segs: &[Segment], live: &dyn Fn(u32) -> bool) -> Encoded {
     let mut heads = vec![0usize; segs.len()];

@@ -215,6 +215,7 @@ impl Scorer {
     ) {
         self.adopt(docs);
         self.make_positions(docs);
+        self.by_address.clear();
         paths(&mut |p| {
             self.position_of(p);
         });
