@@ -199,6 +199,20 @@ impl GuardedMap {
         &self.file
     }
 
+    /// Drops the map's pages from the resident set. They stay in the page
+    /// cache, and reading them again maps them again (a minor fault per
+    /// few pages): a search that reads much of the text would otherwise
+    /// keep all of it resident for as long as the map lives.
+    pub fn release(&self) {
+        // SAFETY: a shared read-only map of a file: a dropped page reads
+        // back from the file as it was (no private copy is lost). A page
+        // the guard replaced by zeros stays marked lost (`hit`).
+        let _ = unsafe {
+            self.map
+                .unchecked_advise(memmap2::UncheckedAdvice::DontNeed)
+        };
+    }
+
     /// No page was lost so far and the file is still as long as the map:
     /// everything read from it is what was written. Asked after reading.
     pub fn intact(&self) -> bool {
@@ -248,6 +262,43 @@ mod tests {
         std::fs::write(&p, b"abc").unwrap();
         let m = GuardedMap::new(std::fs::File::open(&p).unwrap(), 3).unwrap();
         assert_eq!(m.bytes(), b"abc");
+        assert!(m.intact());
+    }
+
+    /// The resident kilobytes of the mapping starting at `start`, as the
+    /// kernel reports them.
+    fn resident_kb(start: usize) -> u64 {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut lines = smaps.lines();
+        while let Some(l) = lines.next() {
+            let Some((from, _)) = l.split_once('-') else {
+                continue;
+            };
+            if usize::from_str_radix(from, 16).ok() != Some(start) {
+                continue;
+            }
+            for l in lines.by_ref() {
+                if let Some(kb) = l.strip_prefix("Rss:") {
+                    return kb.trim().trim_end_matches("kB").trim().parse().unwrap();
+                }
+            }
+        }
+        panic!("no mapping at {start:#x}");
+    }
+
+    #[test]
+    fn released_pages_leave_the_resident_set_and_read_back_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("text");
+        let bytes: Vec<u8> = (0..64 * 4096u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&p, &bytes).unwrap();
+        let m = GuardedMap::new(std::fs::File::open(&p).unwrap(), bytes.len() as u64).unwrap();
+        let start = m.bytes().as_ptr() as usize;
+        assert_eq!(m.bytes(), &bytes[..]);
+        assert!(resident_kb(start) >= 64 * 4);
+        m.release();
+        assert_eq!(resident_kb(start), 0);
+        assert_eq!(m.bytes(), &bytes[..]);
         assert!(m.intact());
     }
 

@@ -836,6 +836,46 @@ pub struct Stored {
     /// them it went through.
     to_check: Vec<(u64, u32, u32)>,
     checked_upto: usize,
+    /// Bytes of text read through the map since its pages were last
+    /// released (see [`Stored::read_through_map`]).
+    mapped_read: usize,
+}
+
+/// At most about this much of the text file is kept resident through its
+/// map, whatever the searches read (a regex reading all of it made the
+/// picker's resident set grow by the text file's size: +230 MB at 10,000
+/// sessions). Below it, the text that keystrokes read again and again
+/// stays mapped between them.
+const MAP_RESIDENT: usize = 8 << 20;
+
+/// Text reads are split into batches of about this many bytes, so
+/// that a search reading more than [`MAP_RESIDENT`] releases the map's
+/// pages as it goes rather than at the end.
+const TEXT_BATCH: usize = 2 << 20;
+
+/// The bytes of stored text of `ids`.
+fn text_bytes(ids: &[u32], spans: &Spans) -> usize {
+    ids.iter()
+        .filter_map(|id| spans.get(id))
+        .flatten()
+        .map(|s| s.len)
+        .sum()
+}
+
+/// Where `ids` splits into batches of about [`TEXT_BATCH`] of text: the
+/// first and last ids' indexes included (`[0, …, ids.len()]`).
+fn text_batches(ids: &[u32], spans: &Spans) -> Vec<usize> {
+    let mut cuts = vec![0];
+    let mut bytes = 0;
+    for (i, id) in ids.iter().enumerate() {
+        bytes += spans.get(id).map_or(0, |v| v.iter().map(|s| s.len).sum());
+        if bytes >= TEXT_BATCH && i + 1 < ids.len() {
+            cuts.push(i + 1);
+            bytes = 0;
+        }
+    }
+    cuts.push(ids.len());
+    cuts
 }
 
 impl Stored {
@@ -861,6 +901,7 @@ impl Stored {
             gone,
             to_check: Vec::new(),
             checked_upto: 0,
+            mapped_read: 0,
         })
     }
 
@@ -919,6 +960,23 @@ impl Stored {
         }
         let _ = budget;
         false
+    }
+
+    /// Notes that the texts of `ids` were read, through the map when it is
+    /// one; past [`MAP_RESIDENT`] bytes read since the last release, the
+    /// map's pages are dropped from the resident set (see
+    /// [`super::mapguard::GuardedMap::release`]).
+    fn read_through_map(&mut self, ids: &[u32]) {
+        #[cfg(target_os = "linux")]
+        if let Text::Mapped(m) = &self.text {
+            self.mapped_read += text_bytes(ids, &self.spans);
+            if self.mapped_read > MAP_RESIDENT {
+                m.release();
+                self.mapped_read = 0;
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = ids;
     }
 
     /// Before a search reads text: a map of a file that someone else has
@@ -1849,48 +1907,61 @@ fn text_hits(
         .map(|(id, t)| (*id, t.as_str()))
         .collect();
     use rayon::prelude::*;
-    loop {
-        let found: Result<Vec<u32>, IndexError> = to_read
-            .par_iter()
-            .map_init(
-                || (Vec::new(), Vec::new()),
-                |(buf, from_file), &id| {
-                    if cancel() {
-                        return Err(IndexError::Cancelled);
-                    }
-                    let b = match body(
-                        stored.spans.get(&id).map_or(&[][..], Vec::as_slice),
-                        &stored.text,
-                        tail_of.get(&id).copied(),
-                        buf,
-                    ) {
-                        Ok(b) => b,
-                        // The text file cannot give it: the session's own
-                        // file can (a refresh then rebuilds the index, or
-                        // reads the damaged session again).
-                        Err(why) => {
-                            if let NoText::Damaged = why {
-                                if let Ok(mut d) = stored.damaged.lock() {
-                                    d.push(id);
+    let batches = text_batches(&to_read, &stored.spans);
+    'again: loop {
+        let mut found = Vec::new();
+        for batch in batches.windows(2) {
+            let ids = &to_read[batch[0]..batch[1]];
+            let batch_found: Result<Vec<u32>, IndexError> = ids
+                .par_iter()
+                .map_init(
+                    || (Vec::new(), Vec::new()),
+                    |(buf, from_file), &id| {
+                        if cancel() {
+                            return Err(IndexError::Cancelled);
+                        }
+                        let b = match body(
+                            stored.spans.get(&id).map_or(&[][..], Vec::as_slice),
+                            &stored.text,
+                            tail_of.get(&id).copied(),
+                            buf,
+                        ) {
+                            Ok(b) => b,
+                            // The text file cannot give it: the session's own
+                            // file can (a refresh then rebuilds the index, or
+                            // reads the damaged session again).
+                            Err(why) => {
+                                if let NoText::Damaged = why {
+                                    if let Ok(mut d) = stored.damaged.lock() {
+                                        d.push(id);
+                                    }
+                                }
+                                match keys.get(&id) {
+                                    Some(key) => body_from_file(key, from_file),
+                                    None => &[],
                                 }
                             }
-                            match keys.get(&id) {
-                                Some(key) => body_from_file(key, from_file),
-                                None => &[],
-                            }
-                        }
-                    };
-                    Ok(check.matches(b).then_some(id))
-                },
-            )
-            .filter_map(Result::transpose)
-            .collect();
-        // Cut short while it was read: read it all again from the files.
-        if !stored.still_intact() {
-            continue;
+                        };
+                        Ok(check.matches(b).then_some(id))
+                    },
+                )
+                .filter_map(Result::transpose)
+                .collect();
+            // Cut short while it was read: read it all again from the files.
+            if !stored.still_intact() {
+                continue 'again;
+            }
+            match batch_found {
+                Ok(f) => found.extend(f),
+                Err(e) => {
+                    cache.stored = Some(stored);
+                    return Err(e);
+                }
+            }
+            stored.read_through_map(ids);
         }
         cache.stored = Some(stored);
-        let mut found: IdSet = found?.into_iter().collect();
+        let mut found: IdSet = found.into_iter().collect();
         found.extend(sure.iter().filter(|id| keep(keys, id)));
         return Ok(found);
     }
@@ -1899,6 +1970,47 @@ fn text_hits(
 #[cfg(test)]
 mod tests {
     use super::{regex_for_lowercased, regex_prefixes, within_a_term, IdSet, BITMAP_IDS};
+    use super::{text_batches, text_bytes, Span, Spans, TEXT_BATCH};
+
+    /// Batches cover the ids once, in order, and each but the last holds
+    /// at least a batch of text and no more than it needs to.
+    #[test]
+    fn text_reads_are_cut_into_batches_of_about_a_batch_of_text() {
+        let mut spans = Spans::default();
+        let mut ids = Vec::new();
+        for id in 0..400u32 {
+            // Sizes from 0 to ~5 batches (a few texts bigger than a batch).
+            let len = match id % 50 {
+                0 => TEXT_BATCH * 2 + 7,
+                7 => 0,
+                n => (n as usize * 7919) % (TEXT_BATCH / 16),
+            };
+            let span = |len| Span {
+                off: 0,
+                len,
+                sum: 0,
+                checked: Default::default(),
+            };
+            spans.insert(id, vec![span(len), span(id as usize)]);
+            ids.push(id);
+        }
+        ids.push(9999); // No text at all.
+        for n in [0, 1, 2, 57, ids.len()] {
+            let ids = &ids[..n];
+            let cuts = text_batches(ids, &spans);
+            assert_eq!(cuts.first(), Some(&0));
+            assert_eq!(cuts.last(), Some(&ids.len()));
+            assert!(cuts.windows(2).all(|w| w[0] < w[1] || ids.is_empty()));
+            let batches: Vec<&[u32]> = cuts.windows(2).map(|w| &ids[w[0]..w[1]]).collect();
+            for (i, b) in batches.iter().enumerate() {
+                if i + 1 < batches.len() {
+                    assert!(text_bytes(b, &spans) >= TEXT_BATCH);
+                    assert!(text_bytes(&b[..b.len() - 1], &spans) < TEXT_BATCH);
+                }
+            }
+            assert_eq!(batches.concat(), ids);
+        }
+    }
 
     #[test]
     fn a_set_covers_another_when_it_holds_all_its_ids() {
