@@ -13,7 +13,18 @@ use clap::Parser;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// `mi_option_purge_delay` in mimalloc's `mi_option_e` (v2's header; the
+/// crate names only its stable options).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
 fn main() {
+    // Memory freed is given back to the system at once rather than after
+    // 10 ms: the picker frees a search's transient sets between keystrokes
+    // and a list frees its decoded rows, and with the delay their pages
+    // stayed in the resident set (picker at 10,000 sessions: peak 111 -> 99
+    // MB; `list --all --json` 50 -> 45 MB, no slower in 10 paired runs).
+    // SAFETY: sets one integer option; mimalloc reads it on its next purge.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
     let cli = arbor::cli::Cli::parse();
     if let Err(e) = arbor::cli::run(cli) {
         // A closed pipe (`arbor list | head`) is not an error worth a message.
@@ -34,5 +45,28 @@ fn main() {
             arbor::util::term::sanitize_block(&format!("{e:#}"))
         );
         std::process::exit(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The option set in `main` is the purge delay: the only option whose
+    /// default is 10 (ms) in this version's list, next to the ones the
+    /// crate names.
+    #[test]
+    fn the_purge_delay_option_is_the_one_set() {
+        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
+            return;
+        }
+        let get = |o| unsafe { libmimalloc_sys::mi_option_get(o) };
+        assert_eq!(get(super::MI_OPTION_PURGE_DELAY), 10);
+        assert_eq!(
+            super::MI_OPTION_PURGE_DELAY,
+            libmimalloc_sys::mi_option_eager_commit_delay + 1
+        );
+        assert_eq!(
+            super::MI_OPTION_PURGE_DELAY + 1,
+            libmimalloc_sys::mi_option_use_numa_nodes
+        );
     }
 }
