@@ -67,9 +67,9 @@ fn code_lines() -> Vec<(String, usize, String)> {
 
 /// Issue #12: every operation that changes a user's files is in
 /// `session/fileops.rs`, the one place to audit. Aside: the index's own
-/// cache files (its database and text generations, made and removed by
-/// `index/db.rs` and `index/refresh.rs` only), the `--log` file and the
-/// terminal device.
+/// cache files (its database, text generations and dictionary files, made
+/// and removed by `index/db.rs`, `index/refresh.rs` and `index/termfile.rs`
+/// only), the `--log` file and the terminal device.
 #[test]
 fn only_fileops_changes_files() {
     const CHANGES: &[&str] = &[
@@ -98,6 +98,7 @@ fn only_fileops_changes_files() {
         "src/session/fileops.rs",
         "src/index/db.rs",
         "src/index/refresh.rs",
+        "src/index/termfile.rs",
         "src/log.rs",
         "src/util/term.rs",
     ];

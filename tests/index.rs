@@ -1715,6 +1715,112 @@ fn stored_text_overwritten_in_place_never_gives_a_wrong_answer() {
     }
 }
 
+/// The index's dictionary files (one per word segment), by segment id.
+fn terms_files(cache: &Path) -> Vec<(u64, PathBuf)> {
+    let mut v: Vec<(u64, PathBuf)> = std::fs::read_dir(cache)
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.unwrap();
+            let name = e.file_name().into_string().unwrap();
+            let id = name.strip_prefix("index.sqlite-terms.")?.parse().ok()?;
+            Some((id, e.path()))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The word segments' dictionaries live in files of their own beside the
+/// index, one per segment and none left over after merges; one lost, or
+/// overwritten in place at the same size, is never a wrong answer: the
+/// search that finds it damaged fails (it says the index could not be
+/// searched), and the next refresh starts the index again.
+#[test]
+fn a_lost_or_damaged_dictionary_file_means_a_rebuild_never_a_wrong_answer() {
+    let s = needle_store(30);
+    let files = s.files();
+    let (full, _) = read_rows(&files);
+    let mut index = s.index();
+    index.refresh(&files, &mut |_| {}).unwrap();
+    // More segments than merges keep: appends in several refreshes.
+    for round in 0..12u32 {
+        let body = format!("appended words round{round} needle{round}");
+        let path = &files[round as usize % files.len()].path;
+        let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        let line = message(
+            &format!("zz{round}"),
+            None,
+            "user",
+            &body,
+            9_000 + u64::from(round),
+        );
+        f.write_all(format!("{line}\n").as_bytes()).unwrap();
+        index.refresh(&files, &mut |_| {}).unwrap();
+    }
+    let segments = stats_json(&s.root, &s.cache)["segments"].as_u64().unwrap();
+    let on_disk = terms_files(&s.cache);
+    assert_eq!(on_disk.len() as u64, segments, "{on_disk:?}");
+    let (full_now, _) = read_rows(&files);
+    let queries = [
+        "needle",
+        "haystack",
+        "\"in a haystack\"",
+        "round1",
+        "re:needles\\d+",
+    ];
+    let check = |index: &Index, what: &str| {
+        for (query, want) in expected(&files, &queries) {
+            assert_eq!(
+                answer(index, &query, &full_rows(&full_now)),
+                want,
+                "{what}: {}",
+                query.raw
+            );
+        }
+    };
+    check(&s.index(), "as built");
+    drop(full);
+    // Overwritten in place: every letter moved one on, same length.
+    for (_, p) in &on_disk {
+        let mut bytes = std::fs::read(p).unwrap();
+        bytes
+            .iter_mut()
+            .filter(|b| b.is_ascii_lowercase())
+            .for_each(|b| *b = b'a' + (*b - b'a' + 1) % 26);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .write_all(&bytes)
+            .unwrap();
+    }
+    // A one-shot searcher, then a long-lived one (maps), after it.
+    let needle = Query::parse("needle");
+    assert!(
+        s.index().search(&needle).is_err(),
+        "a damaged dictionary answered"
+    );
+    let mapped = s.index();
+    let warmed = mapped.warm_search();
+    assert!(warmed.is_err() || mapped.search(&needle).is_err());
+    let mut index = s.index();
+    index.refresh(&files, &mut |_| {}).unwrap();
+    check(&index, "after the refresh");
+    // Lost: one file deleted.
+    let on_disk = terms_files(&s.cache);
+    std::fs::remove_file(&on_disk[on_disk.len() / 2].1).unwrap();
+    let mut index = s.index();
+    index.refresh(&files, &mut |_| {}).unwrap();
+    check(&index, "after a lost file");
+    for q in queries {
+        let (plain, _) = list(&s.root, &s.cache, &["--no-index", "--query", q]);
+        let (indexed, _) = list(&s.root, &s.cache, &["--query", q]);
+        assert!(plain == indexed, "arbor list --query {q}");
+    }
+    let segments = stats_json(&s.root, &s.cache)["segments"].as_u64().unwrap();
+    assert_eq!(terms_files(&s.cache).len() as u64, segments);
+}
+
 /// Rows as the index hands them out (no text of their own).
 fn full_rows(full: &[SessionInfo]) -> Vec<SessionInfo> {
     full.iter()

@@ -13,7 +13,7 @@ use super::IndexError;
 
 /// Changes whenever the schema or the meaning of stored data changes; the
 /// arbor version is part of it, so another arbor version rebuilds.
-pub const FORMAT: &str = concat!("arbor-index-16/", env!("CARGO_PKG_VERSION"));
+pub const FORMAT: &str = concat!("arbor-index-17/", env!("CARGO_PKG_VERSION"));
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -62,12 +62,18 @@ CREATE INDEX files_recent ON files(mtime_ns) WHERE problem IS NULL;
 -- part whose words it holds (`session::searchable::Part`; no text is kept
 -- for those); that plus 16 for the segments of the same text's adjacent word
 -- pairs (`t1 t2`, never across two pieces of text: see `terms::distinct_pair_ranges`).
+-- A segment's dictionary (its sorted terms, `terms_len` bytes whose
+-- `text_sum` is `terms_sum`) is the file `terms_path(id)` beside the
+-- database, written before the row is committed and never changed: a
+-- reader maps it rather than copying it. Ids are never reused, so a file
+-- name always means the same bytes.
 CREATE TABLE segments(
-    id INTEGER PRIMARY KEY,
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     part INTEGER NOT NULL,
     docs INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
-    terms BLOB NOT NULL,
+    terms_len INTEGER NOT NULL,
+    terms_sum INTEGER NOT NULL,
     starts BLOB NOT NULL,
     postings BLOB NOT NULL
 );
@@ -98,22 +104,37 @@ pub const FILE_NAME: &str = "index.sqlite";
 /// changed word always changes its lane), combined at the end: a regex
 /// reads all stored text, and one serial lane ran at ~1.2 GB/s here.
 pub fn text_sum(bytes: &[u8]) -> i64 {
+    text_sum_in_steps(bytes, &mut |_| ())
+}
+
+/// [`text_sum`], calling `step` with the end of each 8 MiB summed so far
+/// (the owner of a map drops the pages behind it).
+pub fn text_sum_in_steps(bytes: &[u8], step: &mut dyn FnMut(usize)) -> i64 {
     use std::hash::Hasher;
     const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+    // A multiple of the 32-byte block: only the last step has a remainder.
+    const STEP: usize = 8 << 20;
     let mut lanes = [K, K.rotate_left(16), K.rotate_left(32), K.rotate_left(48)];
-    let mut blocks = bytes.chunks_exact(32);
-    for b in &mut blocks {
-        for (lane, w) in lanes.iter_mut().zip(b.chunks_exact(8)) {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(w);
-            *lane = (lane.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+    let mut remainder: &[u8] = &[];
+    let mut end = 0;
+    for chunk in bytes.chunks(STEP) {
+        let mut blocks = chunk.chunks_exact(32);
+        for b in &mut blocks {
+            for (lane, w) in lanes.iter_mut().zip(b.chunks_exact(8)) {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(w);
+                *lane = (lane.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+            }
         }
+        remainder = blocks.remainder();
+        end += chunk.len();
+        step(end);
     }
     let mut h = crate::util::hash::FxHasher::default();
     for lane in lanes {
         h.write_u64(lane);
     }
-    h.write(blocks.remainder());
+    h.write(remainder);
     h.write_u64(bytes.len() as u64);
     h.finish() as i64
 }
@@ -133,6 +154,16 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 /// committed length.
 pub fn text_path(path: &Path, gen: u64) -> PathBuf {
     with_suffix(path, &format!("-text.{gen}"))
+}
+
+/// The dictionary file of segment `id` (see the `segments` table).
+pub fn terms_path(path: &Path, id: i64) -> PathBuf {
+    with_suffix(path, &format!("-terms.{id}"))
+}
+
+/// The segments' dictionary files present beside the database, by id.
+pub fn terms_files(path: &Path) -> Vec<(u64, PathBuf)> {
+    numbered_files(path, "-terms.")
 }
 
 /// The committed text file: its generation and length.
@@ -156,6 +187,11 @@ pub fn text_state(conn: &Connection) -> rusqlite::Result<TextState> {
 
 /// The text files of every generation present beside the database.
 pub fn text_generations(path: &Path) -> Vec<(u64, PathBuf)> {
+    numbered_files(path, "-text.")
+}
+
+/// The files beside the database named after it, `suffix` and a number.
+fn numbered_files(path: &Path, suffix: &str) -> Vec<(u64, PathBuf)> {
     let (Some(name), dir) = (path.file_name(), path.parent()) else {
         return Vec::new();
     };
@@ -163,7 +199,7 @@ pub fn text_generations(path: &Path) -> Vec<(u64, PathBuf)> {
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let mut prefix = name.to_os_string();
-    prefix.push("-text.");
+    prefix.push(suffix);
     let prefix = prefix.to_string_lossy().into_owned();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -224,6 +260,7 @@ fn sidecars(path: &Path) -> Vec<PathBuf> {
         with_suffix(path, "-text.compact"),
     ];
     v.extend(text_generations(path).into_iter().map(|(_, p)| p));
+    v.extend(terms_files(path).into_iter().map(|(_, p)| p));
     v
 }
 

@@ -20,9 +20,10 @@ use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Once, OnceLock};
 
-/// How many maps can be guarded at once (the picker needs one; more fall
-/// back to reads).
-const SLOTS: usize = 64;
+/// How many maps can be guarded at once (the picker maps the text file and
+/// each segment's dictionary, ~60 at 100,000 sessions; more fall back to
+/// reads).
+const SLOTS: usize = 1024;
 
 struct Slot {
     used: AtomicBool,
@@ -210,6 +211,19 @@ impl GuardedMap {
         let _ = unsafe {
             self.map
                 .unchecked_advise(memmap2::UncheckedAdvice::DontNeed)
+        };
+    }
+
+    /// [`GuardedMap::release`] for the pages holding bytes `at..at + len`.
+    pub fn release_range(&self, at: usize, len: usize) {
+        if len == 0 || at >= self.map.len() {
+            return;
+        }
+        let len = len.min(self.map.len() - at);
+        // SAFETY: as in `release` (memmap2 widens the range to whole pages).
+        let _ = unsafe {
+            self.map
+                .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, at, len)
         };
     }
 

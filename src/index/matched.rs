@@ -47,7 +47,9 @@ impl Matched {
         }
         let (mut text, mut post_bytes) = (Vec::new(), 0);
         for (s, ts) in segs.iter().zip(&terms) {
+            let mut behind = s.behind();
             for &t in ts {
+                behind.at(t as usize);
                 let (a, b) = s.postings_range(t as usize);
                 post_bytes += b - a;
                 let term = s.term(t as usize);

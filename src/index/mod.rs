@@ -57,6 +57,7 @@ mod matched;
 mod refresh;
 mod search;
 pub mod searcher;
+mod termfile;
 pub mod terms;
 
 use std::path::{Path, PathBuf};
@@ -87,6 +88,10 @@ pub enum IndexError {
     Corrupt(PathBuf),
     #[error("the search was cancelled")]
     Cancelled,
+    /// A file the reader's snapshot names is gone: a newer snapshot does
+    /// not name it (see `termfile::sweep`).
+    #[error("the index changed while it was read")]
+    Changed,
 }
 
 /// What a refresh did.
@@ -303,7 +308,7 @@ impl Index {
         w.put(&parsed)?;
         w.commit()?;
         drop(w);
-        refresh::maybe_merge(&self.conn)?;
+        refresh::maybe_merge(&self.conn, &self.path)?;
         Ok(parsed.row.filter(|_| parsed.state.is_ok()))
     }
 
@@ -398,6 +403,7 @@ impl Index {
     ) -> Result<usize, IndexError> {
         search::count_unindexed(
             &self.conn,
+            &self.path,
             &mut self.search_cache.borrow_mut(),
             &mut paths.into_iter(),
         )
@@ -411,7 +417,12 @@ impl Index {
         &self,
         f: &mut dyn FnMut(&std::sync::Arc<std::ffi::OsStr>),
     ) -> Result<(), IndexError> {
-        search::shared_paths(&self.conn, &mut self.search_cache.borrow_mut(), f)
+        search::shared_paths(
+            &self.conn,
+            &self.path,
+            &mut self.search_cache.borrow_mut(),
+            f,
+        )
     }
 
     /// Rewrites the text file without dead text (of files gone or read

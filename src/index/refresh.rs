@@ -14,6 +14,7 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use super::codec::{self, fingerprint, FxBuild};
 use super::db::{key_path, path_key, set_meta, text_path, text_state, write_at, Keys, TextState};
+use super::termfile;
 use super::terms::{
     merge, pair_key, pair_left, pair_right, pair_sides, PairSet, Segment, SegmentBuilder, Sides,
     TermSet, EMPTY_SIDE,
@@ -947,10 +948,15 @@ fn text_file_short(conn: &Connection, db_path: &Path) -> rusqlite::Result<bool> 
 /// Files of older generations left by a crash (or kept by a reader on
 /// Windows) are deleted on the way.
 pub fn check_text_file(conn: &Connection, db_path: &Path) -> rusqlite::Result<()> {
-    if text_file_short(conn, db_path)? {
+    // A dictionary file gone or cut short loses the words of its segment
+    // the same way.
+    let broken = |c: &Connection| -> rusqlite::Result<bool> {
+        Ok(text_file_short(c, db_path)? || !termfile::all_present(c, db_path)?)
+    };
+    if broken(conn)? {
         let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
         // Again under the write lock: another process may have done it.
-        if text_file_short(&tx, db_path)? {
+        if broken(&tx)? {
             let gen = text_state(&tx)?.gen + 1;
             // Row ids are never reused (AUTOINCREMENT), so an id a reader
             // still holds cannot name a file read from now on.
@@ -961,7 +967,7 @@ pub fn check_text_file(conn: &Connection, db_path: &Path) -> rusqlite::Result<()
         }
     }
     super::db::remove_generations_before(db_path, text_state(conn)?.gen);
-    Ok(())
+    termfile::sweep(conn, db_path)
 }
 
 fn io_err(e: std::io::Error) -> rusqlite::Error {
@@ -1221,7 +1227,7 @@ impl<'c> Writer<'c> {
         for (part, b) in &mut self.builders {
             if !b.is_empty() {
                 let e = b.take();
-                store_segment(self.conn, *part, &e)?;
+                store_segment(self.conn, &self.db_path, *part, &e)?;
             }
         }
         // The pair builders are empty: their side numbers can start again.
@@ -1261,20 +1267,28 @@ impl Drop for Writer<'_> {
     }
 }
 
-fn store_segment(conn: &Connection, part: i64, e: &super::terms::Encoded) -> rusqlite::Result<()> {
+/// Inserts a segment's row and writes its dictionary file (in the
+/// caller's transaction, before it commits).
+fn store_segment(
+    conn: &Connection,
+    db_path: &Path,
+    part: i64,
+    e: &super::terms::Encoded,
+) -> rusqlite::Result<()> {
     conn.execute(
-        "INSERT INTO segments(part, docs, bytes, terms, starts, postings)
-         VALUES (?6, ?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO segments(part, docs, bytes, terms_len, terms_sum, starts, postings)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         params![
+            part,
             e.docs as i64,
             e.bytes() as i64,
-            e.terms,
+            e.terms.len() as i64,
+            super::db::text_sum(&e.terms),
             e.starts,
             e.postings,
-            part
         ],
     )?;
-    Ok(())
+    termfile::write(db_path, conn.last_insert_rowid(), &e.terms).map_err(io_err)
 }
 
 /// Rewrites the text file without the text of files that are gone or were
@@ -1344,7 +1358,7 @@ pub fn maybe_compact_text(
 /// merges (seconds of CPU at 10,000 sessions) run on all cores, while this
 /// thread loads the next part's segments and stores the merged ones, all
 /// in one write transaction.
-pub fn maybe_merge(conn: &Connection) -> rusqlite::Result<()> {
+pub fn maybe_merge(conn: &Connection, db_path: &Path) -> rusqlite::Result<()> {
     const MAX_SEGMENTS: usize = 8;
     let mut segs: Vec<(i64, i64, i64)> = conn
         .prepare("SELECT part, id, bytes FROM segments")?
@@ -1392,7 +1406,7 @@ pub fn maybe_merge(conn: &Connection) -> rusqlite::Result<()> {
     if map > 0 {
         super::db::set_mmap(conn, false)?;
     }
-    let merged = merge_parts(conn, &plans);
+    let merged = merge_parts(conn, db_path, &plans);
     if map > 0 {
         super::db::set_mmap(conn, true)?;
     }
@@ -1417,7 +1431,11 @@ const BIG_MERGE: i64 = 4 << 20;
 /// transaction: loaded and stored here, merged on worker threads; a part
 /// is loaded only when a worker is free, so no more parts are held than
 /// there are workers.
-fn merge_parts(conn: &Connection, plans: &[(i64, Vec<i64>, i64)]) -> rusqlite::Result<()> {
+fn merge_parts(
+    conn: &Connection,
+    db_path: &Path,
+    plans: &[(i64, Vec<i64>, i64)],
+) -> rusqlite::Result<()> {
     let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
     // Postings of files that are gone are dropped when merging big segments;
     // small merges (after a few appends) keep them: queries ignore them, and
@@ -1464,7 +1482,7 @@ fn merge_parts(conn: &Connection, plans: &[(i64, Vec<i64>, i64)]) -> rusqlite::R
             for id in victims {
                 tx.execute("DELETE FROM segments WHERE id=?1", [id])?;
             }
-            store_segment(&tx, *part, &merged)
+            store_segment(&tx, db_path, *part, &merged)
         };
         let sent: rusqlite::Result<()> = (|| {
             let (mut in_flight, mut in_bytes) = (0usize, 0i64);
@@ -1481,7 +1499,7 @@ fn merge_parts(conn: &Connection, plans: &[(i64, Vec<i64>, i64)]) -> rusqlite::R
                     in_bytes -= plans[done.0].2;
                     store(done)?;
                 }
-                let Some(loaded) = load_segments(&tx, victims)? else {
+                let Some(loaded) = load_segments(&tx, db_path, victims)? else {
                     // Another process merged them already.
                     continue;
                 };
@@ -1504,28 +1522,50 @@ fn merge_parts(conn: &Connection, plans: &[(i64, Vec<i64>, i64)]) -> rusqlite::R
         stored
     });
     result?;
-    tx.commit()
+    tx.commit()?;
+    // No committed row names the merged ones' files now (a reader of an
+    // older snapshot has them mapped, or finds them gone and looks again).
+    let merged: Vec<i64> = plans.iter().flat_map(|p| p.1.iter().copied()).collect();
+    termfile::remove(db_path, &merged);
+    Ok(())
 }
 
 /// The segments of these ids, whole; `None` when one is gone (merged by
 /// another process).
-fn load_segments(conn: &Connection, ids: &[i64]) -> rusqlite::Result<Option<Vec<Segment>>> {
-    let mut st = conn.prepare("SELECT terms, starts, postings FROM segments WHERE id=?1")?;
+fn load_segments(
+    conn: &Connection,
+    db_path: &Path,
+    ids: &[i64],
+) -> rusqlite::Result<Option<Vec<Segment>>> {
+    let mut st =
+        conn.prepare("SELECT terms_len, terms_sum, starts, postings FROM segments WHERE id=?1")?;
     let mut loaded = Vec::with_capacity(ids.len());
-    for id in ids {
+    for &id in ids {
         let seg = st
             .query_row([id], |r| {
                 Ok((
-                    r.get::<_, Vec<u8>>(0)?,
-                    r.get::<_, Vec<u8>>(1)?,
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
                     r.get::<_, Vec<u8>>(2)?,
+                    r.get::<_, Vec<u8>>(3)?,
                 ))
             })
             .optional()?;
-        let Some((t, s, p)) = seg else {
+        let Some((len, sum, s, p)) = seg else {
             return Ok(None);
         };
-        match Segment::from_blobs(t, &s, p) {
+        let len = usize::try_from(len).map_err(|_| rusqlite::Error::InvalidQuery)?;
+        let terms = match termfile::read(db_path, id, len, sum) {
+            Ok(t) => t,
+            Err(e) => {
+                // Gone or damaged: the next refresh starts the index again
+                // (see `check_text_file`), which a damaged file of the
+                // right length would not make it do.
+                termfile::remove(db_path, &[id]);
+                return Err(io_err(std::io::Error::other(e)));
+            }
+        };
+        match Segment::from_blobs(terms, &s, p) {
             Some(seg) => loaded.push(seg),
             None => return Err(rusqlite::Error::InvalidQuery),
         }
@@ -1694,9 +1734,8 @@ pub fn refresh(
     drop(writer);
     lap("committed");
     let result = result.and_then(|_| match wrote {
-        true => {
-            maybe_merge(conn).and_then(|_| maybe_compact_text(conn, db_path, 64 << 20).map(|_| ()))
-        }
+        true => maybe_merge(conn, db_path)
+            .and_then(|_| maybe_compact_text(conn, db_path, 64 << 20).map(|_| ())),
         false => Ok(()),
     });
     if let Err(e) = result {

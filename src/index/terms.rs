@@ -431,9 +431,69 @@ impl Writer {
     }
 }
 
+/// A segment's dictionary bytes (`\n term \n term \n … \n`): read into
+/// memory, or mapped from the segment's file beside the index (see
+/// `db::terms_path`), where they are the page cache's rather than arbor's
+/// own (at 100,000 sessions they were 410 MB of the picker's heap).
+pub enum TermBytes {
+    Owned(Vec<u8>),
+    #[cfg(target_os = "linux")]
+    Mapped(std::sync::Arc<super::mapguard::GuardedMap>),
+}
+
+impl TermBytes {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            TermBytes::Owned(v) => v,
+            #[cfg(target_os = "linux")]
+            TermBytes::Mapped(m) => m.bytes(),
+        }
+    }
+
+    /// Drops the mapped pages of `from..to` from the resident set (they
+    /// read back from the page cache): a scan of a whole dictionary would
+    /// otherwise keep all of it resident.
+    fn release(&self, from: usize, to: usize) {
+        #[cfg(target_os = "linux")]
+        if let TermBytes::Mapped(m) = self {
+            m.release_range(from, to.saturating_sub(from));
+        }
+        let _ = (from, to);
+    }
+}
+
+/// A scan of a mapped dictionary releases what it has read every this many
+/// bytes (see [`TermBytes::release`]), and looks for the needle in windows
+/// of this size (one search for a needle that is nowhere would read the
+/// whole dictionary at once).
+const SCAN_WINDOW: usize = if cfg!(test) { 4096 } else { 8 << 20 };
+
+/// Drops a mapped dictionary's pages behind a reader going through its
+/// terms in order (the terms a lookup matched lie all over a dictionary,
+/// and copying them touched every page of it: +380 MB resident for the
+/// moment of a first three-letter word at 100,000 sessions).
+pub struct Behind<'s> {
+    seg: &'s Segment,
+    released: usize,
+}
+
+impl Behind<'_> {
+    /// Term `t` is about to be read: the pages before it may go.
+    pub fn at(&mut self, t: usize) {
+        let Some(&start) = self.seg.term_starts.get(t) else {
+            return;
+        };
+        let start = start as usize;
+        if start > self.released + SCAN_WINDOW {
+            self.seg.terms.release(self.released, start);
+            self.released = start;
+        }
+    }
+}
+
 /// A stored segment, read back.
 pub struct Segment {
-    terms: Vec<u8>,
+    terms: TermBytes,
     term_starts: Vec<u32>,
     post_starts: Vec<u32>,
     postings: Vec<u8>,
@@ -456,6 +516,15 @@ impl Segment {
     /// A segment whose dictionary is loaded but not its postings (read
     /// them with [`Segment::postings_range`] and [`decode_postings`]).
     pub fn dictionary_only(terms: Vec<u8>, starts: &[u8]) -> Option<Segment> {
+        Segment::dictionary_in(TermBytes::Owned(terms), starts)
+    }
+
+    /// [`Segment::dictionary_only`], with the dictionary's bytes wherever
+    /// they are. `starts` (from the database) is checked against their
+    /// length, which a map keeps whatever happens to its file: no term is
+    /// ever sliced out of bounds.
+    pub fn dictionary_in(terms: TermBytes, starts: &[u8]) -> Option<Segment> {
+        let terms_len = terms.bytes().len();
         let n = u32::from_le_bytes(starts.get(..4)?.try_into().ok()?) as usize;
         #[allow(clippy::unwrap_used, reason = "chunks_exact(4) yields 4-byte slices")]
         let words: Vec<u32> = starts[4..]
@@ -467,7 +536,10 @@ impl Segment {
         }
         let term_starts = words[..n].to_vec();
         let post_starts = words[n..].to_vec();
-        let ok = term_starts.iter().all(|&s| (s as usize) <= terms.len())
+        let ok = term_starts
+            .iter()
+            .all(|&s| (1..terms_len).contains(&(s as usize)))
+            && term_starts.windows(2).all(|w| w[0] < w[1])
             && post_starts.windows(2).all(|w| w[0] <= w[1]);
         ok.then_some(Segment {
             terms,
@@ -485,6 +557,21 @@ impl Segment {
     pub fn with_docs(mut self, docs: usize) -> Segment {
         self.docs = docs;
         self
+    }
+
+    /// Drops the dictionary's mapped pages from the resident set (see
+    /// [`TermBytes::release`]; nothing when it is read into memory).
+    pub fn release(&self) {
+        self.terms.release(0, usize::MAX);
+    }
+
+    /// A reader of this segment's terms in increasing order that drops the
+    /// mapped pages behind it (see [`Behind`]).
+    pub fn behind(&self) -> Behind<'_> {
+        Behind {
+            seg: self,
+            released: 0,
+        }
     }
 
     /// See [`Segment::with_docs`]; 0 when unknown.
@@ -506,13 +593,14 @@ impl Segment {
     }
 
     pub fn term(&self, t: usize) -> &[u8] {
+        let terms = self.terms.bytes();
         let s = self.term_starts[t] as usize;
         let e = self
             .term_starts
             .get(t + 1)
-            .map_or(self.terms.len(), |&e| e as usize)
+            .map_or(terms.len(), |&e| e as usize)
             - 1;
-        &self.terms[s..e]
+        &terms[s..e]
     }
 
     /// The term whose bytes hold position `pos` of the dictionary, searched
@@ -571,9 +659,25 @@ impl Segment {
             Match::Exact => [b"\n", needle, b"\n"].concat(),
         };
         let finder = memmem::Finder::new(&pattern);
+        let terms = self.terms.bytes();
         let mut last = None;
         let mut from = 0usize;
-        while let Some(p) = finder.find(&self.terms[from..]) {
+        // Up to where the scan's pages were released.
+        let mut released = 0usize;
+        loop {
+            if from - released >= SCAN_WINDOW {
+                self.terms.release(released, from);
+                released = from;
+            }
+            let end = (from + SCAN_WINDOW + pattern.len()).min(terms.len());
+            let Some(p) = finder.find(&terms[from..end]) else {
+                if end == terms.len() {
+                    break;
+                }
+                // The next window overlaps this one by less than a match.
+                from = end + 1 - pattern.len();
+                continue;
+            };
             let pos = from + p;
             // For patterns starting with '\n', the term begins just after it.
             let at = if matches!(how, Match::StartsWith | Match::Exact) {
@@ -588,7 +692,7 @@ impl Segment {
             if let Some(t) = self.term_at_from(at, last.map_or(0, |l| l + 1)) {
                 if last != Some(t) {
                     if !f(t) {
-                        return;
+                        break;
                     }
                     last = Some(t);
                 }
@@ -596,14 +700,15 @@ impl Segment {
                 from = self
                     .term_starts
                     .get(t + 1)
-                    .map_or(self.terms.len(), |&e| e as usize - 1);
+                    .map_or(terms.len(), |&e| e as usize - 1);
             } else {
                 from = pos + 1;
             }
-            if from >= self.terms.len() {
+            if from >= terms.len() {
                 break;
             }
         }
+        self.terms.release(released, terms.len());
     }
 }
 
@@ -1573,6 +1678,60 @@ mod tests {
         }
     }
 
+    /// A dictionary scanned in windows (many of them here: the window is
+    /// 4 KiB in tests), read or mapped from a file, finds exactly the terms
+    /// that match one by one, matches across windows' edges included.
+    #[test]
+    fn a_scan_in_windows_finds_what_each_term_matches() {
+        let text: String = (0..4000u32)
+            .map(|i| format!("t{}{} ", "ab".repeat((i % 13) as usize), i * 7919 % 100_003))
+            .collect();
+        let mut b = SegmentBuilder::default();
+        b.add(1, distinct_tokens(&text));
+        let e = b.take();
+        assert!(e.terms.len() > 8 * SCAN_WINDOW);
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("terms");
+        std::fs::write(&file, &e.terms).unwrap();
+        let mut segments = vec![Segment::dictionary_only(e.terms.clone(), &e.starts).unwrap()];
+        #[cfg(target_os = "linux")]
+        {
+            let f = std::fs::File::open(&file).unwrap();
+            let m = super::super::mapguard::GuardedMap::new(f, e.terms.len() as u64).unwrap();
+            let mapped = TermBytes::Mapped(std::sync::Arc::new(m));
+            segments.push(Segment::dictionary_in(mapped, &e.starts).unwrap());
+        }
+        let all: Vec<Vec<u8>> = (0..segments[0].len())
+            .map(|t| segments[0].term(t).to_vec())
+            .collect();
+        for needle in [
+            "ab", "9", "b1", "t", "bab", "abab4", "t12", "00", "zz", "3 ",
+        ] {
+            for how in [
+                Match::Contains,
+                Match::StartsWith,
+                Match::EndsWith,
+                Match::Exact,
+            ] {
+                let want: Vec<usize> = (0..all.len())
+                    .filter(|&t| how.term(&all[t], needle.as_bytes()))
+                    .collect();
+                for s in &segments {
+                    let mut got = Vec::new();
+                    s.find(needle.as_bytes(), how, &mut |t| got.push(t));
+                    assert_eq!(got, want, "{needle:?} {how:?}");
+                    // Stopping early stops at the first ones.
+                    let mut first = Vec::new();
+                    s.find_while(needle.as_bytes(), how, &mut |t| {
+                        first.push(t);
+                        first.len() < 3
+                    });
+                    assert_eq!(first, want[..want.len().min(3)], "{needle:?} {how:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_term_is_found_from_any_earlier_term() {
         let text: Vec<String> = (0..300)
@@ -1585,7 +1744,7 @@ mod tests {
             .collect();
         let s = seg(&docs);
         assert_eq!(s.len(), 300);
-        for pos in 0..s.terms.len() {
+        for pos in 0..s.terms.bytes().len() {
             let want = s
                 .term_starts
                 .partition_point(|&st| (st as usize) <= pos)
