@@ -92,13 +92,18 @@ impl Store {
 
 /// The index's text files, by generation (oldest first).
 fn text_files(cache: &Path) -> Vec<(u64, PathBuf)> {
+    numbered_files(cache, "index.sqlite-text.")
+}
+
+/// The files in `cache` named `prefix` and a number, by number.
+fn numbered_files(cache: &Path, prefix: &str) -> Vec<(u64, PathBuf)> {
     let mut v: Vec<(u64, PathBuf)> = std::fs::read_dir(cache)
         .unwrap()
         .filter_map(|e| {
             let e = e.unwrap();
             let name = e.file_name().into_string().unwrap();
-            let gen = name.strip_prefix("index.sqlite-text.")?.parse().ok()?;
-            Some((gen, e.path()))
+            let n = name.strip_prefix(prefix)?.parse().ok()?;
+            Some((n, e.path()))
         })
         .collect();
     v.sort();
@@ -1717,17 +1722,7 @@ fn stored_text_overwritten_in_place_never_gives_a_wrong_answer() {
 
 /// The index's dictionary files (one per word segment), by segment id.
 fn terms_files(cache: &Path) -> Vec<(u64, PathBuf)> {
-    let mut v: Vec<(u64, PathBuf)> = std::fs::read_dir(cache)
-        .unwrap()
-        .filter_map(|e| {
-            let e = e.unwrap();
-            let name = e.file_name().into_string().unwrap();
-            let id = name.strip_prefix("index.sqlite-terms.")?.parse().ok()?;
-            Some((id, e.path()))
-        })
-        .collect();
-    v.sort();
-    v
+    numbered_files(cache, "index.sqlite-terms.")
 }
 
 /// The word segments' dictionaries live in files of their own beside the
