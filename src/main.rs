@@ -18,14 +18,20 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
 fn main() {
-    // Memory freed is given back to the system at once rather than after
-    // 10 ms: the picker frees a search's transient sets between keystrokes
-    // and a list frees its decoded rows, and with the delay their pages
-    // stayed in the resident set (picker at 10,000 sessions: peak 111 -> 99
-    // MB; `list --all --json` 50 -> 45 MB, no slower in 10 paired runs).
-    // SAFETY: sets one integer option; mimalloc reads it on its next purge.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
     let cli = arbor::cli::Cli::parse();
+    // A screen (the picker, the tree) gives memory it frees back to the
+    // system at once rather than after 10 ms: the picker frees a search's
+    // transient sets between keystrokes, and with the delay their pages
+    // stayed in its resident set (10,000 sessions: peak 111 -> 99 MB, first
+    // screen 84 -> 67 MB). A one-shot command keeps the delay: it frees
+    // its decoded rows just before it ends, and purging them page by page
+    // made `list --all --json` at 100,000 sessions 697 -> 743 ms (10
+    // paired runs).
+    if matches!(cli.command, None | Some(arbor::cli::Command::Tree(_))) {
+        // SAFETY: sets one integer option; mimalloc reads it on its next
+        // purge.
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
+    }
     if let Err(e) = arbor::cli::run(cli) {
         // A closed pipe (`arbor list | head`) is not an error worth a message.
         let broken_pipe = e
