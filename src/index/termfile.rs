@@ -50,6 +50,10 @@ fn open(db_path: &Path, id: i64) -> Result<std::fs::File, TermFileError> {
 pub fn read(db_path: &Path, id: i64, len: usize, sum: i64) -> Result<Vec<u8>, TermFileError> {
     use std::io::Read;
     let f = open(db_path, id)?;
+    // Checked first: a damaged length must not size the allocation.
+    if f.metadata()?.len() != len as u64 {
+        return Err(TermFileError::Damaged);
+    }
     let mut bytes = Vec::with_capacity(len);
     // One byte more than expected tells a longer file.
     f.take(len as u64 + 1).read_to_end(&mut bytes)?;
