@@ -254,7 +254,7 @@ fn the_watcher_keeps_pi_rows_pi() {
     for ev in perform(fx[0].clone()) {
         app.update(ev);
     }
-    let row = &app.picker.rows[app.picker.by_path[&pi]];
+    let row = &app.picker.rows[app.picker.by_path[pi.as_path()]];
     assert_eq!(
         (row.info.agent, row.info.display_name()),
         (Agent::Pi, Some("Live"))

@@ -95,7 +95,7 @@ fn listed(app: &App) -> Vec<PathBuf> {
     let p = &app.picker;
     p.visible
         .iter()
-        .map(|v| p.rows[v.idx].info.path.clone())
+        .map(|v| p.rows[v.idx].info.path.to_path_buf())
         .collect()
 }
 
@@ -213,7 +213,7 @@ fn mark_by_query_then_one_question_for_the_batch_then_undo() {
     );
     assert_eq!(app.picker.dialog, Dialog::None);
     for p in &batch {
-        assert!(!app.picker.by_path.contains_key(p));
+        assert!(!app.picker.by_path.contains_key(p.as_path()));
     }
     assert!(marked(&app).is_empty());
     let s = screen(&app, &root);
@@ -239,7 +239,7 @@ fn mark_by_query_then_one_question_for_the_batch_then_undo() {
     assert!(matches!(&fx[..], [Effect::Rescan(files)] if files.len() == batch.len()));
     // Listed again at once, before that re-read of every file ends.
     for p in &batch {
-        assert!(app.picker.by_path.contains_key(p), "{p:?} listed");
+        assert!(app.picker.by_path.contains_key(p.as_path()), "{p:?} listed");
     }
     assert_eq!(listed(&app).len(), everything.len());
     assert!(screen(&app, &root).contains(&format!("{} sessions restored", batch.len())));
@@ -262,7 +262,7 @@ fn a_batch_holding_a_live_session_asks_again() {
         vec![Effect::MeasureBatch(batch.clone())]
     );
     drive(&mut app, measured(&batch, &[&batch[1]]));
-    let title = app.picker.rows[app.picker.by_path[&batch[1]]]
+    let title = app.picker.rows[app.picker.by_path[batch[1].as_path()]]
         .info
         .title()
         .chars()
@@ -316,9 +316,9 @@ fn a_failed_move_leaves_the_others_and_asks_about_it_alone() {
             failed: vec![(batch[2].clone(), "no trash on this volume".into())],
         },
     );
-    assert!(!app.picker.by_path.contains_key(&batch[0]));
+    assert!(!app.picker.by_path.contains_key(batch[0].as_path()));
     assert!(
-        app.picker.by_path.contains_key(&batch[2]),
+        app.picker.by_path.contains_key(batch[2].as_path()),
         "nothing deleted yet"
     );
     assert!(matches!(
@@ -369,7 +369,7 @@ fn a_failed_move_leaves_the_others_and_asks_about_it_alone() {
     key(&mut app, KeyCode::Esc);
     let s = screen(&app, &root);
     assert!(s.contains("1 session moved to trash, 2 not deleted"), "{s}");
-    assert!(app.picker.by_path.contains_key(&batch[2]));
+    assert!(app.picker.by_path.contains_key(batch[2].as_path()));
     assert_eq!(ctrl(&mut app, 'z'), vec![Effect::Restore(batch[0].clone())]);
 }
 
@@ -454,7 +454,7 @@ fn trash_older_than_dry_run_is_the_real_run_and_restore_undoes_it() {
         .into_iter()
         .map(|r| {
             let bytes = std::fs::read(&r.info.path).unwrap();
-            (r.info.path, bytes)
+            (r.info.path.into(), bytes)
         })
         .collect();
     let args = ["trash", "--all", "--older-than", "2026-11-26"];
@@ -581,7 +581,7 @@ fn trash_larger_than_chooses_by_size() {
     let want: HashSet<PathBuf> = rows(&root)
         .into_iter()
         .filter(|r| !r.info.internal)
-        .map(|r| r.info.path)
+        .map(|r| r.info.path.into())
         .filter(|p| std::fs::metadata(p).unwrap().len() > 5_000)
         .collect();
     assert!(!want.is_empty());

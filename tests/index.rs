@@ -178,7 +178,12 @@ fn refresh_checked(index: &mut Index, files: &[SessionFile]) -> RefreshStats {
         let bits = |h: &Option<arbor::search::BodyHits>| {
             let mut v: Vec<(PathBuf, Option<u32>)> = rows
                 .iter()
-                .map(|r| (r.path.clone(), h.as_ref().and_then(|h| h.get(&r.path))))
+                .map(|r| {
+                    (
+                        r.path.to_path_buf(),
+                        h.as_ref().and_then(|h| h.get(&r.path)),
+                    )
+                })
                 .collect();
             v.sort();
             v
@@ -186,11 +191,11 @@ fn refresh_checked(index: &mut Index, files: &[SessionFile]) -> RefreshStats {
         assert_eq!(bits(&mapped_hits), bits(&hits), "query {q}");
         let ours: Vec<PathBuf> = rank_with_index(&query, by_path(rows.clone()), hits.as_ref())
             .into_iter()
-            .map(|r| r.path)
+            .map(|r| r.path.into())
             .collect();
         let theirs: Vec<PathBuf> = rank(&query, by_path(full.clone()))
             .into_iter()
-            .map(|r| r.path)
+            .map(|r| r.path.into())
             .collect();
         assert_eq!(ours, theirs, "query {q}");
     }
@@ -846,7 +851,7 @@ fn stored_rows_then_only_the_changes() {
     listed.sort();
     let from_index: Vec<PathBuf> = by_path(index.stored_rows(&slash_config.roots, None).unwrap())
         .into_iter()
-        .map(|r| r.path)
+        .map(|r| r.path.into())
         .collect();
     assert_eq!(from_index.len(), 3);
     assert_eq!(from_index, listed);
@@ -875,7 +880,7 @@ fn stored_rows_then_only_the_changes() {
     let stats = index
         .refresh_changes(&s.files(), &mut |rows| got.extend(rows))
         .unwrap();
-    let mut changed: Vec<PathBuf> = got.iter().map(|r| r.path.clone()).collect();
+    let mut changed: Vec<PathBuf> = got.iter().map(|r| r.path.to_path_buf()).collect();
     changed.sort();
     assert_eq!(changed, vec![grown.clone(), new.clone()]);
     assert_eq!(stats.cached, 1, "the unchanged file is counted, not sent");
@@ -887,7 +892,7 @@ fn stored_rows_then_only_the_changes() {
     // And the stored rows now match the disk (the deleted one is gone).
     let stored: Vec<PathBuf> = by_path(index.stored_rows(&config.roots, None).unwrap())
         .into_iter()
-        .map(|r| r.path)
+        .map(|r| r.path.into())
         .collect();
     assert_eq!(stored, vec![kept, grown, new]);
 }
@@ -907,7 +912,7 @@ fn stored_rows_use_the_roots_own_paths() {
     let config = StoreConfig::single(&rel, StoreKind::PerProject);
     let stored = index.stored_rows(&config.roots, None);
     let listed = list_session_files(&config, &Scope::All).0;
-    let stored: Vec<PathBuf> = stored.unwrap().into_iter().map(|r| r.path).collect();
+    let stored: Vec<PathBuf> = stored.unwrap().into_iter().map(|r| r.path.into()).collect();
     let listed: Vec<PathBuf> = listed.into_iter().map(|f| f.path).collect();
     assert_eq!(stored, listed);
     assert_eq!(stored[0].parent().unwrap().parent().unwrap(), s.root);
@@ -995,7 +1000,7 @@ fn expected(files: &[SessionFile], queries: &[&str]) -> Vec<(Query, Vec<PathBuf>
             let query = Query::parse(q);
             let expect: Vec<PathBuf> = rank(&query, by_path(full.clone()))
                 .into_iter()
-                .map(|r| r.path)
+                .map(|r| r.path.into())
                 .collect();
             (query, expect)
         })
@@ -1008,7 +1013,7 @@ fn answer(index: &Index, query: &Query, rows: &[SessionInfo]) -> Vec<PathBuf> {
         .unwrap_or_else(|e| panic!("{}: {e}", query.raw));
     rank_with_index(query, by_path(rows.to_vec()), hits.as_ref())
         .into_iter()
-        .map(|r| r.path)
+        .map(|r| r.path.into())
         .collect()
 }
 
@@ -1371,10 +1376,10 @@ fn the_picker_search_says_when_it_is_incomplete() {
     let b = search_bodies(Some(&index), &query, &docs, None, &never).unwrap();
     assert_eq!(b.incomplete, None);
     let hits = b.hits.unwrap();
-    let want: Vec<&PathBuf> = full
+    let want: Vec<&std::path::Path> = full
         .iter()
         .filter(|r| r.all_text.contains("needle"))
-        .map(|r| &r.path)
+        .map(|r| r.path.as_path())
         .collect();
     assert_eq!(want.len(), 2);
     assert_eq!(hits.len(), 2);
@@ -1968,7 +1973,7 @@ fn random_changes_answer_as_a_full_scan() {
             &arbor::index::load::Plain,
             &mut |ev| match ev {
                 arbor::index::load::LoadEvent::Rows(rows) => {
-                    shown.extend(rows.into_iter().map(|r| (r.path.clone(), r)))
+                    shown.extend(rows.into_iter().map(|r| (r.path.to_path_buf(), r)))
                 }
                 arbor::index::load::LoadEvent::Gone(p) => {
                     shown.remove(&p);
@@ -2227,12 +2232,12 @@ fn stored_rows_read_in_batches_are_the_refreshed_rows() {
     };
     assert_eq!(by_path(stored.clone()), by_path(refreshed));
     // The table's order: as one read of its paths gives them.
-    let order: Vec<PathBuf> = stored.iter().map(|r| r.path.clone()).collect();
+    let order: Vec<PathBuf> = stored.iter().map(|r| r.path.to_path_buf()).collect();
     let again: Vec<PathBuf> = index
         .stored_rows(&roots, None)
         .unwrap()
         .into_iter()
-        .map(|r| r.path)
+        .map(|r| r.path.into())
         .collect();
     assert_eq!(order, again);
 }

@@ -72,7 +72,7 @@ enum Ev {
 
 fn record(ev: LoadEvent<SessionInfo>, evs: &mut Vec<Ev>) {
     evs.push(match ev {
-        LoadEvent::Rows(r) => Ev::Rows(r.into_iter().map(|i| i.path).collect()),
+        LoadEvent::Rows(r) => Ev::Rows(r.into_iter().map(|i| i.path.into()).collect()),
         LoadEvent::Progress { done, total } => Ev::Progress(done, total),
         LoadEvent::Gone(p) => Ev::Gone(p),
         LoadEvent::Indexing(n) => Ev::Indexing(n),
@@ -229,7 +229,7 @@ fn listing_sends_every_row_of_its_scope_once_through_the_index() {
             },
         );
         assert!(index.is_some(), "round {round}");
-        let mut paths: Vec<PathBuf> = rows.into_iter().map(|r| r.path).collect();
+        let mut paths: Vec<PathBuf> = rows.into_iter().map(|r| r.path.into()).collect();
         paths.sort();
         assert_eq!(paths, (0..4).map(|i| s.path(i)).collect::<Vec<_>>());
         assert_eq!(problems.len(), 1, "round {round}: {problems:?}");

@@ -153,7 +153,7 @@ fn named_filter_paths_and_summary_column() {
         .map(|r| {
             let mut info = r.info;
             let re = |p: &Path| fake.join(p.strip_prefix(&fx.root).unwrap_or(p));
-            info.path = re(&info.path);
+            info.path = re(&info.path).into();
             info.parent_session_path = info
                 .parent_session_path
                 .map(|p| re(Path::new(&p)).display().to_string());
@@ -357,7 +357,8 @@ fn phrase_and_body_search() {
         .collect();
     assert!(!titles.is_empty());
     for v in &app.picker.visible {
-        let text = app.picker.rows[v.idx].info.all_text.to_lowercase();
+        // A row keeps its text only in its search document, normalized.
+        let text = app.picker.rows[v.idx].doc.body_text();
         assert!(
             text.contains("fake timers"),
             "every match contains the phrase"
@@ -387,7 +388,7 @@ fn delete_confirm_swallows_keys_and_trashes_exactly_that_path() {
             result: Ok(()),
         },
     );
-    assert!(!app.picker.by_path.contains_key(&path));
+    assert!(!app.picker.by_path.contains_key(path.as_path()));
     assert!(screen(&app, &fx.root).contains("Session moved to trash"));
     assert_eq!(ctrl(&mut app, 'z'), vec![Effect::Restore(path.clone())]);
     // The restore under way stays said until its result comes.
@@ -443,7 +444,7 @@ fn trash_failure_asks_before_permanent_deletion() {
     );
     assert!(matches!(app.picker.dialog, Dialog::ConfirmPermanent { .. }));
     assert!(
-        app.picker.by_path.contains_key(&path),
+        app.picker.by_path.contains_key(path.as_path()),
         "nothing deleted yet"
     );
     insta::assert_snapshot!("trash_failed", screen(&app, &fx.root));
@@ -462,7 +463,7 @@ fn live_session_delete_asks_again() {
     let fx = fixture();
     let mut app = app_with(&fx.root, WEBAPP);
     let path = app.picker.selected.clone().unwrap();
-    let i = app.picker.by_path[&path];
+    let i = app.picker.by_path[path.as_path()];
     app.picker.rows[i].info.file_mtime_ms = NOW - 2_000;
     ctrl(&mut app, 'd');
     assert!(key(&mut app, KeyCode::Enter).is_empty());
@@ -482,7 +483,7 @@ fn live_delete_question_fits_at_80_columns() {
     let mut app = app_with(&fx.root, WEBAPP);
     app.width = 80;
     let path = app.picker.selected.clone().unwrap();
-    let i = app.picker.by_path[&path];
+    let i = app.picker.by_path[path.as_path()];
     app.picker.rows[i].info.file_mtime_ms = NOW - 2_000;
     ctrl(&mut app, 'd');
     key(&mut app, KeyCode::Enter);
@@ -602,7 +603,10 @@ fn selection_is_kept_by_path_across_live_updates() {
     let sel = app.picker.selected.clone().unwrap();
     // A new session appears at the top (newest): the selection stays put.
     let mut newest = app.picker.rows[0].info.clone();
-    newest.path = fx.root.join("--home-demo-projects-webapp--/new.jsonl");
+    newest.path = fx
+        .root
+        .join("--home-demo-projects-webapp--/new.jsonl")
+        .into();
     newest.modified_ms = NOW;
     drive(&mut app, AppEvent::Rows(vec![Row::new(newest)]));
     assert_eq!(app.picker.selected.as_ref(), Some(&sel));
@@ -890,7 +894,7 @@ fn key_at(app: &mut App, now: i64, code: KeyCode) -> Vec<Effect> {
 fn newest_first(app: &App) -> Vec<PathBuf> {
     let mut rows: Vec<_> = app.picker.rows.iter().map(|r| &r.info).collect();
     rows.sort_by_key(|i| std::cmp::Reverse(i.modified_ms));
-    rows.into_iter().map(|i| i.path.clone()).collect()
+    rows.into_iter().map(|i| i.path.to_path_buf()).collect()
 }
 
 /// Issue #10.1: rows arriving above the cursor (a session changed while
@@ -908,9 +912,12 @@ fn enter_picks_row_zero_until_the_user_moves() {
     // The stored rows paint first, without the session that changed…
     let mut by_age: Vec<Row> = all.clone();
     by_age.sort_by_key(|r| std::cmp::Reverse(r.info.modified_ms));
-    let newest = by_age[0].info.path.clone();
+    let newest = by_age[0].info.path.to_path_buf();
     drive(&mut app, AppEvent::Rows(by_age[1..].to_vec()));
-    assert_eq!(app.picker.selected.as_ref(), Some(&by_age[1].info.path));
+    assert_eq!(
+        app.picker.selected.as_ref(),
+        Some(&by_age[1].info.path.to_path_buf())
+    );
     // …then it arrives above them: the selection is row 0 again.
     drive(&mut app, AppEvent::Rows(vec![by_age[0].clone()]));
     assert_eq!(app.picker.selected_pos(), Some(0));
@@ -935,7 +942,10 @@ fn enter_picks_row_zero_until_the_user_moves() {
     key(&mut cold, KeyCode::Up);
     let chosen = cold.picker.selected.clone().unwrap();
     let mut newer = by_age[3].info.clone();
-    newer.path = fx.root.join("--home-demo-projects-webapp--/newer.jsonl");
+    newer.path = fx
+        .root
+        .join("--home-demo-projects-webapp--/newer.jsonl")
+        .into();
     newer.modified_ms = NOW;
     drive(&mut cold, AppEvent::Rows(vec![Row::new(newer)]));
     assert_eq!(cold.picker.selected.as_ref(), Some(&chosen));
@@ -952,7 +962,10 @@ fn typing_pins_the_selection() {
     assert!(app.picker.user_moved);
     let chosen = app.picker.selected.clone().unwrap();
     let mut newer = app.picker.rows[0].info.clone();
-    newer.path = fx.root.join("--home-demo-projects-webapp--/newer.jsonl");
+    newer.path = fx
+        .root
+        .join("--home-demo-projects-webapp--/newer.jsonl")
+        .into();
     newer.modified_ms = NOW;
     drive(&mut app, AppEvent::Rows(vec![Row::new(newer)]));
     assert_eq!(app.picker.selected.as_ref(), Some(&chosen));
@@ -995,7 +1008,10 @@ fn double_enter_never_deletes_permanently() {
     let later = NOW + 50 + PERMANENT_GUARD_MS + 1000;
     assert!(key_at(&mut app, later, KeyCode::Enter).is_empty());
     assert!(matches!(app.picker.dialog, Dialog::ConfirmPermanent { .. }));
-    assert!(app.picker.by_path.contains_key(&path), "nothing deleted");
+    assert!(
+        app.picker.by_path.contains_key(path.as_path()),
+        "nothing deleted"
+    );
     // The deliberate answer deletes.
     assert_eq!(
         key_at(&mut app, later, KeyCode::Char('y')),
@@ -1146,7 +1162,7 @@ fn live_delete_age_comes_from_the_file_mtime() {
     let fx = fixture();
     let mut app = app_with(&fx.root, WEBAPP);
     let path = app.picker.selected.clone().unwrap();
-    let i = app.picker.by_path[&path];
+    let i = app.picker.by_path[path.as_path()];
     app.picker.rows[i].info.file_mtime_ms = NOW - 3_000;
     app.picker.rows[i].info.modified_ms = NOW + 482_000;
     ctrl(&mut app, 'd');
@@ -1155,7 +1171,7 @@ fn live_delete_age_comes_from_the_file_mtime() {
     assert!(s.contains("This session changed 3s ago"), "{s}");
     // An entry stamped in the future does not make an old file live.
     let mut app = app_with(&fx.root, WEBAPP);
-    let i = app.picker.by_path[&path];
+    let i = app.picker.by_path[path.as_path()];
     app.picker.rows[i].info.modified_ms = NOW + 482_000;
     ctrl(&mut app, 'd');
     assert_eq!(key(&mut app, KeyCode::Enter), vec![Effect::Trash(path)]);
@@ -1251,7 +1267,10 @@ fn a_deleted_rows_place_keeps_the_selection() {
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Down);
     let path = app.picker.selected.clone().unwrap();
-    let next = app.picker.rows[app.picker.visible[3].idx].info.path.clone();
+    let next = app.picker.rows[app.picker.visible[3].idx]
+        .info
+        .path
+        .to_path_buf();
     drive(
         &mut app,
         AppEvent::Trashed {
@@ -1802,7 +1821,7 @@ fn nothing_is_drawn_when_nothing_visible_changed() {
     });
     assert!(!stale.redraw);
     // A change on disk: a rescan first, drawn when its rows come.
-    let path = app.picker.rows[0].info.path.clone();
+    let path = app.picker.rows[0].info.path.to_path_buf();
     let step = app.step(AppEvent::FsChanged(vec![path]));
     assert!(matches!(step.effects[..], [Effect::Rescan(_)]));
     assert!(!step.redraw);
@@ -2526,7 +2545,7 @@ fn a_cleared_query_lists_what_a_fresh_list_does() {
             ctrl(app, 's');
         }),
         Box::new(|app| {
-            let gone = app.picker.rows[0].info.path.clone();
+            let gone = app.picker.rows[0].info.path.to_path_buf();
             drive(app, AppEvent::RowGone(gone));
         }),
         Box::new(move |app| {

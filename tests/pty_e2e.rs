@@ -41,6 +41,7 @@ fn newest_session(root: &Path) -> std::path::PathBuf {
         .max_by_key(|i| i.modified_ms)
         .unwrap()
         .path
+        .into()
 }
 
 /// arbor with `args`, as [`in_home`] runs it, in a 30×120 terminal.

@@ -184,10 +184,10 @@ fn last(config: &StoreConfig, cli: &Cli) -> Result<()> {
         bail!("no sessions in {cwd}");
     };
     let outcome = if cli.print {
-        crate::ui::Outcome::Print(newest.path)
+        crate::ui::Outcome::Print(newest.path.to_path_buf())
     } else {
         crate::ui::Outcome::Resume {
-            path: newest.path,
+            path: newest.path.to_path_buf(),
             id: newest.id,
             cwd: newest.cwd,
             agent: newest.agent,
@@ -422,14 +422,17 @@ pub(super) fn rank_rows(
 ) -> Vec<crate::session::SessionInfo> {
     let hits = match index {
         Some(index) => {
-            let within: HashSet<PathBuf> = rows.iter().map(|r| r.path.clone()).collect();
+            let within: HashSet<PathBuf> = rows.iter().map(|r| r.path.to_path_buf()).collect();
             index.search_within(query, &within)
         }
         // The rows carry their user and assistant text; the files give
         // the rest.
         None => Ok(file_hits(
             query,
-            &rows.iter().map(|r| r.path.clone()).collect::<Vec<_>>(),
+            &rows
+                .iter()
+                .map(|r| r.path.to_path_buf())
+                .collect::<Vec<_>>(),
         )),
     };
     crate::log::line("searched");
@@ -444,13 +447,13 @@ pub(super) fn rank_rows(
             let listed: Vec<SessionFile> = rows
                 .iter()
                 .map(|r| SessionFile {
-                    path: r.path.clone(),
+                    path: r.path.to_path_buf(),
                     agent: r.agent,
                 })
                 .collect();
             let (mut full, _) = read_rows(&listed);
             sort_recent(&mut full);
-            let paths: Vec<PathBuf> = full.iter().map(|r| r.path.clone()).collect();
+            let paths: Vec<PathBuf> = full.iter().map(|r| r.path.to_path_buf()).collect();
             rank_with_index(query, full, file_hits(query, &paths).as_ref())
         }
     }

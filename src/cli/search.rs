@@ -122,7 +122,7 @@ pub fn search(
                 next += 1;
                 let Some(hits) = hits else { continue };
                 let path = std::path::absolute(cwd.join(&row.path))
-                    .unwrap_or_else(|_| row.path.clone())
+                    .unwrap_or_else(|_| row.path.to_path_buf())
                     .to_string_lossy()
                     .into_owned();
                 for h in hits {

@@ -11,7 +11,7 @@
 //! of them; the screen's plan would read the stored rows twice).
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
@@ -21,6 +21,7 @@ use super::{Index, IndexError};
 use crate::session::info::SessionInfo;
 use crate::store::listing::scan_file;
 use crate::store::{list_session_files, ScanProblem, Scope, SessionFile, StoreConfig};
+use crate::util::shared_path::SharedPath;
 
 /// What the loader tells its consumer, in the order it happens.
 #[derive(Debug)]
@@ -252,7 +253,7 @@ fn fingerprint(info: &SessionInfo) -> Fingerprint {
 
 struct Scanned {
     problems: Vec<ScanProblem>,
-    fingerprints: HashMap<PathBuf, Fingerprint>,
+    fingerprints: HashMap<SharedPath, Fingerprint>,
 }
 
 /// Reads `files` on all cores and sends their rows every `every`, each
@@ -267,7 +268,7 @@ fn scan<M: MakeRow>(
     total: usize,
     out: &mut Out<M::Row>,
 ) -> Scanned {
-    type Read<R> = Result<(PathBuf, Fingerprint, R), ScanProblem>;
+    type Read<R> = Result<(SharedPath, Fingerprint, R), ScanProblem>;
     let mut scanned = Scanned {
         problems: Vec::new(),
         fingerprints: HashMap::new(),
@@ -328,7 +329,7 @@ struct IndexLoad<'a, M: MakeRow> {
     /// For rows made on the loader's own thread.
     cache: M::Cache,
     /// Paths of the stored rows sent.
-    shown: HashSet<PathBuf>,
+    shown: HashSet<SharedPath>,
 }
 
 impl<'a, M: MakeRow> IndexLoad<'a, M> {
@@ -359,7 +360,7 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         });
         let missing: Vec<&SessionFile> = files
             .iter()
-            .filter(|f| !self.shown.contains(&f.path))
+            .filter(|f| !self.shown.contains(f.path.as_path()))
             .collect();
         let cold = missing.len() >= COLD_FILES;
         // The watcher starts before the refresh, which then catches
@@ -387,9 +388,9 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
                 if cold {
                     out.send(LoadEvent::Indexing(None));
                 }
-                let listed: HashSet<&PathBuf> = files.iter().map(|f| &f.path).collect();
-                for path in self.shown.iter().filter(|p| !listed.contains(p)) {
-                    out.send(LoadEvent::Gone(path.clone()));
+                let listed: HashSet<&Path> = files.iter().map(|f| f.path.as_path()).collect();
+                for path in self.shown.iter().filter(|p| !listed.contains(p.as_path())) {
+                    out.send(LoadEvent::Gone(path.to_path_buf()));
                 }
                 return Err(e);
             }
@@ -452,7 +453,7 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         missing: &[&SessionFile],
         total: usize,
         out: &mut Out<M::Row>,
-    ) -> HashMap<PathBuf, Fingerprint> {
+    ) -> HashMap<SharedPath, Fingerprint> {
         // Files that cannot be read are found again by the refresh.
         let scanned = scan(
             missing,
@@ -484,15 +485,15 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         index: &mut Index,
         files: &[SessionFile],
         others_wrote: bool,
-        scanned: HashMap<PathBuf, Fingerprint>,
+        scanned: HashMap<SharedPath, Fingerprint>,
         building: Option<usize>,
         out: &mut Out<M::Row>,
-    ) -> Result<(super::RefreshStats, HashSet<PathBuf>), IndexError> {
+    ) -> Result<(super::RefreshStats, HashSet<SharedPath>), IndexError> {
         let total = files.len();
         let mut done = self.shown.len();
         let mut indexed = 0usize;
         let mut last_note = Instant::now();
-        let mut changed: HashSet<PathBuf> = HashSet::new();
+        let mut changed: HashSet<SharedPath> = HashSet::new();
         let (make, cache) = (self.make, &mut self.cache);
         let mut on_rows = |infos: Vec<SessionInfo>| {
             done += infos.len();
@@ -540,21 +541,21 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
     fn settle(
         &mut self,
         files: &[SessionFile],
-        changed: &HashSet<PathBuf>,
+        changed: &HashSet<SharedPath>,
         problems: &[ScanProblem],
         out: &mut Out<M::Row>,
     ) {
-        let listed: HashSet<&PathBuf> = files.iter().map(|f| &f.path).collect();
-        let broken: HashSet<&PathBuf> = problems.iter().map(|p| &p.path).collect();
+        let listed: HashSet<&Path> = files.iter().map(|f| f.path.as_path()).collect();
+        let broken: HashSet<&Path> = problems.iter().map(|p| p.path.as_path()).collect();
         for path in &self.shown {
-            if !listed.contains(path) || broken.contains(path) {
-                out.send(LoadEvent::Gone(path.clone()));
+            if !listed.contains(path.as_path()) || broken.contains(path.as_path()) {
+                out.send(LoadEvent::Gone(path.to_path_buf()));
             }
         }
         for f in files {
-            if !self.shown.contains(&f.path)
-                && !changed.contains(&f.path)
-                && !broken.contains(&f.path)
+            if !self.shown.contains(f.path.as_path())
+                && !changed.contains(f.path.as_path())
+                && !broken.contains(f.path.as_path())
             {
                 if let Ok(info) = scan_file(f, true) {
                     let row = self.make.make(info, &mut self.cache);

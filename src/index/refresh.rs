@@ -200,7 +200,7 @@ struct Found {
 /// `state` (a scanner before `finish`) or `row` (finished) → the list row.
 fn finish_info(info: SessionInfo, is_row: bool, file: &SessionFile) -> Option<SessionInfo> {
     let mut info = finished(info, is_row)?;
-    info.path = file.path.clone();
+    info.path = file.path.as_path().into();
     info.agent = file.agent;
     Some(info)
 }
@@ -673,7 +673,7 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
     match finished {
         Ok(mut row) => {
             // A resumed state has no path (rows are stored without it).
-            row.path = file.path.clone();
+            row.path = file.path.as_path().into();
             row.agent = file.agent;
             out.row = Some(row);
             // No header among the complete lines yet (only in the partial
@@ -791,7 +791,7 @@ fn parse_foreign(
     out.text = trimmed(s.take_text());
     match s.finish() {
         Ok(mut row) => {
-            row.path = file.path.clone();
+            row.path = file.path.as_path().into();
             row.agent = file.agent;
             row.git_branch = branch;
             out.row = Some(row);
@@ -1905,7 +1905,7 @@ fn sort_out<'f>(
             Some(mut fd) => {
                 let info = fd.info.take().filter(|_| same).map(|k| {
                     let i = &mut decoded[k as usize];
-                    i.path = f.path.clone();
+                    i.path = f.path.as_path().into();
                     i.agent = f.agent;
                     k as usize
                 });

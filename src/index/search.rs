@@ -20,6 +20,7 @@
 //! index; its text is kept beside the row and searched directly.
 
 use std::collections::{HashMap, HashSet};
+use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -163,27 +164,43 @@ impl FromIterator<u32> for IdSet {
     }
 }
 
+/// Row id → the session's path, shared by every answer that names it. Its
+/// bytes are the file's key in the index.
+type PathsById = HashMap<u32, Arc<OsStr>, FxBuild>;
+
+/// A path keyed by its bytes (the index's key), for sets looked up with a
+/// key.
+#[derive(PartialEq, Eq)]
+struct KeyBytes(Arc<OsStr>);
+
+impl std::hash::Hash for KeyBytes {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        // As `[u8]` does, so that `Borrow<[u8]>` lookups find it.
+        self.0.as_encoded_bytes().hash(h)
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for KeyBytes {
+    fn borrow(&self) -> &[u8] {
+        self.0.as_encoded_bytes()
+    }
+}
+
 struct Files {
-    /// Row id → absolute path key, for the sessions (not the problem rows).
-    keys: HashMap<u32, Vec<u8>, FxBuild>,
+    /// For the sessions (not the problem rows). One allocation per path,
+    /// made once: the key, the path answers name and the coverage check's
+    /// set were three copies of every path (~50 MB at 100,000 sessions).
+    keys: PathsById,
     /// The same ids as a set: a lookup that has found them all stops.
     live: IdSet,
-    /// Row id → the path, shared by every answer that names it; made when
-    /// an answer first names it (most answers name few of the sessions).
-    paths: HashMap<u32, Arc<std::ffi::OsStr>, FxBuild>,
     /// Files whose partial last line has text (not in the word index).
     tails: Vec<(u32, String)>,
 }
 
 impl Files {
-    /// The shared path of row `id` (made when first asked).
-    fn path(&mut self, id: u32) -> Option<&Arc<std::ffi::OsStr>> {
-        let k = self.keys.get(&id)?;
-        Some(
-            self.paths
-                .entry(id)
-                .or_insert_with(|| Arc::from(key_path(k).as_os_str())),
-        )
+    /// The shared path of row `id`.
+    fn path(&self, id: u32) -> Option<&Arc<OsStr>> {
+        self.keys.get(&id)
     }
 }
 
@@ -199,7 +216,10 @@ fn load_files(conn: &Connection) -> rusqlite::Result<Files> {
         let Ok(id) = u32::try_from(r.get::<_, i64>(0)?) else {
             continue;
         };
-        keys.insert(id, r.get_ref(1)?.as_blob()?.to_vec());
+        // On every platform the key's bytes are the path's encoded bytes
+        // (elsewhere than Unix the key is the path as UTF-8).
+        let path: Arc<OsStr> = Arc::from(key_path(r.get_ref(1)?.as_blob()?).as_os_str());
+        keys.insert(id, path);
     }
     let mut st = conn.prepare("SELECT id, tail_text FROM files WHERE tail_text IS NOT NULL")?;
     let tails = st
@@ -212,12 +232,7 @@ fn load_files(conn: &Connection) -> rusqlite::Result<Files> {
     for &id in keys.keys() {
         live.insert(id);
     }
-    Ok(Files {
-        keys,
-        live,
-        paths: HashMap::default(),
-        tails,
-    })
+    Ok(Files { keys, live, tails })
 }
 
 /// One segment's dictionary, with the row id that holds its postings.
@@ -324,7 +339,7 @@ pub struct SearchCache {
     /// Where texts lie, with their file opened; loaded once per cache.
     stored: Option<Stored>,
     /// The files' keys as a set, built when first asked (coverage checks).
-    key_set: Option<HashSet<Vec<u8>, FxBuild>>,
+    key_set: Option<HashSet<KeyBytes, FxBuild>>,
     /// Term key → the sessions whose bodies match it.
     memo: HashMap<String, Arc<[IdSet; 3]>>,
     /// Dictionary lookups of phrase words → the sessions having such a term.
@@ -1054,11 +1069,11 @@ impl Text {
 
 /// The body text of a session read from its own file, as the index would
 /// have stored it: for text the text file cannot give.
-fn body_from_file<'t>(key: &[u8], buf: &'t mut Vec<u8>) -> &'t [u8] {
+fn body_from_file<'t>(path: &OsStr, buf: &'t mut Vec<u8>) -> &'t [u8] {
     buf.clear();
     // Only the text is used, and it does not depend on the agent.
     let file = crate::store::scan::SessionFile {
-        path: key_path(key),
+        path: PathBuf::from(path),
         agent: crate::session::Agent::Atomic,
     };
     // A file gone or no longer a session matches nothing.
@@ -1499,7 +1514,7 @@ pub fn count_unindexed(
     let files = &cache.files;
     let set = cache
         .key_set
-        .get_or_insert_with(|| files.keys.values().cloned().collect());
+        .get_or_insert_with(|| files.keys.values().cloned().map(KeyBytes).collect());
     let mut keys = Keys::new();
     Ok(paths
         .filter(|p| !set.contains(keys.key(p).as_ref()))
@@ -1516,12 +1531,9 @@ pub fn shared_paths(
     cache: &mut Option<SearchCache>,
     f: &mut dyn FnMut(&Arc<std::ffi::OsStr>),
 ) -> Result<(), IndexError> {
-    let files = &mut SearchCache::current(conn, db_path, cache)?.files;
-    let ids: Vec<u32> = files.keys.keys().copied().collect();
-    for id in ids {
-        if let Some(p) = files.path(id) {
-            f(p);
-        }
+    let files = &SearchCache::current(conn, db_path, cache)?.files;
+    for p in files.keys.values() {
+        f(p);
     }
     Ok(())
 }
@@ -1625,7 +1637,7 @@ fn answer(
             .files
             .keys
             .iter()
-            .map(|(id, k)| (k.as_slice(), *id))
+            .map(|(id, k)| (k.as_encoded_bytes(), *id))
             .collect();
         let mut keys = Keys::new();
         w.iter()
@@ -1705,7 +1717,7 @@ fn term_hits(
     if rest.is_empty() {
         return Ok(out);
     }
-    let keep = |keys: &HashMap<u32, Vec<u8>, FxBuild>, id: &u32| -> bool {
+    let keep = |keys: &PathsById, id: &u32| -> bool {
         keys.contains_key(id) && allowed.is_none_or(|a| a.contains(id))
     };
     let word = match t {
@@ -1835,8 +1847,8 @@ fn term_hits(
                 return Err(IndexError::Cancelled);
             }
             let mut m = PartMatcher::one(t, to_confirm);
-            if let Some(key) = keys.get(&id) {
-                m.file(&key_path(key));
+            if let Some(path) = keys.get(&id) {
+                m.file(std::path::Path::new(path));
             }
             Ok((id, m.tiers))
         })
@@ -1878,7 +1890,7 @@ fn text_hits(
     allowed: Option<&IdSet>,
     cancel: Cancel,
 ) -> Result<IdSet, IndexError> {
-    let keep = |keys: &HashMap<u32, Vec<u8>, FxBuild>, id: &u32| -> bool {
+    let keep = |keys: &PathsById, id: &u32| -> bool {
         keys.contains_key(id) && allowed.is_none_or(|a| a.contains(id))
     };
     // Sessions the pairs' dictionary answers for (no text read).
@@ -1986,7 +1998,7 @@ fn text_hits(
                                     }
                                 }
                                 match keys.get(&id) {
-                                    Some(key) => body_from_file(key, from_file),
+                                    Some(path) => body_from_file(path, from_file),
                                     None => &[],
                                 }
                             }

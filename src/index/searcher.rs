@@ -208,7 +208,8 @@ fn search_bodies_with(
     // loader read it); the files give the other parts.
     let Some(index) = index.filter(|_| asks_bodies) else {
         if index.is_none() && asks_bodies {
-            let paths: Vec<std::path::PathBuf> = docs.0.iter().map(|(p, _)| p.clone()).collect();
+            let paths: Vec<std::path::PathBuf> =
+                docs.0.iter().map(|(p, _)| p.to_path_buf()).collect();
             return Some(BodySearch {
                 hits: crate::search::hits::file_hits(query, &paths),
                 incomplete: None,

@@ -6,13 +6,14 @@
 //! the query's length.
 
 use std::collections::HashMap;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rayon::prelude::*;
 
 use crate::util::hash::FxBuild;
+use crate::util::shared_path::{ByBytes, SharedPath};
 
 use super::doc::SearchDoc;
 use super::query::{tier_score, word_key, Fuzzy, Query, Span, Term, Tiers};
@@ -21,7 +22,7 @@ use crate::session::searchable::Parts;
 /// The sessions' search documents at one moment (shared, never mutated:
 /// a change of rows makes a new snapshot).
 #[derive(Default)]
-pub struct Docs(pub Vec<(PathBuf, Arc<SearchDoc>)>);
+pub struct Docs(pub Vec<(SharedPath, Arc<SearchDoc>)>);
 
 impl PartialEq for Docs {
     fn eq(&self, other: &Self) -> bool {
@@ -122,7 +123,7 @@ pub struct Scorer {
     /// character longer could match.
     spans: HashMap<String, Arc<Vec<Span>>>,
     /// Path → position in the snapshot, built when first needed.
-    position: HashMap<OsString, usize, FxBuild>,
+    position: HashMap<ByBytes, usize, FxBuild>,
     /// The index's shared paths (by address, each held so that its address
     /// stays its own) → position: an answer names up to every session, and
     /// hashing 10,000 paths per keystroke cost milliseconds.
@@ -227,7 +228,7 @@ impl Scorer {
                 .0
                 .iter()
                 .enumerate()
-                .map(|(d, (p, _))| (p.as_os_str().to_owned(), d))
+                .map(|(d, (p, _))| (ByBytes(p.clone()), d))
                 .collect();
         }
     }
@@ -317,7 +318,7 @@ mod tests {
                         ..Default::default()
                     };
                     (
-                        PathBuf::from(format!("/s/{name}.jsonl")),
+                        PathBuf::from(format!("/s/{name}.jsonl")).into(),
                         Arc::new(SearchDoc::from_info(&info)),
                     )
                 })
@@ -406,7 +407,7 @@ mod tests {
                             &body[i],
                             Default::default(),
                         );
-                        (PathBuf::from(format!("/s/{i}.jsonl")), Arc::new(doc))
+                        (PathBuf::from(format!("/s/{i}.jsonl")).into(), Arc::new(doc))
                     })
                     .collect(),
             ));

@@ -98,7 +98,7 @@ pub fn label_rows(rows: &[super::info::SessionInfo]) -> Vec<LabelRow> {
                 .map(move |l| {
                     let ms = l.time.as_deref().and_then(parse_iso_ms);
                     LabelRow {
-                        path: r.path.clone(),
+                        path: r.path.to_path_buf(),
                         agent: r.agent,
                         session_id: r.id.clone(),
                         title: r.title().to_string(),

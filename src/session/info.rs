@@ -32,7 +32,7 @@ pub const LAST_REPLY_CHARS: usize = 200;
 /// One row of the session list, plus the preview figures.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct SessionInfo {
-    pub path: PathBuf,
+    pub path: crate::util::shared_path::SharedPath,
     pub id: String,
     pub cwd: String,
     /// Trimmed name of the last `session_info` (empty after a clear).
@@ -131,7 +131,7 @@ impl SessionInfo {
                 return (p.clone(), id.to_string());
             }
         }
-        (self.path.clone(), self.id.clone())
+        (self.path.to_path_buf(), self.id.clone())
     }
 
     /// The row of `arbor list --json` (one JSON Lines line), borrowed from
@@ -960,7 +960,7 @@ impl InfoScanner {
     pub fn new(path: &Path, file_mtime_ms: i64) -> InfoScanner {
         InfoScanner {
             info: SessionInfo {
-                path: path.to_path_buf(),
+                path: path.into(),
                 file_mtime_ms,
                 ..SessionInfo::default()
             },
@@ -1614,7 +1614,7 @@ mod tests {
             flags in 0u8..8,
         ) {
             let info = SessionInfo {
-                path: PathBuf::from(format!("/s/{text}.jsonl")),
+                path: PathBuf::from(format!("/s/{text}.jsonl")).into(),
                 id: text.chars().rev().collect(),
                 cwd: text.clone(),
                 name: name.clone(),
@@ -1788,7 +1788,7 @@ mod tests {
     fn json_lines_in_field_order() {
         let mut rows = vec![SessionInfo::default()];
         let mut r = SessionInfo {
-            path: PathBuf::from("/a/\"b\"\n.jsonl"),
+            path: PathBuf::from("/a/\"b\"\n.jsonl").into(),
             id: "x\u{1}".into(),
             cwd: "C:\\Users".into(),
             name: Some("n ✓".into()),

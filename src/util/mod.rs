@@ -1,6 +1,7 @@
 //! Small helpers shared by the CLI and the UI.
 
 pub mod hash;
+pub mod shared_path;
 pub mod term;
 
 /// A size as a person reads it, in powers of 1,000: `930 B`, `21.5 kB`,

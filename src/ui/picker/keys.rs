@@ -64,7 +64,7 @@ pub fn update(app: &mut App, ev: AppEvent) -> Step {
     // once while remembered.
     if super::view::preview_visible(p, app.width) {
         if let Some(r) = p.selected_row() {
-            let (path, stamp) = (r.info.path.clone(), r.info.file_mtime_ms);
+            let (path, stamp) = (r.info.path.to_path_buf(), r.info.file_mtime_ms);
             let want = (path.clone(), p.scored_query.clone(), stamp);
             if p.preview_requested.as_ref() != Some(&want) {
                 p.preview_requested = Some(want);
@@ -105,7 +105,7 @@ fn on_key(app: &mut App, k: KeyEvent) -> Option<Vec<Effect>> {
                     // Changed seconds ago: an agent may be writing it. Ask again.
                     let age = p
                         .by_path
-                        .get(&path)
+                        .get(path.as_path())
                         .map(|&i| p.now_ms - last_change_ms(&p.rows[i].info))
                         .unwrap_or(0);
                     p.dialog = Dialog::ConfirmLiveDelete { path, age_ms: age };
@@ -433,7 +433,9 @@ fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Quit => return vec![Effect::Exit(Outcome::Quit)],
         Action::Resume => {
             return match p.selected_row() {
-                Some(r) if print_mode => vec![Effect::Exit(Outcome::Print(r.info.path.clone()))],
+                Some(r) if print_mode => {
+                    vec![Effect::Exit(Outcome::Print(r.info.path.to_path_buf()))]
+                }
                 Some(r) => {
                     let (path, id) = r.info.resume_target();
                     vec![Effect::Exit(Outcome::Resume {
@@ -481,7 +483,7 @@ fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Tree => {
             p.user_moved |= p.selected.is_some();
             if let Some(r) = p.selected_row() {
-                let path = r.info.path.clone();
+                let path = r.info.path.to_path_buf();
                 // With a query that looks inside sessions, the tree opens
                 // searching for it (its filters chose the session): at the
                 // match picked in the preview, else at the first.
@@ -556,7 +558,7 @@ fn act(app: &mut App, action: Action) -> Vec<Effect> {
             } else if let Some(r) = p.selected_row() {
                 let input = LineInput::new(r.info.display_name().unwrap_or(""));
                 p.dialog = Dialog::Rename {
-                    path: r.info.path.clone(),
+                    path: r.info.path.to_path_buf(),
                     input,
                 };
             }
@@ -691,7 +693,7 @@ fn ask_delete(p: &mut PickerState) -> Vec<Effect> {
     if let Some(r) = p.selected_row() {
         let live = p.now_ms - last_change_ms(&r.info) < LIVE_WINDOW_MS;
         p.dialog = Dialog::ConfirmDelete {
-            path: r.info.path.clone(),
+            path: r.info.path.to_path_buf(),
             live,
         };
     }
@@ -864,7 +866,7 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
             });
         }
         AppEvent::RowGone(path) => {
-            if !p.by_path.contains_key(&path) {
+            if !p.by_path.contains_key(path.as_path()) {
                 return Step::none();
             }
             p.remove_keeping_place(&path);
@@ -873,9 +875,8 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
             let gone: Vec<PathBuf> = p
                 .rows
                 .iter()
-                .map(|r| &r.info.path)
-                .filter(|path| path.starts_with(&dir))
-                .cloned()
+                .filter(|r| r.info.path.starts_with(&dir))
+                .map(|r| r.info.path.to_path_buf())
                 .collect();
             if gone.is_empty() {
                 return Step::none();

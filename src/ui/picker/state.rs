@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::search::{Query, SearchDoc};
 use crate::session::info::SessionInfo;
 use crate::util::hash::FxBuild;
+use crate::util::shared_path::SharedPath;
 
 use super::preview::{Preview, PreviewHits};
 
@@ -15,12 +16,17 @@ use super::preview::{Preview, PreviewHits};
 #[derive(Debug, Clone)]
 pub struct Row {
     pub info: SessionInfo,
-    /// The file path with symlinks resolved, to match `parentSession` links.
-    pub canonical: PathBuf,
+    /// The file path with symlinks resolved, to match `parentSession` links
+    /// (the path itself, shared, when it has none).
+    pub canonical: SharedPath,
     /// The parent session's path, symlinks resolved.
     pub parent_canonical: Option<PathBuf>,
     pub doc: Arc<SearchDoc>,
 }
+
+/// The characters of a first prompt a row keeps: the preview's six lines
+/// of it at 330 columns.
+pub const FIRST_PROMPT_KEPT: usize = 2_000;
 
 impl Row {
     /// Builds a row; resolves symlinks, so call it off the UI thread.
@@ -31,13 +37,29 @@ impl Row {
     /// Like [`Row::new`], resolving each folder once across rows: rows of
     /// 10,000 sessions need 10,000 canonical paths, and a full `realpath`
     /// per file cost the first screen tens of milliseconds.
-    pub fn with_dirs(info: SessionInfo, dirs: &mut Folders) -> Row {
-        let canonical = dirs.canonical(&info.path);
+    pub fn with_dirs(mut info: SessionInfo, dirs: &mut Folders) -> Row {
+        let resolved = dirs.canonical(&info.path);
+        let canonical = if resolved == *info.path {
+            info.path.clone()
+        } else {
+            resolved.into()
+        };
         let parent_canonical = info
             .parent_session_path
             .as_deref()
             .map(|p| dirs.canonical(Path::new(p)));
         let doc = Arc::new(SearchDoc::from_info(&info));
+        // What the picker keeps of each session is bounded by what it can
+        // show, not by the session's text: the body lives on in the search
+        // document (normalized), and of the first prompt the preview shows
+        // at most a few lines.
+        info.all_text = String::new();
+        if let Some(first) = &mut info.first_message {
+            if let Some((cut, _)) = first.char_indices().nth(FIRST_PROMPT_KEPT) {
+                first.truncate(cut);
+                first.shrink_to_fit();
+            }
+        }
         Row {
             info,
             canonical,
@@ -217,7 +239,7 @@ pub const PERMANENT_GUARD_MS: i64 = 750;
 pub struct PickerState {
     pub project_cwd: String,
     pub rows: Vec<Row>,
-    pub by_path: HashMap<PathBuf, usize>,
+    pub by_path: HashMap<SharedPath, usize>,
     pub scope: Scope,
     pub sort: Sort,
     pub named_only: bool,
@@ -401,7 +423,7 @@ impl PickerState {
 
     pub fn selected_row(&self) -> Option<&Row> {
         let p = self.selected.as_ref()?;
-        self.by_path.get(p).map(|&i| &self.rows[i])
+        self.by_path.get(p.as_path()).map(|&i| &self.rows[i])
     }
 
     pub fn selected_pos(&self) -> Option<usize> {
@@ -418,6 +440,10 @@ impl PickerState {
     pub fn upsert(&mut self, rows: Vec<Row>) {
         self.docs = None;
         self.unfiltered = None;
+        // The rows come in a few big batches (the first screen, then the
+        // rest): room for a batch at once, not doubling past it.
+        self.rows.reserve(rows.len());
+        self.by_path.reserve(rows.len());
         for r in rows {
             match self.by_path.get(&r.info.path) {
                 Some(&i) => self.rows[i] = r,
@@ -572,7 +598,7 @@ impl PickerState {
             self.selected = self
                 .visible
                 .first()
-                .map(|v| self.rows[v.idx].info.path.clone());
+                .map(|v| self.rows[v.idx].info.path.to_path_buf());
         }
     }
 
@@ -640,7 +666,7 @@ impl PickerState {
 
     pub fn select_pos(&mut self, pos: usize) {
         if let Some(v) = self.visible.get(pos) {
-            self.selected = Some(self.rows[v.idx].info.path.clone());
+            self.selected = Some(self.rows[v.idx].info.path.to_path_buf());
         }
     }
 
@@ -680,8 +706,11 @@ impl PickerState {
     /// filters and scope).
     pub fn mark_listed(&mut self) {
         let rows = &self.rows;
-        self.marked
-            .extend(self.visible.iter().map(|v| rows[v.idx].info.path.clone()));
+        self.marked.extend(
+            self.visible
+                .iter()
+                .map(|v| rows[v.idx].info.path.to_path_buf()),
+        );
     }
 
     /// How many marked sessions are listed now.
@@ -691,7 +720,7 @@ impl PickerState {
         }
         self.visible
             .iter()
-            .filter(|v| self.marked.contains(&self.rows[v.idx].info.path))
+            .filter(|v| self.marked.contains(self.rows[v.idx].info.path.as_path()))
             .count()
     }
 
@@ -701,9 +730,9 @@ impl PickerState {
         let mut out: Vec<PathBuf> = self
             .visible
             .iter()
-            .map(|v| &self.rows[v.idx].info.path)
+            .map(|v| self.rows[v.idx].info.path.as_path())
             .filter(|p| self.marked.contains(*p))
-            .cloned()
+            .map(Path::to_path_buf)
             .collect();
         let listed: HashSet<&PathBuf> = out.iter().collect();
         let mut rest: Vec<PathBuf> = self

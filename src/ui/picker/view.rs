@@ -351,11 +351,11 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         area.height as usize
     };
     // The sessions a delete question is about, marked as Atomic marks one.
-    let deleting = |path: &std::path::PathBuf| match &p.dialog {
+    let deleting = |path: &std::path::Path| match &p.dialog {
         Dialog::ConfirmDelete { path: d, .. }
         | Dialog::ConfirmLiveDelete { path: d, .. }
         | Dialog::Trashing { path: d } => d == path,
-        Dialog::ConfirmPermanent { paths, .. } => paths.contains(path),
+        Dialog::ConfirmPermanent { paths, .. } => paths.iter().any(|q| q == path),
         Dialog::ConfirmBatch { .. }
         | Dialog::ConfirmLiveBatch { .. }
         | Dialog::TrashingBatch { .. } => p.marked.contains(path),
@@ -428,7 +428,7 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         let info = &r.info;
         let is_sel = selected == Some(pos);
         let is_deleting = deleting(&info.path);
-        let mark = match (marking, p.marked.contains(&info.path)) {
+        let mark = match (marking, p.marked.contains(info.path.as_path())) {
             (false, _) => "",
             (true, true) => "✓ ",
             (true, false) => "  ",
@@ -693,7 +693,7 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         FIRST_PROMPT_LINES
     };
     lines.extend(at_most(prompt, max));
-    let loaded = p.preview.as_ref().filter(|pv| pv.path == info.path);
+    let loaded = p.preview.as_ref().filter(|pv| pv.path == *info.path);
     if let Some(pv) = loaded {
         lines.push(Line::from(""));
         lines.push(Line::from(Span::styled(
