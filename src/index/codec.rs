@@ -3,7 +3,6 @@
 //! and `all_text` are not stored: the path is the row's key, the agent comes
 //! with the file being listed, and the text lives in the full-text tables.
 
-use std::collections::BTreeSet;
 use std::hash::Hasher;
 
 use crate::session::extras::{LabelInfo, LabelText, Usage, UsageBucket};
@@ -266,10 +265,13 @@ pub fn decode_with(b: &[u8], extras: bool) -> Option<SessionInfo> {
     let internal = d.bool()?;
     let git_branch = d.opt_str()?;
     let n = d.usize()?;
-    let mut models = BTreeSet::new();
+    let mut models = Vec::with_capacity(n.min(64));
     for _ in 0..n {
-        models.insert(d.str()?);
+        models.push(d.str()?);
     }
+    // Written sorted and unique; kept so whatever the bytes say.
+    models.sort_unstable();
+    models.dedup();
     let total_tokens = d.u64()?;
     let cost = d.b.get(d.i..d.i + 8)?;
     let total_cost = f64::from_bits(u64::from_le_bytes(cost.try_into().ok()?));

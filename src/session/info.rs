@@ -5,7 +5,6 @@
 //! being decoded, and no tree is built. The scanner can be resumed on
 //! appended bytes, which is how the index and the watcher stay incremental.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
@@ -60,7 +59,10 @@ pub struct SessionInfo {
     pub git_branch: Option<String>,
     /// User/assistant text, the searchable body of the session.
     pub all_text: String,
-    pub models: BTreeSet<String>,
+    /// The models the assistant used, sorted, each once. (A `Vec`: a
+    /// one-model `BTreeSet` allocates a whole node, ~300 bytes a session
+    /// in the picker's rows.)
+    pub models: Vec<String>,
     pub total_tokens: u64,
     pub total_cost: f64,
     pub diagnostics: Diagnostics,
@@ -1262,8 +1264,8 @@ impl InfoScanner {
                 }
                 let model = raw_str(m.model);
                 if let Some(model) = &model {
-                    if !i.models.contains(model) {
-                        i.models.insert(model.clone());
+                    if let Err(at) = i.models.binary_search(model) {
+                        i.models.insert(at, model.clone());
                     }
                 }
                 let figures = m
