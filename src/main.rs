@@ -32,6 +32,12 @@ fn main() {
         // purge.
         unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
     }
+    // Where a phase freed much on other threads than allocated it (the
+    // index's merges), the library asks for it back.
+    arbor::util::memory::set_give_back(|| {
+        // SAFETY: collects the calling thread's heap; no pointers involved.
+        unsafe { libmimalloc_sys::mi_collect(true) }
+    });
     if let Err(e) = arbor::cli::run(cli) {
         // A closed pipe (`arbor list | head`) is not an error worth a message.
         let broken_pipe = e

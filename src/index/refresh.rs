@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior, MAIN_DB};
 
 use super::codec::{self, fingerprint, FxBuild};
 use super::db::{key_path, path_key, set_meta, text_path, text_state, write_at, Keys, TextState};
@@ -1227,6 +1227,13 @@ impl<'c> Writer<'c> {
         for (part, b) in &mut self.builders {
             if !b.is_empty() {
                 let e = b.take();
+                if crate::log::enabled() {
+                    crate::log::line(format!(
+                        "index: segment of part {part}: {} MB of terms, {} MB in all",
+                        e.terms.len() >> 20,
+                        e.bytes() >> 20
+                    ));
+                }
                 store_segment(self.conn, &self.db_path, *part, &e)?;
             }
         }
@@ -1275,9 +1282,13 @@ fn store_segment(
     part: i64,
     e: &super::terms::Encoded,
 ) -> rusqlite::Result<()> {
+    // The postings go in through a blob handle, into a zero-filled blob
+    // (the last column, which SQLite leaves unmaterialized): bound as a
+    // parameter they were copied twice, once bound and once into the
+    // record, and a merge's 256 MB were a peak of twice that.
     conn.execute(
         "INSERT INTO segments(part, docs, bytes, terms_len, terms_sum, starts, postings)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, zeroblob(?7))",
         params![
             part,
             e.docs as i64,
@@ -1285,10 +1296,15 @@ fn store_segment(
             e.terms.len() as i64,
             super::db::text_sum(&e.terms),
             e.starts,
-            e.postings,
+            e.postings.len() as i64,
         ],
     )?;
-    termfile::write(db_path, conn.last_insert_rowid(), &e.terms).map_err(io_err)
+    let id = conn.last_insert_rowid();
+    if !e.postings.is_empty() {
+        let mut blob = conn.blob_open(MAIN_DB, "segments", "postings", id, false)?;
+        blob.write_at(&e.postings, 0)?;
+    }
+    termfile::write(db_path, id, &e.terms).map_err(io_err)
 }
 
 /// Rewrites the text file without the text of files that are gone or were
@@ -1406,6 +1422,10 @@ pub fn maybe_merge(conn: &Connection, db_path: &Path) -> rusqlite::Result<()> {
     if map > 0 {
         super::db::set_mmap(conn, false)?;
     }
+    if crate::log::enabled() {
+        let mb: i64 = plans.iter().map(|p| p.2).sum::<i64>() >> 20;
+        crate::log::line(format!("index: merging {} parts, {mb} MB", plans.len()));
+    }
     let merged = merge_parts(conn, db_path, &plans);
     if map > 0 {
         super::db::set_mmap(conn, true)?;
@@ -1474,6 +1494,9 @@ fn merge_parts(
                 if done_tx.send((k, merged)).is_err() {
                     return;
                 }
+                // What the storing thread freed of this one's earlier
+                // results (see `util::memory`).
+                crate::util::memory::give_back();
             });
         }
         drop(done_tx);
@@ -1482,7 +1505,11 @@ fn merge_parts(
             for id in victims {
                 tx.execute("DELETE FROM segments WHERE id=?1", [id])?;
             }
-            store_segment(&tx, db_path, *part, &merged)
+            store_segment(&tx, db_path, *part, &merged)?;
+            drop(merged);
+            // What the merging threads freed of the segments loaded here.
+            crate::util::memory::give_back();
+            Ok(())
         };
         let sent: rusqlite::Result<()> = (|| {
             let (mut in_flight, mut in_bytes) = (0usize, 0i64);
@@ -1537,8 +1564,7 @@ fn load_segments(
     db_path: &Path,
     ids: &[i64],
 ) -> rusqlite::Result<Option<Vec<Segment>>> {
-    let mut st =
-        conn.prepare("SELECT terms_len, terms_sum, starts, postings FROM segments WHERE id=?1")?;
+    let mut st = conn.prepare("SELECT terms_len, terms_sum, starts FROM segments WHERE id=?1")?;
     let mut loaded = Vec::with_capacity(ids.len());
     for &id in ids {
         let seg = st
@@ -1547,12 +1573,19 @@ fn load_segments(
                     r.get::<_, i64>(0)?,
                     r.get::<_, i64>(1)?,
                     r.get::<_, Vec<u8>>(2)?,
-                    r.get::<_, Vec<u8>>(3)?,
                 ))
             })
             .optional()?;
-        let Some((len, sum, s, p)) = seg else {
+        let Some((len, sum, s)) = seg else {
             return Ok(None);
+        };
+        // Through a blob handle, straight into its own buffer: read as a
+        // column, SQLite first gathered the whole blob into one of its own.
+        let p = {
+            let blob = conn.blob_open(MAIN_DB, "segments", "postings", id, true)?;
+            let mut p = vec![0u8; blob.len()];
+            blob.read_at_exact(&mut p, 0)?;
+            p
         };
         let len = usize::try_from(len).map_err(|_| rusqlite::Error::InvalidQuery)?;
         let terms = match termfile::read(db_path, id, len, sum) {

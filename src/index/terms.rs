@@ -392,6 +392,18 @@ fn put_varint(out: &mut Vec<u8>, mut v: u32) {
 }
 
 impl Writer {
+    /// Room for `terms` bytes of `n` terms and `postings` bytes of lists,
+    /// allocated once: a merge of 256 MB grown by doubling held up to
+    /// twice its output, beside its input.
+    fn with_capacity(terms: usize, n: usize, postings: usize) -> Writer {
+        Writer {
+            terms: Vec::with_capacity(terms + 1),
+            term_starts: Vec::with_capacity(n),
+            post_starts: Vec::with_capacity(n + 1),
+            postings: Vec::with_capacity(postings),
+        }
+    }
+
     /// `ids` sorted and distinct; terms pushed in increasing order.
     fn push(&mut self, term: &[u8], ids: &[u32]) {
         if ids.is_empty() {
@@ -756,7 +768,13 @@ impl Match {
 /// Merges segments, dropping ids for which `live` is false.
 pub fn merge(segs: &[Segment], live: &dyn Fn(u32) -> bool) -> Encoded {
     let mut heads = vec![0usize; segs.len()];
-    let mut w = Writer::default();
+    // The inputs' sizes bound the output's: terms found in several
+    // segments are written once, and the lists of ids dropped shrink.
+    let mut w = Writer::with_capacity(
+        segs.iter().map(|s| s.terms.bytes().len()).sum(),
+        segs.iter().map(Segment::len).sum(),
+        segs.iter().map(|s| s.postings.len()).sum(),
+    );
     let mut ids = Vec::new();
     // The distinct ids written (a bitmap by id), for `docs`.
     let (mut written, mut docs) = (Vec::<u64>::new(), 0usize);
