@@ -459,11 +459,54 @@ fn list_is_identical_with_and_without_the_index_on_the_conformance_corpus() {
         let (plain, plain_err) = list(&root, &cache, &[&["--no-index"][..], extra].concat());
         let (cold, cold_err) = list(&root, &cache, extra);
         let (warm, warm_err) = list(&root, &cache, extra);
+        // An empty query lists the decoded rows, filtered and sorted by
+        // the store's own functions.
+        let (decoded, _) = list(&root, &cache, &[extra, &["--query", ""][..]].concat());
+        assert_eq!(plain, decoded, "the decoded rows");
         assert!(plain.lines().count() > 80);
         assert_eq!(plain, cold, "first run with the index");
         assert_eq!(plain, warm, "second run with the index");
         assert_eq!(plain_err, cold_err);
         assert_eq!(plain_err, warm_err);
+    }
+    // One project's rows (read in place from the index, filtered by their
+    // stored folder), as JSON and as text, against the decoded rows an
+    // empty query lists (filtered and sorted by the store's own functions).
+    let (all, _) = list(&root, &cache, &[]);
+    // The folder with the most sessions.
+    let mut by_cwd: std::collections::BTreeMap<String, usize> = Default::default();
+    for l in all.lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        *by_cwd
+            .entry(v["cwd"].as_str().unwrap().to_owned())
+            .or_default() += 1;
+    }
+    let (cwd, _) = by_cwd.into_iter().max_by_key(|(_, n)| *n).expect("a row");
+    for json in [true, false] {
+        let run = |decoded: bool| {
+            let mut c = arbor();
+            c.env("ARBOR_CACHE_DIR", &cache)
+                .arg("--store")
+                .arg(&root)
+                .args(["list", "--cwd", &cwd]);
+            if json {
+                c.arg("--json");
+            }
+            if decoded {
+                c.args(["--query", ""]);
+            }
+            let out = c.output().unwrap();
+            assert!(out.status.success());
+            (
+                String::from_utf8(out.stdout).unwrap(),
+                String::from_utf8(out.stderr).unwrap(),
+            )
+        };
+        let (plain, plain_err) = run(true);
+        let (indexed, indexed_err) = run(false);
+        assert!(!plain.is_empty() && plain.lines().count() < all.lines().count());
+        assert_eq!(plain, indexed, "{cwd}, json {json}");
+        assert_eq!(plain_err, indexed_err);
     }
     for q in [
         "session",

@@ -14,7 +14,8 @@ use std::collections::HashSet;
 
 use rayon::prelude::*;
 
-use crate::index::load::{load_listing, LoadEvent};
+use crate::index::load::{load_listing, load_listing_stored, LoadEvent};
+use crate::index::stored::Listing;
 use crate::index::Index;
 use crate::search::hits::file_hits;
 use crate::search::{rank_with_index, Query};
@@ -301,41 +302,74 @@ fn list(
         None => None,
     };
     crate::log::line("start");
-    let mut rows = Vec::new();
     let mut problems = Vec::new();
     let index = (!g.no_index).then(|| {
         let index = Index::open_default();
         crate::log::line("index opened");
         index
     });
-    let index = load_listing(config, &scope, index, query.is_some(), &mut |ev| match ev {
-        // The first batch is taken as it is: through the index it holds
-        // every unchanged row, and a copy would double them for a moment.
-        LoadEvent::Rows(r) if rows.is_empty() => rows = r,
-        LoadEvent::Rows(r) => rows.extend(r),
-        LoadEvent::Finished { problems: p } => problems.extend(p),
-        LoadEvent::Warning(w) => eprintln!("arbor: {}", clean(&w.to_string())),
-        _ => {}
-    });
-    crate::log::line("rows read");
-    filter_rows(&mut rows, &scope, a.include_internal);
-    sort_recent(&mut rows);
-    crate::log::line("rows sorted");
-    if let Some(query) = &query {
-        rows = rank_rows(query, rows, index.as_ref());
-    }
-    crate::log::line("ranked");
+    let mut warn = |ev| {
+        if let LoadEvent::Warning(w) = ev {
+            eprintln!("arbor: {}", clean(&w.to_string()))
+        }
+    };
+    // Rows that a query ranks are decoded; without one, the stored rows
+    // are printed from where they lie.
+    let (listing, keys) = match &query {
+        Some(query) => {
+            let mut rows = Vec::new();
+            let index = load_listing(config, &scope, index, true, &mut |ev| match ev {
+                // The first batch is taken as it is: through the index it
+                // holds every unchanged row, and a copy would double them
+                // for a moment.
+                LoadEvent::Rows(r) if rows.is_empty() => rows = r,
+                LoadEvent::Rows(r) => rows.extend(r),
+                LoadEvent::Finished { problems: p } => problems.extend(p),
+                other => warn(other),
+            });
+            crate::log::line("rows read");
+            filter_rows(&mut rows, &scope, a.include_internal);
+            sort_recent(&mut rows);
+            crate::log::line("rows sorted");
+            let listing = Listing::of_rows(rank_rows(query, rows, index.as_ref()));
+            crate::log::line("ranked");
+            let keys = listing.keys();
+            (listing, keys)
+        }
+        None => {
+            let listing;
+            (listing, problems) = load_listing_stored(config, &scope, index, &mut warn);
+            crate::log::line("rows read");
+            let mut keys = listing.keys();
+            keys.retain(|k| {
+                (a.include_internal || !k.internal)
+                    && match &scope {
+                        Scope::All => true,
+                        Scope::Project(cwd) => listing.row(*k).is_some_and(|r| r.cwd() == cwd),
+                    }
+            });
+            // As `sort_recent`: the newest first, ties by path.
+            keys.par_sort_unstable_by(|a, b| {
+                b.modified_ms
+                    .cmp(&a.modified_ms)
+                    .then_with(|| listing.path(*a).cmp(listing.path(*b)))
+            });
+            crate::log::line("rows sorted");
+            (listing, keys)
+        }
+    };
+    let rows = keys.iter().filter_map(|&k| listing.row(k));
     let now = chrono::Utc::now().timestamp_millis();
     if a.json {
         // Formatted on all cores and written a few thousand rows at a time:
         // the whole output at once (88 MB at 100,000 sessions) cost more in
         // fresh pages than the formatting itself.
-        for batch in rows.chunks(8192) {
+        for batch in keys.chunks(8192) {
             let chunks: Vec<Vec<u8>> = batch
                 .par_chunks(512)
                 .map(|c| {
                     let mut buf = Vec::with_capacity(c.len() * 700);
-                    for r in c {
+                    for r in c.iter().filter_map(|&k| listing.row(k)) {
                         r.write_json_line(&mut buf);
                     }
                     escape_c1(buf)
@@ -347,7 +381,7 @@ fn list(
         }
         crate::log::line("json written");
     } else {
-        for r in &rows {
+        for r in rows {
             let title = crate::session::render::sanitize_line(r.title());
             // Cells, not characters: a wide title must not push the columns.
             let title = crate::ui::text::clip(&title, 70);
@@ -355,9 +389,9 @@ fn list(
                 out,
                 "{}  {:>5}  {:>4}  {}",
                 super::report::pad(&title, 70),
-                r.message_count,
-                crate::util::age(now, r.modified_ms),
-                clean(&r.id)
+                r.message_count(),
+                crate::util::age(now, r.modified_ms()),
+                clean(r.id())
             )?;
         }
     }
@@ -371,7 +405,7 @@ fn list(
     }
     // Nothing here is not an error (the status stays 0), but the way to
     // the other folders is said.
-    if rows.is_empty() {
+    if keys.is_empty() {
         match &query {
             None => no_sessions_hint(&scope, "lists every folder's"),
             Some(_) => {
@@ -383,7 +417,7 @@ fn list(
         }
     }
     // The process ends now: skip freeing thousands of rows one by one.
-    std::mem::forget(rows);
+    std::mem::forget(listing);
     Ok(())
 }
 

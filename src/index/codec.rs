@@ -6,7 +6,13 @@
 use std::hash::Hasher;
 
 use crate::session::extras::{LabelInfo, LabelText, Usage, UsageBucket};
-use crate::session::info::SessionInfo;
+use std::path::Path;
+
+use crate::session::agent::Agent;
+use crate::session::entry::format_iso_ms;
+use crate::session::info::{
+    display_name, fresh_summary, path_text, JsonDiagnostics, JsonRow, SessionInfo, NO_MESSAGES,
+};
 use crate::session::reader::Diagnostics;
 
 const CODEC_VERSION: u8 = 5;
@@ -54,9 +60,18 @@ impl Enc {
 struct Dec<'a> {
     b: &'a [u8],
     i: usize,
+    /// Its strings were found to be UTF-8 before (see [`view_kept`]).
+    checked: bool,
 }
 
 impl<'a> Dec<'a> {
+    fn new(b: &'a [u8]) -> Dec<'a> {
+        Dec {
+            b,
+            i: 0,
+            checked: false,
+        }
+    }
     fn byte(&mut self) -> Option<u8> {
         let v = *self.b.get(self.i)?;
         self.i += 1;
@@ -100,10 +115,33 @@ impl<'a> Dec<'a> {
         }
     }
     fn str(&mut self) -> Option<String> {
+        self.str_ref().map(str::to_owned)
+    }
+    fn str_ref(&mut self) -> Option<&'a str> {
         let n = self.usize()?;
         let s = self.b.get(self.i..self.i.checked_add(n)?)?;
         self.i += n;
-        String::from_utf8(s.to_vec()).ok()
+        if self.checked {
+            // SAFETY: `checked` is only set by `view_kept`, whose caller
+            // promises these bytes were read by `view` before, which
+            // checked this very string (the same bytes, walked the same way).
+            return Some(unsafe { std::str::from_utf8_unchecked(s) });
+        }
+        simdutf8::basic::from_utf8(s).ok()
+    }
+    fn opt_str_ref(&mut self) -> Option<Option<&'a str>> {
+        Some(if self.bool()? {
+            Some(self.str_ref()?)
+        } else {
+            None
+        })
+    }
+    /// A section behind its length.
+    fn section(&mut self) -> Option<&'a [u8]> {
+        let n = self.usize()?;
+        let s = self.b.get(self.i..self.i.checked_add(n)?)?;
+        self.i += n;
+        Some(s)
     }
     fn opt_str(&mut self) -> Option<Option<String>> {
         Some(if self.bool()? {
@@ -242,40 +280,185 @@ pub fn decode(b: &[u8]) -> Option<SessionInfo> {
 /// for it; skipping it keeps 10,000 rows cheap to load). Labels are always
 /// decoded: the query's `label:` filter looks at them.
 pub fn decode_with(b: &[u8], extras: bool) -> Option<SessionInfo> {
-    let mut d = Dec { b, i: 0 };
-    if d.byte()? != CODEC_VERSION {
-        return None;
-    }
-    let id = d.str()?;
-    let cwd = d.str()?;
-    let name = d.opt_str()?;
-    let has_name = d.bool()?;
-    let created = d.str()?;
-    let modified_ms = d.i64()?;
-    let message_count = d.usize()?;
-    let first_message = d.opt_str()?;
-    let parent_session_path = d.opt_str()?;
-    let summary_candidate = if d.bool()? {
-        Some((d.str()?, d.str()?))
-    } else {
-        None
-    };
-    let last_message_id = d.opt_str()?;
-    let last_reply = d.opt_str()?;
-    let internal = d.bool()?;
-    let git_branch = d.opt_str()?;
-    let n = d.usize()?;
-    let mut models = Vec::with_capacity(n.min(64));
-    for _ in 0..n {
+    let v = view(b)?;
+    let owned = |s: &str| s.to_owned();
+    let mut models = Vec::with_capacity(v.model_count.min(64));
+    let d = &mut Dec::new(v.models);
+    for _ in 0..v.model_count {
         models.push(d.str()?);
     }
     // Written sorted and unique; kept so whatever the bytes say.
     models.sort_unstable();
     models.dedup();
+    let labels = decode_labels(&mut Dec::new(v.labels))?;
+    let usage = if extras {
+        let x = &mut Dec::new(v.usage);
+        let usage = decode_usage(x)?;
+        if x.i != v.usage.len() {
+            return None;
+        }
+        usage
+    } else {
+        Default::default()
+    };
+    Some(SessionInfo {
+        path: Default::default(),
+        id: owned(v.id),
+        cwd: owned(v.cwd),
+        name: v.name.map(owned),
+        has_name: v.has_name,
+        created: owned(v.created),
+        modified_ms: v.modified_ms,
+        message_count: v.message_count,
+        first_message: v.first_message.map(owned),
+        parent_session_path: v.parent_session_path.map(owned),
+        summary_candidate: v.summary_candidate.map(|(s, t)| (owned(s), owned(t))),
+        last_message_id: v.last_message_id.map(owned),
+        last_reply: v.last_reply.map(owned),
+        internal: v.internal,
+        git_branch: v.git_branch.map(owned),
+        all_text: String::new(),
+        models,
+        total_tokens: v.total_tokens,
+        total_cost: v.total_cost,
+        diagnostics: v.diagnostics,
+        header_ms: v.header_ms,
+        newest_message_ms: v.newest_message_ms,
+        file_mtime_ms: v.file_mtime_ms,
+        agent: Default::default(),
+        labels,
+        usage,
+    })
+}
+
+/// A stored row read where it lies: its text borrowed from the bytes, its
+/// models, labels and usage left encoded. What `arbor list` prints is
+/// written from this without building a [`SessionInfo`] (at 100,000
+/// sessions, allocating and freeing those rows was most of a warm
+/// listing's time).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowView<'a> {
+    pub id: &'a str,
+    pub cwd: &'a str,
+    pub name: Option<&'a str>,
+    pub has_name: bool,
+    pub created: &'a str,
+    pub modified_ms: i64,
+    pub message_count: usize,
+    pub first_message: Option<&'a str>,
+    pub parent_session_path: Option<&'a str>,
+    pub summary_candidate: Option<(&'a str, &'a str)>,
+    pub last_message_id: Option<&'a str>,
+    pub last_reply: Option<&'a str>,
+    pub internal: bool,
+    pub git_branch: Option<&'a str>,
+    pub total_tokens: u64,
+    pub total_cost: f64,
+    pub diagnostics: Diagnostics,
+    pub header_ms: Option<i64>,
+    pub newest_message_ms: Option<i64>,
+    pub file_mtime_ms: i64,
+    model_count: usize,
+    /// The models' strings, as encoded.
+    models: &'a [u8],
+    /// The labels' section, as encoded (checked by [`view`]).
+    labels: &'a [u8],
+    /// The usage's section, as encoded (not checked).
+    usage: &'a [u8],
+}
+
+impl<'a> RowView<'a> {
+    /// Name, else first message: the row's title.
+    pub fn title(&self) -> &'a str {
+        display_name(self.name).unwrap_or(self.first_message.unwrap_or(NO_MESSAGES))
+    }
+
+    /// The row of `arbor list --json` for the file at `path`, found under
+    /// a store root of `agent`: what [`SessionInfo::json_row`] gives for
+    /// the decoded row.
+    pub fn json_row(&self, path: &'a Path, agent: Agent) -> JsonRow<'a> {
+        JsonRow {
+            path: path_text(path),
+            id: self.id,
+            cwd: self.cwd,
+            name: display_name(self.name),
+            has_name: self.has_name,
+            created: self.created,
+            modified: format_iso_ms(self.modified_ms),
+            message_count: self.message_count,
+            first_message: self.first_message.unwrap_or(NO_MESSAGES),
+            parent_session_path: self.parent_session_path,
+            summary: fresh_summary(self.summary_candidate, self.last_message_id),
+            last_reply: self.last_reply,
+            internal: self.internal,
+            agent: agent.name(),
+            git_branch: self.git_branch,
+            diagnostics: JsonDiagnostics::of(&self.diagnostics),
+        }
+    }
+
+    /// The list row a stored scanner state stands for (`state` is a
+    /// scanner before `finish`, which only settles the time): the same as
+    /// decoding it and finishing the scanner.
+    pub fn finish_state(&mut self) {
+        self.modified_ms = self
+            .newest_message_ms
+            .or(self.header_ms)
+            .unwrap_or(self.file_mtime_ms);
+    }
+}
+
+/// Reads a row in place; `None` exactly when [`decode_with`] without the
+/// usage would refuse the bytes.
+pub fn view(b: &[u8]) -> Option<RowView<'_>> {
+    view_with(Dec::new(b))
+}
+
+/// [`view`] again, without checking the strings' UTF-8 a second time (at
+/// 100,000 sessions that check is ~30 ms of a listing).
+///
+/// # Safety
+///
+/// `b` must be bytes that [`view`] accepted, unchanged since.
+pub unsafe fn view_kept(b: &[u8]) -> Option<RowView<'_>> {
+    view_with(Dec {
+        b,
+        i: 0,
+        checked: true,
+    })
+}
+
+fn view_with(mut d: Dec<'_>) -> Option<RowView<'_>> {
+    let b = d.b;
+    if d.byte()? != CODEC_VERSION {
+        return None;
+    }
+    let id = d.str_ref()?;
+    let cwd = d.str_ref()?;
+    let name = d.opt_str_ref()?;
+    let has_name = d.bool()?;
+    let created = d.str_ref()?;
+    let modified_ms = d.i64()?;
+    let message_count = d.usize()?;
+    let first_message = d.opt_str_ref()?;
+    let parent_session_path = d.opt_str_ref()?;
+    let summary_candidate = if d.bool()? {
+        Some((d.str_ref()?, d.str_ref()?))
+    } else {
+        None
+    };
+    let last_message_id = d.opt_str_ref()?;
+    let last_reply = d.opt_str_ref()?;
+    let internal = d.bool()?;
+    let git_branch = d.opt_str_ref()?;
+    let model_count = d.usize()?;
+    let models_at = d.i;
+    for _ in 0..model_count {
+        d.str_ref()?;
+    }
+    let models = &b[models_at..d.i];
     let total_tokens = d.u64()?;
-    let cost = d.b.get(d.i..d.i + 8)?;
-    let total_cost = f64::from_bits(u64::from_le_bytes(cost.try_into().ok()?));
-    d.i += 8;
+    let total_cost = d.f64()?;
     let diagnostics = Diagnostics {
         blank_lines: d.usize()?,
         skipped_lines: d.usize()?,
@@ -285,41 +468,19 @@ pub fn decode_with(b: &[u8], extras: bool) -> Option<SessionInfo> {
     let header_ms = d.opt_i64()?;
     let newest_message_ms = d.opt_i64()?;
     let file_mtime_ms = d.i64()?;
-    let labels = {
-        let n = d.usize()?;
-        let end = d.i.checked_add(n)?;
-        let x = &mut Dec {
-            b: b.get(..end)?,
-            i: d.i,
-        };
-        let labels = decode_labels(x)?;
-        if x.i != end {
-            return None;
-        }
-        d.i = end;
-        labels
-    };
-    let n = d.usize()?;
-    let end = d.i.checked_add(n)?;
-    let usage = if extras {
-        let x = &mut Dec {
-            b: b.get(..end)?,
-            i: d.i,
-        };
-        let usage = decode_usage(x)?;
-        if x.i != end {
-            return None;
-        }
-        usage
-    } else {
-        Default::default()
-    };
-    d.i = end;
+    let labels = d.section()?;
+    // Checked here (labels are few, mostly none: no allocation), so that
+    // a view is had exactly when a decode is.
+    let x = &mut Dec::new(labels);
+    decode_labels(x)?;
+    if x.i != labels.len() {
+        return None;
+    }
+    let usage = d.section()?;
     if d.i != b.len() {
         return None;
     }
-    Some(SessionInfo {
-        path: Default::default(),
+    Some(RowView {
         id,
         cwd,
         name,
@@ -334,15 +495,14 @@ pub fn decode_with(b: &[u8], extras: bool) -> Option<SessionInfo> {
         last_reply,
         internal,
         git_branch,
-        all_text: String::new(),
-        models,
         total_tokens,
         total_cost,
         diagnostics,
         header_ms,
         newest_message_ms,
         file_mtime_ms,
-        agent: Default::default(),
+        model_count,
+        models,
         labels,
         usage,
     })
@@ -419,9 +579,8 @@ pub fn fingerprint(bytes: &[u8]) -> i64 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn round_trip() {
-        let i = SessionInfo {
+    fn sample() -> SessionInfo {
+        SessionInfo {
             path: Default::default(),
             id: "0199-id".into(),
             cwd: "/home/ü".into(),
@@ -491,7 +650,12 @@ mod tests {
                     },
                 ],
             },
-        };
+        }
+    }
+
+    #[test]
+    fn round_trip() {
+        let i = sample();
         let b = encode(&i);
         // A listing's decode leaves the usage out, nothing else.
         let lite = decode_with(&b, false).unwrap();
@@ -506,5 +670,66 @@ mod tests {
         assert_eq!(decode(&b), Some(i));
         assert_eq!(decode(&b[..b.len() - 1]), None);
         assert_eq!(decode(&[9, 1, 2]), None);
+    }
+
+    /// A row read in place is had exactly when a decode is, and prints
+    /// what the decoded row prints: on the sample, a scanner's state of it
+    /// and every cut and one-byte change of their bytes.
+    #[test]
+    fn a_view_is_the_decoded_row() {
+        let path = Path::new("/s/p/a.jsonl");
+        let agent = Agent::Claude;
+        let mut stale = sample();
+        stale.last_message_id = Some("later".into());
+        stale.name = Some(String::new());
+        stale.first_message = None;
+        let mut checked = 0;
+        for row in [sample(), stale] {
+            let b = encode(&row);
+            let mut variants = vec![b.clone()];
+            variants.extend((0..b.len()).map(|n| b[..n].to_vec()));
+            for k in 0..b.len() {
+                for v in [0u8, 1, 0x7f, 0x80, 0xc3, 0xff] {
+                    let mut m = b.clone();
+                    m[k] = v;
+                    variants.push(m);
+                }
+            }
+            for bytes in &variants {
+                let decoded = decode_with(bytes, false);
+                let viewed = view(bytes);
+                assert_eq!(decoded.is_some(), viewed.is_some(), "{bytes:?}");
+                let (Some(mut info), Some(v)) = (decoded, viewed) else {
+                    continue;
+                };
+                // SAFETY: `view` accepted these bytes just above.
+                assert_eq!(unsafe { view_kept(bytes) }, Some(v.clone()));
+                info.path = path.into();
+                info.agent = agent;
+                for is_row in [true, false] {
+                    let (mut info, mut v) = (info.clone(), v.clone());
+                    if !is_row {
+                        v.finish_state();
+                        info = crate::session::info::InfoScanner::resume(info)
+                            .finish()
+                            .unwrap();
+                    }
+                    let (mut want, mut got) = (Vec::new(), Vec::new());
+                    info.write_json_line(&mut want);
+                    v.json_row(path, agent).write_line(&mut got);
+                    assert_eq!(
+                        String::from_utf8_lossy(&got),
+                        String::from_utf8_lossy(&want)
+                    );
+                    assert_eq!(v.title(), info.title());
+                    assert_eq!(
+                        (v.modified_ms, v.internal),
+                        (info.modified_ms, info.internal)
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 100, "{checked}");
     }
 }

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use super::stored::Listing;
 use super::{Index, IndexError};
 use crate::session::info::SessionInfo;
 use crate::store::listing::scan_file;
@@ -217,6 +218,63 @@ pub fn load_listing(
     }
     read_files(&files, problems, text, &Plain, &mut out);
     None
+}
+
+/// `arbor list`'s plan when it prints every row as stored (no query): like
+/// [`load_listing`] without text, but the rows of unchanged files stay as
+/// the index stores them ([`Listing`]), to be read in place. Only
+/// warnings and progress go to `emit`; without a usable index every row is
+/// read from its file.
+pub fn load_listing_stored(
+    config: &StoreConfig,
+    scope: &Scope,
+    index: Option<Result<Index, IndexError>>,
+    emit: &mut dyn FnMut(LoadEvent<SessionInfo>),
+) -> (Listing, Vec<ScanProblem>) {
+    let mut out = Out {
+        emit,
+        watching: false,
+        started: Instant::now(),
+    };
+    let (files, mut problems) = list_session_files(config, scope);
+    crate::log::line("files listed");
+    let mut listing = Listing::default();
+    match index {
+        Some(Ok(mut index)) => {
+            let read = &mut listing.read;
+            let refreshed = index.refresh_stored(&files, &mut listing.unchanged, &mut |rows| {
+                read.extend(rows)
+            });
+            match refreshed {
+                Ok(stats) => {
+                    if let Some(e) = stats.write_error {
+                        out.warn(LoadWarning::IndexNotUpdated(e));
+                    }
+                    problems.extend(stats.problems);
+                    listing.files = files;
+                    return (listing, problems);
+                }
+                Err(e) => out.warn(LoadWarning::IndexUnavailable(e)),
+            }
+            listing = Listing::default();
+        }
+        Some(Err(e)) => out.warn(LoadWarning::IndexUnavailable(e)),
+        None => {}
+    }
+    let mut finished = Vec::new();
+    let read = &mut listing.read;
+    let mut plain = Out {
+        emit: &mut |ev| match ev {
+            LoadEvent::Rows(r) => read.extend(r),
+            LoadEvent::Finished { problems } => finished = problems,
+            other => (out.emit)(other),
+        },
+        watching: false,
+        started: out.started,
+    };
+    read_files(&files, problems, false, &Plain, &mut plain);
+    listing.files = files;
+    (listing, finished)
 }
 
 /// The plain way: every file read on all cores, rows sent in batches with

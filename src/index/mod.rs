@@ -57,8 +57,11 @@ mod matched;
 mod refresh;
 mod search;
 pub mod searcher;
+pub mod stored;
 mod termfile;
 pub mod terms;
+
+pub use codec::RowView;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -211,13 +214,25 @@ impl Index {
         files: &[SessionFile],
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
     ) -> Result<RefreshStats, IndexError> {
-        self.refresh_inner(files, true, on_rows)
+        self.refresh_inner(files, refresh::UnchangedRows::Send, on_rows)
+    }
+
+    /// Like [`Index::refresh`], but the rows of unchanged files are kept
+    /// as stored (`unchanged`, read in place by a listing) and `on_rows`
+    /// gets only those of new or changed files.
+    pub fn refresh_stored(
+        &mut self,
+        files: &[SessionFile],
+        unchanged: &mut stored::Unchanged,
+        on_rows: &mut dyn FnMut(Vec<SessionInfo>),
+    ) -> Result<RefreshStats, IndexError> {
+        self.refresh_inner(files, refresh::UnchangedRows::Keep(unchanged), on_rows)
     }
 
     fn refresh_inner(
         &mut self,
         files: &[SessionFile],
-        emit_unchanged: bool,
+        mut unchanged: refresh::UnchangedRows,
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
     ) -> Result<RefreshStats, IndexError> {
         self.search_cache.get_mut().take();
@@ -226,14 +241,14 @@ impl Index {
             &self.conn,
             &self.path,
             files,
-            emit_unchanged,
+            unchanged.again(),
             extras,
             on_rows,
         ) {
             Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
                 // Nothing was delivered yet (reading the rows failed): rebuild.
                 self.clear()?;
-                refresh::refresh(&self.conn, &self.path, files, true, extras, on_rows)
+                refresh::refresh(&self.conn, &self.path, files, unchanged, extras, on_rows)
             }
             other => other,
         }
@@ -248,7 +263,7 @@ impl Index {
         files: &[SessionFile],
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
     ) -> Result<RefreshStats, IndexError> {
-        self.refresh_inner(files, false, on_rows)
+        self.refresh_inner(files, refresh::UnchangedRows::Skip, on_rows)
     }
 
     /// The stored rows of the sessions under `roots`, without looking at

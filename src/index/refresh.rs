@@ -14,6 +14,7 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior, MAIN_
 
 use super::codec::{self, fingerprint, FxBuild};
 use super::db::{key_path, path_key, set_meta, text_path, text_state, write_at, Keys, TextState};
+use super::stored::{StoredRows, Unchanged};
 use super::termfile;
 use super::terms::{
     merge, pair_key, pair_left, pair_right, pair_sides, PairSet, Segment, SegmentBuilder, Sides,
@@ -1732,7 +1733,7 @@ pub fn refresh(
     conn: &Connection,
     db_path: &Path,
     files: &[SessionFile],
-    emit_unchanged: bool,
+    unchanged: UnchangedRows,
     extras: bool,
     on_rows: &mut dyn FnMut(Vec<SessionInfo>),
 ) -> Result<RefreshStats, IndexError> {
@@ -1749,10 +1750,10 @@ pub fn refresh(
     check_text_file(conn, db_path)?;
     let mut k = Keys::new();
     let keys: Vec<Cow<[u8]>> = files.iter().map(|f| k.key(&f.path)).collect();
-    let mut looked = look(conn, files, &keys, emit_unchanged, extras)?;
+    let mut looked = look(conn, files, &keys, &unchanged, extras)?;
     lap("rows loaded");
     let unlisted = std::mem::take(&mut looked.unlisted);
-    let mut jobs = sort_out(files, looked, emit_unchanged, &mut stats, on_rows);
+    let mut jobs = sort_out(files, looked, unchanged, &mut stats, on_rows);
     fill_states(conn, &mut jobs);
     lap("files checked");
     let mut writer = Writer::new(conn, db_path.to_path_buf());
@@ -1780,6 +1781,27 @@ pub fn refresh(
     Ok(stats)
 }
 
+/// What a refresh does with the rows of the files it finds unchanged.
+pub enum UnchangedRows<'u> {
+    /// Decodes them and sends them first.
+    Send,
+    /// Only counts them: the caller has them.
+    Skip,
+    /// Keeps them as stored, to be read in place.
+    Keep(&'u mut Unchanged),
+}
+
+impl UnchangedRows<'_> {
+    /// The same choice again, for a second refresh.
+    pub fn again(&mut self) -> UnchangedRows<'_> {
+        match self {
+            UnchangedRows::Send => UnchangedRows::Send,
+            UnchangedRows::Skip => UnchangedRows::Skip,
+            UnchangedRows::Keep(u) => UnchangedRows::Keep(u),
+        }
+    }
+}
+
 /// What the index has for the files given, found before any is opened.
 struct Looked {
     /// Each file's stat.
@@ -1790,19 +1812,25 @@ struct Looked {
     /// the listing's order in place (a box per row, then a copy into the
     /// batch, held two of them at 100,000 sessions).
     rows: Vec<SessionInfo>,
+    /// The rows kept as stored, instead ([`UnchangedRows::Keep`]).
+    stored: StoredRows,
     /// Keys of stored files not among those given.
     unlisted: Vec<Vec<u8>>,
 }
 
 /// A stat per file (on all cores) while the stored rows are read, and
-/// decoded when `decode` (the caller wants the unchanged files' rows).
+/// decoded or kept as they are when the caller wants the unchanged files'
+/// rows.
 fn look(
     conn: &Connection,
     files: &[SessionFile],
     keys: &[Cow<[u8]>],
-    decode: bool,
+    unchanged: &UnchangedRows,
     extras: bool,
 ) -> Result<Looked, IndexError> {
+    let decode = matches!(unchanged, UnchangedRows::Send);
+    let keep = matches!(unchanged, UnchangedRows::Keep(_));
+    let mut stored = StoredRows::default();
     let by_key: HashMap<&[u8], usize, FxBuild> = keys
         .iter()
         .enumerate()
@@ -1833,21 +1861,21 @@ fn look(
                 let c = cached_from_row_lite(r)?;
                 let state = r.get_ref(9)?.as_blob_or_null()?;
                 let row = r.get_ref(10)?.as_blob_or_null()?;
-                let info = match (row, state) {
-                    _ if !decode || c.problem.is_some() => None,
-                    (Some(b), _) => codec::decode_with(b, extras).and_then(|i| finished(i, true)),
-                    (None, Some(b)) => {
-                        codec::decode_with(b, extras).and_then(|i| finished(i, false))
-                    }
-                    (None, None) => None,
-                }
-                .map(|info| {
-                    if decoded.capacity() == 0 {
-                        decoded.reserve_exact(files.len());
-                    }
-                    decoded.push(info);
-                    (decoded.len() - 1) as u32
-                });
+                let blob = row.map(|b| (b, true)).or(state.map(|b| (b, false)));
+                let info = match blob {
+                    _ if c.problem.is_some() => None,
+                    Some((b, is_row)) if keep => stored.keep(b, is_row),
+                    Some((b, is_row)) if decode => codec::decode_with(b, extras)
+                        .and_then(|i| finished(i, is_row))
+                        .map(|info| {
+                            if decoded.capacity() == 0 {
+                                decoded.reserve_exact(files.len());
+                            }
+                            decoded.push(info);
+                            (decoded.len() - 1) as u32
+                        }),
+                    _ => None,
+                };
                 found[i] = Some(Found {
                     cached: c,
                     info,
@@ -1870,6 +1898,7 @@ fn look(
         stats,
         found,
         rows: decoded,
+        stored,
         unlisted,
     })
 }
@@ -1910,7 +1939,7 @@ type Job<'f> = (&'f SessionFile, Option<Cached>, u64);
 fn sort_out<'f>(
     files: &'f [SessionFile],
     looked: Looked,
-    emit_unchanged: bool,
+    mut unchanged_rows: UnchangedRows,
     stats: &mut RefreshStats,
     on_rows: &mut dyn FnMut(Vec<SessionInfo>),
 ) -> Vec<Job<'f>> {
@@ -1918,6 +1947,7 @@ fn sort_out<'f>(
         stats: stat_result,
         found,
         rows: mut decoded,
+        stored,
         ..
     } = looked;
     let unchanged = |st: &std::io::Result<Stat>, fd: Option<&Found>| match (st, fd) {
@@ -1928,11 +1958,21 @@ fn sort_out<'f>(
     let mut first: Vec<usize> = Vec::with_capacity(files.len());
     let mut kept = 0usize;
     let mut jobs: Vec<Job> = Vec::new();
-    for ((f, stat), fd) in files.iter().zip(stat_result).zip(found) {
+    for (n, ((f, stat), mut fd)) in files.iter().zip(stat_result).zip(found).enumerate() {
         let same = unchanged(&stat, fd.as_ref());
-        if !emit_unchanged && same {
-            kept += 1;
-            continue;
+        match &mut unchanged_rows {
+            UnchangedRows::Skip if same => {
+                kept += 1;
+                continue;
+            }
+            UnchangedRows::Keep(u) if same => {
+                if let Some(k) = fd.as_mut().and_then(|fd| fd.info.take()) {
+                    u.of_file.push((n as u32, k));
+                    kept += 1;
+                    continue;
+                }
+            }
+            _ => {}
         }
         let (fd, info) = match fd {
             Some(mut fd) => {
@@ -1979,6 +2019,9 @@ fn sort_out<'f>(
         crate::store::listing::apply_order(&mut decoded, first);
         decoded.truncate(n);
         on_rows(decoded);
+    }
+    if let UnchangedRows::Keep(u) = unchanged_rows {
+        u.rows = stored;
     }
     jobs
 }

@@ -616,16 +616,25 @@ fn canonical_iso_ms(s: &str) -> Option<i64> {
 pub fn format_iso_ms(ms: i64) -> String {
     use chrono::{Datelike, Timelike};
     match chrono::DateTime::from_timestamp_millis(ms) {
-        Some(d) if (0..=9999).contains(&d.year()) => format!(
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-            d.year(),
-            d.month(),
-            d.day(),
-            d.hour(),
-            d.minute(),
-            d.second(),
-            d.timestamp_subsec_millis()
-        ),
+        // Written digit by digit: `format!` was 5 % of a 100,000-row
+        // `arbor list --json`.
+        Some(d) if (0..=9999).contains(&d.year()) => {
+            let mut b = *b"0000-00-00T00:00:00.000Z";
+            let mut put = |at: usize, width: usize, mut v: u32| {
+                for k in (at..at + width).rev() {
+                    b[k] = b'0' + (v % 10) as u8;
+                    v /= 10;
+                }
+            };
+            put(0, 4, d.year() as u32);
+            put(5, 2, d.month());
+            put(8, 2, d.day());
+            put(11, 2, d.hour());
+            put(14, 2, d.minute());
+            put(17, 2, d.second());
+            put(20, 3, d.timestamp_subsec_millis());
+            b.iter().map(|&c| c as char).collect()
+        }
         Some(d) => d.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
         None => "1970-01-01T00:00:00.000Z".to_string(),
     }
@@ -633,6 +642,24 @@ pub fn format_iso_ms(ms: i64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn formatted_times_are_chronos() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for k in 0..20_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            // Years 0 to 9999 and a little past either end.
+            let ms = (seed % 330_000_000_000_000) as i64 - 62_200_000_000_000;
+            let ms = if k % 10 == 0 { ms % 86_400_000 } else { ms };
+            let want = chrono::DateTime::from_timestamp_millis(ms)
+                .expect("in chrono's range")
+                .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+                .to_string();
+            assert_eq!(super::format_iso_ms(ms), want, "{ms}");
+        }
+    }
+
     /// The shortcut for the usual shape reads every string as chrono does
     /// (or leaves it to chrono).
     #[test]

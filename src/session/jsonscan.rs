@@ -46,7 +46,7 @@ fn escape_len(b: &[u8], pos: usize) -> Option<usize> {
 /// Bit mask over 16 bytes: `"`, `\` and control characters.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn classify16(b: &[u8], p: usize) -> u32 {
+pub(crate) fn classify16(b: &[u8], p: usize) -> u32 {
     use std::arch::x86_64::*;
     assert!(p + 16 <= b.len());
     // SAFETY: SSE2 is part of the x86-64 baseline, and the load reads the 16
