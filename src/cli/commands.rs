@@ -10,15 +10,14 @@ use anyhow::{bail, Context as _, Result};
 use serde_json::{json, Value};
 
 use super::{Cli, Command, GlobalOpts};
-use std::collections::HashSet;
 
 use rayon::prelude::*;
 
 use crate::index::load::{load_listing, load_listing_stored, LoadEvent};
-use crate::index::stored::Listing;
+use crate::index::stored::{Listing, RowKey};
 use crate::index::Index;
 use crate::search::hits::file_hits;
-use crate::search::{rank_with_index, Query};
+use crate::search::{rank_order, rank_with_index, Query};
 use crate::session::view::{flatten_pre, row_line, Filter, FilterBits, Preorder};
 use crate::session::writer::{self, WriteError};
 use crate::session::{build_context, ContextFlavor, Session, SessionTree};
@@ -302,7 +301,6 @@ fn list(
         None => None,
     };
     crate::log::line("start");
-    let mut problems = Vec::new();
     let index = (!g.no_index).then(|| {
         let index = Index::open_default();
         crate::log::line("index opened");
@@ -313,51 +311,30 @@ fn list(
             eprintln!("arbor: {}", clean(&w.to_string()))
         }
     };
-    // Rows that a query ranks are decoded; without one, the stored rows
-    // are printed from where they lie.
+    // The stored rows are printed (and ranked) from where they lie.
+    let (listing, mut problems, index) =
+        load_listing_stored(config, &scope, index, query.is_some(), &mut warn);
+    crate::log::line("rows read");
+    let mut keys = listing.keys();
+    keys.retain(|k| {
+        (a.include_internal || !k.internal)
+            && match &scope {
+                Scope::All => true,
+                Scope::Project(cwd) => listing.row(*k).is_some_and(|r| r.cwd() == cwd),
+            }
+    });
+    // As `sort_recent`: the newest first, ties by path.
+    keys.par_sort_unstable_by(|a, b| {
+        b.modified_ms
+            .cmp(&a.modified_ms)
+            .then_with(|| listing.path(*a).cmp(listing.path(*b)))
+    });
+    crate::log::line("rows sorted");
     let (listing, keys) = match &query {
-        Some(query) => {
-            let mut rows = Vec::new();
-            let index = load_listing(config, &scope, index, true, &mut |ev| match ev {
-                // The first batch is taken as it is: through the index it
-                // holds every unchanged row, and a copy would double them
-                // for a moment.
-                LoadEvent::Rows(r) if rows.is_empty() => rows = r,
-                LoadEvent::Rows(r) => rows.extend(r),
-                LoadEvent::Finished { problems: p } => problems.extend(p),
-                other => warn(other),
-            });
-            crate::log::line("rows read");
-            filter_rows(&mut rows, &scope, a.include_internal);
-            sort_recent(&mut rows);
-            crate::log::line("rows sorted");
-            let listing = Listing::of_rows(rank_rows(query, rows, index.as_ref()));
-            crate::log::line("ranked");
-            let keys = listing.keys();
-            (listing, keys)
-        }
-        None => {
-            let listing;
-            (listing, problems) = load_listing_stored(config, &scope, index, &mut warn);
-            crate::log::line("rows read");
-            let mut keys = listing.keys();
-            keys.retain(|k| {
-                (a.include_internal || !k.internal)
-                    && match &scope {
-                        Scope::All => true,
-                        Scope::Project(cwd) => listing.row(*k).is_some_and(|r| r.cwd() == cwd),
-                    }
-            });
-            // As `sort_recent`: the newest first, ties by path.
-            keys.par_sort_unstable_by(|a, b| {
-                b.modified_ms
-                    .cmp(&a.modified_ms)
-                    .then_with(|| listing.path(*a).cmp(listing.path(*b)))
-            });
-            crate::log::line("rows sorted");
-            (listing, keys)
-        }
+        Some(query) => rank_listing(query, listing, keys, index.as_ref()),
+        None => (listing, keys),
     };
+    crate::log::line("ranked");
     let rows = keys.iter().filter_map(|&k| listing.row(k));
     let now = chrono::Utc::now().timestamp_millis();
     if a.json {
@@ -446,6 +423,68 @@ pub(super) fn no_sessions_hint(scope: &Scope, what: &str) {
     }
 }
 
+/// `keys` of `listing` ranked by `query` (bodies searched in `index` when
+/// the rows came through it, else in the files). When the index cannot be
+/// searched, the files are read whole and ranked instead: a listing of
+/// those rows.
+fn rank_listing(
+    query: &Query,
+    listing: Listing,
+    keys: Vec<RowKey>,
+    index: Option<&Index>,
+) -> (Listing, Vec<RowKey>) {
+    let paths = || keys.iter().map(|&k| listing.path(k));
+    let hits = match index {
+        Some(index) => index.search_within(query, &paths().collect::<Vec<_>>()),
+        None => Ok(file_hits(
+            query,
+            &paths().map(Path::to_path_buf).collect::<Vec<_>>(),
+        )),
+    };
+    crate::log::line("searched");
+    match hits {
+        Ok(hits) => {
+            let row = |i: usize| {
+                let k = keys[i];
+                Some((listing.row(k)?.search_doc(), listing.path(k)))
+            };
+            let order = rank_order(query, keys.len(), row, hits.as_ref());
+            let keys = order.into_iter().map(|i| keys[i]).collect();
+            (listing, keys)
+        }
+        Err(e) => {
+            let files: Vec<SessionFile> = keys
+                .iter()
+                .filter_map(|&k| listing.row(k))
+                .map(|r| SessionFile {
+                    path: r.path().to_path_buf(),
+                    agent: r.agent(),
+                })
+                .collect();
+            let listing = Listing::of_rows(rank_by_files(query, &files, &e));
+            let keys = listing.keys();
+            (listing, keys)
+        }
+    }
+}
+
+/// The rows of `files` read whole and ranked by `query` against their
+/// text, after the index failed (`e`, said).
+fn rank_by_files(
+    query: &Query,
+    files: &[SessionFile],
+    e: &crate::index::IndexError,
+) -> Vec<crate::session::SessionInfo> {
+    eprintln!(
+        "arbor: index search failed ({}); reading the files",
+        clean(&e.to_string())
+    );
+    let (mut full, _) = read_rows(files);
+    sort_recent(&mut full);
+    let paths: Vec<PathBuf> = full.iter().map(|r| r.path.to_path_buf()).collect();
+    rank_with_index(query, full, file_hits(query, &paths).as_ref())
+}
+
 /// The rows that match `query`, best first: the picker's ranking, with
 /// the index's answer for the bodies (or, without an index, the rows' own
 /// text and the files for the parts it lacks).
@@ -456,7 +495,7 @@ pub(super) fn rank_rows(
 ) -> Vec<crate::session::SessionInfo> {
     let hits = match index {
         Some(index) => {
-            let within: HashSet<PathBuf> = rows.iter().map(|r| r.path.to_path_buf()).collect();
+            let within: Vec<&Path> = rows.iter().map(|r| &*r.path).collect();
             index.search_within(query, &within)
         }
         // The rows carry their user and assistant text; the files give
@@ -473,11 +512,6 @@ pub(super) fn rank_rows(
     match hits {
         Ok(hits) => rank_with_index(query, rows, hits.as_ref()),
         Err(e) => {
-            // Search the files themselves.
-            eprintln!(
-                "arbor: index search failed ({}); reading the files",
-                clean(&e.to_string())
-            );
             let listed: Vec<SessionFile> = rows
                 .iter()
                 .map(|r| SessionFile {
@@ -485,10 +519,7 @@ pub(super) fn rank_rows(
                     agent: r.agent,
                 })
                 .collect();
-            let (mut full, _) = read_rows(&listed);
-            sort_recent(&mut full);
-            let paths: Vec<PathBuf> = full.iter().map(|r| r.path.to_path_buf()).collect();
-            rank_with_index(query, full, file_hits(query, &paths).as_ref())
+            rank_by_files(query, &listed, &e)
         }
     }
 }

@@ -397,6 +397,18 @@ impl<'a> RowView<'a> {
         }
     }
 
+    /// The models used (as stored: sorted, each once, unless the bytes say
+    /// otherwise).
+    pub fn models(&self) -> impl Iterator<Item = &'a str> {
+        let mut d = Dec::new(self.models);
+        (0..self.model_count).map_while(move |_| d.str_ref())
+    }
+
+    /// The labels (few, mostly none: decoded when asked for).
+    pub fn labels(&self) -> Vec<LabelInfo> {
+        decode_labels(&mut Dec::new(self.labels)).unwrap_or_default()
+    }
+
     /// The list row a stored scanner state stands for (`state` is a
     /// scanner before `finish`, which only settles the time): the same as
     /// decoding it and finishing the scanner.

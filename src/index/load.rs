@@ -220,17 +220,20 @@ pub fn load_listing(
     None
 }
 
-/// `arbor list`'s plan when it prints every row as stored (no query): like
-/// [`load_listing`] without text, but the rows of unchanged files stay as
-/// the index stores them ([`Listing`]), to be read in place. Only
-/// warnings and progress go to `emit`; without a usable index every row is
-/// read from its file.
+/// `arbor list`'s plan: [`load_listing`], but the rows of unchanged files
+/// stay as the index stores them ([`Listing`]), to be read in place. Only
+/// warnings and progress go to `emit`. Returns the index when the rows
+/// came through it (bodies are then searched there); without a usable
+/// index, or when `text` (a query will search the bodies) and the index
+/// could not be brought up to date, every row is read from its file, with
+/// its text when `text`.
 pub fn load_listing_stored(
     config: &StoreConfig,
     scope: &Scope,
     index: Option<Result<Index, IndexError>>,
+    text: bool,
     emit: &mut dyn FnMut(LoadEvent<SessionInfo>),
-) -> (Listing, Vec<ScanProblem>) {
+) -> (Listing, Vec<ScanProblem>, Option<Index>) {
     let mut out = Out {
         emit,
         watching: false,
@@ -246,14 +249,17 @@ pub fn load_listing_stored(
                 read.extend(rows)
             });
             match refreshed {
-                Ok(stats) => {
-                    if let Some(e) = stats.write_error {
-                        out.warn(LoadWarning::IndexNotUpdated(e));
+                Ok(stats) => match stats.write_error {
+                    Some(e) if text => out.warn(LoadWarning::SearchingFiles(e)),
+                    write_error => {
+                        if let Some(e) = write_error {
+                            out.warn(LoadWarning::IndexNotUpdated(e));
+                        }
+                        problems.extend(stats.problems);
+                        listing.files = files;
+                        return (listing, problems, Some(index));
                     }
-                    problems.extend(stats.problems);
-                    listing.files = files;
-                    return (listing, problems);
-                }
+                },
                 Err(e) => out.warn(LoadWarning::IndexUnavailable(e)),
             }
             listing = Listing::default();
@@ -272,9 +278,9 @@ pub fn load_listing_stored(
         watching: false,
         started: out.started,
     };
-    read_files(&files, problems, false, &Plain, &mut plain);
+    read_files(&files, problems, text, &Plain, &mut plain);
     listing.files = files;
-    (listing, finished)
+    (listing, finished, None)
 }
 
 /// The plain way: every file read on all cores, rows sent in batches with

@@ -387,7 +387,7 @@ impl Index {
     pub fn search_within(
         &self,
         query: &Query,
-        within: &std::collections::HashSet<PathBuf>,
+        within: &[&Path],
     ) -> Result<Option<BodyHits>, IndexError> {
         self.search_in(query, Some(within), &|| false)
     }
@@ -396,7 +396,7 @@ impl Index {
     fn search_in(
         &self,
         query: &Query,
-        within: Option<&std::collections::HashSet<PathBuf>>,
+        within: Option<&[&Path]>,
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> Result<Option<BodyHits>, IndexError> {
         search::search(

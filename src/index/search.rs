@@ -1549,7 +1549,7 @@ pub fn search(
     map_text: bool,
     slot: &mut Option<SearchCache>,
     query: &Query,
-    within: Option<&HashSet<PathBuf>>,
+    within: Option<&[&std::path::Path]>,
     cancel: Cancel,
 ) -> Result<Option<BodyHits>, IndexError> {
     let body_terms: Vec<(usize, &Term)> = query
@@ -1623,7 +1623,7 @@ fn answer(
     body_terms: &[(usize, &Term)],
     parts: Parts,
     cache: &mut SearchCache,
-    within: Option<&HashSet<PathBuf>>,
+    within: Option<&[&std::path::Path]>,
     cancel: Cancel,
 ) -> Result<Option<BodyHits>, IndexError> {
     // `within` as row ids (the index keys absolute paths). Only texts to

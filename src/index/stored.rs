@@ -9,7 +9,8 @@
 //! ([`RowView`]).
 
 use super::codec::{self, RowView};
-use crate::session::info::SessionInfo;
+use crate::search::doc::{RowFacts, RowText, SearchDoc};
+use crate::session::info::{display_name, fresh_summary, SessionInfo, NO_MESSAGES};
 use crate::store::scan::SessionFile;
 
 /// Stored rows, back to back in chunks of this size (a bigger row gets a
@@ -146,6 +147,14 @@ impl<'a> ListRow<'a> {
         }
     }
 
+    /// The agent of the store root the file was found under.
+    pub fn agent(&self) -> crate::session::agent::Agent {
+        match self {
+            ListRow::Stored { file, .. } => file.agent,
+            ListRow::Read(i) => i.agent,
+        }
+    }
+
     pub fn message_count(&self) -> usize {
         match self {
             ListRow::Stored { view, .. } => view.message_count,
@@ -158,6 +167,32 @@ impl<'a> ListRow<'a> {
         match self {
             ListRow::Stored { view, .. } => view.title(),
             ListRow::Read(i) => i.title(),
+        }
+    }
+
+    /// What a query is matched against (the bodies are the index's to
+    /// answer for a stored row).
+    pub fn search_doc(&self) -> SearchDoc {
+        match self {
+            ListRow::Stored { view, file } => {
+                let text = RowText {
+                    name: display_name(view.name),
+                    summary: fresh_summary(view.summary_candidate, view.last_message_id),
+                    first_message: view.first_message.unwrap_or(NO_MESSAGES),
+                    cwd: view.cwd,
+                    id: view.id,
+                };
+                let facts = RowFacts::new(
+                    text,
+                    view.modified_ms,
+                    view.models(),
+                    view.parent_session_path.is_some(),
+                    file.agent,
+                    &view.labels(),
+                );
+                SearchDoc::of_row(text, "", facts)
+            }
+            ListRow::Read(i) => SearchDoc::from_info(i),
         }
     }
 

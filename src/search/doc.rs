@@ -1,7 +1,7 @@
 //! What a query is matched against: each row's searchable text and the
 //! facts its filters test, prepared once per session.
 
-use crate::session::extras::LabelText;
+use crate::session::extras::{LabelInfo, LabelText};
 use crate::session::info::SessionInfo;
 use crate::session::normalize::normalized;
 use nucleo_matcher::Utf32Str;
@@ -80,15 +80,34 @@ pub struct RowFacts {
 
 impl RowFacts {
     pub fn of(info: &SessionInfo) -> RowFacts {
+        RowFacts::new(
+            RowText::of(info),
+            info.modified_ms,
+            info.models.iter().map(String::as_str),
+            info.parent_session_path.is_some(),
+            info.agent,
+            &info.labels,
+        )
+    }
+
+    /// The facts of a row wherever it lives (decoded, or read in place
+    /// from the index).
+    pub fn new<'a>(
+        text: RowText,
+        modified_ms: i64,
+        models: impl Iterator<Item = &'a str>,
+        fork: bool,
+        agent: crate::session::agent::Agent,
+        labels: &[LabelInfo],
+    ) -> RowFacts {
         RowFacts {
-            cwd: info.cwd.to_lowercase(),
-            modified_ms: info.modified_ms,
-            models: info.models.iter().map(|m| m.to_lowercase()).collect(),
-            named: info.display_name().is_some(),
-            fork: info.parent_session_path.is_some(),
-            agent: info.agent,
-            labels: info
-                .labels
+            cwd: text.cwd.to_lowercase(),
+            modified_ms,
+            models: models.map(str::to_lowercase).collect(),
+            named: text.name.is_some(),
+            fork,
+            agent,
+            labels: labels
                 .iter()
                 // A label on an entry the file lacks shows nowhere.
                 .filter(|l| l.text != LabelText::Missing)
@@ -98,32 +117,53 @@ impl RowFacts {
     }
 }
 
+/// The texts of a row a query matches, borrowed from wherever it lives.
+#[derive(Clone, Copy)]
+pub struct RowText<'a> {
+    /// The name when set and not cleared.
+    pub name: Option<&'a str>,
+    /// The summary when fresh.
+    pub summary: Option<&'a str>,
+    /// The first message, or the placeholder when there is none.
+    pub first_message: &'a str,
+    pub cwd: &'a str,
+    pub id: &'a str,
+}
+
+impl RowText<'_> {
+    pub fn of(info: &SessionInfo) -> RowText<'_> {
+        RowText {
+            name: info.display_name(),
+            summary: info.summary(),
+            first_message: info.first_message_text(),
+            cwd: &info.cwd,
+            id: &info.id,
+        }
+    }
+}
+
 impl SearchDoc {
     pub fn from_info(info: &SessionInfo) -> SearchDoc {
-        let first = info.first_message_text();
+        SearchDoc::of_row(RowText::of(info), &info.all_text, RowFacts::of(info))
+    }
+
+    /// The document of a row's texts, its message bodies' text `body`
+    /// (empty when the index answers for the bodies) and its facts.
+    pub fn of_row(t: RowText, body: &str, facts: RowFacts) -> SearchDoc {
+        let first = t.first_message;
         let cut = first
             .char_indices()
             .nth(500)
             .map_or(first.len(), |(i, _)| i);
         let fields = [
-            info.display_name(),
-            info.summary(),
+            t.name,
+            t.summary,
             Some(&first[..cut]),
-            Some(info.cwd.as_str()),
-            Some(info.id.as_str()),
+            Some(t.cwd),
+            Some(t.id),
         ];
-        let short = [
-            info.id.as_str(),
-            info.display_name().unwrap_or(""),
-            info.summary().unwrap_or(""),
-            info.cwd.as_str(),
-        ];
-        SearchDoc::new(
-            fields.into_iter().flatten(),
-            short,
-            &info.all_text,
-            RowFacts::of(info),
-        )
+        let short = [t.id, t.name.unwrap_or(""), t.summary.unwrap_or(""), t.cwd];
+        SearchDoc::new(fields.into_iter().flatten(), short, body, facts)
     }
 
     /// A document of `fields` (fuzzy matched), the `short` texts (matched

@@ -877,6 +877,36 @@ pub fn rank_with_index(
     if !query.has_conditions() && query.error().is_none() {
         return rows;
     }
+    let order = rank_order(
+        query,
+        rows.len(),
+        |i| {
+            let r = &rows[i];
+            Some((SearchDoc::from_info(r), &*r.path))
+        },
+        body_hits,
+    );
+    // Rows are big: move each kept row once.
+    let mut rows = rows;
+    order
+        .into_iter()
+        .map(|i| std::mem::take(&mut rows[i]))
+        .collect()
+}
+
+/// Which of `n` rows `query` keeps, best first, then the most recent (by
+/// the document's time), ties in the order given; `row(i)` is row `i`'s
+/// document and path (for its body hits), `None` for a row to leave out.
+/// Every row, in order, for a query without conditions.
+pub fn rank_order<'a>(
+    query: &Query,
+    n: usize,
+    row: impl Fn(usize) -> Option<(SearchDoc, &'a std::path::Path)> + Sync,
+    body_hits: Option<&super::BodyHits>,
+) -> Vec<usize> {
+    if !query.has_conditions() && query.error().is_none() {
+        return (0..n).collect();
+    }
     use rayon::prelude::*;
     // The index reports absolute paths: relative row paths are joined to
     // the working directory (looked up once, not per row).
@@ -885,36 +915,29 @@ pub fn rank_with_index(
         let cwd = cwd.as_ref()?;
         std::path::absolute(cwd.join(p)).ok()
     };
-    let scores: Vec<Option<u32>> = rows
-        .par_iter()
-        .map_init(Fuzzy::new, |fz, r| {
-            let doc = SearchDoc::from_info(r);
+    let scored: Vec<Option<(u32, i64)>> = (0..n)
+        .into_par_iter()
+        .map_init(Fuzzy::new, |fz, i| {
+            let (doc, path) = row(i)?;
             let bits = body_hits.map(|h| {
-                h.tiers(&r.path)
+                h.tiers(path)
                     .or_else(|| {
-                        if r.path.is_relative() {
-                            key(&r.path).and_then(|a| h.tiers(&a))
+                        if path.is_relative() {
+                            key(path).and_then(|a| h.tiers(&a))
                         } else {
                             None
                         }
                     })
                     .unwrap_or_default()
             });
-            query.score_with(&doc, fz, bits)
+            query
+                .score_with(&doc, fz, bits)
+                .map(|s| (s, doc.facts.modified_ms))
         })
         .collect();
-    // Rows are big: order indices, then move each kept row once.
-    let mut order: Vec<usize> = (0..rows.len()).filter(|&i| scores[i].is_some()).collect();
-    order.sort_by(|&a, &b| {
-        scores[b]
-            .cmp(&scores[a])
-            .then(rows[b].modified_ms.cmp(&rows[a].modified_ms))
-    });
-    let mut rows = rows;
+    let mut order: Vec<usize> = (0..n).filter(|&i| scored[i].is_some()).collect();
+    order.sort_by(|&a, &b| scored[b].cmp(&scored[a]));
     order
-        .into_iter()
-        .map(|i| std::mem::take(&mut rows[i]))
-        .collect()
 }
 
 #[cfg(test)]
