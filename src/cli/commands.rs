@@ -306,35 +306,12 @@ fn list(
         crate::log::line("index opened");
         index
     });
-    let mut warn = |ev| {
-        if let LoadEvent::Warning(w) = ev {
-            eprintln!("arbor: {}", clean(&w.to_string()))
-        }
-    };
-    // The stored rows are printed (and ranked) from where they lie.
-    let (listing, mut problems, index) =
-        load_listing_stored(config, &scope, index, query.is_some(), &mut warn);
-    crate::log::line("rows read");
-    let mut keys = listing.keys();
-    keys.retain(|k| {
-        (a.include_internal || !k.internal)
-            && match &scope {
-                Scope::All => true,
-                Scope::Project(cwd) => listing.row(*k).is_some_and(|r| r.cwd() == cwd),
-            }
-    });
-    // As `sort_recent`: the newest first, ties by path.
-    keys.par_sort_unstable_by(|a, b| {
-        b.modified_ms
-            .cmp(&a.modified_ms)
-            .then_with(|| listing.path(*a).cmp(listing.path(*b)))
-    });
-    crate::log::line("rows sorted");
-    let (listing, keys) = match &query {
-        Some(query) => rank_listing(query, listing, keys, index.as_ref()),
-        None => (listing, keys),
-    };
-    crate::log::line("ranked");
+    let Listed {
+        listing,
+        keys,
+        mut problems,
+        ..
+    } = listed_rows(config, &scope, index, query.as_ref(), a.include_internal);
     let rows = keys.iter().filter_map(|&k| listing.row(k));
     let now = chrono::Utc::now().timestamp_millis();
     if a.json {
@@ -423,6 +400,65 @@ pub(super) fn no_sessions_hint(scope: &Scope, what: &str) {
     }
 }
 
+/// What [`listed_rows`] found.
+pub(super) struct Listed {
+    pub listing: Listing,
+    /// The rows to show, in order.
+    pub keys: Vec<RowKey>,
+    /// How many rows were in scope before a query chose among them.
+    pub in_scope: usize,
+    /// The files that could not be listed.
+    pub problems: Vec<crate::store::ScanProblem>,
+}
+
+/// The rows of `scope` (internal ones when `include_internal`), the most
+/// recent first or ranked by `query`, through `index` when given: the
+/// stored rows are read (and ranked) from where they lie. Warnings are
+/// said on stderr.
+pub(super) fn listed_rows(
+    config: &StoreConfig,
+    scope: &Scope,
+    index: Option<Result<Index, crate::index::IndexError>>,
+    query: Option<&Query>,
+    include_internal: bool,
+) -> Listed {
+    let mut warn = |ev| {
+        if let LoadEvent::Warning(w) = ev {
+            eprintln!("arbor: {}", clean(&w.to_string()))
+        }
+    };
+    let (listing, problems, index) =
+        load_listing_stored(config, scope, index, query.is_some(), &mut warn);
+    crate::log::line("rows read");
+    let mut keys = listing.keys();
+    keys.retain(|k| {
+        (include_internal || !k.internal)
+            && match scope {
+                Scope::All => true,
+                Scope::Project(cwd) => listing.row(*k).is_some_and(|r| r.cwd() == cwd),
+            }
+    });
+    // As `sort_recent`: the newest first, ties by path.
+    keys.par_sort_unstable_by(|a, b| {
+        b.modified_ms
+            .cmp(&a.modified_ms)
+            .then_with(|| listing.path(*a).cmp(listing.path(*b)))
+    });
+    crate::log::line("rows sorted");
+    let in_scope = keys.len();
+    let (listing, keys) = match query {
+        Some(query) => rank_listing(query, listing, keys, index.as_ref()),
+        None => (listing, keys),
+    };
+    crate::log::line("ranked");
+    Listed {
+        listing,
+        keys,
+        in_scope,
+        problems,
+    }
+}
+
 /// `keys` of `listing` ranked by `query` (bodies searched in `index` when
 /// the rows came through it, else in the files). When the index cannot be
 /// searched, the files are read whole and ranked instead: a listing of
@@ -483,45 +519,6 @@ fn rank_by_files(
     sort_recent(&mut full);
     let paths: Vec<PathBuf> = full.iter().map(|r| r.path.to_path_buf()).collect();
     rank_with_index(query, full, file_hits(query, &paths).as_ref())
-}
-
-/// The rows that match `query`, best first: the picker's ranking, with
-/// the index's answer for the bodies (or, without an index, the rows' own
-/// text and the files for the parts it lacks).
-pub(super) fn rank_rows(
-    query: &Query,
-    rows: Vec<crate::session::SessionInfo>,
-    index: Option<&Index>,
-) -> Vec<crate::session::SessionInfo> {
-    let hits = match index {
-        Some(index) => {
-            let within: Vec<&Path> = rows.iter().map(|r| &*r.path).collect();
-            index.search_within(query, &within)
-        }
-        // The rows carry their user and assistant text; the files give
-        // the rest.
-        None => Ok(file_hits(
-            query,
-            &rows
-                .iter()
-                .map(|r| r.path.to_path_buf())
-                .collect::<Vec<_>>(),
-        )),
-    };
-    crate::log::line("searched");
-    match hits {
-        Ok(hits) => rank_with_index(query, rows, hits.as_ref()),
-        Err(e) => {
-            let listed: Vec<SessionFile> = rows
-                .iter()
-                .map(|r| SessionFile {
-                    path: r.path.to_path_buf(),
-                    agent: r.agent,
-                })
-                .collect();
-            rank_by_files(query, &listed, &e)
-        }
-    }
 }
 
 fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -> Result<()> {

@@ -9,13 +9,11 @@ use std::io::Write;
 use anyhow::{bail, Result};
 use serde::Serialize;
 
-use super::commands::{project_cwd, rank_rows};
+use super::commands::{listed_rows, project_cwd};
 use super::{GlobalOpts, SearchArgs};
-use crate::index::load::{load_listing, LoadEvent};
 use crate::index::Index;
 use crate::search::hits::{file_entry_hits_until, EntryHit};
 use crate::search::Query;
-use crate::store::listing::{filter_rows, sort_recent};
 use crate::store::{Scope, StoreConfig};
 use crate::util::term::sanitize_line as clean;
 
@@ -58,21 +56,19 @@ pub fn search(
     } else {
         Scope::Project(project_cwd(a.cwd.as_deref())?)
     };
-    let mut rows = Vec::new();
     let index = (!g.no_index).then(Index::open_default);
-    let index = load_listing(config, &scope, index, true, &mut |ev| match ev {
-        LoadEvent::Rows(r) => rows.extend(r),
-        LoadEvent::Warning(w) => eprintln!("arbor: {}", clean(&w.to_string())),
-        _ => {}
-    });
-    filter_rows(&mut rows, &scope, false);
-    if rows.is_empty() {
+    let listed = listed_rows(config, &scope, index, Some(&query), false);
+    let (listing, keys) = (listed.listing, listed.keys);
+    if listed.in_scope == 0 {
         // Still status 1, but not silent: the others are a flag away.
         super::commands::no_sessions_hint(&scope, "searches every folder");
     }
-    sort_recent(&mut rows);
-    let ranked = rank_rows(&query, rows, index.as_ref());
-    crate::log::line("ranked");
+    // What the entries' search needs of each ranked session.
+    let ranked: Vec<(std::path::PathBuf, String)> = keys
+        .iter()
+        .filter_map(|&k| listing.row(k))
+        .map(|r| (r.path().to_path_buf(), r.id().to_owned()))
+        .collect();
     let limit = if a.limit == 0 { usize::MAX } else { a.limit };
     let cwd = std::env::current_dir()?;
     let mut shown = 0usize;
@@ -82,10 +78,10 @@ pub fn search(
     // is begun (at most one per core is read in vain).
     let stop = std::sync::atomic::AtomicBool::new(false);
     let stopped = || stop.load(std::sync::atomic::Ordering::Relaxed);
-    let hits_of = |row: &crate::session::SessionInfo| {
+    let hits_of = |row: &(std::path::PathBuf, String)| {
         // A session that changed or went away since is skipped; one read
         // when the limit was reached is left off.
-        let mut hits = file_entry_hits_until(&row.path, &query, &stopped).ok()?;
+        let mut hits = file_entry_hits_until(&row.0, &query, &stopped).ok()?;
         // Best-ranked parts first, then file order (a stable sort).
         hits.sort_by_key(|h| std::cmp::Reverse(h.score));
         Some(hits)
@@ -121,8 +117,8 @@ pub fn search(
                 let row = &ranked[next];
                 next += 1;
                 let Some(hits) = hits else { continue };
-                let path = std::path::absolute(cwd.join(&row.path))
-                    .unwrap_or_else(|_| row.path.to_path_buf())
+                let path = std::path::absolute(cwd.join(&row.0))
+                    .unwrap_or_else(|_| row.0.clone())
                     .to_string_lossy()
                     .into_owned();
                 for h in hits {
@@ -133,7 +129,7 @@ pub fn search(
                     if a.json {
                         let line = JsonHit {
                             path: path.clone(),
-                            session_id: &row.id,
+                            session_id: &row.1,
                             entry_id: &h.entry_id,
                             role: &h.role,
                             timestamp: h.timestamp.as_deref(),
@@ -144,7 +140,7 @@ pub fn search(
                         serde_json::to_writer(&mut *out, &line)?;
                         out.write_all(b"\n")?;
                     } else {
-                        plain.push((row.id.clone(), path.clone(), h));
+                        plain.push((row.1.clone(), path.clone(), h));
                     }
                 }
                 if shown >= limit {
