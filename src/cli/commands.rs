@@ -14,7 +14,7 @@ use super::{Cli, Command, GlobalOpts};
 use rayon::prelude::*;
 
 use crate::index::load::{load_listing, load_listing_stored, LoadEvent};
-use crate::index::stored::{Listing, RowKey};
+use crate::index::stored::{ListRow, Listing, RowKey};
 use crate::index::Index;
 use crate::search::hits::file_hits;
 use crate::search::{rank_order, rank_with_index, Query};
@@ -312,43 +312,46 @@ fn list(
         mut problems,
         ..
     } = listed_rows(config, &scope, index, query.as_ref(), a.include_internal);
-    let rows = keys.iter().filter_map(|&k| listing.row(k));
     let now = chrono::Utc::now().timestamp_millis();
-    if a.json {
-        // Formatted on all cores and written a few thousand rows at a time:
-        // the whole output at once (88 MB at 100,000 sessions) cost more in
-        // fresh pages than the formatting itself.
-        for batch in keys.chunks(8192) {
-            let chunks: Vec<Vec<u8>> = batch
-                .par_chunks(512)
-                .map(|c| {
-                    let mut buf = Vec::with_capacity(c.len() * 700);
-                    for r in c.iter().filter_map(|&k| listing.row(k)) {
-                        r.write_json_line(&mut buf);
-                    }
-                    escape_c1(buf)
-                })
-                .collect();
-            for c in chunks {
-                out.write_all(&c)?;
-            }
+    let line = |r: ListRow, buf: &mut Vec<u8>| {
+        if a.json {
+            r.write_json_line(buf);
+            return;
         }
-        crate::log::line("json written");
-    } else {
-        for r in rows {
-            let title = crate::session::render::sanitize_line(r.title());
-            // Cells, not characters: a wide title must not push the columns.
-            let title = crate::ui::text::clip(&title, 70);
-            writeln!(
-                out,
-                "{}  {:>5}  {:>4}  {}",
-                super::report::pad(&title, 70),
-                r.message_count(),
-                crate::util::age(now, r.modified_ms()),
-                clean(r.id())
-            )?;
+        let title = crate::session::render::sanitize_line(r.title());
+        // Cells, not characters: a wide title must not push the columns.
+        let title = crate::ui::text::clip(&title, 70);
+        let text = format!(
+            "{}  {:>5}  {:>4}  {}\n",
+            super::report::pad(&title, 70),
+            r.message_count(),
+            crate::util::age(now, r.modified_ms()),
+            clean(r.id())
+        );
+        buf.extend_from_slice(text.as_bytes());
+    };
+    // Formatted on all cores and written a few thousand rows at a time:
+    // the whole output at once (88 MB of JSON at 100,000 sessions) cost
+    // more in fresh pages than the formatting itself.
+    for batch in keys.chunks(8192) {
+        let chunks: Vec<Vec<u8>> = batch
+            .par_chunks(512)
+            .map(|c| {
+                let mut buf = Vec::with_capacity(c.len() * if a.json { 700 } else { 130 });
+                for r in c.iter().filter_map(|&k| listing.row(k)) {
+                    line(r, &mut buf);
+                }
+                match a.json {
+                    true => escape_c1(buf),
+                    false => buf,
+                }
+            })
+            .collect();
+        for c in chunks {
+            out.write_all(&c)?;
         }
     }
+    crate::log::line("rows written");
     problems.sort_by(|a, b| a.path.cmp(&b.path));
     for p in problems {
         eprintln!(
