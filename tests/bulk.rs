@@ -263,7 +263,6 @@ fn a_batch_holding_a_live_session_asks_again() {
     );
     drive(&mut app, measured(&batch, &[&batch[1]]));
     let title = app.picker.rows[app.picker.by_path[batch[1].as_path()]]
-        .info
         .title()
         .chars()
         .take(20)

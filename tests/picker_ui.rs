@@ -151,7 +151,7 @@ fn named_filter_paths_and_summary_column() {
     let moved: Vec<Row> = rows(&fx.root)
         .into_iter()
         .map(|r| {
-            let mut info = r.info;
+            let mut info = r.into_info();
             let re = |p: &Path| fake.join(p.strip_prefix(&fx.root).unwrap_or(p));
             info.path = re(&info.path).into();
             info.parent_session_path = info
@@ -195,12 +195,13 @@ fn summary_column_shows_the_summary_else_where_the_session_left_off() {
     // No summary, or a stale one: the last reply's first line.
     assert_eq!(app.picker.visible.len(), 3);
     for v in &app.picker.visible {
-        let i = &app.picker.rows[v.idx].info;
+        let r = &app.picker.rows[v.idx];
+        let i = &r.info;
         if i.summary().is_none() {
             let reply = i.last_reply.as_deref().unwrap();
             let start: String = reply.chars().take(15).collect();
             assert!(
-                line(&i.title().chars().take(30).collect::<String>()).contains(&start),
+                line(&r.title().chars().take(30).collect::<String>()).contains(&start),
                 "{s}"
             );
         }
@@ -353,7 +354,7 @@ fn phrase_and_body_search() {
         .picker
         .visible
         .iter()
-        .map(|v| app.picker.rows[v.idx].info.title().to_string())
+        .map(|v| app.picker.rows[v.idx].title().to_string())
         .collect();
     assert!(!titles.is_empty());
     for v in &app.picker.visible {
@@ -602,7 +603,7 @@ fn selection_is_kept_by_path_across_live_updates() {
     key(&mut app, KeyCode::Down);
     let sel = app.picker.selected.clone().unwrap();
     // A new session appears at the top (newest): the selection stays put.
-    let mut newest = app.picker.rows[0].info.clone();
+    let mut newest = app.picker.rows[0].clone().into_info();
     newest.path = fx
         .root
         .join("--home-demo-projects-webapp--/new.jsonl")
@@ -941,7 +942,7 @@ fn enter_picks_row_zero_until_the_user_moves() {
     key(&mut cold, KeyCode::Down);
     key(&mut cold, KeyCode::Up);
     let chosen = cold.picker.selected.clone().unwrap();
-    let mut newer = by_age[3].info.clone();
+    let mut newer = by_age[3].clone().into_info();
     newer.path = fx
         .root
         .join("--home-demo-projects-webapp--/newer.jsonl")
@@ -961,7 +962,7 @@ fn typing_pins_the_selection() {
     typ(&mut app, "a");
     assert!(app.picker.user_moved);
     let chosen = app.picker.selected.clone().unwrap();
-    let mut newer = app.picker.rows[0].info.clone();
+    let mut newer = app.picker.rows[0].clone().into_info();
     newer.path = fx
         .root
         .join("--home-demo-projects-webapp--/newer.jsonl")
@@ -1185,7 +1186,7 @@ fn help_box_border_survives_wide_characters() {
     let wide: Vec<Row> = rows(&fx.root)
         .into_iter()
         .map(|r| {
-            let mut info = r.info;
+            let mut info = r.into_info();
             info.name = Some("日本語のセッション一覧を見る".into());
             info.has_name = true;
             Row::new(info)
@@ -1380,7 +1381,7 @@ fn the_position_line_shows_when_the_list_does_not_fit() {
     let s = screen(&app, &fx.root);
     assert!(s.contains(&format!("  ({n}/{n})")), "{s}");
     // The selected (last) row is still drawn above the position line.
-    let last = app.picker.rows[app.picker.visible[n - 1].idx].info.title();
+    let last = app.picker.rows[app.picker.visible[n - 1].idx].title();
     let lines: Vec<&str> = s.lines().collect();
     let pos_line = lines.iter().position(|l| l.starts_with("  (")).unwrap();
     assert!(lines[pos_line - 1].starts_with("› "), "{s}");
@@ -1550,7 +1551,7 @@ fn result_count_and_live_marker() {
     app.height = 24;
     let mut rs = rows(&fx.root);
     for r in &mut rs {
-        if r.info.title().contains("Fix flaky") {
+        if r.title().contains("Fix flaky") {
             r.info.file_mtime_ms = NOW - 10_000;
         } else {
             // A minute ago is no longer live.
@@ -2563,4 +2564,44 @@ fn a_cleared_query_lists_what_a_fresh_list_does() {
         assert_eq!(listed(&app), fresh(&app), "step {i}");
         assert!(!listed(&app).is_empty(), "step {i}");
     }
+}
+
+/// A row keeps one copy of its first message: the search document's start
+/// of it and the rest up to what the preview shows. Read back, it is the
+/// message as the session has it, cut at the same place as before.
+#[test]
+fn a_row_gives_back_its_first_message_whole_up_to_the_cut() {
+    use arbor::session::info::{SessionInfo, NO_MESSAGES};
+    use arbor::ui::picker::FIRST_PROMPT_KEPT;
+    let row = |first: Option<String>, name: Option<&str>| {
+        Row::new(SessionInfo {
+            first_message: first,
+            name: name.map(str::to_string),
+            has_name: name.is_some(),
+            ..SessionInfo::default()
+        })
+    };
+    // Multi-byte characters on both sides of the document's cut.
+    let long: String = "añ€😀b".chars().cycle().take(3_001).collect();
+    let kept: String = long.chars().take(FIRST_PROMPT_KEPT).collect();
+    for text in [
+        "fix the flaky test".to_string(),
+        "é".repeat(500),
+        "é".repeat(501),
+        long.chars().take(FIRST_PROMPT_KEPT).collect(),
+        long.clone(),
+    ] {
+        let want: String = text.chars().take(FIRST_PROMPT_KEPT).collect();
+        let r = row(Some(text), None);
+        assert_eq!(r.first_message_text(), want);
+        assert_eq!(r.title(), want);
+        assert!(r.info.first_message.is_none());
+        assert_eq!(r.into_info().first_message, Some(want));
+    }
+    assert_eq!(row(None, None).into_info().first_message, None);
+    assert_eq!(row(Some(long), None).first_message_text(), kept);
+    assert_eq!(row(None, None).first_message_text(), NO_MESSAGES);
+    let named = row(Some("first".into()), Some("My name"));
+    assert_eq!(named.title(), "My name");
+    assert_eq!(named.first_message_text(), "first");
 }

@@ -6,6 +6,10 @@ use crate::session::info::SessionInfo;
 use crate::session::normalize::normalized;
 use nucleo_matcher::Utf32Str;
 
+/// The characters of a first message the fuzzy pass scores (and a
+/// document keeps).
+pub const FIRST_MESSAGE_SCORED: usize = 500;
+
 /// What a query is matched against, prepared once per session.
 ///
 /// A keystroke in the picker scores every session's short fields, so they
@@ -39,6 +43,9 @@ pub struct SearchDoc {
     short_start: usize,
     /// Where the bodies start in `text`.
     body_start: usize,
+    /// Which of the fields is the first message (cut at
+    /// [`FIRST_MESSAGE_SCORED`] characters), if one is.
+    first_field: Option<u8>,
     /// What the query's filters (`dir:`, `after:`, …) look at.
     pub facts: RowFacts,
 }
@@ -153,8 +160,9 @@ impl SearchDoc {
         let first = t.first_message;
         let cut = first
             .char_indices()
-            .nth(500)
+            .nth(FIRST_MESSAGE_SCORED)
             .map_or(first.len(), |(i, _)| i);
+        let first_field = u8::from(t.name.is_some()) + u8::from(t.summary.is_some());
         let fields = [
             t.name,
             t.summary,
@@ -163,7 +171,9 @@ impl SearchDoc {
             Some(t.id),
         ];
         let short = [t.id, t.name.unwrap_or(""), t.summary.unwrap_or(""), t.cwd];
-        SearchDoc::new(fields.into_iter().flatten(), short, body, facts)
+        let mut doc = SearchDoc::new(fields.into_iter().flatten(), short, body, facts);
+        doc.first_field = Some(first_field);
+        doc
     }
 
     /// A document of `fields` (fuzzy matched), the `short` texts (matched
@@ -223,8 +233,17 @@ impl SearchDoc {
             char_ends,
             short_start,
             body_start,
+            first_field: None,
             facts,
         }
+    }
+
+    /// The first message as the fields keep it (its first
+    /// [`FIRST_MESSAGE_SCORED`] characters; the placeholder when there is
+    /// none), for a document made by [`SearchDoc::of_row`].
+    pub fn first_message(&self) -> Option<&str> {
+        let i = usize::from(self.first_field?);
+        self.fields().nth(i).map(|f| f.text)
     }
 
     /// The short fields, in order.

@@ -12,6 +12,6 @@ pub use preview::{
 };
 pub use state::{
     Dialog, Folders, PickerState, Row, Scope, Sort, Status, StatusKind, VisibleRow,
-    PERMANENT_GUARD_MS,
+    FIRST_PROMPT_KEPT, PERMANENT_GUARD_MS,
 };
 pub use view::{help_rows, list_area, list_rows, render};

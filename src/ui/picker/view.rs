@@ -462,7 +462,7 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         } else {
             (avail, 0)
         };
-        let title = truncate(&sanitize_line(info.title()), title_w);
+        let title = truncate(&sanitize_line(&r.title()), title_w);
         let title_style = if is_deleting {
             theme.error()
         } else if info.display_name().is_some() {
@@ -585,7 +585,7 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     let value_w = w.saturating_sub(9);
     let fact = |k: &str, v: String| Line::from(vec![label(k), Span::raw(truncate(&v, value_w))]);
     lines.push(Line::from(Span::styled(
-        truncate(&sanitize_line(info.title()), w),
+        truncate(&sanitize_line(&r.title()), w),
         if info.display_name().is_some() {
             theme.warning()
         } else {
@@ -682,7 +682,7 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     lines.push(Line::from(Span::styled("First prompt", theme.dim())));
     let prompt = wrap_styled(
         &[vec![(
-            sanitize_line(info.first_message_text()),
+            sanitize_line(&r.first_message_text()),
             Style::default(),
         )]],
         w,
@@ -1047,7 +1047,7 @@ fn titles_of<'a>(p: &PickerState, paths: impl Iterator<Item = &'a std::path::Pat
 fn title_of(p: &PickerState, path: &std::path::Path) -> String {
     p.by_path
         .get(path)
-        .map(|&i| truncate(&sanitize_line(p.rows[i].info.title()), 50))
+        .map(|&i| truncate(&sanitize_line(&p.rows[i].title()), 50))
         .unwrap_or_default()
 }
 
