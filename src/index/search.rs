@@ -878,8 +878,8 @@ pub struct Stored {
     /// them it went through.
     to_check: Vec<(u64, u32, u32)>,
     checked_upto: usize,
-    /// Bytes of text read through the map since its pages were last
-    /// released (see [`Stored::read_through_map`]).
+    /// Bytes of map pages read through (see [`map_bytes`]) since they were
+    /// last released (see [`Stored::read_through_map`]).
     mapped_read: usize,
 }
 
@@ -904,16 +904,49 @@ fn text_bytes(ids: &[u32], spans: &Spans) -> usize {
         .sum()
 }
 
-/// Where `ids` splits into batches of about [`TEXT_BATCH`] of text: the
-/// first and last ids' indexes included (`[0, …, ids.len()]`).
+/// A read through a file map faults in the pages around the one it needs
+/// (the kernel's fault-around, 64 KB aligned), so what a read of many
+/// short texts adds to the resident set is counted in these windows, not
+/// in the bytes read: a regex over 100,000 sessions' texts of a few
+/// hundred bytes each made 2 MB of reads map ~100 MB.
+const FAULT_WINDOW: u64 = 64 << 10;
+
+/// The bytes of the fault-around windows the texts of `ids` lie in,
+/// counting a window once when consecutive texts share it (`last`: the
+/// window counted last, carried from one call to the next).
+fn map_bytes(ids: &[u32], spans: &Spans, last: &mut Option<u64>) -> usize {
+    let mut windows = 0;
+    for span in ids.iter().filter_map(|id| spans.get(id)).flatten() {
+        if span.len == 0 {
+            continue;
+        }
+        let (first, end) = (
+            span.off / FAULT_WINDOW,
+            (span.off + span.len as u64 - 1) / FAULT_WINDOW,
+        );
+        let from = match *last {
+            Some(l) if l >= first => l + 1,
+            _ => first,
+        };
+        windows += (end + 1).saturating_sub(from);
+        *last = Some(last.map_or(end, |l| l.max(end)));
+    }
+    (windows * FAULT_WINDOW) as usize
+}
+
+/// Where `ids` splits into batches of about [`TEXT_BATCH`] of text, or
+/// of [`MAP_RESIDENT`] of map pages, whichever comes first: the first and
+/// last ids' indexes included (`[0, …, ids.len()]`).
 fn text_batches(ids: &[u32], spans: &Spans) -> Vec<usize> {
     let mut cuts = vec![0];
-    let mut bytes = 0;
+    let (mut bytes, mut mapped, mut last) = (0, 0, None);
     for (i, id) in ids.iter().enumerate() {
-        bytes += spans.get(id).map_or(0, |v| v.iter().map(|s| s.len).sum());
-        if bytes >= TEXT_BATCH && i + 1 < ids.len() {
+        let one = std::slice::from_ref(id);
+        bytes += text_bytes(one, spans);
+        mapped += map_bytes(one, spans, &mut last);
+        if (bytes >= TEXT_BATCH || mapped >= MAP_RESIDENT) && i + 1 < ids.len() {
             cuts.push(i + 1);
-            bytes = 0;
+            (bytes, mapped) = (0, 0);
         }
     }
     cuts.push(ids.len());
@@ -1011,7 +1044,7 @@ impl Stored {
     fn read_through_map(&mut self, ids: &[u32]) {
         #[cfg(target_os = "linux")]
         if let Text::Mapped(m) = &self.text {
-            self.mapped_read += text_bytes(ids, &self.spans);
+            self.mapped_read += map_bytes(ids, &self.spans, &mut None);
             if self.mapped_read > MAP_RESIDENT {
                 m.release();
                 self.mapped_read = 0;
@@ -2030,8 +2063,48 @@ fn text_hits(
 
 #[cfg(test)]
 mod tests {
+    use super::{map_bytes, text_batches, text_bytes, Span, Spans, FAULT_WINDOW};
     use super::{regex_for_lowercased, regex_prefixes, within_a_term, IdSet, BITMAP_IDS};
-    use super::{text_batches, text_bytes, Span, Spans, TEXT_BATCH};
+    use super::{MAP_RESIDENT, TEXT_BATCH};
+
+    /// Short texts far apart in the file: each maps a window of pages, so
+    /// batches are cut by the pages their reads map, not by their bytes
+    /// (which would have let one batch map 2 MB / 100 B windows).
+    #[test]
+    fn text_reads_are_cut_by_the_pages_they_map() {
+        let span = |off, len| Span {
+            off,
+            len,
+            sum: 0,
+            checked: Default::default(),
+        };
+        let mut spans = Spans::default();
+        for id in 0..1_000u32 {
+            spans.insert(id, vec![span(u64::from(id) << 20, 100)]);
+        }
+        let ids: Vec<u32> = (0..1_000).collect();
+        let cuts = text_batches(&ids, &spans);
+        let per_batch = MAP_RESIDENT / FAULT_WINDOW as usize;
+        assert_eq!(cuts.len(), 1_000 / per_batch + 2);
+        for w in cuts.windows(2) {
+            let b = &ids[w[0]..w[1]];
+            assert!(map_bytes(b, &spans, &mut None) <= MAP_RESIDENT);
+            assert!(text_bytes(b, &spans) < TEXT_BATCH);
+        }
+        // Texts sharing a window count it once; one across two counts both.
+        let mut near = Spans::default();
+        near.insert(0, vec![span(10, 100), span(200, 100)]);
+        near.insert(1, vec![span(FAULT_WINDOW - 50, 100)]);
+        near.insert(2, vec![span(5 * FAULT_WINDOW, 0)]);
+        let w = FAULT_WINDOW as usize;
+        assert_eq!(map_bytes(&[0], &near, &mut None), w);
+        assert_eq!(map_bytes(&[0, 1], &near, &mut None), 2 * w);
+        assert_eq!(map_bytes(&[1], &near, &mut None), 2 * w);
+        assert_eq!(map_bytes(&[2], &near, &mut None), 0);
+        let mut last = None;
+        assert_eq!(map_bytes(&[1], &near, &mut last), 2 * w);
+        assert_eq!(map_bytes(&[1], &near, &mut last), 0);
+    }
 
     /// Batches cover the ids once, in order, and each but the last holds
     /// at least a batch of text and no more than it needs to.
