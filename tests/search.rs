@@ -714,3 +714,71 @@ fn phrases_with_numbers_paths_and_long_words_are_found() {
         }
     }
 }
+
+/// Only the best part a session matches ranks it, so the index reads a
+/// session's file to confirm a lower part only when its text has not
+/// already found it: of three sessions with `token <word>` in their tool
+/// output, the two with it in their conversation too are not read, and
+/// the listing is the one a reading of every file gives, in the same order.
+#[test]
+fn a_session_its_text_found_is_not_read_for_a_lower_part() {
+    use serde_json::json;
+    let store = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let dir = store.path().join("--work--");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (n, user) in [
+        (1, "please check the token refresh"),
+        (2, "nothing to see"),
+        (3, "the token expiry is wrong"),
+    ] {
+        let id = format!("0199bbbb-0000-7000-8000-00000000000{n}");
+        let t = |s: u32| format!("2026-01-0{n}T00:00:0{s}.000Z");
+        let lines = [
+            json!({"type":"session","version":3,"id":id,"timestamp":t(0),"cwd":"/work"}),
+            json!({"type":"message","id":"u1","parentId":null,"timestamp":t(1),
+                   "message":{"role":"user","content":[{"type":"text","text":user}]}}),
+            json!({"type":"message","id":"a1","parentId":"u1","timestamp":t(2),
+                   "message":{"role":"assistant","content":[
+                       {"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"ls"}}]}}),
+            json!({"type":"message","id":"t1","parentId":"a1","timestamp":t(3),
+                   "message":{"role":"toolResult","toolCallId":"c1","toolName":"bash",
+                       "content":[{"type":"text","text":"saw token   cache in the log"}]}}),
+        ];
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let name = format!("2026-01-0{n}T00-00-00-000Z_{id}.jsonl");
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let list = |traced: bool, no_index: bool| {
+        let mut cmd = arbor();
+        cmd.env("ARBOR_CACHE_DIR", cache.path())
+            .arg("--store")
+            .arg(store.path())
+            .args(["list", "--all", "--json", "--query", r"re:token\s+\w+"]);
+        if traced {
+            cmd.env("ARBOR_TRACE", "1");
+        }
+        if no_index {
+            cmd.arg("--no-index");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success());
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    list(false, false); // Builds the index.
+    let (listed, trace) = list(true, false);
+    assert!(
+        trace.contains("search: reading 1 session files"),
+        "only the session whose text lacks it is read:\n{trace}"
+    );
+    let ids = |out: &str| -> Vec<String> {
+        out.lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].to_string())
+            .collect()
+    };
+    assert_eq!(ids(&listed).len(), 3, "{listed}");
+    assert_eq!(ids(&listed), ids(&list(false, true).0));
+}

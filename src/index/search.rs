@@ -1866,9 +1866,27 @@ fn term_hits(
         return Ok(out);
     }
     let keys = &cache.files.keys;
+    // Only the best part a session matches ranks it (`tier_score`): a
+    // session already found in a part as good as the best left to
+    // confirm gains nothing from its file being read (`re:token\s+\w+` at
+    // 10,000 sessions read 8,900 files, 24 s, for sessions its text had
+    // already found).
+    let best_left = to_confirm
+        .iter()
+        .map(crate::session::searchable::Part::tier)
+        .min()
+        .unwrap_or(0);
+    let settled = |id: &u32| out[..=best_left].iter().any(|found| found.contains(id));
     let mut to_read: Vec<u32> = match cands {
-        Some(c) => c.iter().filter(|id| keep(keys, id)).collect(),
-        None => keys.keys().copied().filter(|id| keep(keys, id)).collect(),
+        Some(c) => c
+            .iter()
+            .filter(|id| keep(keys, id) && !settled(id))
+            .collect(),
+        None => keys
+            .keys()
+            .copied()
+            .filter(|id| keep(keys, id) && !settled(id))
+            .collect(),
     };
     to_read.sort_unstable();
     crate::log::line(format!("search: reading {} session files", to_read.len()));
