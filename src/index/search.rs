@@ -895,15 +895,6 @@ const MAP_RESIDENT: usize = 8 << 20;
 /// pages as it goes rather than at the end.
 const TEXT_BATCH: usize = 2 << 20;
 
-/// The bytes of stored text of `ids`.
-fn text_bytes(ids: &[u32], spans: &Spans) -> usize {
-    ids.iter()
-        .filter_map(|id| spans.get(id))
-        .flatten()
-        .map(|s| s.len)
-        .sum()
-}
-
 /// A read through a file map faults in the pages around the one it needs
 /// (the kernel's fault-around, 64 KB aligned), so what a read of many
 /// short texts adds to the resident set is counted in these windows, not
@@ -915,15 +906,18 @@ const FAULT_WINDOW: u64 = 64 << 10;
 /// counting a window once when consecutive texts share it (`last`: the
 /// window counted last, carried from one call to the next).
 fn map_bytes(ids: &[u32], spans: &Spans, last: &mut Option<u64>) -> usize {
+    ids.iter()
+        .filter_map(|id| spans.get(id))
+        .map(|v| window_bytes(v, last))
+        .sum()
+}
+
+/// [`map_bytes`] of one session's texts.
+fn window_bytes(texts: &[Span], last: &mut Option<u64>) -> usize {
     let mut windows = 0;
-    for span in ids.iter().filter_map(|id| spans.get(id)).flatten() {
-        if span.len == 0 {
-            continue;
-        }
-        let (first, end) = (
-            span.off / FAULT_WINDOW,
-            (span.off + span.len as u64 - 1) / FAULT_WINDOW,
-        );
+    for span in texts.iter().filter(|s| s.len > 0) {
+        let first = span.off / FAULT_WINDOW;
+        let end = (span.off + span.len as u64 - 1) / FAULT_WINDOW;
         let from = match *last {
             Some(l) if l >= first => l + 1,
             _ => first,
@@ -941,9 +935,9 @@ fn text_batches(ids: &[u32], spans: &Spans) -> Vec<usize> {
     let mut cuts = vec![0];
     let (mut bytes, mut mapped, mut last) = (0, 0, None);
     for (i, id) in ids.iter().enumerate() {
-        let one = std::slice::from_ref(id);
-        bytes += text_bytes(one, spans);
-        mapped += map_bytes(one, spans, &mut last);
+        let texts = spans.get(id).map_or(&[][..], Vec::as_slice);
+        bytes += texts.iter().map(|s| s.len).sum::<usize>();
+        mapped += window_bytes(texts, &mut last);
         if (bytes >= TEXT_BATCH || mapped >= MAP_RESIDENT) && i + 1 < ids.len() {
             cuts.push(i + 1);
             (bytes, mapped) = (0, 0);
@@ -2081,9 +2075,18 @@ fn text_hits(
 
 #[cfg(test)]
 mod tests {
-    use super::{map_bytes, text_batches, text_bytes, Span, Spans, FAULT_WINDOW};
+    use super::{map_bytes, text_batches, Span, Spans, FAULT_WINDOW};
     use super::{regex_for_lowercased, regex_prefixes, within_a_term, IdSet, BITMAP_IDS};
     use super::{MAP_RESIDENT, TEXT_BATCH};
+
+    /// The bytes of stored text of `ids`.
+    fn text_bytes(ids: &[u32], spans: &Spans) -> usize {
+        ids.iter()
+            .filter_map(|id| spans.get(id))
+            .flatten()
+            .map(|s| s.len)
+            .sum()
+    }
 
     /// Short texts far apart in the file: each maps a window of pages, so
     /// batches are cut by the pages their reads map, not by their bytes

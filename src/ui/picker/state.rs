@@ -26,8 +26,7 @@ pub struct Row {
     /// The first message past what the search document keeps, up to
     /// [`FIRST_PROMPT_KEPT`] characters in all.
     first_rest: Option<Box<str>>,
-    /// The session has a first message (else the document holds the
-    /// placeholder).
+    /// The session has a first message.
     has_first: bool,
     /// The file path with symlinks resolved, to match `parentSession` links
     /// (the path itself, shared, when it has none).
@@ -91,10 +90,10 @@ impl Row {
     /// The first message (at most [`FIRST_PROMPT_KEPT`] characters), or
     /// the placeholder of a session without one.
     pub fn first_message_text(&self) -> Cow<'_, str> {
-        let head = self
-            .doc
-            .first_message()
-            .unwrap_or(crate::session::info::NO_MESSAGES);
+        if !self.has_first {
+            return Cow::Borrowed(crate::session::info::NO_MESSAGES);
+        }
+        let head = self.doc.first_message().unwrap_or("");
         match &self.first_rest {
             Some(rest) => Cow::Owned([head, rest].concat()),
             None => Cow::Borrowed(head),
