@@ -48,6 +48,7 @@
 //! a refresh runs opens a second `Index` on the same file (SQLite's WAL lets
 //! readers run beside the writer).
 
+mod ascending;
 mod codec;
 mod db;
 pub mod load;

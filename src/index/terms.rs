@@ -11,6 +11,7 @@
 //! `\nw`, "is w" finds `\nw\n`. Since a token never contains a space, a word
 //! is a substring of a text exactly when it is a substring of one of its terms.
 
+use super::ascending::Ascending;
 use memchr::memmem;
 
 /// Gathers postings in memory until they are written as a segment.
@@ -492,7 +493,7 @@ pub struct Behind<'s> {
 impl Behind<'_> {
     /// Term `t` is about to be read: the pages before it may go.
     pub fn at(&mut self, t: usize) {
-        let Some(&start) = self.seg.term_starts.get(t) else {
+        let Some(start) = self.seg.term_starts.get(t) else {
             return;
         };
         let start = start as usize;
@@ -517,8 +518,8 @@ impl Drop for Behind<'_> {
 /// A stored segment, read back.
 pub struct Segment {
     terms: TermBytes,
-    term_starts: Vec<u32>,
-    post_starts: Vec<u32>,
+    term_starts: Ascending,
+    post_starts: Ascending,
     postings: Vec<u8>,
     /// At least the number of distinct ids in its posting lists (0:
     /// unknown; see [`Segment::with_docs`]).
@@ -549,22 +550,14 @@ impl Segment {
     pub fn dictionary_in(terms: TermBytes, starts: &[u8]) -> Option<Segment> {
         let terms_len = terms.bytes().len();
         let n = u32::from_le_bytes(starts.get(..4)?.try_into().ok()?) as usize;
-        #[allow(clippy::unwrap_used, reason = "chunks_exact(4) yields 4-byte slices")]
-        let words: Vec<u32> = starts[4..]
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-            .collect();
-        if words.len() != 2 * n + 1 {
+        let words = &starts[4..];
+        if words.len() != 4 * (2 * n + 1) {
             return None;
         }
-        let term_starts = words[..n].to_vec();
-        let post_starts = words[n..].to_vec();
-        let ok = term_starts
-            .iter()
-            .all(|&s| (1..terms_len).contains(&(s as usize)))
-            && term_starts.windows(2).all(|w| w[0] < w[1])
-            && post_starts.windows(2).all(|w| w[0] <= w[1]);
-        ok.then_some(Segment {
+        let term_starts = Ascending::from_le_bytes(&words[..4 * n], true)?;
+        let post_starts = Ascending::from_le_bytes(&words[4 * n..], false)?;
+        let in_bounds = |s: Option<u32>| s.is_none_or(|s| (1..terms_len).contains(&(s as usize)));
+        (in_bounds(term_starts.get(0)) && in_bounds(term_starts.last())).then_some(Segment {
             terms,
             term_starts,
             post_starts,
@@ -604,7 +597,7 @@ impl Segment {
 
     /// The length of the postings blob the dictionary expects.
     pub fn postings_len(&self) -> usize {
-        self.post_starts.last().map_or(0, |&e| e as usize)
+        self.post_starts.last().map_or(0, |e| e as usize)
     }
 
     pub fn len(&self) -> usize {
@@ -617,11 +610,11 @@ impl Segment {
 
     pub fn term(&self, t: usize) -> &[u8] {
         let terms = self.terms.bytes();
-        let s = self.term_starts[t] as usize;
+        let s = self.term_starts.at(t) as usize;
         let e = self
             .term_starts
             .get(t + 1)
-            .map_or(terms.len(), |&e| e as usize)
+            .map_or(terms.len(), |e| e as usize)
             - 1;
         &terms[s..e]
     }
@@ -631,21 +624,21 @@ impl Segment {
     /// forward from it, so a nearby term costs a step or two.
     fn term_at_from(&self, pos: usize, from: usize) -> Option<usize> {
         let starts = &self.term_starts;
-        let le = |k: usize| (starts[k] as usize) <= pos;
-        if from >= starts.len() || !le(from) {
-            let k = starts.partition_point(|&s| (s as usize) <= pos);
+        let n = starts.len();
+        let le = |s: u32| (s as usize) <= pos;
+        if from >= n || !le(starts.at(from)) {
+            let k = starts.partition_point_in(0, n, le);
             return k.checked_sub(1);
         }
         // starts[lo] <= pos; find hi with starts[hi] > pos (or the end).
         let (mut lo, mut step) = (from, 1usize);
         let mut hi = from + 1;
-        while hi < starts.len() && le(hi) {
+        while hi < n && le(starts.at(hi)) {
             lo = hi;
             hi += step;
             step *= 2;
         }
-        let hi = hi.min(starts.len());
-        Some(lo + starts[lo..hi].partition_point(|&s| (s as usize) <= pos) - 1)
+        Some(starts.partition_point_in(lo, hi.min(n), le) - 1)
     }
 
     /// Calls `f` with each file id of term `t` (postings must be loaded).
@@ -657,8 +650,8 @@ impl Segment {
     /// Where term `t`'s posting list lies in the postings blob.
     pub fn postings_range(&self, t: usize) -> (usize, usize) {
         (
-            self.post_starts[t] as usize,
-            self.post_starts[t + 1] as usize,
+            self.post_starts.at(t) as usize,
+            self.post_starts.at(t + 1) as usize,
         )
     }
 
@@ -723,7 +716,7 @@ impl Segment {
                 from = self
                     .term_starts
                     .get(t + 1)
-                    .map_or(terms.len(), |&e| e as usize - 1);
+                    .map_or(terms.len(), |e| e as usize - 1);
             } else {
                 from = pos + 1;
             }
@@ -1776,7 +1769,7 @@ mod tests {
         for pos in 0..s.terms.bytes().len() {
             let want = s
                 .term_starts
-                .partition_point(|&st| (st as usize) <= pos)
+                .partition_point_in(0, s.len(), |st| (st as usize) <= pos)
                 .checked_sub(1);
             let upto = want.unwrap_or(0);
             for from in [0, upto / 2, upto, upto + 1, s.len() + 3] {
