@@ -220,7 +220,7 @@ fn picker(h: &Homes) -> App {
 
 fn select_pi(app: &mut App) {
     for _ in 0..2 {
-        if app.picker.selected_row().unwrap().info.id == ID {
+        if app.picker.selected_row().unwrap().id() == ID {
             return;
         }
         app.update(AppEvent::Key(KeyEvent::new(
@@ -228,7 +228,7 @@ fn select_pi(app: &mut App) {
             KeyModifiers::NONE,
         )));
     }
-    assert_eq!(app.picker.selected_row().unwrap().info.id, ID);
+    assert_eq!(app.picker.selected_row().unwrap().id(), ID);
 }
 
 #[test]
@@ -256,7 +256,7 @@ fn the_watcher_keeps_pi_rows_pi() {
     }
     let row = &app.picker.rows[app.picker.by_path[pi.as_path()]];
     assert_eq!(
-        (row.info.agent, row.info.display_name()),
+        (row.info.agent, row.display_name()),
         (Agent::Pi, Some("Live"))
     );
 }

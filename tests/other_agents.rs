@@ -530,7 +530,7 @@ fn picker_with_mixed_agents() {
         .picker
         .visible
         .iter()
-        .map(|v| app.picker.rows[v.idx].info.id.as_str())
+        .map(|v| app.picker.rows[v.idx].id())
         .collect();
     assert_eq!(ids.len(), 2, "{ids:?}");
     assert!(ids.contains(&CODEX_ID));

@@ -196,9 +196,8 @@ fn summary_column_shows_the_summary_else_where_the_session_left_off() {
     assert_eq!(app.picker.visible.len(), 3);
     for v in &app.picker.visible {
         let r = &app.picker.rows[v.idx];
-        let i = &r.info;
-        if i.summary().is_none() {
-            let reply = i.last_reply.as_deref().unwrap();
+        if r.summary().is_none() {
+            let reply = r.info.last_reply.as_deref().unwrap();
             let start: String = reply.chars().take(15).collect();
             assert!(
                 line(&r.title().chars().take(30).collect::<String>()).contains(&start),
@@ -219,7 +218,9 @@ fn summary_column_shows_the_summary_else_where_the_session_left_off() {
 fn summary_column_lines_up_across_cwds_of_any_length() {
     let fx = fixture();
     let mut rows = rows(&fx.root);
-    rows[0].info.cwd = "/w".into();
+    let mut first = rows[0].clone().into_info();
+    first.cwd = "/w".into();
+    rows[0] = Row::new(first);
     let mut app = App::new(WEBAPP.into(), NOW);
     app.width = 160;
     app.height = 24;
@@ -260,7 +261,7 @@ fn empty_states() {
     only_unnamed.height = 10;
     let unnamed: Vec<Row> = rows(&fx.root)
         .into_iter()
-        .filter(|r| r.info.display_name().is_none())
+        .filter(|r| r.display_name().is_none())
         .collect();
     drive(&mut only_unnamed, AppEvent::Rows(unnamed));
     key(&mut only_unnamed, KeyCode::Tab);
@@ -512,7 +513,6 @@ fn rename_writes_one_session_info_line_after_the_last_entry() {
         app.picker
             .selected_row()
             .unwrap()
-            .info
             .display_name()
             .unwrap_or("")
     );
@@ -576,7 +576,7 @@ fn enter_resumes_or_prints() {
         key(&mut app, KeyCode::Enter),
         vec![Effect::Exit(Outcome::Resume {
             path: path.clone(),
-            id: app.picker.selected_row().unwrap().info.id.clone(),
+            id: app.picker.selected_row().unwrap().id().to_string(),
             cwd: WEBAPP.into(),
             agent: arbor::session::Agent::Atomic,
         })]
@@ -1524,7 +1524,7 @@ fn searches_ask_the_index_for_message_bodies() {
         .picker
         .visible
         .iter()
-        .map(|v| app.picker.rows[v.idx].info.id.as_str())
+        .map(|v| app.picker.rows[v.idx].id())
         .collect();
     assert_eq!(found, ["01a1f97b-0554-756b-95f5-edc872f30502"]);
 
@@ -2064,7 +2064,7 @@ fn label_filter_with_rows_from_the_files_or_the_index() {
         app.picker
             .visible
             .iter()
-            .map(|v| app.picker.rows[v.idx].info.id[..8].to_string())
+            .map(|v| app.picker.rows[v.idx].id()[..8].to_string())
             .collect()
     };
     for (q, want) in [
@@ -2091,7 +2091,7 @@ fn declining_to_resume_elsewhere_goes_back_to_the_picker() {
     app.width = 80;
     key(&mut app, KeyCode::Down);
     let path = app.picker.selected.clone().unwrap();
-    let id = app.picker.selected_row().unwrap().info.id.clone();
+    let id = app.picker.selected_row().unwrap().id().to_string();
     let resume = |app: &mut App| {
         let fxs = key(app, KeyCode::Enter);
         let o = app.outcome.take().expect("Enter leaves");
@@ -2595,7 +2595,6 @@ fn a_row_gives_back_its_first_message_whole_up_to_the_cut() {
         let r = row(Some(text), None);
         assert_eq!(r.first_message_text(), want);
         assert_eq!(r.title(), want);
-        assert!(r.info.first_message.is_none());
         assert_eq!(r.into_info().first_message, Some(want));
     }
     assert_eq!(row(None, None).into_info().first_message, None);

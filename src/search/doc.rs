@@ -28,7 +28,7 @@ pub struct SearchDoc {
     /// bodies from `body_start` on.
     text: String,
     /// Where each short field ends in `text` (the first starts at 0).
-    field_ends: Vec<u32>,
+    field_ends: Box<[u32]>,
     /// Bit `i`: field `i` is ASCII.
     ascii: u32,
     /// Bit `i`: nucleo matches field `i` by the characters kept in `chars`
@@ -36,9 +36,9 @@ pub struct SearchDoc {
     unicode: u32,
     /// The characters nucleo matches in the fields it sees as Unicode (the
     /// first of each grapheme), back to back, and where each field's end
-    /// in them.
+    /// in them (none when no field is seen as Unicode).
     chars: Box<[char]>,
-    char_ends: Vec<u32>,
+    char_ends: Box<[u32]>,
     /// Where the normalized parts start in `text`.
     short_start: usize,
     /// Where the bodies start in `text`.
@@ -46,6 +46,8 @@ pub struct SearchDoc {
     /// Which of the fields is the first message (cut at
     /// [`FIRST_MESSAGE_SCORED`] characters), if one is.
     first_field: Option<u8>,
+    /// Field 0 is the name (in a document made by [`SearchDoc::of_row`]).
+    named: bool,
     /// What the query's filters (`dir:`, `after:`, …) look at.
     pub facts: RowFacts,
 }
@@ -173,6 +175,7 @@ impl SearchDoc {
         let short = [t.id, t.name.unwrap_or(""), t.summary.unwrap_or(""), t.cwd];
         let mut doc = SearchDoc::new(fields.into_iter().flatten(), short, body, facts);
         doc.first_field = Some(first_field);
+        doc.named = t.name.is_some();
         doc
     }
 
@@ -198,7 +201,7 @@ impl SearchDoc {
         let mut field_ends = Vec::with_capacity(fields.len());
         let (mut ascii, mut unicode) = (0u32, 0u32);
         let mut chars = Vec::new();
-        let mut char_ends = Vec::with_capacity(fields.len());
+        let mut char_ends = Vec::new();
         for (i, f) in fields.into_iter().take(32).enumerate() {
             text.push_str(f);
             field_ends.push(text.len() as u32);
@@ -224,16 +227,20 @@ impl SearchDoc {
         }
         let body_start = text.len();
         text.push_str(&normalized(body));
+        if unicode == 0 {
+            char_ends.clear();
+        }
         SearchDoc {
             text,
-            field_ends,
+            field_ends: field_ends.into_boxed_slice(),
             ascii,
             unicode,
             chars: chars.into_boxed_slice(),
-            char_ends,
+            char_ends: char_ends.into_boxed_slice(),
             short_start,
             body_start,
             first_field: None,
+            named: false,
             facts,
         }
     }
@@ -244,6 +251,48 @@ impl SearchDoc {
     pub fn first_message(&self) -> Option<&str> {
         let i = usize::from(self.first_field?);
         self.fields().nth(i).map(|f| f.text)
+    }
+
+    /// Short field `i`'s text.
+    fn field_text(&self, i: usize) -> Option<&str> {
+        let end = *self.field_ends.get(i)? as usize;
+        let start = i.checked_sub(1).map_or(0, |p| self.field_ends[p] as usize);
+        self.text.get(start..end)
+    }
+
+    /// The texts of the row a document was made of by
+    /// [`SearchDoc::of_row`] (the first message cut as [`first_message`]
+    /// says); `None` for another document. The picker's rows keep no other
+    /// copy of them.
+    ///
+    /// [`first_message`]: SearchDoc::first_message
+    pub fn row_text(&self) -> Option<RowText<'_>> {
+        let first = usize::from(self.first_field?);
+        let named = self.named;
+        Some(RowText {
+            name: if named {
+                Some(self.field_text(0)?)
+            } else {
+                None
+            },
+            summary: if first > usize::from(named) {
+                Some(self.field_text(first - 1)?)
+            } else {
+                None
+            },
+            first_message: self.field_text(first)?,
+            cwd: self.field_text(first + 1)?,
+            id: self.field_text(first + 2)?,
+        })
+    }
+
+    /// The cwd of a row's document (see [`SearchDoc::row_text`]); empty
+    /// for another document. Without looking at the other fields: the
+    /// scope filter asks it of every row.
+    pub fn row_cwd(&self) -> &str {
+        self.first_field
+            .and_then(|f| self.field_text(usize::from(f) + 1))
+            .unwrap_or("")
     }
 
     /// The short fields, in order.

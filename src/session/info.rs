@@ -128,15 +128,13 @@ impl SessionInfo {
     /// `session::foreign`), which Claude Code cannot resume alone: its
     /// session's.
     pub fn resume_target(&self) -> (PathBuf, String) {
-        if let (true, super::agent::Agent::Claude, Some(parent)) =
-            (self.internal, self.agent, &self.parent_session_path)
-        {
-            let p = PathBuf::from(parent);
-            if let Some(id) = p.file_stem().and_then(|s| s.to_str()) {
-                return (p.clone(), id.to_string());
-            }
-        }
-        (self.path.to_path_buf(), self.id.clone())
+        resume_target(
+            &self.path,
+            &self.id,
+            self.internal,
+            self.agent,
+            self.parent_session_path.as_deref(),
+        )
     }
 
     /// The row of `arbor list --json` (one JSON Lines line), borrowed from
@@ -388,6 +386,24 @@ pub fn fresh_summary<'a>(
 ) -> Option<&'a str> {
     let (text, through) = candidate?;
     (last_message_id == Some(through)).then_some(text)
+}
+
+/// See [`SessionInfo::resume_target`]: the session at `path` with `id`,
+/// or for a Claude Code sub-agent run its `parent` session.
+pub fn resume_target(
+    path: &Path,
+    id: &str,
+    internal: bool,
+    agent: super::agent::Agent,
+    parent: Option<&str>,
+) -> (PathBuf, String) {
+    if let (true, super::agent::Agent::Claude, Some(parent)) = (internal, agent, parent) {
+        let p = PathBuf::from(parent);
+        if let Some(id) = p.file_stem().and_then(|s| s.to_str()) {
+            return (p.clone(), id.to_string());
+        }
+    }
+    (path.to_path_buf(), id.to_string())
 }
 
 /// A path as the JSON row's text (lossy where it is not UTF-8), checked

@@ -437,11 +437,11 @@ fn act(app: &mut App, action: Action) -> Vec<Effect> {
                     vec![Effect::Exit(Outcome::Print(r.info.path.to_path_buf()))]
                 }
                 Some(r) => {
-                    let (path, id) = r.info.resume_target();
+                    let (path, id) = r.resume_target();
                     vec![Effect::Exit(Outcome::Resume {
                         path,
                         id,
-                        cwd: r.info.cwd.clone(),
+                        cwd: r.cwd().to_string(),
                         agent: r.info.agent,
                     })]
                 }
@@ -556,7 +556,7 @@ fn act(app: &mut App, action: Action) -> Vec<Effect> {
             {
                 p.set_status(StatusKind::Error, agent.refusal("renamed"));
             } else if let Some(r) = p.selected_row() {
-                let input = LineInput::new(r.info.display_name().unwrap_or(""));
+                let input = LineInput::new(r.display_name().unwrap_or(""));
                 p.dialog = Dialog::Rename {
                     path: r.info.path.to_path_buf(),
                     input,
@@ -685,7 +685,7 @@ fn cancel(p: &mut PickerState) -> Vec<Effect> {
 
 /// When the file last changed: its mtime. (The newest entry's timestamp
 /// is whatever the writer claimed, possibly in the future.)
-fn last_change_ms(info: &crate::session::info::SessionInfo) -> i64 {
+fn last_change_ms(info: &super::RowInfo) -> i64 {
     info.file_mtime_ms
 }
 

@@ -3,6 +3,7 @@
 mod keys;
 mod matches;
 mod preview;
+mod row;
 mod state;
 mod view;
 
@@ -10,8 +11,8 @@ pub use keys::{update, Action, KEYS, PERMANENT_KEYS, TRASHING_KEYS};
 pub use preview::{
     load_hits, load_preview, load_preview_with, Preview, PreviewHits, PreviewLimits, MAX_HITS,
 };
+pub use row::{Folders, Row, RowInfo, FIRST_PROMPT_KEPT};
 pub use state::{
-    Dialog, Folders, PickerState, Row, Scope, Sort, Status, StatusKind, VisibleRow,
-    FIRST_PROMPT_KEPT, PERMANENT_GUARD_MS,
+    Dialog, PickerState, Scope, Sort, Status, StatusKind, VisibleRow, PERMANENT_GUARD_MS,
 };
 pub use view::{help_rows, list_area, list_rows, render};

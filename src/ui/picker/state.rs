@@ -1,158 +1,16 @@
 //! The picker's state: its rows and what is visible of them (scope, sort,
 //! filters, the query's scores), the selection, dialogs and status.
 
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::search::doc::FIRST_MESSAGE_SCORED;
-use crate::search::{Query, SearchDoc};
-use crate::session::info::SessionInfo;
+use crate::search::Query;
 use crate::util::hash::FxBuild;
 use crate::util::shared_path::SharedPath;
 
 use super::preview::{Preview, PreviewHits};
-
-/// One session in the picker.
-#[derive(Debug, Clone)]
-pub struct Row {
-    /// The session's row, but for its first message, which is taken out
-    /// (`None`): the search document keeps its first
-    /// [`FIRST_MESSAGE_SCORED`] characters and `first_rest` the rest that
-    /// the picker shows. Read it with [`Row::first_message_text`] and
-    /// [`Row::title`].
-    pub info: SessionInfo,
-    /// The first message past what the search document keeps, up to
-    /// [`FIRST_PROMPT_KEPT`] characters in all.
-    first_rest: Option<Box<str>>,
-    /// The session has a first message.
-    has_first: bool,
-    /// The file path with symlinks resolved, to match `parentSession` links
-    /// (the path itself, shared, when it has none).
-    pub canonical: SharedPath,
-    /// The parent session's path, symlinks resolved.
-    pub parent_canonical: Option<PathBuf>,
-    pub doc: Arc<SearchDoc>,
-}
-
-/// The characters of a first prompt a row keeps: the preview's six lines
-/// of it at 330 columns.
-pub const FIRST_PROMPT_KEPT: usize = 2_000;
-
-impl Row {
-    /// Builds a row; resolves symlinks, so call it off the UI thread.
-    pub fn new(info: SessionInfo) -> Row {
-        Row::with_dirs(info, &mut Folders::default())
-    }
-
-    /// Like [`Row::new`], resolving each folder once across rows: rows of
-    /// 10,000 sessions need 10,000 canonical paths, and a full `realpath`
-    /// per file cost the first screen tens of milliseconds.
-    pub fn with_dirs(mut info: SessionInfo, dirs: &mut Folders) -> Row {
-        let resolved = dirs.canonical(&info.path);
-        let canonical = if resolved == *info.path {
-            info.path.clone()
-        } else {
-            resolved.into()
-        };
-        let parent_canonical = info
-            .parent_session_path
-            .as_deref()
-            .map(|p| dirs.canonical(Path::new(p)));
-        let doc = Arc::new(SearchDoc::from_info(&info));
-        // What the picker keeps of each session is bounded by what it can
-        // show, not by the session's text: the body lives on in the search
-        // document (normalized), and of the first prompt the preview shows
-        // at most a few lines, of which the document already holds the
-        // start (one copy of it, not two: ~40 MB at 100,000 sessions).
-        info.all_text = String::new();
-        let has_first = info.first_message.is_some();
-        let first_rest = info.first_message.take().and_then(|first| {
-            let kept = doc.first_message().map_or(0, str::len);
-            let rest = first.get(kept..).filter(|r| !r.is_empty())?;
-            let cut = rest
-                .char_indices()
-                .nth(FIRST_PROMPT_KEPT - FIRST_MESSAGE_SCORED)
-                .map_or(rest.len(), |(i, _)| i);
-            Some(Box::from(&rest[..cut]))
-        });
-        Row {
-            info,
-            first_rest,
-            has_first,
-            canonical,
-            parent_canonical,
-            doc,
-        }
-    }
-
-    /// The first message (at most [`FIRST_PROMPT_KEPT`] characters), or
-    /// the placeholder of a session without one.
-    pub fn first_message_text(&self) -> Cow<'_, str> {
-        if !self.has_first {
-            return Cow::Borrowed(crate::session::info::NO_MESSAGES);
-        }
-        let head = self.doc.first_message().unwrap_or("");
-        match &self.first_rest {
-            Some(rest) => Cow::Owned([head, rest].concat()),
-            None => Cow::Borrowed(head),
-        }
-    }
-
-    /// The session's row with its first message put back (as far as the
-    /// row keeps it), to make a row of again.
-    pub fn into_info(self) -> SessionInfo {
-        let first = self
-            .has_first
-            .then(|| self.first_message_text().into_owned());
-        SessionInfo {
-            first_message: first,
-            ..self.info
-        }
-    }
-
-    /// Name, else first message: the row's title.
-    pub fn title(&self) -> Cow<'_, str> {
-        match self.info.display_name() {
-            Some(name) => Cow::Borrowed(name),
-            None => self.first_message_text(),
-        }
-    }
-}
-
-/// Canonical folders already resolved, for [`Row::with_dirs`].
-#[derive(Default)]
-pub struct Folders(HashMap<PathBuf, Option<PathBuf>>);
-
-impl Folders {
-    /// `path` with symlinks resolved: its folder's canonical form joined
-    /// with its name, or the whole path resolved when it is a link itself
-    /// (one `lstat`, much cheaper than resolving every component again).
-    fn canonical(&mut self, path: &Path) -> PathBuf {
-        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-            return path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-        };
-        let dir_canon = self
-            .0
-            .entry(dir.to_path_buf())
-            .or_insert_with(|| dir.canonicalize().ok())
-            .clone();
-        match dir_canon {
-            // A missing folder (a link to another machine's session): kept
-            // as written.
-            None => path.to_path_buf(),
-            Some(d) => {
-                let joined = d.join(name);
-                if std::fs::symlink_metadata(&joined).is_ok_and(|m| m.file_type().is_symlink()) {
-                    joined.canonicalize().unwrap_or(joined)
-                } else {
-                    joined
-                }
-            }
-        }
-    }
-}
+pub use super::row::Row;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
@@ -580,10 +438,10 @@ impl PickerState {
 
     fn in_scope(&self, r: &Row) -> bool {
         (self.show_internal || !r.info.internal)
-            && (!self.named_only || r.info.display_name().is_some())
+            && (!self.named_only || r.display_name().is_some())
             && match self.scope {
                 Scope::All => true,
-                Scope::Current => r.info.cwd == self.project_cwd,
+                Scope::Current => r.cwd() == self.project_cwd,
             }
     }
 
@@ -808,8 +666,8 @@ impl PickerState {
     /// column is shown).
     pub fn any_summary(&self) -> bool {
         self.visible.iter().any(|v| {
-            let i = &self.rows[v.idx].info;
-            i.summary().is_some() || i.last_reply.is_some()
+            let r = &self.rows[v.idx];
+            r.summary().is_some() || r.info.last_reply.is_some()
         })
     }
 

@@ -7,7 +7,7 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
 use super::keys::{sessions, Action, LabelAction, KEYS, LABEL_KEYS, PERMANENT_KEYS};
-use super::state::{Dialog, PickerState, Scope, StatusKind};
+use super::state::{Dialog, PickerState, Row, Scope, StatusKind};
 use crate::search::query::new_matcher;
 use crate::ui::app::App;
 use crate::ui::input;
@@ -369,16 +369,17 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             .iter()
             .skip(p.scroll)
             .take(rows)
-            .map(|v| &p.rows[v.idx].info)
+            .map(|v| &p.rows[v.idx])
     };
     let count_w = drawn()
-        .map(|i| i.message_count.to_string().len())
+        .map(|r| r.info.message_count.to_string().len())
         .fold(4, usize::max);
     let age_w = drawn()
-        .map(|i| age(p.now_ms, i.modified_ms).len())
+        .map(|r| age(p.now_ms, r.info.modified_ms).len())
         .fold(3, usize::max);
     // The right-hand figures of one row: path, cwd, agent tag, count, age.
-    let right_of = |info: &crate::session::info::SessionInfo| {
+    let right_of = |row: &Row| {
+        let info = &row.info;
         let mut right = String::new();
         if p.show_paths {
             let path = sanitize_line(&short_home_in(
@@ -388,7 +389,7 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             right.push_str(&format!("{} ", truncate_middle(&path, (w / 2).max(16))));
         }
         if p.scope == Scope::All {
-            let cwd = sanitize_line(&short_home_in(&info.cwd, p.home.as_deref()));
+            let cwd = sanitize_line(&short_home_in(row.cwd(), p.home.as_deref()));
             right.push_str(&format!("{} ", truncate_left(&cwd, (w / 6).clamp(10, 30))));
         }
         // The git branch, where the agent recorded one (Claude Code, Codex).
@@ -410,14 +411,12 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         (right, agent_tag, figures)
     };
     // Written in the last minute: an agent is probably running in it.
-    let is_live = |info: &crate::session::info::SessionInfo| {
-        (0..LIVE_MS).contains(&(p.now_ms - info.file_mtime_ms))
-    };
+    let is_live = |row: &Row| (0..LIVE_MS).contains(&(p.now_ms - row.info.file_mtime_ms));
     // The right-hand part is as wide on every row (cwds and paths differ in
     // length), so that the title and summary columns start and end in line.
-    let right_w_of = |info: &crate::session::info::SessionInfo| {
-        let (r, t, f) = right_of(info);
-        usize::from(is_live(info)) * 2 + width(&r) + width(&t) + width(&f)
+    let right_w_of = |row: &Row| {
+        let (r, t, f) = right_of(row);
+        usize::from(is_live(row)) * 2 + width(&r) + width(&t) + width(&f)
     };
     let right_w = drawn().map(right_w_of).max().unwrap_or(0);
     // A column for the marks while there are any.
@@ -433,15 +432,15 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             (true, true) => "✓ ",
             (true, false) => "  ",
         };
-        let (mut right, agent_tag, figures) = right_of(info);
-        right.insert_str(0, &" ".repeat(right_w.saturating_sub(right_w_of(info))));
+        let (mut right, agent_tag, figures) = right_of(r);
+        right.insert_str(0, &" ".repeat(right_w.saturating_sub(right_w_of(r))));
         let tag = match (info.internal, info.agent) {
             // Claude Code's sub-agent runs (sidechains) are read as internal.
             (true, crate::session::Agent::Claude) => "[sub-agent] ",
             (true, _) => "[internal] ",
             (false, _) => "",
         };
-        let live = is_live(info);
+        let live = is_live(r);
         let live_mark = if live { "● " } else { "" };
         let fixed = 2
             + width(mark)
@@ -465,7 +464,7 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         let title = truncate(&sanitize_line(&r.title()), title_w);
         let title_style = if is_deleting {
             theme.error()
-        } else if info.display_name().is_some() {
+        } else if r.display_name().is_some() {
             theme.warning()
         } else {
             Style::default()
@@ -492,9 +491,9 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         if summary_w > 0 {
             spans.push(Span::raw(" "));
             // The summary, else where the session left off.
-            let (text, style) = match (info.summary(), &info.last_reply) {
+            let (text, style) = match (r.summary(), &info.last_reply) {
                 (Some(s), _) => (s, theme.accent()),
-                (None, Some(r)) => (r.as_str(), theme.dim()),
+                (None, Some(reply)) => (&**reply, theme.dim()),
                 (None, None) => ("", theme.dim()),
             };
             spans.push(Span::styled(fit(&sanitize_line(text), summary_w), style));
@@ -586,7 +585,7 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     let fact = |k: &str, v: String| Line::from(vec![label(k), Span::raw(truncate(&v, value_w))]);
     lines.push(Line::from(Span::styled(
         truncate(&sanitize_line(&r.title()), w),
-        if info.display_name().is_some() {
+        if r.display_name().is_some() {
             theme.warning()
         } else {
             theme.title()
@@ -594,7 +593,7 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     )));
     lines.push(Line::from(vec![
         label("cwd"),
-        Span::raw(truncate_middle(&sanitize_line(&info.cwd), value_w)),
+        Span::raw(truncate_middle(&sanitize_line(r.cwd()), value_w)),
     ]));
     if let Some(b) = &info.git_branch {
         lines.push(Line::from(vec![
@@ -646,7 +645,7 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             theme.warning(),
         )));
     }
-    if let Some(what) = info.diagnostics.describe() {
+    if let Some(what) = info.diagnostics.as_ref().and_then(|d| d.describe()) {
         lines.push(Line::from(Span::styled(truncate(&what, w), theme.error())));
     }
     // The matching entries, when the query looks inside sessions.
