@@ -2604,3 +2604,65 @@ fn a_row_gives_back_its_first_message_whole_up_to_the_cut() {
     assert_eq!(named.title(), "My name");
     assert_eq!(named.first_message_text(), "first");
 }
+
+/// A row keeps its id, folder, name and summary only in its search
+/// document: read back, they are the session's own whichever of the name
+/// and summary it has, and so is what Enter resumes; made into a session
+/// row again, it makes the same row.
+#[test]
+fn a_row_reads_its_facts_back_from_its_search_document() {
+    use arbor::session::info::SessionInfo;
+    use arbor::session::Agent;
+    for (name, summary, stale) in [
+        (None, None, false),
+        (Some("Ünïcode name 日本"), None, false),
+        (None, Some("the summary"), false),
+        (Some("both"), Some("the summary"), false),
+        (Some("a name"), Some("a stale summary"), true),
+    ] {
+        for (internal, agent, parent) in [
+            (false, Agent::Atomic, None),
+            (true, Agent::Claude, Some("/p/parent-id.jsonl")),
+        ] {
+            let info = SessionInfo {
+                path: PathBuf::from("/s/--w--/sess.jsonl").into(),
+                id: "0195-abc".into(),
+                cwd: "/home/u/Wörk  dir".into(),
+                name: name.map(str::to_string),
+                has_name: name.is_some(),
+                summary_candidate: summary.map(|s| (s.to_string(), "m1".to_string())),
+                last_message_id: Some(if stale { "m2" } else { "m1" }.to_string()),
+                first_message: Some("hello".into()),
+                internal,
+                agent,
+                parent_session_path: parent.map(str::to_string),
+                created: "2026-01-01T00:00:00Z".into(),
+                modified_ms: 5,
+                message_count: 3,
+                models: vec!["m-a".into(), "m-b".into()],
+                ..SessionInfo::default()
+            };
+            let row = Row::new(info.clone());
+            assert_eq!(row.id(), info.id);
+            assert_eq!(row.cwd(), info.cwd);
+            assert_eq!(row.display_name(), info.display_name());
+            assert_eq!(row.summary(), info.summary());
+            assert_eq!(row.resume_target(), info.resume_target());
+            assert_eq!(row.title(), info.title());
+            let again = row.clone().into_info();
+            assert_eq!(again.summary(), info.summary(), "{name:?} {summary:?}");
+            assert_eq!(again.models, info.models);
+            let remade = Row::new(again);
+            assert_eq!(
+                (
+                    remade.id(),
+                    remade.cwd(),
+                    remade.display_name(),
+                    remade.summary()
+                ),
+                (row.id(), row.cwd(), row.display_name(), row.summary())
+            );
+            assert_eq!(remade.info.created, row.info.created);
+        }
+    }
+}
