@@ -400,6 +400,12 @@ impl Index {
         within: Option<&[&Path]>,
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> Result<Option<BodyHits>, IndexError> {
+        if !self.many_searches.get() {
+            // Posting lists read through SQLite's map stay in the resident
+            // set until the process ends: a one-shot search of a short
+            // word at 100,000 sessions read ~100 MB of them that way.
+            db::set_mmap(&self.conn, false)?;
+        }
         search::search(
             &self.conn,
             &self.path,
