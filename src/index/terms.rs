@@ -551,11 +551,13 @@ impl Segment {
         let terms_len = terms.bytes().len();
         let n = u32::from_le_bytes(starts.get(..4)?.try_into().ok()?) as usize;
         let words = &starts[4..];
-        if words.len() != 4 * (2 * n + 1) {
+        // `n` is read from the index: a corrupt one must not overflow.
+        let term_bytes = n.checked_mul(4)?;
+        if words.len() != term_bytes.checked_mul(2)?.checked_add(4)? {
             return None;
         }
-        let term_starts = Ascending::from_le_bytes(&words[..4 * n], true)?;
-        let post_starts = Ascending::from_le_bytes(&words[4 * n..], false)?;
+        let term_starts = Ascending::from_le_bytes(&words[..term_bytes], true)?;
+        let post_starts = Ascending::from_le_bytes(&words[term_bytes..], false)?;
         let in_bounds = |s: Option<u32>| s.is_none_or(|s| (1..terms_len).contains(&(s as usize)));
         (in_bounds(term_starts.get(0)) && in_bounds(term_starts.last())).then_some(Segment {
             terms,
@@ -1379,6 +1381,29 @@ fn distinct_ranges(b: &[u8], ranges: impl Iterator<Item = (usize, usize)>) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A dictionary whose recorded term count disagrees with its offsets
+    /// (a corrupt index) is refused, whatever the count, never sliced.
+    #[test]
+    fn offsets_that_do_not_fit_their_count_are_refused() {
+        let terms = b"\nab\ncd\n".to_vec();
+        let starts = |n: u32, words: &[u32]| {
+            let mut b = n.to_le_bytes().to_vec();
+            b.extend(words.iter().flat_map(|w| w.to_le_bytes()));
+            b
+        };
+        assert!(Segment::dictionary_only(terms.clone(), &starts(2, &[1, 4, 0, 2, 3])).is_some());
+        for n in [0, 1, 3, 1 << 29, (1 << 30) + 1, u32::MAX] {
+            assert!(
+                Segment::dictionary_only(terms.clone(), &starts(n, &[1, 4, 0, 2, 3])).is_none(),
+                "{n}"
+            );
+        }
+        // Out of bounds or out of order.
+        assert!(Segment::dictionary_only(terms.clone(), &starts(2, &[1, 9, 0, 2, 3])).is_none());
+        assert!(Segment::dictionary_only(terms.clone(), &starts(2, &[4, 1, 0, 2, 3])).is_none());
+        assert!(Segment::dictionary_only(terms, &starts(2, &[0, 4, 0, 2, 3])).is_none());
+    }
 
     fn seg(docs: &[(u32, &str)]) -> Segment {
         let mut b = SegmentBuilder::default();
