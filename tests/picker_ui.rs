@@ -2666,3 +2666,36 @@ fn a_row_reads_its_facts_back_from_its_search_document() {
         }
     }
 }
+
+/// A query that chose a session by its id, name or folder alone carries
+/// over to no entry: Ctrl+T then opens the whole tree and says why,
+/// rather than an empty one.
+#[test]
+fn ctrl_t_with_a_query_no_entry_holds_opens_the_whole_tree() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    let webapp = common::find_session(&fx.root, "01a20d3b");
+    typ(&mut app, "01a20d3b");
+    assert_eq!(app.picker.selected.as_ref(), Some(&webapp));
+    let open = ctrl(&mut app, 't');
+    assert_eq!(app.open_search, Some((webapp.clone(), "01a20d3b".into())));
+    run_tree_effects(&mut app, open);
+    let arbor::ui::Mode::Tree(t) = &app.mode else {
+        panic!("the tree did not open")
+    };
+    assert!(!t.rows.is_empty());
+    assert_eq!(t.search.text(), "");
+    app.width = 140;
+    let s = screen_marked(&app, &fx.root);
+    assert!(!s.contains("No entries found"), "{s}");
+    assert!(s.contains("No entry holds 01a20d3b"), "{s}");
+    // A search typed in the tree itself that finds nothing stays as typed.
+    for c in "zzqx".chars() {
+        key(&mut app, KeyCode::Char(c));
+    }
+    let arbor::ui::Mode::Tree(t) = &app.mode else {
+        unreachable!()
+    };
+    assert_eq!(t.search.text(), "zzqx");
+    assert!(t.rows.is_empty());
+}

@@ -150,6 +150,9 @@ pub struct TreeState {
     /// Select the first match once the search is applied (the tree was
     /// opened from the picker's query, not at a particular match).
     pub select_first_match: bool,
+    /// The search is the picker's query, carried over and not applied yet
+    /// (see [`TreeState::start_search`]).
+    carried_search: bool,
     /// Memory kept between flattenings: which positions a search shows,
     /// the flattening's stack.
     vis: Vec<u64>,
@@ -203,6 +206,7 @@ impl TreeState {
             bits_pending: None,
             bits_wanted: None,
             select_first_match: false,
+            carried_search: false,
             vis: Vec::new(),
             stack: Vec::new(),
             loaded,
@@ -280,6 +284,7 @@ impl TreeState {
     pub fn start_search(&mut self, text: &str, first: bool) {
         self.search = LineInput::new(text);
         self.select_first_match = first;
+        self.carried_search = true;
         self.folded.clear();
         self.rebuild();
     }
@@ -530,6 +535,24 @@ impl TreeState {
             );
         }
         self.selected = self.shown_selection();
+        // The picker's query chose the session, perhaps by its name, folder
+        // or id alone: when no entry holds it, the tree opens whole and
+        // says why, rather than empty.
+        if self.carried_search && !search.is_empty() && !self.search_waiting() {
+            self.carried_search = false;
+            if self.rows.is_empty() {
+                self.status = Some((
+                    format!(
+                        "No entry holds {}: the picker matched the session's name, folder or id",
+                        crate::session::render::sanitize_line(&search)
+                    ),
+                    false,
+                ));
+                self.search = LineInput::new("");
+                self.select_first_match = false;
+                return self.rebuild();
+            }
+        }
         // Opened at the picker's query: the first match, once there are
         // matches to choose from.
         if self.select_first_match && !search.is_empty() && !self.search_waiting() {
