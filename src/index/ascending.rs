@@ -1,5 +1,5 @@
 //! An ascending sequence of `u32`s (a dictionary's offsets), each still
-//! read in constant time, in about a third of a `Vec<u32>`'s memory.
+//! read in constant time, in under half a `Vec<u32>`'s memory.
 //!
 //! The picker's searcher keeps every word dictionary's term and posting
 //! offsets for as long as it lives: 12 million terms at 100,000 sessions,
