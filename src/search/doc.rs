@@ -260,38 +260,37 @@ impl SearchDoc {
         self.text.get(start..end)
     }
 
-    /// The texts of the row a document was made of by
-    /// [`SearchDoc::of_row`] (the first message cut as [`first_message`]
-    /// says); `None` for another document. The picker's rows keep no other
-    /// copy of them.
-    ///
-    /// [`first_message`]: SearchDoc::first_message
-    pub fn row_text(&self) -> Option<RowText<'_>> {
-        let first = usize::from(self.first_field?);
-        let named = self.named;
-        Some(RowText {
-            name: if named {
-                Some(self.field_text(0)?)
-            } else {
-                None
-            },
-            summary: if first > usize::from(named) {
-                Some(self.field_text(first - 1)?)
-            } else {
-                None
-            },
-            first_message: self.field_text(first)?,
-            cwd: self.field_text(first + 1)?,
-            id: self.field_text(first + 2)?,
-        })
+    // The texts of the row a document was made of by `of_row`, each on its
+    // own (the picker's rows keep no other copy of them): the scope and
+    // name filters ask them of every row, and every frame asks the listed
+    // rows for a summary.
+
+    /// The row's name; `None` without one, or for another document.
+    pub fn row_name(&self) -> Option<&str> {
+        (self.first_field.is_some() && self.named)
+            .then(|| self.field_text(0))
+            .flatten()
     }
 
-    /// The cwd of a row's document (see [`SearchDoc::row_text`]); empty
-    /// for another document. Without looking at the other fields: the
-    /// scope filter asks it of every row.
+    /// The row's fresh summary; `None` without one, or for another document.
+    pub fn row_summary(&self) -> Option<&str> {
+        let first = usize::from(self.first_field?);
+        (first > usize::from(self.named))
+            .then(|| self.field_text(first - 1))
+            .flatten()
+    }
+
+    /// The row's cwd; empty for another document.
     pub fn row_cwd(&self) -> &str {
         self.first_field
             .and_then(|f| self.field_text(usize::from(f) + 1))
+            .unwrap_or("")
+    }
+
+    /// The row's session id; empty for another document.
+    pub fn row_id(&self) -> &str {
+        self.first_field
+            .and_then(|f| self.field_text(usize::from(f) + 2))
             .unwrap_or("")
     }
 

@@ -34,7 +34,7 @@ pub struct Row {
     pub parent_canonical: Option<PathBuf>,
     /// The row's search document, which also holds its id, cwd, name,
     /// summary and the start of its first message (see
-    /// [`SearchDoc::row_text`]).
+    /// `SearchDoc::row_name` and its siblings).
     pub doc: Arc<SearchDoc>,
     /// The first message past what the search document keeps, up to
     /// [`FIRST_PROMPT_KEPT`] characters in all.
@@ -139,7 +139,7 @@ impl Row {
 
     /// The session id.
     pub fn id(&self) -> &str {
-        self.doc.row_text().map_or("", |t| t.id)
+        self.doc.row_id()
     }
 
     /// The session's working folder.
@@ -149,12 +149,12 @@ impl Row {
 
     /// The name when set and not cleared.
     pub fn display_name(&self) -> Option<&str> {
-        self.doc.row_text().and_then(|t| t.name)
+        self.doc.row_name()
     }
 
     /// The summary, when it is fresh (see `SessionInfo::summary`).
     pub fn summary(&self) -> Option<&str> {
-        self.doc.row_text().and_then(|t| t.summary)
+        self.doc.row_summary()
     }
 
     /// The file and id Enter resumes (see `SessionInfo::resume_target`).
@@ -197,15 +197,12 @@ impl Row {
         let first = self
             .has_first
             .then(|| self.first_message_text().into_owned());
-        let text = self.doc.row_text();
-        let id = text.map_or("", |t| t.id).to_string();
-        let cwd = text.map_or("", |t| t.cwd).to_string();
-        let name = text.and_then(|t| t.name).map(str::to_string);
+        let id = self.id().to_string();
+        let cwd = self.cwd().to_string();
+        let name = self.display_name().map(str::to_string);
         // A fresh summary is one that covers the last message: the row's
         // own id stands for both.
-        let summary = text
-            .and_then(|t| t.summary)
-            .map(|s| (s.to_string(), id.clone()));
+        let summary = self.summary().map(|s| (s.to_string(), id.clone()));
         let i = self.info;
         SessionInfo {
             path: i.path,

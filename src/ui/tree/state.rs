@@ -150,9 +150,10 @@ pub struct TreeState {
     /// Select the first match once the search is applied (the tree was
     /// opened from the picker's query, not at a particular match).
     pub select_first_match: bool,
-    /// The search is the picker's query, carried over and not applied yet
-    /// (see [`TreeState::start_search`]).
-    carried_search: bool,
+    /// The picker's query, carried over as the search and not applied yet
+    /// (see [`TreeState::start_search`]); forgotten once the search is
+    /// edited.
+    carried_search: Option<String>,
     /// Memory kept between flattenings: which positions a search shows,
     /// the flattening's stack.
     vis: Vec<u64>,
@@ -206,7 +207,7 @@ impl TreeState {
             bits_pending: None,
             bits_wanted: None,
             select_first_match: false,
-            carried_search: false,
+            carried_search: None,
             vis: Vec::new(),
             stack: Vec::new(),
             loaded,
@@ -284,7 +285,7 @@ impl TreeState {
     pub fn start_search(&mut self, text: &str, first: bool) {
         self.search = LineInput::new(text);
         self.select_first_match = first;
-        self.carried_search = true;
+        self.carried_search = Some(text.trim().to_string());
         self.folded.clear();
         self.rebuild();
     }
@@ -538,8 +539,11 @@ impl TreeState {
         // The picker's query chose the session, perhaps by its name, folder
         // or id alone: when no entry holds it, the tree opens whole and
         // says why, rather than empty.
-        if self.carried_search && !search.is_empty() && !self.search_waiting() {
-            self.carried_search = false;
+        if self.carried_search.as_ref().is_some_and(|c| *c != search) {
+            self.carried_search = None;
+        }
+        if self.carried_search.is_some() && !search.is_empty() && !self.search_waiting() {
+            self.carried_search = None;
             if self.rows.is_empty() {
                 self.status = Some((
                     format!(
