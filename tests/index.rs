@@ -1492,7 +1492,7 @@ fn the_searchers_memory_of_unindexed_sessions_follows_the_index() {
     let never = || false;
     s.index().refresh(&files[..3], &mut |_| {}).unwrap();
     let mut searcher = Searcher::new(Some(s.index()));
-    searcher.warm();
+    searcher.warm(None);
     let fresh = |q: &Query| {
         Searcher::new(Some(s.index()))
             .search(q, &docs, None, &never)
@@ -1533,7 +1533,7 @@ fn words_typed_and_erased_answer_as_fresh_searches() {
     let never = || false;
     s.index().refresh(&files, &mut |_| {}).unwrap();
     let mut searcher = Searcher::new(Some(s.index()));
-    searcher.warm();
+    searcher.warm(Some(&docs));
     let fresh = |q: &Query| {
         Searcher::new(Some(s.index()))
             .search(q, &docs, None, &never)
@@ -1583,6 +1583,43 @@ fn words_typed_and_erased_answer_as_fresh_searches() {
         matched += usize::from(got.scores.iter().any(Option::is_some));
     }
     assert!(matched > 15, "most of them match something: {matched}");
+}
+
+/// The index's searcher names sessions by the rows' own allocations of
+/// their paths once it has learnt where they are (one copy of each path
+/// at 100,000 sessions, not two), and keeps its own for a path the rows
+/// lack.
+#[test]
+fn the_searcher_shares_the_rows_paths() {
+    use arbor::search::Scorer;
+    use std::sync::Arc;
+
+    let (s, files, _, docs) = needle_picker(4);
+    s.index().refresh(&files, &mut |_| {}).unwrap();
+    // One row fewer than the index has.
+    let fewer = Arc::new(arbor::search::Docs(docs.0[1..].to_vec()));
+    let index = s.index();
+    index.warm_search().unwrap();
+    let mut scorer = Scorer::new();
+    scorer.learn_paths(&fewer, |f| index.share_paths(f).unwrap());
+    let (mut shared, mut own) = (0, 0);
+    index
+        .share_paths(&mut |p| match fewer
+            .0
+            .iter()
+            .find(|(row, _)| row.as_os_str() == p.as_ref())
+        {
+            Some((row, _)) => {
+                assert!(Arc::ptr_eq(row.as_os_arc(), p), "{p:?}");
+                shared += 1;
+            }
+            None => {
+                assert_eq!(p.as_ref(), docs.0[0].0.as_os_str());
+                own += 1;
+            }
+        })
+        .unwrap();
+    assert_eq!((shared, own), (3, 1));
 }
 
 /// Opening the index writes nothing: the picker's loader takes a change
@@ -1687,7 +1724,7 @@ fn a_typed_word_drops_the_sessions_of_the_terms_it_leaves() {
         })
         .collect();
     let mut searcher = Searcher::new(Some(s.index()));
-    searcher.warm();
+    searcher.warm(None);
     for (t, want) in typed.iter().zip(want) {
         let got = searcher
             .search(&Query::parse(t), &docs, None, &never)

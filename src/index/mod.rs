@@ -432,14 +432,14 @@ impl Index {
     }
 
     /// Hands `f` every session's path as this index's search answers name
-    /// it (the same shared string each time): a searcher that maps them to
-    /// its rows ahead of the first answer (see `Searcher::idle`) does not
-    /// wait for that on the first key.
-    pub fn shared_paths(
+    /// it (the same shared string each time), to map to its rows ahead of
+    /// the first answer (see `Searcher::idle`) and to replace by its own
+    /// allocation of the same path, so that one copy of each is kept.
+    pub fn share_paths(
         &self,
-        f: &mut dyn FnMut(&std::sync::Arc<std::ffi::OsStr>),
+        f: &mut dyn FnMut(&mut std::sync::Arc<std::ffi::OsStr>),
     ) -> Result<(), IndexError> {
-        search::shared_paths(
+        search::share_paths(
             &self.conn,
             &self.path,
             &mut self.search_cache.borrow_mut(),

@@ -1567,20 +1567,29 @@ pub fn count_unindexed(
         .count())
 }
 
-/// Every session's path as the answers name it (see [`Files::paths`]),
-/// made now where not yet: a word's answer names nearly every session, and
-/// making their paths then was ~40 ms of the first such key at 100,000
-/// sessions.
-pub fn shared_paths(
+/// Every session's path as the answers name it, handed to `f` to look at
+/// or to replace by the caller's own allocation of the same path: the
+/// picker's rows hold every path already, and a copy here was ~17 MB at
+/// 100,000 sessions. A word's answer names nearly every session, and
+/// mapping their paths to rows then was ~40 ms of the first such key at
+/// 100,000 sessions, so the caller also learns them here.
+pub fn share_paths(
     conn: &Connection,
     db_path: &std::path::Path,
     cache: &mut Option<SearchCache>,
-    f: &mut dyn FnMut(&Arc<std::ffi::OsStr>),
+    f: &mut dyn FnMut(&mut Arc<std::ffi::OsStr>),
 ) -> Result<(), IndexError> {
-    let files = &SearchCache::current(conn, db_path, cache)?.files;
-    for p in files.keys.values() {
+    let cache = SearchCache::current(conn, db_path, cache)?;
+    for p in cache.files.keys.values_mut() {
+        let before = Arc::clone(p);
         f(p);
+        if p.as_encoded_bytes() != before.as_encoded_bytes() {
+            // Another path would name another file: keep the index's.
+            *p = before;
+        }
     }
+    // Its keys were clones of the paths replaced; made again when asked.
+    cache.key_set = None;
     Ok(())
 }
 

@@ -46,10 +46,15 @@ impl Searcher {
     }
 
     /// Loads what searches need, so the first keystroke does not wait for
-    /// it (the worker asks once the rows are in).
-    pub fn warm(&self) {
+    /// it (the worker asks once the rows are in). With the rows' snapshot,
+    /// the next idle moments also map the index's paths to them and share
+    /// their allocations (see [`Searcher::idle`]) before any key asks.
+    pub fn warm(&mut self, docs: Option<&Arc<Docs>>) {
         if let Some(Err(e)) = self.index.as_ref().map(|i| i.warm_search()) {
             crate::log::line(format!("index: loading for search failed: {e}"));
+        }
+        if let Some(docs) = docs {
+            self.seen = Some(docs.clone());
         }
     }
 
@@ -65,16 +70,18 @@ impl Searcher {
         // Once per snapshot: the first key that asks the index for bodies
         // (a word's third character) would otherwise look every session up.
         if let Some(docs) = self.seen.take() {
-            if let Err(e) = unindexed_memo(index, &docs, &mut self.unindexed) {
-                crate::log::line(format!("index: counting unindexed sessions failed: {e}"));
-            }
-            // And where the sessions an answer names are among the rows.
+            // Where the sessions an answer names are among the rows, with
+            // the rows' paths shared by the index (before the count below,
+            // whose set of paths is then made of the shared ones).
             let mut failed = None;
             self.scorer.learn_paths(&docs, |f| {
-                failed = index.shared_paths(f).err();
+                failed = index.share_paths(f).err();
             });
             if let Some(e) = failed {
                 crate::log::line(format!("index: reading the sessions' paths failed: {e}"));
+            }
+            if let Err(e) = unindexed_memo(index, &docs, &mut self.unindexed) {
+                crate::log::line(format!("index: counting unindexed sessions failed: {e}"));
             }
             return true;
         }

@@ -207,17 +207,25 @@ impl Scorer {
     }
 
     /// Learns where the index's shared `paths` are in `docs` ahead of an
-    /// answer naming them (see `Index::shared_paths`): the first answer
-    /// naming 100,000 sessions spent ~70 ms on it.
+    /// answer naming them (see `Index::share_paths`): the first answer
+    /// naming 100,000 sessions spent ~70 ms on it. Each path the snapshot
+    /// has is replaced by the snapshot's own allocation of it, so the
+    /// index keeps no copy of its own.
     pub fn learn_paths(
         &mut self,
         docs: &Arc<Docs>,
-        paths: impl FnOnce(&mut dyn FnMut(&Arc<OsStr>)),
+        paths: impl FnOnce(&mut dyn FnMut(&mut Arc<OsStr>)),
     ) {
         self.adopt(docs);
         self.make_positions(docs);
         self.by_address.clear();
         paths(&mut |p| {
+            if let Some(&d) = self.position.get(p.as_ref()) {
+                let own = docs.0[d].0.as_os_arc();
+                if !Arc::ptr_eq(own, p) {
+                    *p = Arc::clone(own);
+                }
+            }
             self.position_of(p);
         });
     }

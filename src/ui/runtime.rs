@@ -294,10 +294,14 @@ fn draw(terminal: &mut Term, app: &App, theme: &Theme) -> Result<()> {
     Ok(())
 }
 
-/// A search for the worker, or `None`: load what searches need now (sent
-/// once the rows are in, so that loading does not compete with the first
-/// screen for the two cores of a small machine).
-type SearchJob = Option<SearchBody>;
+/// What the search worker is asked.
+enum SearchJob {
+    /// Load what searches need now, for this snapshot of the rows: sent
+    /// once the rows are in, so that loading does not compete with the
+    /// first screen for the two cores of a small machine.
+    Warm(Arc<Docs>),
+    Search(SearchBody),
+}
 
 fn handle(
     app: &mut App,
@@ -315,7 +319,7 @@ fn handle(
         run_effect(effect, tx, search_tx, preview_tx);
     }
     if loaded {
-        let _ = search_tx.send(None);
+        let _ = search_tx.send(SearchJob::Warm(app.picker.docs()));
     }
     step.redraw
 }
@@ -335,7 +339,7 @@ fn run_effect(
             index_problem,
         } => {
             WANTED_SEARCH.store(generation, std::sync::atomic::Ordering::Relaxed);
-            let _ = search_tx.send(Some((generation, query, docs, index_problem)));
+            let _ = search_tx.send(SearchJob::Search((generation, query, docs, index_problem)));
         }
         Effect::LoadPreview { path, query, hits } => {
             PREVIEWS_ASKED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -767,8 +771,8 @@ fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
                 idle_work = searcher.idle();
                 continue;
             };
-            if warm {
-                searcher.warm();
+            if let Some(docs) = warm {
+                searcher.warm(Some(&docs));
                 idle_work = true;
             }
             let Some((generation, query, docs, index_problem)) = job else {
@@ -915,15 +919,18 @@ fn spawn_preview_worker(tx: Sender<AppEvent>) -> Sender<PreviewJob> {
 /// rows to score and why the index may be incomplete.
 type SearchBody = (u64, Query, Arc<Docs>, Option<String>);
 
-/// Blocks for a request, then takes everything queued: whether a warm-up
-/// was asked for, and the newest search (older ones are stale).
-fn newest_search(rx: &Receiver<SearchJob>) -> Option<(bool, Option<SearchBody>)> {
+/// What the worker takes from its queue at once: the snapshot of a
+/// warm-up asked for, and the newest search (older ones are stale).
+type Drained = (Option<Arc<Docs>>, Option<SearchBody>);
+
+/// Blocks for a request, then takes everything queued.
+fn newest_search(rx: &Receiver<SearchJob>) -> Option<Drained> {
     Some(drain_searches(rx.recv().ok()?, rx))
 }
 
 /// [`newest_search`] without waiting: `Some(None)` when nothing is queued,
 /// `None` once the picker is gone.
-fn newest_search_now(rx: &Receiver<SearchJob>) -> Option<Option<(bool, Option<SearchBody>)>> {
+fn newest_search_now(rx: &Receiver<SearchJob>) -> Option<Option<Drained>> {
     match rx.try_recv() {
         Ok(first) => Some(Some(drain_searches(first, rx))),
         Err(std::sync::mpsc::TryRecvError::Empty) => Some(None),
@@ -932,12 +939,12 @@ fn newest_search_now(rx: &Receiver<SearchJob>) -> Option<Option<(bool, Option<Se
 }
 
 /// `first` and everything queued after it, as [`newest_search`] gives them.
-fn drain_searches(first: SearchJob, rx: &Receiver<SearchJob>) -> (bool, Option<SearchBody>) {
-    let (mut warm, mut job) = (false, None);
+fn drain_searches(first: SearchJob, rx: &Receiver<SearchJob>) -> Drained {
+    let (mut warm, mut job) = (None, None);
     for j in std::iter::once(first).chain(std::iter::from_fn(|| rx.try_recv().ok())) {
         match j {
-            None => warm = true,
-            Some(s) => job = Some(s),
+            SearchJob::Warm(docs) => warm = Some(docs),
+            SearchJob::Search(s) => job = Some(s),
         }
     }
     (warm, job)
