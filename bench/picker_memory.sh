@@ -9,6 +9,10 @@
 #
 # BINARY defaults to target/release/arbor; ARBOR_CACHE_DIR chooses the
 # index (warm it first: `arbor index --store STORE`). Needs tmux.
+#
+# KEY_DELAY=0.08 types each query a key at a time, as a person does (each
+# prefix is then searched; a burst is searched once), and then 30 more
+# words, as a longer session of typing leaves the picker.
 set -euo pipefail
 
 store=${1:?usage: bench/picker_memory.sh STORE [BINARY...]}
@@ -19,6 +23,18 @@ session=arbor-picker-memory
 
 status() {
   awk '/^(VmHWM|RssAnon|RssFile):/ { printf "%s %d MB  ", $1, $2 / 1024 }' "/proc/$1/status"
+}
+
+type_query() {
+  if [ "${KEY_DELAY:-0}" = 0 ]; then
+    tmux send-keys -t "$session" -l "$1"
+  else
+    local i
+    for ((i = 0; i < ${#1}; i++)); do
+      tmux send-keys -t "$session" -l "${1:i:1}"
+      sleep "$KEY_DELAY"
+    done
+  fi
 }
 
 for bin in "${bins[@]}"; do
@@ -43,10 +59,20 @@ for bin in "${bins[@]}"; do
   echo "  rows in:      $(status "$pid")"
   for q in 'ses' ' handl' '"the t' 're:fail\w+'; do
     case $q in '"'* | re:*) tmux send-keys -t "$session" C-u ;; esac
-    tmux send-keys -t "$session" -l "$q"
+    type_query "$q"
     sleep 3
     printf '  %-13s %s\n' "$q:" "$(status "$pid")"
   done
+  if [ "${KEY_DELAY:-0}" != 0 ]; then
+    for w in parser token cache render error config index tree label fork \
+      merge build test panic thread folder commit branch agent model \
+      usage trash query scroll width entry reply prompt schema filter; do
+      tmux send-keys -t "$session" C-u
+      type_query "$w"
+    done
+    sleep 3
+    printf '  %-13s %s\n' "30 words:" "$(status "$pid")"
+  fi
   tmux send-keys -t "$session" Escape
   sleep 0.5
   tmux kill-session -t "$session" 2>/dev/null || true

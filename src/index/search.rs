@@ -39,6 +39,7 @@ use crate::search::hits::PartMatcher;
 use crate::search::literals::{parse_case_insensitive, regex_literals};
 use crate::search::{Parts, Tiers};
 use crate::search::{Query, Term};
+use crate::util::memo::Memo;
 
 pub use crate::search::BodyHits;
 
@@ -78,6 +79,11 @@ impl IdSet {
 
     fn is_empty(&self) -> bool {
         self.large.is_empty() && self.words.iter().all(|&w| w == 0)
+    }
+
+    /// About what it holds on the heap (the bitmap and the side set).
+    fn heap_bytes(&self) -> usize {
+        self.words.capacity() * 8 + self.large.capacity() * 8
     }
 
     /// Whether every id of `other` is in this set.
@@ -345,9 +351,9 @@ pub struct SearchCache {
     /// The files' keys as a set, built when first asked (coverage checks).
     key_set: Option<HashSet<KeyBytes, FxBuild>>,
     /// Term key → the sessions whose bodies match it.
-    memo: HashMap<String, Arc<[IdSet; 3]>>,
+    memo: Memo<String, Arc<[IdSet; 3]>>,
     /// Dictionary lookups of phrase words → the sessions having such a term.
-    lookups: HashMap<(String, Match, i64), Arc<IdSet>>,
+    lookups: Memo<(String, Match, i64), Arc<IdSet>>,
     /// Per kind of lookup and of segment, the terms the last lookup
     /// matched (the next key's lookup looks only at those when it can).
     matched: HashMap<(Match, i64), Matched>,
@@ -358,8 +364,12 @@ pub struct SearchCache {
     remember: bool,
 }
 
-/// Answers of at most this many distinct terms are kept.
+/// Answers of at most this many distinct terms are kept,
 const MEMO_TERMS: usize = 256;
+/// in at most this many bytes each of the two memos (a term's sets are a
+/// bit per session, ~40 KB at 100,000 sessions: every prefix typed is a
+/// term, and a long session of typing kept them all).
+const MEMO_BYTES: usize = 8 << 20;
 
 fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA data_version", [], |r| r.get(0))
@@ -382,8 +392,8 @@ impl SearchCache {
                 segs: HashMap::default(),
                 stored: None,
                 key_set: None,
-                memo: HashMap::new(),
-                lookups: HashMap::new(),
+                memo: Memo::new(MEMO_TERMS, MEMO_BYTES),
+                lookups: Memo::new(MEMO_TERMS, MEMO_BYTES),
                 matched: HashMap::new(),
                 remember: false,
             },
@@ -482,10 +492,8 @@ impl SearchCache {
         if let Some(m) = kept {
             self.matched.insert((how, part), m);
         }
-        if self.lookups.len() >= MEMO_TERMS {
-            self.lookups.clear();
-        }
-        self.lookups.insert(key, hit.clone());
+        let bytes = hit.heap_bytes();
+        self.lookups.insert(key, hit.clone(), bytes);
         Ok(hit)
     }
 
@@ -1719,10 +1727,8 @@ fn answer(
                     cancel,
                 )?);
                 if allowed.is_none() {
-                    if cache.memo.len() >= MEMO_TERMS {
-                        cache.memo.clear();
-                    }
-                    cache.memo.insert(key, h.clone());
+                    let bytes = h.iter().map(IdSet::heap_bytes).sum();
+                    cache.memo.insert(key, h.clone(), bytes);
                 }
                 h
             }

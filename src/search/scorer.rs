@@ -13,6 +13,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::util::hash::FxBuild;
+use crate::util::memo::Memo;
 use crate::util::shared_path::{ByBytes, SharedPath};
 
 use super::doc::SearchDoc;
@@ -108,26 +109,57 @@ impl FromIterator<(PathBuf, u32)> for BodyHits {
     }
 }
 
-/// A term's score per document of one snapshot, from the documents alone.
-type TermScores = Arc<Vec<Option<u32>>>;
+/// A term's score per document of one snapshot, from the documents alone:
+/// four bytes a document, [`NO_SCORE`] where it does not match (an
+/// `Option<u32>` takes eight).
+type TermScores = Arc<[u32]>;
 
-/// Answers of at most this many distinct terms are kept.
+/// A document the term does not match; a real score this high is kept one
+/// lower.
+const NO_SCORE: u32 = u32::MAX;
+
+fn packed(score: Option<u32>) -> u32 {
+    score.map_or(NO_SCORE, |s| s.min(NO_SCORE - 1))
+}
+
+fn unpacked(score: u32) -> Option<u32> {
+    (score != NO_SCORE).then_some(score)
+}
+
+/// Answers of at most this many distinct terms are kept,
 const MEMO_TERMS: usize = 128;
+/// and at most this many bytes of them (a term's scores and spans are five
+/// bytes a document: at 100,000 sessions the 128 terms a long session of
+/// typing left were 115 MB, and every prefix typed is a term; this keeps
+/// the last 16 there, more than a query's words and the prefixes a
+/// backspace goes back to).
+const MEMO_BYTES: usize = 8 << 20;
 
-#[derive(Default)]
+/// A term's scores and, for an ASCII word, what the word one character
+/// longer could match per document.
+type Remembered = (TermScores, Option<Arc<[Span]>>);
+
 pub struct Scorer {
     /// The snapshot the memo belongs to.
     docs: Option<Arc<Docs>>,
-    memo: HashMap<String, TermScores>,
-    /// For the ASCII words in `memo`, per document what the word one
-    /// character longer could match.
-    spans: HashMap<String, Arc<Vec<Span>>>,
+    memo: Memo<String, Remembered>,
     /// Path → position in the snapshot, built when first needed.
     position: HashMap<ByBytes, usize, FxBuild>,
     /// The index's shared paths (by address, each held so that its address
     /// stays its own) → position: an answer names up to every session, and
     /// hashing 10,000 paths per keystroke cost milliseconds.
     by_address: HashMap<usize, (Arc<OsStr>, Option<usize>), FxBuild>,
+}
+
+impl Default for Scorer {
+    fn default() -> Scorer {
+        Scorer {
+            docs: None,
+            memo: Memo::new(MEMO_TERMS, MEMO_BYTES),
+            position: HashMap::default(),
+            by_address: HashMap::default(),
+        }
+    }
 }
 
 impl Scorer {
@@ -148,7 +180,6 @@ impl Scorer {
         if !self.docs.as_ref().is_some_and(|d| Arc::ptr_eq(d, docs)) {
             self.docs = Some(docs.clone());
             self.memo.clear();
-            self.spans.clear();
             self.position.clear();
             self.by_address.clear();
         }
@@ -197,7 +228,7 @@ impl Scorer {
                 // text) were searched directly; the hits add the other parts.
                 let mut total = 0u32;
                 for (i, (t, scores)) in query.terms.iter().zip(&per_term).enumerate() {
-                    let s = scores[d]
+                    let s = unpacked(scores[d])
                         .or_else(|| hits.is_some().then(|| tier_score(t, i, &bits[d])).flatten())?;
                     total = total.saturating_add(s);
                 }
@@ -254,35 +285,35 @@ impl Scorer {
 
     fn term(&mut self, t: &Term, parts: Parts, docs: &Docs) -> TermScores {
         let key = format!("{}\n{}", parts.bits(), t.key());
-        if let Some(s) = self.memo.get(&key) {
+        if let Some((s, _)) = self.memo.get(&key) {
             return s.clone();
         }
         // A word typed one character past a remembered one: only the
         // sessions the shorter word left open are looked at (see `Span`).
         let word = t.word().filter(|w| w.is_ascii());
-        let shorter = word
-            .filter(|w| w.len() >= 2)
-            .and_then(|w| {
-                self.spans.get(&format!(
+        let shorter = word.filter(|w| w.len() >= 2).and_then(|w| {
+            self.memo
+                .get(&format!(
                     "{}\n{}",
                     parts.bits(),
                     word_key(&w[..w.len() - 1])
                 ))
-            })
-            .cloned();
+                .and_then(|(_, spans)| spans.clone())
+        });
         let n = word.map_or(0, str::len);
         // On all cores: fuzzy matching the short fields of every session is
         // the bulk of a keystroke's work.
-        let (scores, spans): (Vec<Option<u32>>, Vec<Span>) = match shorter {
+        let (scores, spans): (Vec<u32>, Vec<Span>) = match shorter {
             Some(shorter) => docs
                 .0
                 .par_iter()
                 .zip(shorter.par_iter())
                 .map_init(Fuzzy::new, |fz, ((_, doc), &b)| {
                     if b.admits(n) {
-                        t.local_score_spanned(doc, parts, fz)
+                        let (score, span) = t.local_score_spanned(doc, parts, fz);
+                        (packed(score), span)
                     } else {
-                        (None, b.grown())
+                        (NO_SCORE, b.grown())
                     }
                 })
                 .unzip(),
@@ -290,19 +321,18 @@ impl Scorer {
                 .0
                 .par_iter()
                 .map_init(Fuzzy::new, |fz, (_, doc)| {
-                    t.local_score_spanned(doc, parts, fz)
+                    let (score, span) = t.local_score_spanned(doc, parts, fz);
+                    (packed(score), span)
                 })
                 .unzip(),
         };
-        if self.memo.len() >= MEMO_TERMS {
-            self.memo.clear();
-            self.spans.clear();
-        }
-        let scores: TermScores = Arc::new(scores);
-        self.memo.insert(key.clone(), scores.clone());
-        if word.is_some() {
-            self.spans.insert(key, Arc::new(spans));
-        }
+        let scores: TermScores = scores.into();
+        let spans: Option<Arc<[Span]>> = word.is_some().then(|| spans.into());
+        let bytes = scores.len() * std::mem::size_of::<u32>()
+            + spans
+                .as_ref()
+                .map_or(0, |s| s.len() * std::mem::size_of::<Span>());
+        self.memo.insert(key, (scores.clone(), spans), bytes);
         scores
     }
 }
@@ -374,6 +404,38 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The memo holds at most `MEMO_BYTES` of scores, the oldest terms
+    /// leaving first, and what it forgot is scored again as a fresh scorer
+    /// scores it.
+    #[test]
+    fn the_memo_is_bounded_by_its_bytes() {
+        let names: Vec<(String, String)> = (0..40_000)
+            .map(|i| (format!("n{i} parser"), String::new()))
+            .collect();
+        let pairs: Vec<(&str, &str)> = names
+            .iter()
+            .map(|(n, b)| (n.as_str(), b.as_str()))
+            .collect();
+        let d = docs(&pairs);
+        let cost = d.0.len() * 5;
+        let most = MEMO_BYTES / cost;
+        assert!(most < MEMO_TERMS, "the bytes bound this memo: {most}");
+        let mut scorer = Scorer::new();
+        let words: Vec<String> = (0..most + 20).map(|i| format!("n{i}")).collect();
+        let first = Query::parse(&words[0]);
+        let want = scorer.score(&first, &d, None);
+        for w in &words[1..] {
+            scorer.score(&Query::parse(w), &d, None);
+            assert!(scorer.memo.bytes() <= MEMO_BYTES, "{}", scorer.memo.bytes());
+        }
+        assert_eq!(scorer.memo.len(), most);
+        // The first word was forgotten, and is scored again the same.
+        assert_eq!(scorer.score(&first, &d, None), want);
+        assert_eq!(Scorer::new().score(&first, &d, None), want);
+        let matched = want.iter().filter(|s| s.is_some()).count();
+        assert!(matched > 0 && matched < d.0.len(), "{matched}");
     }
 
     /// A session the third key leaves out (`ab` spans 6 characters, so
