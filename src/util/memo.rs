@@ -18,8 +18,8 @@ pub struct Memo<K, V> {
     /// Keys, oldest first.
     order: VecDeque<K>,
     held: usize,
-    terms: usize,
-    bytes: usize,
+    most_terms: usize,
+    most_bytes: usize,
 }
 
 impl<K: Hash + Eq + Clone, V> Memo<K, V> {
@@ -28,8 +28,8 @@ impl<K: Hash + Eq + Clone, V> Memo<K, V> {
             map: HashMap::new(),
             order: VecDeque::new(),
             held: 0,
-            terms,
-            bytes,
+            most_terms: terms,
+            most_bytes: bytes,
         }
     }
 
@@ -46,10 +46,10 @@ impl<K: Hash + Eq + Clone, V> Memo<K, V> {
     /// kept).
     pub fn insert(&mut self, key: K, value: V, size: usize) {
         self.remove(&key);
-        if size > self.bytes || self.terms == 0 {
+        if size > self.most_bytes || self.most_terms == 0 {
             return;
         }
-        while self.map.len() >= self.terms || self.held + size > self.bytes {
+        while self.map.len() >= self.most_terms || self.held + size > self.most_bytes {
             let Some(oldest) = self.order.pop_front() else {
                 break;
             };
