@@ -4,7 +4,9 @@
 use crate::session::extras::{LabelInfo, LabelText};
 use crate::session::info::SessionInfo;
 use crate::session::normalize::normalized;
+use crate::util::intern;
 use nucleo_matcher::Utf32Str;
+use std::sync::Arc;
 
 /// The characters of a first message the fuzzy pass scores (and a
 /// document keeps).
@@ -75,11 +77,11 @@ impl<'a> Field<'a> {
 /// The facts of a row the query's filters test (see `super::query::Filter`).
 #[derive(Debug, Clone, Default)]
 pub struct RowFacts {
-    /// The cwd, lowercased.
-    pub cwd: String,
+    /// The cwd, lowercased (one copy per folder: see `util::intern`).
+    pub cwd: Arc<str>,
     pub modified_ms: i64,
-    /// The models used, lowercased.
-    pub models: Vec<String>,
+    /// The models used, lowercased (one copy per list of them).
+    pub models: Arc<[Box<str>]>,
     pub named: bool,
     pub fork: bool,
     pub agent: crate::session::agent::Agent,
@@ -109,10 +111,11 @@ impl RowFacts {
         agent: crate::session::agent::Agent,
         labels: &[LabelInfo],
     ) -> RowFacts {
+        let models: Vec<String> = models.map(str::to_lowercase).collect();
         RowFacts {
-            cwd: text.cwd.to_lowercase(),
+            cwd: intern::text(&text.cwd.to_lowercase()),
             modified_ms,
-            models: models.map(str::to_lowercase).collect(),
+            models: intern::list(models.iter().map(String::as_str)),
             named: text.name.is_some(),
             fork,
             agent,

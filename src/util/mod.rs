@@ -1,6 +1,7 @@
 //! Small helpers shared by the CLI and the UI.
 
 pub mod hash;
+pub mod intern;
 pub mod memo;
 pub mod memory;
 pub mod shared_path;

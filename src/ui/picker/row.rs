@@ -57,7 +57,8 @@ pub struct RowInfo {
     /// Where the session left off (see `SessionInfo::last_reply`).
     pub last_reply: Option<Box<str>>,
     pub git_branch: Option<Box<str>>,
-    pub models: Box<[Box<str>]>,
+    /// One copy per list of models (see `util::intern`).
+    pub models: Arc<[Box<str>]>,
     pub total_tokens: u64,
     pub total_cost: f64,
     /// What the reader skipped or repaired; `None` when nothing.
@@ -118,11 +119,7 @@ impl Row {
                 parent_session_path: boxed(info.parent_session_path),
                 last_reply: boxed(info.last_reply),
                 git_branch: boxed(info.git_branch),
-                models: info
-                    .models
-                    .into_iter()
-                    .map(String::into_boxed_str)
-                    .collect(),
+                models: crate::util::intern::list(info.models.iter().map(String::as_str)),
                 total_tokens: info.total_tokens,
                 total_cost: info.total_cost,
                 diagnostics,
@@ -220,7 +217,7 @@ impl Row {
             last_reply: i.last_reply.map(String::from),
             internal: i.internal,
             git_branch: i.git_branch.map(String::from),
-            models: i.models.into_vec().into_iter().map(String::from).collect(),
+            models: i.models.iter().map(|m| String::from(&**m)).collect(),
             total_tokens: i.total_tokens,
             total_cost: i.total_cost,
             diagnostics: i.diagnostics.map(|d| *d).unwrap_or_default(),
