@@ -612,13 +612,11 @@ impl Segment {
 
     pub fn term(&self, t: usize) -> &[u8] {
         let terms = self.terms.bytes();
-        let s = self.term_starts.at(t) as usize;
-        let e = self
-            .term_starts
-            .get(t + 1)
-            .map_or(terms.len(), |e| e as usize)
-            - 1;
-        &terms[s..e]
+        let Some((s, e)) = self.term_starts.pair(t) else {
+            panic!("term {t} past {}", self.term_starts.len());
+        };
+        let e = e.map_or(terms.len(), |e| e as usize) - 1;
+        &terms[s as usize..e]
     }
 
     /// The term whose bytes hold position `pos` of the dictionary, searched
@@ -626,21 +624,16 @@ impl Segment {
     /// forward from it, so a nearby term costs a step or two.
     fn term_at_from(&self, pos: usize, from: usize) -> Option<usize> {
         let starts = &self.term_starts;
-        let n = starts.len();
         let le = |s: u32| (s as usize) <= pos;
-        if from >= n || !le(starts.at(from)) {
-            let k = starts.partition_point_in(0, n, le);
-            return k.checked_sub(1);
-        }
-        // starts[lo] <= pos; find hi with starts[hi] > pos (or the end).
-        let (mut lo, mut step) = (from, 1usize);
-        let mut hi = from + 1;
-        while hi < n && le(starts.at(hi)) {
-            lo = hi;
-            hi += step;
-            step *= 2;
-        }
-        Some(starts.partition_point_in(lo, hi.min(n), le) - 1)
+        // `partition_point_in` gallops from where it starts.
+        let from = if starts.get(from).is_some_and(le) {
+            from
+        } else {
+            0
+        };
+        starts
+            .partition_point_in(from, starts.len(), le)
+            .checked_sub(1)
     }
 
     /// Calls `f` with each file id of term `t` (postings must be loaded).
@@ -651,10 +644,10 @@ impl Segment {
 
     /// Where term `t`'s posting list lies in the postings blob.
     pub fn postings_range(&self, t: usize) -> (usize, usize) {
-        (
-            self.post_starts.at(t) as usize,
-            self.post_starts.at(t + 1) as usize,
-        )
+        match self.post_starts.pair(t) {
+            Some((s, Some(e))) => (s as usize, e as usize),
+            _ => panic!("posting list {t} past {}", self.post_starts.len()),
+        }
     }
 
     /// Terms that match `how`; each term reported once, in order.
