@@ -110,33 +110,85 @@ pub fn text_sum(bytes: &[u8]) -> i64 {
 /// [`text_sum`], calling `step` with the end of each 8 MiB summed so far
 /// (the owner of a map drops the pages behind it).
 pub fn text_sum_in_steps(bytes: &[u8], step: &mut dyn FnMut(usize)) -> i64 {
-    use std::hash::Hasher;
-    const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
     // A multiple of the 32-byte block: only the last step has a remainder.
     const STEP: usize = 8 << 20;
-    let mut lanes = [K, K.rotate_left(16), K.rotate_left(32), K.rotate_left(48)];
-    let mut remainder: &[u8] = &[];
+    let mut sum = TextSum::default();
     let mut end = 0;
     for chunk in bytes.chunks(STEP) {
-        let mut blocks = chunk.chunks_exact(32);
-        for b in &mut blocks {
-            for (lane, w) in lanes.iter_mut().zip(b.chunks_exact(8)) {
-                let mut word = [0u8; 8];
-                word.copy_from_slice(w);
-                *lane = (lane.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
-            }
-        }
-        remainder = blocks.remainder();
+        sum.update(chunk);
         end += chunk.len();
         step(end);
     }
-    let mut h = crate::util::hash::FxHasher::default();
-    for lane in lanes {
-        h.write_u64(lane);
+    sum.finish()
+}
+
+/// [`text_sum`] of bytes given a piece at a time (a merge writes a
+/// dictionary to its file as it goes, never whole in memory).
+pub struct TextSum {
+    lanes: [u64; 4],
+    /// The bytes of a block not yet complete.
+    pending: [u8; 32],
+    pending_len: usize,
+    total: u64,
+}
+
+const TEXT_SUM_K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl Default for TextSum {
+    fn default() -> TextSum {
+        let k = TEXT_SUM_K;
+        TextSum {
+            lanes: [k, k.rotate_left(16), k.rotate_left(32), k.rotate_left(48)],
+            pending: [0; 32],
+            pending_len: 0,
+            total: 0,
+        }
     }
-    h.write(remainder);
-    h.write_u64(bytes.len() as u64);
-    h.finish() as i64
+}
+
+impl TextSum {
+    pub fn update(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        if self.pending_len > 0 {
+            let take = (32 - self.pending_len).min(bytes.len());
+            self.pending[self.pending_len..self.pending_len + take].copy_from_slice(&bytes[..take]);
+            self.pending_len += take;
+            bytes = &bytes[take..];
+            if self.pending_len < 32 {
+                return;
+            }
+            let block = self.pending;
+            self.blocks(&block);
+            self.pending_len = 0;
+        }
+        let whole = bytes.len() / 32 * 32;
+        self.blocks(&bytes[..whole]);
+        let rest = &bytes[whole..];
+        self.pending[..rest.len()].copy_from_slice(rest);
+        self.pending_len = rest.len();
+    }
+
+    /// Whole 32-byte blocks.
+    fn blocks(&mut self, bytes: &[u8]) {
+        for b in bytes.chunks_exact(32) {
+            for (lane, w) in self.lanes.iter_mut().zip(b.chunks_exact(8)) {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(w);
+                *lane = (lane.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(TEXT_SUM_K);
+            }
+        }
+    }
+
+    pub fn finish(&self) -> i64 {
+        use std::hash::Hasher;
+        let mut h = crate::util::hash::FxHasher::default();
+        for lane in self.lanes {
+            h.write_u64(lane);
+        }
+        h.write(&self.pending[..self.pending_len]);
+        h.write_u64(self.total);
+        h.finish() as i64
+    }
 }
 
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
@@ -159,6 +211,12 @@ pub fn text_path(path: &Path, gen: u64) -> PathBuf {
 /// The dictionary file of segment `id` (see the `segments` table).
 pub fn terms_path(path: &Path, id: i64) -> PathBuf {
     with_suffix(path, &format!("-terms.{id}"))
+}
+
+/// Where a merge into segment `id` writes its posting lists, a file that
+/// is unlinked as soon as it is open.
+pub fn merge_scratch_path(path: &Path, id: i64) -> PathBuf {
+    with_suffix(path, &format!("-merging.{id}"))
 }
 
 /// The segments' dictionary files present beside the database, by id.
@@ -556,10 +614,25 @@ pub fn key_path(b: &[u8]) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use super::text_sum;
+    use super::{text_sum, TextSum};
 
     /// Any one byte changed, in any lane or in the tail, changes the sum;
     /// so does a swap of two words and a change of length.
+    #[test]
+    fn text_sum_given_in_pieces_is_the_same() {
+        let text: Vec<u8> = (0..1000u32).map(|i| (i * 31 % 251) as u8).collect();
+        for len in [0, 1, 31, 32, 33, 95, 1000] {
+            let want = text_sum(&text[..len]);
+            for piece in [1, 3, 7, 32, 33, 100] {
+                let mut sum = TextSum::default();
+                for p in text[..len].chunks(piece) {
+                    sum.update(p);
+                }
+                assert_eq!(sum.finish(), want, "{len} bytes in pieces of {piece}");
+            }
+        }
+    }
+
     #[test]
     fn text_sum_sees_every_change() {
         let text: Vec<u8> = (0..203u32).map(|i| b'a' + (i * 7 % 26) as u8).collect();

@@ -13,12 +13,14 @@ use rayon::prelude::*;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior, MAIN_DB};
 
 use super::codec::{self, fingerprint, FxBuild};
-use super::db::{key_path, path_key, set_meta, text_path, text_state, write_at, Keys, TextState};
+use super::db::{
+    key_path, path_key, set_meta, terms_path, text_path, text_state, write_at, Keys, TextState,
+};
 use super::stored::{StoredRows, Unchanged};
 use super::termfile;
 use super::terms::{
-    merge, pair_key, pair_left, pair_right, pair_sides, PairSet, Segment, SegmentBuilder, Sides,
-    TermSet, EMPTY_SIDE,
+    merge_to_files, pair_key, pair_left, pair_right, pair_sides, Merged, PairSet, Segment,
+    SegmentBuilder, Sides, TermSet, EMPTY_SIDE,
 };
 use super::{IndexError, RefreshStats};
 use crate::session::info::{mtime_ms, read_lines, with_read_buffer, InfoScanner, SessionInfo};
@@ -1283,29 +1285,140 @@ fn store_segment(
     part: i64,
     e: &super::terms::Encoded,
 ) -> rusqlite::Result<()> {
+    let sum = super::db::text_sum(&e.terms);
+    let facts = (e.docs, e.terms.len(), sum);
+    let id = insert_segment(
+        conn,
+        None,
+        part,
+        facts,
+        &e.starts,
+        Postings::Bytes(&e.postings),
+    )?;
+    termfile::write(db_path, id, &e.terms).map_err(io_err)
+}
+
+/// Inserts a segment's row (as `id`, or the next one) whose dictionary is
+/// `(docs, terms_len, terms_sum)`; returns its id.
+fn insert_segment(
+    conn: &Connection,
+    id: Option<i64>,
+    part: i64,
+    (docs, terms_len, terms_sum): (usize, usize, i64),
+    starts: &[u8],
+    postings: Postings<'_>,
+) -> rusqlite::Result<i64> {
+    let postings_len = match &postings {
+        Postings::Bytes(b) => b.len(),
+        Postings::Read(_, len) => *len,
+    };
     // The postings go in through a blob handle, into a zero-filled blob
     // (the last column, which SQLite leaves unmaterialized): bound as a
     // parameter they were copied twice, once bound and once into the
     // record, and a merge's 256 MB were a peak of twice that.
     conn.execute(
-        "INSERT INTO segments(part, docs, bytes, terms_len, terms_sum, starts, postings)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, zeroblob(?7))",
+        "INSERT INTO segments(id, part, docs, bytes, terms_len, terms_sum, starts, postings)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, zeroblob(?8))",
         params![
+            id,
             part,
-            e.docs as i64,
-            e.bytes() as i64,
-            e.terms.len() as i64,
-            super::db::text_sum(&e.terms),
-            e.starts,
-            e.postings.len() as i64,
+            docs as i64,
+            (terms_len + starts.len() + postings_len) as i64,
+            terms_len as i64,
+            terms_sum,
+            starts,
+            postings_len as i64,
         ],
     )?;
     let id = conn.last_insert_rowid();
-    if !e.postings.is_empty() {
+    if postings_len > 0 {
         let mut blob = conn.blob_open(MAIN_DB, "segments", "postings", id, false)?;
-        blob.write_at(&e.postings, 0)?;
+        match postings {
+            Postings::Bytes(b) => blob.write_at(b, 0)?,
+            Postings::Read(from, len) => {
+                // A megabyte at a time: the file's length is the blob's.
+                let mut at = 0;
+                while at < len {
+                    let chunk = from.fill_buf().map_err(io_err)?;
+                    if chunk.is_empty() {
+                        let short = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+                        return Err(io_err(short));
+                    }
+                    let n = chunk.len().min(len - at);
+                    blob.write_at(&chunk[..n], at)?;
+                    from.consume(n);
+                    at += n;
+                }
+            }
+        }
     }
-    termfile::write(db_path, id, &e.terms).map_err(io_err)
+    Ok(id)
+}
+
+/// A segment's posting lists: in memory, or read from a file of this length.
+enum Postings<'a> {
+    Bytes(&'a [u8]),
+    Read(&'a mut dyn std::io::BufRead, usize),
+}
+
+/// A connection that only reads the index at `db_path` (a merge's worker).
+fn open_reader(db_path: &Path) -> rusqlite::Result<Connection> {
+    use rusqlite::OpenFlags;
+    let conn = Connection::open_with_flags(
+        db_path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    Ok(conn)
+}
+
+/// Merges one plan's segments (`ids`, their dictionaries `loaded`) into
+/// the segment `id`: its dictionary written to its file, its posting lists
+/// read from `conn` and written to a file that has no name (unlinked once
+/// opened: nothing is left of it if the process dies).
+fn merge_plan(
+    conn: &Connection,
+    db_path: &Path,
+    ids: &[i64],
+    loaded: &[Segment],
+    live: &dyn Fn(u32) -> bool,
+    id: i64,
+) -> std::io::Result<Merged> {
+    let sql = |e: rusqlite::Error| std::io::Error::other(e.to_string());
+    // One snapshot for all of the plan's blobs.
+    let tx = conn.unchecked_transaction().map_err(sql)?;
+    let mut readers = Vec::with_capacity(ids.len());
+    for (&seg, dictionary) in ids.iter().zip(loaded) {
+        let blob = tx
+            .blob_open(MAIN_DB, "segments", "postings", seg, true)
+            .map_err(sql)?;
+        if blob.len() != dictionary.postings_len() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "a segment's postings are not as long as its dictionary says",
+            ));
+        }
+        readers.push(std::io::BufReader::with_capacity(256 << 10, blob));
+    }
+    let mut readers: Vec<&mut dyn std::io::Read> = readers
+        .iter_mut()
+        .map(|r| r as &mut dyn std::io::Read)
+        .collect();
+    let scratch_path = super::db::merge_scratch_path(db_path, id);
+    let scratch = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&scratch_path)?;
+    let _ = std::fs::remove_file(&scratch_path);
+    merge_to_files(
+        loaded,
+        &mut readers,
+        live,
+        &terms_path(db_path, id),
+        scratch,
+    )
 }
 
 /// Rewrites the text file without the text of files that are gone or were
@@ -1471,43 +1584,76 @@ fn merge_parts(
     } else {
         None
     };
+    // Each plan's merged segment gets its id now, so that its dictionary
+    // is written straight to its file (the next ids: no committed row
+    // names them, and this transaction is the only writer).
+    let base: i64 = tx.query_row(
+        "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'segments'), 0),
+                    coalesce((SELECT max(id) FROM segments), 0)) + 1",
+        [],
+        |r| r.get(0),
+    )?;
+    let id_of = |k: usize| base + k as i64;
     let workers = rayon::current_num_threads().clamp(1, plans.len());
     // Jobs: a plan's index and its segments, loaded; results: the index
     // and the merged segment.
     let (job_tx, job_rx) = mpsc::sync_channel::<(usize, Vec<Segment>)>(workers);
     let job_rx = std::sync::Mutex::new(job_rx);
-    let (done_tx, done_rx) = mpsc::channel::<(usize, super::terms::Encoded)>();
+    let (done_tx, done_rx) = mpsc::channel::<(usize, std::io::Result<Merged>)>();
     let result: rusqlite::Result<()> = std::thread::scope(|scope| {
         for _ in 0..workers {
             let (job_rx, done_tx, live) = (&job_rx, done_tx.clone(), &live);
-            scope.spawn(move || loop {
-                let job = match job_rx.lock() {
-                    Ok(rx) => rx.recv(),
-                    Err(_) => return,
-                };
-                let Ok((k, loaded)) = job else {
-                    return;
-                };
-                let drop_gone = plans[k].2 > BIG_MERGE;
-                let keep = |id| !drop_gone || live.as_ref().is_none_or(|l| l.contains(&id));
-                let merged = merge(&loaded, &keep);
-                drop(loaded);
-                if done_tx.send((k, merged)).is_err() {
-                    return;
+            scope.spawn(move || {
+                // The posting lists are read on this thread as the merge goes,
+                // through a connection of its own: the victims are committed,
+                // and WAL lets it read them beside the write transaction.
+                let reader = open_reader(db_path);
+                loop {
+                    let job = match job_rx.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok((k, loaded)) = job else {
+                        return;
+                    };
+                    let drop_gone = plans[k].2 > BIG_MERGE;
+                    let keep = |id| !drop_gone || live.as_ref().is_none_or(|l| l.contains(&id));
+                    let merged = match &reader {
+                        Ok(conn) => {
+                            merge_plan(conn, db_path, &plans[k].1, &loaded, &keep, id_of(k))
+                        }
+                        Err(e) => Err(std::io::Error::other(e.to_string())),
+                    };
+                    drop(loaded);
+                    if done_tx.send((k, merged)).is_err() {
+                        return;
+                    }
+                    // What the storing thread freed of this one's earlier
+                    // results (see `util::memory`).
+                    crate::util::memory::give_back();
                 }
-                // What the storing thread freed of this one's earlier
-                // results (see `util::memory`).
-                crate::util::memory::give_back();
             });
         }
         drop(done_tx);
-        let store = |(k, merged): (usize, super::terms::Encoded)| {
+        let store = |(k, merged): (usize, std::io::Result<Merged>)| {
+            let merged = merged.map_err(io_err)?;
             let (part, victims, _) = &plans[k];
             for id in victims {
                 tx.execute("DELETE FROM segments WHERE id=?1", [id])?;
             }
-            store_segment(&tx, db_path, *part, &merged)?;
-            drop(merged);
+            let Merged {
+                docs,
+                terms_len,
+                terms_sum,
+                starts,
+                postings,
+                postings_len,
+            } = merged;
+            let facts = (docs, terms_len, terms_sum);
+            let mut postings = std::io::BufReader::with_capacity(1 << 20, postings);
+            let listed = Postings::Read(&mut postings, postings_len);
+            insert_segment(&tx, Some(id_of(k)), *part, facts, &starts, listed)?;
+            drop((starts, postings));
             // What the merging threads freed of the segments loaded here.
             crate::util::memory::give_back();
             Ok(())
@@ -1549,7 +1695,12 @@ fn merge_parts(
         }
         stored
     });
-    result?;
+    if let Err(e) = result {
+        // Nothing of this transaction is kept: nor are the files written.
+        let written: Vec<i64> = (0..plans.len()).map(id_of).collect();
+        termfile::remove(db_path, &written);
+        return Err(e);
+    }
     tx.commit()?;
     // No committed row names the merged ones' files now (a reader of an
     // older snapshot has them mapped, or finds them gone and looks again).
@@ -1558,8 +1709,9 @@ fn merge_parts(
     Ok(())
 }
 
-/// The segments of these ids, whole; `None` when one is gone (merged by
-/// another process).
+/// The dictionaries of the segments of these ids (their posting lists are
+/// read as they are merged: see `merge_plan`); `None` when one is gone
+/// (merged by another process).
 fn load_segments(
     conn: &Connection,
     db_path: &Path,
@@ -1580,16 +1732,9 @@ fn load_segments(
         let Some((len, sum, s)) = seg else {
             return Ok(None);
         };
-        // Through a blob handle, straight into its own buffer: read as a
-        // column, SQLite first gathered the whole blob into one of its own.
-        let p = {
-            let blob = conn.blob_open(MAIN_DB, "segments", "postings", id, true)?;
-            let mut p = vec![0u8; blob.len()];
-            blob.read_at_exact(&mut p, 0)?;
-            p
-        };
         let len = usize::try_from(len).map_err(|_| rusqlite::Error::InvalidQuery)?;
-        let terms = match termfile::read(db_path, id, len, sum) {
+        // Mapped where it can be: the merge drops the pages behind it.
+        let terms = match termfile::load(db_path, id, len, sum) {
             Ok(t) => t,
             Err(e) => {
                 // Gone or damaged: the next refresh starts the index again
@@ -1599,7 +1744,8 @@ fn load_segments(
                 return Err(io_err(std::io::Error::other(e)));
             }
         };
-        match Segment::from_blobs(terms, &s, p) {
+        // The posting lists are read by the merge as it goes.
+        match Segment::dictionary_in(terms, &s) {
             Some(seg) => loaded.push(seg),
             None => return Err(rusqlite::Error::InvalidQuery),
         }

@@ -376,33 +376,107 @@ impl Encoded {
     }
 }
 
-#[derive(Default)]
-struct Writer {
-    terms: Vec<u8>,
+/// Where a [`Writer`] puts a dictionary's or its postings' bytes: memory,
+/// or a file.
+trait Sink {
+    fn put(&mut self, bytes: &[u8]);
+}
+
+impl Sink for Vec<u8> {
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
+
+/// Bytes written to a file as a merge makes them, summed on the way when
+/// asked (held in memory, a merge's output and input were its peak: up to
+/// 256 MB of each at 100,000 sessions).
+struct FileSink {
+    out: std::io::BufWriter<std::fs::File>,
+    sum: Option<super::db::TextSum>,
+    /// The first write that failed; reported when the writer finishes.
+    error: Option<std::io::Error>,
+}
+
+impl FileSink {
+    fn new(file: std::fs::File, summed: bool) -> FileSink {
+        FileSink {
+            out: std::io::BufWriter::with_capacity(1 << 20, file),
+            sum: summed.then(Default::default),
+            error: None,
+        }
+    }
+
+    /// The file, flushed, and the sum of what was written.
+    fn finish(self) -> std::io::Result<(std::fs::File, i64)> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let sum = self.sum.map_or(0, |s| s.finish());
+        Ok((self.out.into_inner().map_err(|e| e.into_error())?, sum))
+    }
+}
+
+impl Sink for FileSink {
+    fn put(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        if self.error.is_none() {
+            if let Some(sum) = &mut self.sum {
+                sum.update(bytes);
+            }
+            if let Err(e) = self.out.write_all(bytes) {
+                self.error = Some(e);
+            }
+        }
+    }
+}
+
+/// Writes a segment: its dictionary to `terms`, its posting lists to
+/// `postings`, and their starts.
+struct Writer<T, P> {
+    terms: T,
+    terms_len: usize,
+    postings: P,
+    postings_len: usize,
     term_starts: Vec<u32>,
     post_starts: Vec<u32>,
-    postings: Vec<u8>,
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u32) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
+impl Default for Writer<Vec<u8>, Vec<u8>> {
+    fn default() -> Self {
+        Writer::new(Vec::new(), Vec::new(), 0)
     }
-    out.push(v as u8);
 }
 
-impl Writer {
-    /// Room for `terms` bytes of `n` terms and `postings` bytes of lists,
-    /// allocated once: a merge of 256 MB grown by doubling held up to
-    /// twice its output, beside its input.
-    fn with_capacity(terms: usize, n: usize, postings: usize) -> Writer {
+/// A varint's bytes: at most 5 for a `u32`.
+fn varint(mut v: u32, buf: &mut [u8; 5]) -> &[u8] {
+    let mut n = 0;
+    while v >= 0x80 {
+        buf[n] = (v as u8) | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    buf[n] = v as u8;
+    &buf[..=n]
+}
+
+impl<T: Sink, P: Sink> Writer<T, P> {
+    /// Room for `n` terms' starts, allocated once: a merge of 256 MB grown
+    /// by doubling held up to twice its output, beside its input.
+    fn new(terms: T, postings: P, n: usize) -> Writer<T, P> {
         Writer {
-            terms: Vec::with_capacity(terms + 1),
+            terms,
+            terms_len: 0,
+            postings,
+            postings_len: 0,
             term_starts: Vec::with_capacity(n),
             post_starts: Vec::with_capacity(n + 1),
-            postings: Vec::with_capacity(postings),
         }
+    }
+
+    fn put(&mut self, bytes: &[u8]) {
+        self.terms.put(bytes);
+        self.terms_len += bytes.len();
     }
 
     /// `ids` sorted and distinct; terms pushed in increasing order.
@@ -410,37 +484,69 @@ impl Writer {
         if ids.is_empty() {
             return;
         }
-        if self.terms.is_empty() {
-            self.terms.push(b'\n');
+        if self.terms_len == 0 {
+            self.put(b"\n");
         }
-        self.term_starts.push(self.terms.len() as u32);
-        self.terms.extend_from_slice(term);
-        self.terms.push(b'\n');
-        self.post_starts.push(self.postings.len() as u32);
-        let mut last = 0u32;
+        self.term_starts.push(self.terms_len as u32);
+        self.put(term);
+        self.put(b"\n");
+        self.post_starts.push(self.postings_len as u32);
+        let (mut last, mut buf) = (0u32, [0u8; 5]);
         for &id in ids {
-            put_varint(&mut self.postings, id - last);
+            let b = varint(id - last, &mut buf);
+            self.postings.put(b);
+            self.postings_len += b.len();
             last = id;
         }
     }
 
-    fn finish(mut self, docs: usize) -> Encoded {
-        if self.terms.is_empty() {
-            self.terms.push(b'\n');
+    /// The dictionary's sink and length, the postings' sink, and the starts.
+    fn finish_parts(mut self) -> (T, usize, P, Vec<u8>) {
+        if self.terms_len == 0 {
+            self.put(b"\n");
         }
         let n = self.term_starts.len();
-        self.post_starts.push(self.postings.len() as u32);
+        self.post_starts.push(self.postings_len as u32);
         let mut starts = Vec::with_capacity(4 + 8 * n + 4);
         starts.extend_from_slice(&(n as u32).to_le_bytes());
-        for s in self.term_starts.iter().chain(&self.post_starts) {
+        for s in std::mem::take(&mut self.term_starts) {
             starts.extend_from_slice(&s.to_le_bytes());
         }
+        for s in std::mem::take(&mut self.post_starts) {
+            starts.extend_from_slice(&s.to_le_bytes());
+        }
+        (self.terms, self.terms_len, self.postings, starts)
+    }
+}
+
+impl Writer<Vec<u8>, Vec<u8>> {
+    fn finish(self, docs: usize) -> Encoded {
+        let (terms, _, postings, starts) = self.finish_parts();
         Encoded {
             docs,
-            terms: self.terms,
+            terms,
             starts,
-            postings: self.postings,
+            postings,
         }
+    }
+}
+
+/// A merged segment whose dictionary is in its file already and whose
+/// posting lists are in a file of their own (see [`merge_to_files`]).
+pub struct Merged {
+    pub docs: usize,
+    pub terms_len: usize,
+    /// The dictionary's `db::text_sum`.
+    pub terms_sum: i64,
+    pub starts: Vec<u8>,
+    /// The posting lists, read from the start.
+    pub postings: std::fs::File,
+    pub postings_len: usize,
+}
+
+impl Merged {
+    pub fn bytes(&self) -> usize {
+        self.terms_len + self.starts.len() + self.postings_len
     }
 }
 
@@ -529,7 +635,12 @@ pub struct Segment {
 impl Segment {
     /// `None` when the blobs are inconsistent (a corrupt index).
     pub fn from_blobs(terms: Vec<u8>, starts: &[u8], postings: Vec<u8>) -> Option<Segment> {
-        let mut s = Segment::dictionary_only(terms, starts)?;
+        Segment::from_parts(TermBytes::Owned(terms), starts, postings)
+    }
+
+    /// [`Segment::from_blobs`], with the dictionary's bytes wherever they are.
+    pub fn from_parts(terms: TermBytes, starts: &[u8], postings: Vec<u8>) -> Option<Segment> {
+        let mut s = Segment::dictionary_in(terms, starts)?;
         if s.postings_len() != postings.len() {
             return None;
         }
@@ -764,17 +875,71 @@ impl Match {
     }
 }
 
-/// Merges segments, dropping ids for which `live` is false.
+/// Merges segments (with their postings loaded), dropping ids for which
+/// `live` is false: [`merge_to_files`] in memory, what the tests hold it to.
+#[cfg(test)]
 pub fn merge(segs: &[Segment], live: &dyn Fn(u32) -> bool) -> Encoded {
-    let mut heads = vec![0usize; segs.len()];
     // The inputs' sizes bound the output's: terms found in several
     // segments are written once, and the lists of ids dropped shrink.
-    let mut w = Writer::with_capacity(
-        segs.iter().map(|s| s.terms.bytes().len()).sum(),
-        segs.iter().map(Segment::len).sum(),
-        segs.iter().map(|s| s.postings.len()).sum(),
-    );
-    let mut ids = Vec::new();
+    let terms = Vec::with_capacity(segs.iter().map(|s| s.terms.bytes().len()).sum());
+    let postings = Vec::with_capacity(segs.iter().map(|s| s.postings.len()).sum());
+    let mut readers: Vec<&[u8]> = segs.iter().map(|s| s.postings.as_slice()).collect();
+    let mut readers: Vec<&mut dyn std::io::Read> = readers
+        .iter_mut()
+        .map(|r| r as &mut dyn std::io::Read)
+        .collect();
+    match merge_with(segs, &mut readers, live, terms, postings) {
+        Ok((docs, w)) => w.finish(docs),
+        // Reading a slice fails only where a list lies past its end, which
+        // `Segment::from_blobs` rules out.
+        Err(e) => panic!("postings checked when loaded: {e}"),
+    }
+}
+
+/// [`merge`] in bounded memory: each segment's posting lists read in order
+/// from `postings` (one reader per segment, from its first list), the
+/// dictionary written to `path` (created or truncated) and the posting lists
+/// to `scratch` as they are made, the inputs' mapped dictionaries released
+/// behind the merge. What it holds is the terms' starts.
+pub fn merge_to_files(
+    segs: &[Segment],
+    postings: &mut [&mut dyn std::io::Read],
+    live: &dyn Fn(u32) -> bool,
+    path: &std::path::Path,
+    scratch: std::fs::File,
+) -> std::io::Result<Merged> {
+    use std::io::Seek;
+    let terms = FileSink::new(std::fs::File::create(path)?, true);
+    let (docs, w) = merge_with(segs, postings, live, terms, FileSink::new(scratch, false))?;
+    let postings_len = w.postings_len;
+    let (terms, terms_len, postings, starts) = w.finish_parts();
+    let (_, terms_sum) = terms.finish()?;
+    let (mut postings, _) = postings.finish()?;
+    postings.rewind()?;
+    Ok(Merged {
+        docs,
+        terms_len,
+        terms_sum,
+        starts,
+        postings,
+        postings_len,
+    })
+}
+
+fn merge_with<T: Sink, P: Sink>(
+    segs: &[Segment],
+    postings: &mut [&mut dyn std::io::Read],
+    live: &dyn Fn(u32) -> bool,
+    terms: T,
+    out: P,
+) -> std::io::Result<(usize, Writer<T, P>)> {
+    assert_eq!(segs.len(), postings.len(), "a reader per segment");
+    let mut heads = vec![0usize; segs.len()];
+    // Where each reader is in its segment's postings.
+    let mut read = vec![0usize; segs.len()];
+    let mut behind: Vec<Behind> = segs.iter().map(Segment::behind).collect();
+    let mut w = Writer::new(terms, out, segs.iter().map(Segment::len).sum());
+    let (mut ids, mut list) = (Vec::new(), Vec::new());
     // The distinct ids written (a bitmap by id), for `docs`.
     let (mut written, mut docs) = (Vec::<u64>::new(), 0usize);
     loop {
@@ -794,15 +959,29 @@ pub fn merge(segs: &[Segment], live: &dyn Fn(u32) -> bool) -> Encoded {
         // Each segment's postings are sorted; most terms are in one segment,
         // or in several whose ids follow each other.
         let mut sorted = true;
-        for (s, h) in segs.iter().zip(heads.iter_mut()).skip(first) {
-            if *h < s.len() && s.term(*h) == term {
-                s.postings(*h, &mut |id| {
+        for k in first..segs.len() {
+            let (s, h) = (&segs[k], heads[k]);
+            if h < s.len() && s.term(h) == term {
+                // The lists follow each other: each is read where the last
+                // one ended.
+                let (start, end) = s.postings_range(h);
+                if start != read[k] || end < start {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        "a segment's posting lists do not follow each other",
+                    ));
+                }
+                list.resize(end - start, 0);
+                postings[k].read_exact(&mut list)?;
+                read[k] = end;
+                decode_postings(&list, &mut |id| {
                     if live(id) {
                         sorted &= ids.last().is_none_or(|&l| l < id);
                         ids.push(id)
                     }
                 });
-                *h += 1;
+                heads[k] += 1;
+                behind[k].at(heads[k]);
             }
         }
         if !sorted {
@@ -819,7 +998,7 @@ pub fn merge(segs: &[Segment], live: &dyn Fn(u32) -> bool) -> Encoded {
         }
         w.push(term, &ids);
     }
-    w.finish(docs)
+    Ok((docs, w))
 }
 
 /// A set of distinct terms, gathered one at a time (a file's words of one
@@ -1809,5 +1988,57 @@ mod tests {
         // The live ids written, each once: a lookup that has seen that
         // many has seen them all.
         assert_eq!(e.docs, 2);
+    }
+
+    /// A merge written to files as it goes makes the bytes a merge in memory
+    /// makes, and sums the dictionary as `db::text_sum` does.
+    #[test]
+    fn a_merge_to_files_writes_what_one_in_memory_makes() {
+        let words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"];
+        let segs = || {
+            (0..4u32)
+                .map(|k| {
+                    let docs: Vec<(u32, String)> = (0..50u32)
+                        .map(|i| {
+                            let id = i * 4 + k;
+                            let text: Vec<&str> = words
+                                .iter()
+                                .enumerate()
+                                .filter(|(w, _)| (id as usize * 7 + w * 3) % 5 < 2)
+                                .map(|(_, t)| *t)
+                                .collect();
+                            (id, format!("{} x{id}", text.join(" ")))
+                        })
+                        .collect();
+                    let pairs: Vec<(u32, &str)> =
+                        docs.iter().map(|(i, t)| (*i, t.as_str())).collect();
+                    seg(&pairs)
+                })
+                .collect::<Vec<_>>()
+        };
+        let live = |id: u32| id % 9 != 0;
+        let want = merge(&segs(), &live);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("terms");
+        let inputs = segs();
+        let mut readers: Vec<&[u8]> = inputs.iter().map(|s| s.postings.as_slice()).collect();
+        let mut readers: Vec<&mut dyn std::io::Read> = readers
+            .iter_mut()
+            .map(|r| r as &mut dyn std::io::Read)
+            .collect();
+        let scratch = tempfile::tempfile().unwrap();
+        let mut got = merge_to_files(&inputs, &mut readers, &live, &path, scratch).unwrap();
+        let written = std::fs::read(&path).unwrap();
+        assert_eq!(written, want.terms);
+        assert_eq!(got.terms_len, want.terms.len());
+        assert_eq!(got.terms_sum, crate::index::db::text_sum(&written));
+        let mut postings = Vec::new();
+        std::io::Read::read_to_end(&mut got.postings, &mut postings).unwrap();
+        assert_eq!(got.postings_len, postings.len());
+        assert_eq!(
+            (got.starts, postings, got.docs),
+            (want.starts, want.postings, want.docs)
+        );
+        assert!(want.docs > 150 && want.docs < 200, "{}", want.docs);
     }
 }
