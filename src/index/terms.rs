@@ -594,6 +594,8 @@ const SCAN_WINDOW: usize = if cfg!(test) { 4096 } else { 8 << 20 };
 pub struct Behind<'s> {
     seg: &'s Segment,
     released: usize,
+    /// Pages are released once this many bytes of them are behind.
+    window: usize,
 }
 
 impl Behind<'_> {
@@ -603,7 +605,7 @@ impl Behind<'_> {
             return;
         };
         let start = start as usize;
-        if start > self.released + SCAN_WINDOW {
+        if start > self.released + self.window {
             self.seg.terms.release(self.released, start);
             self.released = start;
         }
@@ -697,9 +699,16 @@ impl Segment {
     /// A reader of this segment's terms in increasing order that drops the
     /// mapped pages behind it (see [`Behind`]).
     pub fn behind(&self) -> Behind<'_> {
+        self.behind_every(SCAN_WINDOW)
+    }
+
+    /// [`Segment::behind`], releasing every `window` bytes (a merge reads
+    /// dozens of dictionaries at once).
+    fn behind_every(&self, window: usize) -> Behind<'_> {
         Behind {
             seg: self,
             released: 0,
+            window,
         }
     }
 
@@ -937,7 +946,7 @@ fn merge_with<T: Sink, P: Sink>(
     let mut heads = vec![0usize; segs.len()];
     // Where each reader is in its segment's postings.
     let mut read = vec![0usize; segs.len()];
-    let mut behind: Vec<Behind> = segs.iter().map(Segment::behind).collect();
+    let mut behind: Vec<Behind> = segs.iter().map(|s| s.behind_every(1 << 20)).collect();
     let mut w = Writer::new(terms, out, segs.iter().map(Segment::len).sum());
     let (mut ids, mut list) = (Vec::new(), Vec::new());
     // The distinct ids written (a bitmap by id), for `docs`.
