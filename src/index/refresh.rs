@@ -13,9 +13,7 @@ use rayon::prelude::*;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior, MAIN_DB};
 
 use super::codec::{self, fingerprint, FxBuild};
-use super::db::{
-    key_path, path_key, set_meta, terms_path, text_path, text_state, write_at, Keys, TextState,
-};
+use super::db::{key_path, path_key, set_meta, text_path, text_state, write_at, Keys, TextState};
 use super::stored::{StoredRows, Unchanged};
 use super::termfile;
 use super::terms::{
@@ -1404,21 +1402,9 @@ fn merge_plan(
         .iter_mut()
         .map(|r| r as &mut dyn std::io::Read)
         .collect();
-    let scratch_path = super::db::merge_scratch_path(db_path, id);
-    let scratch = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&scratch_path)?;
-    let _ = std::fs::remove_file(&scratch_path);
-    merge_to_files(
-        loaded,
-        &mut readers,
-        live,
-        &terms_path(db_path, id),
-        scratch,
-    )
+    let terms = termfile::create(db_path, id)?;
+    let scratch = termfile::scratch(db_path, id)?;
+    merge_to_files(loaded, &mut readers, live, terms, scratch)
 }
 
 /// Rewrites the text file without the text of files that are gone or were

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension};
 
-use super::db::{terms_files, terms_path, text_sum};
+use super::db::{merge_scratch_path, terms_files, terms_path, text_sum};
 use super::terms::TermBytes;
 
 /// Why a dictionary file could not be used.
@@ -37,6 +37,28 @@ pub enum TermFileError {
 /// a cache rebuilt, never a wrong answer.
 pub fn write(db_path: &Path, id: i64, terms: &[u8]) -> std::io::Result<()> {
     std::fs::write(terms_path(db_path, id), terms)
+}
+
+/// Segment `id`'s dictionary file, created or truncated (as
+/// [`write`]), for a merge to write as it goes.
+pub fn create(db_path: &Path, id: i64) -> std::io::Result<std::fs::File> {
+    std::fs::File::create(terms_path(db_path, id))
+}
+
+/// A file for a merge into segment `id` to write its posting lists to and
+/// read them back: unlinked as soon as it is open, so nothing is left of it
+/// whatever happens to the process (where an open file cannot be unlinked,
+/// it goes when the next merge into this id opens it again).
+pub fn scratch(db_path: &Path, id: i64) -> std::io::Result<std::fs::File> {
+    let path = merge_scratch_path(db_path, id);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)?;
+    let _ = std::fs::remove_file(&path);
+    Ok(file)
 }
 
 fn open(db_path: &Path, id: i64) -> Result<std::fs::File, TermFileError> {

@@ -907,18 +907,18 @@ pub fn merge(segs: &[Segment], live: &dyn Fn(u32) -> bool) -> Encoded {
 
 /// [`merge`] in bounded memory: each segment's posting lists read in order
 /// from `postings` (one reader per segment, from its first list), the
-/// dictionary written to `path` (created or truncated) and the posting lists
-/// to `scratch` as they are made, the inputs' mapped dictionaries released
-/// behind the merge. What it holds is the terms' starts.
+/// dictionary written to `terms` and the posting lists to `scratch` (both
+/// empty) as they are made, the inputs' mapped dictionaries released behind
+/// the merge. What it holds is the terms' starts.
 pub fn merge_to_files(
     segs: &[Segment],
     postings: &mut [&mut dyn std::io::Read],
     live: &dyn Fn(u32) -> bool,
-    path: &std::path::Path,
+    terms: std::fs::File,
     scratch: std::fs::File,
 ) -> std::io::Result<Merged> {
     use std::io::Seek;
-    let terms = FileSink::new(std::fs::File::create(path)?, true);
+    let terms = FileSink::new(terms, true);
     let (docs, w) = merge_with(segs, postings, live, terms, FileSink::new(scratch, false))?;
     let postings_len = w.postings_len;
     let (terms, terms_len, postings, starts) = w.finish_parts();
@@ -2027,17 +2027,19 @@ mod tests {
         };
         let live = |id: u32| id % 9 != 0;
         let want = merge(&segs(), &live);
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("terms");
         let inputs = segs();
         let mut readers: Vec<&[u8]> = inputs.iter().map(|s| s.postings.as_slice()).collect();
         let mut readers: Vec<&mut dyn std::io::Read> = readers
             .iter_mut()
             .map(|r| r as &mut dyn std::io::Read)
             .collect();
+        let mut terms = tempfile::tempfile().unwrap();
         let scratch = tempfile::tempfile().unwrap();
-        let mut got = merge_to_files(&inputs, &mut readers, &live, &path, scratch).unwrap();
-        let written = std::fs::read(&path).unwrap();
+        let dictionary = terms.try_clone().unwrap();
+        let mut got = merge_to_files(&inputs, &mut readers, &live, dictionary, scratch).unwrap();
+        let mut written = Vec::new();
+        std::io::Seek::rewind(&mut terms).unwrap();
+        std::io::Read::read_to_end(&mut terms, &mut written).unwrap();
         assert_eq!(written, want.terms);
         assert_eq!(got.terms_len, want.terms.len());
         assert_eq!(got.terms_sum, crate::index::db::text_sum(&written));
