@@ -1491,7 +1491,8 @@ pub fn maybe_merge(conn: &Connection, db_path: &Path) -> rusqlite::Result<()> {
         by_size.sort_unstable();
         let mut victims = &by_size[..by_size.len() - MAX_SEGMENTS / 2];
         // SQLite refuses a blob over 1 GB: the smallest ones, up to a size
-        // whose merge stays well below it (the biggest stay as they are).
+        // whose merged starts and postings stay below it (the biggest stay
+        // as they are).
         let mut total = 0;
         let fit = victims
             .iter()
@@ -1540,8 +1541,17 @@ pub fn maybe_merge(conn: &Connection, db_path: &Path) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// The most bytes of segments merged into one, and merged at once.
-const MERGE_MAX: i64 = 256 << 20;
+/// The most bytes of segments merged into one. A merge holds only its
+/// terms' starts (see `merge_plan`), so this bounds the blobs it writes
+/// (under SQLite's 1 GB), not its memory; at 256 MB the tool output's words
+/// at 100,000 sessions stayed in 16 segments, each term written in many of
+/// them, and a word typed scanned all their dictionaries.
+const MERGE_MAX: i64 = 768 << 20;
+
+/// A merge starts beside those under way only while they all hold less
+/// than this many bytes of segments (their starts: two big merges at once
+/// would hold twice).
+const MERGE_AT_ONCE: i64 = 256 << 20;
 
 /// Above this many bytes of segments, a merge drops the postings of files
 /// that are gone (see [`merge_parts`]).
@@ -1648,10 +1658,8 @@ fn merge_parts(
             let (mut in_flight, mut in_bytes) = (0usize, 0i64);
             for (k, (_, victims, bytes)) in plans.iter().enumerate() {
                 // A part is loaded only once a worker is free for it, and
-                // while the merges under way hold less than `MERGE_MAX`
-                // (each holds its segments and as much again merged: two
-                // big ones at once were a 2 GB peak at 100,000 sessions).
-                while in_flight >= workers || (in_flight > 0 && in_bytes + bytes > MERGE_MAX) {
+                // while the merges under way hold less than `MERGE_AT_ONCE`.
+                while in_flight >= workers || (in_flight > 0 && in_bytes + bytes > MERGE_AT_ONCE) {
                     let Ok(done) = done_rx.recv() else {
                         return Ok(());
                     };
