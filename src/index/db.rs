@@ -213,10 +213,10 @@ pub fn terms_path(path: &Path, id: i64) -> PathBuf {
     with_suffix(path, &format!("-terms.{id}"))
 }
 
-/// Where a merge into segment `id` writes its posting lists, a file that
-/// is unlinked as soon as it is open.
-pub fn merge_scratch_path(path: &Path, id: i64) -> PathBuf {
-    with_suffix(path, &format!("-merging.{id}"))
+/// Where a merge into segment `id` writes one of its streams (`which`), a
+/// file that is unlinked as soon as it is open.
+pub fn merge_scratch_path(path: &Path, id: i64, which: u8) -> PathBuf {
+    with_suffix(path, &format!("-merging.{id}.{which}"))
 }
 
 /// The segments' dictionary files present beside the database, by id.

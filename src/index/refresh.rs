@@ -1225,6 +1225,18 @@ impl<'c> Writer<'c> {
         if !self.in_tx {
             return Ok(());
         }
+        if crate::log::enabled() {
+            let held: Vec<String> = self
+                .builders
+                .iter()
+                .map(|(part, b)| format!("{part}:{}", b.heap_bytes() >> 20))
+                .collect();
+            crate::log::line(format!(
+                "index: committing; builders hold (part:MB) {}, pair sides {} MB",
+                held.join(" "),
+                self.sides.heap_bytes() >> 20
+            ));
+        }
         for (part, b) in &mut self.builders {
             if !b.is_empty() {
                 let e = b.take();
@@ -1403,7 +1415,10 @@ fn merge_plan(
         .map(|r| r as &mut dyn std::io::Read)
         .collect();
     let terms = termfile::create(db_path, id)?;
-    let scratch = termfile::scratch(db_path, id)?;
+    let scratch = [
+        termfile::scratch(db_path, id, 0)?,
+        termfile::scratch(db_path, id, 1)?,
+    ];
     merge_to_files(loaded, &mut readers, live, terms, scratch)
 }
 

@@ -45,12 +45,12 @@ pub fn create(db_path: &Path, id: i64) -> std::io::Result<std::fs::File> {
     std::fs::File::create(terms_path(db_path, id))
 }
 
-/// A file for a merge into segment `id` to write its posting lists to and
-/// read them back: unlinked as soon as it is open, so nothing is left of it
+/// A file for a merge into segment `id` to write a stream (`which`) to and
+/// read it back: unlinked as soon as it is open, so nothing is left of it
 /// whatever happens to the process (where an open file cannot be unlinked,
 /// it goes when the next merge into this id opens it again).
-pub fn scratch(db_path: &Path, id: i64) -> std::io::Result<std::fs::File> {
-    let path = merge_scratch_path(db_path, id);
+pub fn scratch(db_path: &Path, id: i64, which: u8) -> std::io::Result<std::fs::File> {
+    let path = merge_scratch_path(db_path, id, which);
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
