@@ -38,6 +38,29 @@ fn main() {
         // SAFETY: collects the calling thread's heap; no pointers involved.
         unsafe { libmimalloc_sys::mi_collect(true) }
     });
+    // While the index is written (see `util::memory::PurgeAtOnce`), freed
+    // pages go back at once; nested and concurrent writers count.
+    arbor::util::memory::set_purge_at_once(|on| {
+        static STATE: std::sync::Mutex<(usize, std::ffi::c_long)> = std::sync::Mutex::new((0, 0));
+        let Ok(mut state) = STATE.lock() else {
+            return;
+        };
+        // SAFETY: reads and sets one integer option of the allocator.
+        unsafe {
+            if on {
+                if state.0 == 0 {
+                    state.1 = libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY);
+                    libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0);
+                }
+                state.0 += 1;
+            } else if state.0 > 0 {
+                state.0 -= 1;
+                if state.0 == 0 {
+                    libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, state.1);
+                }
+            }
+        }
+    });
     if let Err(e) = arbor::cli::run(cli) {
         // A closed pipe (`arbor list | head`) is not an error worth a message.
         let broken_pipe = e

@@ -1529,6 +1529,7 @@ pub fn maybe_merge(conn: &Connection, db_path: &Path) -> rusqlite::Result<()> {
     if plans.is_empty() {
         return Ok(());
     }
+    let _purge = crate::util::memory::PurgeAtOnce::start();
     // The biggest merges first, so that no big one is left alone at the end.
     plans.sort_by_key(|p| std::cmp::Reverse(p.2));
     // A merge reads whole segments once: through SQLite's memory map their
@@ -2222,6 +2223,10 @@ fn read_changed(
     on_rows: &mut dyn FnMut(Vec<SessionInfo>),
 ) -> rusqlite::Result<()> {
     jobs.sort_by_key(|j| std::cmp::Reverse(j.2));
+    // A build, not a few appends: its builders' memory goes back as soon
+    // as it is freed (see `PurgeAtOnce`).
+    let bytes: u64 = jobs.iter().map(|j| j.2).sum();
+    let _purge = (bytes > IN_FLIGHT_BYTES as u64).then(crate::util::memory::PurgeAtOnce::start);
     // Bounded by bytes, not by count: the parse workers go on while the
     // writer encodes and stores a batch's segments (a third of a second,
     // nine times in a build of 10,000 sessions), where 32 results of small

@@ -26,3 +26,39 @@ pub fn give_back() {
         collect();
     }
 }
+
+static PURGE_AT_ONCE: OnceLock<fn(bool)> = OnceLock::new();
+
+/// Installs how the allocator is told to give freed pages back at once
+/// (`true`) or as it did before (`false`); once, later calls are ignored.
+pub fn set_purge_at_once(switch: fn(bool)) {
+    let _ = PURGE_AT_ONCE.set(switch);
+}
+
+/// While it lives, freed memory goes back to the system at once rather
+/// than after the allocator's delay. An index build frees its segment
+/// builders at every commit and grows them again straight after: with the
+/// delay, the freed pages and the new ones were resident together, and a
+/// first run at 100,000 sessions peaked at 336–372 MB; at once, 266 MB. A
+/// one-shot listing keeps the delay (see the binary's `main`).
+pub struct PurgeAtOnce(bool);
+
+impl PurgeAtOnce {
+    pub fn start() -> PurgeAtOnce {
+        match PURGE_AT_ONCE.get() {
+            Some(switch) => {
+                switch(true);
+                PurgeAtOnce(true)
+            }
+            None => PurgeAtOnce(false),
+        }
+    }
+}
+
+impl Drop for PurgeAtOnce {
+    fn drop(&mut self) {
+        if let Some(switch) = PURGE_AT_ONCE.get().filter(|_| self.0) {
+            switch(false);
+        }
+    }
+}
