@@ -39,7 +39,7 @@ pub fn set_purge_at_once(switch: fn(bool)) {
 /// than after the allocator's delay. An index build frees its segment
 /// builders at every commit and grows them again straight after: with the
 /// delay, the freed pages and the new ones were resident together: a first
-/// run at 100,000 sessions peaked at 313–372 MB, and 266–311 MB at once. A
+/// run at 100,000 sessions peaked at 313–372 MB, and 266–346 MB at once. A
 /// one-shot listing keeps the delay (see the binary's `main`).
 pub struct PurgeAtOnce(bool);
 
