@@ -1656,19 +1656,11 @@ fn merge_parts(
             for id in victims {
                 tx.execute("DELETE FROM segments WHERE id=?1", [id])?;
             }
-            let Merged {
-                docs,
-                terms_len,
-                terms_sum,
-                starts,
-                postings,
-                postings_len,
-            } = merged;
-            let facts = (docs, terms_len, terms_sum);
-            let mut postings = std::io::BufReader::with_capacity(1 << 20, postings);
-            let listed = Postings::Read(&mut postings, postings_len);
-            insert_segment(&tx, Some(id_of(k)), *part, facts, &starts, listed)?;
-            drop((starts, postings));
+            let facts = (merged.docs, merged.terms_len, merged.terms_sum);
+            let mut postings = std::io::BufReader::with_capacity(1 << 20, merged.postings);
+            let listed = Postings::Read(&mut postings, merged.postings_len);
+            insert_segment(&tx, Some(id_of(k)), *part, facts, &merged.starts, listed)?;
+            drop((merged.starts, postings));
             // What the merging threads freed of the segments loaded here.
             crate::util::memory::give_back();
             Ok(())
@@ -1708,9 +1700,10 @@ fn merge_parts(
         }
         stored
     });
+    let written: Vec<i64> = (0..plans.len()).map(id_of).collect();
+    termfile::remove_scratch(db_path, &written);
     if let Err(e) = result {
         // Nothing of this transaction is kept: nor are the files written.
-        let written: Vec<i64> = (0..plans.len()).map(id_of).collect();
         termfile::remove(db_path, &written);
         return Err(e);
     }

@@ -48,7 +48,7 @@ pub fn create(db_path: &Path, id: i64) -> std::io::Result<std::fs::File> {
 /// A file for a merge into segment `id` to write a stream (`which`) to and
 /// read it back: unlinked as soon as it is open, so nothing is left of it
 /// whatever happens to the process (where an open file cannot be unlinked,
-/// it goes when the next merge into this id opens it again).
+/// [`remove_scratch`] deletes it once the merge is over).
 pub fn scratch(db_path: &Path, id: i64, which: u8) -> std::io::Result<std::fs::File> {
     let path = merge_scratch_path(db_path, id, which);
     let file = std::fs::OpenOptions::new()
@@ -59,6 +59,16 @@ pub fn scratch(db_path: &Path, id: i64, which: u8) -> std::io::Result<std::fs::F
         .open(&path)?;
     let _ = std::fs::remove_file(&path);
     Ok(file)
+}
+
+/// Deletes what is left of the merges' scratch files into these segments
+/// (nothing, where a file open could be unlinked).
+pub fn remove_scratch(db_path: &Path, ids: &[i64]) {
+    for &id in ids {
+        for which in 0..2 {
+            let _ = std::fs::remove_file(merge_scratch_path(db_path, id, which));
+        }
+    }
 }
 
 fn open(db_path: &Path, id: i64) -> Result<std::fs::File, TermFileError> {

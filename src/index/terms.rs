@@ -576,12 +576,6 @@ pub struct Merged {
     pub postings_len: usize,
 }
 
-impl Merged {
-    pub fn bytes(&self) -> usize {
-        self.terms_len + self.starts.len() + self.postings_len
-    }
-}
-
 /// A segment's dictionary bytes (`\n term \n term \n … \n`): read into
 /// memory, or mapped from the segment's file beside the index (see
 /// `db::terms_path`), where they are the page cache's rather than arbor's
