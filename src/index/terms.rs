@@ -12,6 +12,7 @@
 //! is a substring of a text exactly when it is a substring of one of its terms.
 
 use super::ascending::Ascending;
+use crate::util::prefetch::prefetch;
 use memchr::memmem;
 
 /// Gathers postings in memory until they are written as a segment.
@@ -52,21 +53,6 @@ const LOOKAHEAD: usize = 16;
 
 /// Flush a builder above roughly this many bytes of memory.
 const BUILDER_LIMIT: usize = 48 << 20;
-
-/// Asks for the cache line of `base[i]` (`i` in bounds: the callers take
-/// it from the slice's own length or contents).
-#[inline(always)]
-fn prefetch<T>(base: *const T, i: usize) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint, and `base.add(i)` stays within the
-    // allocation the caller indexes.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(base.add(i) as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (base, i);
-}
 
 /// A term's first 8 bytes as a big-endian number (zero-padded): ordered as
 /// the bytes are, so that only terms with equal numbers compare the rest.
@@ -176,14 +162,14 @@ impl SegmentBuilder {
                     let (sk, idx, len) = self.table[slot];
                     if sk == k && len as usize == a.len() + 1 {
                         found[j] = idx;
-                        prefetch(self.starts.as_ptr(), idx as usize);
+                        prefetch(&self.starts, idx as usize);
                     }
                 }
             }
             if i + LOOKAHEAD < n {
                 let idx = found[(i + LOOKAHEAD) % (2 * LOOKAHEAD)];
                 if let Some(&s) = self.starts.get(idx as usize) {
-                    prefetch(self.arena.as_ptr(), s as usize);
+                    prefetch(&self.arena, s as usize);
                 }
             }
             let idx = self.slot_of(key, t);
@@ -252,7 +238,7 @@ impl SegmentBuilder {
     #[inline(always)]
     fn prefetch(&self, key: u64, len: usize) {
         let i = term_slot(key, len) & (self.table.len() - 1);
-        prefetch(self.table.as_ptr(), i);
+        prefetch(&self.table, i);
     }
 
     /// The number of term `t` (keyed `key`), added when new.

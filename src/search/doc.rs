@@ -5,6 +5,7 @@ use crate::session::extras::{LabelInfo, LabelText};
 use crate::session::info::SessionInfo;
 use crate::session::normalize::normalized;
 use crate::util::intern;
+use crate::util::prefetch::{prefetch, prefetch_in};
 use nucleo_matcher::Utf32Str;
 use std::sync::Arc;
 
@@ -41,6 +42,11 @@ pub struct SearchDoc {
     /// in them (none when no field is seen as Unicode).
     chars: Box<[char]>,
     char_ends: Box<[u32]>,
+    /// Per character of `chars`, the ASCII byte nucleo compares an ASCII
+    /// word's characters with (lowercased, accents removed), or 0x80 for
+    /// one no ASCII character matches: a cheap scan of these finds
+    /// whether a compact match can exist before nucleo looks.
+    folded: Box<[u8]>,
     /// Where the normalized parts start in `text`.
     short_start: usize,
     /// Where the bodies start in `text`.
@@ -61,6 +67,9 @@ pub struct Field<'a> {
     pub ascii: bool,
     /// The characters nucleo matches, when it sees the field as Unicode.
     chars: Option<&'a [char]>,
+    /// Those characters as an ASCII word is compared with them (see
+    /// [`SearchDoc`]'s `folded`), when it sees the field as Unicode.
+    pub folded: Option<&'a [u8]>,
 }
 
 impl<'a> Field<'a> {
@@ -87,6 +96,23 @@ pub struct RowFacts {
     pub agent: crate::session::agent::Agent,
     /// The labels in effect (on an entry the file has), lowercased.
     pub labels: Vec<String>,
+}
+
+/// The byte an ASCII word's character is compared with for `c`, as nucleo
+/// compares them (ignoring case, with accents removed: `É` is `e`), or
+/// 0x80, which no ASCII character is.
+fn fold(c: char) -> u8 {
+    use nucleo_matcher::chars::{normalize, to_lower_case};
+    let c = if c.is_ascii() {
+        c.to_ascii_lowercase()
+    } else {
+        to_lower_case(normalize(c))
+    };
+    if c.is_ascii() {
+        c as u8
+    } else {
+        0x80
+    }
 }
 
 impl RowFacts {
@@ -204,6 +230,7 @@ impl SearchDoc {
         let mut field_ends = Vec::with_capacity(fields.len());
         let (mut ascii, mut unicode) = (0u32, 0u32);
         let mut chars = Vec::new();
+        let mut folded = Vec::new();
         let mut char_ends = Vec::new();
         for (i, f) in fields.into_iter().take(32).enumerate() {
             text.push_str(f);
@@ -219,6 +246,7 @@ impl SearchDoc {
                     chars.truncate(from);
                 } else {
                     unicode |= 1 << i;
+                    folded.extend(chars[from..].iter().map(|&c| fold(c)));
                 }
             }
             char_ends.push(chars.len() as u32);
@@ -240,6 +268,7 @@ impl SearchDoc {
             unicode,
             chars: chars.into_boxed_slice(),
             char_ends: char_ends.into_boxed_slice(),
+            folded: folded.into_boxed_slice(),
             short_start,
             body_start,
             first_field: None,
@@ -297,19 +326,39 @@ impl SearchDoc {
             .unwrap_or("")
     }
 
+    /// Asks for the cache lines a scoring pass reads first (the fields'
+    /// ends and the start of the text), so that a pass over every session
+    /// does not wait on a miss at each (see [`SearchDoc::prefetch_header`]).
+    #[inline]
+    pub fn prefetch_text(&self) {
+        prefetch(&self.field_ends, 0);
+        prefetch(self.text.as_bytes(), 0);
+        prefetch(self.text.as_bytes(), 64);
+    }
+
+    /// Asks for the document itself, ahead of [`SearchDoc::prefetch_text`]
+    /// (which reads it to find the text).
+    #[inline]
+    pub fn prefetch_header(doc: &Arc<SearchDoc>) {
+        for line in 0..std::mem::size_of::<SearchDoc>().div_ceil(64) {
+            prefetch_in(&**doc, line * 64);
+        }
+    }
+
     /// The short fields, in order.
     pub fn fields(&self) -> impl Iterator<Item = Field<'_>> {
         (0..self.field_ends.len()).map(move |i| {
             let start = i.checked_sub(1).map_or(0, |p| self.field_ends[p] as usize);
             let text = &self.text[start..self.field_ends[i] as usize];
-            let chars = (self.unicode & (1 << i) != 0).then(|| {
+            let range = (self.unicode & (1 << i) != 0).then(|| {
                 let from = i.checked_sub(1).map_or(0, |p| self.char_ends[p] as usize);
-                &self.chars[from..self.char_ends[i] as usize]
+                from..self.char_ends[i] as usize
             });
             Field {
                 text,
                 ascii: self.ascii & (1 << i) != 0,
-                chars,
+                chars: range.clone().map(|r| &self.chars[r]),
+                folded: range.map(|r| &self.folded[r]),
             }
         })
     }

@@ -541,6 +541,21 @@ fn compact_fuzzy(
 ) -> (Option<u16>, Span) {
     let limit = compact_limit(n);
     if !(lower.is_ascii() && field.ascii) {
+        // An ASCII word in a field nucleo sees as Unicode: nucleo matches it
+        // whole, but only where the folded characters hold a compact
+        // subsequence of the word (most such fields, on a longer word, do
+        // not), and their shortest one bounds a longer word's as in ASCII.
+        if let (true, Some(folded)) = (lower.is_ascii(), field.folded) {
+            let mut compact = false;
+            let span = compact_windows(folded, lower.as_bytes(), limit, limit + 2, &mut |_| {
+                compact = true
+            });
+            let span = Span(span.clamp(1, Span::NONE.0 as usize - 1) as u8);
+            if !compact {
+                return (None, span);
+            }
+            return (compact_fuzzy_full(atom, field.utf32(), limit, fz), span);
+        }
         return (
             compact_fuzzy_full(atom, field.utf32(), limit, fz),
             Span::ANY,
@@ -1294,6 +1309,38 @@ mod tests {
             proptest::prop_assert_eq!(fast.is_some(), exists);
             if let Some(s) = full {
                 proptest::prop_assert_eq!(fast, Some(s));
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// An ASCII word in a field nucleo sees as Unicode (accented and
+        /// capital letters, emoji, combining marks): the folded scan changes
+        /// no answer, and the span it gives never keeps out a longer word
+        /// that matches.
+        #[test]
+        fn unicode_fields_answer_as_nucleo_does(
+            field in "([a-cA-C _/-]|é|É|à|ß|ﬁ|e\u{301}|👍|日){0,60}",
+            word in "[a-ceA-C]{1,5}",
+            next in "[a-ce]",
+        ) {
+            let doc = SearchDoc::new([field.as_str()], [], "", RowFacts::default());
+            let f = doc.fields().next().unwrap();
+            let mut fz = Fuzzy::new();
+            let mut span = None;
+            for w in [word.clone(), format!("{word}{next}")] {
+                let q = Query::parse(&w);
+                let Term::Word { atom, lower, .. } = &q.terms[0] else { unreachable!() };
+                let n = lower.chars().count();
+                let full = compact_fuzzy_full(atom, f.utf32(), compact_limit(n), &mut fz);
+                let (fast, s) = compact_fuzzy(atom, lower, f, n, &mut fz);
+                proptest::prop_assert_eq!(fast, full, "{} in {:?}", w, field);
+                if let Some(shorter) = span {
+                    // The shorter word's bound admits this one wherever it matches.
+                    let b: Span = shorter;
+                    proptest::prop_assert!(full.is_none() || b.admits(n), "{} in {:?}", w, field);
+                }
+                span = Some(s);
             }
         }
     }

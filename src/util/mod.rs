@@ -4,6 +4,7 @@ pub mod hash;
 pub mod intern;
 pub mod memo;
 pub mod memory;
+pub mod prefetch;
 pub mod shared_path;
 pub mod term;
 
