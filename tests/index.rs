@@ -1601,7 +1601,7 @@ fn the_searcher_shares_the_rows_paths() {
     let index = s.index();
     index.warm_search().unwrap();
     let mut scorer = Scorer::new();
-    scorer.learn_paths(&fewer, |f| index.share_paths(f).unwrap());
+    scorer.learn_paths(&fewer, |f| Some(index.share_paths(f).unwrap()));
     let (mut shared, mut own) = (0, 0);
     index
         .share_paths(&mut |p| match fewer

@@ -435,10 +435,11 @@ impl Index {
     /// it (the same shared string each time), to map to its rows ahead of
     /// the first answer (see `Searcher::idle`) and to replace by its own
     /// allocation of the same path, so that one copy of each is kept.
+    /// Returns the table of paths the answers will carry.
     pub fn share_paths(
         &self,
         f: &mut dyn FnMut(&mut std::sync::Arc<std::ffi::OsStr>),
-    ) -> Result<(), IndexError> {
+    ) -> Result<std::sync::Arc<crate::search::PathsById>, IndexError> {
         search::share_paths(
             &self.conn,
             &self.path,

@@ -170,9 +170,7 @@ impl FromIterator<u32> for IdSet {
     }
 }
 
-/// Row id → the session's path, shared by every answer that names it. Its
-/// bytes are the file's key in the index.
-type PathsById = HashMap<u32, Arc<OsStr>, FxBuild>;
+pub use crate::search::PathsById;
 
 /// A path keyed by its bytes (the index's key), for sets looked up with a
 /// key.
@@ -196,18 +194,11 @@ struct Files {
     /// For the sessions (not the problem rows). One allocation per path,
     /// made once: the key, the path answers name and the coverage check's
     /// set were three copies of every path (~50 MB at 100,000 sessions).
-    keys: PathsById,
+    keys: Arc<PathsById>,
     /// The same ids as a set: a lookup that has found them all stops.
     live: IdSet,
     /// Files whose partial last line has text (not in the word index).
     tails: Vec<(u32, String)>,
-}
-
-impl Files {
-    /// The shared path of row `id`.
-    fn path(&self, id: u32) -> Option<&Arc<OsStr>> {
-        self.keys.get(&id)
-    }
 }
 
 fn load_files(conn: &Connection) -> rusqlite::Result<Files> {
@@ -217,7 +208,7 @@ fn load_files(conn: &Connection) -> rusqlite::Result<Files> {
     let mut st =
         conn.prepare("SELECT id, path FROM files INDEXED BY files_sessions WHERE problem IS NULL")?;
     let mut rows = st.query([])?;
-    let mut keys = HashMap::default();
+    let mut keys = PathsById::default();
     while let Some(r) = rows.next()? {
         let Ok(id) = u32::try_from(r.get::<_, i64>(0)?) else {
             continue;
@@ -238,7 +229,11 @@ fn load_files(conn: &Connection) -> rusqlite::Result<Files> {
     for &id in keys.keys() {
         live.insert(id);
     }
-    Ok(Files { keys, live, tails })
+    Ok(Files {
+        keys: Arc::new(keys),
+        live,
+        tails,
+    })
 }
 
 /// One segment's dictionary, with the row id that holds its postings.
@@ -1586,9 +1581,10 @@ pub fn share_paths(
     db_path: &std::path::Path,
     cache: &mut Option<SearchCache>,
     f: &mut dyn FnMut(&mut Arc<std::ffi::OsStr>),
-) -> Result<(), IndexError> {
+) -> Result<Arc<PathsById>, IndexError> {
     let cache = SearchCache::current(conn, db_path, cache)?;
-    for p in cache.files.keys.values_mut() {
+    // Shared with answers given before: those keep the table they name.
+    for p in Arc::make_mut(&mut cache.files.keys).values_mut() {
         let before = Arc::clone(p);
         f(p);
         if p.as_encoded_bytes() != before.as_encoded_bytes() {
@@ -1598,7 +1594,7 @@ pub fn share_paths(
     }
     // Its keys were clones of the paths replaced; made again when asked.
     cache.key_set = None;
-    Ok(())
+    Ok(Arc::clone(&cache.files.keys))
 }
 
 /// Asked between sessions while stored text is read: true when the answer
@@ -1741,13 +1737,14 @@ fn answer(
     }
     crate::log::line("search terms answered");
 
-    let mut out = BodyHits::default();
-    for (id, b) in bits {
-        if let Some(p) = cache.files.path(id) {
-            out.insert_shared(p.clone(), b);
-        }
-    }
-    Ok(Some(out))
+    // By row id, with the table of their paths: no path is copied or
+    // looked up per answer (the picker maps ids to its rows once).
+    let keys = &cache.files.keys;
+    let ids = bits
+        .into_iter()
+        .filter(|(id, _)| keys.contains_key(id))
+        .collect();
+    Ok(Some(BodyHits::of_ids(ids, Arc::clone(keys))))
 }
 
 /// The sessions (among `allowed`, or all) whose parts in `parts` match one

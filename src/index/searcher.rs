@@ -74,9 +74,14 @@ impl Searcher {
             // the rows' paths shared by the index (before the count below,
             // whose set of paths is then made of the shared ones).
             let mut failed = None;
-            self.scorer.learn_paths(&docs, |f| {
-                failed = index.share_paths(f).err();
-            });
+            self.scorer
+                .learn_paths(&docs, |f| match index.share_paths(f) {
+                    Ok(table) => Some(table),
+                    Err(e) => {
+                        failed = Some(e);
+                        None
+                    }
+                });
             if let Some(e) = failed {
                 crate::log::line(format!("index: reading the sessions' paths failed: {e}"));
             }

@@ -20,4 +20,4 @@ pub use query::{
     rank, rank_order, rank_with_index, tier_score, Filter, Query, Term, Tiers, FILTER_KEYS,
     MAX_TERMS, MIN_BODY_WORD, SCOPE_NAMES,
 };
-pub use scorer::{BodyHits, Docs, Scorer};
+pub use scorer::{BodyHits, Docs, PathsById, Scorer};

@@ -37,19 +37,37 @@ impl std::fmt::Debug for Docs {
     }
 }
 
-/// Per session path, a bit per query term (bit `i` = term `i`, for the
-/// first 32 terms) that matched the session's message bodies, per rank of
-/// the part it matched in ([`Tiers`]): the index's answer (the index's
-/// `Index::search`). Keyed by the path's bytes: hashing a `Path` walks its
-/// components, too slow once per session per keystroke.
+/// Row id → the session's path, as the index names its sessions (each
+/// path one allocation, shared by every answer that names it).
+pub type PathsById = HashMap<u32, Arc<OsStr>, FxBuild>;
+
+/// Per session, a bit per query term (bit `i` = term `i`, for the first 32
+/// terms) that matched the session's message bodies, per rank of the part
+/// it matched in ([`Tiers`]): the index's answer (the index's
+/// `Index::search`), by the index's row ids with the table of their paths,
+/// or by path (files read without the index). Looked up by the path's
+/// bytes: hashing a `Path` walks its components, too slow once per session
+/// per keystroke.
 #[derive(Debug, Clone, Default)]
 pub struct BodyHits {
     entries: Vec<(Arc<OsStr>, Tiers)>,
+    /// The index's answer: by row id, and the table naming them.
+    ids: Vec<(u32, Tiers)>,
+    paths: Option<Arc<PathsById>>,
     /// For lookups by path, built when first asked.
     by_path: std::sync::OnceLock<HashMap<Arc<OsStr>, Tiers, FxBuild>>,
 }
 
 impl BodyHits {
+    /// The index's answer: tiers by row id, the ids named in `paths`.
+    pub fn of_ids(ids: Vec<(u32, Tiers)>, paths: Arc<PathsById>) -> BodyHits {
+        BodyHits {
+            ids,
+            paths: Some(paths),
+            ..Default::default()
+        }
+    }
+
     /// Matches in conversation text (the first rank).
     pub fn insert(&mut self, path: PathBuf, bits: u32) {
         self.insert_shared(Arc::from(path.as_os_str()), [bits, 0, 0]);
@@ -62,8 +80,14 @@ impl BodyHits {
     }
 
     fn map(&self) -> &HashMap<Arc<OsStr>, Tiers, FxBuild> {
-        self.by_path
-            .get_or_init(|| self.entries.iter().cloned().collect())
+        self.by_path.get_or_init(|| {
+            let by_id = self.paths.iter().flat_map(|paths| {
+                self.ids
+                    .iter()
+                    .filter_map(|(id, t)| Some((paths.get(id)?.clone(), *t)))
+            });
+            self.entries.iter().cloned().chain(by_id).collect()
+        })
     }
 
     /// The terms that matched, whatever the rank.
@@ -84,18 +108,13 @@ impl BodyHits {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.entries.is_empty() && self.ids.is_empty()
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&Path, u32)> {
         self.map()
             .iter()
             .map(|(p, t)| (Path::new(p.as_ref()), t[0] | t[1] | t[2]))
-    }
-
-    /// The entries with their shared paths, as inserted.
-    fn shared(&self) -> impl Iterator<Item = &(Arc<OsStr>, Tiers)> {
-        self.entries.iter()
     }
 }
 
@@ -149,11 +168,15 @@ pub struct Scorer {
     memo: Memo<String, Remembered>,
     /// Path → position in the snapshot, built when first needed.
     position: HashMap<ByBytes, usize, FxBuild>,
-    /// The index's shared paths (by address, each held so that its address
-    /// stays its own) → position: an answer names up to every session, and
-    /// hashing 10,000 paths per keystroke cost milliseconds.
-    by_address: HashMap<usize, (Arc<OsStr>, Option<usize>), FxBuild>,
+    /// The index's table of paths (held, so that it is the same table
+    /// while compared) and, per row id, the position of its session in the
+    /// snapshot ([`NOWHERE`]: not among the rows): an answer names up to
+    /// every session, and looking each up by path cost milliseconds a key.
+    by_id: Option<(Arc<PathsById>, Vec<u32>)>,
 }
+
+/// A row id whose session is not in the snapshot.
+const NOWHERE: u32 = u32::MAX;
 
 impl Default for Scorer {
     fn default() -> Scorer {
@@ -161,7 +184,7 @@ impl Default for Scorer {
             docs: None,
             memo: Memo::new(MEMO_TERMS, MEMO_BYTES),
             position: HashMap::default(),
-            by_address: HashMap::default(),
+            by_id: None,
         }
     }
 }
@@ -185,7 +208,7 @@ impl Scorer {
             self.docs = Some(docs.clone());
             self.memo.clear();
             self.position.clear();
-            self.by_address.clear();
+            self.by_id = None;
         }
     }
 
@@ -213,12 +236,18 @@ impl Scorer {
         let mut bits = vec![Tiers::default(); docs.0.len()];
         if let Some(h) = hits {
             self.make_positions(docs);
-            // Each reload of the index's answers brings new addresses.
-            if self.by_address.len() > 4 * docs.0.len() + 1024 {
-                self.by_address.clear();
+            if let Some(paths) = &h.paths {
+                let by_id = self.positions_by_id(paths);
+                for &(id, b) in &h.ids {
+                    if let Some(&d) = by_id.get(id as usize) {
+                        if d != NOWHERE {
+                            bits[d as usize] = b;
+                        }
+                    }
+                }
             }
-            for (path, b) in h.shared() {
-                if let Some(d) = self.position_of(path) {
+            for (path, b) in &h.entries {
+                if let Some(&d) = self.position.get(path.as_ref()) {
                     bits[d] = *b;
                 }
             }
@@ -241,28 +270,53 @@ impl Scorer {
             .collect()
     }
 
-    /// Learns where the index's shared `paths` are in `docs` ahead of an
-    /// answer naming them (see `Index::share_paths`): the first answer
-    /// naming 100,000 sessions spent ~70 ms on it. Each path the snapshot
-    /// has is replaced by the snapshot's own allocation of it, so the
-    /// index keeps no copy of its own.
+    /// Learns where the index's `paths` are in `docs` ahead of an answer
+    /// naming them (see `Index::share_paths`): the first answer naming
+    /// 100,000 sessions spent ~70 ms on it. Each path the snapshot has is
+    /// replaced by the snapshot's own allocation of it, so the index keeps
+    /// no copy of its own. `paths` returns the table the answers will
+    /// carry, whose ids are then mapped to the rows.
     pub fn learn_paths(
         &mut self,
         docs: &Arc<Docs>,
-        paths: impl FnOnce(&mut dyn FnMut(&mut Arc<OsStr>)),
+        paths: impl FnOnce(&mut dyn FnMut(&mut Arc<OsStr>)) -> Option<Arc<PathsById>>,
     ) {
         self.adopt(docs);
         self.make_positions(docs);
-        self.by_address.clear();
-        paths(&mut |p| {
-            if let Some(&d) = self.position.get(p.as_ref()) {
+        self.by_id = None;
+        let position = &self.position;
+        let table = paths(&mut |p| {
+            if let Some(&d) = position.get(p.as_ref()) {
                 let own = docs.0[d].0.as_os_arc();
                 if !Arc::ptr_eq(own, p) {
                     *p = Arc::clone(own);
                 }
             }
-            self.position_of(p);
         });
+        if let Some(table) = table {
+            self.positions_by_id(&table);
+        }
+    }
+
+    /// Per row id of the index's `paths`, where its session is in the
+    /// snapshot: made once per table (a table is the index's until its
+    /// sessions change).
+    fn positions_by_id(&mut self, paths: &Arc<PathsById>) -> &[u32] {
+        if !self
+            .by_id
+            .as_ref()
+            .is_some_and(|(p, _)| Arc::ptr_eq(p, paths))
+        {
+            let top = paths.keys().max().map_or(0, |&m| m as usize + 1);
+            let mut by_id = vec![NOWHERE; top];
+            for (&id, p) in paths.iter() {
+                if let Some(&d) = self.position.get(p.as_ref()) {
+                    by_id[id as usize] = d as u32;
+                }
+            }
+            self.by_id = Some((paths.clone(), by_id));
+        }
+        self.by_id.as_ref().map_or(&[], |(_, v)| v.as_slice())
     }
 
     fn make_positions(&mut self, docs: &Docs) {
@@ -274,17 +328,6 @@ impl Scorer {
                 .map(|(d, (p, _))| (ByBytes(p.clone()), d))
                 .collect();
         }
-    }
-
-    /// Where a shared path of the index's answers is in the snapshot,
-    /// remembered by its address.
-    fn position_of(&mut self, path: &Arc<OsStr>) -> Option<usize> {
-        let address = Arc::as_ptr(path) as *const u8 as usize;
-        let position = &self.position;
-        self.by_address
-            .entry(address)
-            .or_insert_with(|| (path.clone(), position.get(path.as_ref()).copied()))
-            .1
     }
 
     fn term(&mut self, t: &Term, parts: Parts, docs: &Docs) -> TermScores {
