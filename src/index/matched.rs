@@ -36,30 +36,44 @@ pub(super) struct Matched {
 /// kind of segment: `ses` is ~13 MB of tool output terms at 100,000
 /// sessions; a letter or two, which matches millions, is not kept).
 const KEEP_TERMS: usize = 1 << 20;
-const KEEP_BYTES: usize = 16 << 20;
+pub(super) const KEEP_BYTES: usize = 16 << 20;
 
 impl Matched {
     /// The terms of `segs` numbered in `terms` (per segment, in order),
     /// copied; `None` when there are too many to keep.
+    #[cfg(test)]
     pub fn new(needle: &str, segs: &[&Segment], terms: Vec<Vec<u32>>) -> Option<Matched> {
-        if terms.len() != segs.len() || terms.iter().map(Vec::len).sum::<usize>() > KEEP_TERMS {
-            return None;
-        }
-        let (mut text, mut post_bytes) = (Vec::new(), 0);
+        let mut text = Vec::new();
         for (s, ts) in segs.iter().zip(&terms) {
-            let mut behind = s.behind();
             for &t in ts {
-                behind.at(t as usize);
-                let (a, b) = s.postings_range(t as usize);
-                post_bytes += b - a;
-                let term = s.term(t as usize);
-                text.extend_from_slice(term);
+                text.extend_from_slice(s.term(t as usize));
                 text.push(b'\n');
-                if text.len() > KEEP_BYTES {
-                    return None;
-                }
             }
         }
+        Matched::of_text(needle, segs, terms, text)
+    }
+
+    /// The terms of `segs` numbered in `terms` (per segment, in order),
+    /// whose bytes `text` holds (in that order, each followed by `\n`) as
+    /// the lookup copied them; `None` when there are too many to keep.
+    pub fn of_text(
+        needle: &str,
+        segs: &[&Segment],
+        terms: Vec<Vec<u32>>,
+        text: Vec<u8>,
+    ) -> Option<Matched> {
+        if terms.len() != segs.len()
+            || terms.iter().map(Vec::len).sum::<usize>() > KEEP_TERMS
+            || text.len() > KEEP_BYTES
+        {
+            return None;
+        }
+        let post_bytes = segs
+            .iter()
+            .zip(&terms)
+            .flat_map(|(s, ts)| ts.iter().map(|&t| s.postings_range(t as usize)))
+            .map(|(a, b)| b - a)
+            .sum();
         Some(Matched {
             needle: needle.to_string(),
             terms,

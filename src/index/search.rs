@@ -30,7 +30,7 @@ use rusqlite::{Connection, MAIN_DB};
 
 use super::codec::FxBuild;
 use super::db::{key_path, text_path, text_state, Keys, TextState};
-use super::matched::{IdCounts, Matched, Narrowed};
+use super::matched::{IdCounts, Matched, Narrowed, KEEP_BYTES};
 use super::refresh::{pair_segment, TEXT_SEGMENT};
 use super::termfile::{self, TermFileError};
 use super::terms::{decode_postings, pair_side_word, Match, Segment};
@@ -471,9 +471,9 @@ impl SearchCache {
                 )?;
                 // With `among`, the terms matched are those narrowed.
                 let kept = match (matched, narrowed) {
-                    (Some(terms), None) => {
+                    (Some((terms, text)), None) => {
                         let refs: Vec<&Segment> = segs.iter().map(|(_, s)| s).collect();
-                        Matched::new(needle, &refs, terms)
+                        Matched::of_text(needle, &refs, terms, text)
                     }
                     (_, narrowed) => narrowed.map(|mut m| {
                         m.post_bytes = postings_bytes(segs, &m.terms);
@@ -535,7 +535,10 @@ fn lookup_where(
 /// matched, narrowed: see [`Matched::narrow`]) instead of a search of the
 /// whole dictionary. With
 /// `remember`, also returns the terms this lookup matched per segment,
-/// when it found them all.
+/// when it found them all, and their bytes (each followed by `\n`, up to
+/// [`KEEP_BYTES`]) copied as the search found them: read again
+/// afterwards, their pages (released behind the search) were read from
+/// the file a second time.
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn lookup_until(
     conn: &Connection,
@@ -546,11 +549,12 @@ fn lookup_until(
     live: Option<&IdSet>,
     among: Option<&[Vec<u32>]>,
     remember: bool,
-) -> Result<(IdSet, Option<Vec<Vec<u32>>>), IndexError> {
+) -> Result<(IdSet, Option<(Vec<Vec<u32>>, Vec<u8>)>), IndexError> {
     let full = |out: &IdSet| live.is_some_and(|l| !l.is_empty() && out.covers(l));
     let mut out = IdSet::default();
     let mut buf = Vec::new();
     let mut all_matched: Option<Vec<Vec<u32>>> = remember.then(|| Vec::with_capacity(segs.len()));
+    let mut text: Vec<u8> = Vec::new();
     for (k, (rowid, s)) in segs.iter().enumerate() {
         let mut reader = Postings {
             conn,
@@ -583,11 +587,19 @@ fn lookup_until(
                         (t as usize) < s.len() && keep(s.term(t as usize))
                     }))
                 }
-                None => s.find(needle.as_bytes(), how, &mut |t| {
-                    if keep(s.term(t)) {
-                        matched.push(t as u32);
-                    }
-                }),
+                None => {
+                    let copy = all_matched.is_some();
+                    s.find(needle.as_bytes(), how, &mut |t| {
+                        let term = s.term(t);
+                        if keep(term) {
+                            matched.push(t as u32);
+                            if copy && text.len() <= KEEP_BYTES {
+                                text.extend_from_slice(term);
+                                text.push(b'\n');
+                            }
+                        }
+                    })
+                }
             }
             if let Some(m) = all_matched.as_mut() {
                 m.push(matched.clone());
@@ -624,7 +636,7 @@ fn lookup_until(
             return Ok((out, None));
         }
     }
-    Ok((out, all_matched))
+    Ok((out, all_matched.map(|m| (m, text))))
 }
 
 /// Needles this long or longer are answered by counting (see
