@@ -12,6 +12,8 @@ use crate::session::agent::Agent;
 use crate::session::info::SessionInfo;
 use crate::session::normalize::{normalize, normalized};
 use crate::session::searchable::{Parts, Scope};
+use crate::util::hash::FxBuild;
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// One search term.
@@ -662,7 +664,7 @@ fn compact_windows_scored(
             }
             None => &hay[p..to],
         };
-        if let Some(s) = atom.score(Utf32Str::Ascii(text), &mut fz.matcher) {
+        if let Some(s) = fz.window_score(atom, lower, text) {
             best = best.max(Some(s));
         }
     });
@@ -679,6 +681,12 @@ fn compact_windows_scored(
 pub struct Fuzzy {
     matcher: Matcher,
     idx: Vec<u32>,
+    /// The scores of the windows of [`compact_windows_scored`] (the word
+    /// it was asked for, and per window's bytes up to [`WINDOW_KEY`] long,
+    /// nucleo's score): prose and paths repeat the same few windows around
+    /// a word's letters thousands of times over 100,000 sessions, and
+    /// nucleo's scoring of each was most of a short word's pass.
+    windows: Vec<(String, WindowScores)>,
     /// A one-character word and its scores (see [`one_char`]): 0 unknown,
     /// 1 no match, else the score plus 2.
     one_char: (u8, [u32; ONE_CHAR_KEYS]),
@@ -689,6 +697,7 @@ impl Default for Fuzzy {
         Fuzzy {
             matcher: new_matcher(),
             idx: Vec::new(),
+            windows: Default::default(),
             one_char: (0, [0; ONE_CHAR_KEYS]),
         }
     }
@@ -698,7 +707,49 @@ impl Fuzzy {
     pub fn new() -> Fuzzy {
         Fuzzy::default()
     }
+
+    /// nucleo's score of `atom` (the word `word`) on the window `text`,
+    /// remembered per window (see `windows`).
+    fn window_score(&mut self, atom: &Atom, word: &str, text: &[u8]) -> Option<u16> {
+        if text.len() > WINDOW_KEY {
+            return atom.score(Utf32Str::Ascii(text), &mut self.matcher);
+        }
+        // A query's words are scored in turn on each session (a listing), or
+        // each over all sessions (the picker): a few are kept.
+        let at = match self.windows.iter().position(|(w, _)| w == word) {
+            Some(at) => at,
+            None => {
+                if self.windows.len() >= WORDS_KEPT {
+                    self.windows.remove(0);
+                }
+                self.windows
+                    .push((word.to_string(), WindowScores::default()));
+                self.windows.len() - 1
+            }
+        };
+        let scores = &mut self.windows[at].1;
+        if scores.len() >= WINDOWS_KEPT {
+            scores.clear();
+        }
+        let mut key = [0u8; WINDOW_KEY];
+        key[..text.len()].copy_from_slice(text);
+        let matcher = &mut self.matcher;
+        *scores
+            .entry((key, text.len() as u8))
+            .or_insert_with(|| atom.score(Utf32Str::Ascii(text), matcher))
+    }
 }
+
+/// Windows this long or shorter (a word of up to 7 characters, with the
+/// stand-in before it) have their scores remembered,
+const WINDOW_KEY: usize = 16;
+/// up to this many of them for a word (then they start again),
+const WINDOWS_KEPT: usize = 1 << 16;
+/// for this many words.
+const WORDS_KEPT: usize = 4;
+
+/// A word's scores per window: its bytes (zero-padded) and its length.
+type WindowScores = HashMap<([u8; WINDOW_KEY], u8), Option<u16>, FxBuild>;
 
 /// Longest window (with its leading stand-in) matched on the stack.
 const WINDOW_MAX: usize = 80;
@@ -1293,6 +1344,13 @@ mod tests {
             let f = doc.fields().next().unwrap();
             let full = compact_fuzzy_full(atom, f.utf32(), limit, &mut fz);
             let (fast, _) = compact_fuzzy(atom, lower, f, n, &mut fz);
+            // Again, after another word: from the remembered windows' scores.
+            let other = Query::parse("ab");
+            if let Term::Word { atom: a2, lower: l2, .. } = &other.terms[0] {
+                compact_fuzzy(a2, l2, f, 2, &mut fz);
+            }
+            let (again, _) = compact_fuzzy(atom, lower, f, n, &mut fz);
+            proptest::prop_assert_eq!(again, fast);
             // Brute force: some start from which the word is a subsequence
             // of the next `limit` characters.
             let f = field.to_ascii_lowercase().into_bytes();
