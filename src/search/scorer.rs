@@ -178,6 +178,12 @@ pub struct Scorer {
 /// A row id whose session is not in the snapshot.
 const NOWHERE: u32 = u32::MAX;
 
+/// Row ids below this many, for `n` sessions, are mapped to rows by a
+/// table of positions (four bytes an id).
+fn dense_ids(n: usize) -> usize {
+    4 * n + (1 << 16)
+}
+
 impl Default for Scorer {
     fn default() -> Scorer {
         Scorer {
@@ -237,12 +243,17 @@ impl Scorer {
         if let Some(h) = hits {
             self.make_positions(docs);
             if let Some(paths) = &h.paths {
-                let by_id = self.positions_by_id(paths);
+                let dense = self.positions_by_id(paths).len();
                 for &(id, b) in &h.ids {
-                    if let Some(&d) = by_id.get(id as usize) {
-                        if d != NOWHERE {
-                            bits[d as usize] = b;
-                        }
+                    let d = match self.by_id.as_ref().and_then(|(_, v)| v.get(id as usize)) {
+                        Some(&d) => (d != NOWHERE).then_some(d as usize),
+                        None if id as usize >= dense => paths
+                            .get(&id)
+                            .and_then(|p| self.position.get(p.as_ref()).copied()),
+                        None => None,
+                    };
+                    if let Some(d) = d {
+                        bits[d] = b;
                     }
                 }
             }
@@ -307,11 +318,15 @@ impl Scorer {
             .as_ref()
             .is_some_and(|(p, _)| Arc::ptr_eq(p, paths))
         {
+            // Row ids grow as files are read again: an id past a few per
+            // session (rare) is looked up by its path instead.
             let top = paths.keys().max().map_or(0, |&m| m as usize + 1);
-            let mut by_id = vec![NOWHERE; top];
+            let mut by_id = vec![NOWHERE; top.min(dense_ids(paths.len()))];
             for (&id, p) in paths.iter() {
-                if let Some(&d) = self.position.get(p.as_ref()) {
-                    by_id[id as usize] = d as u32;
+                if let (Some(&d), Some(slot)) =
+                    (self.position.get(p.as_ref()), by_id.get_mut(id as usize))
+                {
+                    *slot = d as u32;
                 }
             }
             self.by_id = Some((paths.clone(), by_id));
@@ -558,6 +573,38 @@ mod tests {
         assert_eq!(scorer.score(&q, &docs(&[("a", "")]), None), vec![None]);
         let got = scorer.score(&q, &docs(&[("zebra", "")]), None);
         assert!(got[0].is_some());
+    }
+
+    /// The index's answer by row id reaches the rows whatever the ids: a
+    /// small one through the table of positions, one far past the
+    /// sessions' count (ids grow as files are read again) by its path;
+    /// an id the table does not name, nowhere.
+    #[test]
+    fn answers_by_row_id_reach_their_rows() {
+        let d = docs(&[("a", ""), ("b", ""), ("c", "")]);
+        let paths: PathsById = [
+            (7u32, d.0[0].0.as_os_arc().clone()),
+            (50_000_000, d.0[2].0.as_os_arc().clone()),
+        ]
+        .into_iter()
+        .collect();
+        let hits = BodyHits::of_ids(
+            vec![(7, [1, 0, 0]), (50_000_000, [0, 0, 1]), (9, [1, 0, 0])],
+            Arc::new(paths),
+        );
+        let q = Query::parse("tokenizer");
+        let mut scorer = Scorer::new();
+        let got = scorer.score(&q, &d, Some(&hits));
+        assert!(
+            got[0].is_some() && got[1].is_none() && got[2].is_some(),
+            "{got:?}"
+        );
+        // The tiers rank: conversation text above tool output.
+        assert!(got[0] > got[2], "{got:?}");
+        assert_eq!(hits.get(&PathBuf::from("/s/c.jsonl")), Some(1));
+        assert_eq!(hits.len(), 2);
+        // Again, from the table made for these paths.
+        assert_eq!(scorer.score(&q, &d, Some(&hits)), got);
     }
 
     #[test]
