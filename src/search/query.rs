@@ -584,7 +584,13 @@ fn one_char(atom: &Atom, c: u8, hay: &[u8], fz: &mut Fuzzy) -> Option<(Option<u1
     }
     let mut best: Option<u16> = None;
     let mut found = false;
+    let ceiling = one_char_ceiling(atom, c);
     for p in memchr::memchr2_iter(c, c.to_ascii_uppercase(), hay) {
+        // No later occurrence can score more (a letter at a word's start
+        // early in a first message ends the scan of its other ~30).
+        if found && best.is_some() && best == ceiling {
+            break;
+        }
         found = true;
         let before = match p.checked_sub(1) {
             None => None,
@@ -610,6 +616,26 @@ fn one_char(atom: &Atom, c: u8, hay: &[u8], fz: &mut Fuzzy) -> Option<(Option<u1
     }
     let span = if found { Span(1) } else { Span::NONE };
     Some((best, span))
+}
+
+/// The best score a one-character word `c` reaches anywhere: nucleo's
+/// score of the character in either case after each ASCII character or
+/// after none, the most of them; made once per character.
+fn one_char_ceiling(atom: &Atom, c: u8) -> Option<u16> {
+    static CEILINGS: [std::sync::OnceLock<Option<u16>>; 128] =
+        [const { std::sync::OnceLock::new() }; 128];
+    let slot = CEILINGS.get(usize::from(c))?;
+    *slot.get_or_init(|| {
+        let mut matcher = new_matcher();
+        let mut best = None;
+        for hay in [c.to_ascii_lowercase(), c.to_ascii_uppercase()] {
+            best = best.max(atom.score(Utf32Str::Ascii(&[hay]), &mut matcher));
+            for before in 0..128u8 {
+                best = best.max(atom.score(Utf32Str::Ascii(&[before, hay]), &mut matcher));
+            }
+        }
+        best
+    })
 }
 
 /// Keys of [`one_char`]'s scores: the character before (an ASCII stand-in,
