@@ -243,14 +243,16 @@ impl Scorer {
         if let Some(h) = hits {
             self.make_positions(docs);
             if let Some(paths) = &h.paths {
-                let dense = self.positions_by_id(paths).len();
+                self.map_ids(paths);
+                let by_id = self.by_id.as_ref().map_or(&[][..], |(_, v)| v.as_slice());
+                let position = &self.position;
                 for &(id, b) in &h.ids {
-                    let d = match self.by_id.as_ref().and_then(|(_, v)| v.get(id as usize)) {
+                    let d = match by_id.get(id as usize) {
                         Some(&d) => (d != NOWHERE).then_some(d as usize),
-                        None if id as usize >= dense => paths
+                        // Past the table (see `dense_ids`): by its path.
+                        None => paths
                             .get(&id)
-                            .and_then(|p| self.position.get(p.as_ref()).copied()),
-                        None => None,
+                            .and_then(|p| position.get(p.as_ref()).copied()),
                     };
                     if let Some(d) = d {
                         bits[d] = b;
@@ -305,14 +307,14 @@ impl Scorer {
             }
         });
         if let Some(table) = table {
-            self.positions_by_id(&table);
+            self.map_ids(&table);
         }
     }
 
     /// Per row id of the index's `paths`, where its session is in the
     /// snapshot: made once per table (a table is the index's until its
     /// sessions change).
-    fn positions_by_id(&mut self, paths: &Arc<PathsById>) -> &[u32] {
+    fn map_ids(&mut self, paths: &Arc<PathsById>) {
         if !self
             .by_id
             .as_ref()
@@ -331,7 +333,6 @@ impl Scorer {
             }
             self.by_id = Some((paths.clone(), by_id));
         }
-        self.by_id.as_ref().map_or(&[], |(_, v)| v.as_slice())
     }
 
     fn make_positions(&mut self, docs: &Docs) {

@@ -459,11 +459,6 @@ impl PickerState {
 
     /// Recomputes the visible rows; keeps the selection by path.
     pub fn recompute(&mut self) {
-        let cands = || -> Vec<usize> {
-            (0..self.rows.len())
-                .filter(|&i| self.in_scope(&self.rows[i]))
-                .collect()
-        };
         let by_recent = |rows: &Vec<Row>, a: &usize, b: &usize| {
             rows[*b]
                 .info
@@ -482,7 +477,7 @@ impl PickerState {
             match &self.unfiltered {
                 Some((s, list)) if *s == settings => list.clone(),
                 _ => {
-                    let mut cands = cands();
+                    let mut cands = self.scoped_rows();
                     cands.sort_by(|a, b| by_recent(&self.rows, a, b));
                     let list = match self.sort {
                         Sort::Threaded => self.thread(cands),
@@ -501,6 +496,13 @@ impl PickerState {
         }
     }
 
+    /// The rows the scope and the filters of the list keep, in row order.
+    fn scoped_rows(&self) -> Vec<usize> {
+        (0..self.rows.len())
+            .filter(|&i| self.in_scope(&self.rows[i]))
+            .collect()
+    }
+
     /// The rows the query matched, best first, then newest, then by path.
     /// Each is sorted as one number (its score, time and index packed in
     /// 128 bits: comparing tuples that reach into the rows was most of a
@@ -509,10 +511,10 @@ impl PickerState {
     fn ranked(&mut self) -> Vec<VisibleRow> {
         let settings = self.list_settings();
         if !self.scoped.as_ref().is_some_and(|(s, _)| *s == settings) {
-            let rows = &self.rows;
-            let scoped = (0..rows.len())
-                .filter(|&i| self.in_scope(&rows[i]))
-                .map(|i| (rows[i].info.modified_ms, i as u32))
+            let scoped = self
+                .scoped_rows()
+                .into_iter()
+                .map(|i| (self.rows[i].info.modified_ms, i as u32))
                 .collect();
             self.scoped = Some((settings, scoped));
         }
