@@ -278,7 +278,18 @@ impl Index {
         roots: &[crate::store::StoreRoot],
         limit: Option<usize>,
     ) -> Result<Vec<SessionInfo>, IndexError> {
-        match refresh::stored_rows(&self.conn, roots, limit) {
+        self.stored_rows_map(roots, limit, &Some)
+    }
+
+    /// [`Index::stored_rows`], each row given to `f` as it is decoded (on
+    /// the decoding threads), keeping what it returns.
+    pub fn stored_rows_map<R: Send>(
+        &mut self,
+        roots: &[crate::store::StoreRoot],
+        limit: Option<usize>,
+        f: &(dyn Fn(SessionInfo) -> Option<R> + Sync),
+    ) -> Result<Vec<R>, IndexError> {
+        match refresh::stored_rows(&self.conn, roots, limit, f) {
             Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
                 self.clear()?;
                 Ok(Vec::new())

@@ -1764,11 +1764,12 @@ fn load_segments(
 /// the picker paints before it has looked at the disk. Paths are given as
 /// a listing of those roots would give them. Only the files a listing
 /// could find are included (a per-project root's folders, a flat root).
-pub fn stored_rows(
+pub fn stored_rows<R: Send>(
     conn: &Connection,
     roots: &[crate::store::StoreRoot],
     limit: Option<usize>,
-) -> Result<Vec<SessionInfo>, IndexError> {
+    f: &(dyn Fn(SessionInfo) -> Option<R> + Sync),
+) -> Result<Vec<R>, IndexError> {
     let mut k = Keys::new();
     let is_sep = |b: u8| b == b'/' || (cfg!(windows) && b == b'\\');
     // A root given with a trailing separator keys like the same root
@@ -1788,23 +1789,36 @@ pub fn stored_rows(
             "SELECT path, state, row FROM files WHERE problem IS NULL
              ORDER BY mtime_ns DESC LIMIT ?1"
         }
-        None => "SELECT path, state, row FROM files WHERE problem IS NULL AND ?1 = ?1",
+        // In the table's order: through the index of times (which SQLite
+        // picks for the `WHERE`), each row was a seek to a page of its own,
+        // 460 ms for 100,000 rows where the table's pages in order take 50.
+        None => {
+            "SELECT path, state, row FROM files NOT INDEXED
+             WHERE problem IS NULL AND ?1 = ?1"
+        }
     };
     // All of them read, not mapped (see `look`).
     if limit.is_none() {
         super::db::set_mmap(conn, false)?;
     }
-    let decode = |(f, b, is_row): &(SessionFile, Vec<u8>, bool)| {
-        finish_info(codec::decode_with(b, false)?, *is_row, f)
+    let decode = |(file, b, is_row): &(SessionFile, Vec<u8>, bool)| {
+        f(finish_info(codec::decode_with(b, false)?, *is_row, file)?)
     };
     // The rows are decoded on the other cores as SQLite reads them (read
     // first and decoded after, 10,000 rows reached the picker ~30 ms later).
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(SessionFile, Vec<u8>, bool)>>(4);
     std::thread::scope(|s| {
         let decoder = s.spawn(move || {
-            let mut out: Vec<SessionInfo> = Vec::new();
+            // A batch's rows collected on their own and moved once into
+            // the answer: extending one vector as batches came copied
+            // every row each time it grew (~95 ms of 100,000 rows' CPU).
+            let mut batches: Vec<Vec<R>> = Vec::new();
             for batch in rx {
-                out.par_extend(batch.par_iter().filter_map(decode));
+                batches.push(batch.par_iter().filter_map(decode).collect());
+            }
+            let mut out = Vec::with_capacity(batches.iter().map(Vec::len).sum());
+            for b in batches {
+                out.extend(b);
             }
             out
         });

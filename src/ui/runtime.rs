@@ -706,7 +706,7 @@ struct PickerRows;
 impl MakeRow for PickerRows {
     type Row = Row;
     type Cache = Folders;
-    fn make(&self, info: SessionInfo, dirs: &mut Folders) -> Row {
+    fn make(&self, info: SessionInfo, dirs: &Folders) -> Row {
         Row::with_dirs(info, dirs)
     }
 }
