@@ -213,7 +213,7 @@ fn mark_by_query_then_one_question_for_the_batch_then_undo() {
     );
     assert_eq!(app.picker.dialog, Dialog::None);
     for p in &batch {
-        assert!(!app.picker.by_path.contains_key(p.as_path()));
+        assert!(app.picker.row_index(p).is_none());
     }
     assert!(marked(&app).is_empty());
     let s = screen(&app, &root);
@@ -239,7 +239,7 @@ fn mark_by_query_then_one_question_for_the_batch_then_undo() {
     assert!(matches!(&fx[..], [Effect::Rescan(files)] if files.len() == batch.len()));
     // Listed again at once, before that re-read of every file ends.
     for p in &batch {
-        assert!(app.picker.by_path.contains_key(p.as_path()), "{p:?} listed");
+        assert!(app.picker.row_index(p).is_some(), "{p:?} listed");
     }
     assert_eq!(listed(&app).len(), everything.len());
     assert!(screen(&app, &root).contains(&format!("{} sessions restored", batch.len())));
@@ -262,7 +262,7 @@ fn a_batch_holding_a_live_session_asks_again() {
         vec![Effect::MeasureBatch(batch.clone())]
     );
     drive(&mut app, measured(&batch, &[&batch[1]]));
-    let title = app.picker.rows[app.picker.by_path[batch[1].as_path()]]
+    let title = app.picker.rows[app.picker.row_index(&batch[1]).unwrap()]
         .title()
         .chars()
         .take(20)
@@ -315,9 +315,9 @@ fn a_failed_move_leaves_the_others_and_asks_about_it_alone() {
             failed: vec![(batch[2].clone(), "no trash on this volume".into())],
         },
     );
-    assert!(!app.picker.by_path.contains_key(batch[0].as_path()));
+    assert!(app.picker.row_index(&batch[0]).is_none());
     assert!(
-        app.picker.by_path.contains_key(batch[2].as_path()),
+        app.picker.row_index(&batch[2]).is_some(),
         "nothing deleted yet"
     );
     assert!(matches!(
@@ -368,7 +368,7 @@ fn a_failed_move_leaves_the_others_and_asks_about_it_alone() {
     key(&mut app, KeyCode::Esc);
     let s = screen(&app, &root);
     assert!(s.contains("1 session moved to trash, 2 not deleted"), "{s}");
-    assert!(app.picker.by_path.contains_key(batch[2].as_path()));
+    assert!(app.picker.row_index(&batch[2]).is_some());
     assert_eq!(ctrl(&mut app, 'z'), vec![Effect::Restore(batch[0].clone())]);
 }
 

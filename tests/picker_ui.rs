@@ -390,7 +390,7 @@ fn delete_confirm_swallows_keys_and_trashes_exactly_that_path() {
             result: Ok(()),
         },
     );
-    assert!(!app.picker.by_path.contains_key(path.as_path()));
+    assert!(app.picker.row_index(&path).is_none());
     assert!(screen(&app, &fx.root).contains("Session moved to trash"));
     assert_eq!(ctrl(&mut app, 'z'), vec![Effect::Restore(path.clone())]);
     // The restore under way stays said until its result comes.
@@ -445,10 +445,7 @@ fn trash_failure_asks_before_permanent_deletion() {
         },
     );
     assert!(matches!(app.picker.dialog, Dialog::ConfirmPermanent { .. }));
-    assert!(
-        app.picker.by_path.contains_key(path.as_path()),
-        "nothing deleted yet"
-    );
+    assert!(app.picker.row_index(&path).is_some(), "nothing deleted yet");
     insta::assert_snapshot!("trash_failed", screen(&app, &fx.root));
     assert!(
         key(&mut app, KeyCode::Enter).is_empty(),
@@ -465,7 +462,7 @@ fn live_session_delete_asks_again() {
     let fx = fixture();
     let mut app = app_with(&fx.root, WEBAPP);
     let path = app.picker.selected.clone().unwrap();
-    let i = app.picker.by_path[path.as_path()];
+    let i = app.picker.row_index(&path).unwrap();
     app.picker.rows[i].info.file_mtime_ms = NOW - 2_000;
     ctrl(&mut app, 'd');
     assert!(key(&mut app, KeyCode::Enter).is_empty());
@@ -485,7 +482,7 @@ fn live_delete_question_fits_at_80_columns() {
     let mut app = app_with(&fx.root, WEBAPP);
     app.width = 80;
     let path = app.picker.selected.clone().unwrap();
-    let i = app.picker.by_path[path.as_path()];
+    let i = app.picker.row_index(&path).unwrap();
     app.picker.rows[i].info.file_mtime_ms = NOW - 2_000;
     ctrl(&mut app, 'd');
     key(&mut app, KeyCode::Enter);
@@ -1009,10 +1006,7 @@ fn double_enter_never_deletes_permanently() {
     let later = NOW + 50 + PERMANENT_GUARD_MS + 1000;
     assert!(key_at(&mut app, later, KeyCode::Enter).is_empty());
     assert!(matches!(app.picker.dialog, Dialog::ConfirmPermanent { .. }));
-    assert!(
-        app.picker.by_path.contains_key(path.as_path()),
-        "nothing deleted"
-    );
+    assert!(app.picker.row_index(&path).is_some(), "nothing deleted");
     // The deliberate answer deletes.
     assert_eq!(
         key_at(&mut app, later, KeyCode::Char('y')),
@@ -1163,7 +1157,7 @@ fn live_delete_age_comes_from_the_file_mtime() {
     let fx = fixture();
     let mut app = app_with(&fx.root, WEBAPP);
     let path = app.picker.selected.clone().unwrap();
-    let i = app.picker.by_path[path.as_path()];
+    let i = app.picker.row_index(&path).unwrap();
     app.picker.rows[i].info.file_mtime_ms = NOW - 3_000;
     app.picker.rows[i].info.modified_ms = NOW + 482_000;
     ctrl(&mut app, 'd');
@@ -1172,7 +1166,7 @@ fn live_delete_age_comes_from_the_file_mtime() {
     assert!(s.contains("This session changed 3s ago"), "{s}");
     // An entry stamped in the future does not make an old file live.
     let mut app = app_with(&fx.root, WEBAPP);
-    let i = app.picker.by_path[path.as_path()];
+    let i = app.picker.row_index(&path).unwrap();
     app.picker.rows[i].info.modified_ms = NOW + 482_000;
     ctrl(&mut app, 'd');
     assert_eq!(key(&mut app, KeyCode::Enter), vec![Effect::Trash(path)]);

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use super::stored::Listing;
-use super::{Index, IndexError};
+use super::{Index, IndexError, StoredLook};
 use crate::session::info::SessionInfo;
 use crate::store::listing::scan_file;
 use crate::store::{list_session_files, ScanProblem, Scope, SessionFile, StoreConfig};
@@ -400,7 +400,10 @@ struct IndexLoad<'a, M: MakeRow> {
     /// Paths of the stored rows sent.
     /// Keyed by the paths' bytes: hashing a `Path` walks its components,
     /// ~65 ms for the 100,000 rows of a store.
-    shown: HashSet<ByBytes, FxBuild>,
+    /// Each with its order among them.
+    shown: HashMap<ByBytes, u32, FxBuild>,
+    /// What the read of the stored rows found, for the refresh.
+    look: Option<StoredLook>,
 }
 
 impl<'a, M: MakeRow> IndexLoad<'a, M> {
@@ -409,7 +412,8 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
             config,
             make,
             cache: M::Cache::default(),
-            shown: HashSet::default(),
+            shown: HashMap::default(),
+            look: None,
         }
     }
 
@@ -439,9 +443,24 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
             done: self.shown.len().min(total),
             total,
         });
+        // Per listed file, whether its stored row was sent, and per row
+        // sent, whether its file was listed: one lookup a file, where sets
+        // of the listing and of the rows were ~100 ms at 100,000.
+        let mut rows_listed = vec![false; self.shown.len()];
+        let was_shown: Vec<bool> = files
+            .iter()
+            .map(|f| match self.shown.get(f.path.as_os_str()) {
+                Some(&n) => {
+                    rows_listed[n as usize] = true;
+                    true
+                }
+                None => false,
+            })
+            .collect();
         let missing: Vec<&SessionFile> = files
             .iter()
-            .filter(|f| !self.shown.contains(f.path.as_os_str()))
+            .zip(&was_shown)
+            .filter_map(|(f, &shown)| (!shown).then_some(f))
             .collect();
         let cold = missing.len() >= COLD_FILES;
         // The watcher starts before the refresh, which then catches
@@ -469,14 +488,10 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
                 if cold {
                     out.send(LoadEvent::Indexing(None));
                 }
-                let listed: HashSet<&OsStr, FxBuild> =
-                    files.iter().map(|f| f.path.as_os_str()).collect();
-                for path in self
-                    .shown
-                    .iter()
-                    .filter(|p| !listed.contains(p.0.as_os_str()))
-                {
-                    out.send(LoadEvent::Gone(path.0.to_path_buf()));
+                for (ByBytes(path), &n) in &self.shown {
+                    if !rows_listed[n as usize] {
+                        out.send(LoadEvent::Gone(path.to_path_buf()));
+                    }
                 }
                 return Err(e);
             }
@@ -489,7 +504,7 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
             out.send(LoadEvent::Indexing(None));
         }
         problems.extend(stats.problems);
-        self.settle(&files, &changed, &problems, out);
+        self.settle(&files, (&was_shown, &rows_listed), &changed, &problems, out);
         out.log(format_args!(
             "{total} files through the index ({} changed)",
             changed.len()
@@ -505,7 +520,8 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         let rows: Vec<M::Row> = first
             .into_iter()
             .map(|info| {
-                self.shown.insert(ByBytes(info.path.clone()));
+                let n = self.shown.len() as u32;
+                self.shown.entry(ByBytes(info.path.clone())).or_insert(n);
                 self.make.make(info, &self.cache)
             })
             .collect();
@@ -517,15 +533,17 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         }
         // Each row made as it is decoded, on the decoding threads.
         let (make, cache, shown) = (self.make, &self.cache, &self.shown);
-        let rest = index.stored_rows_map(&self.config.roots, None, &|info| {
-            (!shown.contains(info.path.as_os_str()))
+        let (rest, look) = index.stored_rows_looked(&self.config.roots, &|info| {
+            (!shown.contains_key(info.path.as_os_str()))
                 .then(|| (info.path.clone(), make.make(info, cache)))
         })?;
+        self.look = Some(look);
         self.shown.reserve(rest.len());
         let rows: Vec<M::Row> = rest
             .into_iter()
             .map(|(path, row)| {
-                self.shown.insert(ByBytes(path));
+                let n = self.shown.len() as u32;
+                self.shown.entry(ByBytes(path)).or_insert(n);
                 row
             })
             .collect();
@@ -616,10 +634,13 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
                 }),
             }
         };
-        let stats = if others_wrote {
-            index.refresh(files, &mut on_rows)
-        } else {
-            index.refresh_changes(files, &mut on_rows)
+        // What the stored rows' read found stands only while no other
+        // process wrote to the index since.
+        let look = self.look.take();
+        let stats = match look {
+            _ if others_wrote => index.refresh(files, &mut on_rows),
+            Some(look) => index.refresh_changes_looked(files, look, &mut on_rows),
+            None => index.refresh_changes(files, &mut on_rows),
         }?;
         changed.extend(scanned.into_keys());
         Ok((stats, changed))
@@ -628,25 +649,33 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
     /// After the refresh: stored rows whose files are gone (or no longer
     /// sessions) are taken back, and unchanged files whose stored row could
     /// not be read back (damaged) are read directly rather than left out.
+    /// `was_shown` and `rows_listed` are what [`IndexLoad::run`] found of
+    /// `files` and the rows sent.
     fn settle(
         &mut self,
         files: &[SessionFile],
+        (was_shown, rows_listed): (&[bool], &[bool]),
         changed: &HashSet<SharedPath>,
         problems: &[ScanProblem],
         out: &mut Out<M::Row>,
     ) {
-        let listed: HashSet<&OsStr, FxBuild> = files.iter().map(|f| f.path.as_os_str()).collect();
         let broken: HashSet<&OsStr, FxBuild> =
             problems.iter().map(|p| p.path.as_os_str()).collect();
-        for ByBytes(path) in &self.shown {
-            if !listed.contains(path.as_os_str()) || broken.contains(path.as_os_str()) {
+        for (ByBytes(path), &n) in &self.shown {
+            if !rows_listed[n as usize] {
                 out.send(LoadEvent::Gone(path.to_path_buf()));
             }
         }
-        for f in files {
-            if !self.shown.contains(f.path.as_os_str())
-                && !changed.contains(f.path.as_path())
-                && !broken.contains(f.path.as_os_str())
+        // A file listed but unreadable: its stored row goes too.
+        for p in problems {
+            if let Some(&n) = self.shown.get(p.path.as_os_str()) {
+                if rows_listed[n as usize] {
+                    out.send(LoadEvent::Gone(p.path.clone()));
+                }
+            }
+        }
+        for (f, &shown) in files.iter().zip(was_shown) {
+            if !shown && !changed.contains(f.path.as_path()) && !broken.contains(f.path.as_os_str())
             {
                 if let Ok(info) = scan_file(f, true) {
                     let row = self.make.make(info, &self.cache);

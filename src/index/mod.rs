@@ -74,6 +74,7 @@ use crate::session::info::SessionInfo;
 use crate::store::scan::{ScanProblem, SessionFile};
 
 pub use db::{default_dir, FILE_NAME, FORMAT};
+pub use refresh::StoredLook;
 pub use search::BodyHits;
 
 #[derive(Debug, thiserror::Error)]
@@ -267,6 +268,19 @@ impl Index {
         self.refresh_inner(files, refresh::UnchangedRows::Skip, on_rows)
     }
 
+    /// [`Index::refresh_changes`] after [`Index::stored_rows_looked`] with
+    /// no other connection's commit in between (see
+    /// [`Index::data_version`]): the rows it read are compared, not read
+    /// again.
+    pub fn refresh_changes_looked(
+        &mut self,
+        files: &[SessionFile],
+        look: refresh::StoredLook,
+        on_rows: &mut dyn FnMut(Vec<SessionInfo>),
+    ) -> Result<RefreshStats, IndexError> {
+        self.refresh_inner(files, refresh::UnchangedRows::Looked(look), on_rows)
+    }
+
     /// The stored rows of the sessions under `roots`, without looking at
     /// the files (so possibly out of date; [`Index::refresh_changes`] then
     /// brings the news): the most recently written `limit` files, or all.
@@ -289,12 +303,30 @@ impl Index {
         limit: Option<usize>,
         f: &(dyn Fn(SessionInfo) -> Option<R> + Sync),
     ) -> Result<Vec<R>, IndexError> {
-        match refresh::stored_rows(&self.conn, roots, limit, f) {
+        match refresh::stored_rows(&self.conn, roots, limit, f, None) {
             Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
                 self.clear()?;
                 Ok(Vec::new())
             }
             other => other,
+        }
+    }
+
+    /// Every stored row as [`Index::stored_rows_map`] gives them, with what
+    /// [`Index::refresh_changes_looked`] compares the files with.
+    pub fn stored_rows_looked<R: Send>(
+        &mut self,
+        roots: &[crate::store::StoreRoot],
+        f: &(dyn Fn(SessionInfo) -> Option<R> + Sync),
+    ) -> Result<(Vec<R>, refresh::StoredLook), IndexError> {
+        let mut look = refresh::StoredLook::default();
+        match refresh::stored_rows(&self.conn, roots, None, f, Some(&mut look)) {
+            Ok(rows) => Ok((rows, look)),
+            Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
+                self.clear()?;
+                Ok((Vec::new(), refresh::StoredLook::default()))
+            }
+            Err(e) => Err(e),
         }
     }
 

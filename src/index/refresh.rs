@@ -183,6 +183,19 @@ impl Cached {
 const SELECT_CACHED: &str =
     "SELECT id, path, dev, ino, size, mtime_ns, parsed, head_fp, tail_fp, state, row, problem FROM files";
 
+/// [`SELECT_CACHED`] in the table's order, for [`stored_rows`] (which
+/// binds a limit it does not use here).
+const SELECT_CACHED_ALL: &str =
+    "SELECT id, path, dev, ino, size, mtime_ns, parsed, head_fp, tail_fp, state, row, problem
+     FROM files NOT INDEXED WHERE ?1 = ?1";
+
+/// Every stored row's key and fingerprint as the read of the stored rows
+/// found them ([`stored_rows`] with a look), for the refresh after it
+/// ([`UnchangedRows::Looked`]): at 100,000 sessions reading the table a
+/// second time for them was ~230 ms of the picker's load.
+#[derive(Default)]
+pub struct StoredLook(Vec<(Box<[u8]>, Found)>);
+
 /// A stored row found for a listed file, decoded as it was read (no copy
 /// of the blobs is kept: at 100,000 sessions an arena of them and the
 /// pages it faulted in were most of a warm listing's time and memory).
@@ -1769,6 +1782,7 @@ pub fn stored_rows<R: Send>(
     roots: &[crate::store::StoreRoot],
     limit: Option<usize>,
     f: &(dyn Fn(SessionInfo) -> Option<R> + Sync),
+    look: Option<&mut StoredLook>,
 ) -> Result<Vec<R>, IndexError> {
     let mut k = Keys::new();
     let is_sep = |b: u8| b == b'/' || (cfg!(windows) && b == b'\\');
@@ -1784,18 +1798,23 @@ pub fn stored_rows<R: Send>(
             (key, r)
         })
         .collect();
-    let sql = match limit {
-        Some(_) => {
+    // Columns of the path, the state and the row.
+    let (sql, cols) = match (limit, &look) {
+        // Every row, with what a refresh compares.
+        (None, Some(_)) => (SELECT_CACHED_ALL, [1, 9, 10]),
+        (Some(_), _) => (
             "SELECT path, state, row FROM files WHERE problem IS NULL
-             ORDER BY mtime_ns DESC LIMIT ?1"
-        }
+             ORDER BY mtime_ns DESC LIMIT ?1",
+            [0, 1, 2],
+        ),
         // In the table's order: through the index of times (which SQLite
         // picks for the `WHERE`), each row was a seek to a page of its own,
         // 460 ms for 100,000 rows where the table's pages in order take 50.
-        None => {
+        (None, None) => (
             "SELECT path, state, row FROM files NOT INDEXED
-             WHERE problem IS NULL AND ?1 = ?1"
-        }
+             WHERE problem IS NULL AND ?1 = ?1",
+            [0, 1, 2],
+        ),
     };
     // All of them read, not mapped (see `look`).
     if limit.is_none() {
@@ -1822,7 +1841,7 @@ pub fn stored_rows<R: Send>(
             }
             out
         });
-        let read = read_stored(conn, sql, limit, &root_keys, is_sep, tx);
+        let read = read_stored(conn, (sql, cols), limit, &root_keys, is_sep, tx, look);
         if limit.is_none() {
             super::db::set_mmap(conn, true)?;
         }
@@ -1837,11 +1856,12 @@ pub fn stored_rows<R: Send>(
 /// them to `tx` a batch at a time, undecoded.
 fn read_stored(
     conn: &Connection,
-    sql: &str,
+    (sql, [path_col, state_col, row_col]): (&str, [usize; 3]),
     limit: Option<usize>,
     root_keys: &[(Vec<u8>, &crate::store::StoreRoot)],
     is_sep: impl Fn(u8) -> bool,
     tx: std::sync::mpsc::SyncSender<Vec<(SessionFile, Vec<u8>, bool)>>,
+    mut look: Option<&mut StoredLook>,
 ) -> Result<(), IndexError> {
     use crate::store::StoreKind;
     /// Rows per batch sent to be decoded.
@@ -1850,7 +1870,26 @@ fn read_stored(
     let mut rows = st.query([limit.map_or(-1, |l| l as i64)])?;
     let mut raw: Vec<(SessionFile, Vec<u8>, bool)> = Vec::with_capacity(BATCH);
     while let Some(r) = rows.next()? {
-        let key = r.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+        let key = r
+            .get_ref(path_col)?
+            .as_blob()
+            .map_err(rusqlite::Error::from)?;
+        let blob_at =
+            |i: usize| -> rusqlite::Result<Option<&[u8]>> { Ok(r.get_ref(i)?.as_blob_or_null()?) };
+        let (state, row) = (blob_at(state_col)?, blob_at(row_col)?);
+        if let Some(look) = look.as_deref_mut() {
+            let cached = cached_from_row_lite(r)?;
+            let problem = cached.problem.is_some();
+            let found = Found {
+                cached,
+                info: None,
+                has_blob: state.is_some() || row.is_some(),
+            };
+            look.0.push((key.into(), found));
+            if problem {
+                continue;
+            }
+        }
         // The root a listing would find the file under (nested roots: the
         // one whose layout fits the file's depth).
         let Some((rel, root)) = root_keys.iter().find_map(|(rk, root)| {
@@ -1866,9 +1905,7 @@ fn read_stored(
         }) else {
             continue;
         };
-        let blob_at =
-            |i: usize| -> rusqlite::Result<Option<&[u8]>> { Ok(r.get_ref(i)?.as_blob_or_null()?) };
-        let (blob, is_row) = match (blob_at(2)?, blob_at(1)?) {
+        let (blob, is_row) = match (row, state) {
             (Some(row), _) => (row.to_vec(), true),
             (None, Some(state)) => (state.to_vec(), false),
             (None, None) => continue,
@@ -1899,7 +1936,7 @@ pub fn refresh(
     conn: &Connection,
     db_path: &Path,
     files: &[SessionFile],
-    unchanged: UnchangedRows,
+    mut unchanged: UnchangedRows,
     extras: bool,
     on_rows: &mut dyn FnMut(Vec<SessionInfo>),
 ) -> Result<RefreshStats, IndexError> {
@@ -1916,7 +1953,11 @@ pub fn refresh(
     check_text_file(conn, db_path)?;
     let mut k = Keys::new();
     let keys: Vec<Cow<[u8]>> = files.iter().map(|f| k.key(&f.path)).collect();
-    let mut looked = look(conn, files, &keys, &unchanged, extras)?;
+    let pre = match &mut unchanged {
+        UnchangedRows::Looked(look) => Some(std::mem::take(look)),
+        _ => None,
+    };
+    let mut looked = look(conn, files, &keys, &unchanged, extras, pre)?;
     lap("rows loaded");
     let unlisted = std::mem::take(&mut looked.unlisted);
     let mut jobs = sort_out(files, looked, unchanged, &mut stats, on_rows);
@@ -1953,16 +1994,25 @@ pub enum UnchangedRows<'u> {
     Send,
     /// Only counts them: the caller has them.
     Skip,
+    /// As `Skip`, the caller having read them with what the refresh
+    /// compares ([`StoredLook`]), so the table is not read again.
+    Looked(StoredLook),
     /// Keeps them as stored, to be read in place.
     Keep(&'u mut Unchanged),
 }
 
 impl UnchangedRows<'_> {
-    /// The same choice again, for a second refresh.
+    /// The same choice again, for a second refresh; rows looked at before
+    /// go to the first (a second one, after a rebuild, reads the table).
     pub fn again(&mut self) -> UnchangedRows<'_> {
+        if let UnchangedRows::Looked(look) = self {
+            let look = std::mem::take(look);
+            *self = UnchangedRows::Skip;
+            return UnchangedRows::Looked(look);
+        }
         match self {
             UnchangedRows::Send => UnchangedRows::Send,
-            UnchangedRows::Skip => UnchangedRows::Skip,
+            UnchangedRows::Skip | UnchangedRows::Looked(_) => UnchangedRows::Skip,
             UnchangedRows::Keep(u) => UnchangedRows::Keep(u),
         }
     }
@@ -1993,6 +2043,7 @@ fn look(
     keys: &[Cow<[u8]>],
     unchanged: &UnchangedRows,
     extras: bool,
+    pre: Option<StoredLook>,
 ) -> Result<Looked, IndexError> {
     let decode = matches!(unchanged, UnchangedRows::Send);
     let keep = matches!(unchanged, UnchangedRows::Keep(_));
@@ -2012,6 +2063,15 @@ fn look(
             v
         });
         let read = (|| -> rusqlite::Result<()> {
+            if let Some(StoredLook(pre)) = pre {
+                for (key, fd) in pre {
+                    match by_key.get(&key[..]) {
+                        Some(&i) => found[i] = Some(fd),
+                        None => unlisted.push(key.into_vec()),
+                    }
+                }
+                return Ok(());
+            }
             // Read, not mapped: at 100,000 sessions the table's pages in the
             // map were 146 MB of the process's resident set, and reading
             // them cost no more time than faulting them in.
@@ -2127,7 +2187,7 @@ fn sort_out<'f>(
     for (n, ((f, stat), mut fd)) in files.iter().zip(stat_result).zip(found).enumerate() {
         let same = unchanged(&stat, fd.as_ref());
         match &mut unchanged_rows {
-            UnchangedRows::Skip if same => {
+            UnchangedRows::Skip | UnchangedRows::Looked(_) if same => {
                 kept += 1;
                 continue;
             }

@@ -104,9 +104,8 @@ fn on_key(app: &mut App, k: KeyEvent) -> Option<Vec<Effect>> {
                 if live {
                     // Changed seconds ago: an agent may be writing it. Ask again.
                     let age = p
-                        .by_path
-                        .get(path.as_path())
-                        .map(|&i| p.now_ms - last_change_ms(&p.rows[i].info))
+                        .row_index(&path)
+                        .map(|i| p.now_ms - last_change_ms(&p.rows[i].info))
                         .unwrap_or(0);
                     p.dialog = Dialog::ConfirmLiveDelete { path, age_ms: age };
                     Vec::new()
@@ -866,7 +865,7 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
             });
         }
         AppEvent::RowGone(path) => {
-            if !p.by_path.contains_key(path.as_path()) {
+            if p.row_index(&path).is_none() {
                 return Step::none();
             }
             p.remove_keeping_place(&path);

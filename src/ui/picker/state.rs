@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::search::Query;
 use crate::util::hash::FxBuild;
-use crate::util::shared_path::SharedPath;
+use crate::util::shared_path::ByBytes;
 
 use super::preview::{Preview, PreviewHits};
 pub use super::row::Row;
@@ -149,7 +149,9 @@ pub const PERMANENT_GUARD_MS: i64 = 750;
 pub struct PickerState {
     pub project_cwd: String,
     pub rows: Vec<Row>,
-    pub by_path: HashMap<SharedPath, usize>,
+    /// Row positions by path, keyed by the path's bytes (hashing a `Path`
+    /// walks its components: ~60 ms of the UI thread for 100,000 rows).
+    by_path: HashMap<ByBytes, usize, FxBuild>,
     pub scope: Scope,
     pub sort: Sort,
     pub named_only: bool,
@@ -240,7 +242,7 @@ impl PickerState {
         PickerState {
             project_cwd,
             rows: Vec::new(),
-            by_path: HashMap::new(),
+            by_path: HashMap::default(),
             scope: Scope::Current,
             sort: Sort::Threaded,
             named_only: false,
@@ -339,7 +341,12 @@ impl PickerState {
 
     pub fn selected_row(&self) -> Option<&Row> {
         let p = self.selected.as_ref()?;
-        self.by_path.get(p.as_path()).map(|&i| &self.rows[i])
+        self.row_index(p).map(|i| &self.rows[i])
+    }
+
+    /// Where `path`'s row is in `rows`.
+    pub fn row_index(&self, path: &Path) -> Option<usize> {
+        self.by_path.get(path.as_os_str()).copied()
     }
 
     pub fn selected_pos(&self) -> Option<usize> {
@@ -362,10 +369,11 @@ impl PickerState {
         self.rows.reserve(rows.len());
         self.by_path.reserve(rows.len());
         for r in rows {
-            match self.by_path.get(&r.info.path) {
+            match self.by_path.get(r.info.path.as_os_str()) {
                 Some(&i) => self.rows[i] = r,
                 None => {
-                    self.by_path.insert(r.info.path.clone(), self.rows.len());
+                    self.by_path
+                        .insert(ByBytes(r.info.path.clone()), self.rows.len());
                     self.rows.push(r);
                     // Unscored until the next result.
                     if let Some(s) = &mut self.scores {
@@ -384,16 +392,16 @@ impl PickerState {
             self.scores = Some(scores);
             return;
         }
-        let by_path: HashMap<&Path, u32> = docs
+        let by_path: HashMap<&std::ffi::OsStr, u32, FxBuild> = docs
             .0
             .iter()
             .zip(&scores)
-            .filter_map(|((p, _), s)| Some((p.as_path(), (*s)?)))
+            .filter_map(|((p, _), s)| Some((p.as_os_str(), (*s)?)))
             .collect();
         self.scores = Some(
             self.rows
                 .iter()
-                .map(|r| by_path.get(r.info.path.as_path()).copied())
+                .map(|r| by_path.get(r.info.path.as_os_str()).copied())
                 .collect(),
         );
     }
@@ -405,11 +413,11 @@ impl PickerState {
         self.scoped = None;
         // A session gone is no longer a batch's.
         self.marked.remove(path);
-        let i = self.by_path.remove(path)?;
+        let i = self.by_path.remove(path.as_os_str())?;
         let row = self.rows.swap_remove(i);
         if i < self.rows.len() {
             let moved = self.rows[i].info.path.clone();
-            self.by_path.insert(moved, i);
+            self.by_path.insert(ByBytes(moved), i);
         }
         if let Some(s) = &mut self.scores {
             if i < s.len() {

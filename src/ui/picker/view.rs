@@ -1044,9 +1044,8 @@ fn titles_of<'a>(p: &PickerState, paths: impl Iterator<Item = &'a std::path::Pat
 }
 
 fn title_of(p: &PickerState, path: &std::path::Path) -> String {
-    p.by_path
-        .get(path)
-        .map(|&i| truncate(&sanitize_line(&p.rows[i].title()), 50))
+    p.row_index(path)
+        .map(|i| truncate(&sanitize_line(&p.rows[i].title()), 50))
         .unwrap_or_default()
 }
 
