@@ -397,10 +397,9 @@ struct IndexLoad<'a, M: MakeRow> {
     make: &'a M,
     /// For rows made on the loader's own thread.
     cache: M::Cache,
-    /// Paths of the stored rows sent.
-    /// Keyed by the paths' bytes: hashing a `Path` walks its components,
-    /// ~65 ms for the 100,000 rows of a store.
-    /// Each with its order among them.
+    /// Paths of the stored rows sent, each with its order among them;
+    /// keyed by the paths' bytes (hashing a `Path` walks its components:
+    /// ~65 ms for the 100,000 rows of a store).
     shown: HashMap<ByBytes, u32, FxBuild>,
     /// What the read of the stored rows found, for the refresh.
     look: Option<StoredLook>,
@@ -426,7 +425,7 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         // sent again.
         let version = index.data_version()?;
         // The folders are listed while the stored rows are read and made
-        // (~70 ms at 100,000 files, most of it waiting on the kernel).
+        // (~70 ms at 100,000 files, most of it the kernel's).
         let config = self.config;
         let (listing, stored) = std::thread::scope(|scope| {
             let listing = scope.spawn(|| list_session_files(config, &Scope::All));
