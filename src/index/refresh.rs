@@ -1951,13 +1951,11 @@ pub fn refresh(
         ..Default::default()
     };
     check_text_file(conn, db_path)?;
-    let mut k = Keys::new();
-    let keys: Vec<Cow<[u8]>> = files.iter().map(|f| k.key(&f.path)).collect();
     let pre = match &mut unchanged {
         UnchangedRows::Looked(look) => Some(std::mem::take(look)),
         _ => None,
     };
-    let mut looked = look(conn, files, &keys, &unchanged, extras, pre)?;
+    let (keys, mut looked) = look(conn, files, &unchanged, extras, pre)?;
     lap("rows loaded");
     let unlisted = std::mem::take(&mut looked.unlisted);
     let mut jobs = sort_out(files, looked, unchanged, &mut stats, on_rows);
@@ -2037,31 +2035,35 @@ struct Looked {
 /// A stat per file (on all cores) while the stored rows are read, and
 /// decoded or kept as they are when the caller wants the unchanged files'
 /// rows.
-fn look(
+#[allow(clippy::type_complexity)]
+fn look<'f>(
     conn: &Connection,
-    files: &[SessionFile],
-    keys: &[Cow<[u8]>],
+    files: &'f [SessionFile],
     unchanged: &UnchangedRows,
     extras: bool,
     pre: Option<StoredLook>,
-) -> Result<Looked, IndexError> {
+) -> Result<(Vec<Cow<'f, [u8]>>, Looked), IndexError> {
     let decode = matches!(unchanged, UnchangedRows::Send);
     let keep = matches!(unchanged, UnchangedRows::Keep(_));
     let mut stored = StoredRows::default();
-    let by_key: HashMap<&[u8], usize, FxBuild> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, k)| (k.as_ref(), i))
-        .collect();
     let mut found: Vec<Option<Found>> = (0..files.len()).map(|_| None).collect();
     let mut unlisted: Vec<Vec<u8>> = Vec::new();
     let mut decoded: Vec<SessionInfo> = Vec::new();
-    let (stats, read) = std::thread::scope(|scope| {
+    let mut k = Keys::new();
+    let (stats, keys, read) = std::thread::scope(|scope| {
+        // The stats first: the files' keys and their table are made beside
+        // them (~50 ms at 100,000 files).
         let stats = scope.spawn(|| {
             let v = stat_all(files);
             crate::log::line("index stats done");
             v
         });
+        let keys: Vec<Cow<[u8]>> = files.iter().map(|f| k.key(&f.path)).collect();
+        let by_key: HashMap<&[u8], usize, FxBuild> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (k.as_ref(), i))
+            .collect();
         let read = (|| -> rusqlite::Result<()> {
             if let Some(StoredLook(pre)) = pre {
                 for (key, fd) in pre {
@@ -2117,16 +2119,18 @@ fn look(
         let stats = stats
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
-        (stats, read)
+        drop(by_key);
+        (stats, keys, read)
     });
     read?;
-    Ok(Looked {
+    let looked = Looked {
         stats,
         found,
         rows: decoded,
         stored,
         unlisted,
-    })
+    };
+    Ok((keys, looked))
 }
 
 /// Reads the resumable state of the changed files that have one (their
