@@ -362,7 +362,7 @@ fn run_effect(
             let tx = tx.clone();
             crate::log::line(format!("effect: {other:?}"));
             std::thread::spawn(move || {
-                for ev in perform(other) {
+                for ev in on_foreground_pool(|| perform(other)) {
                     let _ = tx.send(ev);
                 }
             });
@@ -808,6 +808,24 @@ fn search_done(generation: u64, query: &Query, docs: Arc<Docs>, answer: Answer) 
     }
 }
 
+/// Runs `work` (a user's write, a preview) on threads of its own: parsing a
+/// session runs on all cores, and on the shared pool it queued behind a
+/// first run's index build, which keeps that pool's threads busy (a rename
+/// while 3,000 sessions were indexed waited ~10 s to be written).
+fn on_foreground_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|n| format!("arbor-foreground-{n}"))
+            .build()
+            .ok()
+    });
+    match pool {
+        Some(pool) => pool.install(work),
+        None => work(),
+    }
+}
+
 /// Threads for work the screen does not wait for (a million-entry
 /// session's search text takes seconds on every core): scheduled below the
 /// UI thread, so the keys typed meanwhile still draw at once.
@@ -890,7 +908,7 @@ fn spawn_preview_worker(tx: Sender<AppEvent>) -> Sender<PreviewJob> {
             let asked = PREVIEWS_ASKED.load(std::sync::atomic::Ordering::SeqCst);
             let stale = || PREVIEWS_ASKED.load(std::sync::atomic::Ordering::SeqCst) != asked;
             let limits = PreviewLimits::default();
-            let r = load_preview_with(&path, &limits)
+            let r = on_foreground_pool(|| load_preview_with(&path, &limits))
                 .map(|(p, _)| p)
                 .map_err(|e| (path.clone(), e));
             if stale() {
@@ -902,7 +920,8 @@ fn spawn_preview_worker(tx: Sender<AppEvent>) -> Sender<PreviewJob> {
             // Reading a big session for its matches can take a while: a
             // newer selection or query stops it.
             let Some(stamp) = hits else { continue };
-            if let Some(ev) = preview_hits(path, &query, stamp, &limits, &stale) {
+            let hits = on_foreground_pool(|| preview_hits(path, &query, stamp, &limits, &stale));
+            if let Some(ev) = hits {
                 if stale() {
                     continue;
                 }
@@ -1000,5 +1019,41 @@ mod tests {
             .write_ansi(&mut s)
             .unwrap();
         assert_eq!(s, "\x1b]52;c;TWFuIOKckw==\x1b\\");
+    }
+
+    /// A user's write parses on threads of its own: with every thread of
+    /// the shared pool held (as a first run's index build holds them), its
+    /// parallel work still finishes. On the shared pool it would wait for
+    /// them, and they are let go only after it.
+    #[test]
+    fn foreground_work_does_not_wait_for_the_shared_pool() {
+        use rayon::prelude::*;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::mpsc::channel;
+        static HOLD: AtomicBool = AtomicBool::new(true);
+        let threads = rayon::current_num_threads();
+        let (held_tx, held_rx) = channel();
+        for _ in 0..threads {
+            let held_tx = held_tx.clone();
+            rayon::spawn(move || {
+                let _ = held_tx.send(());
+                while HOLD.load(Ordering::Acquire) {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            });
+        }
+        for _ in 0..threads {
+            held_rx.recv().unwrap();
+        }
+        let (done_tx, done_rx) = channel();
+        std::thread::spawn(move || {
+            let sum: u64 = super::on_foreground_pool(|| (0..10_000u64).into_par_iter().sum());
+            let _ = done_tx.send(sum);
+        });
+        // A guard against a hang, not a timing: the shared pool is held
+        // until the answer comes (or this gives up).
+        let got = done_rx.recv_timeout(std::time::Duration::from_secs(30));
+        HOLD.store(false, Ordering::Release);
+        assert_eq!(got, Ok(49_995_000));
     }
 }
