@@ -756,7 +756,7 @@ fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig, drawn: Receiver<()>) 
 fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
     let (jtx, jrx) = channel::<SearchJob>();
     std::thread::spawn(move || {
-        let mut searcher = Searcher::new(open_index());
+        let mut searcher = Searcher::new(open_index()).on_pool(foreground_pool());
         // Work left for idle moments: asked between requests, never before
         // one that is waiting.
         let mut idle_work = false;
@@ -780,8 +780,13 @@ fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
             };
             let stale = || WANTED_SEARCH.load(std::sync::atomic::Ordering::Relaxed) != generation;
             // `None`: a newer query is waiting, this answer would be dropped.
-            let Some(answer) = searcher.search(&query, &docs, index_problem.as_deref(), &stale)
-            else {
+            let Some(answer) = search_in_foreground(
+                &mut searcher,
+                &query,
+                &docs,
+                index_problem.as_deref(),
+                &stale,
+            ) else {
                 continue;
             };
             if tx
@@ -798,6 +803,20 @@ fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
     jtx
 }
 
+/// A picker search off rayon's shared pool (see [`on_foreground_pool`]):
+/// during a first run the index build holds that pool, and a query typed
+/// was answered only after the build. (`searcher` runs its fuzzy pass on
+/// the foreground pool too: see [`Searcher::on_pool`].)
+fn search_in_foreground(
+    searcher: &mut Searcher,
+    query: &Query,
+    docs: &Arc<Docs>,
+    index_problem: Option<&str>,
+    stale: &(dyn Fn() -> bool + Sync),
+) -> Option<Answer> {
+    on_foreground_pool(|| searcher.search(query, docs, index_problem, stale))
+}
+
 fn search_done(generation: u64, query: &Query, docs: Arc<Docs>, answer: Answer) -> AppEvent {
     AppEvent::SearchDone {
         generation,
@@ -808,22 +827,29 @@ fn search_done(generation: u64, query: &Query, docs: Arc<Docs>, answer: Answer) 
     }
 }
 
-/// Runs `work` (a user's write, a preview) on threads of its own: parsing a
-/// session runs on all cores, and on the shared pool it queued behind a
-/// first run's index build, which keeps that pool's threads busy (a rename
-/// while 3,000 sessions were indexed waited ~10 s to be written).
+/// Runs `work` (a search, a user's write, a preview) on threads of its
+/// own: these run on all cores, and on the shared pool they queued behind
+/// a first run's index build, which keeps that pool's threads busy (a
+/// rename while 3,000 sessions were indexed waited ~10 s to be written, and
+/// a query typed then was answered only after the build).
 fn on_foreground_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    match foreground_pool() {
+        Some(pool) => pool.install(work),
+        None => work(),
+    }
+}
+
+/// The threads of [`on_foreground_pool`]; `None` when they could not be
+/// started (the work then runs on the shared pool).
+fn foreground_pool() -> Option<&'static rayon::ThreadPool> {
     static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
-    let pool = POOL.get_or_init(|| {
+    POOL.get_or_init(|| {
         rayon::ThreadPoolBuilder::new()
             .thread_name(|n| format!("arbor-foreground-{n}"))
             .build()
             .ok()
-    });
-    match pool {
-        Some(pool) => pool.install(work),
-        None => work(),
-    }
+    })
+    .as_ref()
 }
 
 /// Threads for work the screen does not wait for (a million-entry
@@ -1009,6 +1035,8 @@ fn spawn_watcher(tx: Sender<AppEvent>, roots: Vec<WatchRoot>) {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     /// The copy (`y` on a resent message) is crossterm's OSC 52 command:
     /// the clipboard selection, the text's UTF-8 bytes in standard base64.
     #[test]
@@ -1021,23 +1049,25 @@ mod tests {
         assert_eq!(s, "\x1b]52;c;TWFuIOKckw==\x1b\\");
     }
 
-    /// A user's write parses on threads of its own: with every thread of
-    /// the shared pool held (as a first run's index build holds them), its
-    /// parallel work still finishes. On the shared pool it would wait for
-    /// them, and they are let go only after it.
-    #[test]
-    fn foreground_work_does_not_wait_for_the_shared_pool() {
-        use rayon::prelude::*;
+    /// Holds every thread of rayon's shared pool (as a first run's index
+    /// build holds them) until the guard it returns is dropped.
+    fn hold_the_shared_pool() -> impl Drop {
         use std::sync::atomic::{AtomicBool, Ordering};
         use std::sync::mpsc::channel;
-        static HOLD: AtomicBool = AtomicBool::new(true);
+        struct Held(Arc<AtomicBool>);
+        impl Drop for Held {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Release);
+            }
+        }
+        let hold = Arc::new(AtomicBool::new(true));
         let threads = rayon::current_num_threads();
         let (held_tx, held_rx) = channel();
         for _ in 0..threads {
-            let held_tx = held_tx.clone();
+            let (held_tx, hold) = (held_tx.clone(), hold.clone());
             rayon::spawn(move || {
                 let _ = held_tx.send(());
-                while HOLD.load(Ordering::Acquire) {
+                while hold.load(Ordering::Acquire) {
                     std::thread::sleep(std::time::Duration::from_millis(1));
                 }
             });
@@ -1045,15 +1075,60 @@ mod tests {
         for _ in 0..threads {
             held_rx.recv().unwrap();
         }
-        let (done_tx, done_rx) = channel();
+        Held(hold)
+    }
+
+    /// Waits for `work` on a thread of its own; `None` past a guard
+    /// against a hang (not a timing: the shared pool stays held until the
+    /// answer comes or this gives up).
+    fn answer<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+        let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let sum: u64 = super::on_foreground_pool(|| (0..10_000u64).into_par_iter().sum());
-            let _ = done_tx.send(sum);
+            let _ = tx.send(work());
         });
-        // A guard against a hang, not a timing: the shared pool is held
-        // until the answer comes (or this gives up).
-        let got = done_rx.recv_timeout(std::time::Duration::from_secs(30));
-        HOLD.store(false, Ordering::Release);
-        assert_eq!(got, Ok(49_995_000));
+        rx.recv_timeout(std::time::Duration::from_secs(30)).ok()
+    }
+
+    /// A user's write parses on threads of its own: with every thread of
+    /// the shared pool held, its parallel work still finishes. On the
+    /// shared pool it would wait for them, and they are let go only after.
+    #[test]
+    fn foreground_work_does_not_wait_for_the_shared_pool() {
+        use rayon::prelude::*;
+        let held = hold_the_shared_pool();
+        let got = answer(|| super::on_foreground_pool(|| (0..10_000u64).into_par_iter().sum()));
+        drop(held);
+        assert_eq!(got, Some(49_995_000u64));
+    }
+
+    /// So does the picker's search, fuzzy pass and all.
+    #[test]
+    fn a_search_does_not_wait_for_the_shared_pool() {
+        use crate::search::{Docs, Query, SearchDoc};
+        use crate::session::info::SessionInfo;
+        let docs: Vec<_> = ["parser fix", "emigre notes", "cache"]
+            .iter()
+            .map(|name| {
+                let info = SessionInfo {
+                    id: format!("id-{name}"),
+                    name: Some(name.to_string()),
+                    has_name: true,
+                    cwd: "/w".into(),
+                    ..Default::default()
+                };
+                let path = PathBuf::from(format!("/s/{name}.jsonl"));
+                (path.into(), Arc::new(SearchDoc::from_info(&info)))
+            })
+            .collect();
+        let docs = Arc::new(Docs(docs));
+        let held = hold_the_shared_pool();
+        let got = answer(move || {
+            let mut searcher = Searcher::new(None).on_pool(super::foreground_pool());
+            let query = Query::parse("emigr");
+            let answer = search_in_foreground(&mut searcher, &query, &docs, None, &|| false);
+            answer.map(|a| a.scores.iter().map(Option::is_some).collect::<Vec<_>>())
+        });
+        drop(held);
+        assert_eq!(got, Some(Some(vec![false, true, false])));
     }
 }
