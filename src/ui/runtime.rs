@@ -351,7 +351,7 @@ fn run_effect(
             let tx = tx.clone();
             std::thread::spawn(move || {
                 let stale = || TREE_HITS_ASKED.load(std::sync::atomic::Ordering::SeqCst) != asked;
-                if let Some(ev) = tree_hits(session, &query, &stale) {
+                if let Some(ev) = on_foreground_pool(|| tree_hits(session, &query, &stale)) {
                     let _ = tx.send(ev);
                 }
             });
@@ -827,11 +827,11 @@ fn search_done(generation: u64, query: &Query, docs: Arc<Docs>, answer: Answer) 
     }
 }
 
-/// Runs `work` (a search, a user's write, a preview) on threads of its
-/// own: these run on all cores, and on the shared pool they queued behind
-/// a first run's index build, which keeps that pool's threads busy (a
-/// rename while 3,000 sessions were indexed waited ~10 s to be written, and
-/// a query typed then was answered only after the build).
+/// Runs `work` (a search, a user's write, a preview, the tree's matches)
+/// on threads of its own: these run on all cores, and on the shared pool
+/// they queued behind a first run's index build, which keeps that pool's
+/// threads busy (a rename while 3,000 sessions were indexed waited ~10 s to
+/// be written, and a query typed then was answered only after the build).
 fn on_foreground_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
     match foreground_pool() {
         Some(pool) => pool.install(work),
