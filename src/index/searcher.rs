@@ -32,8 +32,6 @@ pub struct Searcher {
     /// made for it: the worker makes it when idle, ahead of the first key
     /// that asks the index.
     seen: Option<Arc<Docs>>,
-    /// Where the fuzzy pass runs (see [`Searcher::on_pool`]).
-    pool: Option<&'static rayon::ThreadPool>,
 }
 
 impl Searcher {
@@ -44,16 +42,7 @@ impl Searcher {
             scorer: Scorer::new(),
             unindexed: None,
             seen: None,
-            pool: None,
         }
-    }
-
-    /// Runs the fuzzy pass of each search on `pool` rather than rayon's
-    /// shared pool, which a first run's index build keeps busy (a query
-    /// typed then waited for the build).
-    pub fn on_pool(mut self, pool: Option<&'static rayon::ThreadPool>) -> Searcher {
-        self.pool = pool;
-        self
     }
 
     /// Loads what searches need, so the first keystroke does not wait for
@@ -120,7 +109,6 @@ impl Searcher {
             scorer,
             unindexed,
             seen,
-            pool,
         } = self;
         if !unindexed
             .as_ref()
@@ -128,11 +116,11 @@ impl Searcher {
         {
             *seen = Some(docs.clone());
         }
-        let bodies = std::thread::scope(|s| {
-            s.spawn(|| match pool {
-                Some(pool) => pool.install(|| scorer.prepare(query, docs)),
-                None => scorer.prepare(query, docs),
-            });
+        // The fuzzy pass beside the index's half, on the pool the caller
+        // runs on (the picker keeps its searches off the pool a first run's
+        // index build holds).
+        let bodies = rayon::in_place_scope(|s| {
+            s.spawn(|_| scorer.prepare(query, docs));
             search_bodies_memo(
                 index.as_ref(),
                 query,

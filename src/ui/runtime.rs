@@ -756,7 +756,7 @@ fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig, drawn: Receiver<()>) 
 fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
     let (jtx, jrx) = channel::<SearchJob>();
     std::thread::spawn(move || {
-        let mut searcher = Searcher::new(open_index()).on_pool(foreground_pool());
+        let mut searcher = Searcher::new(open_index());
         // Work left for idle moments: asked between requests, never before
         // one that is waiting.
         let mut idle_work = false;
@@ -805,8 +805,7 @@ fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
 
 /// A picker search off rayon's shared pool (see [`on_foreground_pool`]):
 /// during a first run the index build holds that pool, and a query typed
-/// was answered only after the build. (`searcher` runs its fuzzy pass on
-/// the foreground pool too: see [`Searcher::on_pool`].)
+/// was answered only after the build.
 fn search_in_foreground(
     searcher: &mut Searcher,
     query: &Query,
@@ -1123,7 +1122,7 @@ mod tests {
         let docs = Arc::new(Docs(docs));
         let held = hold_the_shared_pool();
         let got = answer(move || {
-            let mut searcher = Searcher::new(None).on_pool(super::foreground_pool());
+            let mut searcher = Searcher::new(None);
             let query = Query::parse("emigr");
             let answer = search_in_foreground(&mut searcher, &query, &docs, None, &|| false);
             answer.map(|a| a.scores.iter().map(Option::is_some).collect::<Vec<_>>())

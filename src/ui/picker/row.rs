@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -17,6 +18,7 @@ use crate::search::SearchDoc;
 use crate::session::agent::Agent;
 use crate::session::info::{resume_target, SessionInfo, NO_MESSAGES};
 use crate::session::reader::Diagnostics;
+use crate::util::hash::FxBuild;
 use crate::util::shared_path::SharedPath;
 
 /// The characters of a first prompt a row keeps: the preview's six lines
@@ -231,7 +233,7 @@ impl Row {
 /// Canonical folders already resolved, for [`Row::with_dirs`]; clones
 /// share what they resolved (the loader makes rows on every core).
 #[derive(Default, Clone)]
-pub struct Folders(Arc<std::sync::Mutex<HashMap<PathBuf, Folder>>>);
+pub struct Folders(Arc<std::sync::Mutex<HashMap<OsString, Folder, FxBuild>>>);
 
 /// What [`Folders`] knows of one folder.
 #[derive(Default)]
@@ -241,7 +243,7 @@ struct Folder {
     /// Files of it asked about so far, while it is not listed.
     asked: usize,
     /// Once listed: the names of the symlinks in it.
-    links: Option<Arc<std::collections::HashSet<std::ffi::OsString>>>,
+    links: Option<std::collections::HashSet<OsString>>,
 }
 
 /// Past this many files asked about in one folder, the folder is listed
@@ -260,21 +262,29 @@ impl Folders {
         let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
             return path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         };
-        let (dir_canon, links) = {
+        let (dir_canon, listed_link) = {
             // A poisoned lock only means another row's thread panicked:
             // what it holds is still right.
             let mut known = self.0.lock().unwrap_or_else(|p| p.into_inner());
-            let folder = known.entry(dir.to_path_buf()).or_insert_with(|| Folder {
-                canonical: dir.canonicalize().ok().map(Arc::from),
-                ..Folder::default()
-            });
+            // Keyed by the folder's bytes, copied once per folder.
+            if !known.contains_key(dir.as_os_str()) {
+                let folder = Folder {
+                    canonical: dir.canonicalize().ok().map(Arc::from),
+                    ..Folder::default()
+                };
+                known.insert(dir.as_os_str().to_owned(), folder);
+            }
+            let Some(folder) = known.get_mut(dir.as_os_str()) else {
+                return path.to_path_buf();
+            };
             if folder.links.is_none() && folder.canonical.is_some() {
                 folder.asked += 1;
                 if folder.asked > LIST_FOLDER_AFTER {
-                    folder.links = symlinks_in(dir).map(Arc::new);
+                    folder.links = symlinks_in(dir);
                 }
             }
-            (folder.canonical.clone(), folder.links.clone())
+            let listed_link = folder.links.as_ref().map(|l| l.contains(name));
+            (folder.canonical.clone(), listed_link)
         };
         // A missing folder (a link to another machine's session): kept as
         // written.
@@ -282,10 +292,9 @@ impl Folders {
             return path.to_path_buf();
         };
         let joined = d.join(name);
-        let is_link = match links {
-            Some(links) => links.contains(name),
-            None => std::fs::symlink_metadata(&joined).is_ok_and(|m| m.file_type().is_symlink()),
-        };
+        let is_link = listed_link.unwrap_or_else(|| {
+            std::fs::symlink_metadata(&joined).is_ok_and(|m| m.file_type().is_symlink())
+        });
         if is_link {
             joined.canonicalize().unwrap_or(joined)
         } else {
@@ -296,7 +305,7 @@ impl Folders {
 
 /// The names of the symlinks in `dir` (`None` when it cannot be listed).
 #[cfg(unix)]
-fn symlinks_in(dir: &Path) -> Option<std::collections::HashSet<std::ffi::OsString>> {
+fn symlinks_in(dir: &Path) -> Option<std::collections::HashSet<OsString>> {
     use rustix::fs::{FileType, Mode, OFlags};
     use std::os::unix::ffi::OsStrExt;
     // The entries as the kernel gives them, no allocation per entry (std's
@@ -331,7 +340,7 @@ fn symlinks_in(dir: &Path) -> Option<std::collections::HashSet<std::ffi::OsStrin
 
 /// The names of the symlinks in `dir` (`None` when it cannot be listed).
 #[cfg(not(unix))]
-fn symlinks_in(dir: &Path) -> Option<std::collections::HashSet<std::ffi::OsString>> {
+fn symlinks_in(dir: &Path) -> Option<std::collections::HashSet<OsString>> {
     let entries = std::fs::read_dir(dir).ok()?;
     Some(
         entries
@@ -384,7 +393,7 @@ mod tests {
         }
         // The folder was listed (past the first files) and found the links.
         let known = shared.0.lock().unwrap();
-        let listed = &known[&store];
+        let listed = &known[store.as_os_str()];
         let in_store = (0..3 * LIST_FOLDER_AFTER).filter(|&i| is_link(i)).count();
         assert!(
             listed.links.as_ref().is_some_and(|l| l.len() == in_store),
@@ -404,6 +413,6 @@ mod tests {
         let a = Folders::default();
         let b = a.clone();
         b.canonical(&p);
-        assert!(a.0.lock().unwrap().contains_key(tmp.path()));
+        assert!(a.0.lock().unwrap().contains_key(tmp.path().as_os_str()));
     }
 }
