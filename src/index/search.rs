@@ -533,7 +533,7 @@ fn lookup_where(
     segs: &[Dict],
     needle: &str,
     how: Match,
-    keep: &(dyn Fn(&[u8]) -> bool + Sync),
+    keep: &dyn Fn(&[u8]) -> bool,
     live: &IdSet,
 ) -> Result<IdSet, IndexError> {
     Ok(lookup_until(conn, segs, needle, how, keep, Some(live), None, false)?.0)
@@ -557,7 +557,7 @@ fn lookup_until(
     segs: &[Dict],
     needle: &str,
     how: Match,
-    keep: &(dyn Fn(&[u8]) -> bool + Sync),
+    keep: &dyn Fn(&[u8]) -> bool,
     live: Option<&IdSet>,
     among: Option<&[Vec<u32>]>,
     remember: bool,
@@ -600,28 +600,17 @@ fn lookup_until(
                     }))
                 }
                 None => {
-                    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
                     let copy = all_matched.is_some();
-                    // Bytes copied by every piece of the scan: past
-                    // `KEEP_BYTES` the terms are not kept (see
-                    // `Matched::of_text`), and the pieces stop copying.
-                    let copied = AtomicUsize::new(text.len());
-                    type Piece = (Vec<u32>, Vec<u8>);
-                    let pieces = s.find_chunks(needle.as_bytes(), how, &|(m, x): &mut Piece, t| {
+                    s.find(needle.as_bytes(), how, &mut |t| {
                         let term = s.term(t);
                         if keep(term) {
-                            m.push(t as u32);
-                            if copy && copied.load(Relaxed) <= KEEP_BYTES {
-                                copied.fetch_add(term.len() + 1, Relaxed);
-                                x.extend_from_slice(term);
-                                x.push(b'\n');
+                            matched.push(t as u32);
+                            if copy && text.len() <= KEEP_BYTES {
+                                text.extend_from_slice(term);
+                                text.push(b'\n');
                             }
                         }
-                    });
-                    for (m, x) in pieces {
-                        matched.extend(m);
-                        text.extend(x);
-                    }
+                    })
                 }
             }
             if let Some(m) = all_matched.as_mut() {
@@ -1741,7 +1730,7 @@ fn answer(
     });
     crate::log::line("search files loaded");
 
-    let mut bits: HashMap<u32, Tiers, FxBuild> = HashMap::default();
+    let mut bits = TierBits::new(cache.files.keys.len());
     for (i, t) in body_terms {
         let key = format!("{}\n{}", parts.bits(), t.key());
         let hits = match cache.memo.get(&key) {
@@ -1766,7 +1755,7 @@ fn answer(
         };
         for (tier, set) in hits.iter().enumerate() {
             for id in set.iter() {
-                bits.entry(id).or_default()[tier] |= 1u32 << i;
+                bits.add(id, tier, 1u32 << i);
             }
         }
     }
@@ -1774,12 +1763,60 @@ fn answer(
 
     // By row id, with the table of their paths: no path is copied or
     // looked up per answer (the picker maps ids to its rows once).
-    let keys = &cache.files.keys;
-    let ids = bits
-        .into_iter()
-        .filter(|(id, _)| keys.contains_key(id))
-        .collect();
-    Ok(Some(BodyHits::of_ids(ids, Arc::clone(keys))))
+    let ids = bits.of_live(&cache.files.live);
+    Ok(Some(BodyHits::of_ids(ids, Arc::clone(&cache.files.keys))))
+}
+
+/// Per row id, the terms that matched it per rank ([`Tiers`]): in an
+/// array by id while ids are dense (a table keyed by id was ~40 % of a
+/// keystroke's answer when a word is in most sessions), in a table past
+/// that.
+struct TierBits {
+    dense: Vec<Tiers>,
+    sparse: HashMap<u32, Tiers, FxBuild>,
+    /// Ids below this go to the array.
+    limit: usize,
+}
+
+impl TierBits {
+    /// For an index of `sessions` sessions (ids grow past their count as
+    /// files are read again: a few per session stay in the array).
+    fn new(sessions: usize) -> TierBits {
+        TierBits {
+            dense: Vec::new(),
+            sparse: HashMap::default(),
+            limit: (4 * sessions + (1 << 16)).min(BITMAP_IDS as usize),
+        }
+    }
+
+    fn add(&mut self, id: u32, tier: usize, bit: u32) {
+        let i = id as usize;
+        if i >= self.limit {
+            self.sparse.entry(id).or_default()[tier] |= bit;
+            return;
+        }
+        if i >= self.dense.len() {
+            // Ids come in increasing order per set: grown by doubling.
+            let len = (i + 1).max(2 * self.dense.len()).min(self.limit);
+            self.dense.resize(len, Tiers::default());
+        }
+        self.dense[i][tier] |= bit;
+    }
+
+    /// The ids with a bit, among `live`.
+    fn of_live(self, live: &IdSet) -> Vec<(u32, Tiers)> {
+        let none = Tiers::default();
+        let dense = self
+            .dense
+            .into_iter()
+            .enumerate()
+            .filter(|(_, t)| *t != none)
+            .map(|(id, t)| (id as u32, t));
+        dense
+            .chain(self.sparse)
+            .filter(|(id, _)| live.contains(id))
+            .collect()
+    }
 }
 
 /// The sessions (among `allowed`, or all) whose parts in `parts` match one
@@ -2251,6 +2288,33 @@ mod tests {
         assert!(!set(&[1]).covers(&set(&[1, 4000])));
         assert!(set(&[1, 4000]).covers(&set(&[1])));
         assert!(set(&[]).covers(&set(&[])));
+    }
+
+    /// Each id's bits per rank, whether it is kept in the array (below
+    /// the limit) or the table (past it, and past the bitmap), and only
+    /// the live ones.
+    #[test]
+    fn tier_bits_by_id_dense_or_not() {
+        let mut bits = super::TierBits::new(10);
+        let far = BITMAP_IDS + 3;
+        let over = bits.limit as u32 + 7;
+        for (id, tier, bit) in [
+            (3, 0, 1),
+            (3, 2, 2),
+            (9, 1, 4),
+            (over, 0, 8),
+            (far, 2, 1),
+            (5, 0, 0),
+        ] {
+            bits.add(id, tier, bit);
+        }
+        let live: IdSet = [3, 5, over, far].into_iter().collect();
+        let mut got = bits.of_live(&live);
+        got.sort_unstable();
+        assert_eq!(
+            got,
+            vec![(3, [1, 0, 2]), (over, [8, 0, 0]), (far, [0, 0, 1])]
+        );
     }
 
     proptest::proptest! {

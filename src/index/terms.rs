@@ -792,104 +792,29 @@ impl Segment {
 
     /// [`Segment::find`], in dictionary order, until `f` returns false.
     pub fn find_while(&self, needle: &[u8], how: Match, f: &mut dyn FnMut(usize) -> bool) {
-        if let Some(pattern) = self.pattern(needle, how) {
-            let end = self.terms.bytes().len();
-            self.scan(&pattern, how, 0..end, f);
-        }
-    }
-
-    /// [`Segment::find`] on all cores: the dictionary is cut at term
-    /// boundaries into pieces of about [`SCAN_WINDOW`], each scanned on its
-    /// own with a fresh `T` that `visit` is given every term found in that
-    /// piece (in order); the pieces' `T`s come back in dictionary order. A
-    /// word's first lookup scans every dictionary (~350 MB at 100,000
-    /// sessions, most of a keystroke), which one core did alone.
-    pub fn find_chunks<T: Default + Send>(
-        &self,
-        needle: &[u8],
-        how: Match,
-        visit: &(dyn Fn(&mut T, usize) + Sync),
-    ) -> Vec<T> {
-        use rayon::prelude::*;
-        let Some(pattern) = self.pattern(needle, how) else {
-            return Vec::new();
-        };
-        let len = self.terms.bytes().len();
-        let pieces = len.div_ceil(SCAN_WINDOW).max(1);
-        // Each cut moved to the start of the term it falls in (or the next
-        // one): no term lies across two pieces, so each is found once.
-        let mut cuts = vec![0usize];
-        for k in 1..pieces {
-            let at = k * (len / pieces);
-            let cut = self
-                .term_at_from(at, 0)
-                .and_then(|t| self.term_starts.get(t + 1))
-                .map_or(len, |s| s as usize);
-            if cut > *cuts.last().unwrap_or(&0) && cut < len {
-                cuts.push(cut);
-            }
-        }
-        cuts.push(len);
-        let run = |(lo, hi): (usize, usize)| {
-            let mut out = T::default();
-            self.scan(&pattern, how, lo..hi, &mut |t| {
-                visit(&mut out, t);
-                true
-            });
-            out
-        };
-        if cuts.len() <= 2 {
-            return vec![run((0, len))];
-        }
-        cuts.windows(2)
-            .map(|w| (w[0], w[1]))
-            .collect::<Vec<_>>()
-            .into_par_iter()
-            .map(run)
-            .collect()
-    }
-
-    /// What a scan of the dictionary's bytes looks for to match `needle`
-    /// as `how` says (`None`: nothing can match).
-    fn pattern(&self, needle: &[u8], how: Match) -> Option<Vec<u8>> {
         if needle.is_empty() || self.is_empty() || needle.contains(&b'\n') {
-            return None;
+            return;
         }
-        Some(match how {
+        let pattern: Vec<u8> = match how {
             Match::Contains => needle.to_vec(),
             Match::EndsWith => [needle, b"\n"].concat(),
             Match::StartsWith => [b"\n", needle].concat(),
             Match::Exact => [b"\n", needle, b"\n"].concat(),
-        })
-    }
-
-    /// Calls `f` with each term having a match of `pattern` (see
-    /// [`Segment::pattern`]) that starts in `range` of the dictionary's
-    /// bytes, in order, until it returns false.
-    fn scan(
-        &self,
-        pattern: &[u8],
-        how: Match,
-        range: std::ops::Range<usize>,
-        f: &mut dyn FnMut(usize) -> bool,
-    ) {
-        let finder = memmem::Finder::new(pattern);
+        };
+        let finder = memmem::Finder::new(&pattern);
         let terms = self.terms.bytes();
-        let hi = range.end.min(terms.len());
-        // A match starting before `hi` may end past it.
-        let limit = (hi + pattern.len() - 1).min(terms.len());
         let mut last = None;
-        let mut from = range.start;
+        let mut from = 0usize;
         // Up to where the scan's pages were released.
-        let mut released = from;
-        while from < hi {
+        let mut released = 0usize;
+        loop {
             if from - released >= SCAN_WINDOW {
                 self.terms.release(released, from);
                 released = from;
             }
-            let end = (from + SCAN_WINDOW + pattern.len()).min(limit);
+            let end = (from + SCAN_WINDOW + pattern.len()).min(terms.len());
             let Some(p) = finder.find(&terms[from..end]) else {
-                if end == limit {
+                if end == terms.len() {
                     break;
                 }
                 // The next window overlaps this one by less than a match.
@@ -922,8 +847,11 @@ impl Segment {
             } else {
                 from = pos + 1;
             }
+            if from >= terms.len() {
+                break;
+            }
         }
-        self.terms.release(released, hi);
+        self.terms.release(released, terms.len());
     }
 }
 
@@ -2006,9 +1934,8 @@ mod tests {
     }
 
     /// A dictionary scanned in windows (many of them here: the window is
-    /// 4 KiB in tests), read or mapped from a file, alone or in pieces on
-    /// all cores, finds exactly the terms that match one by one, matches
-    /// across windows' and pieces' edges included.
+    /// 4 KiB in tests), read or mapped from a file, finds exactly the terms
+    /// that match one by one, matches across windows' edges included.
     #[test]
     fn a_scan_in_windows_finds_what_each_term_matches() {
         let text: String = (0..4000u32)
@@ -2055,12 +1982,6 @@ mod tests {
                         first.len() < 3
                     });
                     assert_eq!(first, want[..want.len().min(3)], "{needle:?} {how:?}");
-                    // In pieces on all cores: the same terms, each once,
-                    // in order, however the pieces were cut.
-                    let pieces: Vec<Vec<usize>> =
-                        s.find_chunks(needle.as_bytes(), how, &|v: &mut Vec<usize>, t| v.push(t));
-                    assert!(pieces.len() > 8, "{}", pieces.len());
-                    assert_eq!(pieces.concat(), want, "{needle:?} {how:?} in pieces");
                 }
             }
         }
