@@ -792,6 +792,42 @@ fn index_command_reports_and_rebuilds() {
     assert!(!out.status.success() && out.stdout.is_empty());
 }
 
+/// The size `arbor index` prints after a build is what the index keeps on
+/// disk once it is closed: not its write-ahead log as well (which closing
+/// folds into the database file).
+#[test]
+fn the_size_reported_after_a_build_is_what_stays_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    gen_corpus(
+        &root,
+        &["--profile", "realistic", "--sessions", "150", "--seed", "4"],
+    );
+    let cache = dir.path().join("cache");
+    let out = run_ok(
+        arbor()
+            .env("ARBOR_CACHE_DIR", &cache)
+            .arg("--store")
+            .arg(&root)
+            .args(["index", "--json"]),
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let reported = v["sizeBytes"].as_u64().unwrap();
+    let on_disk: u64 = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    // The shared-memory file (32 KiB) goes when the index is closed.
+    assert!(
+        reported <= on_disk + (64 << 10),
+        "reported {reported} bytes, {on_disk} on disk"
+    );
+    assert!(
+        reported >= on_disk,
+        "reported {reported}, {on_disk} on disk"
+    );
+}
+
 #[test]
 fn rows_from_the_pi_store_are_marked() {
     let s = Store::new();

@@ -572,6 +572,8 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
             eprintln!("arbor: skipped {}: {}", shown(&p.path), clean(&p.reason));
         }
         update = Some(stats);
+        // The size printed below is then the index's, not its log's too.
+        index.settle().context("cannot settle the index's log")?;
     }
     let s = index.stats()?;
     let ratio = if s.store_bytes > 0 {

@@ -386,6 +386,13 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     set_mmap(conn, true)
 }
 
+/// Copies the write-ahead log's pages into the database file and empties
+/// the log, when no reader holds a snapshot of it (else as much as can be
+/// copied, which is no error).
+pub fn checkpoint(conn: &Connection) -> rusqlite::Result<()> {
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+}
+
 /// Whether SQLite reads this connection's pages through a memory map.
 /// Every page read through it counts in the process's resident set, so a
 /// read of the whole `files` table goes without (see `refresh::look`).

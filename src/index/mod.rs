@@ -501,6 +501,15 @@ impl Index {
         )?)
     }
 
+    /// Settles what the last writes left in the write-ahead log into the
+    /// database file, so that the size [`Index::stats`] reports is what
+    /// stays on disk: right after a build at 100,000 sessions the log held
+    /// ~110 MB that closing the index then folded in (1.60 GB reported,
+    /// 1.49 GB left).
+    pub fn settle(&self) -> Result<(), IndexError> {
+        Ok(db::checkpoint(&self.conn)?)
+    }
+
     pub fn stats(&self) -> Result<IndexStats, IndexError> {
         let c = &self.conn;
         let (sessions, not_sessions, store_bytes, text_bytes): (i64, i64, i64, i64) = c.query_row(
