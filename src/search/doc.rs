@@ -98,6 +98,29 @@ pub struct RowFacts {
     pub labels: Vec<String>,
 }
 
+/// Whether `c` is a grapheme of its own whatever surrounds it, in a text
+/// of such characters: none of them joins the one before or after it
+/// (no combining mark, joiner, variation selector, prepended or spacing
+/// mark, regional indicator or Hangul jamo; not a carriage return, which
+/// joins a line feed). Latin, Greek, Cyrillic, CJK, kana, Hangul syllables,
+/// punctuation, symbols and most emoji are. Splitting a text into
+/// graphemes was a fifth of making a search document with such a field
+/// (Chinese or Korean first messages); a text of these needs no split.
+fn own_grapheme(c: char) -> bool {
+    matches!(c,
+        '\0'..='\u{0C}' | '\u{0E}'..='\u{2FF}'
+        | '\u{370}'..='\u{3FF}'
+        | '\u{400}'..='\u{482}' | '\u{48A}'..='\u{4FF}'
+        | '\u{2010}'..='\u{2027}' | '\u{2030}'..='\u{205E}'
+        | '\u{2070}'..='\u{20CF}' | '\u{2100}'..='\u{2BFF}'
+        | '\u{3000}'..='\u{3029}' | '\u{3030}'..='\u{303F}'
+        | '\u{3041}'..='\u{3096}' | '\u{309B}'..='\u{30FF}'
+        | '\u{4E00}'..='\u{9FFF}' | '\u{AC00}'..='\u{D7A3}'
+        | '\u{FF01}'..='\u{FF60}'
+        | '\u{1F300}'..='\u{1F3FA}' | '\u{1F400}'..='\u{1F64F}'
+        | '\u{1F680}'..='\u{1F6FF}' | '\u{1F900}'..='\u{1F9FF}')
+}
+
 /// The byte an ASCII word's character is compared with for `c`, as nucleo
 /// compares them (ignoring case, with accents removed: `É` is `e`), or
 /// 0x80, which no ASCII character is.
@@ -241,7 +264,11 @@ impl SearchDoc {
                 // As `Utf32Str::new` does: Unicode unless every grapheme
                 // starts with an ASCII character.
                 let from = chars.len();
-                chars.extend(nucleo_matcher::chars::graphemes(f));
+                if f.chars().all(own_grapheme) {
+                    chars.extend(f.chars());
+                } else {
+                    chars.extend(nucleo_matcher::chars::graphemes(f));
+                }
                 if chars[from..].iter().all(char::is_ascii) {
                     chars.truncate(from);
                 } else {
@@ -377,6 +404,63 @@ impl SearchDoc {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every character taken as its own grapheme is one beside itself, an
+    /// ASCII letter, a line feed and an emoji: nucleo's split into
+    /// graphemes gives each back.
+    #[test]
+    fn characters_taken_as_their_own_graphemes_are() {
+        let own: Vec<char> = (0..=0x1F_FFFFu32)
+            .filter_map(char::from_u32)
+            .filter(|&c| own_grapheme(c))
+            .collect();
+        assert!(own.len() > 30_000, "{}", own.len());
+        for &c in &own {
+            let text: String = ['a', c, c, '\n', c, '\u{1F600}', c, 'b'].iter().collect();
+            let split: Vec<char> = nucleo_matcher::chars::graphemes(&text).collect();
+            assert_eq!(
+                split,
+                text.chars().collect::<Vec<_>>(),
+                "U+{:04X}",
+                c as u32
+            );
+        }
+        // And what joins is not taken: a combining mark, a joiner, a
+        // variation selector, a skin tone, a carriage return.
+        for c in [
+            '\u{301}',
+            '\u{200D}',
+            '\u{FE0F}',
+            '\u{1F3FD}',
+            '\r',
+            '\u{1100}',
+        ] {
+            assert!(!own_grapheme(c), "U+{:04X}", c as u32);
+        }
+    }
+
+    proptest::proptest! {
+        /// A text of characters taken as their own graphemes splits into
+        /// those characters, whichever follow which.
+        #[test]
+        fn texts_of_own_graphemes_split_into_their_characters(
+            text in proptest::collection::vec(
+                proptest::prop_oneof![
+                    0x20u32..0x2FF, 0x370u32..0x4FF, 0x2010u32..0x2BFF, 0x3000u32..0x30FF,
+                    0x4E00u32..0x9FFF, 0xAC00u32..0xD7A3, 0xFF01u32..0xFF60, 0x1F300u32..0x1F9FF,
+                ],
+                0..40,
+            ),
+        ) {
+            let text: String = text
+                .into_iter()
+                .filter_map(char::from_u32)
+                .filter(|&c| own_grapheme(c))
+                .collect();
+            let split: Vec<char> = nucleo_matcher::chars::graphemes(&text).collect();
+            proptest::prop_assert_eq!(split, text.chars().collect::<Vec<_>>());
+        }
+    }
 
     proptest::proptest! {
         /// Each field is what it was given, and nucleo sees it as it sees
