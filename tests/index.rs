@@ -2359,3 +2359,59 @@ fn stored_rows_read_in_batches_are_the_refreshed_rows() {
         .collect();
     assert_eq!(order, again);
 }
+
+/// The picker makes its rows straight from the stored bytes: each is the
+/// row made from the same bytes decoded, field for field (search document,
+/// links resolved, what the preview keeps), on the edge cases' corpus and a
+/// realistic one, a partial last line's stored row included; and a stored
+/// row reads in place exactly when it decodes.
+#[test]
+fn picker_rows_from_stored_bytes_are_those_of_the_decoded_rows() {
+    use arbor::ui::picker::{Folders, Row};
+    use arbor::util::shared_path::SharedPath;
+    let corpus = conformance_corpus();
+    let realistic = tempfile::tempdir().unwrap();
+    gen_corpus(
+        realistic.path(),
+        &["--profile", "realistic", "--sessions", "120", "--seed", "9"],
+    );
+    for root in [corpus.path().join("corpus"), realistic.path().to_path_buf()] {
+        let config = StoreConfig::single(&root, StoreKind::PerProject);
+        let (files, _) = list_session_files(&config, &Scope::All);
+        // A partial last line: that file's stored row is its `row`, not
+        // its scanner's state.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&files[0].path)
+            .unwrap();
+        f.write_all(b"{\"type\":\"message\",\"id\":\"tail\"")
+            .unwrap();
+        drop(f);
+        let cache = tempfile::tempdir().unwrap();
+        let mut index = Index::open(&cache.path().join("index.sqlite")).unwrap();
+        index.refresh(&files, &mut |_| {}).unwrap();
+        let dirs = Folders::default();
+        let pairs = index
+            .stored_rows_map(&config.roots, None, &|row| {
+                let path: SharedPath = row.file().path.as_path().into();
+                let decoded = row
+                    .info(path.clone())
+                    .map(|i| format!("{:?}", Row::with_dirs(i, &dirs)));
+                let viewed = row
+                    .view()
+                    .map(|v| format!("{:?}", Row::of_view(&v, path, row.file().agent, &dirs)));
+                Some((decoded, viewed))
+            })
+            .unwrap();
+        assert!(
+            pairs.len() >= 20,
+            "{} rows in {}",
+            pairs.len(),
+            root.display()
+        );
+        for (decoded, viewed) in pairs {
+            assert!(decoded.is_some());
+            assert_eq!(decoded, viewed);
+        }
+    }
+}

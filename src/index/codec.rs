@@ -8,6 +8,7 @@ use std::hash::Hasher;
 use crate::session::extras::{LabelInfo, LabelText, Usage, UsageBucket};
 use std::path::Path;
 
+use crate::search::doc::RowText;
 use crate::session::agent::Agent;
 use crate::session::entry::format_iso_ms;
 use crate::session::info::{
@@ -395,6 +396,27 @@ impl<'a> RowView<'a> {
             git_branch: self.git_branch,
             diagnostics: JsonDiagnostics::of(&self.diagnostics),
         }
+    }
+
+    /// The texts a query matches, as [`RowText::of`] gives them for the
+    /// decoded row.
+    pub fn row_text(&self) -> RowText<'a> {
+        RowText {
+            name: display_name(self.name),
+            summary: fresh_summary(self.summary_candidate, self.last_message_id),
+            first_message: self.first_message.unwrap_or(NO_MESSAGES),
+            cwd: self.cwd,
+            id: self.id,
+        }
+    }
+
+    /// The models as [`decode_with`] keeps them: sorted, each once,
+    /// whatever the bytes say.
+    pub fn models_sorted(&self) -> Vec<&'a str> {
+        let mut models: Vec<&str> = self.models().collect();
+        models.sort_unstable();
+        models.dedup();
+        models
     }
 
     /// The models used (as stored: sorted, each once, unless the bytes say

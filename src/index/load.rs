@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use super::stored::Listing;
-use super::{Index, IndexError, StoredLook};
+use super::{Index, IndexError, StoredLook, StoredRow};
 use crate::session::info::SessionInfo;
 use crate::store::listing::scan_file;
 use crate::store::{list_session_files, ScanProblem, Scope, SessionFile, StoreConfig};
@@ -73,6 +73,17 @@ pub trait MakeRow: Sync {
     type Row: Send;
     type Cache: Default + Send + Sync;
     fn make(&self, info: SessionInfo, cache: &Self::Cache) -> Self::Row;
+
+    /// The row of a stored row whose file is at `path`; `None` when its
+    /// bytes do not read as a row. By default decoded and made as read.
+    fn make_stored(
+        &self,
+        row: StoredRow<'_>,
+        path: SharedPath,
+        cache: &Self::Cache,
+    ) -> Option<Self::Row> {
+        Some(self.make(row.info(path)?, cache))
+    }
 }
 
 /// Rows as read.
@@ -547,9 +558,13 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
     fn send_rest(&mut self, index: &mut Index, out: &mut Out<M::Row>) -> Result<(), IndexError> {
         // Each row made as it is decoded, on the decoding threads.
         let (make, cache, shown) = (self.make, &self.cache, &self.shown);
-        let (rest, look) = index.stored_rows_looked(&self.config.roots, &|info| {
-            (!shown.contains_key(info.path.as_os_str()))
-                .then(|| (info.path.clone(), make.make(info, cache)))
+        let (rest, look) = index.stored_rows_looked(&self.config.roots, &|row| {
+            let file = row.file();
+            if shown.contains_key(file.path.as_os_str()) {
+                return None;
+            }
+            let path: SharedPath = file.path.as_path().into();
+            Some((path.clone(), make.make_stored(row, path, cache)?))
         })?;
         self.look = Some(look);
         self.shown.reserve(rest.len());

@@ -62,8 +62,6 @@ pub mod stored;
 mod termfile;
 pub mod terms;
 
-pub use codec::RowView;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -73,8 +71,9 @@ use crate::search::Query;
 use crate::session::info::SessionInfo;
 use crate::store::scan::{ScanProblem, SessionFile};
 
+pub use codec::RowView;
 pub use db::{default_dir, FILE_NAME, FORMAT};
-pub use refresh::StoredLook;
+pub use refresh::{StoredLook, StoredRow};
 pub use search::BodyHits;
 
 #[derive(Debug, thiserror::Error)]
@@ -292,7 +291,9 @@ impl Index {
         roots: &[crate::store::StoreRoot],
         limit: Option<usize>,
     ) -> Result<Vec<SessionInfo>, IndexError> {
-        self.stored_rows_map(roots, limit, &Some)
+        self.stored_rows_map(roots, limit, &|row| {
+            row.info(row.file().path.as_path().into())
+        })
     }
 
     /// [`Index::stored_rows`], each row given to `f` as it is decoded (on
@@ -301,7 +302,7 @@ impl Index {
         &mut self,
         roots: &[crate::store::StoreRoot],
         limit: Option<usize>,
-        f: &(dyn Fn(SessionInfo) -> Option<R> + Sync),
+        f: &(dyn Fn(StoredRow<'_>) -> Option<R> + Sync),
     ) -> Result<Vec<R>, IndexError> {
         match refresh::stored_rows(&self.conn, roots, limit, f, None) {
             Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
@@ -317,7 +318,7 @@ impl Index {
     pub fn stored_rows_looked<R: Send>(
         &mut self,
         roots: &[crate::store::StoreRoot],
-        f: &(dyn Fn(SessionInfo) -> Option<R> + Sync),
+        f: &(dyn Fn(StoredRow<'_>) -> Option<R> + Sync),
     ) -> Result<(Vec<R>, refresh::StoredLook), IndexError> {
         let mut look = refresh::StoredLook::default();
         match refresh::stored_rows(&self.conn, roots, None, f, Some(&mut look)) {

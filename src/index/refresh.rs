@@ -29,6 +29,7 @@ use crate::session::searchable::{
 };
 use crate::session::words::str_words;
 use crate::store::scan::{ScanProblem, SessionFile};
+use crate::util::shared_path::SharedPath;
 
 /// What identifies a version of a file without reading it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1781,7 +1782,7 @@ pub fn stored_rows<R: Send>(
     conn: &Connection,
     roots: &[crate::store::StoreRoot],
     limit: Option<usize>,
-    f: &(dyn Fn(SessionInfo) -> Option<R> + Sync),
+    f: &(dyn Fn(StoredRow<'_>) -> Option<R> + Sync),
     look: Option<&mut StoredLook>,
 ) -> Result<Vec<R>, IndexError> {
     let mut k = Keys::new();
@@ -1820,8 +1821,12 @@ pub fn stored_rows<R: Send>(
     if limit.is_none() {
         super::db::set_mmap(conn, false)?;
     }
-    let decode = |(file, b, is_row): &(SessionFile, Vec<u8>, bool)| {
-        f(finish_info(codec::decode_with(b, false)?, *is_row, file)?)
+    let decode = |(file, bytes, is_row): &(SessionFile, Vec<u8>, bool)| {
+        f(StoredRow {
+            file,
+            bytes,
+            is_row: *is_row,
+        })
     };
     // The rows are decoded on the other cores as SQLite reads them (read
     // first and decoded after, 10,000 rows reached the picker ~30 ms later).
@@ -1850,6 +1855,43 @@ pub fn stored_rows<R: Send>(
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p)))
     })
+}
+
+/// One stored row as [`stored_rows`] reads it, not decoded yet: the
+/// caller decodes it ([`StoredRow::info`]) or makes what it keeps straight
+/// from the bytes ([`StoredRow::view`]: the picker's rows, for which a
+/// decoded row was a dozen strings made and dropped per session).
+pub struct StoredRow<'a> {
+    file: &'a SessionFile,
+    bytes: &'a [u8],
+    /// A finished row (`row`), not a scanner's state (`state`).
+    is_row: bool,
+}
+
+impl<'a> StoredRow<'a> {
+    /// The file the row is of (under the store root a listing finds it).
+    pub fn file(&self) -> &'a SessionFile {
+        self.file
+    }
+
+    /// The row decoded, at `path` (the file's); `None` when the bytes do
+    /// not read as a row.
+    pub fn info(&self, path: SharedPath) -> Option<SessionInfo> {
+        let mut info = finished(codec::decode_with(self.bytes, false)?, self.is_row)?;
+        info.path = path;
+        info.agent = self.file.agent;
+        Some(info)
+    }
+
+    /// The row read in place: what [`StoredRow::info`] decodes, field for
+    /// field (its path and agent are the file's).
+    pub fn view(&self) -> Option<codec::RowView<'a>> {
+        let mut view = codec::view(self.bytes)?;
+        if !self.is_row {
+            view.finish_state();
+        }
+        Some(view)
+    }
 }
 
 /// Reads the stored rows `sql` selects (see [`stored_rows`]) and sends

@@ -9,8 +9,8 @@
 //! ([`RowView`]).
 
 use super::codec::{self, RowView};
-use crate::search::doc::{RowFacts, RowText, SearchDoc};
-use crate::session::info::{display_name, fresh_summary, SessionInfo, NO_MESSAGES};
+use crate::search::doc::{RowFacts, SearchDoc};
+use crate::session::info::SessionInfo;
 use crate::store::scan::SessionFile;
 
 /// Stored rows, back to back in chunks of this size (a bigger row gets a
@@ -175,17 +175,11 @@ impl<'a> ListRow<'a> {
     pub fn search_doc(&self) -> SearchDoc {
         match self {
             ListRow::Stored { view, file } => {
-                let text = RowText {
-                    name: display_name(view.name),
-                    summary: fresh_summary(view.summary_candidate, view.last_message_id),
-                    first_message: view.first_message.unwrap_or(NO_MESSAGES),
-                    cwd: view.cwd,
-                    id: view.id,
-                };
+                let text = view.row_text();
                 let facts = RowFacts::new(
                     text,
                     view.modified_ms,
-                    view.models(),
+                    view.models_sorted().into_iter(),
                     view.parent_session_path.is_some(),
                     file.agent,
                     &view.labels(),

@@ -25,13 +25,14 @@ use super::picker::{
 use super::theme::Theme;
 use crate::index::load::{load_screen, LoadEvent, LoadWarning, MakeRow};
 use crate::index::searcher::{Answer, Searcher};
-use crate::index::Index;
+use crate::index::{Index, StoredRow};
 use crate::search::{Docs, Query};
 use crate::session::fileops;
 use crate::session::info::SessionInfo;
 use crate::store::listing::scan_file;
 use crate::store::watch::{StoreChange, StoreWatcher, WatchOptions, WatchRoot};
 use crate::store::{StoreConfig, StoreKind};
+use crate::util::shared_path::SharedPath;
 
 /// How the picker was started.
 #[derive(Debug, Clone)]
@@ -708,6 +709,10 @@ impl MakeRow for PickerRows {
     type Cache = Folders;
     fn make(&self, info: SessionInfo, dirs: &Folders) -> Row {
         Row::with_dirs(info, dirs)
+    }
+
+    fn make_stored(&self, row: StoredRow<'_>, path: SharedPath, dirs: &Folders) -> Option<Row> {
+        Some(Row::of_view(&row.view()?, path, row.file().agent, dirs))
     }
 }
 

@@ -13,6 +13,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::index::RowView;
+use crate::search::doc::RowFacts;
 use crate::search::doc::FIRST_MESSAGE_SCORED;
 use crate::search::SearchDoc;
 use crate::session::agent::Agent;
@@ -69,8 +71,25 @@ pub struct RowInfo {
     pub internal: bool,
 }
 
-fn boxed(s: Option<String>) -> Option<Box<str>> {
-    s.map(String::into_boxed_str)
+/// What a row is made of, borrowed from a decoded row or from a stored
+/// row read in place.
+struct Made<'a> {
+    path: SharedPath,
+    doc: SearchDoc,
+    first_message: Option<&'a str>,
+    created: &'a str,
+    modified_ms: i64,
+    file_mtime_ms: i64,
+    message_count: usize,
+    parent_session_path: Option<&'a str>,
+    last_reply: Option<&'a str>,
+    git_branch: Option<&'a str>,
+    models: Arc<[Box<str>]>,
+    total_tokens: u64,
+    total_cost: f64,
+    diagnostics: Diagnostics,
+    agent: Agent,
+    internal: bool,
 }
 
 impl Row {
@@ -83,24 +102,85 @@ impl Row {
     /// 10,000 sessions need 10,000 canonical paths, and a full `realpath`
     /// per file cost the first screen tens of milliseconds.
     pub fn with_dirs(info: SessionInfo, dirs: &Folders) -> Row {
-        let resolved = dirs.canonical(&info.path);
-        let canonical = if resolved == *info.path {
-            info.path.clone()
+        let doc = SearchDoc::from_info(&info);
+        Row::made(
+            Made {
+                path: info.path.clone(),
+                doc,
+                first_message: info.first_message.as_deref(),
+                created: &info.created,
+                modified_ms: info.modified_ms,
+                file_mtime_ms: info.file_mtime_ms,
+                message_count: info.message_count,
+                parent_session_path: info.parent_session_path.as_deref(),
+                last_reply: info.last_reply.as_deref(),
+                git_branch: info.git_branch.as_deref(),
+                models: crate::util::intern::list(info.models.iter().map(String::as_str)),
+                total_tokens: info.total_tokens,
+                total_cost: info.total_cost,
+                diagnostics: info.diagnostics,
+                agent: info.agent,
+                internal: info.internal,
+            },
+            dirs,
+        )
+    }
+
+    /// The row of a stored row read in place (see `StoredRow::view`), of
+    /// the file at `path` found under a store root of `agent`: what
+    /// [`Row::with_dirs`] makes of the decoded row, without the dozen
+    /// strings a decoded row is made of and dropped again.
+    pub fn of_view(view: &RowView, path: SharedPath, agent: Agent, dirs: &Folders) -> Row {
+        let models = view.models_sorted();
+        let labels = view.labels();
+        let text = view.row_text();
+        let facts = RowFacts::new(
+            text,
+            view.modified_ms,
+            models.iter().copied(),
+            view.parent_session_path.is_some(),
+            agent,
+            &labels,
+        );
+        Row::made(
+            Made {
+                path,
+                doc: SearchDoc::of_row(text, "", facts),
+                first_message: view.first_message,
+                created: view.created,
+                modified_ms: view.modified_ms,
+                file_mtime_ms: view.file_mtime_ms,
+                message_count: view.message_count,
+                parent_session_path: view.parent_session_path,
+                last_reply: view.last_reply,
+                git_branch: view.git_branch,
+                models: crate::util::intern::list(models),
+                total_tokens: view.total_tokens,
+                total_cost: view.total_cost,
+                diagnostics: view.diagnostics.clone(),
+                agent,
+                internal: view.internal,
+            },
+            dirs,
+        )
+    }
+
+    fn made(m: Made, dirs: &Folders) -> Row {
+        let resolved = dirs.canonical(&m.path);
+        let canonical = if resolved == *m.path {
+            m.path.clone()
         } else {
             resolved.into()
         };
-        let parent_canonical = info
-            .parent_session_path
-            .as_deref()
-            .map(|p| dirs.canonical(Path::new(p)));
-        let doc = Arc::new(SearchDoc::from_info(&info));
+        let parent_canonical = m.parent_session_path.map(|p| dirs.canonical(Path::new(p)));
+        let doc = Arc::new(m.doc);
         // What the picker keeps of each session is bounded by what it can
         // show, not by the session's text: the body lives on in the search
         // document (normalized), and of the first prompt the preview shows
         // at most a few lines, of which the document already holds the
         // start (one copy of it, not two: ~40 MB at 100,000 sessions).
-        let has_first = info.first_message.is_some();
-        let first_rest = info.first_message.and_then(|first| {
+        let has_first = m.first_message.is_some();
+        let first_rest = m.first_message.and_then(|first| {
             let kept = doc.first_message().map_or(0, str::len);
             let rest = first.get(kept..).filter(|r| !r.is_empty())?;
             let cut = rest
@@ -110,23 +190,23 @@ impl Row {
             Some(Box::from(&rest[..cut]))
         });
         let diagnostics =
-            (info.diagnostics != Diagnostics::default()).then(|| Box::new(info.diagnostics));
+            (m.diagnostics != Diagnostics::default()).then(|| Box::new(m.diagnostics));
         Row {
             info: RowInfo {
-                path: info.path,
-                created: info.created.into_boxed_str(),
-                modified_ms: info.modified_ms,
-                file_mtime_ms: info.file_mtime_ms,
-                message_count: info.message_count,
-                parent_session_path: boxed(info.parent_session_path),
-                last_reply: boxed(info.last_reply),
-                git_branch: boxed(info.git_branch),
-                models: crate::util::intern::list(info.models.iter().map(String::as_str)),
-                total_tokens: info.total_tokens,
-                total_cost: info.total_cost,
+                path: m.path,
+                created: m.created.into(),
+                modified_ms: m.modified_ms,
+                file_mtime_ms: m.file_mtime_ms,
+                message_count: m.message_count,
+                parent_session_path: m.parent_session_path.map(Box::from),
+                last_reply: m.last_reply.map(Box::from),
+                git_branch: m.git_branch.map(Box::from),
+                models: m.models,
+                total_tokens: m.total_tokens,
+                total_cost: m.total_cost,
                 diagnostics,
-                agent: info.agent,
-                internal: info.internal,
+                agent: m.agent,
+                internal: m.internal,
             },
             first_rest,
             has_first,
