@@ -71,19 +71,19 @@ pub struct RowInfo {
     pub internal: bool,
 }
 
-/// What a row is made of, borrowed from a decoded row or from a stored
-/// row read in place.
+/// What a row is made of: moved out of a decoded row, or copied from a
+/// stored row read in place.
 struct Made<'a> {
     path: SharedPath,
     doc: SearchDoc,
-    first_message: Option<&'a str>,
-    created: &'a str,
+    first_message: Option<Cow<'a, str>>,
+    created: Box<str>,
     modified_ms: i64,
     file_mtime_ms: i64,
     message_count: usize,
-    parent_session_path: Option<&'a str>,
-    last_reply: Option<&'a str>,
-    git_branch: Option<&'a str>,
+    parent_session_path: Option<Box<str>>,
+    last_reply: Option<Box<str>>,
+    git_branch: Option<Box<str>>,
     models: Arc<[Box<str>]>,
     total_tokens: u64,
     total_cost: f64,
@@ -103,19 +103,30 @@ impl Row {
     /// per file cost the first screen tens of milliseconds.
     pub fn with_dirs(info: SessionInfo, dirs: &Folders) -> Row {
         let doc = SearchDoc::from_info(&info);
+        // The row's own texts are moved out of the decoded row, not copied.
+        let SessionInfo {
+            path,
+            created,
+            first_message,
+            parent_session_path,
+            last_reply,
+            git_branch,
+            models,
+            ..
+        } = info;
         Row::made(
             Made {
-                path: info.path.clone(),
+                path,
                 doc,
-                first_message: info.first_message.as_deref(),
-                created: &info.created,
+                first_message: first_message.map(Cow::Owned),
+                created: created.into_boxed_str(),
                 modified_ms: info.modified_ms,
                 file_mtime_ms: info.file_mtime_ms,
                 message_count: info.message_count,
-                parent_session_path: info.parent_session_path.as_deref(),
-                last_reply: info.last_reply.as_deref(),
-                git_branch: info.git_branch.as_deref(),
-                models: crate::util::intern::list(info.models.iter().map(String::as_str)),
+                parent_session_path: parent_session_path.map(String::into_boxed_str),
+                last_reply: last_reply.map(String::into_boxed_str),
+                git_branch: git_branch.map(String::into_boxed_str),
+                models: crate::util::intern::list(models.iter().map(String::as_str)),
                 total_tokens: info.total_tokens,
                 total_cost: info.total_cost,
                 diagnostics: info.diagnostics,
@@ -131,6 +142,13 @@ impl Row {
     /// [`Row::with_dirs`] makes of the decoded row, without the dozen
     /// strings a decoded row is made of and dropped again.
     pub fn of_view(view: &RowView, path: SharedPath, agent: Agent, dirs: &Folders) -> Row {
+        // The row's own texts first, then its search document: as they
+        // came when decoded rows were kept (the document's allocations
+        // side by side, which the fuzzy pass over every row reads).
+        let created: Box<str> = view.created.into();
+        let parent_session_path = view.parent_session_path.map(Box::from);
+        let last_reply = view.last_reply.map(Box::from);
+        let git_branch = view.git_branch.map(Box::from);
         let models = view.models_sorted();
         let labels = view.labels();
         let text = view.row_text();
@@ -146,14 +164,14 @@ impl Row {
             Made {
                 path,
                 doc: SearchDoc::of_row(text, "", facts),
-                first_message: view.first_message,
-                created: view.created,
+                first_message: view.first_message.map(Cow::Borrowed),
+                created,
                 modified_ms: view.modified_ms,
                 file_mtime_ms: view.file_mtime_ms,
                 message_count: view.message_count,
-                parent_session_path: view.parent_session_path,
-                last_reply: view.last_reply,
-                git_branch: view.git_branch,
+                parent_session_path,
+                last_reply,
+                git_branch,
                 models: crate::util::intern::list(models),
                 total_tokens: view.total_tokens,
                 total_cost: view.total_cost,
@@ -172,7 +190,10 @@ impl Row {
         } else {
             resolved.into()
         };
-        let parent_canonical = m.parent_session_path.map(|p| dirs.canonical(Path::new(p)));
+        let parent_canonical = m
+            .parent_session_path
+            .as_deref()
+            .map(|p| dirs.canonical(Path::new(p)));
         let doc = Arc::new(m.doc);
         // What the picker keeps of each session is bounded by what it can
         // show, not by the session's text: the body lives on in the search
@@ -180,7 +201,7 @@ impl Row {
         // at most a few lines, of which the document already holds the
         // start (one copy of it, not two: ~40 MB at 100,000 sessions).
         let has_first = m.first_message.is_some();
-        let first_rest = m.first_message.and_then(|first| {
+        let first_rest = m.first_message.as_deref().and_then(|first| {
             let kept = doc.first_message().map_or(0, str::len);
             let rest = first.get(kept..).filter(|r| !r.is_empty())?;
             let cut = rest
@@ -194,13 +215,13 @@ impl Row {
         Row {
             info: RowInfo {
                 path: m.path,
-                created: m.created.into(),
+                created: m.created,
                 modified_ms: m.modified_ms,
                 file_mtime_ms: m.file_mtime_ms,
                 message_count: m.message_count,
-                parent_session_path: m.parent_session_path.map(Box::from),
-                last_reply: m.last_reply.map(Box::from),
-                git_branch: m.git_branch.map(Box::from),
+                parent_session_path: m.parent_session_path,
+                last_reply: m.last_reply,
+                git_branch: m.git_branch,
                 models: m.models,
                 total_tokens: m.total_tokens,
                 total_cost: m.total_cost,
