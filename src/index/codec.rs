@@ -8,7 +8,7 @@ use std::hash::Hasher;
 use crate::session::extras::{LabelInfo, LabelText, Usage, UsageBucket};
 use std::path::Path;
 
-use crate::search::doc::RowText;
+use crate::search::doc::{RowFacts, RowText, SearchDoc};
 use crate::session::agent::Agent;
 use crate::session::entry::format_iso_ms;
 use crate::session::info::{
@@ -408,6 +408,22 @@ impl<'a> RowView<'a> {
             cwd: self.cwd,
             id: self.id,
         }
+    }
+
+    /// The row's search document, as `SearchDoc::from_info` makes it of
+    /// the decoded row found under a store root of `agent` (the bodies are
+    /// the index's to answer for).
+    pub fn search_doc(&self, agent: Agent) -> SearchDoc {
+        let text = self.row_text();
+        let facts = RowFacts::new(
+            text,
+            self.modified_ms,
+            self.models_sorted().into_iter(),
+            self.parent_session_path.is_some(),
+            agent,
+            &self.labels(),
+        );
+        SearchDoc::of_row(text, "", facts)
     }
 
     /// The models as [`decode_with`] keeps them: sorted, each once,

@@ -9,7 +9,7 @@
 //! ([`RowView`]).
 
 use super::codec::{self, RowView};
-use crate::search::doc::{RowFacts, SearchDoc};
+use crate::search::doc::SearchDoc;
 use crate::session::info::SessionInfo;
 use crate::store::scan::SessionFile;
 
@@ -174,18 +174,7 @@ impl<'a> ListRow<'a> {
     /// answer for a stored row).
     pub fn search_doc(&self) -> SearchDoc {
         match self {
-            ListRow::Stored { view, file } => {
-                let text = view.row_text();
-                let facts = RowFacts::new(
-                    text,
-                    view.modified_ms,
-                    view.models_sorted().into_iter(),
-                    view.parent_session_path.is_some(),
-                    file.agent,
-                    &view.labels(),
-                );
-                SearchDoc::of_row(text, "", facts)
-            }
+            ListRow::Stored { view, file } => view.search_doc(file.agent),
             ListRow::Read(i) => SearchDoc::from_info(i),
         }
     }

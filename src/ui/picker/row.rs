@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::index::RowView;
-use crate::search::doc::RowFacts;
 use crate::search::doc::FIRST_MESSAGE_SCORED;
 use crate::search::SearchDoc;
 use crate::session::agent::Agent;
@@ -142,21 +141,10 @@ impl Row {
     /// [`Row::with_dirs`] makes of the decoded row, without the dozen
     /// strings a decoded row is made of and dropped again.
     pub fn of_view(view: &RowView, path: SharedPath, agent: Agent, dirs: &Folders) -> Row {
-        let models = view.models_sorted();
-        let labels = view.labels();
-        let text = view.row_text();
-        let facts = RowFacts::new(
-            text,
-            view.modified_ms,
-            models.iter().copied(),
-            view.parent_session_path.is_some(),
-            agent,
-            &labels,
-        );
         // The document first, then the row's own texts: made the other
         // way round, two of seven loads of 100,000 rows ended ~23 MB
         // higher (none of ten this way; the cause is the allocator's).
-        let doc = SearchDoc::of_row(text, "", facts);
+        let doc = view.search_doc(agent);
         Row::made(
             Made {
                 path,
@@ -169,7 +157,7 @@ impl Row {
                 parent_session_path: view.parent_session_path.map(Box::from),
                 last_reply: view.last_reply.map(Box::from),
                 git_branch: view.git_branch.map(Box::from),
-                models: crate::util::intern::list(models),
+                models: crate::util::intern::list(view.models_sorted()),
                 total_tokens: view.total_tokens,
                 total_cost: view.total_cost,
                 diagnostics: view.diagnostics.clone(),
