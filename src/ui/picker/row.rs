@@ -70,25 +70,9 @@ pub struct RowInfo {
     pub internal: bool,
 }
 
-/// What a row is made of: moved out of a decoded row, or copied from a
-/// stored row read in place.
-struct Made<'a> {
-    path: SharedPath,
-    doc: SearchDoc,
-    first_message: Option<Cow<'a, str>>,
-    created: Box<str>,
-    modified_ms: i64,
-    file_mtime_ms: i64,
-    message_count: usize,
-    parent_session_path: Option<Box<str>>,
-    last_reply: Option<Box<str>>,
-    git_branch: Option<Box<str>>,
-    models: Arc<[Box<str>]>,
-    total_tokens: u64,
-    total_cost: f64,
-    diagnostics: Diagnostics,
-    agent: Agent,
-    internal: bool,
+/// A row's diagnostics, kept only when there is something to say.
+fn diagnostics(d: Diagnostics) -> Option<Box<Diagnostics>> {
+    (d != Diagnostics::default()).then(|| Box::new(d))
 }
 
 impl Row {
@@ -103,37 +87,23 @@ impl Row {
     pub fn with_dirs(info: SessionInfo, dirs: &Folders) -> Row {
         let doc = SearchDoc::from_info(&info);
         // The row's own texts are moved out of the decoded row, not copied.
-        let SessionInfo {
-            path,
-            created,
-            first_message,
-            parent_session_path,
-            last_reply,
-            git_branch,
-            models,
-            ..
-        } = info;
-        Row::made(
-            Made {
-                path,
-                doc,
-                first_message: first_message.map(Cow::Owned),
-                created: created.into_boxed_str(),
-                modified_ms: info.modified_ms,
-                file_mtime_ms: info.file_mtime_ms,
-                message_count: info.message_count,
-                parent_session_path: parent_session_path.map(String::into_boxed_str),
-                last_reply: last_reply.map(String::into_boxed_str),
-                git_branch: git_branch.map(String::into_boxed_str),
-                models: crate::util::intern::list(models.iter().map(String::as_str)),
-                total_tokens: info.total_tokens,
-                total_cost: info.total_cost,
-                diagnostics: info.diagnostics,
-                agent: info.agent,
-                internal: info.internal,
-            },
-            dirs,
-        )
+        let row = RowInfo {
+            path: info.path,
+            created: info.created.into_boxed_str(),
+            modified_ms: info.modified_ms,
+            file_mtime_ms: info.file_mtime_ms,
+            message_count: info.message_count,
+            parent_session_path: info.parent_session_path.map(String::into_boxed_str),
+            last_reply: info.last_reply.map(String::into_boxed_str),
+            git_branch: info.git_branch.map(String::into_boxed_str),
+            models: crate::util::intern::list(info.models.iter().map(String::as_str)),
+            total_tokens: info.total_tokens,
+            total_cost: info.total_cost,
+            diagnostics: diagnostics(info.diagnostics),
+            agent: info.agent,
+            internal: info.internal,
+        };
+        Row::made(row, doc, info.first_message.as_deref(), dirs)
     }
 
     /// The row of a stored row read in place (see `StoredRow::view`), of
@@ -145,48 +115,45 @@ impl Row {
         // way round, two of seven loads of 100,000 rows ended ~23 MB
         // higher (none of ten this way; the cause is the allocator's).
         let doc = view.search_doc(agent);
-        Row::made(
-            Made {
-                path,
-                doc,
-                first_message: view.first_message.map(Cow::Borrowed),
-                created: view.created.into(),
-                modified_ms: view.modified_ms,
-                file_mtime_ms: view.file_mtime_ms,
-                message_count: view.message_count,
-                parent_session_path: view.parent_session_path.map(Box::from),
-                last_reply: view.last_reply.map(Box::from),
-                git_branch: view.git_branch.map(Box::from),
-                models: crate::util::intern::list(view.models_sorted()),
-                total_tokens: view.total_tokens,
-                total_cost: view.total_cost,
-                diagnostics: view.diagnostics.clone(),
-                agent,
-                internal: view.internal,
-            },
-            dirs,
-        )
+        let row = RowInfo {
+            path,
+            created: view.created.into(),
+            modified_ms: view.modified_ms,
+            file_mtime_ms: view.file_mtime_ms,
+            message_count: view.message_count,
+            parent_session_path: view.parent_session_path.map(Box::from),
+            last_reply: view.last_reply.map(Box::from),
+            git_branch: view.git_branch.map(Box::from),
+            models: crate::util::intern::list(view.models_sorted()),
+            total_tokens: view.total_tokens,
+            total_cost: view.total_cost,
+            diagnostics: diagnostics(view.diagnostics.clone()),
+            agent,
+            internal: view.internal,
+        };
+        Row::made(row, doc, view.first_message, dirs)
     }
 
-    fn made(m: Made, dirs: &Folders) -> Row {
-        let resolved = dirs.canonical(&m.path);
-        let canonical = if resolved == *m.path {
-            m.path.clone()
+    /// The row of `info`, its search document `doc` and its first message.
+    fn made(info: RowInfo, doc: SearchDoc, first_message: Option<&str>, dirs: &Folders) -> Row {
+        let resolved = dirs.canonical(&info.path);
+        let canonical = if resolved == *info.path {
+            info.path.clone()
         } else {
             resolved.into()
         };
-        let parent_canonical = m
+        let parent_canonical = info
             .parent_session_path
             .as_deref()
             .map(|p| dirs.canonical(Path::new(p)));
-        let doc = Arc::new(m.doc);
+        let doc = Arc::new(doc);
         // What the picker keeps of each session is bounded by what it can
         // show, not by the session's text: the body lives on in the search
         // document (normalized), and of the first prompt the preview shows
         // at most a few lines, of which the document already holds the
         // start (one copy of it, not two: ~40 MB at 100,000 sessions).
-        let has_first = m.first_message.is_some();
-        let first_rest = m.first_message.as_deref().and_then(|first| {
+        let has_first = first_message.is_some();
+        let first_rest = first_message.and_then(|first| {
             let kept = doc.first_message().map_or(0, str::len);
             let rest = first.get(kept..).filter(|r| !r.is_empty())?;
             let cut = rest
@@ -195,25 +162,8 @@ impl Row {
                 .map_or(rest.len(), |(i, _)| i);
             Some(Box::from(&rest[..cut]))
         });
-        let diagnostics =
-            (m.diagnostics != Diagnostics::default()).then(|| Box::new(m.diagnostics));
         Row {
-            info: RowInfo {
-                path: m.path,
-                created: m.created,
-                modified_ms: m.modified_ms,
-                file_mtime_ms: m.file_mtime_ms,
-                message_count: m.message_count,
-                parent_session_path: m.parent_session_path,
-                last_reply: m.last_reply,
-                git_branch: m.git_branch,
-                models: m.models,
-                total_tokens: m.total_tokens,
-                total_cost: m.total_cost,
-                diagnostics,
-                agent: m.agent,
-                internal: m.internal,
-            },
+            info,
             first_rest,
             has_first,
             canonical,
