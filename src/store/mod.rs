@@ -8,5 +8,6 @@ pub mod watch;
 
 pub use paths::{encode_cwd, Agent, StoreConfig, StoreKind, StoreRoot};
 pub use scan::{
-    list_session_files, resolve_session, ResolveError, ScanProblem, Scope, SessionFile,
+    list_session_files, list_store, resolve_session, ListedFolder, ResolveError, ScanProblem,
+    Scope, SessionFile, StoreListing,
 };

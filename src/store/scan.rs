@@ -1,6 +1,10 @@
 //! Finding session files without reading them.
 
+use std::collections::HashSet;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
 
 use super::paths::{encode_cwd, Agent, StoreConfig, StoreKind};
 
@@ -61,17 +65,34 @@ pub(super) fn files_in(
     out: &mut Vec<SessionFile>,
     problems: &mut Vec<ScanProblem>,
 ) {
+    files_in_noting(dir, agent, out, problems, &mut Vec::new());
+}
+
+/// [`files_in`], noting for each folder listed the session names in it
+/// that are symlinks (the entries' own types say so, at no extra cost).
+fn files_in_noting(
+    dir: &Path,
+    agent: Agent,
+    out: &mut Vec<SessionFile>,
+    problems: &mut Vec<ScanProblem>,
+    listed: &mut Vec<ListedFolder>,
+) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };
+    let mut links = HashSet::new();
     for ent in rd.flatten() {
         if !is_session_name(&ent.file_name()) {
             // Claude Code's sub-agent runs of a session, in
             // `<session id>/subagents/` (see `session::foreign`).
             if agent == Agent::Claude && ent.file_type().is_ok_and(|t| t.is_dir()) {
-                files_in(&ent.path().join("subagents"), agent, out, problems);
+                let sub = ent.path().join("subagents");
+                files_in_noting(&sub, agent, out, problems, listed);
             }
             continue;
+        }
+        if ent.file_type().is_ok_and(|t| t.is_symlink()) {
+            links.insert(ent.file_name());
         }
         // Claude Code's sub-agent transcripts (`agent-<id>.jsonl`) are read
         // as internal sessions of their session (hidden unless asked for);
@@ -109,6 +130,26 @@ pub(super) fn files_in(
             }),
         }
     }
+    listed.push(ListedFolder {
+        dir: dir.to_path_buf(),
+        links,
+    });
+}
+
+/// A folder a listing read, and which of its session names are symlinks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedFolder {
+    pub dir: PathBuf,
+    pub links: HashSet<OsString>,
+}
+
+/// What [`list_store`] found.
+#[derive(Debug, Default)]
+pub struct StoreListing {
+    pub files: Vec<SessionFile>,
+    pub problems: Vec<ScanProblem>,
+    /// Every folder read, in the order listed.
+    pub folders: Vec<ListedFolder>,
 }
 
 /// Whether a folder of a per-project root, by its name, can hold sessions.
@@ -227,37 +268,65 @@ pub fn list_session_files(
     config: &StoreConfig,
     scope: &Scope,
 ) -> (Vec<SessionFile>, Vec<ScanProblem>) {
-    let mut files = Vec::new();
-    let mut problems = Vec::new();
+    let listing = list_store(config, scope);
+    (listing.files, listing.problems)
+}
+
+/// [`list_session_files`], with the folders read. The folders are read
+/// on all cores (most of a listing is the kernel's reading of big
+/// folders: ~90 ms for 100,000 files on one); the files come in the order
+/// one thread would find them.
+pub fn list_store(config: &StoreConfig, scope: &Scope) -> StoreListing {
+    let mut dirs: Vec<(PathBuf, Agent)> = Vec::new();
     for root in &config.roots {
+        let agent = root.agent;
         match root.kind {
-            StoreKind::Flat => files_in(&root.path, root.agent, &mut files, &mut problems),
+            StoreKind::Flat => dirs.push((root.path.clone(), agent)),
             // A rollout's folder says when, not where: every one is read,
             // and the rows' cwd decides.
-            StoreKind::Dated => {
-                for d in session_dirs(&root.path, root.kind) {
-                    files_in(&d, root.agent, &mut files, &mut problems);
-                }
-            }
+            StoreKind::Dated => dirs.extend(
+                session_dirs(&root.path, root.kind)
+                    .into_iter()
+                    .map(|d| (d, agent)),
+            ),
             StoreKind::PerProject => match scope {
-                Scope::All => {
-                    for d in project_dirs(&root.path) {
-                        files_in(&d, root.agent, &mut files, &mut problems);
-                    }
-                }
+                Scope::All => dirs.extend(project_dirs(&root.path).into_iter().map(|d| (d, agent))),
                 Scope::Project(cwd) => {
                     let d = root.path.join(match root.agent {
                         Agent::Claude => super::paths::encode_cwd_claude(cwd),
                         _ => encode_cwd(cwd),
                     });
                     if d.is_dir() {
-                        files_in(&d, root.agent, &mut files, &mut problems);
+                        dirs.push((d, agent));
                     }
                 }
             },
         }
     }
-    (files, problems)
+    let parts: Vec<StoreListing> = dirs
+        .par_iter()
+        .map(|(dir, agent)| {
+            let mut part = StoreListing::default();
+            files_in_noting(
+                dir,
+                *agent,
+                &mut part.files,
+                &mut part.problems,
+                &mut part.folders,
+            );
+            part
+        })
+        .collect();
+    let mut listing = StoreListing {
+        files: Vec::with_capacity(parts.iter().map(|p| p.files.len()).sum()),
+        ..StoreListing::default()
+    };
+    for part in parts {
+        listing.files.extend(part.files);
+        listing.problems.extend(part.problems);
+        listing.folders.extend(part.folders);
+    }
+    listing
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

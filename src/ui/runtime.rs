@@ -31,7 +31,7 @@ use crate::session::fileops;
 use crate::session::info::SessionInfo;
 use crate::store::listing::scan_file;
 use crate::store::watch::{StoreChange, StoreWatcher, WatchOptions, WatchRoot};
-use crate::store::{StoreConfig, StoreKind};
+use crate::store::{ListedFolder, StoreConfig, StoreKind};
 use crate::util::shared_path::SharedPath;
 
 /// How the picker was started.
@@ -713,6 +713,10 @@ impl MakeRow for PickerRows {
 
     fn make_stored(&self, row: StoredRow<'_>, path: SharedPath, dirs: &Folders) -> Option<Row> {
         Some(Row::of_view(&row.view()?, path, row.file().agent, dirs))
+    }
+
+    fn folders_listed(&self, folders: &[ListedFolder], dirs: &Folders) {
+        dirs.listed(folders);
     }
 }
 

@@ -19,6 +19,7 @@ use crate::search::SearchDoc;
 use crate::session::agent::Agent;
 use crate::session::info::{resume_target, SessionInfo, NO_MESSAGES};
 use crate::session::reader::Diagnostics;
+use crate::store::ListedFolder;
 use crate::util::hash::FxBuild;
 use crate::util::shared_path::SharedPath;
 
@@ -290,6 +291,23 @@ struct Folder {
 const LIST_FOLDER_AFTER: usize = 256;
 
 impl Folders {
+    /// Takes in what a listing of the store found: rows of files in these
+    /// folders then know whether they are symlinks without an `lstat` or a
+    /// listing of their own (which, at 100,000 sessions, read every big
+    /// folder a second time).
+    pub fn listed(&self, folders: &[ListedFolder]) {
+        let mut known = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        for f in folders {
+            let folder = known
+                .entry(f.dir.as_os_str().to_owned())
+                .or_insert_with(|| Folder {
+                    canonical: f.dir.canonicalize().ok().map(Arc::from),
+                    ..Folder::default()
+                });
+            folder.links = Some(f.links.clone());
+        }
+    }
+
     /// `path` with symlinks resolved: its folder's canonical form joined
     /// with its name, or the whole path resolved when it is a link itself
     /// (known from the folder's listing, or one `lstat`: much cheaper than
@@ -319,7 +337,12 @@ impl Folders {
                     folder.links = symlinks_in(dir);
                 }
             }
-            let listed_link = folder.links.as_ref().map(|l| l.contains(name));
+            // A listing notes the links among session names only.
+            let listed_link = folder
+                .links
+                .as_ref()
+                .filter(|_| name.as_encoded_bytes().ends_with(b".jsonl"))
+                .map(|l| l.contains(name));
             (folder.canonical.clone(), listed_link)
         };
         // A missing folder (a link to another machine's session): kept as
@@ -438,6 +461,76 @@ mod tests {
         );
         let via_links = (0..2 * LIST_FOLDER_AFTER).filter(|&i| is_link(i)).count();
         assert_eq!(links, in_store + via_links);
+    }
+
+    /// Folders told what the store's listing found resolve every path as
+    /// a file-by-file look does, from the first file on (no listing of
+    /// their own): links to files elsewhere, a dangling link (a listing
+    /// problem) and a name that is no session's.
+    #[test]
+    fn folders_told_by_the_store_listing_resolve_as_one_file_at_a_time_does() {
+        use crate::store::{list_store, Agent, Scope, StoreConfig, StoreKind, StoreRoot};
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("sessions");
+        let (a, b) = (root.join("--a--"), root.join("--b--"));
+        let elsewhere = tmp.path().join("elsewhere");
+        for d in [&a, &b, &elsewhere] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let target = elsewhere.join("real.jsonl");
+        std::fs::write(&target, "{}\n").unwrap();
+        let mut paths = Vec::new();
+        for (n, dir) in [&a, &b].into_iter().enumerate() {
+            for i in 0..40 {
+                let p = dir.join(format!("s{i:02}.jsonl"));
+                if i % 9 == n + 1 {
+                    std::os::unix::fs::symlink(&target, &p).unwrap();
+                } else {
+                    std::fs::write(&p, "{}\n").unwrap();
+                }
+                paths.push(p);
+            }
+        }
+        std::os::unix::fs::symlink(tmp.path().join("nowhere"), a.join("dangling.jsonl")).unwrap();
+        std::os::unix::fs::symlink(&target, b.join("notes.txt")).unwrap();
+        paths.push(b.join("notes.txt"));
+        let config = StoreConfig {
+            roots: vec![StoreRoot {
+                path: root,
+                kind: StoreKind::PerProject,
+                agent: Agent::Atomic,
+            }],
+        };
+        let listing = list_store(&config, &Scope::All);
+        assert_eq!(listing.files.len(), 80, "{:?}", listing.problems);
+        assert_eq!(listing.problems.len(), 1, "the dangling link");
+        let links: usize = listing.folders.iter().map(|f| f.links.len()).sum();
+        assert_eq!(
+            links,
+            5 + 5 + 1,
+            "the dangling one too: {:?}",
+            listing.folders
+        );
+        let told = Folders::default();
+        told.listed(&listing.folders);
+        let real = target.canonicalize().unwrap();
+        let mut resolved_links = 0;
+        for p in &paths {
+            let got = told.canonical(p);
+            assert_eq!(got, Folders::default().canonical(p), "{}", p.display());
+            assert_eq!(got, p.canonicalize().unwrap(), "{}", p.display());
+            resolved_links += usize::from(got == real);
+        }
+        assert_eq!(
+            resolved_links,
+            5 + 5 + 1,
+            "five links per folder and the text file"
+        );
+        let known = told.0.lock().unwrap();
+        assert!(
+            known.values().all(|f| f.asked == 0),
+            "no folder counted asks"
+        );
     }
 
     /// Clones share what they resolved (the loader's threads each hold one).
