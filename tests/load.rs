@@ -157,7 +157,9 @@ fn warm_index_sends_stored_rows_first_then_only_what_changed() {
     assert_eq!(first.len(), 5);
     assert_eq!(evs[1], Ev::FirstScreen);
     assert_eq!(evs[2], Ev::Rows(vec![]));
-    assert_eq!(evs[3], Ev::Progress(5, 5));
+    // Four of the five files listed have their row on screen (the new one
+    // not yet; the removed one's row is not counted).
+    assert_eq!(evs[3], Ev::Progress(4, 5));
     // Watching before the refresh, which then sends only the changes.
     assert_eq!(evs[4], Ev::Watch);
     let mut changed: Vec<PathBuf> = evs[5..]
@@ -174,6 +176,60 @@ fn warm_index_sends_stored_rows_first_then_only_what_changed() {
     assert_eq!(changed, want);
     assert!(evs.contains(&Ev::Gone(s.path(2))));
     assert_eq!(evs.last(), Some(&Ev::Finished(0)));
+}
+
+/// Past the first screen, stored rows are matched with the listing as they
+/// are read: the rows of files gone are never sent (the first screen's are
+/// taken back), and what is on screen at the end is the files' rows.
+#[test]
+fn stored_rows_past_the_first_screen_are_those_of_listed_files() {
+    let n = 260;
+    let s = Store::new(n);
+    let (files, _) = list_session_files(&s.config(), &Scope::All);
+    s.index().refresh(&files, &mut |_| {}).unwrap();
+    // Old ones (past the first screen) gone, grown and turned into a
+    // folder; a new one (first screen) gone; one new file.
+    std::fs::remove_file(s.path(3)).unwrap();
+    std::fs::remove_file(s.path(10)).unwrap();
+    std::fs::create_dir(s.path(10)).unwrap();
+    std::fs::remove_file(s.path(n - 10)).unwrap();
+    let grown = s.write(5, "hello again, with more text");
+    let new = s.write(n + 40, "new");
+
+    let evs = screen(&s.config(), Some(Ok(s.index())));
+    let Ev::Rows(first) = &evs[0] else {
+        panic!("{evs:?}")
+    };
+    assert_eq!(first.len(), 200, "the first screen");
+    assert!(first.contains(&s.path(n - 10)));
+    let counts = sent(&evs);
+    assert!(
+        !counts.contains_key(s.path(3).as_path()),
+        "gone: never sent"
+    );
+    assert!(!counts.contains_key(s.path(10).as_path()), "a folder now");
+    assert_eq!(counts[grown.as_path()], 2, "stored, then as it is now");
+    assert_eq!(counts[new.as_path()], 1);
+    assert!(counts.iter().all(|(p, &c)| c == 1 || *p == grown));
+    assert!(evs.contains(&Ev::Gone(s.path(n - 10))));
+    assert_eq!(evs.last(), Some(&Ev::Finished(1)), "the folder");
+
+    // What the screen ends up with is what the files give.
+    let mut on_screen: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
+    for e in &evs {
+        match e {
+            Ev::Rows(r) => on_screen.extend(r.iter().cloned()),
+            Ev::Gone(p) => {
+                on_screen.remove(p);
+            }
+            _ => {}
+        }
+    }
+    let plain = screen(&s.config(), None);
+    let want: std::collections::HashSet<PathBuf> =
+        sent(&plain).keys().map(|p| p.to_path_buf()).collect();
+    assert_eq!(want.len(), n - 3 + 1);
+    assert_eq!(on_screen, want);
 }
 
 #[test]

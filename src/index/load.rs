@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use super::stored::Listing;
-use super::{Index, IndexError, StoredLook, StoredRow};
+use super::{Index, IndexError, ListedKeys, StoredLook, StoredRow};
 use crate::session::info::SessionInfo;
 use crate::store::listing::scan_file;
 use crate::store::{
@@ -27,7 +27,7 @@ use crate::store::{
     StoreListing,
 };
 use crate::util::hash::FxBuild;
-use crate::util::shared_path::{ByBytes, SharedPath};
+use crate::util::shared_path::SharedPath;
 
 /// What the loader tells its consumer, in the order it happens.
 #[derive(Debug)]
@@ -415,10 +415,8 @@ struct IndexLoad<'a, M: MakeRow> {
     make: &'a M,
     /// For rows made on the loader's own thread.
     cache: M::Cache,
-    /// Paths of the stored rows sent, each with its order among them;
-    /// keyed by the paths' bytes (hashing a `Path` walks its components:
-    /// ~65 ms for the 100,000 rows of a store).
-    shown: HashMap<ByBytes, u32, FxBuild>,
+    /// Paths of the first screen's rows (sent before the listing).
+    first: Vec<SharedPath>,
     /// What the read of the stored rows found, for the refresh.
     look: Option<StoredLook>,
 }
@@ -429,7 +427,7 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
             config,
             make,
             cache: M::Cache::default(),
-            shown: HashMap::default(),
+            first: Vec::new(),
             look: None,
         }
     }
@@ -451,36 +449,31 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         let listing = list_store(self.config, &Scope::All);
         self.make.folders_listed(&listing.folders, &self.cache);
         out.log(format_args!("{} files listed", listing.files.len()));
-        let stored = self.send_rest(index, out);
-        stored?;
         let StoreListing {
             files,
             mut problems,
             ..
         } = listing;
         let total = files.len();
+        // Each stored row is matched with its listed file once, as it is
+        // read; the refresh compares them as matched. Rows of files not
+        // listed are not sent (of the first screen's, taken back).
+        let keys = super::file_keys(&files);
+        let listed = ListedKeys::new(&files, &keys);
+        let mut was_shown = vec![false; total];
+        let mut first_gone = Vec::new();
+        for path in std::mem::take(&mut self.first) {
+            match listed.find(&path) {
+                Some(i) => was_shown[i] = true,
+                None => first_gone.push(path),
+            }
+        }
+        self.send_rest(index, &listed, &mut was_shown, out)?;
+        let shown = was_shown.iter().filter(|&&s| s).count();
         out.send(LoadEvent::Progress {
-            done: self.shown.len().min(total),
+            done: shown.min(total),
             total,
         });
-        // Per listed file, whether its stored row was sent, and per row
-        // sent, whether its file was listed: one lookup a file, where sets
-        // of the listing and of the rows were ~100 ms at 100,000.
-        let shown = &self.shown;
-        let orders: Vec<Option<u32>> = files
-            .par_iter()
-            .map(|f| shown.get(f.path.as_os_str()).copied())
-            .collect();
-        let mut rows_listed = vec![false; self.shown.len()];
-        let was_shown: Vec<bool> = orders
-            .into_iter()
-            .map(|n| {
-                if let Some(n) = n {
-                    rows_listed[n as usize] = true;
-                }
-                n.is_some()
-            })
-            .collect();
         let missing: Vec<&SessionFile> = files
             .iter()
             .zip(&was_shown)
@@ -492,7 +485,7 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         // the scan: its own opening of every file would cost the watcher
         // seconds.)
         let scanned = if cold {
-            self.scan_cold(&missing, total, out)
+            self.scan_cold(&missing, shown, total, out)
         } else {
             out.watch();
             HashMap::new()
@@ -503,7 +496,7 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
             &files,
             others_wrote,
             scanned,
-            cold.then_some(missing.len()),
+            (shown, cold.then_some(missing.len())),
             out,
         );
         let (stats, changed) = match refreshed {
@@ -512,10 +505,8 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
                 if cold {
                     out.send(LoadEvent::Indexing(None));
                 }
-                for (ByBytes(path), &n) in &self.shown {
-                    if !rows_listed[n as usize] {
-                        out.send(LoadEvent::Gone(path.to_path_buf()));
-                    }
+                for path in first_gone {
+                    out.send(LoadEvent::Gone(path.to_path_buf()));
                 }
                 return Err(e);
             }
@@ -528,7 +519,13 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
             out.send(LoadEvent::Indexing(None));
         }
         problems.extend(stats.problems);
-        self.settle(&files, (&was_shown, &rows_listed), &changed, &problems, out);
+        let shown = Shown {
+            files: &files,
+            listed: &listed,
+            was_shown: &was_shown,
+            first_gone,
+        };
+        self.settle(shown, &changed, &problems, out);
         out.log(format_args!(
             "{total} files through the index ({} changed)",
             changed.len()
@@ -548,8 +545,7 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         let rows: Vec<M::Row> = first
             .into_iter()
             .map(|info| {
-                let n = self.shown.len() as u32;
-                self.shown.entry(ByBytes(info.path.clone())).or_insert(n);
+                self.first.push(info.path.clone());
                 self.make.make(info, &self.cache)
             })
             .collect();
@@ -562,30 +558,35 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         Ok(())
     }
 
-    /// The other stored rows, without looking at the disk.
-    fn send_rest(&mut self, index: &mut Index, out: &mut Out<M::Row>) -> Result<(), IndexError> {
+    /// The other stored rows of the files `listed`, without looking at the
+    /// files; marks each file whose row is sent.
+    fn send_rest(
+        &mut self,
+        index: &mut Index,
+        listed: &ListedKeys,
+        was_shown: &mut [bool],
+        out: &mut Out<M::Row>,
+    ) -> Result<(), IndexError> {
         // Each row made as it is decoded, on the decoding threads.
-        let (make, cache, shown) = (self.make, &self.cache, &self.shown);
-        let (rest, look) = index.stored_rows_looked(&self.config.roots, &|row| {
-            let file = row.file();
-            if shown.contains_key(file.path.as_os_str()) {
+        let (make, cache, sent) = (self.make, &self.cache, &*was_shown);
+        let (rest, look) = index.stored_rows_looked(&self.config.roots, listed, &|row| {
+            let i = row.listed()?;
+            if sent[i] {
                 return None;
             }
-            let path: SharedPath = file.path.as_path().into();
-            Some((path.clone(), make.make_stored(row, path, cache)?))
+            let path: SharedPath = row.file().path.as_path().into();
+            Some((i, make.make_stored(row, path, cache)?))
         })?;
         self.look = Some(look);
-        self.shown.reserve(rest.len());
         let rows: Vec<M::Row> = rest
             .into_iter()
-            .map(|(path, row)| {
-                let n = self.shown.len() as u32;
-                self.shown.entry(ByBytes(path)).or_insert(n);
+            .map(|(i, row)| {
+                was_shown[i] = true;
                 row
             })
             .collect();
+        out.log(format_args!("{} stored rows", rows.len()));
         out.send(LoadEvent::Rows(rows));
-        out.log(format_args!("{} stored rows", self.shown.len()));
         Ok(())
     }
 
@@ -595,6 +596,7 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
     fn scan_cold(
         &mut self,
         missing: &[&SessionFile],
+        shown: usize,
         total: usize,
         out: &mut Out<M::Row>,
     ) -> HashMap<SharedPath, Fingerprint> {
@@ -605,7 +607,7 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
             self.make,
             &self.cache,
             COLD_BATCH,
-            self.shown.len(),
+            shown,
             total,
             out,
         );
@@ -622,20 +624,20 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
     }
 
     /// Brings the index up to date, sending the rows it has that were not
-    /// sent yet (all of them when `others_wrote`) with the progress (of
-    /// the build, when `building` this many files). Returns the refresh's
-    /// figures and the paths whose rows are sent.
+    /// sent yet (all of them when `others_wrote`) with the progress (from
+    /// `shown` files, or of the build, when `building` this many files).
+    /// Returns the refresh's figures and the paths whose rows are sent.
     fn refresh(
         &mut self,
         index: &mut Index,
         files: &[SessionFile],
         others_wrote: bool,
         scanned: HashMap<SharedPath, Fingerprint>,
-        building: Option<usize>,
+        (shown, building): (usize, Option<usize>),
         out: &mut Out<M::Row>,
     ) -> Result<(super::RefreshStats, HashSet<SharedPath>), IndexError> {
         let total = files.len();
-        let mut done = self.shown.len();
+        let mut done = shown;
         let mut indexed = 0usize;
         let mut last_note = Instant::now();
         let mut changed: HashSet<SharedPath> = HashSet::new();
@@ -683,36 +685,34 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         Ok((stats, changed))
     }
 
-    /// After the refresh: stored rows whose files are gone (or no longer
-    /// sessions) are taken back, and unchanged files whose stored row could
-    /// not be read back (damaged) are read directly rather than left out.
-    /// `was_shown` and `rows_listed` are what [`IndexLoad::run`] found of
-    /// `files` and the rows sent.
+    /// After the refresh: first-screen rows whose files are gone (or no
+    /// longer sessions) are taken back, and unchanged files whose stored
+    /// row could not be read back (damaged) are read directly rather than
+    /// left out.
     fn settle(
         &mut self,
-        files: &[SessionFile],
-        (was_shown, rows_listed): (&[bool], &[bool]),
+        shown: Shown,
         changed: &HashSet<SharedPath>,
         problems: &[ScanProblem],
         out: &mut Out<M::Row>,
     ) {
         let broken: HashSet<&OsStr, FxBuild> =
             problems.iter().map(|p| p.path.as_os_str()).collect();
-        for (ByBytes(path), &n) in &self.shown {
-            if !rows_listed[n as usize] {
-                out.send(LoadEvent::Gone(path.to_path_buf()));
-            }
+        for path in shown.first_gone {
+            out.send(LoadEvent::Gone(path.to_path_buf()));
         }
         // A file listed but unreadable: its stored row goes too.
         for p in problems {
-            if let Some(&n) = self.shown.get(p.path.as_os_str()) {
-                if rows_listed[n as usize] {
-                    out.send(LoadEvent::Gone(p.path.clone()));
-                }
+            if shown
+                .listed
+                .find(&p.path)
+                .is_some_and(|i| shown.was_shown[i])
+            {
+                out.send(LoadEvent::Gone(p.path.clone()));
             }
         }
-        for (f, &shown) in files.iter().zip(was_shown) {
-            if !shown && !changed.contains(f.path.as_path()) && !broken.contains(f.path.as_os_str())
+        for (f, &sent) in shown.files.iter().zip(shown.was_shown) {
+            if !sent && !changed.contains(f.path.as_path()) && !broken.contains(f.path.as_os_str())
             {
                 if let Ok(info) = scan_file(f, true) {
                     let row = self.make.make(info, &self.cache);
@@ -721,4 +721,14 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
             }
         }
     }
+}
+
+/// What a load sent of the files listed.
+struct Shown<'s> {
+    files: &'s [SessionFile],
+    listed: &'s ListedKeys<'s>,
+    /// Per file, whether its stored row was sent.
+    was_shown: &'s [bool],
+    /// Rows of the first screen whose files were not listed.
+    first_gone: Vec<SharedPath>,
 }

@@ -73,7 +73,7 @@ use crate::store::scan::{ScanProblem, SessionFile};
 
 pub use codec::RowView;
 pub use db::{default_dir, FILE_NAME, FORMAT};
-pub use refresh::{StoredLook, StoredRow};
+pub use refresh::{file_keys, ListedKeys, StoredLook, StoredRow};
 pub use search::BodyHits;
 
 #[derive(Debug, thiserror::Error)]
@@ -270,7 +270,7 @@ impl Index {
     /// [`Index::refresh_changes`] after [`Index::stored_rows_looked`] with
     /// no other connection's commit in between (see
     /// [`Index::data_version`]): the rows it read are compared, not read
-    /// again.
+    /// again. `files` are those the stored rows were read with.
     pub fn refresh_changes_looked(
         &mut self,
         files: &[SessionFile],
@@ -313,15 +313,18 @@ impl Index {
         }
     }
 
-    /// Every stored row as [`Index::stored_rows_map`] gives them, with what
-    /// [`Index::refresh_changes_looked`] compares the files with.
+    /// The stored rows of the files listed (`listed`), as
+    /// [`Index::stored_rows_map`] gives them (each row knows its file:
+    /// [`StoredRow::listed`]), with what [`Index::refresh_changes_looked`]
+    /// compares those files with.
     pub fn stored_rows_looked<R: Send>(
         &mut self,
         roots: &[crate::store::StoreRoot],
+        listed: &refresh::ListedKeys,
         f: &(dyn Fn(StoredRow<'_>) -> Option<R> + Sync),
     ) -> Result<(Vec<R>, refresh::StoredLook), IndexError> {
         let mut look = refresh::StoredLook::default();
-        match refresh::stored_rows(&self.conn, roots, None, f, Some(&mut look)) {
+        match refresh::stored_rows(&self.conn, roots, None, f, Some((&mut look, listed))) {
             Ok(rows) => Ok((rows, look)),
             Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
                 self.clear()?;

@@ -190,12 +190,47 @@ const SELECT_CACHED_ALL: &str =
     "SELECT id, path, dev, ino, size, mtime_ns, parsed, head_fp, tail_fp, state, row, problem
      FROM files NOT INDEXED WHERE ?1 = ?1";
 
-/// Every stored row's key and fingerprint as the read of the stored rows
-/// found them ([`stored_rows`] with a look), for the refresh after it
-/// ([`UnchangedRows::Looked`]): at 100,000 sessions reading the table a
-/// second time for them was ~230 ms of the picker's load.
+/// Every stored row's fingerprint as the read of the stored rows found
+/// them ([`stored_rows`] with a look), matched to the listed files, for the
+/// refresh after it ([`UnchangedRows::Looked`]): at 100,000 sessions
+/// reading the table a second time for them was ~230 ms of the picker's
+/// load, and matching them to the files again another ~50.
 #[derive(Default)]
-pub struct StoredLook(Vec<(Box<[u8]>, Found)>);
+pub struct StoredLook {
+    /// Per listed file, its stored row.
+    found: Vec<Option<Found>>,
+    /// Keys of stored files not among those listed.
+    unlisted: Vec<Vec<u8>>,
+}
+
+/// The keys of `files` (see [`Keys::key`]), borrowed where they can be.
+pub fn file_keys(files: &[SessionFile]) -> Vec<Cow<'_, [u8]>> {
+    let mut k = Keys::new();
+    files.iter().map(|f| k.key(&f.path)).collect()
+}
+
+/// Listed files by their keys, to match stored rows with as they are read.
+pub struct ListedKeys<'f> {
+    files: &'f [SessionFile],
+    by_key: HashMap<&'f [u8], u32, FxBuild>,
+}
+
+impl<'f> ListedKeys<'f> {
+    /// `keys` are those of `files` ([`file_keys`]).
+    pub fn new(files: &'f [SessionFile], keys: &'f [Cow<'f, [u8]>]) -> ListedKeys<'f> {
+        let mut by_key = HashMap::with_capacity_and_hasher(keys.len(), FxBuild::default());
+        for (i, key) in keys.iter().enumerate() {
+            by_key.insert(key.as_ref(), i as u32);
+        }
+        ListedKeys { files, by_key }
+    }
+
+    /// Which listed file `path` is.
+    pub fn find(&self, path: &Path) -> Option<usize> {
+        let key = Keys::new().key(path);
+        self.by_key.get(key.as_ref()).map(|&i| i as usize)
+    }
+}
 
 /// A stored row found for a listed file, decoded as it was read (no copy
 /// of the blobs is kept: at 100,000 sessions an arena of them and the
@@ -1783,7 +1818,7 @@ pub fn stored_rows<R: Send>(
     roots: &[crate::store::StoreRoot],
     limit: Option<usize>,
     f: &(dyn Fn(StoredRow<'_>) -> Option<R> + Sync),
-    look: Option<&mut StoredLook>,
+    look: Option<(&mut StoredLook, &ListedKeys)>,
 ) -> Result<Vec<R>, IndexError> {
     let mut k = Keys::new();
     let is_sep = |b: u8| b == b'/' || (cfg!(windows) && b == b'\\');
@@ -1821,16 +1856,22 @@ pub fn stored_rows<R: Send>(
     if limit.is_none() {
         super::db::set_mmap(conn, false)?;
     }
-    let decode = |(file, bytes, is_row): &(SessionFile, Vec<u8>, bool)| {
+    let files = look.as_ref().map_or(&[][..], |(_, listed)| listed.files);
+    let decode = |(file, bytes, is_row): &(RowFile, Vec<u8>, bool)| {
+        let (file, listed) = match file {
+            RowFile::Found(file) => (file, None),
+            RowFile::Listed(i) => (&files[*i as usize], Some(*i)),
+        };
         f(StoredRow {
             file,
+            listed,
             bytes,
             is_row: *is_row,
         })
     };
     // The rows are decoded on the other cores as SQLite reads them (read
     // first and decoded after, 10,000 rows reached the picker ~30 ms later).
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(SessionFile, Vec<u8>, bool)>>(4);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(RowFile, Vec<u8>, bool)>>(4);
     std::thread::scope(|s| {
         let decoder = s.spawn(move || {
             // A batch's rows collected on their own and moved once into
@@ -1863,6 +1904,8 @@ pub fn stored_rows<R: Send>(
 /// decoded row was a dozen strings made and dropped per session).
 pub struct StoredRow<'a> {
     file: &'a SessionFile,
+    /// Which of the listed files it is (read with a look).
+    listed: Option<u32>,
     bytes: &'a [u8],
     /// A finished row (`row`), not a scanner's state (`state`).
     is_row: bool,
@@ -1872,6 +1915,12 @@ impl<'a> StoredRow<'a> {
     /// The file the row is of (under the store root a listing finds it).
     pub fn file(&self) -> &'a SessionFile {
         self.file
+    }
+
+    /// Which of the files listed it is, when read with them
+    /// ([`super::Index::stored_rows_looked`]).
+    pub fn listed(&self) -> Option<usize> {
+        self.listed.map(|i| i as usize)
     }
 
     /// The row decoded, at `path` (the file's); `None` when the bytes do
@@ -1894,23 +1943,33 @@ impl<'a> StoredRow<'a> {
     }
 }
 
+/// The file of a stored row read: found under a store root by its key, or
+/// the listed file it was matched with.
+enum RowFile {
+    Found(SessionFile),
+    Listed(u32),
+}
+
 /// Reads the stored rows `sql` selects (see [`stored_rows`]) and sends
-/// them to `tx` a batch at a time, undecoded.
+/// them to `tx` a batch at a time, undecoded. With a look, only the rows
+/// of listed files are sent.
 fn read_stored(
     conn: &Connection,
     (sql, [path_col, state_col, row_col]): (&str, [usize; 3]),
     limit: Option<usize>,
     root_keys: &[(Vec<u8>, &crate::store::StoreRoot)],
     is_sep: impl Fn(u8) -> bool,
-    tx: std::sync::mpsc::SyncSender<Vec<(SessionFile, Vec<u8>, bool)>>,
-    mut look: Option<&mut StoredLook>,
+    tx: std::sync::mpsc::SyncSender<Vec<(RowFile, Vec<u8>, bool)>>,
+    mut look: Option<(&mut StoredLook, &ListedKeys)>,
 ) -> Result<(), IndexError> {
-    use crate::store::StoreKind;
     /// Rows per batch sent to be decoded.
     const BATCH: usize = 512;
     let mut st = conn.prepare(sql)?;
     let mut rows = st.query([limit.map_or(-1, |l| l as i64)])?;
-    let mut raw: Vec<(SessionFile, Vec<u8>, bool)> = Vec::with_capacity(BATCH);
+    let mut raw: Vec<(RowFile, Vec<u8>, bool)> = Vec::with_capacity(BATCH);
+    if let Some((look, listed)) = look.as_mut() {
+        look.found = (0..listed.files.len()).map(|_| None).collect();
+    }
     while let Some(r) = rows.next()? {
         let key = r
             .get_ref(path_col)?
@@ -1919,42 +1978,33 @@ fn read_stored(
         let blob_at =
             |i: usize| -> rusqlite::Result<Option<&[u8]>> { Ok(r.get_ref(i)?.as_blob_or_null()?) };
         let (state, row) = (blob_at(state_col)?, blob_at(row_col)?);
-        if let Some(look) = look.as_deref_mut() {
-            let cached = cached_from_row_lite(r)?;
-            let problem = cached.problem.is_some();
-            let found = Found {
-                cached,
-                info: None,
-                has_blob: state.is_some() || row.is_some(),
-            };
-            look.0.push((key.into(), found));
-            if problem {
-                continue;
+        let file = match look.as_mut() {
+            Some((look, listed)) => {
+                let Some(&i) = listed.by_key.get(key) else {
+                    look.unlisted.push(key.to_vec());
+                    continue;
+                };
+                let cached = cached_from_row_lite(r)?;
+                let problem = cached.problem.is_some();
+                look.found[i as usize] = Some(Found {
+                    cached,
+                    info: None,
+                    has_blob: state.is_some() || row.is_some(),
+                });
+                if problem {
+                    continue;
+                }
+                RowFile::Listed(i)
             }
-        }
-        // The root a listing would find the file under (nested roots: the
-        // one whose layout fits the file's depth).
-        let Some((rel, root)) = root_keys.iter().find_map(|(rk, root)| {
-            let rest = key.strip_prefix(rk.as_slice())?;
-            let (&sep, rel) = rest.split_first()?;
-            let depth = rel.iter().filter(|&&b| is_sep(b)).count();
-            let fits = match root.kind {
-                StoreKind::Flat => depth == 0,
-                StoreKind::PerProject => depth == 1,
-                StoreKind::Dated => depth == 0 || depth == 3,
-            } || (root.agent == crate::session::Agent::Claude && depth == 3);
-            (is_sep(sep) && fits).then_some((rel, *root))
-        }) else {
-            continue;
+            None => match found_under_root(key, root_keys, &is_sep) {
+                Some(file) => RowFile::Found(file),
+                None => continue,
+            },
         };
         let (blob, is_row) = match (row, state) {
             (Some(row), _) => (row.to_vec(), true),
             (None, Some(state)) => (state.to_vec(), false),
             (None, None) => continue,
-        };
-        let file = SessionFile {
-            path: root.path.join(key_path(rel)),
-            agent: root.agent,
         };
         raw.push((file, blob, is_row));
         if raw.len() == BATCH {
@@ -1971,6 +2021,35 @@ fn read_stored(
         let _ = tx.send(raw);
     }
     Ok(())
+}
+
+/// The file of a stored row's key, under the store root a listing would
+/// find it in; `None` when no root holds it.
+fn found_under_root(
+    key: &[u8],
+    root_keys: &[(Vec<u8>, &crate::store::StoreRoot)],
+    is_sep: impl Fn(u8) -> bool,
+) -> Option<SessionFile> {
+    use crate::store::StoreKind;
+    {
+        // The root a listing would find the file under (nested roots: the
+        // one whose layout fits the file's depth).
+        let (rel, root) = root_keys.iter().find_map(|(rk, root)| {
+            let rest = key.strip_prefix(rk.as_slice())?;
+            let (&sep, rel) = rest.split_first()?;
+            let depth = rel.iter().filter(|&&b| is_sep(b)).count();
+            let fits = match root.kind {
+                StoreKind::Flat => depth == 0,
+                StoreKind::PerProject => depth == 1,
+                StoreKind::Dated => depth == 0 || depth == 3,
+            } || (root.agent == crate::session::Agent::Claude && depth == 3);
+            (is_sep(sep) && fits).then_some((rel, *root))
+        })?;
+        Some(SessionFile {
+            path: root.path.join(key_path(rel)),
+            agent: root.agent,
+        })
+    }
 }
 
 /// Refreshes the index for `files`; see [`super::Index::refresh`].
@@ -2101,19 +2180,20 @@ fn look<'f>(
             v
         });
         let keys: Vec<Cow<[u8]>> = files.iter().map(|f| k.key(&f.path)).collect();
-        let by_key: HashMap<&[u8], usize, FxBuild> = keys
-            .iter()
-            .enumerate()
-            .map(|(i, k)| (k.as_ref(), i))
-            .collect();
+        // A look matched with these same files stands for the table.
+        let pre = pre.filter(|p| p.found.len() == files.len());
+        let by_key: HashMap<&[u8], usize, FxBuild> = match pre {
+            Some(_) => HashMap::default(),
+            None => keys
+                .iter()
+                .enumerate()
+                .map(|(i, k)| (k.as_ref(), i))
+                .collect(),
+        };
         let read = (|| -> rusqlite::Result<()> {
-            if let Some(StoredLook(pre)) = pre {
-                for (key, fd) in pre {
-                    match by_key.get(&key[..]) {
-                        Some(&i) => found[i] = Some(fd),
-                        None => unlisted.push(key.into_vec()),
-                    }
-                }
+            if let Some(pre) = pre {
+                found = pre.found;
+                unlisted = pre.unlisted;
                 return Ok(());
             }
             // Read, not mapped: at 100,000 sessions the table's pages in the
