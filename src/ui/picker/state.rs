@@ -908,25 +908,29 @@ mod tests {
             };
             let mut want = Vec::new();
             let mut seen = vec![false; n];
-            fn walk(
-                i: usize, line: String, cont: String, order: &[usize],
-                parent_of: &dyn Fn(usize) -> Option<usize>, seen: &mut [bool],
-                rows: &[Row], out: &mut Vec<(String, String)>,
-            ) {
-                if std::mem::replace(&mut seen[i], true) {
-                    return;
-                }
-                out.push((rows[i].info.path.display().to_string(), line));
-                let kids: Vec<usize> =
-                    order.iter().copied().filter(|&c| parent_of(c) == Some(i)).collect();
-                for (k, &c) in kids.iter().enumerate() {
-                    let last = k + 1 == kids.len();
-                    let (l, c2) = if last { ("└─ ", "   ") } else { ("├─ ", "│  ") };
-                    walk(c, format!("{cont}{l}"), format!("{cont}{c2}"), order, parent_of, seen, rows, out);
+            // Depth first from each root, newest first, by recursion.
+            struct Walk<'a> {
+                order: &'a [usize],
+                parent_of: &'a dyn Fn(usize) -> Option<usize>,
+                rows: &'a [Row],
+            }
+            impl Walk<'_> {
+                fn go(&self, i: usize, (line, cont): (String, &str), seen: &mut [bool], out: &mut Vec<(String, String)>) {
+                    if std::mem::replace(&mut seen[i], true) {
+                        return;
+                    }
+                    out.push((self.rows[i].info.path.display().to_string(), line));
+                    let kids: Vec<usize> =
+                        self.order.iter().copied().filter(|&c| (self.parent_of)(c) == Some(i)).collect();
+                    for (k, &c) in kids.iter().enumerate() {
+                        let (l, c2) = if k + 1 == kids.len() { ("└─ ", "   ") } else { ("├─ ", "│  ") };
+                        self.go(c, (format!("{cont}{l}"), &format!("{cont}{c2}")), seen, out);
+                    }
                 }
             }
+            let w = Walk { order: &order, parent_of: &parent_of, rows: &p.rows };
             for &r in order.iter().filter(|&&r| parent_of(r).is_none()) {
-                walk(r, String::new(), String::new(), &order, &parent_of, &mut seen, &p.rows, &mut want);
+                w.go(r, (String::new(), ""), &mut seen, &mut want);
             }
             for &r in &order {
                 if !seen[r] {
