@@ -578,13 +578,11 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
             Some((i, make.make_stored(row, path, cache)?))
         })?;
         self.look = Some(look);
-        let rows: Vec<M::Row> = rest
-            .into_iter()
-            .map(|(i, row)| {
-                was_shown[i] = true;
-                row
-            })
-            .collect();
+        let mut rows = Vec::with_capacity(rest.iter().map(Vec::len).sum());
+        for (i, row) in rest.into_iter().flatten() {
+            was_shown[i] = true;
+            rows.push(row);
+        }
         out.log(format_args!("{} stored rows", rows.len()));
         out.send(LoadEvent::Rows(rows));
         Ok(())

@@ -305,24 +305,32 @@ impl Index {
         f: &(dyn Fn(StoredRow<'_>) -> Option<R> + Sync),
     ) -> Result<Vec<R>, IndexError> {
         match refresh::stored_rows(&self.conn, roots, limit, f, None) {
+            Ok(batches) => {
+                let mut rows = Vec::with_capacity(batches.iter().map(Vec::len).sum());
+                for b in batches {
+                    rows.extend(b);
+                }
+                Ok(rows)
+            }
             Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
                 self.clear()?;
                 Ok(Vec::new())
             }
-            other => other,
+            Err(e) => Err(e),
         }
     }
 
     /// The stored rows of the files listed (`listed`), as
     /// [`Index::stored_rows_map`] gives them (each row knows its file:
     /// [`StoredRow::listed`]), with what [`Index::refresh_changes_looked`]
-    /// compares those files with.
+    /// compares those files with. The rows come in the batches they were
+    /// made in (in order): the caller's pass over them is their one copy.
     pub fn stored_rows_looked<R: Send>(
         &mut self,
         roots: &[crate::store::StoreRoot],
         listed: &refresh::ListedKeys,
         f: &(dyn Fn(StoredRow<'_>) -> Option<R> + Sync),
-    ) -> Result<(Vec<R>, refresh::StoredLook), IndexError> {
+    ) -> Result<(Vec<Vec<R>>, refresh::StoredLook), IndexError> {
         let mut look = refresh::StoredLook::default();
         match refresh::stored_rows(&self.conn, roots, None, f, Some((&mut look, listed))) {
             Ok(rows) => Ok((rows, look)),

@@ -212,23 +212,75 @@ pub fn file_keys(files: &[SessionFile]) -> Vec<Cow<'_, [u8]>> {
 /// Listed files by their keys, to match stored rows with as they are read.
 pub struct ListedKeys<'f> {
     files: &'f [SessionFile],
-    by_key: HashMap<&'f [u8], u32, FxBuild>,
+    by_key: HashMap<HashedKey<'f>, u32, PassHash>,
 }
+
+/// A key with its hash, made before it goes in a table: the hashes of a
+/// listing's keys are made on all cores, and the table's one thread only
+/// places them (~20 ms of a load's critical path at 100,000 files).
+#[derive(PartialEq, Eq)]
+struct HashedKey<'k> {
+    hash: u64,
+    key: &'k [u8],
+}
+
+impl<'k> HashedKey<'k> {
+    fn of(key: &'k [u8]) -> HashedKey<'k> {
+        use std::hash::BuildHasher;
+        HashedKey {
+            hash: FxBuild::default().hash_one(key),
+            key,
+        }
+    }
+}
+
+impl std::hash::Hash for HashedKey<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+/// Hands on the hash a [`HashedKey`] carries (anything else is hashed).
+#[derive(Default)]
+struct PassHasher {
+    passed: Option<u64>,
+    other: crate::util::hash::FxHasher,
+}
+
+impl std::hash::Hasher for PassHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.other.write(bytes);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.passed = Some(n);
+    }
+    fn finish(&self) -> u64 {
+        self.passed.unwrap_or_else(|| self.other.finish())
+    }
+}
+
+type PassHash = std::hash::BuildHasherDefault<PassHasher>;
 
 impl<'f> ListedKeys<'f> {
     /// `keys` are those of `files` ([`file_keys`]).
     pub fn new(files: &'f [SessionFile], keys: &'f [Cow<'f, [u8]>]) -> ListedKeys<'f> {
-        let mut by_key = HashMap::with_capacity_and_hasher(keys.len(), FxBuild::default());
-        for (i, key) in keys.iter().enumerate() {
-            by_key.insert(key.as_ref(), i as u32);
+        let hashed: Vec<HashedKey> = keys.par_iter().map(|k| HashedKey::of(k)).collect();
+        let mut by_key = HashMap::with_capacity_and_hasher(keys.len(), PassHash::default());
+        for (i, key) in hashed.into_iter().enumerate() {
+            by_key.insert(key, i as u32);
         }
         ListedKeys { files, by_key }
+    }
+
+    /// Which listed file the stored row of `key` is.
+    fn get(&self, key: &[u8]) -> Option<u32> {
+        self.by_key.get(&HashedKey::of(key)).copied()
     }
 
     /// Which listed file `path` is.
     pub fn find(&self, path: &Path) -> Option<usize> {
         let key = Keys::new().key(path);
-        self.by_key.get(key.as_ref()).map(|&i| i as usize)
+        self.get(&key).map(|i| i as usize)
     }
 }
 
@@ -1813,13 +1865,14 @@ fn load_segments(
 /// the picker paints before it has looked at the disk. Paths are given as
 /// a listing of those roots would give them. Only the files a listing
 /// could find are included (a per-project root's folders, a flat root).
+/// The rows come in the batches they were decoded in, in order.
 pub fn stored_rows<R: Send>(
     conn: &Connection,
     roots: &[crate::store::StoreRoot],
     limit: Option<usize>,
     f: &(dyn Fn(StoredRow<'_>) -> Option<R> + Sync),
     look: Option<(&mut StoredLook, &ListedKeys)>,
-) -> Result<Vec<R>, IndexError> {
+) -> Result<Vec<Vec<R>>, IndexError> {
     let mut k = Keys::new();
     let is_sep = |b: u8| b == b'/' || (cfg!(windows) && b == b'\\');
     // A root given with a trailing separator keys like the same root
@@ -1874,18 +1927,15 @@ pub fn stored_rows<R: Send>(
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(RowFile, Vec<u8>, bool)>>(4);
     std::thread::scope(|s| {
         let decoder = s.spawn(move || {
-            // A batch's rows collected on their own and moved once into
-            // the answer: extending one vector as batches came copied
-            // every row each time it grew (~95 ms of 100,000 rows' CPU).
+            // A batch's rows collected on their own, and left so: extending
+            // one vector as batches came copied every row each time it grew
+            // (~95 ms of 100,000 rows' CPU), and moving them into one at
+            // the end was a copy the caller's own pass can make.
             let mut batches: Vec<Vec<R>> = Vec::new();
             for batch in rx {
                 batches.push(batch.par_iter().filter_map(decode).collect());
             }
-            let mut out = Vec::with_capacity(batches.iter().map(Vec::len).sum());
-            for b in batches {
-                out.extend(b);
-            }
-            out
+            batches
         });
         let read = read_stored(conn, (sql, cols), limit, &root_keys, is_sep, tx, look);
         if limit.is_none() {
@@ -1980,7 +2030,7 @@ fn read_stored(
         let (state, row) = (blob_at(state_col)?, blob_at(row_col)?);
         let file = match look.as_mut() {
             Some((look, listed)) => {
-                let Some(&i) = listed.by_key.get(key) else {
+                let Some(i) = listed.get(key) else {
                     look.unlisted.push(key.to_vec());
                     continue;
                 };
@@ -2076,14 +2126,14 @@ pub fn refresh(
         UnchangedRows::Looked(look) => Some(std::mem::take(look)),
         _ => None,
     };
-    let (keys, mut looked) = look(conn, files, &unchanged, extras, pre)?;
+    let mut looked = look(conn, files, &unchanged, extras, pre)?;
     lap("rows loaded");
     let unlisted = std::mem::take(&mut looked.unlisted);
     let mut jobs = sort_out(files, looked, unchanged, &mut stats, on_rows);
     fill_states(conn, &mut jobs);
     lap("files checked");
     let mut writer = Writer::new(conn, db_path.to_path_buf());
-    remove_gone(&mut writer, &keys, &unlisted, &mut stats)?;
+    remove_gone(&mut writer, files, &unlisted, &mut stats)?;
     lap("removals");
     let result = read_changed(&mut writer, jobs, &mut stats, on_rows);
     lap("parsed");
@@ -2157,21 +2207,21 @@ struct Looked {
 /// decoded or kept as they are when the caller wants the unchanged files'
 /// rows.
 #[allow(clippy::type_complexity)]
-fn look<'f>(
+fn look(
     conn: &Connection,
-    files: &'f [SessionFile],
+    files: &[SessionFile],
     unchanged: &UnchangedRows,
     extras: bool,
     pre: Option<StoredLook>,
-) -> Result<(Vec<Cow<'f, [u8]>>, Looked), IndexError> {
+) -> Result<Looked, IndexError> {
     let decode = matches!(unchanged, UnchangedRows::Send);
     let keep = matches!(unchanged, UnchangedRows::Keep(_));
     let mut stored = StoredRows::default();
-    let mut found: Vec<Option<Found>> = (0..files.len()).map(|_| None).collect();
+    let mut found: Vec<Option<Found>> = Vec::new();
     let mut unlisted: Vec<Vec<u8>> = Vec::new();
     let mut decoded: Vec<SessionInfo> = Vec::new();
     let mut k = Keys::new();
-    let (stats, keys, read) = std::thread::scope(|scope| {
+    let (stats, read) = std::thread::scope(|scope| {
         // The stats first: the files' keys and their table are made beside
         // them (~50 ms at 100,000 files).
         let stats = scope.spawn(|| {
@@ -2179,23 +2229,24 @@ fn look<'f>(
             crate::log::line("index stats done");
             v
         });
-        let keys: Vec<Cow<[u8]>> = files.iter().map(|f| k.key(&f.path)).collect();
         // A look matched with these same files stands for the table.
         let pre = pre.filter(|p| p.found.len() == files.len());
-        let by_key: HashMap<&[u8], usize, FxBuild> = match pre {
-            Some(_) => HashMap::default(),
-            None => keys
-                .iter()
-                .enumerate()
-                .map(|(i, k)| (k.as_ref(), i))
-                .collect(),
+        let keys: Vec<Cow<[u8]>> = match pre {
+            Some(_) => Vec::new(),
+            None => files.iter().map(|f| k.key(&f.path)).collect(),
         };
+        let by_key: HashMap<&[u8], usize, FxBuild> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (k.as_ref(), i))
+            .collect();
         let read = (|| -> rusqlite::Result<()> {
             if let Some(pre) = pre {
                 found = pre.found;
                 unlisted = pre.unlisted;
                 return Ok(());
             }
+            found = (0..files.len()).map(|_| None).collect();
             // Read, not mapped: at 100,000 sessions the table's pages in the
             // map were 146 MB of the process's resident set, and reading
             // them cost no more time than faulting them in.
@@ -2242,7 +2293,7 @@ fn look<'f>(
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
         drop(by_key);
-        (stats, keys, read)
+        (stats, read)
     });
     read?;
     let looked = Looked {
@@ -2252,7 +2303,7 @@ fn look<'f>(
         stored,
         unlisted,
     };
-    Ok((keys, looked))
+    Ok(looked)
 }
 
 /// Reads the resumable state of the changed files that have one (their
@@ -2379,19 +2430,19 @@ fn sort_out<'f>(
 }
 
 /// Drops the rows of files that are gone: their folder was listed without
-/// them (it holds a file of `keys`), or the folder itself is gone. Rows of
+/// them (it holds one of `files`), or the folder itself is gone. Rows of
 /// other stores are kept.
 fn remove_gone(
     writer: &mut Writer,
-    keys: &[Cow<[u8]>],
+    files: &[SessionFile],
     unlisted: &[Vec<u8>],
     stats: &mut RefreshStats,
 ) -> rusqlite::Result<()> {
-    let dirs: HashSet<&[u8], FxBuild> = if unlisted.is_empty() {
-        HashSet::default()
-    } else {
-        keys.iter().filter_map(|k| parent_bytes(k)).collect()
-    };
+    if unlisted.is_empty() {
+        return Ok(());
+    }
+    let keys = file_keys(files);
+    let dirs: HashSet<&[u8], FxBuild> = keys.iter().filter_map(|k| parent_bytes(k)).collect();
     let mut dir_exists: HashMap<Vec<u8>, bool, FxBuild> = HashMap::default();
     for key in unlisted {
         let Some(parent) = parent_bytes(key) else {
