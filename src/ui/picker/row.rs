@@ -36,9 +36,11 @@ pub struct Row {
     pub canonical: SharedPath,
     /// The parent session's path, symlinks resolved.
     pub parent_canonical: Option<PathBuf>,
-    /// Hashes of `canonical` and `parent_canonical` (see [`path_hash`]),
-    /// made with the row: threading 100,000 rows hashed every path on the
-    /// UI thread (~80 ms) to find the few that are parents.
+    /// Hashes of the path, `canonical` and `parent_canonical` (see
+    /// [`path_hash`]), made with the row: taking in and threading 100,000
+    /// rows hashed every path on the UI thread (~80 ms) to find the few
+    /// that are parents and place each row.
+    pub path_hash: u64,
     pub canonical_hash: u64,
     pub parent_hash: Option<u64>,
     /// The row's search document, which also holds its id, cwd, name,
@@ -143,10 +145,12 @@ impl Row {
     /// The row of `info`, its search document `doc` and its first message.
     fn made(info: RowInfo, doc: SearchDoc, first_message: Option<&str>, dirs: &Folders) -> Row {
         let resolved = dirs.canonical(&info.path);
-        let canonical = if resolved == *info.path {
-            info.path.clone()
+        let own_hash = path_hash(info.path.as_os_str());
+        let (canonical, canonical_hash) = if resolved == *info.path {
+            (info.path.clone(), own_hash)
         } else {
-            resolved.into()
+            let hash = path_hash(resolved.as_os_str());
+            (resolved.into(), hash)
         };
         let parent_canonical = info
             .parent_session_path
@@ -172,7 +176,8 @@ impl Row {
             info,
             first_rest,
             has_first,
-            canonical_hash: path_hash(canonical.as_os_str()),
+            path_hash: own_hash,
+            canonical_hash,
             parent_hash: parent_canonical
                 .as_deref()
                 .map(|p| path_hash(p.as_os_str())),

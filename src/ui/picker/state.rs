@@ -1,14 +1,13 @@
 //! The picker's state: its rows and what is visible of them (scope, sort,
 //! filters, the query's scores), the selection, dialogs and status.
 
-use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::row::path_hash;
 use crate::search::Query;
 use crate::util::hash::FxBuild;
-use crate::util::shared_path::ByBytes;
 
 use super::preview::{Preview, PreviewHits};
 pub use super::row::Row;
@@ -150,9 +149,8 @@ pub const PERMANENT_GUARD_MS: i64 = 750;
 pub struct PickerState {
     pub project_cwd: String,
     pub rows: Vec<Row>,
-    /// Row positions by path, keyed by the path's bytes (hashing a `Path`
-    /// walks its components: ~60 ms of the UI thread for 100,000 rows).
-    by_path: HashMap<ByBytes, usize, FxBuild>,
+    /// Row positions by path.
+    by_path: RowIndex,
     pub scope: Scope,
     pub sort: Sort,
     pub named_only: bool,
@@ -243,7 +241,7 @@ impl PickerState {
         PickerState {
             project_cwd,
             rows: Vec::new(),
-            by_path: HashMap::default(),
+            by_path: RowIndex::default(),
             scope: Scope::Current,
             sort: Sort::Threaded,
             named_only: false,
@@ -347,7 +345,7 @@ impl PickerState {
 
     /// Where `path`'s row is in `rows`.
     pub fn row_index(&self, path: &Path) -> Option<usize> {
-        self.by_path.get(path.as_os_str()).copied()
+        self.by_path.find(&self.rows, path.as_os_str())
     }
 
     pub fn selected_pos(&self) -> Option<usize> {
@@ -368,15 +366,16 @@ impl PickerState {
         // The rows come in a few big batches (the first screen, then the
         // rest): room for a batch at once, not doubling past it.
         self.rows.reserve(rows.len());
-        self.by_path.reserve(rows.len());
+        self.by_path.reserve(rows.len(), &self.rows);
         for r in rows {
-            // One hash of the path a row (an entry, not a look-up then an
-            // insert: ~15 ms of the UI thread for 100,000 rows).
-            match self.by_path.entry(ByBytes(r.info.path.clone())) {
-                Entry::Occupied(at) => self.rows[*at.get()] = r,
-                Entry::Vacant(at) => {
-                    at.insert(self.rows.len());
+            match self
+                .by_path
+                .find_hashed(&self.rows, r.path_hash, r.info.path.as_os_str())
+            {
+                Some(i) => self.rows[i] = r,
+                None => {
                     self.rows.push(r);
+                    self.by_path.insert(&self.rows, self.rows.len() - 1);
                     // Unscored until the next result.
                     if let Some(s) = &mut self.scores {
                         s.push(None);
@@ -415,12 +414,13 @@ impl PickerState {
         self.scoped = None;
         // A session gone is no longer a batch's.
         self.marked.remove(path);
-        let i = self.by_path.remove(path.as_os_str())?;
-        let row = self.rows.swap_remove(i);
-        if i < self.rows.len() {
-            let moved = self.rows[i].info.path.clone();
-            self.by_path.insert(ByBytes(moved), i);
+        let i = self.by_path.remove(&self.rows, path.as_os_str())?;
+        let last = self.rows.len() - 1;
+        if i < last {
+            // The last row moves into its place.
+            self.by_path.moved(&self.rows, last, i);
         }
+        let row = self.rows.swap_remove(i);
         if let Some(s) = &mut self.scores {
             if i < s.len() {
                 s.swap_remove(i);
@@ -776,6 +776,57 @@ struct ListSettings {
     project_cwd: String,
 }
 
+/// Where each path's row is in the rows, found by the path's hash made
+/// with the row ([`Row::path_hash`]): taking in 100,000 rows hashed their
+/// paths on the UI thread (~40 ms); placing a row now reads only its
+/// hash, and a path is compared only with the rows of its hash.
+#[derive(Default, Debug)]
+struct RowIndex(hashbrown::HashTable<u32>);
+
+impl RowIndex {
+    fn find(&self, rows: &[Row], path: &std::ffi::OsStr) -> Option<usize> {
+        self.find_hashed(rows, path_hash(path), path)
+    }
+
+    /// [`RowIndex::find`] of a path whose hash is known (a row's).
+    fn find_hashed(&self, rows: &[Row], hash: u64, path: &std::ffi::OsStr) -> Option<usize> {
+        self.0
+            .find(hash, |&i| rows[i as usize].info.path.as_os_str() == path)
+            .map(|&i| i as usize)
+    }
+
+    fn reserve(&mut self, more: usize, rows: &[Row]) {
+        self.0.reserve(more, |&i| rows[i as usize].path_hash);
+    }
+
+    /// Adds row `i`, whose path is not in yet.
+    fn insert(&mut self, rows: &[Row], i: usize) {
+        self.0
+            .insert_unique(rows[i].path_hash, i as u32, |&j| rows[j as usize].path_hash);
+    }
+
+    /// Takes out `path`; where its row was.
+    fn remove(&mut self, rows: &[Row], path: &std::ffi::OsStr) -> Option<usize> {
+        let at = self
+            .0
+            .find_entry(path_hash(path), |&i| {
+                rows[i as usize].info.path.as_os_str() == path
+            })
+            .ok()?;
+        Some(at.remove().0 as usize)
+    }
+
+    /// Row `from` is moving to `to`.
+    fn moved(&mut self, rows: &[Row], from: usize, to: usize) {
+        if let Some(at) = self
+            .0
+            .find_mut(rows[from].path_hash, |&i| i as usize == from)
+        {
+            *at = to as u32;
+        }
+    }
+}
+
 /// Sorts keys that hold a row's index in their low 32 bits and its order
 /// above them; rows of equal order are then sorted by path.
 fn sort_packed(keys: &mut [u128], rows: &[Row]) {
@@ -858,6 +909,36 @@ mod tests {
                 key(b).cmp(&key(a)).then_with(|| p.rows[a].info.path.cmp(&p.rows[b].info.path))
             });
             proptest::prop_assert_eq!(got, want);
+        }
+
+        /// Rows added, replaced and removed in any order are each found by
+        /// their path, and a path removed is not.
+        #[test]
+        fn rows_are_found_by_path_through_adds_and_removals(
+            ops in proptest::collection::vec((proptest::bool::ANY, 0usize..30), 0..80),
+        ) {
+            let mut p = PickerState::new("/w".into(), 0);
+            let path = |n: usize| PathBuf::from(format!("/s/{n}.jsonl"));
+            let mut want: HashSet<usize> = HashSet::new();
+            for (add, n) in ops {
+                if add {
+                    p.upsert(vec![Row::new(SessionInfo {
+                        path: path(n).into(),
+                        ..Default::default()
+                    })]);
+                    want.insert(n);
+                } else {
+                    proptest::prop_assert_eq!(p.remove(&path(n)).is_some(), want.remove(&n));
+                }
+                proptest::prop_assert_eq!(p.rows.len(), want.len());
+                for n in 0..30 {
+                    let at = p.row_index(&path(n));
+                    proptest::prop_assert_eq!(at.is_some(), want.contains(&n));
+                    if let Some(i) = at {
+                        proptest::prop_assert_eq!(p.rows[i].info.path.to_path_buf(), path(n));
+                    }
+                }
+            }
         }
 
         /// The list without a query, threaded, is what a plain reading of
