@@ -519,13 +519,13 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
             out.send(LoadEvent::Indexing(None));
         }
         problems.extend(stats.problems);
-        let shown = Shown {
+        let sent = Shown {
             files: &files,
             listed: &listed,
             was_shown: &was_shown,
             first_gone,
         };
-        self.settle(shown, &changed, &problems, out);
+        self.settle(sent, &changed, &problems, out);
         out.log(format_args!(
             "{total} files through the index ({} changed)",
             changed.len()
