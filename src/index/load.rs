@@ -468,7 +468,12 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
                 None => first_gone.push(path),
             }
         }
-        self.send_rest(index, &listed, &mut was_shown, out)?;
+        if let Err(e) = self.send_rest(index, &listed, &mut was_shown, out) {
+            for path in first_gone {
+                out.send(LoadEvent::Gone(path.to_path_buf()));
+            }
+            return Err(e);
+        }
         let shown = was_shown.iter().filter(|&&s| s).count();
         out.send(LoadEvent::Progress {
             done: shown.min(total),

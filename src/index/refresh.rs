@@ -2081,25 +2081,23 @@ fn found_under_root(
     is_sep: impl Fn(u8) -> bool,
 ) -> Option<SessionFile> {
     use crate::store::StoreKind;
-    {
-        // The root a listing would find the file under (nested roots: the
-        // one whose layout fits the file's depth).
-        let (rel, root) = root_keys.iter().find_map(|(rk, root)| {
-            let rest = key.strip_prefix(rk.as_slice())?;
-            let (&sep, rel) = rest.split_first()?;
-            let depth = rel.iter().filter(|&&b| is_sep(b)).count();
-            let fits = match root.kind {
-                StoreKind::Flat => depth == 0,
-                StoreKind::PerProject => depth == 1,
-                StoreKind::Dated => depth == 0 || depth == 3,
-            } || (root.agent == crate::session::Agent::Claude && depth == 3);
-            (is_sep(sep) && fits).then_some((rel, *root))
-        })?;
-        Some(SessionFile {
-            path: root.path.join(key_path(rel)),
-            agent: root.agent,
-        })
-    }
+    // The root a listing would find the file under (nested roots: the
+    // one whose layout fits the file's depth).
+    let (rel, root) = root_keys.iter().find_map(|(rk, root)| {
+        let rest = key.strip_prefix(rk.as_slice())?;
+        let (&sep, rel) = rest.split_first()?;
+        let depth = rel.iter().filter(|&&b| is_sep(b)).count();
+        let fits = match root.kind {
+            StoreKind::Flat => depth == 0,
+            StoreKind::PerProject => depth == 1,
+            StoreKind::Dated => depth == 0 || depth == 3,
+        } || (root.agent == crate::session::Agent::Claude && depth == 3);
+        (is_sep(sep) && fits).then_some((rel, *root))
+    })?;
+    Some(SessionFile {
+        path: root.path.join(key_path(rel)),
+        agent: root.agent,
+    })
 }
 
 /// Refreshes the index for `files`; see [`super::Index::refresh`].
