@@ -29,6 +29,7 @@ use crate::session::searchable::{
 };
 use crate::session::words::str_words;
 use crate::store::scan::{ScanProblem, SessionFile};
+use crate::util::hash::bytes_hash;
 use crate::util::shared_path::SharedPath;
 
 /// What identifies a version of a file without reading it.
@@ -212,69 +213,42 @@ pub fn file_keys(files: &[SessionFile]) -> Vec<Cow<'_, [u8]>> {
 /// Listed files by their keys, to match stored rows with as they are read.
 pub struct ListedKeys<'f> {
     files: &'f [SessionFile],
-    by_key: HashMap<HashedKey<'f>, u32, PassHash>,
+    keys: &'f [Cow<'f, [u8]>],
+    /// Positions in `files`, placed by their keys' hashes: made on all
+    /// cores first, so the table's one thread only places them (~20 ms of
+    /// a load's critical path at 100,000 files).
+    by_key: hashbrown::HashTable<u32>,
 }
-
-/// A key with its hash, made before it goes in a table: the hashes of a
-/// listing's keys are made on all cores, and the table's one thread only
-/// places them (~20 ms of a load's critical path at 100,000 files).
-#[derive(PartialEq, Eq)]
-struct HashedKey<'k> {
-    hash: u64,
-    key: &'k [u8],
-}
-
-impl<'k> HashedKey<'k> {
-    fn of(key: &'k [u8]) -> HashedKey<'k> {
-        use std::hash::BuildHasher;
-        HashedKey {
-            hash: FxBuild::default().hash_one(key),
-            key,
-        }
-    }
-}
-
-impl std::hash::Hash for HashedKey<'_> {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        state.write_u64(self.hash);
-    }
-}
-
-/// Hands on the hash a [`HashedKey`] carries (anything else is hashed).
-#[derive(Default)]
-struct PassHasher {
-    passed: Option<u64>,
-    other: crate::util::hash::FxHasher,
-}
-
-impl std::hash::Hasher for PassHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        self.other.write(bytes);
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.passed = Some(n);
-    }
-    fn finish(&self) -> u64 {
-        self.passed.unwrap_or_else(|| self.other.finish())
-    }
-}
-
-type PassHash = std::hash::BuildHasherDefault<PassHasher>;
 
 impl<'f> ListedKeys<'f> {
     /// `keys` are those of `files` ([`file_keys`]).
     pub fn new(files: &'f [SessionFile], keys: &'f [Cow<'f, [u8]>]) -> ListedKeys<'f> {
-        let hashed: Vec<HashedKey> = keys.par_iter().map(|k| HashedKey::of(k)).collect();
-        let mut by_key = HashMap::with_capacity_and_hasher(keys.len(), PassHash::default());
-        for (i, key) in hashed.into_iter().enumerate() {
-            by_key.insert(key, i as u32);
+        let hashes: Vec<u64> = keys.par_iter().map(|k| bytes_hash(k)).collect();
+        let mut by_key = hashbrown::HashTable::with_capacity(keys.len());
+        for (i, &hash) in hashes.iter().enumerate() {
+            // A file listed twice is matched as its last listing (as a map
+            // of the keys would).
+            let same = |&j: &u32| keys[j as usize] == keys[i];
+            match by_key.find_mut(hash, same) {
+                Some(at) => *at = i as u32,
+                None => {
+                    by_key.insert_unique(hash, i as u32, |&j| hashes[j as usize]);
+                }
+            }
         }
-        ListedKeys { files, by_key }
+        ListedKeys {
+            files,
+            keys,
+            by_key,
+        }
     }
 
     /// Which listed file the stored row of `key` is.
     fn get(&self, key: &[u8]) -> Option<u32> {
-        self.by_key.get(&HashedKey::of(key)).copied()
+        let keys = self.keys;
+        self.by_key
+            .find(bytes_hash(key), |&i| keys[i as usize].as_ref() == key)
+            .copied()
     }
 
     /// Which listed file `path` is.

@@ -58,3 +58,10 @@ impl Hasher for FxHasher {
 }
 
 pub type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
+
+/// The hash of some bytes that tables placed by hashes made beforehand
+/// (on other threads, or with the thing hashed) agree on.
+pub fn bytes_hash(bytes: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    FxBuild::default().hash_one(bytes)
+}

@@ -283,8 +283,7 @@ impl Row {
 
 /// The hash of a path's bytes that [`Row::canonical_hash`] holds.
 pub fn path_hash(path: &std::ffi::OsStr) -> u64 {
-    use std::hash::BuildHasher;
-    FxBuild::default().hash_one(path.as_encoded_bytes())
+    crate::util::hash::bytes_hash(path.as_encoded_bytes())
 }
 
 /// Canonical folders already resolved, for [`Row::with_dirs`]; clones
