@@ -230,6 +230,12 @@ fn main() {
     };
     let mut last_docs = None;
     let mut clears = Vec::new();
+    let detail = std::env::var_os("ARBOR_BENCH_DETAIL").is_some();
+    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
+    // Each key's time to the frame whose rows are final (its first rows,
+    // when answered first; else the whole answer's frame).
+    let mut screen_lat = Vec::new();
+    let mut firsts = 0;
     for query in &queries {
         // Ctrl+U clears the previous query (the whole list again: timed
         // on its own, not among the typed keys).
@@ -244,6 +250,8 @@ fn main() {
         }
         for c in query.chars() {
             let t = Instant::now();
+            let mut screen_at = None;
+            let mut first_rows: Option<Vec<std::path::PathBuf>> = None;
             let mut queue = app.update(AppEvent::Key(KeyEvent::new(
                 KeyCode::Char(c),
                 KeyModifiers::NONE,
@@ -254,20 +262,38 @@ fn main() {
                     query,
                     docs,
                     index_problem,
+                    first,
                 } = fx
                 {
                     last_docs = Some(docs.clone());
-                    // What the picker's search worker runs.
+                    // What the picker's search worker runs: the first rows
+                    // (answered on their own, drawn), then the whole answer.
                     let t0 = Instant::now();
+                    let early = first
+                        .as_ref()
+                        .and_then(|f| searcher.first_answer(&query, &docs, f));
+                    if let Some(answer) = early {
+                        if detail {
+                            eprintln!("{:>20} first  {:>7.2} ms", query.raw, ms(t0));
+                        }
+                        queue.extend(app.update(AppEvent::SearchDone {
+                            generation,
+                            query: query.raw.clone(),
+                            docs: docs.clone(),
+                            scores: answer.scores,
+                            incomplete: answer.incomplete,
+                            partial: true,
+                        }));
+                        term.draw(|f| arbor::ui::render(f, &app, &theme)).unwrap();
+                        screen_at = Some(ms(t));
+                        first_rows = Some(shown_paths(&app));
+                    }
+                    let t1 = Instant::now();
                     let answer = searcher
                         .search(&query, &docs, index_problem.as_deref(), &|| false)
                         .expect("search");
-                    if std::env::var_os("ARBOR_BENCH_DETAIL").is_some() {
-                        eprintln!(
-                            "{:>20} search {:>7.2} ms",
-                            query.raw,
-                            t0.elapsed().as_secs_f64() * 1000.0
-                        );
+                    if detail {
+                        eprintln!("{:>20} search {:>7.2} ms", query.raw, ms(t1));
                     }
                     let t2 = Instant::now();
                     queue.extend(app.update(AppEvent::SearchDone {
@@ -276,13 +302,10 @@ fn main() {
                         docs,
                         scores: answer.scores,
                         incomplete: answer.incomplete,
+                        partial: false,
                     }));
-                    if std::env::var_os("ARBOR_BENCH_DETAIL").is_some() {
-                        eprintln!(
-                            "{:>20} apply {:>7.2} ms",
-                            "",
-                            t2.elapsed().as_secs_f64() * 1000.0
-                        );
+                    if detail {
+                        eprintln!("{:>20} apply {:>7.2} ms", "", ms(t2));
                     }
                 }
             }
@@ -296,8 +319,15 @@ fn main() {
                 );
             }
             lat.push(t.elapsed().as_secs_f64() * 1000.0);
-            if std::env::var_os("ARBOR_BENCH_DETAIL").is_some() {
+            screen_lat.push(screen_at.unwrap_or(lat[lat.len() - 1]));
+            if detail {
                 eprintln!("{:>20} total {:>7.2} ms", "", lat[lat.len() - 1]);
+            }
+            // The first rows shown are the whole answer's first rows.
+            if let Some(early) = first_rows {
+                let whole = shown_paths(&app);
+                assert_eq!(early, whole[..early.len()], "first rows of {query:?}");
+                firsts += 1;
             }
             // The worker's idle work between keys (a key every 100 ms or
             // so): what the last search left to do ahead of the next.
@@ -313,6 +343,13 @@ fn main() {
         median(&mut lat),
         worst
     );
+    let worst = screen_lat.iter().cloned().fold(0.0, f64::max);
+    println!(
+        "keystroke → its screen of rows final, over {} keys ({firsts} answered first rows first): median {:.2} ms, worst {:.2} ms",
+        screen_lat.len(),
+        median(&mut screen_lat),
+        worst
+    );
     if !clears.is_empty() {
         let worst = clears.iter().cloned().fold(0.0, f64::max);
         println!(
@@ -325,6 +362,16 @@ fn main() {
     if let Some(docs) = last_docs {
         fields_pass(&queries, &docs);
     }
+}
+
+/// The paths of the rows on the picker's screen (its first page).
+fn shown_paths(app: &App) -> Vec<std::path::PathBuf> {
+    let p = &app.picker;
+    p.visible
+        .iter()
+        .take(p.page)
+        .map(|v| p.rows[v.idx].info.path.to_path_buf())
+        .collect()
 }
 
 /// The short fields' pass alone (every session's name, first message,

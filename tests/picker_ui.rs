@@ -1450,6 +1450,7 @@ fn an_incomplete_search_says_so_on_screen() {
         docs,
         scores: vec![None; n],
         incomplete: Some(format!("the index could not be written ({why})")),
+        partial: false,
     });
     let s = screen(&app, &fx.root);
     assert!(
@@ -1813,6 +1814,7 @@ fn nothing_is_drawn_when_nothing_visible_changed() {
         docs,
         scores: Vec::new(),
         incomplete: None,
+        partial: false,
     });
     assert!(!stale.redraw);
     // A change on disk: a rescan first, drawn when its rows come.
@@ -2692,4 +2694,88 @@ fn ctrl_t_with_a_query_no_entry_holds_opens_the_whole_tree() {
     };
     assert_eq!(t.search.text(), "zzqx");
     assert!(t.rows.is_empty());
+}
+
+/// A query's first screen comes before its whole answer: the rows that
+/// fill the screen (the newest sessions whose names match best, which no
+/// other session can outrank) with the count to follow, then the whole
+/// list, whose first rows are the same.
+#[test]
+fn the_first_screen_comes_before_the_whole_answer() {
+    use arbor::index::searcher::Searcher;
+    use arbor::session::info::SessionInfo;
+    use arbor::ui::runtime::perform_search;
+    let mut app = App::new("/w".into(), NOW);
+    app.width = 100;
+    app.height = 24;
+    // 300 sessions a minute apart; every third is about the parser (its
+    // name), as many match it less well (spread over their first message).
+    let rows: Vec<Row> = (0..300)
+        .map(|i| {
+            let (name, first) = match i % 3 {
+                0 => ("parser fix", "the lexer"),
+                1 => ("other work", "p a r s e r"),
+                _ => ("other work", "nothing here"),
+            };
+            Row::new(SessionInfo {
+                path: PathBuf::from(format!("/nowhere/s/{i:03}.jsonl")).into(),
+                id: format!("id-{i:03}"),
+                cwd: "/w".into(),
+                name: Some(name.into()),
+                has_name: true,
+                modified_ms: NOW - i * 60_000,
+                message_count: 2,
+                first_message: Some(first.into()),
+                all_text: first.into(),
+                ..Default::default()
+            })
+        })
+        .collect();
+    app.update(AppEvent::Rows(rows));
+    app.update(AppEvent::LoadFinished { problems: vec![] });
+    let mut searcher = Searcher::new(None);
+    let mut answers = Vec::new();
+    for c in "parser".chars() {
+        answers.clear();
+        for fx in app.update(AppEvent::Key(KeyEvent::new(
+            KeyCode::Char(c),
+            KeyModifiers::NONE,
+        ))) {
+            if matches!(fx, Effect::Search { .. }) {
+                answers.extend(perform_search(&mut searcher, fx));
+            }
+        }
+    }
+    let [first @ AppEvent::SearchDone { partial: true, .. }, whole @ AppEvent::SearchDone { partial: false, .. }] =
+        <[AppEvent; 2]>::try_from(answers).expect("two answers")
+    else {
+        panic!("the first rows, then the whole answer");
+    };
+    let shown = |app: &App| -> Vec<String> {
+        let p = &app.picker;
+        p.visible
+            .iter()
+            .take(p.page)
+            .map(|v| p.rows[v.idx].info.path.display().to_string())
+            .collect()
+    };
+    app.update(first);
+    let early = shown(&app);
+    let s = screen(&app, Path::new("/nowhere"));
+    assert!(s.contains("(1/…)"), "the count is to follow:\n{s}");
+    assert_eq!(early.len(), app.picker.page, "the screen is full");
+    assert!(
+        app.picker.visible.len() >= 2 * app.picker.page,
+        "and the next"
+    );
+    // The newest named for the parser, newest first.
+    let want: Vec<String> = (0..app.picker.page)
+        .map(|k| format!("/nowhere/s/{:03}.jsonl", 3 * k))
+        .collect();
+    assert_eq!(early, want);
+    app.update(whole);
+    let s = screen(&app, Path::new("/nowhere"));
+    assert!(s.contains("(1/200)"), "every match counted:\n{s}");
+    assert_eq!(shown(&app), early);
+    assert!(!app.picker.search_partial);
 }

@@ -17,6 +17,32 @@ pub struct Answer {
     /// Why some sessions' bodies were not searched; `None` when every one
     /// was (through the index, or its own text in memory).
     pub incomplete: Option<String>,
+    /// Only the answer's first rows are scored (see [`FirstRows`]); the
+    /// whole answer follows.
+    pub partial: bool,
+}
+
+/// Rows (their positions) with their times (ms).
+pub type TimedRows = Arc<[(i64, u32)]>;
+
+/// What of an answer the picker shows first: the rows that fill its
+/// screen, found from the newest sessions' short fields while every
+/// session is scored (see [`Scorer::first_rows`]). At 100,000 sessions the
+/// whole answer takes tens of milliseconds, a word's third letter well
+/// over a hundred; its first screen is usually settled within a few
+/// thousand sessions, in about a millisecond.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FirstRows {
+    /// How many rows the screen shows.
+    pub want: usize,
+    /// The rows in scope and their times (ms), in the snapshot's order.
+    pub scoped: TimedRows,
+}
+
+/// At most this many sessions are looked at for the first rows (about
+/// 1.5 µs each): past it, the whole answer is as near.
+fn first_rows_budget(sessions: usize) -> usize {
+    (sessions / 25).clamp(1024, 4096)
 }
 
 /// An index to ask for message bodies, and the scorer for the rest.
@@ -32,6 +58,8 @@ pub struct Searcher {
     /// made for it: the worker makes it when idle, ahead of the first key
     /// that asks the index.
     seen: Option<Arc<Docs>>,
+    /// The rows of the last [`FirstRows`] asked, newest first.
+    newest: Option<(TimedRows, Vec<(i64, u32)>)>,
 }
 
 impl Searcher {
@@ -42,6 +70,7 @@ impl Searcher {
             scorer: Scorer::new(),
             unindexed: None,
             seen: None,
+            newest: None,
         }
     }
 
@@ -104,11 +133,30 @@ impl Searcher {
         index_problem: Option<&str>,
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> Option<Answer> {
+        self.search_first(query, docs, index_problem, cancel, None, &mut |_| {})
+    }
+
+    /// [`Searcher::search`], giving `first` to `early` first when it can
+    /// (a [`Answer::partial`] answer): the rows that fill the screen, from
+    /// the newest sessions' short fields.
+    pub fn search_first(
+        &mut self,
+        query: &Query,
+        docs: &Arc<Docs>,
+        index_problem: Option<&str>,
+        cancel: &(dyn Fn() -> bool + Sync),
+        first: Option<&FirstRows>,
+        early: &mut (dyn FnMut(Answer) + Send),
+    ) -> Option<Answer> {
+        if let Some(answer) = first.and_then(|f| self.first_answer(query, docs, f)) {
+            early(answer);
+        }
         let Searcher {
             index,
             scorer,
             unindexed,
             seen,
+            ..
         } = self;
         if !unindexed
             .as_ref()
@@ -136,6 +184,42 @@ impl Searcher {
         Some(Answer {
             scores: scorer.score(query, docs, bodies.hits.as_ref()),
             incomplete: bodies.incomplete,
+            partial: false,
+        })
+    }
+
+    /// The partial answer [`Searcher::search_first`] gives first, when
+    /// the first rows are found that way.
+    pub fn first_answer(
+        &mut self,
+        query: &Query,
+        docs: &Arc<Docs>,
+        first: &FirstRows,
+    ) -> Option<Answer> {
+        if !self
+            .newest
+            .as_ref()
+            .is_some_and(|(s, _)| Arc::ptr_eq(s, &first.scoped))
+        {
+            let mut order = first.scoped.to_vec();
+            order.sort_unstable_by_key(|&(ms, _)| std::cmp::Reverse(ms));
+            self.newest = Some((first.scoped.clone(), order));
+        }
+        let order = self.newest.as_ref().map_or(&[][..], |(_, o)| o.as_slice());
+        let budget = first_rows_budget(order.len());
+        let (best, found) = self
+            .scorer
+            .first_rows(query, docs, order, first.want, budget)?;
+        let mut scores = vec![None; docs.0.len()];
+        for d in found {
+            if let Some(s) = scores.get_mut(d as usize) {
+                *s = Some(best);
+            }
+        }
+        Some(Answer {
+            scores,
+            incomplete: None,
+            partial: true,
         })
     }
 }

@@ -283,6 +283,78 @@ impl Scorer {
             .collect()
     }
 
+    /// The first rows of the answer to `query`, found from the newest
+    /// sessions' short fields alone, before the pass over every session
+    /// and the index's answer: the documents of `order` (the rows in scope
+    /// with their times, newest first) whose fields reach the most each
+    /// term can score ([`Term::ceiling`], more than any body match), at
+    /// least `want` of them and every one as new as the last. No other
+    /// session can rank above them: none scores more, and ties rank newest
+    /// first (then by path: every one of the last one's time is among
+    /// them). With that score. `None` when the query's best rows are not known that way (a
+    /// phrase, a regex, a term already remembered: the whole pass is then
+    /// as quick) or `budget` documents did not give `want`.
+    pub fn first_rows(
+        &self,
+        query: &Query,
+        docs: &Docs,
+        order: &[(i64, u32)],
+        want: usize,
+        budget: usize,
+    ) -> Option<(u32, Vec<u32>)> {
+        if want == 0 || query.error().is_some() || query.terms.is_empty() {
+            return None;
+        }
+        let parts = query.parts;
+        let remembered = self.docs.as_ref().is_some_and(|d| std::ptr::eq(&**d, docs))
+            && query.terms.iter().all(|t| {
+                self.memo
+                    .get(&format!("{}\n{}", parts.bits(), t.key()))
+                    .is_some()
+            });
+        if remembered {
+            return None;
+        }
+        let best: u32 = query
+            .terms
+            .iter()
+            .map(Term::ceiling)
+            .try_fold(0u32, |a, c| Some(a.saturating_add(c?)))?;
+        let mut fz = Fuzzy::new();
+        let mut found: Vec<u32> = Vec::new();
+        let mut last_ms = None;
+        for (k, &(ms, d)) in order.iter().enumerate() {
+            if found.len() >= want && last_ms.is_some_and(|l| ms < l) {
+                return Some((best, found));
+            }
+            if k >= budget {
+                return None;
+            }
+            let Some((_, doc)) = docs.0.get(d as usize) else {
+                continue;
+            };
+            if !query.accepts(&doc.facts) {
+                continue;
+            }
+            let mut total = 0u32;
+            for t in &query.terms {
+                match t.local_score(doc, parts, &mut fz) {
+                    Some(s) => total = total.saturating_add(s),
+                    None => {
+                        total = 0;
+                        break;
+                    }
+                }
+            }
+            if total == best {
+                found.push(d);
+                last_ms = Some(ms);
+            }
+        }
+        // Every row in scope looked at: these are all the best ones.
+        (found.len() >= want).then_some((best, found))
+    }
+
     /// Learns where the index's `paths` are in `docs` ahead of an answer
     /// naming them (see `Index::share_paths`): the first answer naming
     /// 100,000 sessions spent ~70 ms on it. Each path the snapshot has is
@@ -615,5 +687,125 @@ mod tests {
         let hits: BodyHits = [(PathBuf::from("/s/b.jsonl"), 1u32)].into_iter().collect();
         let got = Scorer::new().score(&q, &d, Some(&hits));
         assert!(got[0].is_none() && got[1].is_some());
+    }
+
+    /// Sessions for the first-rows tests: (name, first message, time).
+    fn timed_docs(rows: &[(String, String, i64)]) -> Arc<Docs> {
+        Arc::new(Docs(
+            rows.iter()
+                .enumerate()
+                .map(|(i, (name, first, ms))| {
+                    let info = SessionInfo {
+                        id: format!("id{i}"),
+                        name: (!name.is_empty()).then(|| name.clone()),
+                        has_name: !name.is_empty(),
+                        first_message: (!first.is_empty()).then(|| first.clone()),
+                        cwd: "/w".into(),
+                        all_text: first.clone(),
+                        modified_ms: *ms,
+                        ..Default::default()
+                    };
+                    (
+                        PathBuf::from(format!("/s/{i:03}.jsonl")).into(),
+                        Arc::new(SearchDoc::from_info(&info)),
+                    )
+                })
+                .collect(),
+        ))
+    }
+
+    /// Short texts of few letters (so words match often, in every way:
+    /// whole, spread, at a word's start or inside it, in either case,
+    /// after any kind of character).
+    fn text() -> impl proptest::strategy::Strategy<Value = String> {
+        "([abcABC]|[ _/.:-]|é|Ä|x){0,14}"
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        /// No session scores past a word's ceiling, and a field that is
+        /// the word reaches it (else no first rows would ever be found).
+        #[test]
+        fn no_session_scores_past_a_words_ceiling(
+            word in "[abc]{1,5}",
+            fields in proptest::collection::vec((text(), text()), 1..8),
+        ) {
+            let q = Query::parse_at(&word, 0);
+            let t = &q.terms[0];
+            let ceiling = t.ceiling().expect("an ASCII word has one");
+            let rows: Vec<(String, String, i64)> = fields
+                .into_iter()
+                .chain([(word.clone(), String::new())])
+                .map(|(a, b)| (a, b, 0))
+                .collect();
+            let d = timed_docs(&rows);
+            let mut fz = Fuzzy::new();
+            let scores: Vec<Option<u32>> =
+                d.0.iter().map(|(_, doc)| t.local_score(doc, q.parts, &mut fz)).collect();
+            for s in scores.iter().flatten() {
+                proptest::prop_assert!(*s <= ceiling, "{s} > {ceiling} for {word:?}");
+            }
+            proptest::prop_assert_eq!(*scores.last().unwrap(), Some(ceiling));
+        }
+
+        /// The first rows are the whole answer's first rows, in its order:
+        /// the rows ranked best, then newest, then by path.
+        #[test]
+        fn first_rows_are_the_whole_answers_first(
+            rows in proptest::collection::vec((text(), text(), 0i64..6), 1..40),
+            words in proptest::collection::vec("[abc]{1,4}", 1..3),
+            want in 1usize..6,
+            budget in 1usize..60,
+        ) {
+            let d = timed_docs(&rows);
+            let q = Query::parse_at(&words.join(" "), 0);
+            let mut order: Vec<(i64, u32)> =
+                rows.iter().enumerate().map(|(i, r)| (r.2, i as u32)).collect();
+            // Ties in time are looked at against the list's order (by path).
+            order.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+            let scores = Scorer::new().score(&q, &d, None);
+            let mut ranked: Vec<usize> = (0..rows.len()).filter(|&i| scores[i].is_some()).collect();
+            ranked.sort_by(|&a, &b| {
+                scores[b].cmp(&scores[a]).then(rows[b].2.cmp(&rows[a].2)).then(a.cmp(&b))
+            });
+            if let Some((best, found)) = Scorer::new().first_rows(&q, &d, &order, want, budget) {
+                proptest::prop_assert!(found.len() >= want);
+                let mut found: Vec<usize> = found.iter().map(|&i| i as usize).collect();
+                found.sort_by(|&a, &b| rows[b].2.cmp(&rows[a].2).then(a.cmp(&b)));
+                proptest::prop_assert_eq!(&found[..], &ranked[..found.len()]);
+                for &i in &found {
+                    proptest::prop_assert_eq!(scores[i], Some(best));
+                }
+            }
+        }
+    }
+
+    /// A remembered query (typed again) is answered whole at once, and a
+    /// phrase or a regex never from the fields alone.
+    #[test]
+    fn first_rows_only_where_they_save_the_pass() {
+        let rows: Vec<(String, String, i64)> = (0..50)
+            .map(|i| ("parser".to_string(), "the parser".to_string(), i))
+            .collect();
+        let d = timed_docs(&rows);
+        let order: Vec<(i64, u32)> = (0..50).rev().map(|i| (i, i as u32)).collect();
+        let mut scorer = Scorer::new();
+        let q = Query::parse_at("parser", 0);
+        let (_, found) = scorer.first_rows(&q, &d, &order, 10, 1000).expect("found");
+        // The newest ten (times 49 down to 40).
+        assert_eq!(found, (40..50).rev().collect::<Vec<u32>>());
+        scorer.score(&q, &d, None);
+        assert_eq!(scorer.first_rows(&q, &d, &order, 10, 1000), None);
+        for typed in ["\"parser\"", "re:pars\\w+", "parser \"the\""] {
+            let q = Query::parse_at(typed, 0);
+            assert_eq!(
+                Scorer::new().first_rows(&q, &d, &order, 10, 1000),
+                None,
+                "{typed}"
+            );
+        }
+        // Not enough of them within the budget.
+        assert_eq!(Scorer::new().first_rows(&q, &d, &order, 10, 5), None);
     }
 }

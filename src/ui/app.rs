@@ -47,6 +47,9 @@ pub enum AppEvent {
         /// Why some sessions' message bodies were not searched (`None`:
         /// the answer is complete).
         incomplete: Option<String>,
+        /// Only the rows that fill the screen are scored; the whole answer
+        /// follows (see `FirstRows`).
+        partial: bool,
     },
     /// The index could not be written (e.g. the cache disk is full): its
     /// stored text may lack sessions or their newest messages.
@@ -208,6 +211,8 @@ pub enum Effect {
         docs: Arc<Docs>,
         /// Why the index may lack text (see `AppEvent::IndexIncomplete`).
         index_problem: Option<String>,
+        /// The rows to answer first, when the list shows the best first.
+        first: Option<crate::index::searcher::FirstRows>,
     },
     /// Read the preview of `path` (answered by `PreviewLoaded`); with
     /// `hits`, also list its entries that match `query` (answered by

@@ -24,7 +24,7 @@ use super::picker::{
 };
 use super::theme::Theme;
 use crate::index::load::{load_screen, LoadEvent, LoadWarning, MakeRow};
-use crate::index::searcher::{Answer, Searcher};
+use crate::index::searcher::{Answer, FirstRows, Searcher};
 use crate::index::{Index, StoredRow};
 use crate::search::{Docs, Query};
 use crate::session::fileops;
@@ -338,9 +338,16 @@ fn run_effect(
             query,
             docs,
             index_problem,
+            first,
         } => {
             WANTED_SEARCH.store(generation, std::sync::atomic::Ordering::Relaxed);
-            let _ = search_tx.send(SearchJob::Search((generation, query, docs, index_problem)));
+            let _ = search_tx.send(SearchJob::Search(Box::new(SearchAsk {
+                generation,
+                query,
+                docs,
+                index_problem,
+                first,
+            })));
         }
         Effect::LoadPreview { path, query, hits } => {
             PREVIEWS_ASKED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -387,15 +394,22 @@ pub fn perform_search(searcher: &mut Searcher, effect: Effect) -> Vec<AppEvent> 
         query,
         docs,
         index_problem,
+        first,
     } = effect
     else {
         return Vec::new();
     };
-    searcher
-        .search(&query, &docs, index_problem.as_deref(), &|| false)
-        .map(|answer| search_done(generation, &query, docs, answer))
-        .into_iter()
-        .collect()
+    let mut out = Vec::new();
+    let answer = searcher.search_first(
+        &query,
+        &docs,
+        index_problem.as_deref(),
+        &|| false,
+        first.as_ref(),
+        &mut |a| out.push(search_done(generation, &query, docs.clone(), a)),
+    );
+    out.extend(answer.map(|a| search_done(generation, &query, docs, a)));
+    out
 }
 
 /// A session read for the tree view (`reload`: the open tree's file changed).
@@ -784,10 +798,20 @@ fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
                 searcher.warm(Some(&docs));
                 idle_work = true;
             }
-            let Some((generation, query, docs, index_problem)) = job else {
+            let Some(ask) = job else {
                 continue;
             };
+            let SearchAsk {
+                generation,
+                query,
+                docs,
+                index_problem,
+                first,
+            } = *ask;
             let stale = || WANTED_SEARCH.load(std::sync::atomic::Ordering::Relaxed) != generation;
+            let mut early = |a: Answer| {
+                let _ = tx.send(search_done(generation, &query, docs.clone(), a));
+            };
             // `None`: a newer query is waiting, this answer would be dropped.
             let Some(answer) = search_in_foreground(
                 &mut searcher,
@@ -795,6 +819,8 @@ fn spawn_search_worker(tx: Sender<AppEvent>) -> Sender<SearchJob> {
                 &docs,
                 index_problem.as_deref(),
                 &stale,
+                first.as_ref(),
+                &mut early,
             ) else {
                 continue;
             };
@@ -821,8 +847,10 @@ fn search_in_foreground(
     docs: &Arc<Docs>,
     index_problem: Option<&str>,
     stale: &(dyn Fn() -> bool + Sync),
+    first: Option<&FirstRows>,
+    early: &mut (dyn FnMut(Answer) + Send),
 ) -> Option<Answer> {
-    on_foreground_pool(|| searcher.search(query, docs, index_problem, stale))
+    on_foreground_pool(|| searcher.search_first(query, docs, index_problem, stale, first, early))
 }
 
 fn search_done(generation: u64, query: &Query, docs: Arc<Docs>, answer: Answer) -> AppEvent {
@@ -832,6 +860,7 @@ fn search_done(generation: u64, query: &Query, docs: Arc<Docs>, answer: Answer) 
         docs,
         scores: answer.scores,
         incomplete: answer.incomplete,
+        partial: answer.partial,
     }
 }
 
@@ -970,7 +999,16 @@ fn spawn_preview_worker(tx: Sender<AppEvent>) -> Sender<PreviewJob> {
 
 /// One search (`Effect::Search`'s fields): its generation, the query, the
 /// rows to score and why the index may be incomplete.
-type SearchBody = (u64, Query, Arc<Docs>, Option<String>);
+/// One search for the worker (an [`Effect::Search`]'s fields).
+struct SearchAsk {
+    generation: u64,
+    query: Query,
+    docs: Arc<Docs>,
+    index_problem: Option<String>,
+    first: Option<FirstRows>,
+}
+
+type SearchBody = Box<SearchAsk>;
 
 /// What the worker takes from its queue at once: the snapshot of a
 /// warm-up asked for, and the newest search (older ones are stale).
@@ -1133,7 +1171,15 @@ mod tests {
         let got = answer(move || {
             let mut searcher = Searcher::new(None);
             let query = Query::parse("emigr");
-            let answer = search_in_foreground(&mut searcher, &query, &docs, None, &|| false);
+            let answer = search_in_foreground(
+                &mut searcher,
+                &query,
+                &docs,
+                None,
+                &|| false,
+                None,
+                &mut |_| {},
+            );
             answer.map(|a| a.scores.iter().map(Option::is_some).collect::<Vec<_>>())
         });
         drop(held);

@@ -7,8 +7,9 @@ use crossterm::event::{
 };
 
 use super::state::{
-    Dialog, Measured, PickerState, Row, Scope, StatusKind, LIVE_WINDOW_MS, PERMANENT_GUARD_MS,
+    Dialog, Measured, PickerState, Row, Scope, Sort, StatusKind, LIVE_WINDOW_MS, PERMANENT_GUARD_MS,
 };
+use crate::index::searcher::FirstRows;
 use crate::search::hits::looks_at_entries;
 use crate::search::Query;
 use crate::store::{SessionFile, StoreConfig};
@@ -711,6 +712,7 @@ fn query_edited(p: &mut PickerState, before: &str) -> Vec<Effect> {
     if !p.parsed.has_conditions() {
         p.scores = None;
         p.search_incomplete = None;
+        p.search_partial = false;
         p.scored_query.clear();
         p.recompute();
         p.select_pos(0);
@@ -724,11 +726,19 @@ fn query_edited(p: &mut PickerState, before: &str) -> Vec<Effect> {
 }
 
 pub fn search_effect(p: &mut PickerState) -> Effect {
+    // The first screen is asked for first where the list ranks the best
+    // first (sorted by time, any match may be the newest): two of them,
+    // for a list whose height the answer changes and a page down.
+    let first = (p.sort != Sort::Recent).then(|| FirstRows {
+        want: 2 * p.page.max(1),
+        scoped: p.scoped_times(),
+    });
     Effect::Search {
         generation: p.search_gen,
         query: p.parsed.clone(),
         docs: p.docs(),
         index_problem: p.index_problem.clone(),
+        first,
     }
 }
 
@@ -818,9 +828,23 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
             docs,
             scores,
             incomplete,
+            partial,
         } => {
             if generation != p.search_gen {
                 return Step::none();
+            }
+            p.search_partial = partial;
+            if partial {
+                // The screen's rows, final; the rest, its count and what
+                // the bodies add follow with the whole answer.
+                p.set_scores(&docs, scores);
+                p.scored_query = query;
+                p.recompute();
+                if std::mem::take(&mut p.select_first_on_results) {
+                    p.select_pos(0);
+                    p.scroll = 0;
+                }
+                return Step::redraw(Vec::new());
             }
             // Never an incomplete answer shown as complete: the header
             // says so while it lasts, the status line says why.

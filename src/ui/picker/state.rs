@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::row::path_hash;
+use crate::index::searcher::TimedRows;
 use crate::search::Query;
 use crate::util::hash::FxBuild;
 
@@ -186,6 +187,9 @@ pub struct PickerState {
     pub search_incomplete: Option<String>,
     /// The reason last put on the status line (said once, not per key).
     pub incomplete_reported: Option<String>,
+    /// The list holds only the first rows of the answer (those that fill
+    /// the screen, known early); the rest is being scored.
+    pub search_partial: bool,
     pub dialog: Dialog,
     /// The first line of the help shown (when it is taller than the screen).
     pub help_scroll: usize,
@@ -230,7 +234,7 @@ pub struct PickerState {
     /// they were found for: each search result ranks them without looking
     /// at every row again (a cache miss per row at 100,000). Dropped
     /// whenever the rows change.
-    scoped: Option<(ListSettings, Vec<(i64, u32)>)>,
+    scoped: Option<(ListSettings, TimedRows)>,
 }
 
 /// Lists of matches kept (see [`PickerState::remember_hits`]).
@@ -275,6 +279,7 @@ impl PickerState {
             now_ms,
             home: None,
             select_first_on_results: false,
+            search_partial: false,
             preview_requested: None,
             hits_cache: Vec::new(),
             hit_pos: 0,
@@ -511,15 +516,7 @@ impl PickerState {
     /// result's ~8 ms at 100,000); only rows of equal score and time are
     /// then compared by path.
     fn ranked(&mut self) -> Vec<VisibleRow> {
-        let settings = self.list_settings();
-        if !self.scoped.as_ref().is_some_and(|(s, _)| *s == settings) {
-            let scoped = self
-                .scoped_rows()
-                .into_iter()
-                .map(|i| (self.rows[i].info.modified_ms, i as u32))
-                .collect();
-            self.scoped = Some((settings, scoped));
-        }
+        self.scoped_times();
         let (Some(scores), Some((_, scoped))) = (&self.scores, &self.scoped) else {
             return Vec::new();
         };
@@ -542,6 +539,25 @@ impl PickerState {
                 prefix: String::new(),
             })
             .collect()
+    }
+
+    /// The rows in scope (by position) with their times, in row order:
+    /// what a search's first rows are looked for in (see `FirstRows`),
+    /// and what each answer is ranked from.
+    pub fn scoped_times(&mut self) -> TimedRows {
+        let settings = self.list_settings();
+        match &self.scoped {
+            Some((s, scoped)) if *s == settings => scoped.clone(),
+            _ => {
+                let scoped: TimedRows = self
+                    .scoped_rows()
+                    .into_iter()
+                    .map(|i| (self.rows[i].info.modified_ms, i as u32))
+                    .collect();
+                self.scoped = Some((settings, scoped.clone()));
+                scoped
+            }
+        }
     }
 
     /// `rows` newest first, then by path: sorted as packed keys like

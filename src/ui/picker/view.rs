@@ -524,14 +524,14 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         lines.push(line);
     }
     if rows < p.visible.len() || counting {
-        lines.push(Line::from(Span::styled(
-            format!(
-                "  ({}/{})",
-                selected.map_or(p.scroll, |s| s) + 1,
-                p.visible.len()
-            ),
-            theme.dim(),
-        )));
+        let pos = selected.map_or(p.scroll, |s| s) + 1;
+        // Only the screen's rows are known yet: the count follows.
+        let text = if p.search_partial {
+            format!("  ({pos}/…)")
+        } else {
+            format!("  ({pos}/{})", p.visible.len())
+        };
+        lines.push(Line::from(Span::styled(text, theme.dim())));
     }
     f.render_widget(Paragraph::new(lines), area);
 }
