@@ -167,8 +167,9 @@ impl Searcher {
         // The fuzzy pass beside the index's half, on the pool the caller
         // runs on (the picker keeps its searches off the pool a first run's
         // index build holds).
+        let mut prepared = false;
         let bodies = rayon::in_place_scope(|s| {
-            s.spawn(|_| scorer.prepare(query, docs));
+            s.spawn(|_| prepared = scorer.prepare(query, docs, cancel));
             search_bodies_memo(
                 index.as_ref(),
                 query,
@@ -178,6 +179,9 @@ impl Searcher {
                 unindexed,
             )
         })?;
+        if !prepared {
+            return None;
+        }
         if let Some(why) = &bodies.incomplete {
             crate::log::line(format!("search: incomplete: {why}"));
         }

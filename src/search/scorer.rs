@@ -149,6 +149,9 @@ fn unpacked(score: u32) -> Option<u32> {
 /// as many for the document).
 const AHEAD: usize = 8;
 
+/// How often (in sessions) a pass asks whether it is still wanted.
+const CANCEL_EVERY: usize = 256;
+
 /// Answers of at most this many distinct terms are kept,
 const MEMO_TERMS: usize = 128;
 /// and at most this many bytes of them (a term's scores and spans are five
@@ -202,11 +205,19 @@ impl Scorer {
 
     /// Computes (and remembers) what [`Scorer::score`] needs from the
     /// documents alone, so it can run while the index answers the bodies.
-    pub fn prepare(&mut self, query: &Query, docs: &Arc<Docs>) {
+    /// False when `cancel` said to stop (a newer query typed): what was
+    /// left undone is not remembered.
+    pub fn prepare(
+        &mut self,
+        query: &Query,
+        docs: &Arc<Docs>,
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> bool {
         self.adopt(docs);
-        for t in &query.terms {
-            self.term(t, query.parts, docs);
-        }
+        query
+            .terms
+            .iter()
+            .all(|t| self.term(t, query.parts, docs, cancel).is_some())
     }
 
     fn adopt(&mut self, docs: &Arc<Docs>) {
@@ -231,11 +242,15 @@ impl Scorer {
             return vec![None; docs.0.len()];
         }
         self.adopt(docs);
-        let per_term: Vec<TermScores> = query
+        // Never stopped: every term is scored.
+        let Some(per_term) = query
             .terms
             .iter()
-            .map(|t| self.term(t, query.parts, docs))
-            .collect();
+            .map(|t| self.term(t, query.parts, docs, &|| false))
+            .collect::<Option<Vec<TermScores>>>()
+        else {
+            return vec![None; docs.0.len()];
+        };
         // The index's bits per document. Paths are looked up by their bytes:
         // hashing a `Path` walks its components, which a keystroke cannot
         // afford once per session.
@@ -418,10 +433,17 @@ impl Scorer {
         }
     }
 
-    fn term(&mut self, t: &Term, parts: Parts, docs: &Docs) -> TermScores {
+    /// `None` when `cancel` said to stop.
+    fn term(
+        &mut self,
+        t: &Term,
+        parts: Parts,
+        docs: &Docs,
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> Option<TermScores> {
         let key = format!("{}\n{}", parts.bits(), t.key());
         if let Some((s, _)) = self.memo.get(&key) {
-            return s.clone();
+            return Some(s.clone());
         }
         // A word typed one character past a remembered one: only the
         // sessions the shorter word left open are looked at (see `Span`).
@@ -442,6 +464,16 @@ impl Scorer {
         // Each document is its own few allocations, scattered over the
         // heap: the pass asks for the ones a few documents ahead (a miss per
         // document was ~40 % of a pass at 100,000 sessions).
+        // A query typed past this one stops the pass (asked every few
+        // hundred sessions): fast typing or a paste would otherwise wait
+        // for a whole pass per key already replaced.
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let stopped = |d: usize| {
+            if d % CANCEL_EVERY == 0 && cancel() {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            stop.load(std::sync::atomic::Ordering::Relaxed)
+        };
         let ahead = |d: usize| {
             if let Some((_, doc)) = all.get(d + 2 * AHEAD) {
                 SearchDoc::prefetch_header(doc);
@@ -454,6 +486,9 @@ impl Scorer {
             Some(shorter) => (0..all.len())
                 .into_par_iter()
                 .map_init(Fuzzy::new, |fz, d| {
+                    if stopped(d) {
+                        return (NO_SCORE, Span::ANY);
+                    }
                     ahead(d);
                     let b = shorter[d];
                     if b.admits(n) {
@@ -467,12 +502,18 @@ impl Scorer {
             None => (0..all.len())
                 .into_par_iter()
                 .map_init(Fuzzy::new, |fz, d| {
+                    if stopped(d) {
+                        return (NO_SCORE, Span::ANY);
+                    }
                     ahead(d);
                     let (score, span) = t.local_score_spanned(&all[d].1, parts, fz);
                     (packed(score), span)
                 })
                 .unzip(),
         };
+        if stop.into_inner() {
+            return None;
+        }
         let scores: TermScores = scores.into();
         let spans: Option<Arc<[Span]>> = word.is_some().then(|| spans.into());
         let bytes = scores.len() * std::mem::size_of::<u32>()
@@ -480,7 +521,7 @@ impl Scorer {
                 .as_ref()
                 .map_or(0, |s| s.len() * std::mem::size_of::<Span>());
         self.memo.insert(key, (scores.clone(), spans), bytes);
-        scores
+        Some(scores)
     }
 }
 
@@ -779,6 +820,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A pass stopped by a newer query is not remembered: the next one to
+    /// ask scores the term whole.
+    #[test]
+    fn a_stopped_pass_is_not_remembered() {
+        let names: Vec<String> = (0..1000).map(|i| format!("parser {i}")).collect();
+        let pairs: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "")).collect();
+        let d = docs(&pairs);
+        let q = Query::parse_at("parser", 0);
+        let mut scorer = Scorer::new();
+        assert!(!scorer.prepare(&q, &d, &|| true));
+        let fresh = Scorer::new().score(&q, &d, None);
+        assert!(fresh.iter().all(Option::is_some));
+        assert_eq!(scorer.score(&q, &d, None), fresh);
+        assert!(scorer.prepare(&q, &d, &|| false));
     }
 
     /// A remembered query (typed again) is answered whole at once, and a
