@@ -267,33 +267,49 @@ fn main() {
                 {
                     last_docs = Some(docs.clone());
                     // What the picker's search worker runs: the first rows
-                    // (answered on their own, drawn), then the whole answer.
-                    let t0 = Instant::now();
-                    let early = first
-                        .as_ref()
-                        .and_then(|f| searcher.first_answer(&query, &docs, f));
-                    if let Some(answer) = early {
-                        if detail {
-                            eprintln!("{:>20} first  {:>7.2} ms", query.raw, ms(t0));
-                        }
+                    // and the rows the bodies' best ranks place, each sent
+                    // as found (the picker draws them while the search goes
+                    // on: here drawn after it, their time counted from when
+                    // they were found), then the whole answer.
+                    let mut early = Vec::new();
+                    let t1 = Instant::now();
+                    let answer = searcher
+                        .search_first(
+                            &query,
+                            &docs,
+                            index_problem.as_deref(),
+                            &|| false,
+                            first.as_ref(),
+                            &mut |a| early.push((ms(t), a)),
+                        )
+                        .expect("search");
+                    if detail {
+                        eprintln!("{:>20} search {:>7.2} ms", query.raw, ms(t1));
+                    }
+                    for (found_at, a) in early {
+                        let ta = Instant::now();
                         queue.extend(app.update(AppEvent::SearchDone {
                             generation,
                             query: query.raw.clone(),
                             docs: docs.clone(),
-                            scores: answer.scores,
-                            incomplete: answer.incomplete,
+                            scores: a.scores,
+                            incomplete: a.incomplete,
                             partial: true,
                         }));
                         term.draw(|f| arbor::ui::render(f, &app, &theme)).unwrap();
-                        screen_at = Some(ms(t));
-                        first_rows = Some(shown_paths(&app));
-                    }
-                    let t1 = Instant::now();
-                    let answer = searcher
-                        .search(&query, &docs, index_problem.as_deref(), &|| false)
-                        .expect("search");
-                    if detail {
-                        eprintln!("{:>20} search {:>7.2} ms", query.raw, ms(t1));
+                        let drawn = found_at + ms(ta);
+                        if detail {
+                            eprintln!(
+                                "{:>20} first  {:>7.2} ms ({} rows)",
+                                query.raw,
+                                drawn,
+                                app.picker.visible.len()
+                            );
+                        }
+                        if screen_at.is_none() && app.picker.visible.len() >= app.picker.page {
+                            screen_at = Some(drawn);
+                            first_rows = Some(shown_paths(&app));
+                        }
                     }
                     let t2 = Instant::now();
                     queue.extend(app.update(AppEvent::SearchDone {

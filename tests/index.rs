@@ -2415,3 +2415,125 @@ fn picker_rows_from_stored_bytes_are_those_of_the_decoded_rows() {
         }
     }
 }
+
+/// Issue #15: the picker asks the index for the conversation text and tool
+/// calls first (beside the fields pass), then for the rest (tool output,
+/// thinking) starting from that answer. The whole answer is a fresh
+/// search's, and the rows the first answer places are exactly the whole
+/// answer's best: every session scoring at least the least of them.
+#[test]
+fn the_best_ranks_first_then_the_rest_answer_as_one_search() {
+    use arbor::index::searcher::Searcher;
+
+    let dir = tempfile::tempdir().unwrap();
+    gen_corpus(
+        &dir.path().join("sessions"),
+        &["--profile", "realistic", "--sessions", "40", "--seed", "11"],
+    );
+    let s = Store::in_dir(dir);
+    let files = s.files();
+    s.index().refresh(&files, &mut |_| {}).unwrap();
+    let (full, _) = read_rows(&files);
+    let docs = picker_docs(&full);
+    let never = || false;
+    let mut queries: Vec<String> = [
+        "test",
+        "ses",
+        "err",
+        "file",
+        "\"the\"",
+        "\"to",
+        "re:\\d{3}",
+        "fix test",
+    ]
+    .map(str::to_string)
+    .to_vec();
+    for r in full.iter().take(8) {
+        let words: Vec<&str> = r.all_text.split_whitespace().collect();
+        if words.len() >= 3 {
+            queries.push(format!("\"{} {}\"", words[1], words[2]));
+            queries.push(words[2].to_lowercase());
+        }
+    }
+    let mut searcher = Searcher::new(Some(s.index()));
+    let mut placed = 0;
+    for typed in &queries {
+        let q = Query::parse(typed);
+        let mut early = Vec::new();
+        let got = searcher
+            .search_first(&q, &docs, None, &never, None, &mut |a| early.push(a))
+            .unwrap();
+        let fresh = Searcher::new(Some(s.index()))
+            .search(&q, &docs, None, &never)
+            .unwrap();
+        assert_eq!(got, fresh, "{typed}");
+        for a in early {
+            assert!(a.partial, "{typed}");
+            let least = a.scores.iter().flatten().min().copied().expect("rows");
+            for (d, (e, f)) in a.scores.iter().zip(&fresh.scores).enumerate() {
+                match e {
+                    Some(e) => assert_eq!(Some(*e), *f, "{typed}: row {d}"),
+                    None => assert!(f.is_none_or(|f| f < least), "{typed}: row {d}"),
+                }
+            }
+            placed += 1;
+        }
+    }
+    assert!(placed >= 3, "only {placed} queries placed rows first");
+}
+
+/// A session that matches a word in its fields and the other only in its
+/// tool output outscores one that has both in its conversation text: the
+/// first answer (text and tool calls) must not place the second above it.
+/// Only the session with both words in its fields is placed.
+#[test]
+fn a_row_placed_first_is_never_outranked_by_the_tool_output() {
+    use arbor::index::searcher::Searcher;
+
+    let s = Store::new();
+    let sessions: [(&str, &str, Option<&str>); 3] = [
+        ("alpha report", "ok", Some("beta")),
+        ("task", "alpha beta", None),
+        ("alpha beta now", "done", None),
+    ];
+    for (n, (user, reply, output)) in sessions.iter().enumerate() {
+        let n = n as u32 + 1;
+        let mut lines = vec![
+            header(n),
+            message("a1", None, "user", user, 1767261600000),
+            message("a2", Some("a1"), "assistant", reply, 1767261601000),
+        ];
+        if let Some(out) = output {
+            lines.push(message("a3", Some("a2"), "toolResult", out, 1767261602000));
+        }
+        s.write(n, &lines);
+    }
+    let files = s.files();
+    s.index().refresh(&files, &mut |_| {}).unwrap();
+    let (full, _) = read_rows(&files);
+    let docs = picker_docs(&full);
+    let at = |n: u32| {
+        docs.0
+            .iter()
+            .position(|(p, _)| p.as_path() == s.path(n))
+            .unwrap()
+    };
+    let q = Query::parse("alpha beta");
+    let mut early = Vec::new();
+    let whole = Searcher::new(Some(s.index()))
+        .search_first(&q, &docs, None, &|| false, None, &mut |a| early.push(a))
+        .unwrap();
+    let score = |n: u32| whole.scores[at(n)].unwrap();
+    assert!(
+        score(3) > score(1) && score(1) > score(2),
+        "{:?}",
+        whole.scores
+    );
+    let [first] = &early[..] else {
+        panic!("one answer first: {early:?}");
+    };
+    let placed: Vec<usize> = (0..docs.0.len())
+        .filter(|&d| first.scores[d].is_some())
+        .collect();
+    assert_eq!(placed, vec![at(3)]);
+}

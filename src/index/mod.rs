@@ -423,6 +423,12 @@ impl Index {
                 .is_some_and(|c| c.check_text(budget))
     }
 
+    /// Whether this index's last searches answered every body term of
+    /// `query` (then asking it again reads nothing).
+    pub fn remembers(&self, query: &Query) -> bool {
+        search::remembers(&self.search_cache.borrow(), query)
+    }
+
     /// Like [`Index::search`]; gives up with [`IndexError::Cancelled`] as
     /// soon as `cancel` says so (it is asked while stored text is read, the
     /// only slow part).

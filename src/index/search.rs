@@ -1621,6 +1621,25 @@ pub fn share_paths(
     Ok(Arc::clone(&cache.files.keys))
 }
 
+/// Whether the answer to every body term of `query` is remembered in
+/// `slot` (the next search of it reads nothing; the index may have
+/// changed since, which that search then finds).
+pub fn remembers(slot: &Option<SearchCache>, query: &Query) -> bool {
+    slot.as_ref().is_some_and(|cache| {
+        query
+            .terms
+            .iter()
+            .take(32)
+            .filter(|t| t.searches_body())
+            .all(|t| {
+                cache
+                    .memo
+                    .get(&format!("{}\n{}", query.parts.bits(), t.key()))
+                    .is_some()
+            })
+    })
+}
+
 /// Asked between sessions while stored text is read: true when the answer
 /// is no longer wanted (a newer query was typed).
 pub type Cancel<'a> = &'a (dyn Fn() -> bool + Sync);
@@ -1731,11 +1750,23 @@ fn answer(
     crate::log::line("search files loaded");
 
     let mut bits = TierBits::new(cache.files.keys.len());
+    // The parts of the best ranks, when a search of them alone answered
+    // this term already (the picker asks them first: see
+    // `Searcher::search_first`): only the rest is looked up.
+    let best = parts.ranked_above(2);
     for (i, t) in body_terms {
         let key = format!("{}\n{}", parts.bits(), t.key());
         let hits = match cache.memo.get(&key) {
             Some(h) if allowed.is_none() => h.clone(),
             _ => {
+                let known = (allowed.is_none() && best != parts && !best.is_empty())
+                    .then(|| {
+                        cache
+                            .memo
+                            .get(&format!("{}\n{}", best.bits(), t.key()))
+                            .cloned()
+                    })
+                    .flatten();
                 let h = Arc::new(term_hits(
                     conn,
                     db_path,
@@ -1745,6 +1776,7 @@ fn answer(
                     parts,
                     allowed.as_ref(),
                     cancel,
+                    known.as_deref().map(|k| (k, best)),
                 )?);
                 if allowed.is_none() {
                     let bytes = h.iter().map(IdSet::heap_bytes).sum();
@@ -1834,16 +1866,21 @@ fn term_hits(
     parts: Parts,
     allowed: Option<&IdSet>,
     cancel: Cancel,
+    known: Option<(&[IdSet; 3], Parts)>,
 ) -> Result<[IdSet; 3], IndexError> {
-    let mut out: [IdSet; 3] = Default::default();
-    if parts.covers_text() {
+    // `known`: the answer of some of `parts` (looked up alone before).
+    let (mut out, done) = match known {
+        Some((k, done)) => (k.clone(), done),
+        None => (Default::default(), Parts::NONE),
+    };
+    if parts.covers_text() && !done.covers_text() {
         out[0] = text_hits(conn, db_path, map_text, cache, t, allowed, cancel)?;
     }
     // What the stored text did not answer: the other parts, and the user's
     // or the assistant's text alone (the stored text holds both together).
     let rest = parts
         .iter()
-        .filter(|p| !(p.is_text() && parts.covers_text()))
+        .filter(|p| !(done.contains(*p) || p.is_text() && parts.covers_text()))
         .fold(Parts::NONE, |a, p| a.union(Parts::one(p)));
     if rest.is_empty() {
         return Ok(out);

@@ -25,6 +25,15 @@ pub struct Answer {
 /// Rows (their positions) with their times (ms).
 pub type TimedRows = Arc<[(i64, u32)]>;
 
+/// What [`Searcher::placed_answer`] gives.
+enum Placed {
+    /// A newer query was typed.
+    Stale,
+    /// No row is placed before the whole answer.
+    Nothing,
+    Rows(Answer),
+}
+
 /// What of an answer the picker shows first: the rows that fill its
 /// screen, found from the newest sessions' short fields while every
 /// session is scored (see [`Scorer::first_rows`]). At 100,000 sessions the
@@ -148,8 +157,16 @@ impl Searcher {
         first: Option<&FirstRows>,
         early: &mut (dyn FnMut(Answer) + Send),
     ) -> Option<Answer> {
+        // The first screen from the fields when it can be known so; else
+        // the rows the bodies' best ranks place, when the rest is slow.
         if let Some(answer) = first.and_then(|f| self.first_answer(query, docs, f)) {
             early(answer);
+        } else {
+            match self.placed_answer(query, docs, cancel) {
+                Placed::Stale => return None,
+                Placed::Rows(answer) => early(answer),
+                Placed::Nothing => {}
+            }
         }
         let Searcher {
             index,
@@ -190,6 +207,51 @@ impl Searcher {
             incomplete: bodies.incomplete,
             partial: false,
         })
+    }
+
+    /// The rows the bodies' best ranks place (see [`Scorer::score_placed`]):
+    /// the index is asked for the conversation text and tool calls alone,
+    /// beside the fields pass, and then for the rest (tool output and
+    /// thinking: a word's first lookup there scans ~250 MB of terms at
+    /// 100,000 sessions), starting from that answer.
+    fn placed_answer(
+        &mut self,
+        query: &Query,
+        docs: &Arc<Docs>,
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> Placed {
+        let Searcher { index, scorer, .. } = self;
+        let Some(index) = index.as_ref() else {
+            return Placed::Nothing;
+        };
+        let best = query.parts.ranked_above(2);
+        if query.error().is_some()
+            || best == query.parts
+            || best.is_empty()
+            || !query.terms.iter().any(|t| t.searches_body())
+            || index.remembers(query)
+        {
+            return Placed::Nothing;
+        }
+        let mut prepared = false;
+        let hits = rayon::in_place_scope(|s| {
+            s.spawn(|_| prepared = scorer.prepare(query, docs, cancel));
+            index.search_cancellable(&query.with_parts(best), cancel)
+        });
+        match hits {
+            _ if !prepared => Placed::Stale,
+            Err(IndexError::Cancelled) => Placed::Stale,
+            Ok(Some(hits)) => match scorer.score_placed(query, docs, &hits) {
+                Some(scores) => Placed::Rows(Answer {
+                    scores,
+                    incomplete: None,
+                    partial: true,
+                }),
+                None => Placed::Nothing,
+            },
+            // The whole search says what failed.
+            Ok(None) | Err(_) => Placed::Nothing,
+        }
     }
 
     /// The partial answer [`Searcher::search_first`] gives first, when

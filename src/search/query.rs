@@ -501,6 +501,14 @@ impl Query {
         self.terms.is_empty() && self.filters.is_empty() && self.error.is_none()
     }
 
+    /// The same query over these parts of the sessions instead.
+    pub fn with_parts(&self, parts: Parts) -> Query {
+        Query {
+            parts,
+            ..self.clone()
+        }
+    }
+
     /// Something to search for: a term or a filter.
     pub fn has_conditions(&self) -> bool {
         !self.terms.is_empty() || !self.filters.is_empty()
@@ -1408,8 +1416,9 @@ mod tests {
 
     proptest::proptest! {
         /// On ASCII, the window search finds exactly the fields where a
-        /// compact match exists, and scores it as nucleo's best alignment
-        /// over the whole field does whenever that one is compact.
+        /// compact match exists, and scores it at least as nucleo's
+        /// alignment over the whole field does whenever that one is
+        /// compact.
         #[test]
         fn windows_find_compact_matches(
             field in "[a-dA-D _/-]{0,80}",
@@ -1445,8 +1454,12 @@ mod tests {
                 k == lower.len() && f[p] == lower.as_bytes()[0]
             });
             proptest::prop_assert_eq!(fast.is_some(), exists);
+            // Never below nucleo's alignment over the whole field; above
+            // it where that one is not the best: nucleo aligns `cda` in
+            // `/cCDAA` at 1, 3, 4 (67) where 2, 3, 4 scores 68, which
+            // the window from 2 finds (nucleo finds it in `xcCDAA` too).
             if let Some(s) = full {
-                proptest::prop_assert_eq!(fast, Some(s));
+                proptest::prop_assert!(fast >= Some(s), "{fast:?} < {s}");
             }
         }
     }

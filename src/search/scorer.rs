@@ -251,35 +251,10 @@ impl Scorer {
         else {
             return vec![None; docs.0.len()];
         };
-        // The index's bits per document. Paths are looked up by their bytes:
-        // hashing a `Path` walks its components, which a keystroke cannot
-        // afford once per session.
-        let mut bits = vec![Tiers::default(); docs.0.len()];
-        if let Some(h) = hits {
-            self.make_positions(docs);
-            if let Some(paths) = &h.paths {
-                self.map_ids(paths);
-                let by_id = self.by_id.as_ref().map_or(&[][..], |(_, v)| v.as_slice());
-                let position = &self.position;
-                for &(id, b) in &h.ids {
-                    let d = match by_id.get(id as usize) {
-                        Some(&d) => (d != NOWHERE).then_some(d as usize),
-                        // Past the table (see `dense_ids`): by its path.
-                        None => paths
-                            .get(&id)
-                            .and_then(|p| position.get(p.as_ref()).copied()),
-                    };
-                    if let Some(d) = d {
-                        bits[d] = b;
-                    }
-                }
-            }
-            for (path, b) in &h.entries {
-                if let Some(&d) = self.position.get(path.as_ref()) {
-                    bits[d] = *b;
-                }
-            }
-        }
+        let bits = match hits {
+            Some(h) => self.body_bits(docs, h),
+            None => vec![Tiers::default(); docs.0.len()],
+        };
         (0..docs.0.len())
             .map(|d| {
                 if !query.accepts(&docs.0[d].1.facts) {
@@ -296,6 +271,100 @@ impl Scorer {
                 Some(total)
             })
             .collect()
+    }
+
+    /// The index's bits per document. Paths are looked up by their bytes:
+    /// hashing a `Path` walks its components, which a keystroke cannot
+    /// afford once per session.
+    fn body_bits(&mut self, docs: &Docs, h: &BodyHits) -> Vec<Tiers> {
+        let mut bits = vec![Tiers::default(); docs.0.len()];
+        self.make_positions(docs);
+        if let Some(paths) = &h.paths {
+            self.map_ids(paths);
+            let by_id = self.by_id.as_ref().map_or(&[][..], |(_, v)| v.as_slice());
+            let position = &self.position;
+            for &(id, b) in &h.ids {
+                let d = match by_id.get(id as usize) {
+                    Some(&d) => (d != NOWHERE).then_some(d as usize),
+                    // Past the table (see `dense_ids`): by its path.
+                    None => paths
+                        .get(&id)
+                        .and_then(|p| position.get(p.as_ref()).copied()),
+                };
+                if let Some(d) = d {
+                    bits[d] = b;
+                }
+            }
+        }
+        for (path, b) in &h.entries {
+            if let Some(&d) = self.position.get(path.as_ref()) {
+                bits[d] = *b;
+            }
+        }
+        bits
+    }
+
+    /// The rows of the answer to `query` that `best` (the index's answer
+    /// for the parts of the best ranks alone: conversation text and tool
+    /// calls) already places: those that score more than any other
+    /// session can once the rest (tool output, thinking) is looked up. A
+    /// term a session matches in its fields or a part of those ranks
+    /// scores what it will score (only the best rank counts); a term it
+    /// does not may still match in the rest, for the least a body match
+    /// scores. `None` where no row is placed. The terms must have been
+    /// scored (see [`Scorer::prepare`]).
+    pub fn score_placed(
+        &mut self,
+        query: &Query,
+        docs: &Arc<Docs>,
+        best: &BodyHits,
+    ) -> Option<Vec<Option<u32>>> {
+        if query.error().is_some() {
+            return None;
+        }
+        self.adopt(docs);
+        let per_term = query
+            .terms
+            .iter()
+            .map(|t| self.term(t, query.parts, docs, &|| false))
+            .collect::<Option<Vec<TermScores>>>()?;
+        let bits = self.body_bits(docs, best);
+        let rest = query.parts.ranked_above(2) != query.parts;
+        let mut scores = vec![None; docs.0.len()];
+        // The most a session not placed yet can score.
+        let mut ceiling = 0u32;
+        for (d, (_, doc)) in docs.0.iter().enumerate() {
+            if !query.accepts(&doc.facts) {
+                continue;
+            }
+            // (the most it can score, whether that is its score); `None`:
+            // it cannot match.
+            let mut most = Some((0u32, true));
+            for (i, (t, per)) in query.terms.iter().zip(&per_term).enumerate() {
+                let Some((total, known)) = most else { break };
+                most = match unpacked(per[d]).or_else(|| tier_score(t, i, &bits[d])) {
+                    Some(s) => Some((total.saturating_add(s), known)),
+                    None => t
+                        .body_score(2)
+                        .filter(|_| rest)
+                        .map(|least| (total.saturating_add(least), false)),
+                };
+            }
+            match most {
+                Some((total, true)) => scores[d] = Some(total),
+                Some((total, false)) => ceiling = ceiling.max(total),
+                None => {}
+            }
+        }
+        let mut placed = false;
+        for s in &mut scores {
+            if s.is_some_and(|s| s > ceiling) {
+                placed = true;
+            } else {
+                *s = None;
+            }
+        }
+        placed.then_some(scores)
     }
 
     /// The first rows of the answer to `query`, found from the newest

@@ -192,6 +192,13 @@ impl Parts {
     pub fn bits(self) -> u8 {
         self.0
     }
+
+    /// These parts ranked above `tier` (see [`Part::tier`]).
+    pub fn ranked_above(self, tier: usize) -> Parts {
+        self.iter()
+            .filter(|p| p.tier() < tier)
+            .fold(Parts::NONE, |a, p| a.union(Parts::one(p)))
+    }
 }
 
 /// Calls `f` with each searchable part of a parsed entry, in order.
