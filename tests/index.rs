@@ -2456,12 +2456,16 @@ fn the_best_ranks_first_then_the_rest_answer_as_one_search() {
         }
     }
     let mut searcher = Searcher::new(Some(s.index()));
+    // More rows than the store has: never found from the fields alone.
+    let first = all_rows_first(&docs, 1000);
     let mut placed = 0;
     for typed in &queries {
         let q = Query::parse(typed);
         let mut early = Vec::new();
         let got = searcher
-            .search_first(&q, &docs, None, &never, None, &mut |a| early.push(a))
+            .search_first(&q, &docs, None, &never, Some(&first), &mut |a| {
+                early.push(a)
+            })
             .unwrap();
         let fresh = Searcher::new(Some(s.index()))
             .search(&q, &docs, None, &never)
@@ -2480,6 +2484,19 @@ fn the_best_ranks_first_then_the_rest_answer_as_one_search() {
         }
     }
     assert!(placed >= 3, "only {placed} queries placed rows first");
+}
+
+/// Every row in scope, for `want` rows first.
+fn all_rows_first(docs: &arbor::search::Docs, want: usize) -> arbor::index::searcher::FirstRows {
+    arbor::index::searcher::FirstRows {
+        want,
+        scoped: docs
+            .0
+            .iter()
+            .enumerate()
+            .map(|(i, (_, d))| (d.facts.modified_ms, i as u32))
+            .collect(),
+    }
 }
 
 /// A session that matches a word in its fields and the other only in its
@@ -2520,8 +2537,11 @@ fn a_row_placed_first_is_never_outranked_by_the_tool_output() {
     };
     let q = Query::parse("alpha beta");
     let mut early = Vec::new();
+    let first = all_rows_first(&docs, 10);
     let whole = Searcher::new(Some(s.index()))
-        .search_first(&q, &docs, None, &|| false, None, &mut |a| early.push(a))
+        .search_first(&q, &docs, None, &|| false, Some(&first), &mut |a| {
+            early.push(a)
+        })
         .unwrap();
     let score = |n: u32| whole.scores[at(n)].unwrap();
     assert!(

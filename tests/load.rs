@@ -24,7 +24,15 @@ impl Store {
         std::fs::create_dir_all(root.join(PROJECT)).unwrap();
         let s = Store { dir, root };
         for i in 0..n {
-            s.write(i, "hello");
+            let p = s.write(i, "hello");
+            // A second apart, as old as their messages: written in a burst,
+            // files share their modification time (the kernel's clock for
+            // it moves a few milliseconds at a time), and the first
+            // screen (the newest by that time) would be any of them.
+            let at = std::time::UNIX_EPOCH
+                + std::time::Duration::from_millis(1_767_261_600_000 + i as u64 * 1000);
+            let f = std::fs::File::options().write(true).open(&p).unwrap();
+            f.set_modified(at).unwrap();
         }
         s
     }

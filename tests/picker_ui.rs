@@ -2703,35 +2703,11 @@ fn ctrl_t_with_a_query_no_entry_holds_opens_the_whole_tree() {
 #[test]
 fn the_first_screen_comes_before_the_whole_answer() {
     use arbor::index::searcher::Searcher;
-    use arbor::session::info::SessionInfo;
     use arbor::ui::runtime::perform_search;
     let mut app = App::new("/w".into(), NOW);
     app.width = 100;
     app.height = 24;
-    // 300 sessions a minute apart; every third is about the parser (its
-    // name), as many match it less well (spread over their first message).
-    let rows: Vec<Row> = (0..300)
-        .map(|i| {
-            let (name, first) = match i % 3 {
-                0 => ("parser fix", "the lexer"),
-                1 => ("other work", "p a r s e r"),
-                _ => ("other work", "nothing here"),
-            };
-            Row::new(SessionInfo {
-                path: PathBuf::from(format!("/nowhere/s/{i:03}.jsonl")).into(),
-                id: format!("id-{i:03}"),
-                cwd: "/w".into(),
-                name: Some(name.into()),
-                has_name: true,
-                modified_ms: NOW - i * 60_000,
-                message_count: 2,
-                first_message: Some(first.into()),
-                all_text: first.into(),
-                ..Default::default()
-            })
-        })
-        .collect();
-    app.update(AppEvent::Rows(rows));
+    app.update(AppEvent::Rows(parser_rows()));
     app.update(AppEvent::LoadFinished { problems: vec![] });
     let mut searcher = Searcher::new(None);
     let mut answers = Vec::new();
@@ -2778,4 +2754,84 @@ fn the_first_screen_comes_before_the_whole_answer() {
     assert!(s.contains("(1/200)"), "every match counted:\n{s}");
     assert_eq!(shown(&app), early);
     assert!(!app.picker.search_partial);
+}
+
+/// 300 sessions a minute apart; every third is about the parser (its
+/// name), as many match it less well (spread over their first message).
+fn parser_rows() -> Vec<Row> {
+    use arbor::session::info::SessionInfo;
+    (0..300)
+        .map(|i| {
+            let (name, first) = match i % 3 {
+                0 => ("parser fix", "the lexer"),
+                1 => ("other work", "p a r s e r"),
+                _ => ("other work", "nothing here"),
+            };
+            Row::new(SessionInfo {
+                path: PathBuf::from(format!("/nowhere/s/{i:03}.jsonl")).into(),
+                id: format!("id-{i:03}"),
+                cwd: "/w".into(),
+                name: Some(name.into()),
+                has_name: true,
+                modified_ms: NOW - i * 60_000,
+                message_count: 2,
+                first_message: Some(first.into()),
+                all_text: first.into(),
+                ..Default::default()
+            })
+        })
+        .collect()
+}
+
+/// The same query asked again (rows changed on disk) keeps the selection
+/// where the user moved it: no first screen is sent for it, whose two
+/// screens of rows would not hold the selection.
+#[test]
+fn a_query_asked_again_keeps_the_selection() {
+    use arbor::index::searcher::Searcher;
+    use arbor::ui::runtime::perform_search;
+    let mut app = App::new("/w".into(), NOW);
+    app.width = 100;
+    app.height = 24;
+    app.update(AppEvent::Rows(parser_rows()));
+    app.update(AppEvent::LoadFinished { problems: vec![] });
+    let mut searcher = Searcher::new(None);
+    let mut run = |app: &mut App, fx: Vec<Effect>| {
+        let mut partial = 0;
+        for fx in fx {
+            if matches!(fx, Effect::Search { .. }) {
+                for ev in perform_search(&mut searcher, fx) {
+                    if matches!(ev, AppEvent::SearchDone { partial: true, .. }) {
+                        partial += 1;
+                    }
+                    app.update(ev);
+                }
+            }
+        }
+        partial
+    };
+    let mut partials = 0;
+    for c in "parser".chars() {
+        let fx = app.update(AppEvent::Key(KeyEvent::new(
+            KeyCode::Char(c),
+            KeyModifiers::NONE,
+        )));
+        partials += run(&mut app, fx);
+    }
+    assert!(partials > 0, "typing sends first screens");
+    for _ in 0..60 {
+        app.update(AppEvent::Key(KeyEvent::new(
+            KeyCode::Down,
+            KeyModifiers::NONE,
+        )));
+    }
+    let chosen = app.picker.selected.clone().expect("a row");
+    let again = parser_rows().into_iter().take(1).collect();
+    let fx = app.update(AppEvent::Rows(again));
+    assert!(
+        fx.iter().any(|f| matches!(f, Effect::Search { .. })),
+        "asked again"
+    );
+    assert_eq!(run(&mut app, fx), 0, "no first screen for it");
+    assert_eq!(app.picker.selected, Some(chosen));
 }

@@ -145,9 +145,10 @@ impl Searcher {
         self.search_first(query, docs, index_problem, cancel, None, &mut |_| {})
     }
 
-    /// [`Searcher::search`], giving `first` to `early` first when it can
-    /// (a [`Answer::partial`] answer): the rows that fill the screen, from
-    /// the newest sessions' short fields.
+    /// [`Searcher::search`], giving `early` the rows that fill the screen
+    /// first when it can (an [`Answer::partial`] answer) and `first` asks
+    /// for them: from the newest sessions' short fields, or from the
+    /// bodies' best ranks.
     pub fn search_first(
         &mut self,
         query: &Query,
@@ -159,13 +160,14 @@ impl Searcher {
     ) -> Option<Answer> {
         // The first screen from the fields when it can be known so; else
         // the rows the bodies' best ranks place, when the rest is slow.
-        if let Some(answer) = first.and_then(|f| self.first_answer(query, docs, f)) {
-            early(answer);
-        } else {
-            match self.placed_answer(query, docs, cancel) {
-                Placed::Stale => return None,
-                Placed::Rows(answer) => early(answer),
-                Placed::Nothing => {}
+        if let Some(first) = first {
+            match self.first_answer(query, docs, first) {
+                Some(answer) => early(answer),
+                None => match self.placed_answer(query, docs, cancel) {
+                    Placed::Stale => return None,
+                    Placed::Rows(answer) => early(answer),
+                    Placed::Nothing => {}
+                },
             }
         }
         let Searcher {

@@ -728,8 +728,17 @@ fn query_edited(p: &mut PickerState, before: &str) -> Vec<Effect> {
 pub fn search_effect(p: &mut PickerState) -> Effect {
     // The first screen is asked for first where the list ranks the best
     // first (sorted by time, any match may be the newest): two of them,
-    // for a list whose height the answer changes and a page down.
-    let first = (p.sort != Sort::Recent).then(|| FirstRows {
+    // for a list whose height the answer changes and a page down. Only
+    // for a query just typed, whose answer puts the selection on its
+    // first row: the same query asked again (new rows, the index done)
+    // keeps the selection where it is, which a list of two screens may
+    // not hold. Not while rows load or the index is built: the rows and
+    // the index change under the answer.
+    let wanted = p.sort != Sort::Recent
+        && p.select_first_on_results
+        && p.loading.is_none()
+        && p.indexing.is_none();
+    let first = wanted.then(|| FirstRows {
         want: 2 * p.page.max(1),
         scoped: p.scoped_times(),
     });
