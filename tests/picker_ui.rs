@@ -2704,11 +2704,7 @@ fn ctrl_t_with_a_query_no_entry_holds_opens_the_whole_tree() {
 fn the_first_screen_comes_before_the_whole_answer() {
     use arbor::index::searcher::Searcher;
     use arbor::ui::runtime::perform_search;
-    let mut app = App::new("/w".into(), NOW);
-    app.width = 100;
-    app.height = 24;
-    app.update(AppEvent::Rows(parser_rows()));
-    app.update(AppEvent::LoadFinished { problems: vec![] });
+    let mut app = parser_app();
     let mut searcher = Searcher::new(None);
     let mut answers = Vec::new();
     for c in "parser".chars() {
@@ -2756,6 +2752,16 @@ fn the_first_screen_comes_before_the_whole_answer() {
     assert!(!app.picker.search_partial);
 }
 
+/// A picker at 100×24 over [`parser_rows`], loaded.
+fn parser_app() -> App {
+    let mut app = App::new("/w".into(), NOW);
+    app.width = 100;
+    app.height = 24;
+    app.update(AppEvent::Rows(parser_rows()));
+    app.update(AppEvent::LoadFinished { problems: vec![] });
+    app
+}
+
 /// 300 sessions a minute apart; every third is about the parser (its
 /// name), as many match it less well (spread over their first message).
 fn parser_rows() -> Vec<Row> {
@@ -2790,11 +2796,7 @@ fn parser_rows() -> Vec<Row> {
 fn a_query_asked_again_keeps_the_selection() {
     use arbor::index::searcher::Searcher;
     use arbor::ui::runtime::perform_search;
-    let mut app = App::new("/w".into(), NOW);
-    app.width = 100;
-    app.height = 24;
-    app.update(AppEvent::Rows(parser_rows()));
-    app.update(AppEvent::LoadFinished { problems: vec![] });
+    let mut app = parser_app();
     let mut searcher = Searcher::new(None);
     let mut run = |app: &mut App, fx: Vec<Effect>| {
         let mut partial = 0;

@@ -842,41 +842,34 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
             if generation != p.search_gen {
                 return Step::none();
             }
+            // A partial answer holds the screen's rows, final; the rest,
+            // its count and what the bodies add come with the whole
+            // answer, which says whether it is complete.
             p.search_partial = partial;
-            if partial {
-                // The screen's rows, final; the rest, its count and what
-                // the bodies add follow with the whole answer.
-                p.set_scores(&docs, scores);
-                p.scored_query = query;
-                p.recompute();
-                if std::mem::take(&mut p.select_first_on_results) {
-                    p.select_pos(0);
-                    p.scroll = 0;
-                }
-                return Step::redraw(Vec::new());
-            }
-            // Never an incomplete answer shown as complete: the header
-            // says so while it lasts, the status line says why.
-            // While the index is still being built the header says so
-            // already: that is expected, not an error.
-            let building = p.loading.is_some() || p.indexing.is_some();
-            match &incomplete {
-                Some(why) if !building && p.incomplete_reported.as_ref() != Some(why) => {
-                    p.set_status(StatusKind::Error, format!("{INCOMPLETE}: {why}"));
-                    p.incomplete_reported = Some(why.clone());
-                }
-                Some(_) => {}
-                None => {
-                    p.incomplete_reported = None;
-                    if p.status
-                        .as_ref()
-                        .is_some_and(|s| s.text.starts_with(INCOMPLETE))
-                    {
-                        p.status = None;
+            if !partial {
+                // Never an incomplete answer shown as complete: the header
+                // says so while it lasts, the status line says why.
+                // While the index is still being built the header says so
+                // already: that is expected, not an error.
+                let building = p.loading.is_some() || p.indexing.is_some();
+                match &incomplete {
+                    Some(why) if !building && p.incomplete_reported.as_ref() != Some(why) => {
+                        p.set_status(StatusKind::Error, format!("{INCOMPLETE}: {why}"));
+                        p.incomplete_reported = Some(why.clone());
+                    }
+                    Some(_) => {}
+                    None => {
+                        p.incomplete_reported = None;
+                        if p.status
+                            .as_ref()
+                            .is_some_and(|s| s.text.starts_with(INCOMPLETE))
+                        {
+                            p.status = None;
+                        }
                     }
                 }
+                p.search_incomplete = incomplete;
             }
-            p.search_incomplete = incomplete;
             p.set_scores(&docs, scores);
             p.scored_query = query;
             p.recompute();
