@@ -159,7 +159,8 @@ impl Searcher {
         early: &mut (dyn FnMut(Answer) + Send),
     ) -> Option<Answer> {
         // The first screen from the fields when it can be known so; else
-        // the rows the bodies' best ranks place, when the rest is slow.
+        // the rows the bodies' best ranks place, before the rest (tool
+        // output, thinking) is looked up.
         if let Some(first) = first {
             match self.first_answer(query, docs, first) {
                 Some(answer) => early(answer),
