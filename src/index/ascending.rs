@@ -42,19 +42,17 @@ pub struct Ascending {
 }
 
 impl Ascending {
-    /// The values of `words` (little-endian `u32`s, a multiple of 4 bytes),
-    /// or `None` when one is below the value before it, or below the one
-    /// before plus 1 when `strict`.
-    pub fn from_le_bytes(words: &[u8], strict: bool) -> Option<Ascending> {
-        if words.len() % 4 != 0 {
-            return None;
-        }
-        let values = words
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+    /// The values, or `None` when one is below the value before it, or
+    /// below the one before plus 1 when `strict` (`len`: about how many,
+    /// for the blocks' room).
+    pub fn from_values(
+        values: impl Iterator<Item = u32>,
+        len: usize,
+        strict: bool,
+    ) -> Option<Ascending> {
         let mut out = Ascending {
             len: 0,
-            blocks: Vec::with_capacity(words.len() / 4 / BLOCK + 1),
+            blocks: Vec::with_capacity(len / BLOCK + 1),
             bytes: Vec::new(),
         };
         let mut block = [0u32; BLOCK];
@@ -254,8 +252,8 @@ impl Ascending {
 mod tests {
     use super::*;
 
-    fn le(values: &[u32]) -> Vec<u8> {
-        values.iter().flat_map(|v| v.to_le_bytes()).collect()
+    fn asc(values: &[u32], strict: bool) -> Option<Ascending> {
+        Ascending::from_values(values.iter().copied(), values.len(), strict)
     }
 
     #[test]
@@ -271,7 +269,7 @@ mod tests {
             }
         }
         values.push(u32::MAX);
-        let a = Ascending::from_le_bytes(&le(&values), false).unwrap();
+        let a = asc(&values, false).unwrap();
         assert_eq!(a.len(), values.len());
         for (i, &v) in values.iter().enumerate() {
             assert_eq!(a.get(i), Some(v), "value {i}");
@@ -280,7 +278,7 @@ mod tests {
         assert_eq!(a.last(), Some(u32::MAX));
         // Far less than four bytes a value for the small steps.
         let small: Vec<u32> = (0..10_000u32).map(|i| i * 25).collect();
-        let s = Ascending::from_le_bytes(&le(&small), true).unwrap();
+        let s = asc(&small, true).unwrap();
         assert!(s.heap_bytes() < small.len() * 5 / 2, "{}", s.heap_bytes());
     }
 
@@ -308,7 +306,7 @@ mod tests {
             v += 300;
             values.push(v);
         }
-        let a = Ascending::from_le_bytes(&le(&values), false).unwrap();
+        let a = asc(&values, false).unwrap();
         for (i, &want) in values.iter().enumerate() {
             assert_eq!(a.get(i), Some(want), "value {i}");
         }
@@ -339,11 +337,10 @@ mod tests {
 
     #[test]
     fn a_value_out_of_order_is_refused() {
-        assert!(Ascending::from_le_bytes(&le(&[1, 2, 2, 3]), false).is_some());
-        assert!(Ascending::from_le_bytes(&le(&[1, 2, 2, 3]), true).is_none());
-        assert!(Ascending::from_le_bytes(&le(&[1, 5, 4]), false).is_none());
-        assert!(Ascending::from_le_bytes(&[1, 2, 3], false).is_none());
-        let empty = Ascending::from_le_bytes(&[], true).unwrap();
+        assert!(asc(&[1, 2, 2, 3], false).is_some());
+        assert!(asc(&[1, 2, 2, 3], true).is_none());
+        assert!(asc(&[1, 5, 4], false).is_none());
+        let empty = asc(&[], true).unwrap();
         assert!(empty.is_empty());
         assert_eq!(empty.last(), None);
     }
@@ -351,7 +348,7 @@ mod tests {
     #[test]
     fn partition_point_in_agrees_with_the_slice() {
         let values: Vec<u32> = (0..1_000u32).map(|i| i * i / 7).collect();
-        let a = Ascending::from_le_bytes(&le(&values), false).unwrap();
+        let a = asc(&values, false).unwrap();
         for pos in [0u32, 1, 5, 500, 70_000, 142_000, 200_000] {
             for (lo, hi) in [(0, 1_000), (10, 900), (300, 301), (999, 2_000), (0, 0)] {
                 let want =

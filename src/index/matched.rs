@@ -292,7 +292,7 @@ mod tests {
             bytes.push(b'\n');
         }
         starts.extend(std::iter::repeat_n(0u8, 4 * (terms.len() + 1)));
-        Segment::dictionary_only(bytes, &starts).unwrap()
+        Segment::dictionary_only(bytes, &crate::index::terms::pack_starts(&starts)).unwrap()
     }
 
     /// Narrowing the copied terms finds what looking at each term in its

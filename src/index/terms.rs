@@ -503,13 +503,35 @@ impl<T: Sink, P: Sink, Q: Sink> Writer<T, P, Q> {
         self.put(b"\n");
         self.post_starts
             .put(&(self.postings_len as u32).to_le_bytes());
-        let (mut last, mut buf) = (0u32, [0u8; 5]);
+        let mut buf = [0u8; 5];
+        let (first, last) = (ids[0], ids[ids.len() - 1]);
+        let bitmap_len =
+            BITMAP_MARK.len() + varint(first, &mut buf).len() + bitmap_bytes(first, last);
+        if bitmap_len < varint_list_len(ids) {
+            self.put_postings(&BITMAP_MARK);
+            let base = varint(first, &mut buf).len();
+            self.postings.put(&buf[..base]);
+            self.postings_len += base;
+            let mut bits = vec![0u8; bitmap_bytes(first, last)];
+            for &id in ids {
+                let i = (id - first) as usize;
+                bits[i >> 3] |= 1 << (i & 7);
+            }
+            self.put_postings(&bits);
+            return;
+        }
+        let mut last = 0u32;
         for &id in ids {
             let b = varint(id - last, &mut buf);
             self.postings.put(b);
             self.postings_len += b.len();
             last = id;
         }
+    }
+
+    fn put_postings(&mut self, bytes: &[u8]) {
+        self.postings.put(bytes);
+        self.postings_len += bytes.len();
     }
 
     /// The dictionary's sink and length, the postings' sink, and the starts
@@ -527,7 +549,77 @@ impl<T: Sink, P: Sink, Q: Sink> Writer<T, P, Q> {
         self.starts[..4].copy_from_slice(&n.to_le_bytes());
         self.starts.reserve_exact(4 * self.n + 4);
         read_back(self.post_starts, &mut self.starts)?;
-        Ok((self.terms, self.terms_len, self.postings, self.starts))
+        let starts = pack_starts(&self.starts);
+        Ok((self.terms, self.terms_len, self.postings, starts))
+    }
+}
+
+/// The starts blob as stored: the count of terms (4 bytes, little-endian),
+/// then each term's start in the dictionary and then each posting list's
+/// start and the lists' end, each sequence as the varints of the steps
+/// from one value to the next (from 0). Steps are a term's length and a
+/// list's: a byte or two each, where 4-byte values took 107 MB at 100,000
+/// sessions (7 % of the index).
+///
+/// `raw` is the count and the values as little-endian `u32`s.
+pub(crate) fn pack_starts(raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len() / 3 + 8);
+    out.extend_from_slice(&raw[..4]);
+    let n = u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]) as usize;
+    let values = raw[4..]
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+    let (mut last, mut buf) = (0u32, [0u8; 5]);
+    for (i, v) in values.enumerate() {
+        if i == n {
+            // The posting starts count from 0 again.
+            last = 0;
+        }
+        out.extend_from_slice(varint(v - last, &mut buf));
+        last = v;
+    }
+    out
+}
+
+/// The values of one sequence of a packed starts blob (see
+/// [`pack_starts`]), read from `at` on; `bad` is set, and the values stop,
+/// where the bytes end mid-varint or a sum passes `u32::MAX`.
+struct Steps<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    last: u32,
+    left: usize,
+    bad: bool,
+}
+
+impl Iterator for Steps<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        if self.left == 0 || self.bad {
+            return None;
+        }
+        let mut step = 0u64;
+        for k in 0..5 {
+            let Some(&b) = self.bytes.get(self.at) else {
+                self.bad = true;
+                return None;
+            };
+            self.at += 1;
+            step |= u64::from(b & 0x7f) << (7 * k);
+            if b < 0x80 {
+                let next = u64::from(self.last) + step;
+                let Ok(next) = u32::try_from(next) else {
+                    self.bad = true;
+                    return None;
+                };
+                self.left -= 1;
+                self.last = next;
+                return Some(next);
+            }
+        }
+        self.bad = true;
+        None
     }
 }
 
@@ -675,14 +767,28 @@ impl Segment {
     pub fn dictionary_in(terms: TermBytes, starts: &[u8]) -> Option<Segment> {
         let terms_len = terms.bytes().len();
         let n = u32::from_le_bytes(starts.get(..4)?.try_into().ok()?) as usize;
-        let words = &starts[4..];
-        // `n` is read from the index: a corrupt one must not overflow.
-        let term_bytes = n.checked_mul(4)?;
-        if words.len() != term_bytes.checked_mul(2)?.checked_add(4)? {
+        // `n` is read from the index: each value takes a byte at least, so
+        // a corrupt one is refused before anything is sized by it.
+        if starts.len() - 4 < n.checked_mul(2)?.checked_add(1)? {
             return None;
         }
-        let term_starts = Ascending::from_le_bytes(&words[..term_bytes], true)?;
-        let post_starts = Ascending::from_le_bytes(&words[term_bytes..], false)?;
+        let mut steps = Steps {
+            bytes: starts,
+            at: 4,
+            last: 0,
+            left: n,
+            bad: false,
+        };
+        let term_starts = Ascending::from_values(&mut steps, n, true)?;
+        if steps.bad || term_starts.len() != n {
+            return None;
+        }
+        steps.last = 0;
+        steps.left = n + 1;
+        let post_starts = Ascending::from_values(&mut steps, n + 1, false)?;
+        if steps.bad || post_starts.len() != n + 1 || steps.at != starts.len() {
+            return None;
+        }
         let in_bounds = |s: Option<u32>| s.is_none_or(|s| (1..terms_len).contains(&(s as usize)));
         (in_bounds(term_starts.get(0)) && in_bounds(term_starts.last())).then_some(Segment {
             terms,
@@ -855,8 +961,40 @@ impl Segment {
     }
 }
 
+/// How a posting list stored as a bitmap starts: no list of varints does
+/// (a varint's last byte is never zero unless it is the only one).
+///
+/// A list is a bitmap when that is smaller: the mark, the first id as a
+/// varint, then a bit per id from it to the last (bit `i % 8` of byte
+/// `i / 8` for id `first + i`). A common word's list names most sessions;
+/// as gaps of one or two bytes each it took ~8 times the bits (at 100,000
+/// sessions, bitmaps made the posting lists 67 MB smaller, ~16 %).
+const BITMAP_MARK: [u8; 2] = [0x80, 0x00];
+
+/// The bytes of the bits of the ids `first..=last`.
+fn bitmap_bytes(first: u32, last: u32) -> usize {
+    (last - first) as usize / 8 + 1
+}
+
+/// The bytes of `ids` (sorted, distinct) as gaps in varints.
+fn varint_list_len(ids: &[u32]) -> usize {
+    let mut last = 0u32;
+    ids.iter()
+        .map(|&id| {
+            let gap = id - last;
+            last = id;
+            // Seven bits a byte: 1 byte up to 127, 2 up to 16,383, …
+            (32 - (gap | 1).leading_zeros() as usize).div_ceil(7)
+        })
+        .sum()
+}
+
 /// Calls `f` with each file id of an encoded posting list.
 pub fn decode_postings(b: &[u8], f: &mut dyn FnMut(u32)) {
+    if let Some(rest) = b.strip_prefix(&BITMAP_MARK) {
+        decode_bitmap(rest, f);
+        return;
+    }
     let (mut i, mut id) = (0usize, 0u32);
     while i < b.len() {
         let mut v = 0u32;
@@ -873,6 +1011,41 @@ pub fn decode_postings(b: &[u8], f: &mut dyn FnMut(u32)) {
         id = id.wrapping_add(v);
         f(id);
     }
+}
+
+/// The ids of a bitmap list (after its mark): the first id as a varint,
+/// then the bits. Ids past `u32::MAX` (only in a damaged list) are dropped.
+fn decode_bitmap(b: &[u8], f: &mut dyn FnMut(u32)) {
+    let (mut first, mut i) = (0u64, 0usize);
+    while let Some(&byte) = b.get(i) {
+        // Five bytes hold any u32 (a longer run is damage: cut it short).
+        first |= u64::from(byte & 0x7f) << (7 * i);
+        i += 1;
+        if byte < 0x80 || i == 5 {
+            break;
+        }
+    }
+    let bits = &b[i..];
+    let mut emit = |at: u64, mut w: u64| {
+        while w != 0 {
+            let id = first + at + u64::from(w.trailing_zeros());
+            w &= w - 1;
+            if let Ok(id) = u32::try_from(id) {
+                f(id);
+            }
+        }
+    };
+    let mut words = bits.chunks_exact(8);
+    let mut at = 0u64;
+    for w in &mut words {
+        let mut le = [0u8; 8];
+        le.copy_from_slice(w);
+        emit(at, u64::from_le_bytes(le));
+        at += 64;
+    }
+    let mut le = [0u8; 8];
+    le[..words.remainder().len()].copy_from_slice(words.remainder());
+    emit(at, u64::from_le_bytes(le));
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -1598,19 +1771,29 @@ mod tests {
         let starts = |n: u32, words: &[u32]| {
             let mut b = n.to_le_bytes().to_vec();
             b.extend(words.iter().flat_map(|w| w.to_le_bytes()));
-            b
+            pack_starts(&b)
         };
-        assert!(Segment::dictionary_only(terms.clone(), &starts(2, &[1, 4, 0, 2, 3])).is_some());
+        let good = starts(2, &[1, 4, 0, 2, 3]);
+        assert_eq!(good, [2, 0, 0, 0, 1, 3, 0, 2, 1]);
+        let s = Segment::dictionary_only(terms.clone(), &good).unwrap();
+        assert_eq!((s.term(1), s.postings_range(1)), (&b"cd"[..], (2, 3)));
         for n in [0, 1, 3, 1 << 29, (1 << 30) + 1, u32::MAX] {
-            assert!(
-                Segment::dictionary_only(terms.clone(), &starts(n, &[1, 4, 0, 2, 3])).is_none(),
-                "{n}"
-            );
+            let mut b = good.clone();
+            b[..4].copy_from_slice(&n.to_le_bytes());
+            assert!(Segment::dictionary_only(terms.clone(), &b).is_none(), "{n}");
         }
-        // Out of bounds or out of order.
+        // Out of bounds, a repeated term start, or a step past `u32::MAX`.
         assert!(Segment::dictionary_only(terms.clone(), &starts(2, &[1, 9, 0, 2, 3])).is_none());
-        assert!(Segment::dictionary_only(terms.clone(), &starts(2, &[4, 1, 0, 2, 3])).is_none());
-        assert!(Segment::dictionary_only(terms, &starts(2, &[0, 4, 0, 2, 3])).is_none());
+        assert!(Segment::dictionary_only(terms.clone(), &starts(2, &[1, 1, 0, 2, 3])).is_none());
+        assert!(Segment::dictionary_only(terms.clone(), &starts(2, &[0, 4, 0, 2, 3])).is_none());
+        let mut over = good[..5].to_vec();
+        over.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x0f, 0, 2, 1]);
+        assert!(Segment::dictionary_only(terms.clone(), &over).is_none());
+        // Cut short (mid-varint or a value short), or with bytes after.
+        assert!(Segment::dictionary_only(terms.clone(), &[&good[..], &[0x80]].concat()).is_none());
+        assert!(Segment::dictionary_only(terms.clone(), &[&good[..8], &[0x81]].concat()).is_none());
+        assert!(Segment::dictionary_only(terms.clone(), &good[..8]).is_none());
+        assert!(Segment::dictionary_only(terms, &[&good[..], &[0]].concat()).is_none());
     }
 
     fn seg(docs: &[(u32, &str)]) -> Segment {
@@ -1757,6 +1940,71 @@ mod tests {
         });
         assert_eq!(raw, [3, 7, 9], "stored sorted, without repeats");
         assert_eq!(e.docs, 5);
+    }
+
+    /// One posting list written by a [`Writer`] (its bytes).
+    fn encoded_list(ids: &[u32]) -> Vec<u8> {
+        let mut w = MemoryWriter::default();
+        w.push(b"t", ids);
+        w.finish(ids.len()).postings
+    }
+
+    fn decoded(b: &[u8]) -> Vec<u32> {
+        let mut got = Vec::new();
+        decode_postings(b, &mut |id| got.push(id));
+        got
+    }
+
+    #[test]
+    fn a_common_words_list_is_a_bitmap_and_a_rare_ones_gaps() {
+        let dense: Vec<u32> = (1000..3000).filter(|i| i % 3 != 0).collect();
+        let b = encoded_list(&dense);
+        assert!(b.starts_with(&BITMAP_MARK), "{:?}", &b[..4]);
+        assert_eq!(b.len(), 2 + 2 + 2000 / 8);
+        assert_eq!(decoded(&b), dense);
+        let sparse = [5, 900, 70_000, 4_000_000_000];
+        let b = encoded_list(&sparse);
+        assert!(!b.starts_with(&BITMAP_MARK));
+        assert_eq!(b.len(), varint_list_len(&sparse));
+        assert_eq!(decoded(&b), sparse);
+        // The largest ids, and id 0 first, as bits.
+        for ids in [
+            (u32::MAX - 100..=u32::MAX).collect::<Vec<_>>(),
+            (0..64).collect(),
+        ] {
+            let b = encoded_list(&ids);
+            assert!(b.starts_with(&BITMAP_MARK));
+            assert_eq!(decoded(&b), ids);
+        }
+    }
+
+    proptest::proptest! {
+        /// Any sorted list comes back as it was, in the smaller of the two
+        /// forms.
+        #[test]
+        fn posting_lists_round_trip_in_their_smaller_form(
+            ids in proptest::collection::btree_set(0u32..5000, 1..400),
+            base in proptest::prop_oneof![proptest::strategy::Just(0u32), 0u32..u32::MAX - 5000],
+        ) {
+            let ids: Vec<u32> = ids.into_iter().map(|i| i + base).collect();
+            let b = encoded_list(&ids);
+            proptest::prop_assert_eq!(decoded(&b), ids.clone());
+            let gaps = varint_list_len(&ids);
+            let mut buf = [0u8; 5];
+            let bits = 2 + varint(ids[0], &mut buf).len() + bitmap_bytes(ids[0], ids[ids.len() - 1]);
+            proptest::prop_assert_eq!(b.len(), gaps.min(bits));
+        }
+
+        /// Damaged bytes (a bitmap's or gaps') decode to something without
+        /// a panic.
+        #[test]
+        fn any_bytes_decode_without_a_panic(
+            b in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
+            marked in proptest::prelude::any::<bool>(),
+        ) {
+            let b = if marked { [&BITMAP_MARK[..], &b].concat() } else { b };
+            let _ = decoded(&b);
+        }
     }
 
     /// Pairs given by side numbers encode the same segment as the same
