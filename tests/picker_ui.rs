@@ -2837,3 +2837,104 @@ fn a_query_asked_again_keeps_the_selection() {
     assert_eq!(run(&mut app, fx), 0, "no first screen for it");
     assert_eq!(app.picker.selected, Some(chosen));
 }
+
+/// [`parser_app`] with `parser` typed, and the last key's two answers
+/// (the first rows, then the whole answer), not yet taken in.
+fn parser_typed() -> (App, AppEvent, AppEvent) {
+    use arbor::index::searcher::Searcher;
+    use arbor::ui::runtime::perform_search;
+    let mut app = parser_app();
+    let mut searcher = Searcher::new(None);
+    let mut answers = Vec::new();
+    for c in "parser".chars() {
+        answers.clear();
+        for fx in app.update(AppEvent::Key(KeyEvent::new(
+            KeyCode::Char(c),
+            KeyModifiers::NONE,
+        ))) {
+            if matches!(fx, Effect::Search { .. }) {
+                answers.extend(perform_search(&mut searcher, fx));
+            }
+        }
+    }
+    let [first, whole] = <[AppEvent; 2]>::try_from(answers).expect("two answers");
+    assert!(matches!(first, AppEvent::SearchDone { partial: true, .. }));
+    (app, first, whole)
+}
+
+fn visible_paths(app: &App) -> Vec<PathBuf> {
+    let p = &app.picker;
+    p.visible
+        .iter()
+        .map(|v| p.rows[v.idx].info.path.to_path_buf())
+        .collect()
+}
+
+fn sort_by_time(app: &mut App) {
+    while app.picker.sort != Sort::Recent {
+        ctrl(app, 's');
+    }
+}
+
+/// Sorting by time while only the first rows by relevance are known: those
+/// rows are not the newest matches, so the list stays as it was until the
+/// whole answer, which is then listed by time as if it had come first.
+/// First rows that come after the change are not shown at all.
+#[test]
+fn a_setting_changed_under_a_partial_answer_waits_for_the_whole_one() {
+    let (mut app, first, whole) = parser_typed();
+    let (mut want, _, whole_again) = parser_typed();
+    sort_by_time(&mut want);
+    want.update(whole_again);
+    let newest = visible_paths(&want);
+
+    app.update(first);
+    let early = visible_paths(&app);
+    assert_ne!(early[..10], newest[..10], "a list this test tells apart");
+    sort_by_time(&mut app);
+    assert_eq!(visible_paths(&app), early, "kept until the whole answer");
+    app.update(whole);
+    assert_eq!(visible_paths(&app), newest);
+    assert_eq!(app.picker.selected.as_ref(), newest.first());
+
+    // The first rows asked for by relevance, come once sorted by time.
+    let (mut app, first, whole) = parser_typed();
+    sort_by_time(&mut app);
+    let before = visible_paths(&app);
+    app.update(first);
+    assert!(!app.picker.search_partial, "not taken");
+    assert_eq!(visible_paths(&app), before);
+    app.update(whole);
+    assert_eq!(visible_paths(&app), newest);
+}
+
+/// End on a partial list goes to the whole answer's last row when it
+/// comes; a move after End keeps the selection where it moved.
+#[test]
+fn end_on_a_partial_list_goes_to_the_whole_answers_last_row() {
+    let end = |app: &mut App| {
+        app.update(AppEvent::Key(KeyEvent::new(
+            KeyCode::End,
+            KeyModifiers::NONE,
+        )));
+    };
+    let (mut app, first, whole) = parser_typed();
+    app.update(first);
+    let partial_len = app.picker.visible.len();
+    end(&mut app);
+    app.update(whole);
+    let all = visible_paths(&app);
+    assert!(all.len() > partial_len, "{} rows", all.len());
+    assert_eq!(app.picker.selected.as_ref(), all.last());
+
+    let (mut app, first, whole) = parser_typed();
+    app.update(first);
+    end(&mut app);
+    app.update(AppEvent::Key(KeyEvent::new(
+        KeyCode::Up,
+        KeyModifiers::NONE,
+    )));
+    let chosen = app.picker.selected.clone();
+    app.update(whole);
+    assert_eq!(app.picker.selected, chosen);
+}

@@ -592,7 +592,11 @@ fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::PageUp => p.user_move_by(-(p.page as isize)),
         Action::PageDown => p.user_move_by(p.page as isize),
         Action::First => p.user_select_pos(0),
-        Action::Last => p.user_select_pos(p.visible.len().saturating_sub(1)),
+        Action::Last => {
+            p.user_select_pos(p.visible.len().saturating_sub(1));
+            // A partial list's last row is not the answer's.
+            p.last_on_whole = p.search_partial;
+        }
     }
     Vec::new()
 }
@@ -709,6 +713,7 @@ fn query_edited(p: &mut PickerState, before: &str) -> Vec<Effect> {
     p.parsed = Query::parse_at(p.query.text(), p.now_ms);
     p.search_gen += 1;
     p.select_first_on_results = true;
+    p.last_on_whole = false;
     if !p.parsed.has_conditions() {
         p.scores = None;
         p.search_incomplete = None;
@@ -742,6 +747,9 @@ pub fn search_effect(p: &mut PickerState) -> Effect {
         want: 2 * p.page.max(1),
         scoped: p.scoped_times(),
     });
+    if first.is_some() {
+        p.first_rows_asked();
+    }
     Effect::Search {
         generation: p.search_gen,
         query: p.parsed.clone(),
@@ -839,7 +847,9 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
             incomplete,
             partial,
         } => {
-            if generation != p.search_gen {
+            if generation != p.search_gen || (partial && !p.first_rows_fit()) {
+                // An older query's, or first rows asked for under settings
+                // changed since (the whole answer follows).
                 return Step::none();
             }
             // A partial answer holds the screen's rows, final; the rest,
@@ -876,6 +886,9 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
             if std::mem::take(&mut p.select_first_on_results) {
                 p.select_pos(0);
                 p.scroll = 0;
+            }
+            if !partial && std::mem::take(&mut p.last_on_whole) {
+                p.select_pos(p.visible.len().saturating_sub(1));
             }
         }
         AppEvent::FsChanged(paths) => {

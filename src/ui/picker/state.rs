@@ -190,6 +190,12 @@ pub struct PickerState {
     /// The list holds only the first rows of the answer (those that fill
     /// the screen, known early); the rest is being scored.
     pub search_partial: bool,
+    /// The list settings the first rows were last asked under: rows
+    /// chosen for one scope or filter are not the first of another.
+    partial_for: Option<ListSettings>,
+    /// End was pressed on a partial list: the whole answer's last row is
+    /// selected when it comes (unless the selection moved since).
+    pub last_on_whole: bool,
     pub dialog: Dialog,
     /// The first line of the help shown (when it is taller than the screen).
     pub help_scroll: usize,
@@ -280,6 +286,8 @@ impl PickerState {
             home: None,
             select_first_on_results: false,
             search_partial: false,
+            partial_for: None,
+            last_on_whole: false,
             preview_requested: None,
             hits_cache: Vec::new(),
             hit_pos: 0,
@@ -474,6 +482,12 @@ impl PickerState {
 
     /// Recomputes the visible rows; keeps the selection by path.
     pub fn recompute(&mut self) {
+        if self.search_partial && self.query_active() && !self.first_rows_fit() {
+            // A setting changed under a partial answer: its rows are not the
+            // first under the new one, and the rest are not scored yet. The
+            // list stays as it is until the whole answer comes.
+            return;
+        }
         self.visible = if self.query_active() {
             if self.parsed.error().is_some() {
                 Vec::new()
@@ -655,12 +669,26 @@ impl PickerState {
     /// The user moved the selection: from now on it follows its session.
     pub fn user_move_by(&mut self, delta: isize) {
         self.user_moved = true;
+        self.last_on_whole = false;
         self.move_by(delta);
     }
 
     pub fn user_select_pos(&mut self, pos: usize) {
         self.user_moved = true;
+        self.last_on_whole = false;
         self.select_pos(pos);
+    }
+
+    /// Notes that the first rows are asked for under the list's settings
+    /// as they are now.
+    pub fn first_rows_asked(&mut self) {
+        self.partial_for = Some(self.list_settings());
+    }
+
+    /// Whether first rows asked for are still the first under the list's
+    /// settings (none changed since they were asked for).
+    pub fn first_rows_fit(&self) -> bool {
+        self.partial_for.as_ref() == Some(&self.list_settings())
     }
 
     pub fn move_by(&mut self, delta: isize) {
