@@ -2557,3 +2557,85 @@ fn a_row_placed_first_is_never_outranked_by_the_tool_output() {
         .collect();
     assert_eq!(placed, vec![at(3)]);
 }
+
+/// Issue #15: a query of phrases and regexes gets its first screen from
+/// the newest sessions' fields and stored text (a letter or two is in
+/// nearly every session, and its whole answer reads the text of all).
+/// Those rows are exactly the whole answer's first: the same sessions as
+/// its top rows, each with its score.
+#[test]
+fn phrases_and_regexes_first_rows_are_the_whole_answers_first() {
+    use arbor::index::searcher::Searcher;
+
+    let dir = tempfile::tempdir().unwrap();
+    gen_corpus(
+        &dir.path().join("sessions"),
+        &["--profile", "realistic", "--sessions", "80", "--seed", "5"],
+    );
+    let s = Store::in_dir(dir);
+    let files = s.files();
+    s.index().refresh(&files, &mut |_| {}).unwrap();
+    let (full, _) = read_rows(&files);
+    let docs = picker_docs(&full);
+    let never = || false;
+    let want = 6;
+    let first = all_rows_first(&docs, want);
+    let mut from_text = 0;
+    for typed in [
+        "\"t",
+        "re:f",
+        "\"e",
+        "\"to",
+        "re:\\d",
+        "\"th",
+        "re:[a-z]s",
+        "\"t\" re:o",
+        "\"zq",
+    ] {
+        let q = Query::parse(typed);
+        let mut early = Vec::new();
+        let mut searcher = Searcher::new(Some(s.index()));
+        let whole = searcher
+            .search_first(&q, &docs, None, &never, Some(&first), &mut |a| {
+                early.push(a)
+            })
+            .unwrap();
+        // The whole answer's ranking: best first, then newest, then by path.
+        let mut ranked: Vec<usize> = (0..docs.0.len())
+            .filter(|&d| whole.scores[d].is_some())
+            .collect();
+        ranked.sort_by(|&a, &b| {
+            let key = |d: usize| {
+                (
+                    std::cmp::Reverse(whole.scores[d]),
+                    std::cmp::Reverse(docs.0[d].1.facts.modified_ms),
+                    docs.0[d].0.clone(),
+                )
+            };
+            key(a).cmp(&key(b))
+        });
+        for a in early {
+            assert!(a.partial, "{typed}");
+            let mut rows: Vec<usize> = (0..docs.0.len())
+                .filter(|&d| a.scores[d].is_some())
+                .collect();
+            if rows.len() >= docs.0.len() / 2 {
+                // Placed from the whole text pass instead (tested above).
+                continue;
+            }
+            from_text += 1;
+            assert!(rows.len() >= want, "{typed}: {} rows", rows.len());
+            let mut top = ranked[..rows.len()].to_vec();
+            rows.sort_unstable();
+            top.sort_unstable();
+            assert_eq!(rows, top, "{typed}");
+            for d in rows {
+                assert_eq!(a.scores[d], whole.scores[d], "{typed}: row {d}");
+            }
+        }
+    }
+    assert!(
+        from_text >= 5,
+        "only {from_text} queries answered from the text first"
+    );
+}

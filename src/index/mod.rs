@@ -451,14 +451,26 @@ impl Index {
         query: &Query,
         within: &[&Path],
     ) -> Result<Option<BodyHits>, IndexError> {
-        self.search_in(query, Some(within), &|| false)
+        self.search_in(query, Some(search::Within::Paths(within)), &|| false)
+    }
+
+    /// Like [`Index::search_cancellable`], limited to the sessions of these
+    /// row ids (those its answers name): phrases and regexes read only
+    /// their text when they are few. Not remembered.
+    pub fn search_ids(
+        &self,
+        query: &Query,
+        ids: &[u32],
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Option<BodyHits>, IndexError> {
+        self.search_in(query, Some(search::Within::Ids(ids)), cancel)
     }
 
     /// A body search through this index's connection and memo.
     fn search_in(
         &self,
         query: &Query,
-        within: Option<&[&Path]>,
+        within: Option<search::Within>,
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> Result<Option<BodyHits>, IndexError> {
         if !self.many_searches.get() {

@@ -1522,7 +1522,19 @@ enum Check<'q> {
     TextRegex(&'q regex::Regex),
 }
 
-impl Check<'_> {
+impl<'q> Check<'q> {
+    /// The check of a phrase or a regex (`None` for a word).
+    fn of(t: &'q Term) -> Option<Check<'q>> {
+        Some(match t {
+            Term::Phrase(p) => Check::Phrase(Box::new(memmem::Finder::new(p.as_bytes()))),
+            Term::Regex(r) => match regex_for_lowercased(r.as_str()) {
+                Some(bytes) => Check::Regex(bytes),
+                None => Check::TextRegex(r),
+            },
+            Term::Word { .. } => return None,
+        })
+    }
+
     fn matches(&self, text: &[u8]) -> bool {
         match self {
             Check::Phrase(f) => f.find(text).is_some(),
@@ -1644,6 +1656,14 @@ pub fn remembers(slot: &Option<SearchCache>, query: &Query) -> bool {
 /// is no longer wanted (a newer query was typed).
 pub type Cancel<'a> = &'a (dyn Fn() -> bool + Sync);
 
+/// The sessions a search answers for, when not all of them: by path (the
+/// rows on screen), or by the index's row ids (the ids its answers name).
+#[derive(Clone, Copy)]
+pub enum Within<'a> {
+    Paths(&'a [&'a std::path::Path]),
+    Ids(&'a [u32]),
+}
+
 /// `map_text`: the caller will search many times (see [`Text::Mapped`]).
 pub fn search(
     conn: &Connection,
@@ -1651,7 +1671,7 @@ pub fn search(
     map_text: bool,
     slot: &mut Option<SearchCache>,
     query: &Query,
-    within: Option<&[&std::path::Path]>,
+    within: Option<Within>,
     cancel: Cancel,
 ) -> Result<Option<BodyHits>, IndexError> {
     let body_terms: Vec<(usize, &Term)> = query
@@ -1726,7 +1746,7 @@ fn answer(
     body_terms: &[(usize, &Term)],
     parts: Parts,
     cache: &mut SearchCache,
-    within: Option<&[&std::path::Path]>,
+    within: Option<Within>,
     cancel: Cancel,
 ) -> Result<Option<BodyHits>, IndexError> {
     // `within` as row ids (the index keys absolute paths). Only texts to
@@ -1735,17 +1755,20 @@ fn answer(
     let reads = body_terms
         .iter()
         .any(|(_, t)| !matches!(t, Term::Word { .. }));
-    let allowed: Option<IdSet> = within.filter(|_| reads).map(|w| {
-        let by_key: HashMap<&[u8], u32, FxBuild> = cache
-            .files
-            .keys
-            .iter()
-            .map(|(id, k)| (k.as_encoded_bytes(), *id))
-            .collect();
-        let mut keys = Keys::new();
-        w.iter()
-            .filter_map(|p| by_key.get(keys.key(p).as_ref()).copied())
-            .collect()
+    let allowed: Option<IdSet> = within.filter(|_| reads).map(|w| match w {
+        Within::Ids(ids) => ids.iter().copied().collect(),
+        Within::Paths(w) => {
+            let by_key: HashMap<&[u8], u32, FxBuild> = cache
+                .files
+                .keys
+                .iter()
+                .map(|(id, k)| (k.as_encoded_bytes(), *id))
+                .collect();
+            let mut keys = Keys::new();
+            w.iter()
+                .filter_map(|p| by_key.get(keys.key(p).as_ref()).copied())
+                .collect()
+        }
     });
     crate::log::line("search files loaded");
 
@@ -2050,6 +2073,10 @@ fn term_hits(
 /// than looked up (see `term_hits`).
 const FEW_LEFT: usize = 32;
 
+/// A phrase or a regex asked of at most this many sessions reads their
+/// text (~4 KB each at 100,000 realistic sessions) and nothing else.
+const FEW_TO_READ: usize = 4096;
+
 /// Whether looking `t` up reads a letter or two's posting lists: a phrase
 /// of one or two characters, or a regex that starts so.
 fn short_needle(t: &Term) -> bool {
@@ -2087,7 +2114,14 @@ fn text_hits(
             .segs(conn, TEXT_SEGMENT)?
             .iter()
             .all(|(_, s)| s.docs() > 0);
+    // A few sessions asked about (the newest, for the first screen):
+    // their text is read, rather than a dictionary that answers for all.
+    let few = allowed.filter(|a| a.len_at_most(FEW_TO_READ));
     let (check, cands): (Check, Option<IdSet>) = match t {
+        Term::Phrase(_) | Term::Regex(_) if few.is_some() => match Check::of(t) {
+            Some(check) => (check, few.cloned()),
+            None => return Ok(IdSet::default()),
+        },
         // A one- or two-character phrase is in nearly every term: without
         // the segments' counts the dictionary would hand back nearly every
         // posting list, while the text has it within its first bytes. Read
@@ -2106,13 +2140,8 @@ fn text_hits(
         }
         Term::Word { .. } => return Ok(IdSet::default()),
         Term::Phrase(_) | Term::Regex(_) => {
-            let check = match t {
-                Term::Phrase(p) => Check::Phrase(Box::new(memmem::Finder::new(p.as_bytes()))),
-                Term::Regex(r) => match regex_for_lowercased(r.as_str()) {
-                    Some(bytes) => Check::Regex(bytes),
-                    None => Check::TextRegex(r),
-                },
-                Term::Word { .. } => return Ok(IdSet::default()),
+            let Some(check) = Check::of(t) else {
+                return Ok(IdSet::default());
             };
             match narrow(conn, cache, t, TEXT_SEGMENT)? {
                 None => (check, None),

@@ -111,18 +111,7 @@ impl Searcher {
             // Where the sessions an answer names are among the rows, with
             // the rows' paths shared by the index (before the count below,
             // whose set of paths is then made of the shared ones).
-            let mut failed = None;
-            self.scorer
-                .learn_paths(&docs, |f| match index.share_paths(f) {
-                    Ok(table) => Some(table),
-                    Err(e) => {
-                        failed = Some(e);
-                        None
-                    }
-                });
-            if let Some(e) = failed {
-                crate::log::line(format!("index: reading the sessions' paths failed: {e}"));
-            }
+            learn_paths(&mut self.scorer, index, &docs);
             if let Err(e) = unindexed_memo(index, &docs, &mut self.unindexed) {
                 crate::log::line(format!("index: counting unindexed sessions failed: {e}"));
             }
@@ -162,13 +151,17 @@ impl Searcher {
         // the rows the bodies' best ranks place, before the rest (tool
         // output, thinking) is looked up.
         if let Some(first) = first {
-            match self.first_answer(query, docs, first) {
-                Some(answer) => early(answer),
-                None => match self.placed_answer(query, docs, cancel) {
-                    Placed::Stale => return None,
-                    Placed::Rows(answer) => early(answer),
-                    Placed::Nothing => {}
+            let placed = match self.first_answer(query, docs, first) {
+                Some(answer) => Placed::Rows(answer),
+                None => match self.text_first_answer(query, docs, first, cancel) {
+                    Placed::Nothing => self.placed_answer(query, docs, cancel),
+                    placed => placed,
                 },
+            };
+            match placed {
+                Placed::Stale => return None,
+                Placed::Rows(answer) => early(answer),
+                Placed::Nothing => {}
             }
         }
         let Searcher {
@@ -257,14 +250,8 @@ impl Searcher {
         }
     }
 
-    /// The partial answer [`Searcher::search_first`] gives first, when
-    /// the first rows are found that way.
-    pub fn first_answer(
-        &mut self,
-        query: &Query,
-        docs: &Arc<Docs>,
-        first: &FirstRows,
-    ) -> Option<Answer> {
+    /// The rows in scope newest first (made once per set of rows in scope).
+    fn newest_first(&mut self, first: &FirstRows) -> &[(i64, u32)] {
         if !self
             .newest
             .as_ref()
@@ -274,22 +261,198 @@ impl Searcher {
             order.sort_unstable_by_key(|&(ms, _)| std::cmp::Reverse(ms));
             self.newest = Some((first.scoped.clone(), order));
         }
-        let order = self.newest.as_ref().map_or(&[][..], |(_, o)| o.as_slice());
+        self.newest.as_ref().map_or(&[][..], |(_, o)| o.as_slice())
+    }
+
+    /// The first rows of a query of phrases and regexes, from the newest
+    /// sessions' fields and text. Such a term scores as much in the
+    /// conversation text as in a field (the most it can: see
+    /// [`Term::body_score`]), so the first rows are the newest sessions
+    /// matching every term in either, at least `want` of them and every
+    /// one as new as the last (ties rank newest first). The index reads
+    /// the text of a batch of them at a time (`Index::search_ids`), up to
+    /// the budget of [`Searcher::first_answer`]: a letter or two (`"t`,
+    /// `re:f`) is in nearly every session, and its whole answer read the
+    /// text of all 100,000 (~130 ms); its first screen is in the first
+    /// hundred.
+    fn text_first_answer(
+        &mut self,
+        query: &Query,
+        docs: &Arc<Docs>,
+        first: &FirstRows,
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> Placed {
+        use crate::search::Term;
+        let best_parts = query.parts.ranked_above(1);
+        let Some(index) = self.index.as_ref() else {
+            return Placed::Nothing;
+        };
+        let phrases = !query.terms.is_empty()
+            && query.terms.len() <= 32
+            && query
+                .terms
+                .iter()
+                .all(|t| matches!(t, Term::Phrase(_) | Term::Regex(_)));
+        if !phrases
+            || query.error().is_some()
+            || !best_parts.covers_text()
+            || first.want == 0
+            || index.remembers(query)
+        {
+            return Placed::Nothing;
+        }
+        let Some(best) = query
+            .terms
+            .iter()
+            .map(|t| t.body_score(0))
+            .try_fold(0u32, |a, s| Some(a.saturating_add(s?)))
+        else {
+            return Placed::Nothing;
+        };
+        let want = first.want;
+        self.newest_first(first);
+        let Searcher {
+            index,
+            scorer,
+            newest,
+            ..
+        } = self;
+        let (Some(index), Some(order)) = (index.as_ref(), newest.as_ref().map(|(_, o)| o)) else {
+            return Placed::Nothing;
+        };
+        if scorer.index_ids(docs).is_none() {
+            // Not done while idle yet (the whole answer needs it too).
+            learn_paths(scorer, index, docs);
+        }
+        let Some(id_of) = scorer.index_ids(docs) else {
+            return Placed::Nothing;
+        };
+        let text_query = query.with_parts(best_parts);
+        let budget = first_rows_budget(order.len()).min(order.len());
+        let mut fz = crate::search::query::Fuzzy::new();
+        let mut found: Vec<u32> = Vec::new();
+        let mut last_ms = None;
+        let (mut from, mut batch) = (0usize, 2 * want);
+        while from < budget {
+            let end = (from + batch).min(budget);
+            let rows = &order[from..end];
+            // Per row: whether each term matched its fields (bit i).
+            let mut in_fields = Vec::with_capacity(rows.len());
+            let mut ask = Vec::new();
+            for &(_, d) in rows {
+                let Some((_, doc)) = docs.0.get(d as usize) else {
+                    in_fields.push(None);
+                    continue;
+                };
+                if !query.accepts(&doc.facts) {
+                    in_fields.push(None);
+                    continue;
+                }
+                let mut bits = 0u32;
+                for (i, t) in query.terms.iter().enumerate() {
+                    if t.local_score(doc, query.parts, &mut fz).is_some() {
+                        bits |= 1 << i;
+                    }
+                }
+                let all = (1u32 << query.terms.len()) - 1;
+                if bits != all {
+                    if let Some(id) = id_of(d) {
+                        ask.push(id);
+                    }
+                }
+                in_fields.push(Some(bits));
+            }
+            let hits = if ask.is_empty() {
+                None
+            } else {
+                match index.search_ids(&text_query, &ask, cancel) {
+                    Ok(h) => h,
+                    Err(IndexError::Cancelled) => return Placed::Stale,
+                    // The whole search says what failed.
+                    Err(_) => return Placed::Nothing,
+                }
+            };
+            let in_text: std::collections::HashMap<u32, u32> = hits
+                .map(|h| {
+                    h.of_row_ids()
+                        .iter()
+                        .map(|&(id, tiers)| (id, tiers[0]))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let all = (1u32 << query.terms.len()) - 1;
+            for (&(ms, d), bits) in rows.iter().zip(in_fields) {
+                if found.len() >= want && last_ms.is_some_and(|l| ms < l) {
+                    return Placed::Rows(partial_of(docs, best, &found));
+                }
+                let Some(bits) = bits else { continue };
+                let text = id_of(d).and_then(|id| in_text.get(&id).copied());
+                if bits | text.unwrap_or(0) == all {
+                    found.push(d);
+                    last_ms = Some(ms);
+                }
+            }
+            // Rows this rare would not fill the screen within the budget:
+            // the whole answer is the quicker (it reads only candidates).
+            if found.len() * budget < want * end {
+                return Placed::Nothing;
+            }
+            from = end;
+            batch *= 2;
+        }
+        if budget == order.len() && found.len() >= want {
+            // Every row in scope looked at: these are all the best ones.
+            return Placed::Rows(partial_of(docs, best, &found));
+        }
+        Placed::Nothing
+    }
+
+    /// The partial answer [`Searcher::search_first`] gives first, when
+    /// the first rows are found that way.
+    pub fn first_answer(
+        &mut self,
+        query: &Query,
+        docs: &Arc<Docs>,
+        first: &FirstRows,
+    ) -> Option<Answer> {
+        let order = self.newest_first(first);
         let budget = first_rows_budget(order.len());
+        let order = self.newest.as_ref().map_or(&[][..], |(_, o)| o.as_slice());
         let (best, found) = self
             .scorer
             .first_rows(query, docs, order, first.want, budget)?;
-        let mut scores = vec![None; docs.0.len()];
-        for d in found {
-            if let Some(s) = scores.get_mut(d as usize) {
-                *s = Some(best);
-            }
+        Some(partial_of(docs, best, &found))
+    }
+}
+
+/// Maps the index's paths to the rows of `docs` for `scorer` (see
+/// [`Scorer::learn_paths`]).
+fn learn_paths(scorer: &mut Scorer, index: &Index, docs: &Arc<Docs>) {
+    let mut failed = None;
+    scorer.learn_paths(docs, |f| match index.share_paths(f) {
+        Ok(table) => Some(table),
+        Err(e) => {
+            failed = Some(e);
+            None
         }
-        Some(Answer {
-            scores,
-            incomplete: None,
-            partial: true,
-        })
+    });
+    if let Some(e) = failed {
+        crate::log::line(format!("index: reading the sessions' paths failed: {e}"));
+    }
+}
+
+/// A partial answer: the rows `found`, each scoring `best`.
+fn partial_of(docs: &Docs, best: u32, found: &[u32]) -> Answer {
+    let mut scores = vec![None; docs.0.len()];
+    for &d in found {
+        if let Some(s) = scores.get_mut(d as usize) {
+            *s = Some(best);
+        }
+    }
+    Answer {
+        scores,
+        incomplete: None,
+        partial: true,
     }
 }
 

@@ -68,6 +68,11 @@ impl BodyHits {
         }
     }
 
+    /// The index's answer by row id (none for answers by path).
+    pub fn of_row_ids(&self) -> &[(u32, Tiers)] {
+        &self.ids
+    }
+
     /// Matches in conversation text (the first rank).
     pub fn insert(&mut self, path: PathBuf, bits: u32) {
         self.insert_shared(Arc::from(path.as_os_str()), [bits, 0, 0]);
@@ -175,7 +180,8 @@ pub struct Scorer {
     /// while compared) and, per row id, the position of its session in the
     /// snapshot ([`NOWHERE`]: not among the rows): an answer names up to
     /// every session, and looking each up by path cost milliseconds a key.
-    by_id: Option<(Arc<PathsById>, Vec<u32>)>,
+    /// Third, per position, its row id ([`NOWHERE`]: not in the index).
+    by_id: Option<(Arc<PathsById>, Vec<u32>, Vec<u32>)>,
 }
 
 /// A row id whose session is not in the snapshot.
@@ -281,7 +287,10 @@ impl Scorer {
         self.make_positions(docs);
         if let Some(paths) = &h.paths {
             self.map_ids(paths);
-            let by_id = self.by_id.as_ref().map_or(&[][..], |(_, v)| v.as_slice());
+            let by_id = self
+                .by_id
+                .as_ref()
+                .map_or(&[][..], |(_, v, _)| v.as_slice());
             let position = &self.position;
             for &(id, b) in &h.ids {
                 let d = match by_id.get(id as usize) {
@@ -474,21 +483,35 @@ impl Scorer {
         if !self
             .by_id
             .as_ref()
-            .is_some_and(|(p, _)| Arc::ptr_eq(p, paths))
+            .is_some_and(|(p, _, _)| Arc::ptr_eq(p, paths))
         {
             // Row ids grow as files are read again: an id past a few per
             // session (rare) is looked up by its path instead.
             let top = paths.keys().max().map_or(0, |&m| m as usize + 1);
             let mut by_id = vec![NOWHERE; top.min(dense_ids(paths.len()))];
+            let mut of_doc = vec![NOWHERE; self.position.len()];
             for (&id, p) in paths.iter() {
-                if let (Some(&d), Some(slot)) =
-                    (self.position.get(p.as_ref()), by_id.get_mut(id as usize))
-                {
+                let Some(&d) = self.position.get(p.as_ref()) else {
+                    continue;
+                };
+                if let Some(slot) = by_id.get_mut(id as usize) {
                     *slot = d as u32;
                 }
+                if let Some(slot) = of_doc.get_mut(d) {
+                    *slot = id;
+                }
             }
-            self.by_id = Some((paths.clone(), by_id));
+            self.by_id = Some((paths.clone(), by_id, of_doc));
         }
+    }
+
+    /// Each document's row id in the index (`None` where it has none),
+    /// once the index's paths are mapped to `docs` (see
+    /// [`Scorer::learn_paths`]; `None` before).
+    pub fn index_ids(&self, docs: &Arc<Docs>) -> Option<impl Fn(u32) -> Option<u32> + '_> {
+        let same = self.docs.as_ref().is_some_and(|d| Arc::ptr_eq(d, docs));
+        let (_, _, of_doc) = self.by_id.as_ref().filter(|_| same)?;
+        Some(move |d: u32| of_doc.get(d as usize).copied().filter(|&id| id != NOWHERE))
     }
 
     fn make_positions(&mut self, docs: &Docs) {
