@@ -2938,3 +2938,40 @@ fn end_on_a_partial_list_goes_to_the_whole_answers_last_row() {
     app.update(whole);
     assert_eq!(app.picker.selected, chosen);
 }
+
+/// End and a setting changed before the typed query's first answer: the
+/// list of the query before stays (never an empty "No sessions found"
+/// while the answer is on its way), and End goes to the answer's last row.
+#[test]
+fn keys_before_the_first_answer_wait_for_it() {
+    let (mut app, first, whole) = parser_typed();
+    let before = visible_paths(&app);
+    sort_by_time(&mut app);
+    assert_eq!(visible_paths(&app), before, "kept until the answer");
+    app.update(AppEvent::Key(KeyEvent::new(
+        KeyCode::End,
+        KeyModifiers::NONE,
+    )));
+    app.update(first);
+    app.update(whole);
+    let all = visible_paths(&app);
+    assert!(all.len() > 2 * app.picker.page, "{} rows", all.len());
+    assert_eq!(app.picker.selected.as_ref(), all.last());
+}
+
+/// Rows that change while an answer is awaited are listed afresh: the
+/// list kept for the answer would name rows by stale positions.
+#[test]
+fn rows_changed_while_an_answer_is_awaited_are_listed_afresh() {
+    let (mut app, _, _) = parser_typed();
+    sort_by_time(&mut app);
+    let gone = app.picker.rows[0].info.path.to_path_buf();
+    app.picker.remove(&gone);
+    app.update(AppEvent::Rows(
+        parser_rows().into_iter().skip(299).collect(),
+    ));
+    let rows = app.picker.rows.len();
+    assert!(app.picker.visible.iter().all(|v| v.idx < rows));
+    assert!(!visible_paths(&app).contains(&gone));
+    let _ = screen(&app, Path::new("/nowhere"));
+}

@@ -594,8 +594,9 @@ fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::First => p.user_select_pos(0),
         Action::Last => {
             p.user_select_pos(p.visible.len().saturating_sub(1));
-            // A partial list's last row is not the answer's.
-            p.last_on_whole = p.search_partial;
+            // A partial list's last row is not the answer's, nor is the
+            // last row of the query before.
+            p.last_on_whole = p.search_partial || p.answer_pending();
         }
     }
     Vec::new()

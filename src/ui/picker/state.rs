@@ -482,10 +482,13 @@ impl PickerState {
 
     /// Recomputes the visible rows; keeps the selection by path.
     pub fn recompute(&mut self) {
-        if self.search_partial && self.query_active() && !self.first_rows_fit() {
-            // A setting changed under a partial answer: its rows are not the
-            // first under the new one, and the rest are not scored yet. The
-            // list stays as it is until the whole answer comes.
+        let partial_elsewhere = self.search_partial && !self.first_rows_fit();
+        if (partial_elsewhere || self.answer_pending()) && self.docs.is_some() {
+            // A setting changed while the query's answer is still to come,
+            // or under a partial one (its rows are not the first under the
+            // new setting, the rest are not scored yet): the list stays as
+            // it is until the answer comes. Not when the rows changed since
+            // (`docs` is dropped then): the list's positions would be stale.
             return;
         }
         self.visible = if self.query_active() {
@@ -677,6 +680,12 @@ impl PickerState {
         self.user_moved = true;
         self.last_on_whole = false;
         self.select_pos(pos);
+    }
+
+    /// Whether the query typed is still being answered (the scores are
+    /// another query's).
+    pub fn answer_pending(&self) -> bool {
+        self.query_active() && self.parsed.error().is_none() && self.scored_query != self.parsed.raw
     }
 
     /// Notes that the first rows are asked for under the list's settings
