@@ -354,7 +354,7 @@ impl Searcher {
                         bits |= 1 << i;
                     }
                 }
-                let all = (1u32 << query.terms.len()) - 1;
+                let all = u32::MAX >> (32 - query.terms.len());
                 if bits != all {
                     if let Some(id) = id_of(d) {
                         ask.push(id);
@@ -380,7 +380,7 @@ impl Searcher {
                         .collect()
                 })
                 .unwrap_or_default();
-            let all = (1u32 << query.terms.len()) - 1;
+            let all = u32::MAX >> (32 - query.terms.len());
             for (&(ms, d), bits) in rows.iter().zip(in_fields) {
                 if found.len() >= want && last_ms.is_some_and(|l| ms < l) {
                     return Placed::Rows(partial_of(docs, best, &found));

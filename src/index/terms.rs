@@ -1002,7 +1002,8 @@ pub fn decode_postings(b: &[u8], f: &mut dyn FnMut(u32)) {
         while i < b.len() {
             let byte = b[i];
             i += 1;
-            v |= ((byte & 0x7f) as u32) << shift;
+            // Bits past a u32's (only in damaged bytes) are dropped.
+            v |= u32::from(byte & 0x7f).checked_shl(shift).unwrap_or(0);
             if byte < 0x80 {
                 break;
             }
