@@ -2702,27 +2702,8 @@ fn ctrl_t_with_a_query_no_entry_holds_opens_the_whole_tree() {
 /// list, whose first rows are the same.
 #[test]
 fn the_first_screen_comes_before_the_whole_answer() {
-    use arbor::index::searcher::Searcher;
-    use arbor::ui::runtime::perform_search;
-    let mut app = parser_app();
-    let mut searcher = Searcher::new(None);
-    let mut answers = Vec::new();
-    for c in "parser".chars() {
-        answers.clear();
-        for fx in app.update(AppEvent::Key(KeyEvent::new(
-            KeyCode::Char(c),
-            KeyModifiers::NONE,
-        ))) {
-            if matches!(fx, Effect::Search { .. }) {
-                answers.extend(perform_search(&mut searcher, fx));
-            }
-        }
-    }
-    let [first @ AppEvent::SearchDone { partial: true, .. }, whole @ AppEvent::SearchDone { partial: false, .. }] =
-        <[AppEvent; 2]>::try_from(answers).expect("two answers")
-    else {
-        panic!("the first rows, then the whole answer");
-    };
+    let (mut app, first, whole) = parser_typed();
+    assert!(matches!(whole, AppEvent::SearchDone { partial: false, .. }));
     let shown = |app: &App| -> Vec<String> {
         let p = &app.picker;
         p.visible
