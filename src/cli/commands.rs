@@ -17,7 +17,7 @@ use crate::index::load::{load_listing, load_listing_stored, LoadEvent};
 use crate::index::stored::{ListRow, Listing, RowKey};
 use crate::index::Index;
 use crate::search::hits::file_hits;
-use crate::search::{rank_order, rank_with_index, Query};
+use crate::search::{rank_order_visiting, rank_with_index, Query};
 use crate::session::view::{flatten_pre, row_line, Filter, FilterBits, Preorder};
 use crate::session::writer::{self, WriteError};
 use crate::session::{build_context, ContextFlavor, Session, SessionTree};
@@ -450,7 +450,13 @@ pub(super) fn listed_rows(
     crate::log::line("rows sorted");
     let in_scope = keys.len();
     let (listing, keys) = match query {
-        Some(query) => rank_listing(query, listing, keys, index.as_ref()),
+        Some(query) => rank_listing(
+            query,
+            listing,
+            keys,
+            index.as_ref(),
+            matches!(scope, Scope::All),
+        ),
         None => (listing, keys),
     };
     crate::log::line("ranked");
@@ -465,15 +471,27 @@ pub(super) fn listed_rows(
 /// `keys` of `listing` ranked by `query` (bodies searched in `index` when
 /// the rows came through it, else in the files). When the index cannot be
 /// searched, the files are read whole and ranked instead: a listing of
-/// those rows.
+/// those rows. `whole`: the listing is the whole store's (internal
+/// sessions too), which the index's search is told.
 fn rank_listing(
     query: &Query,
     listing: Listing,
     keys: Vec<RowKey>,
     index: Option<&Index>,
+    whole: bool,
 ) -> (Listing, Vec<RowKey>) {
     let paths = || keys.iter().map(|&k| listing.path(k));
     let hits = match index {
+        // Told every session listed, the index reads them all when they are
+        // as many as it has, without matching each path to its own.
+        Some(index) if whole => index.search_within(
+            query,
+            &listing
+                .keys()
+                .into_iter()
+                .map(|k| listing.path(k))
+                .collect::<Vec<_>>(),
+        ),
         Some(index) => index.search_within(query, &paths().collect::<Vec<_>>()),
         None => Ok(file_hits(
             query,
@@ -487,7 +505,9 @@ fn rank_listing(
                 let k = keys[i];
                 Some((listing.row(k)?.search_doc(), listing.path(k)))
             };
-            let order = rank_order(query, keys.len(), row, hits.as_ref());
+            let mut visit: Vec<usize> = (0..keys.len()).collect();
+            visit.sort_unstable_by_key(|&i| listing.placement(keys[i]));
+            let order = rank_order_visiting(query, keys.len(), Some(&visit), row, hits.as_ref());
             let keys = order.into_iter().map(|i| keys[i]).collect();
             (listing, keys)
         }

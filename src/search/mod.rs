@@ -17,7 +17,7 @@ pub use crate::session::normalize::{normalize, normalized};
 pub use crate::session::searchable::{Part, Parts, Scope};
 pub use doc::{RowFacts, SearchDoc};
 pub use query::{
-    rank, rank_order, rank_with_index, tier_score, Filter, Query, Term, Tiers, FILTER_KEYS,
-    MAX_TERMS, MIN_BODY_WORD, SCOPE_NAMES,
+    rank, rank_order, rank_order_visiting, rank_with_index, tier_score, Filter, Query, Term, Tiers,
+    FILTER_KEYS, MAX_TERMS, MIN_BODY_WORD, SCOPE_NAMES,
 };
 pub use scorer::{BodyHits, Docs, PathsById, Scorer};

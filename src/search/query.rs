@@ -1058,6 +1058,21 @@ pub fn rank_order<'a>(
     row: impl Fn(usize) -> Option<(SearchDoc, &'a std::path::Path)> + Sync,
     body_hits: Option<&super::BodyHits>,
 ) -> Vec<usize> {
+    rank_order_visiting(query, n, None, row, body_hits)
+}
+
+/// [`rank_order`], the rows' documents made in the order `visit` gives
+/// (a permutation of `0..n`) rather than `0..n`: rows stored apart from
+/// their order are then read from memory as they lie (at 100,000
+/// sessions, reading them in the listing's order was most of the time a
+/// query's ranking took). The result is the same.
+pub fn rank_order_visiting<'a>(
+    query: &Query,
+    n: usize,
+    visit: Option<&[usize]>,
+    row: impl Fn(usize) -> Option<(SearchDoc, &'a std::path::Path)> + Sync,
+    body_hits: Option<&super::BodyHits>,
+) -> Vec<usize> {
     if !query.has_conditions() && query.error().is_none() {
         return (0..n).collect();
     }
@@ -1069,26 +1084,39 @@ pub fn rank_order<'a>(
         let cwd = cwd.as_ref()?;
         std::path::absolute(cwd.join(p)).ok()
     };
-    let scored: Vec<Option<(u32, i64)>> = (0..n)
-        .into_par_iter()
-        .map_init(Fuzzy::new, |fz, i| {
-            let (doc, path) = row(i)?;
-            let bits = body_hits.map(|h| {
-                h.tiers(path)
-                    .or_else(|| {
-                        if path.is_relative() {
-                            key(path).and_then(|a| h.tiers(&a))
-                        } else {
-                            None
-                        }
-                    })
-                    .unwrap_or_default()
-            });
-            query
-                .score_with(&doc, fz, bits)
-                .map(|s| (s, doc.facts.modified_ms))
-        })
-        .collect();
+    let score = |fz: &mut Fuzzy, i: usize| {
+        let (doc, path) = row(i)?;
+        let bits = body_hits.map(|h| {
+            h.tiers(path)
+                .or_else(|| {
+                    if path.is_relative() {
+                        key(path).and_then(|a| h.tiers(&a))
+                    } else {
+                        None
+                    }
+                })
+                .unwrap_or_default()
+        });
+        query
+            .score_with(&doc, fz, bits)
+            .map(|s| (s, doc.facts.modified_ms))
+    };
+    let scored: Vec<Option<(u32, i64)>> = match visit.filter(|v| v.len() == n) {
+        None => (0..n).into_par_iter().map_init(Fuzzy::new, score).collect(),
+        Some(visit) => {
+            let found: Vec<(usize, Option<(u32, i64)>)> = visit
+                .par_iter()
+                .map_init(Fuzzy::new, |fz, &i| (i, score(fz, i)))
+                .collect();
+            let mut scored = vec![None; n];
+            for (i, s) in found {
+                if let Some(slot) = scored.get_mut(i) {
+                    *slot = s;
+                }
+            }
+            scored
+        }
+    };
     let mut order: Vec<usize> = (0..n).filter(|&i| scored[i].is_some()).collect();
     order.sort_by(|&a, &b| scored[b].cmp(&scored[a]));
     order
@@ -1112,6 +1140,39 @@ mod tests {
 
     fn matches(q: &str, d: &SearchDoc) -> bool {
         Query::parse(q).score(d, &mut Fuzzy::new()).is_some()
+    }
+
+    /// Rows visited in another order (as a listing's rows lie in memory)
+    /// rank exactly as in their own: ties (same score, same time) keep the
+    /// order given, whatever order the documents were made in.
+    #[test]
+    fn visiting_order_changes_no_ranking() {
+        let rows: Vec<(SearchDoc, PathBuf)> = (0..40)
+            .map(|i| {
+                let name = match i % 4 {
+                    0 => "token refresh",
+                    1 => "refresh the token",
+                    2 => "tokens",
+                    _ => "nothing here",
+                };
+                let mut d = doc(name, if i % 5 == 0 { "token in the body" } else { "" });
+                d.facts.modified_ms = (i % 3) as i64;
+                (d, PathBuf::from(format!("/s/{i}.jsonl")))
+            })
+            .collect();
+        let row = |i: usize| Some((rows[i].0.clone(), rows[i].1.as_path()));
+        for q in ["token", "\"token refresh\"", "re:tok\\w+", "refresh token"] {
+            let query = Query::parse(q);
+            let plain = rank_order(&query, rows.len(), row, None);
+            assert!(!plain.is_empty(), "{q}");
+            let backwards: Vec<usize> = (0..rows.len()).rev().collect();
+            let mut shuffled: Vec<usize> = (0..rows.len()).collect();
+            shuffled.sort_by_key(|&i| (i * 17) % 40);
+            for visit in [backwards, shuffled] {
+                let v = rank_order_visiting(&query, rows.len(), Some(&visit), row, None);
+                assert_eq!(v, plain, "{q}");
+            }
+        }
     }
 
     #[test]
