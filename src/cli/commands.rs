@@ -501,9 +501,17 @@ fn rank_listing(
     crate::log::line("searched");
     match hits {
         Ok(hits) => {
+            // Without words, nothing is fuzzy matched.
+            let words = query.terms.iter().any(|t| t.word().is_some());
             let row = |i: usize| {
                 let k = keys[i];
-                Some((listing.row(k)?.search_doc(), listing.path(k)))
+                let row = listing.row(k)?;
+                let doc = if words {
+                    row.search_doc()
+                } else {
+                    row.search_doc_short()
+                };
+                Some((doc, listing.path(k)))
             };
             let mut visit: Vec<usize> = (0..keys.len()).collect();
             visit.sort_unstable_by_key(|&i| listing.placement(keys[i]));

@@ -414,16 +414,24 @@ impl<'a> RowView<'a> {
     /// the decoded row found under a store root of `agent` (the bodies are
     /// the index's to answer for).
     pub fn search_doc(&self, agent: Agent) -> SearchDoc {
-        let text = self.row_text();
-        let facts = RowFacts::new(
-            text,
+        SearchDoc::of_row(self.row_text(), "", self.facts(agent))
+    }
+
+    /// [`RowView::search_doc`] for a query without words
+    /// ([`SearchDoc::of_row_short`]).
+    pub fn search_doc_short(&self, agent: Agent) -> SearchDoc {
+        SearchDoc::of_row_short(self.row_text(), self.facts(agent))
+    }
+
+    fn facts(&self, agent: Agent) -> RowFacts {
+        RowFacts::new(
+            self.row_text(),
             self.modified_ms,
             self.models_sorted().into_iter(),
             self.parent_session_path.is_some(),
             agent,
             &self.labels(),
-        );
-        SearchDoc::of_row(text, "", facts)
+        )
     }
 
     /// The models as [`decode_with`] keeps them: sorted, each once,

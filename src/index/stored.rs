@@ -179,6 +179,16 @@ impl<'a> ListRow<'a> {
         }
     }
 
+    /// What a query of phrases and regexes alone is matched against, with
+    /// the same result ([`SearchDoc::of_row_short`]; a row read from its
+    /// file keeps its whole document, for its bodies).
+    pub fn search_doc_short(&self) -> SearchDoc {
+        match self {
+            ListRow::Stored { view, file } => view.search_doc_short(file.agent),
+            ListRow::Read(i) => SearchDoc::from_info(i),
+        }
+    }
+
     /// Appends the `arbor list --json` line, with its `\n`.
     pub fn write_json_line(&self, out: &mut Vec<u8>) {
         match self {

@@ -231,6 +231,18 @@ impl SearchDoc {
         doc
     }
 
+    /// [`SearchDoc::of_row`] without the fields a word is fuzzy matched
+    /// in: what a query of phrases and regexes alone looks at (the short
+    /// texts and the facts) and gets the same score from. Ranking a
+    /// listing of 100,000 sessions by a phrase made most of its documents'
+    /// cost in those fields (a first message's characters, graphemes).
+    pub fn of_row_short(t: RowText, facts: RowFacts) -> SearchDoc {
+        let short = [t.id, t.name.unwrap_or(""), t.summary.unwrap_or(""), t.cwd];
+        let mut doc = SearchDoc::new([], short, "", facts);
+        doc.named = t.name.is_some();
+        doc
+    }
+
     /// A document of `fields` (fuzzy matched), the `short` texts (matched
     /// as substrings) and the message bodies' text `body`.
     pub fn new<'a>(

@@ -1175,6 +1175,79 @@ mod tests {
         }
     }
 
+    /// A query without words scores the short document of a row exactly
+    /// as its whole one, body hits or not, filters or not; and the short
+    /// one leaves out what words are fuzzy matched in.
+    #[test]
+    fn queries_without_words_score_short_documents_alike() {
+        use crate::search::doc::{RowFacts, RowText};
+        let texts = [
+            (
+                "0199aaaa-1111",
+                Some("Token Refresh  fix"),
+                None,
+                "/home/dev/Token refresh",
+                "the first prompt: token refresh",
+            ),
+            (
+                "0199bbbb-2222",
+                None,
+                Some("fixed the parser"),
+                "/srv/app",
+                "parse symlink please",
+            ),
+            (
+                "0199cccc-3333",
+                Some("日本語 トークン"),
+                Some("Ünïcödé  PARSE"),
+                "/Users/bob/数据",
+                "nothing",
+            ),
+            ("0199dddd-4444", None, None, "/tmp", "token"),
+        ];
+        let queries = [
+            "\"token refresh\"",
+            "\"parse\"",
+            "re:tok\\w+",
+            "re:^/home",
+            "\"unïcödé parse\"",
+            "\"0199bbbb\" dir:/srv",
+            "re:. is:named",
+            "after:2d",
+            "\"token\" in:tools",
+        ];
+        // Of the scores compared: none, some.
+        let mut seen = [0, 0];
+        for (id, name, summary, cwd, first) in texts {
+            let t = RowText {
+                name,
+                summary,
+                first_message: first,
+                cwd,
+                id,
+            };
+            let facts = || RowFacts::new(t, 0, std::iter::empty(), false, Default::default(), &[]);
+            let whole = SearchDoc::of_row(t, "", facts());
+            let short = SearchDoc::of_row_short(t, facts());
+            assert_eq!(short.fields().count(), 0);
+            assert_eq!(short.fields_text(), whole.fields_text());
+            for q in queries {
+                let query = Query::parse(q);
+                assert!(query.terms.iter().all(|t| t.word().is_none()), "{q}");
+                for bits in [None, Some([0, 0, 0]), Some([1, 0, 0]), Some([0, 0, 3])] {
+                    let score = query.score_with(&whole, &mut Fuzzy::new(), bits);
+                    assert_eq!(
+                        query.score_with(&short, &mut Fuzzy::new(), bits),
+                        score,
+                        "{q} on {id} with {bits:?}"
+                    );
+                    seen[usize::from(score.is_some())] += 1;
+                }
+            }
+        }
+        assert!(seen[0] > 20 && seen[1] > 20, "{seen:?}");
+    }
+
     #[test]
     fn without_filters_keeps_the_terms_and_scopes() {
         let q = Query::parse(
