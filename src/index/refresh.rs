@@ -1642,9 +1642,10 @@ pub fn maybe_merge(conn: &Connection, db_path: &Path) -> rusqlite::Result<()> {
 /// them, and a word typed scanned all their dictionaries.
 const MERGE_MAX: i64 = 768 << 20;
 
-/// A merge starts beside those under way only while they all hold less
-/// than this many bytes of segments (their starts: two big merges at once
-/// would hold twice).
+/// A merge of more than this many bytes of segments runs alone (their
+/// starts: two big merges at once would hold twice); smaller ones run
+/// beside any other, so that the tool output's big merge at the end of a
+/// first run does not leave the other cores idle.
 const MERGE_AT_ONCE: i64 = 256 << 20;
 
 /// Above this many bytes of segments, a merge drops the postings of files
@@ -1741,16 +1742,26 @@ fn merge_parts(
             Ok(())
         };
         let sent: rusqlite::Result<()> = (|| {
-            let (mut in_flight, mut in_bytes) = (0usize, 0i64);
+            // Merges under way, and the bytes of the small ones among them.
+            let (mut in_flight, mut small_bytes) = (0usize, 0i64);
+            let big = |b: i64| b > MERGE_AT_ONCE;
             for (k, (_, victims, bytes)) in plans.iter().enumerate() {
-                // A part is loaded only once a worker is free for it, and
-                // while the merges under way hold less than `MERGE_AT_ONCE`.
-                while in_flight >= workers || (in_flight > 0 && in_bytes + bytes > MERGE_AT_ONCE) {
+                // A part is loaded only once a worker is free for it: a big
+                // one once no other merge is under way, a small one while
+                // the small ones under way hold less than `MERGE_AT_ONCE`
+                // (whether or not a big one is).
+                while in_flight >= workers
+                    || (big(*bytes) && in_flight > 0)
+                    || (!big(*bytes) && small_bytes > 0 && small_bytes + bytes > MERGE_AT_ONCE)
+                {
                     let Ok(done) = done_rx.recv() else {
                         return Ok(());
                     };
                     in_flight -= 1;
-                    in_bytes -= plans[done.0].2;
+                    let b = plans[done.0].2;
+                    if !big(b) {
+                        small_bytes -= b;
+                    }
                     store(done)?;
                 }
                 let Some(loaded) = load_segments(&tx, db_path, victims)? else {
@@ -1761,7 +1772,9 @@ fn merge_parts(
                     break;
                 }
                 in_flight += 1;
-                in_bytes += bytes;
+                if !big(*bytes) {
+                    small_bytes += bytes;
+                }
             }
             Ok(())
         })();
