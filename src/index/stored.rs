@@ -266,9 +266,6 @@ impl Listing {
         }
     }
 
-    /// The row itself (a stored one read in place: its bytes were checked
-    /// when it was kept, so this is `None` only for a key of another
-    /// listing).
     /// Where `key`'s row lies in memory, in the order rows were kept
     /// (rows read from their files after the stored ones): visiting rows
     /// in this order reads them as they lie.
@@ -280,6 +277,9 @@ impl Listing {
         }
     }
 
+    /// The row itself (a stored one read in place: its bytes were checked
+    /// when it was kept, so this is `None` only for a key of another
+    /// listing).
     pub fn row(&self, key: RowKey) -> Option<ListRow<'_>> {
         let stored = &self.unchanged.of_file;
         match stored.get(key.at as usize) {

@@ -1064,8 +1064,8 @@ pub fn rank_order<'a>(
 /// [`rank_order`], the rows' documents made in the order `visit` gives
 /// (a permutation of `0..n`) rather than `0..n`: rows stored apart from
 /// their order are then read from memory as they lie (at 100,000
-/// sessions, reading them in the listing's order was most of the time a
-/// query's ranking took). The result is the same.
+/// sessions a phrase's ranking took ~10 % less than in the listing's
+/// order). The result is the same.
 pub fn rank_order_visiting<'a>(
     query: &Query,
     n: usize,
