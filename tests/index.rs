@@ -2639,3 +2639,83 @@ fn phrases_and_regexes_first_rows_are_the_whole_answers_first() {
         "only {from_text} queries answered from the text first"
     );
 }
+
+/// A listing's refresh that reads more changed files than it holds lets
+/// their rows go and reads them back from the index (a first run at
+/// 100,000 sessions otherwise held every whole row while it built): on a
+/// first run and after appends to more files than it holds, its JSON
+/// lines are those of the files read directly.
+#[test]
+fn a_listing_that_lets_read_rows_go_reads_them_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    gen_corpus(
+        &root,
+        &["--profile", "realistic", "--sessions", "30", "--seed", "3"],
+    );
+    let config = StoreConfig::single(&root, StoreKind::PerProject);
+    let db = dir.path().join("cache").join(arbor::index::FILE_NAME);
+    let lines_of = |listing: &arbor::index::stored::Listing| {
+        let mut lines: Vec<String> = listing
+            .keys()
+            .into_iter()
+            .filter_map(|k| listing.row(k))
+            .map(|r| {
+                let mut out = Vec::new();
+                r.write_json_line(&mut out);
+                String::from_utf8(out).unwrap()
+            })
+            .collect();
+        lines.sort();
+        lines
+    };
+    let direct = || {
+        let (files, _) = list_session_files(&config, &Scope::All);
+        let (rows, _) = read_rows(&files);
+        let mut lines: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                let mut out = Vec::new();
+                r.write_json_line(&mut out);
+                String::from_utf8(out).unwrap()
+            })
+            .collect();
+        lines.sort();
+        lines
+    };
+    let (files, _) = list_session_files(&config, &Scope::All);
+    assert!(files.len() > 20, "{} files", files.len());
+    for round in 0..2 {
+        if round == 1 {
+            // Appends to more files than are held.
+            for f in files.iter().take(12) {
+                let mut file = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&f.path)
+                    .unwrap();
+                writeln!(
+                    file,
+                    r#"{{"type":"session_info","id":"n{round}","parentId":null,"timestamp":"2026-03-01T00:00:00.000Z","name":"renamed {round}"}}"#
+                )
+                .unwrap();
+            }
+        }
+        let (listing, problems, index) = arbor::index::load::load_listing_stored_holding(
+            &config,
+            &Scope::All,
+            Some(Index::open(&db)),
+            false,
+            &mut |_| {},
+            5,
+        );
+        assert!(index.is_some(), "round {round}: answered through the index");
+        assert!(problems.is_empty(), "round {round}: {problems:?}");
+        // Every row was read back in place, none held.
+        assert!(
+            listing.read.is_empty(),
+            "round {round}: {} held",
+            listing.read.len()
+        );
+        assert_eq!(lines_of(&listing), direct(), "round {round}");
+    }
+}

@@ -254,6 +254,19 @@ pub fn load_listing_stored(
     text: bool,
     emit: &mut dyn FnMut(LoadEvent<SessionInfo>),
 ) -> (Listing, Vec<ScanProblem>, Option<Index>) {
+    load_listing_stored_holding(config, scope, index, text, emit, READ_ROWS_HELD)
+}
+
+/// [`load_listing_stored`], holding at most `held` rows read from changed
+/// files (see [`READ_ROWS_HELD`]).
+pub fn load_listing_stored_holding(
+    config: &StoreConfig,
+    scope: &Scope,
+    index: Option<Result<Index, IndexError>>,
+    text: bool,
+    emit: &mut dyn FnMut(LoadEvent<SessionInfo>),
+    held: usize,
+) -> (Listing, Vec<ScanProblem>, Option<Index>) {
     let mut out = Out {
         emit,
         watching: false,
@@ -264,13 +277,33 @@ pub fn load_listing_stored(
     let mut listing = Listing::default();
     match index {
         Some(Ok(mut index)) => {
-            let read = &mut listing.read;
-            let refreshed = index.refresh_stored(&files, &mut listing.unchanged, &mut |rows| {
-                read.extend(rows)
-            });
+            let mut refreshed = refresh_listing(&mut index, &files, &mut listing, held);
+            // Rows read past what is held were let go: the index has them
+            // now, to be read in place like any unchanged row.
+            if let Ok((first, true)) = &mut refreshed {
+                if first.write_error.is_none() {
+                    let first = std::mem::take(&mut first.problems);
+                    listing = Listing::default();
+                    // Files changed since are few: their rows are all held.
+                    refreshed = refresh_listing(&mut index, &files, &mut listing, usize::MAX);
+                    if let Ok((stats, _)) = &mut refreshed {
+                        // A file that could not be read is said once.
+                        let again: HashSet<&std::path::Path> =
+                            stats.problems.iter().map(|p| p.path.as_path()).collect();
+                        let first: Vec<ScanProblem> = first
+                            .into_iter()
+                            .filter(|p| !again.contains(p.path.as_path()))
+                            .collect();
+                        stats.problems.extend(first);
+                    }
+                }
+            }
             match refreshed {
-                Ok(stats) => match stats.write_error {
-                    Some(e) if text => out.warn(LoadWarning::SearchingFiles(e)),
+                Ok((stats, let_go)) => match stats.write_error {
+                    Some(e) if text || let_go => out.warn(match text {
+                        true => LoadWarning::SearchingFiles(e),
+                        false => LoadWarning::IndexNotUpdated(e),
+                    }),
                     write_error => {
                         if let Some(e) = write_error {
                             out.warn(LoadWarning::IndexNotUpdated(e));
@@ -301,6 +334,38 @@ pub fn load_listing_stored(
     read_files(&files, problems, text, &Plain, &mut plain);
     listing.files = files;
     (listing, finished, None)
+}
+
+/// At most this many rows a listing's refresh reads from changed files
+/// are held: past it (a first run, a store copied in) they are let go and
+/// read back from the index once it has them. A first run at 100,000
+/// sessions held every session's whole row while it built the index: ~250
+/// MB of its ~480 MB peak.
+pub const READ_ROWS_HELD: usize = 4096;
+
+/// A refresh of the index for `files` into `listing`: the rows of files it
+/// finds unchanged kept as stored, those it reads held up to `held` (see
+/// [`READ_ROWS_HELD`]). Also says whether it let rows go (then `listing`
+/// lacks them).
+fn refresh_listing(
+    index: &mut Index,
+    files: &[SessionFile],
+    listing: &mut Listing,
+    held: usize,
+) -> Result<(super::RefreshStats, bool), IndexError> {
+    let read = &mut listing.read;
+    let mut let_go = false;
+    let stats = index.refresh_stored(files, &mut listing.unchanged, &mut |rows| {
+        if let_go {
+            return;
+        }
+        read.extend(rows);
+        if read.len() > held {
+            *read = Vec::new();
+            let_go = true;
+        }
+    })?;
+    Ok((stats, let_go))
 }
 
 /// The plain way: every file read on all cores, rows sent in batches with
