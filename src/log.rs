@@ -48,18 +48,36 @@ pub fn line(msg: impl AsRef<str>) {
     let msg = msg.as_ref();
     if let Some(m) = LOG.get() {
         if let Ok(mut f) = m.lock() {
-            let _ = writeln!(f, "{} {msg}", chrono::Utc::now().format("%H:%M:%S%.3f"));
+            let now = chrono::Utc::now().format("%H:%M:%S%.3f");
+            let _ = match cpu_ms() {
+                Some(cpu) => writeln!(f, "{now} {msg} [cpu {cpu:.0} ms]"),
+                None => writeln!(f, "{now} {msg}"),
+            };
         }
     }
     if tracing() {
         if let Some(t) = trace_start() {
             let ms = t.elapsed().as_secs_f64() * 1e3;
+            let cpu = cpu_ms().map_or(String::new(), |c| format!(", {c:.0} ms of CPU"));
             match resident_mb() {
-                Some(mb) => eprintln!("arbor: {msg}: {ms:.1} ms, {mb} MB resident"),
-                None => eprintln!("arbor: {msg}: {ms:.1} ms"),
+                Some(mb) => eprintln!("arbor: {msg}: {ms:.1} ms{cpu}, {mb} MB resident"),
+                None => eprintln!("arbor: {msg}: {ms:.1} ms{cpu}"),
             }
         }
     }
+}
+
+/// The CPU time the process has used on all its threads: on two cores a
+/// load is CPU-bound, and its wall time varies with the machine's other
+/// work far more than this.
+fn cpu_ms() -> Option<f64> {
+    #[cfg(unix)]
+    {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+        Some(t.tv_sec as f64 * 1e3 + t.tv_nsec as f64 / 1e6)
+    }
+    #[cfg(not(unix))]
+    None
 }
 
 /// The process's resident set, where the system tells it cheaply (a trace
