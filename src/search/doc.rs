@@ -3,7 +3,7 @@
 
 use crate::session::extras::{LabelInfo, LabelText};
 use crate::session::info::SessionInfo;
-use crate::session::normalize::normalized;
+use crate::session::normalize::push_normalized;
 use crate::util::intern;
 use crate::util::prefetch::{prefetch, prefetch_in};
 use nucleo_matcher::Utf32Str;
@@ -155,16 +155,16 @@ impl RowFacts {
     pub fn new<'a>(
         text: RowText,
         modified_ms: i64,
-        models: impl Iterator<Item = &'a str>,
+        models: impl Iterator<Item = &'a str> + Clone,
         fork: bool,
         agent: crate::session::agent::Agent,
         labels: &[LabelInfo],
     ) -> RowFacts {
-        let models: Vec<String> = models.map(str::to_lowercase).collect();
+        // Few folders and model lists among many rows: each lowercased once.
         RowFacts {
-            cwd: intern::text(&text.cwd.to_lowercase()),
+            cwd: intern::lowercase(text.cwd),
             modified_ms,
-            models: intern::list(models.iter().map(String::as_str)),
+            models: intern::list_lowercase(models),
             named: text.name.is_some(),
             fork,
             agent,
@@ -292,11 +292,11 @@ impl SearchDoc {
         }
         let short_start = text.len();
         for f in short {
-            text.push_str(&normalized(f));
+            push_normalized(f, &mut text);
             text.push('\n');
         }
         let body_start = text.len();
-        text.push_str(&normalized(body));
+        push_normalized(body, &mut text);
         if unicode == 0 {
             char_ends.clear();
         }

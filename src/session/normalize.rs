@@ -8,7 +8,21 @@ use std::ops::Range;
 /// Lowercases and collapses whitespace runs to single spaces (leading
 /// whitespace is dropped when `out` is empty or ends in a space).
 pub fn normalize(s: &str, out: &mut String) {
-    let mut in_space = out.ends_with(' ') || out.is_empty();
+    let in_space = out.ends_with(' ') || out.is_empty();
+    normalize_after(s, out, in_space);
+}
+
+/// Appends [`normalized`]`(s)` to `out` (no string of its own).
+pub fn push_normalized(s: &str, out: &mut String) {
+    let start = out.len();
+    normalize_after(s, out, true);
+    if out.len() > start && out.ends_with(' ') {
+        out.pop();
+    }
+}
+
+/// [`normalize`], as after a space when `in_space`.
+fn normalize_after(s: &str, out: &mut String, mut in_space: bool) {
     out.reserve(s.len());
     let b = s.as_bytes();
     let mut i = 0;
@@ -85,10 +99,7 @@ pub fn original_range(s: &str, norm: Range<usize>) -> Option<Range<usize>> {
 /// The normalized form of one searchable part (no leading or trailing space).
 pub fn normalized(s: &str) -> String {
     let mut out = String::new();
-    normalize(s, &mut out);
-    if out.ends_with(' ') {
-        out.pop();
-    }
+    push_normalized(s, &mut out);
     out
 }
 

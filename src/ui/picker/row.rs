@@ -144,13 +144,13 @@ impl Row {
 
     /// The row of `info`, its search document `doc` and its first message.
     fn made(info: RowInfo, doc: SearchDoc, first_message: Option<&str>, dirs: &Folders) -> Row {
-        let resolved = dirs.canonical(&info.path);
         let own_hash = path_hash(info.path.as_os_str());
-        let (canonical, canonical_hash) = if resolved == *info.path {
-            (info.path.clone(), own_hash)
-        } else {
-            let hash = path_hash(resolved.as_os_str());
-            (resolved.into(), hash)
+        let (canonical, canonical_hash) = match dirs.resolved(&info.path) {
+            Some(resolved) if resolved != *info.path => {
+                let hash = path_hash(resolved.as_os_str());
+                (resolved.into(), hash)
+            }
+            _ => (info.path.clone(), own_hash),
         };
         let parent_canonical = info
             .parent_session_path
@@ -332,10 +332,16 @@ impl Folders {
     /// (known from the folder's listing, or one `lstat`: much cheaper than
     /// resolving every component again).
     fn canonical(&self, path: &Path) -> PathBuf {
-        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-            return path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        self.resolved(path).unwrap_or_else(|| path.to_path_buf())
+    }
+
+    /// [`Folders::canonical`], `None` when that is `path` itself (most
+    /// files: no path is made for them).
+    fn resolved(&self, path: &Path) -> Option<PathBuf> {
+        let Some((dir, name)) = dir_and_name(path) else {
+            return path.canonicalize().ok();
         };
-        let (dir_canon, listed_link) = {
+        let dir_canon = {
             // A poisoned lock only means another row's thread panicked:
             // what it holds is still right.
             let mut known = self.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -347,9 +353,7 @@ impl Folders {
                 };
                 known.insert(dir.as_os_str().to_owned(), folder);
             }
-            let Some(folder) = known.get_mut(dir.as_os_str()) else {
-                return path.to_path_buf();
-            };
+            let folder = known.get_mut(dir.as_os_str())?;
             if folder.links.is_none() && folder.canonical.is_some() {
                 folder.asked += 1;
                 if folder.asked > LIST_FOLDER_AFTER {
@@ -362,23 +366,62 @@ impl Folders {
                 .as_ref()
                 .filter(|_| name.as_encoded_bytes().ends_with(b".jsonl"))
                 .map(|l| l.contains(name));
-            (folder.canonical.clone(), listed_link)
+            // The folder as it is, and the path its folder and name: no
+            // copy of it.
+            let exact = dir.as_os_str().len() + 1 + name.len() == path.as_os_str().len();
+            let canon = folder
+                .canonical
+                .clone()
+                .filter(|c| !exact || c.as_os_str() != dir.as_os_str());
+            (folder.canonical.is_some(), canon, listed_link)
         };
         // A missing folder (a link to another machine's session): kept as
         // written.
-        let Some(d) = dir_canon else {
-            return path.to_path_buf();
+        let (true, dir_canon, listed_link) = dir_canon else {
+            return None;
         };
-        let joined = d.join(name);
         let is_link = listed_link.unwrap_or_else(|| {
-            std::fs::symlink_metadata(&joined).is_ok_and(|m| m.file_type().is_symlink())
+            let at = dir_canon
+                .as_deref()
+                .map_or(path.to_path_buf(), |d| d.join(name));
+            std::fs::symlink_metadata(at).is_ok_and(|m| m.file_type().is_symlink())
         });
+        let joined = || {
+            dir_canon
+                .as_deref()
+                .map_or(path.to_path_buf(), |d| d.join(name))
+        };
         if is_link {
-            joined.canonicalize().unwrap_or(joined)
+            let joined = joined();
+            Some(joined.canonicalize().unwrap_or(joined))
         } else {
-            joined
+            dir_canon.is_some().then(joined)
         }
     }
+}
+
+/// A file's folder and name, split at its last `/` (what `parent` and
+/// `file_name` give for a session's path, without parsing every component
+/// of it: a loader's 100,000 rows each asked for both); those for a path
+/// they would see otherwise (a trailing `/`, `.` or `..`, no folder).
+#[cfg(unix)]
+fn dir_and_name(path: &Path) -> Option<(&Path, &std::ffi::OsStr)> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    let cut = bytes.iter().rposition(|&b| b == b'/')?;
+    let (dir, name) = (&bytes[..cut], &bytes[cut + 1..]);
+    if dir.is_empty() || name.is_empty() || name == b"." || name == b".." || dir.ends_with(b"/") {
+        return path.parent().zip(path.file_name());
+    }
+    Some((
+        Path::new(std::ffi::OsStr::from_bytes(dir)),
+        std::ffi::OsStr::from_bytes(name),
+    ))
+}
+
+#[cfg(not(unix))]
+fn dir_and_name(path: &Path) -> Option<(&Path, &std::ffi::OsStr)> {
+    path.parent().zip(path.file_name())
 }
 
 /// The names of the symlinks in `dir` (`None` when it cannot be listed).
