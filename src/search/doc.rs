@@ -212,10 +212,7 @@ impl SearchDoc {
     /// (empty when the index answers for the bodies) and its facts.
     pub fn of_row(t: RowText, body: &str, facts: RowFacts) -> SearchDoc {
         let first = t.first_message;
-        let cut = first
-            .char_indices()
-            .nth(FIRST_MESSAGE_SCORED)
-            .map_or(first.len(), |(i, _)| i);
+        let cut = crate::util::chars_end(first, FIRST_MESSAGE_SCORED);
         let first_field = u8::from(t.name.is_some()) + u8::from(t.summary.is_some());
         let fields = [
             t.name,

@@ -166,10 +166,7 @@ impl Row {
         let first_rest = first_message.and_then(|first| {
             let kept = doc.first_message().map_or(0, str::len);
             let rest = first.get(kept..).filter(|r| !r.is_empty())?;
-            let cut = rest
-                .char_indices()
-                .nth(FIRST_PROMPT_KEPT - FIRST_MESSAGE_SCORED)
-                .map_or(rest.len(), |(i, _)| i);
+            let cut = crate::util::chars_end(rest, FIRST_PROMPT_KEPT - FIRST_MESSAGE_SCORED);
             Some(Box::from(&rest[..cut]))
         });
         Row {
