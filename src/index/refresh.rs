@@ -90,7 +90,7 @@ fn stat_all(files: &[SessionFile]) -> Vec<std::io::Result<Stat>> {
         .map_init(
             || None::<(PathBuf, std::io::Result<linux::Dir>)>,
             |dir, f| {
-                let (Some(parent), Some(name)) = (f.path.parent(), f.path.file_name()) else {
+                let Some((parent, name)) = crate::util::dir_and_name(&f.path) else {
                     return std::fs::metadata(&f.path).map(|m| Stat::of(&m));
                 };
                 if dir.as_ref().is_none_or(|(p, _)| p != parent) {

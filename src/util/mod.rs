@@ -37,6 +37,30 @@ pub fn chars_end(s: &str, n: usize) -> usize {
     s.char_indices().nth(n).map_or(s.len(), |(i, _)| i)
 }
 
+/// A file's folder and name, split at its last `/` (what `parent` and
+/// `file_name` give for a session's path, without parsing every component
+/// of it: a load of 100,000 sessions asked for both of every file, twice); those for a path
+/// they would see otherwise (a trailing `/`, `.` or `..`, no folder).
+#[cfg(unix)]
+pub fn dir_and_name(path: &std::path::Path) -> Option<(&std::path::Path, &std::ffi::OsStr)> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    let cut = bytes.iter().rposition(|&b| b == b'/')?;
+    let (dir, name) = (&bytes[..cut], &bytes[cut + 1..]);
+    if dir.is_empty() || name.is_empty() || name == b"." || name == b".." || dir.ends_with(b"/") {
+        return path.parent().zip(path.file_name());
+    }
+    Some((
+        std::path::Path::new(std::ffi::OsStr::from_bytes(dir)),
+        std::ffi::OsStr::from_bytes(name),
+    ))
+}
+
+#[cfg(not(unix))]
+pub fn dir_and_name(path: &std::path::Path) -> Option<(&std::path::Path, &std::ffi::OsStr)> {
+    path.parent().zip(path.file_name())
+}
+
 /// Atomic's compact age: `now`, `5m`, `3h`, `2d`, `1w`, `4mo`, `2y`.
 pub fn age(now_ms: i64, then_ms: i64) -> String {
     let secs = (now_ms - then_ms).max(0) / 1000;
@@ -63,6 +87,42 @@ pub fn age(now_ms: i64, then_ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::{age, chars_end};
+
+    #[test]
+    fn dir_and_name_as_parent_and_file_name() {
+        use std::path::Path;
+        for p in [
+            "/a/b/c.jsonl",
+            "/c.jsonl",
+            "a/b",
+            "b",
+            "/",
+            "",
+            "/a/b/",
+            "/a//b",
+            "/a/./b",
+            "/a/b/..",
+            "/a/b/.",
+            "//x",
+            "/a/ñ/数.jsonl",
+        ] {
+            let p = Path::new(p);
+            let fast = super::dir_and_name(p);
+            match p.parent().zip(p.file_name()) {
+                // What they say of a path of a folder and a name.
+                Some((dir, name)) if dir != Path::new("") => {
+                    let (d, n) = fast.unwrap_or_else(|| panic!("{}", p.display()));
+                    assert_eq!((d, n), (dir, name), "{}", p.display());
+                }
+                // No folder: the caller looks at the whole path.
+                _ => assert!(
+                    fast.is_none_or(|(d, _)| d == Path::new("")),
+                    "{}",
+                    p.display()
+                ),
+            }
+        }
+    }
 
     #[test]
     fn chars_end_as_a_walk_of_the_characters() {

@@ -335,7 +335,7 @@ impl Folders {
     /// [`Folders::canonical`], `None` when that is `path` itself (most
     /// files: no path is made for them).
     fn resolved(&self, path: &Path) -> Option<PathBuf> {
-        let Some((dir, name)) = dir_and_name(path) else {
+        let Some((dir, name)) = crate::util::dir_and_name(path) else {
             return path.canonicalize().ok();
         };
         let dir_canon = {
@@ -395,30 +395,6 @@ impl Folders {
             dir_canon.is_some().then(joined)
         }
     }
-}
-
-/// A file's folder and name, split at its last `/` (what `parent` and
-/// `file_name` give for a session's path, without parsing every component
-/// of it: a loader's 100,000 rows each asked for both); those for a path
-/// they would see otherwise (a trailing `/`, `.` or `..`, no folder).
-#[cfg(unix)]
-fn dir_and_name(path: &Path) -> Option<(&Path, &std::ffi::OsStr)> {
-    use std::os::unix::ffi::OsStrExt;
-    let bytes = path.as_os_str().as_bytes();
-    let cut = bytes.iter().rposition(|&b| b == b'/')?;
-    let (dir, name) = (&bytes[..cut], &bytes[cut + 1..]);
-    if dir.is_empty() || name.is_empty() || name == b"." || name == b".." || dir.ends_with(b"/") {
-        return path.parent().zip(path.file_name());
-    }
-    Some((
-        Path::new(std::ffi::OsStr::from_bytes(dir)),
-        std::ffi::OsStr::from_bytes(name),
-    ))
-}
-
-#[cfg(not(unix))]
-fn dir_and_name(path: &Path) -> Option<(&Path, &std::ffi::OsStr)> {
-    path.parent().zip(path.file_name())
 }
 
 /// The names of the symlinks in `dir` (`None` when it cannot be listed).
