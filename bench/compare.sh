@@ -105,7 +105,7 @@ for n in $SIZES; do
     read -r ms mb < <(best 1 "$ARBOR" --store "$store" list --all --json)
     firsts="$firsts $ms"
   done
-  [ "${FIRSTS:-3}" -gt 1 ] && row "$n" "$size" "first indexed run, $FIRSTS runs" "$firsts ms" "$mb MB"
+  [ "${FIRSTS:-3}" -gt 1 ] && row "$n" "$size" "first indexed run, ${FIRSTS:-3} runs" "$firsts ms" "$mb MB"
   idx=$(du -sb "$cache" | cut -f1)
   row "$n" "$size" "index size" "$(awk -v i="$idx" -v b="$bytes" 'BEGIN { printf "%.0f MB (%.1f %% of the store)", i / 1e6, 100 * i / b }')" ""
 
