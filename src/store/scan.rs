@@ -466,3 +466,86 @@ pub fn resolve_session(config: &StoreConfig, arg: &str) -> Result<SessionFile, R
         }),
     }
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// A folder's listing: plain sessions, a linked one (noted as a link),
+    /// and what is named like a session but is not one (a dangling link, a
+    /// folder, a FIFO) as problems; other names and `.`/`..` left out;
+    /// Claude Code's sub-agent runs found under `<id>/subagents/`.
+    #[test]
+    fn a_folder_lists_its_sessions_links_and_problems() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("proj");
+        std::fs::create_dir(&dir).unwrap();
+        let target = tmp.path().join("elsewhere.jsonl");
+        std::fs::write(&target, "{}\n").unwrap();
+        std::fs::write(dir.join("a.jsonl"), "{}\n").unwrap();
+        std::fs::write(dir.join("notes.txt"), "x").unwrap();
+        std::os::unix::fs::symlink(&target, dir.join("linked.jsonl")).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("gone"), dir.join("dangling.jsonl")).unwrap();
+        std::fs::create_dir(dir.join("folder.jsonl")).unwrap();
+        let fifo =
+            std::ffi::CString::new(dir.join("pipe.jsonl").into_os_string().into_encoded_bytes())
+                .unwrap();
+        // SAFETY: a path of our own temporary folder.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let sub = dir.join("0b1c").join("subagents");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join("agent-x.jsonl"), "{}\n").unwrap();
+        std::fs::write(sub.join("agent-acompact-y.jsonl"), "{}\n").unwrap();
+
+        let list = |agent| {
+            let (mut out, mut problems, mut listed) = (Vec::new(), Vec::new(), Vec::new());
+            files_in_noting(&dir, agent, &mut out, &mut problems, &mut listed);
+            let mut files: Vec<String> = out
+                .iter()
+                .map(|f| f.path.strip_prefix(&dir).unwrap().display().to_string())
+                .collect();
+            files.sort();
+            let mut problems: Vec<(String, String)> = problems
+                .iter()
+                .map(|p| {
+                    let name = p.path.file_name().unwrap().to_string_lossy().into_owned();
+                    (name, p.reason.chars().take(14).collect())
+                })
+                .collect();
+            problems.sort();
+            (files, problems, listed)
+        };
+        let (files, problems, listed) = list(Agent::Atomic);
+        assert_eq!(files, ["a.jsonl", "linked.jsonl"]);
+        assert_eq!(
+            problems,
+            [
+                ("dangling.jsonl".into(), "unreadable lin".into()),
+                ("folder.jsonl".into(), "a directory na".into()),
+                ("pipe.jsonl".into(), "not a regular ".into()),
+            ]
+        );
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].dir, dir);
+        let mut links: Vec<&OsString> = listed[0].links.iter().collect();
+        links.sort();
+        assert_eq!(links, ["dangling.jsonl", "linked.jsonl"]);
+
+        let (files, _, listed) = list(Agent::Claude);
+        assert_eq!(
+            files,
+            ["0b1c/subagents/agent-x.jsonl", "a.jsonl", "linked.jsonl"]
+        );
+        assert_eq!(listed.len(), 2, "the sub-agents' folder is listed too");
+        // A folder that cannot be listed is not noted as listed.
+        let mut listed = Vec::new();
+        files_in_noting(
+            &dir.join("none"),
+            Agent::Atomic,
+            &mut Vec::new(),
+            &mut Vec::new(),
+            &mut listed,
+        );
+        assert!(listed.is_empty());
+    }
+}
