@@ -49,9 +49,10 @@ pub fn line(msg: impl AsRef<str>) {
     if let Some(m) = LOG.get() {
         if let Ok(mut f) = m.lock() {
             let now = chrono::Utc::now().format("%H:%M:%S%.3f");
-            let _ = match cpu_ms() {
-                Some(cpu) => writeln!(f, "{now} {msg} [cpu {cpu:.0} ms]"),
-                None => writeln!(f, "{now} {msg}"),
+            let _ = match (cpu_ms(), resident_mb()) {
+                (Some(cpu), Some(mb)) => writeln!(f, "{now} {msg} [cpu {cpu:.0} ms, {mb} MB]"),
+                (Some(cpu), None) => writeln!(f, "{now} {msg} [cpu {cpu:.0} ms]"),
+                _ => writeln!(f, "{now} {msg}"),
             };
         }
     }
