@@ -2655,33 +2655,26 @@ fn a_listing_that_lets_read_rows_go_reads_them_back() {
     );
     let config = StoreConfig::single(&root, StoreKind::PerProject);
     let db = dir.path().join("cache").join(arbor::index::FILE_NAME);
-    let lines_of = |listing: &arbor::index::stored::Listing| {
-        let mut lines: Vec<String> = listing
-            .keys()
-            .into_iter()
-            .filter_map(|k| listing.row(k))
+    // Each row's `arbor list --json` line, sorted.
+    fn lines<R>(rows: impl Iterator<Item = R>, write: impl Fn(&R, &mut Vec<u8>)) -> Vec<String> {
+        let mut lines: Vec<String> = rows
             .map(|r| {
                 let mut out = Vec::new();
-                r.write_json_line(&mut out);
+                write(&r, &mut out);
                 String::from_utf8(out).unwrap()
             })
             .collect();
         lines.sort();
         lines
+    }
+    let lines_of = |listing: &arbor::index::stored::Listing| {
+        let rows = listing.keys().into_iter().filter_map(|k| listing.row(k));
+        lines(rows, |r, out| r.write_json_line(out))
     };
     let direct = || {
         let (files, _) = list_session_files(&config, &Scope::All);
         let (rows, _) = read_rows(&files);
-        let mut lines: Vec<String> = rows
-            .iter()
-            .map(|r| {
-                let mut out = Vec::new();
-                r.write_json_line(&mut out);
-                String::from_utf8(out).unwrap()
-            })
-            .collect();
-        lines.sort();
-        lines
+        lines(rows.iter(), |r, out| r.write_json_line(out))
     };
     let (files, _) = list_session_files(&config, &Scope::All);
     assert!(files.len() > 20, "{} files", files.len());
