@@ -87,6 +87,8 @@ where
     }
     let lowered: Vec<String> = items.clone().map(str::to_lowercase).collect();
     let lower = list(lowered.iter().map(String::as_str));
+    // The list as written has its entry (made here if new), which keeps
+    // the lowercase form for the next ask.
     let _ = list(items.clone());
     if let Some(entry) = interned()
         .lists
