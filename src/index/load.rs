@@ -201,8 +201,7 @@ pub fn load_screen<M: MakeRow>(
 }
 
 /// `arbor list`'s plan: the rows of `scope`, through one refresh of the
-/// index (which it brings up to date; a second reads back the rows a
-/// first run let go), or read from the files (as
+/// index (which it brings up to date), or read from the files (as
 /// [`load_screen`] takes `index`). Returns the
 /// index when the rows came from it (their `all_text` is then empty:
 /// bodies are searched through the index); rows read from the files carry
@@ -214,19 +213,6 @@ pub fn load_listing(
     text: bool,
     emit: &mut dyn FnMut(LoadEvent<SessionInfo>),
 ) -> Option<Index> {
-    load_listing_holding(config, scope, index, text, emit, READ_ROWS_HELD)
-}
-
-/// [`load_listing`], holding at most `held` rows read from changed files
-/// while the index is brought up to date (see [`READ_ROWS_HELD`]).
-pub fn load_listing_holding(
-    config: &StoreConfig,
-    scope: &Scope,
-    index: Option<Result<Index, IndexError>>,
-    text: bool,
-    emit: &mut dyn FnMut(LoadEvent<SessionInfo>),
-    held_at_most: usize,
-) -> Option<Index> {
     let mut out = Out {
         emit,
         watching: false,
@@ -237,41 +223,23 @@ pub fn load_listing_holding(
     if let Some(index) = index {
         match index {
             Ok(mut index) => {
-                // The rows are held until the index is known to be up to
-                // date: a listing that searches needs every body in it
-                // (else it searches the files). Past `READ_ROWS_HELD` (a
-                // first run) they are let go and read back from the index,
-                // as for `load_listing_stored`.
+                // A listing that searches keeps the rows until it knows the
+                // index has every body (else it searches the files).
                 let mut held = Vec::new();
-                let mut let_go = false;
-                let mut refreshed = index.refresh(&files, &mut |rows| {
-                    if !let_go {
-                        held.extend(rows);
-                        if held.len() > held_at_most {
-                            held = Vec::new();
-                            let_go = true;
-                        }
-                    }
+                let refreshed = index.refresh(&files, &mut |rows| match text {
+                    true => held.extend(rows),
+                    false => out.send(LoadEvent::Rows(rows)),
                 });
-                if let_go && matches!(&refreshed, Ok(s) if s.write_error.is_none()) {
-                    let first = refreshed.map_or_else(|_| Vec::new(), |s| s.problems);
-                    let_go = false;
-                    refreshed = index.refresh(&files, &mut |rows| held.extend(rows));
-                    if let Ok(stats) = &mut refreshed {
-                        keep_first_problems(&mut stats.problems, first);
-                    }
-                }
                 match refreshed {
                     Ok(stats) => match stats.write_error {
-                        Some(e) if text || let_go => out.warn(match text {
-                            true => LoadWarning::SearchingFiles(e),
-                            false => LoadWarning::IndexNotUpdated(e),
-                        }),
+                        Some(e) if text => out.warn(LoadWarning::SearchingFiles(e)),
                         write_error => {
                             if let Some(e) = write_error {
                                 out.warn(LoadWarning::IndexNotUpdated(e));
                             }
-                            out.send(LoadEvent::Rows(held));
+                            if text {
+                                out.send(LoadEvent::Rows(held));
+                            }
                             problems.extend(stats.problems);
                             out.send(LoadEvent::Finished { problems });
                             return Some(index);
@@ -334,7 +302,14 @@ pub fn load_listing_stored_holding(
                     // Files changed since are few: their rows are all held.
                     refreshed = refresh_listing(&mut index, &files, &mut listing, usize::MAX);
                     if let Ok((stats, _)) = &mut refreshed {
-                        keep_first_problems(&mut stats.problems, first);
+                        // A file that could not be read is said once.
+                        let again: HashSet<&std::path::Path> =
+                            stats.problems.iter().map(|p| p.path.as_path()).collect();
+                        let first: Vec<ScanProblem> = first
+                            .into_iter()
+                            .filter(|p| !again.contains(p.path.as_path()))
+                            .collect();
+                        stats.problems.extend(first);
                     }
                 }
             }
@@ -382,13 +357,6 @@ pub fn load_listing_stored_holding(
 /// sessions held every session's whole row while it built the index: ~250
 /// MB of its ~480 MB peak.
 pub const READ_ROWS_HELD: usize = 4096;
-
-/// Adds to a second refresh's `problems` those of the first it did not
-/// find again: a file that could not be read is said once.
-fn keep_first_problems(problems: &mut Vec<ScanProblem>, first: Vec<ScanProblem>) {
-    let again: HashSet<PathBuf> = problems.iter().map(|p| p.path.clone()).collect();
-    problems.extend(first.into_iter().filter(|p| !again.contains(&p.path)));
-}
 
 /// A refresh of the index for `files` into `listing`: the rows of files it
 /// finds unchanged kept as stored, those it reads held up to `held` (see
