@@ -160,8 +160,8 @@ fn each_entry(dir: &Path, f: &mut dyn FnMut(&std::ffi::OsStr, EntryKind)) -> boo
         return false;
     };
     for entry in entries {
-        // An error past the first entries ends the listing (as std's
-        // iterator would be left).
+        // A failed read ends the listing (std's iterator skipped it; a
+        // directory stream may give the same error again).
         let Ok(entry) = entry else {
             break;
         };

@@ -87,14 +87,15 @@ where
     }
     let lowered: Vec<String> = items.clone().map(str::to_lowercase).collect();
     let lower = list(lowered.iter().map(String::as_str));
-    // The list as written has its entry (made here if new), which keeps
-    // the lowercase form for the next ask.
-    let _ = list(items.clone());
-    if let Some(entry) = interned()
-        .lists
-        .find_mut(hash, |e| same(&e.1, items.clone()))
-    {
-        entry.2 = Some(Arc::clone(&lower));
+    // The list as written keeps its lowercase form for the next ask.
+    let mut all = interned();
+    match all.lists.find_mut(hash, |e| same(&e.1, items.clone())) {
+        Some(entry) => entry.2 = Some(Arc::clone(&lower)),
+        None => {
+            let written: List = items.map(Box::from).collect();
+            let entry = (hash, written, Some(Arc::clone(&lower)));
+            all.lists.insert_unique(hash, entry, |e| e.0);
+        }
     }
     lower
 }

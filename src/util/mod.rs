@@ -37,10 +37,11 @@ pub fn chars_end(s: &str, n: usize) -> usize {
     s.char_indices().nth(n).map_or(s.len(), |(i, _)| i)
 }
 
-/// A file's folder and name, split at its last `/` (what `parent` and
+/// A file's folder and name, split at its last `/`: what `parent` and
 /// `file_name` give for a session's path, without parsing every component
-/// of it: a load of 100,000 sessions asked for both of every file, twice); those for a path
-/// they would see otherwise (a trailing `/`, `.` or `..`, no folder).
+/// of it (a load of 100,000 sessions asks for both of every file, twice).
+/// A path they would see otherwise (a trailing `/`, `.` or `..`, no
+/// folder) is left to them.
 #[cfg(unix)]
 pub fn dir_and_name(path: &std::path::Path) -> Option<(&std::path::Path, &std::ffi::OsStr)> {
     use std::os::unix::ffi::OsStrExt;

@@ -338,7 +338,7 @@ impl Folders {
         let Some((dir, name)) = crate::util::dir_and_name(path) else {
             return path.canonicalize().ok();
         };
-        let dir_canon = {
+        let (dir_canon, listed_link) = {
             // A poisoned lock only means another row's thread panicked:
             // what it holds is still right.
             let mut known = self.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -363,36 +363,25 @@ impl Folders {
                 .as_ref()
                 .filter(|_| name.as_encoded_bytes().ends_with(b".jsonl"))
                 .map(|l| l.contains(name));
-            // The folder as it is, and the path its folder and name: no
-            // copy of it.
-            let exact = dir.as_os_str().len() + 1 + name.len() == path.as_os_str().len();
-            let canon = folder
-                .canonical
-                .clone()
-                .filter(|c| !exact || c.as_os_str() != dir.as_os_str());
-            (folder.canonical.is_some(), canon, listed_link)
+            (folder.canonical.clone(), listed_link)
         };
         // A missing folder (a link to another machine's session): kept as
         // written.
-        let (true, dir_canon, listed_link) = dir_canon else {
-            return None;
-        };
+        let canon_dir = dir_canon?;
+        // The path with its folder resolved, made only when that differs
+        // from the path (its folder as written, joined to its name once).
+        let exact = dir.as_os_str().len() + 1 + name.len() == path.as_os_str().len();
+        let moved =
+            (!exact || canon_dir.as_os_str() != dir.as_os_str()).then(|| canon_dir.join(name));
+        let at = moved.as_deref().unwrap_or(path);
         let is_link = listed_link.unwrap_or_else(|| {
-            let at = dir_canon
-                .as_deref()
-                .map_or(path.to_path_buf(), |d| d.join(name));
             std::fs::symlink_metadata(at).is_ok_and(|m| m.file_type().is_symlink())
         });
-        let joined = || {
-            dir_canon
-                .as_deref()
-                .map_or(path.to_path_buf(), |d| d.join(name))
-        };
         if is_link {
-            let joined = joined();
-            Some(joined.canonicalize().unwrap_or(joined))
+            let at = moved.unwrap_or_else(|| path.to_path_buf());
+            Some(at.canonicalize().unwrap_or(at))
         } else {
-            dir_canon.is_some().then(joined)
+            moved
         }
     }
 }
