@@ -2712,3 +2712,117 @@ fn a_listing_that_lets_read_rows_go_reads_them_back() {
         assert_eq!(lines_of(&listing), direct(), "round {round}");
     }
 }
+
+/// `load_listing`'s rows (`arbor stats` and `labels` read them, with
+/// their labels and usage) are let go past what is held and read back
+/// from the index too: on a first run and after appends to more files
+/// than it holds, they are the rows of the files read directly.
+#[test]
+fn a_full_listing_that_lets_rows_go_reads_them_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    gen_corpus(
+        &root,
+        &["--profile", "realistic", "--sessions", "24", "--seed", "5"],
+    );
+    let config = StoreConfig::single(&root, StoreKind::PerProject);
+    let db = dir.path().join("cache").join(arbor::index::FILE_NAME);
+    let (files, _) = list_session_files(&config, &Scope::All);
+    for round in 0..2 {
+        if round == 1 {
+            for f in files.iter().take(10) {
+                let mut file = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&f.path)
+                    .unwrap();
+                writeln!(
+                    file,
+                    r#"{{"type":"label","id":"l{round}","parentId":null,"timestamp":"2026-03-01T00:00:00.000Z","targetId":"x","label":"later"}}"#
+                )
+                .unwrap();
+            }
+        }
+        let mut index = Index::open(&db).unwrap();
+        index.set_extras(true);
+        let mut rows = Vec::new();
+        let index = arbor::index::load::load_listing_holding(
+            &config,
+            &Scope::All,
+            Some(Ok(index)),
+            &mut |ev| {
+                if let arbor::index::load::LoadEvent::Rows(r) = ev {
+                    rows.extend(r)
+                }
+            },
+            5,
+        );
+        assert!(index.is_some(), "round {round}: through the index");
+        let (mut direct, _) = read_rows(&files);
+        for r in &mut direct {
+            r.all_text.clear();
+        }
+        assert_eq!(by_path(rows), by_path(direct), "round {round}");
+    }
+}
+
+/// A refresh tells the rows of unchanged files (one batch, first) from
+/// those it reads: all read on a first run, then only the changed ones.
+#[test]
+fn a_split_refresh_sends_unchanged_rows_apart_from_read_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    gen_corpus(
+        &root,
+        &["--profile", "realistic", "--sessions", "12", "--seed", "7"],
+    );
+    let config = StoreConfig::single(&root, StoreKind::PerProject);
+    let db = dir.path().join("cache").join(arbor::index::FILE_NAME);
+    let (files, _) = list_session_files(&config, &Scope::All);
+    let (direct, _) = read_rows(&files);
+    let sessions = direct.len();
+    for round in 0..2 {
+        if round == 1 {
+            for f in files.iter().take(3) {
+                let mut file = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&f.path)
+                    .unwrap();
+                writeln!(
+                    file,
+                    r#"{{"type":"label","id":"s1","parentId":null,"timestamp":"2026-03-01T00:00:00.000Z","targetId":"x","label":"later"}}"#
+                )
+                .unwrap();
+            }
+        }
+        let mut index = Index::open(&db).unwrap();
+        let (mut unchanged, mut read) = (Vec::new(), Vec::new());
+        let calls = std::cell::RefCell::new(Vec::new());
+        index
+            .refresh_split(
+                &files,
+                &mut |r| {
+                    calls.borrow_mut().push("unchanged");
+                    unchanged.extend(r)
+                },
+                &mut |r| {
+                    calls.borrow_mut().push("read");
+                    read.extend(r)
+                },
+            )
+            .unwrap();
+        let changed = [sessions, 3][round];
+        assert_eq!(read.len(), changed, "round {round}");
+        assert_eq!(unchanged.len(), sessions - changed, "round {round}");
+        let calls = calls.into_inner();
+        assert_eq!(calls.iter().filter(|c| **c == "unchanged").count(), round);
+        assert_eq!(calls.first(), Some(&["read", "unchanged"][round]));
+        let mut paths: Vec<_> = unchanged
+            .iter()
+            .chain(&read)
+            .map(|r| r.path.clone())
+            .collect();
+        paths.sort();
+        paths.dedup();
+        assert_eq!(paths.len(), sessions, "round {round}: every row once");
+    }
+}

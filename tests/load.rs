@@ -257,7 +257,6 @@ fn an_unusable_index_is_a_warning_and_the_files_are_read() {
         &s.config(),
         &Scope::All,
         Some(Err(IndexError::NoCacheDir)),
-        true,
         &mut |ev| record(ev, &mut evs),
     );
     assert!(index.is_none());
@@ -285,7 +284,6 @@ fn listing_sends_every_row_of_its_scope_once_through_the_index() {
             &s.config(),
             &scope,
             Some(Ok(s.index())),
-            false,
             &mut |ev| match ev {
                 LoadEvent::Rows(r) => rows.extend(r),
                 LoadEvent::Finished { problems: p } => problems.extend(p),

@@ -13,7 +13,7 @@ use super::{Cli, Command, GlobalOpts};
 
 use rayon::prelude::*;
 
-use crate::index::load::{load_listing, load_listing_stored, LoadEvent};
+use crate::index::load::{gather, load_listing, load_listing_stored, LoadEvent};
 use crate::index::stored::{ListRow, Listing, RowKey};
 use crate::index::Index;
 use crate::search::hits::file_hits;
@@ -173,9 +173,9 @@ fn last(config: &StoreConfig, cli: &Cli) -> Result<()> {
     let scope = Scope::Project(cwd.clone());
     let mut rows = Vec::new();
     let index = (!cli.global.no_index).then(Index::open_default);
-    load_listing(config, &scope, index, false, &mut |ev| {
+    load_listing(config, &scope, index, &mut |ev| {
         if let LoadEvent::Rows(r) = ev {
-            rows.extend(r);
+            gather(&mut rows, r);
         }
     });
     filter_rows(&mut rows, &scope, false);

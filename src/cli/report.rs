@@ -10,12 +10,12 @@ use serde_json::json;
 
 use super::commands::{json_text, project_cwd};
 use super::{GlobalOpts, LabelsArgs, StatsArgs};
-use crate::index::load::{load_listing, LoadEvent};
+use crate::index::load::{gather, load_listing, LoadEvent};
 use crate::index::Index;
 use crate::session::entry::parse_iso_ms;
 use crate::session::extras::{label_rows, UsageBucket, HOUR_MS};
 use crate::session::info::SessionInfo;
-use crate::store::listing::filter_rows;
+use crate::store::listing::{filter_rows, sort_by_path};
 use crate::store::{ScanProblem, Scope, StoreConfig};
 use crate::ui::text::width;
 use crate::util::term::{path as shown, sanitize_line as clean};
@@ -39,8 +39,8 @@ pub(super) fn rows_of(config: &StoreConfig, g: &GlobalOpts, scope: &Scope) -> Ve
     });
     let mut rows = Vec::new();
     let mut problems: Vec<ScanProblem> = Vec::new();
-    load_listing(config, scope, index, false, &mut |ev| match ev {
-        LoadEvent::Rows(r) => rows.extend(r),
+    load_listing(config, scope, index, &mut |ev| match ev {
+        LoadEvent::Rows(r) => gather(&mut rows, r),
         LoadEvent::Finished { problems: p } => problems.extend(p),
         LoadEvent::Warning(w) => eprintln!("arbor: {}", clean(&w.to_string())),
         _ => {}
@@ -49,7 +49,7 @@ pub(super) fn rows_of(config: &StoreConfig, g: &GlobalOpts, scope: &Scope) -> Ve
     for p in problems {
         eprintln!("arbor: skipped {}: {}", shown(&p.path), clean(&p.reason));
     }
-    rows.sort_by(|a, b| a.path.cmp(&b.path));
+    sort_by_path(&mut rows);
     rows
 }
 

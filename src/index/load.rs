@@ -200,18 +200,29 @@ pub fn load_screen<M: MakeRow>(
     read_files(&files, problems, true, make, &mut out);
 }
 
-/// `arbor list`'s plan: the rows of `scope`, through one refresh of the
-/// index (which it brings up to date), or read from the files (as
-/// [`load_screen`] takes `index`). Returns the
-/// index when the rows came from it (their `all_text` is then empty:
-/// bodies are searched through the index); rows read from the files carry
-/// their text when `text`.
+/// The rows of `scope` (with their labels, and usage when the index's
+/// extras are on: `arbor stats`, `labels`, `--last`), through one refresh
+/// of the index (which it brings up to date), or read from the files (as
+/// [`load_screen`] takes `index`). Returns the index when the rows came
+/// from it.
 pub fn load_listing(
     config: &StoreConfig,
     scope: &Scope,
     index: Option<Result<Index, IndexError>>,
-    text: bool,
     emit: &mut dyn FnMut(LoadEvent<SessionInfo>),
+) -> Option<Index> {
+    load_listing_holding(config, scope, index, emit, READ_ROWS_HELD)
+}
+
+/// [`load_listing`], holding at most `held_at_most` rows read from
+/// changed files while the index is brought up to date (see
+/// [`READ_ROWS_HELD`]).
+pub fn load_listing_holding(
+    config: &StoreConfig,
+    scope: &Scope,
+    index: Option<Result<Index, IndexError>>,
+    emit: &mut dyn FnMut(LoadEvent<SessionInfo>),
+    held_at_most: usize,
 ) -> Option<Index> {
     let mut out = Out {
         emit,
@@ -223,23 +234,46 @@ pub fn load_listing(
     if let Some(index) = index {
         match index {
             Ok(mut index) => {
-                // A listing that searches keeps the rows until it knows the
-                // index has every body (else it searches the files).
-                let mut held = Vec::new();
-                let refreshed = index.refresh(&files, &mut |rows| match text {
-                    true => held.extend(rows),
-                    false => out.send(LoadEvent::Rows(rows)),
-                });
+                // Nothing is sent before the refresh has gone well: else the
+                // files are read, and would send their rows twice.
+                let mut unchanged = Vec::new();
+                let mut read = Vec::new();
+                let mut let_go = false;
+                let mut refreshed = refresh_holding(
+                    &mut index,
+                    &files,
+                    &mut unchanged,
+                    &mut read,
+                    &mut let_go,
+                    held_at_most,
+                );
+                // Past what is held (a first run), the rows read were let
+                // go: the index has them now, unchanged.
+                if let_go && matches!(&refreshed, Ok(s) if s.write_error.is_none()) {
+                    let first = refreshed.map_or_else(|_| Vec::new(), |s| s.problems);
+                    let_go = false;
+                    (unchanged, read) = (Vec::new(), Vec::new());
+                    refreshed = refresh_holding(
+                        &mut index,
+                        &files,
+                        &mut unchanged,
+                        &mut read,
+                        &mut let_go,
+                        usize::MAX,
+                    );
+                    if let Ok(stats) = &mut refreshed {
+                        keep_first_problems(&mut stats.problems, first);
+                    }
+                }
                 match refreshed {
                     Ok(stats) => match stats.write_error {
-                        Some(e) if text => out.warn(LoadWarning::SearchingFiles(e)),
+                        Some(e) if let_go => out.warn(LoadWarning::IndexNotUpdated(e)),
                         write_error => {
                             if let Some(e) = write_error {
                                 out.warn(LoadWarning::IndexNotUpdated(e));
                             }
-                            if text {
-                                out.send(LoadEvent::Rows(held));
-                            }
+                            out.send(LoadEvent::Rows(unchanged));
+                            out.send(LoadEvent::Rows(read));
                             problems.extend(stats.problems);
                             out.send(LoadEvent::Finished { problems });
                             return Some(index);
@@ -251,8 +285,41 @@ pub fn load_listing(
             Err(e) => out.warn(LoadWarning::IndexUnavailable(e)),
         }
     }
-    read_files(&files, problems, text, &Plain, &mut out);
+    read_files(&files, problems, false, &Plain, &mut out);
     None
+}
+
+/// Adds a batch of rows to those a caller holds: the first (at 100,000
+/// sessions the unchanged ones, ~45 MB of rows) moved rather than copied.
+pub fn gather<T>(rows: &mut Vec<T>, batch: Vec<T>) {
+    if rows.is_empty() {
+        *rows = batch;
+    } else {
+        rows.extend(batch);
+    }
+}
+
+/// A refresh of the index for `files`, the rows of unchanged files into
+/// `unchanged` and those read into `read`, up to `held` of them: past it
+/// they are let go (`let_go`; `read` is then empty).
+fn refresh_holding(
+    index: &mut Index,
+    files: &[SessionFile],
+    unchanged: &mut Vec<SessionInfo>,
+    read: &mut Vec<SessionInfo>,
+    let_go: &mut bool,
+    held: usize,
+) -> Result<super::RefreshStats, IndexError> {
+    index.refresh_split(files, &mut |rows| gather(unchanged, rows), &mut |rows| {
+        if *let_go {
+            return;
+        }
+        read.extend(rows);
+        if read.len() > held {
+            *read = Vec::new();
+            *let_go = true;
+        }
+    })
 }
 
 /// `arbor list`'s plan: [`load_listing`], but the rows of unchanged files
@@ -302,14 +369,7 @@ pub fn load_listing_stored_holding(
                     // Files changed since are few: their rows are all held.
                     refreshed = refresh_listing(&mut index, &files, &mut listing, usize::MAX);
                     if let Ok((stats, _)) = &mut refreshed {
-                        // A file that could not be read is said once.
-                        let again: HashSet<&std::path::Path> =
-                            stats.problems.iter().map(|p| p.path.as_path()).collect();
-                        let first: Vec<ScanProblem> = first
-                            .into_iter()
-                            .filter(|p| !again.contains(p.path.as_path()))
-                            .collect();
-                        stats.problems.extend(first);
+                        keep_first_problems(&mut stats.problems, first);
                     }
                 }
             }
@@ -357,6 +417,17 @@ pub fn load_listing_stored_holding(
 /// sessions held every session's whole row while it built the index: ~250
 /// MB of its ~480 MB peak.
 pub const READ_ROWS_HELD: usize = 4096;
+
+/// Adds to a second refresh's `problems` those of the first it did not
+/// find again: a file that could not be read is said once.
+fn keep_first_problems(problems: &mut Vec<ScanProblem>, first: Vec<ScanProblem>) {
+    let again: HashSet<&std::path::Path> = problems.iter().map(|p| p.path.as_path()).collect();
+    let first: Vec<ScanProblem> = first
+        .into_iter()
+        .filter(|p| !again.contains(p.path.as_path()))
+        .collect();
+    problems.extend(first);
+}
 
 /// A refresh of the index for `files` into `listing`: the rows of files it
 /// finds unchanged kept as stored, those it reads held up to `held` (see

@@ -152,6 +152,15 @@ pub struct Index {
     extras: bool,
 }
 
+/// Where the rows go of a refresh that sends none of the unchanged files
+/// (the caller has or keeps them).
+fn only_read<'a>(on_read: &'a mut dyn FnMut(Vec<SessionInfo>)) -> refresh::OnRows<'a> {
+    refresh::OnRows {
+        unchanged: None,
+        read: on_read,
+    }
+}
+
 impl Index {
     /// The index under the cache dir (see [`default_dir`]).
     pub fn open_default() -> Result<Index, IndexError> {
@@ -215,6 +224,28 @@ impl Index {
         files: &[SessionFile],
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
     ) -> Result<RefreshStats, IndexError> {
+        let on_rows = std::cell::RefCell::new(on_rows);
+        self.refresh_split(
+            files,
+            &mut |rows| (on_rows.borrow_mut())(rows),
+            &mut |rows| (on_rows.borrow_mut())(rows),
+        )
+    }
+
+    /// [`Index::refresh`], the rows of unchanged files (one batch, first)
+    /// going to `on_unchanged` and those read from their files to
+    /// `on_read`: a caller that cannot hold every row read (a first run)
+    /// can let those go and read them back.
+    pub fn refresh_split(
+        &mut self,
+        files: &[SessionFile],
+        on_unchanged: &mut dyn FnMut(Vec<SessionInfo>),
+        on_read: &mut dyn FnMut(Vec<SessionInfo>),
+    ) -> Result<RefreshStats, IndexError> {
+        let on_rows = refresh::OnRows {
+            unchanged: Some(on_unchanged),
+            read: on_read,
+        };
         self.refresh_inner(files, refresh::UnchangedRows::Send, on_rows)
     }
 
@@ -227,14 +258,18 @@ impl Index {
         unchanged: &mut stored::Unchanged,
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
     ) -> Result<RefreshStats, IndexError> {
-        self.refresh_inner(files, refresh::UnchangedRows::Keep(unchanged), on_rows)
+        self.refresh_inner(
+            files,
+            refresh::UnchangedRows::Keep(unchanged),
+            only_read(on_rows),
+        )
     }
 
     fn refresh_inner(
         &mut self,
         files: &[SessionFile],
         mut unchanged: refresh::UnchangedRows,
-        on_rows: &mut dyn FnMut(Vec<SessionInfo>),
+        mut on_rows: refresh::OnRows,
     ) -> Result<RefreshStats, IndexError> {
         self.search_cache.get_mut().take();
         let extras = self.extras;
@@ -244,12 +279,19 @@ impl Index {
             files,
             unchanged.again(),
             extras,
-            on_rows,
+            &mut on_rows,
         ) {
             Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
                 // Nothing was delivered yet (reading the rows failed): rebuild.
                 self.clear()?;
-                refresh::refresh(&self.conn, &self.path, files, unchanged, extras, on_rows)
+                refresh::refresh(
+                    &self.conn,
+                    &self.path,
+                    files,
+                    unchanged,
+                    extras,
+                    &mut on_rows,
+                )
             }
             other => other,
         }
@@ -264,7 +306,7 @@ impl Index {
         files: &[SessionFile],
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
     ) -> Result<RefreshStats, IndexError> {
-        self.refresh_inner(files, refresh::UnchangedRows::Skip, on_rows)
+        self.refresh_inner(files, refresh::UnchangedRows::Skip, only_read(on_rows))
     }
 
     /// [`Index::refresh_changes`] after [`Index::stored_rows_looked`] with
@@ -277,7 +319,11 @@ impl Index {
         look: refresh::StoredLook,
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
     ) -> Result<RefreshStats, IndexError> {
-        self.refresh_inner(files, refresh::UnchangedRows::Looked(look), on_rows)
+        self.refresh_inner(
+            files,
+            refresh::UnchangedRows::Looked(look),
+            only_read(on_rows),
+        )
     }
 
     /// The stored rows of the sessions under `roots`, without looking at

@@ -2156,7 +2156,7 @@ pub fn refresh(
     files: &[SessionFile],
     mut unchanged: UnchangedRows,
     extras: bool,
-    on_rows: &mut dyn FnMut(Vec<SessionInfo>),
+    on_rows: &mut OnRows,
 ) -> Result<RefreshStats, IndexError> {
     let t0 = Instant::now();
     let lap = |what: &str| {
@@ -2176,13 +2176,17 @@ pub fn refresh(
     let mut looked = look(conn, files, &unchanged, extras, pre)?;
     lap("rows loaded");
     let unlisted = std::mem::take(&mut looked.unlisted);
-    let mut jobs = sort_out(files, looked, unchanged, &mut stats, on_rows);
+    let on_unchanged = match &mut on_rows.unchanged {
+        Some(f) => Some(&mut **f as &mut dyn FnMut(Vec<SessionInfo>)),
+        None => None,
+    };
+    let mut jobs = sort_out(files, looked, unchanged, &mut stats, on_unchanged);
     fill_states(conn, &mut jobs);
     lap("files checked");
     let mut writer = Writer::new(conn, db_path.to_path_buf());
     remove_gone(&mut writer, files, &unlisted, &mut stats)?;
     lap("removals");
-    let result = read_changed(&mut writer, jobs, &mut stats, on_rows);
+    let result = read_changed(&mut writer, jobs, &mut stats, on_rows.read);
     lap("parsed");
     // Segments and dead text only grow when a refresh writes: one that
     // wrote nothing (a warm run) has nothing to merge or compact.
@@ -2202,6 +2206,14 @@ pub fn refresh(
     lap("merged");
     stats.elapsed = t0.elapsed();
     Ok(stats)
+}
+
+/// Where a refresh sends its rows: those of unchanged files (one batch,
+/// before any file is read; none but with [`UnchangedRows::Send`]) and
+/// those read from new or changed files.
+pub struct OnRows<'a> {
+    pub unchanged: Option<&'a mut dyn FnMut(Vec<SessionInfo>)>,
+    pub read: &'a mut dyn FnMut(Vec<SessionInfo>),
 }
 
 /// What a refresh does with the rows of the files it finds unchanged.
@@ -2391,7 +2403,7 @@ fn sort_out<'f>(
     looked: Looked,
     mut unchanged_rows: UnchangedRows,
     stats: &mut RefreshStats,
-    on_rows: &mut dyn FnMut(Vec<SessionInfo>),
+    on_rows: Option<&mut dyn FnMut(Vec<SessionInfo>)>,
 ) -> Vec<Job<'f>> {
     let Looked {
         stats: stat_result,
@@ -2468,7 +2480,9 @@ fn sort_out<'f>(
         drop(used);
         crate::store::listing::apply_order(&mut decoded, first);
         decoded.truncate(n);
-        on_rows(decoded);
+        if let Some(on_rows) = on_rows {
+            on_rows(decoded);
+        }
     }
     if let UnchangedRows::Keep(u) = unchanged_rows {
         u.rows = stored;

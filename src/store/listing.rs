@@ -64,6 +64,14 @@ pub fn filter_rows(rows: &mut Vec<SessionInfo>, scope: &Scope, include_internal:
     });
 }
 
+/// By path (each row's is its own).
+pub fn sort_by_path(rows: &mut [SessionInfo]) {
+    // As `sort_recent`: a stable sort of big rows held a copy of half of them.
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_unstable_by(|&a, &b| rows[a].path.cmp(&rows[b].path));
+    apply_order(rows, order);
+}
+
 /// Most recently modified first; ties by path for a stable order.
 pub fn sort_recent(rows: &mut [SessionInfo]) {
     // Rows are big: sort an index, then move each row into place once.

@@ -633,9 +633,9 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
                 })
             });
             let mut rows = Vec::new();
-            crate::index::load::load_listing(&config, &scope, index, false, &mut |ev| {
+            crate::index::load::load_listing(&config, &scope, index, &mut |ev| {
                 if let crate::index::load::LoadEvent::Rows(r) = ev {
-                    rows.extend(r);
+                    crate::index::load::gather(&mut rows, r);
                 }
             });
             crate::store::listing::filter_rows(&mut rows, &scope, include_internal);
