@@ -37,11 +37,30 @@ pub fn arbor() -> Command {
 }
 
 /// A cache dir private to this test process.
+///
+/// A static is never dropped, so a `TempDir` here was never removed (an
+/// index left in the temp dir by every test binary, every run). The dirs
+/// are named by process instead, under the target's temp dir, and those of
+/// processes that have ended are removed by the next.
 pub fn test_cache_dir() -> PathBuf {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().expect("temp cache dir"))
-        .path()
-        .to_path_buf()
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let all = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-caches");
+        if let Ok(entries) = std::fs::read_dir(&all) {
+            for e in entries.flatten() {
+                let pid = e.file_name();
+                let ended = !Path::new("/proc").join(&pid).exists();
+                if Path::new("/proc/self").exists() && ended {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let dir = all.join(std::process::id().to_string());
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("test cache dir");
+        dir
+    })
+    .clone()
 }
 
 pub fn run_ok(cmd: &mut Command) -> String {
