@@ -2176,10 +2176,10 @@ pub fn refresh(
     let mut looked = look(conn, files, &unchanged, extras, pre)?;
     lap("rows loaded");
     let unlisted = std::mem::take(&mut looked.unlisted);
-    let on_unchanged = match &mut on_rows.unchanged {
-        Some(f) => Some(&mut **f as &mut dyn FnMut(Vec<SessionInfo>)),
-        None => None,
-    };
+    let on_unchanged = on_rows
+        .unchanged
+        .as_mut()
+        .map(|f| &mut **f as &mut dyn FnMut(Vec<SessionInfo>));
     let mut jobs = sort_out(files, looked, unchanged, &mut stats, on_unchanged);
     fill_states(conn, &mut jobs);
     lap("files checked");
