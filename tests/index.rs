@@ -2826,3 +2826,66 @@ fn a_split_refresh_sends_unchanged_rows_apart_from_read_ones() {
         assert_eq!(paths.len(), sessions, "round {round}: every row once");
     }
 }
+
+/// With `set_labelled_only`, a refresh sends the rows with labels alone,
+/// unchanged or read, and counts the others as it did: on a first run, and
+/// after labels are added to some files, they are the labelled rows of the
+/// files read directly.
+#[test]
+fn a_labelled_only_refresh_sends_the_labelled_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    gen_corpus(
+        &root,
+        &["--profile", "realistic", "--sessions", "30", "--seed", "11"],
+    );
+    let config = StoreConfig::single(&root, StoreKind::PerProject);
+    let db = dir.path().join("cache").join(arbor::index::FILE_NAME);
+    let (files, _) = list_session_files(&config, &Scope::All);
+    for round in 0..3 {
+        if round == 1 {
+            for f in files.iter().step_by(4) {
+                let mut file = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&f.path)
+                    .unwrap();
+                writeln!(
+                    file,
+                    r#"{{"type":"label","id":"lb1","parentId":null,"timestamp":"2026-03-01T00:00:00.000Z","targetId":"x","label":"added"}}"#
+                )
+                .unwrap();
+            }
+        }
+        let mut index = Index::open(&db).unwrap();
+        index.set_labelled_only(true);
+        let mut rows = Vec::new();
+        let stats = index.refresh(&files, &mut |b| rows.extend(b)).unwrap();
+        let (direct, _) = read_rows(&files);
+        assert_eq!(stats.files, files.len());
+        if round == 2 {
+            // The rows not sent are unchanged, not read again.
+            assert_eq!((stats.reparsed, stats.appended), (0, 0));
+            assert_eq!(stats.cached, files.len());
+        }
+        let mut want: Vec<SessionInfo> = direct
+            .into_iter()
+            .filter(|r| !r.labels.is_empty())
+            .map(|mut r| {
+                r.all_text.clear();
+                r.usage = Default::default();
+                r
+            })
+            .collect();
+        for r in &mut rows {
+            r.usage = Default::default();
+        }
+        assert!(
+            round == 0 || want.len() >= files.len() / 4,
+            "round {round}: {} labelled",
+            want.len()
+        );
+        let got = by_path(rows);
+        want = by_path(want);
+        assert_eq!(got, want, "round {round}");
+    }
+}

@@ -119,7 +119,7 @@ fn candidates(
         .transpose()?;
     let min = a.larger_than.as_deref().map(parse_size).transpose()?;
     let scope = scope_of(a.all, a.cwd.as_deref())?;
-    let mut rows = rows_of(config, g, &scope);
+    let mut rows = rows_of(config, g, &scope, super::report::Rows::All);
     filter_rows(&mut rows, &scope, a.include_internal);
     if rows.is_empty() {
         super::commands::no_sessions_hint(&scope, "looks in every folder");

@@ -28,19 +28,41 @@ pub(super) fn scope_of(all: bool, cwd: Option<&std::path::Path>) -> Result<Scope
     })
 }
 
+/// Which of the rows [`rows_of`] gives.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Rows {
+    All,
+    /// Those with labels (all that `arbor labels` shows): the others are
+    /// not held.
+    Labelled,
+}
+
 /// The rows of `scope`, through the index unless `--no-index`; sorted by
 /// path, so that sums are added in one order whichever way they were read.
-pub(super) fn rows_of(config: &StoreConfig, g: &GlobalOpts, scope: &Scope) -> Vec<SessionInfo> {
+pub(super) fn rows_of(
+    config: &StoreConfig,
+    g: &GlobalOpts,
+    scope: &Scope,
+    which: Rows,
+) -> Vec<SessionInfo> {
     let index = (!g.no_index).then(|| {
         Index::open_default().map(|mut i| {
-            i.set_extras(true);
+            // Labels come either way; usage is for `arbor stats`.
+            i.set_extras(which == Rows::All);
+            i.set_labelled_only(which == Rows::Labelled);
             i
         })
     });
     let mut rows = Vec::new();
     let mut problems: Vec<ScanProblem> = Vec::new();
     load_listing(config, scope, index, &mut |ev| match ev {
-        LoadEvent::Rows(r) => gather(&mut rows, r),
+        LoadEvent::Rows(mut r) => {
+            if which == Rows::Labelled {
+                // Rows read from their files come all.
+                r.retain(|r| !r.labels.is_empty());
+            }
+            gather(&mut rows, r)
+        }
         LoadEvent::Finished { problems: p } => problems.extend(p),
         LoadEvent::Warning(w) => eprintln!("arbor: {}", clean(&w.to_string())),
         _ => {}
@@ -62,7 +84,13 @@ pub fn labels(
     out: &mut impl Write,
 ) -> Result<()> {
     let scope = scope_of(a.all, a.cwd.as_deref())?;
-    let mut rows = rows_of(config, g, &scope);
+    // A folder's rows are few, and tell whether it has sessions at all (the
+    // hint below); every folder's are many, and only the labelled matter.
+    let which = match scope {
+        Scope::All => Rows::Labelled,
+        Scope::Project(_) => Rows::All,
+    };
+    let mut rows = rows_of(config, g, &scope, which);
     // As the list and the picker: internal workflow sessions are not shown.
     filter_rows(&mut rows, &scope, false);
     if rows.is_empty() {
@@ -281,7 +309,7 @@ pub fn stats(
         None => None,
     };
     let scope = scope_of(a.all, a.cwd.as_deref())?;
-    let mut rows = rows_of(config, g, &scope);
+    let mut rows = rows_of(config, g, &scope, Rows::All);
     // Money spent: internal workflow sessions count too.
     filter_rows(&mut rows, &scope, true);
     if rows.is_empty() {

@@ -2155,7 +2155,7 @@ pub fn refresh(
     db_path: &Path,
     files: &[SessionFile],
     mut unchanged: UnchangedRows,
-    extras: bool,
+    wanted: Wanted,
     on_rows: &mut OnRows,
 ) -> Result<RefreshStats, IndexError> {
     let t0 = Instant::now();
@@ -2173,7 +2173,7 @@ pub fn refresh(
         UnchangedRows::Looked(look) => Some(std::mem::take(look)),
         _ => None,
     };
-    let mut looked = look(conn, files, &unchanged, extras, pre)?;
+    let mut looked = look(conn, files, &unchanged, wanted, pre)?;
     lap("rows loaded");
     let unlisted = std::mem::take(&mut looked.unlisted);
     let on_unchanged = on_rows
@@ -2186,7 +2186,7 @@ pub fn refresh(
     let mut writer = Writer::new(conn, db_path.to_path_buf());
     remove_gone(&mut writer, files, &unlisted, &mut stats)?;
     lap("removals");
-    let result = read_changed(&mut writer, jobs, &mut stats, on_rows.read);
+    let result = read_changed(&mut writer, jobs, wanted, &mut stats, on_rows.read);
     lap("parsed");
     // Segments and dead text only grow when a refresh writes: one that
     // wrote nothing (a warm run) has nothing to merge or compact.
@@ -2207,6 +2207,24 @@ pub fn refresh(
     stats.elapsed = t0.elapsed();
     Ok(stats)
 }
+
+/// Which rows a refresh sends, and with what.
+#[derive(Clone, Copy, Default)]
+pub struct Wanted {
+    /// With their usage by model and hour (`arbor stats`).
+    pub usage: bool,
+    /// Only those with labels (the others are counted, not sent).
+    pub labelled_only: bool,
+}
+
+impl Wanted {
+    fn sends(&self, row: &SessionInfo) -> bool {
+        !self.labelled_only || !row.labels.is_empty()
+    }
+}
+
+/// [`Found::info`] of an unchanged row that is not sent ([`Wanted`]).
+const NOT_SENT: u32 = u32::MAX;
 
 /// Where a refresh sends its rows: those of unchanged files (one batch,
 /// before any file is read; none but with [`UnchangedRows::Send`]) and
@@ -2270,7 +2288,7 @@ fn look(
     conn: &Connection,
     files: &[SessionFile],
     unchanged: &UnchangedRows,
-    extras: bool,
+    wanted: Wanted,
     pre: Option<StoredLook>,
 ) -> Result<Looked, IndexError> {
     let decode = matches!(unchanged, UnchangedRows::Send);
@@ -2325,10 +2343,13 @@ fn look(
                 let info = match blob {
                     _ if c.problem.is_some() => None,
                     Some((b, is_row)) if keep => stored.keep(b, is_row),
-                    Some((b, is_row)) if decode => codec::decode_with(b, extras)
+                    Some((b, is_row)) if decode => codec::decode_with(b, wanted.usage)
                         .and_then(|i| finished(i, is_row))
                         .map(|info| {
-                            if decoded.capacity() == 0 {
+                            if !wanted.sends(&info) {
+                                return NOT_SENT;
+                            }
+                            if decoded.capacity() == 0 && !wanted.labelled_only {
                                 decoded.reserve_exact(files.len());
                             }
                             decoded.push(info);
@@ -2424,6 +2445,10 @@ fn sort_out<'f>(
         let same = unchanged(&stat, fd.as_ref());
         match &mut unchanged_rows {
             UnchangedRows::Skip | UnchangedRows::Looked(_) if same => {
+                kept += 1;
+                continue;
+            }
+            UnchangedRows::Send if same && fd.as_ref().and_then(|fd| fd.info) == Some(NOT_SENT) => {
                 kept += 1;
                 continue;
             }
@@ -2527,6 +2552,7 @@ fn remove_gone(
 fn read_changed(
     writer: &mut Writer,
     mut jobs: Vec<Job>,
+    wanted: Wanted,
     stats: &mut RefreshStats,
     on_rows: &mut dyn FnMut(Vec<SessionInfo>),
 ) -> rusqlite::Result<()> {
@@ -2579,7 +2605,8 @@ fn read_changed(
                 result = writer.put(&p).map(|_| ());
             }
             match (p.row, p.state) {
-                (Some(row), Ok(_)) => batch.push(row),
+                (Some(row), Ok(_)) if wanted.sends(&row) => batch.push(row),
+                (Some(_), Ok(_)) => {}
                 (_, Err(problem)) => stats.problems.push(ScanProblem {
                     path: p.file.path,
                     reason: problem,
