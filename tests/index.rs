@@ -2713,33 +2713,52 @@ fn a_listing_that_lets_read_rows_go_reads_them_back() {
     }
 }
 
+/// A generated realistic store of `sessions` (`seed`), the index file to
+/// build for it, and its files (the dir holds both).
+fn generated_store(
+    sessions: usize,
+    seed: u64,
+) -> (tempfile::TempDir, StoreConfig, PathBuf, Vec<SessionFile>) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    gen_corpus(
+        &root,
+        &[
+            "--profile",
+            "realistic",
+            "--sessions",
+            &sessions.to_string(),
+            "--seed",
+            &seed.to_string(),
+        ],
+    );
+    let config = StoreConfig::single(&root, StoreKind::PerProject);
+    let db = dir.path().join("cache").join(arbor::index::FILE_NAME);
+    let (files, _) = list_session_files(&config, &Scope::All);
+    (dir, config, db, files)
+}
+
+/// Appends a label entry (`id`, `label`) to the session file at `path`.
+fn append_label(path: &Path, id: &str, label: &str) {
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    writeln!(
+        file,
+        r#"{{"type":"label","id":"{id}","parentId":null,"timestamp":"2026-03-01T00:00:00.000Z","targetId":"x","label":"{label}"}}"#
+    )
+    .unwrap();
+}
+
 /// `load_listing`'s rows (`arbor stats` and `labels` read them, with
 /// their labels and usage) are let go past what is held and read back
 /// from the index too: on a first run and after appends to more files
 /// than it holds, they are the rows of the files read directly.
 #[test]
 fn a_full_listing_that_lets_rows_go_reads_them_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("store");
-    gen_corpus(
-        &root,
-        &["--profile", "realistic", "--sessions", "24", "--seed", "5"],
-    );
-    let config = StoreConfig::single(&root, StoreKind::PerProject);
-    let db = dir.path().join("cache").join(arbor::index::FILE_NAME);
-    let (files, _) = list_session_files(&config, &Scope::All);
+    let (_dir, config, db, files) = generated_store(24, 5);
     for round in 0..2 {
         if round == 1 {
             for f in files.iter().take(10) {
-                let mut file = std::fs::OpenOptions::new()
-                    .append(true)
-                    .open(&f.path)
-                    .unwrap();
-                writeln!(
-                    file,
-                    r#"{{"type":"label","id":"l{round}","parentId":null,"timestamp":"2026-03-01T00:00:00.000Z","targetId":"x","label":"later"}}"#
-                )
-                .unwrap();
+                append_label(&f.path, "l1", "later");
             }
         }
         let mut index = Index::open(&db).unwrap();
@@ -2769,29 +2788,13 @@ fn a_full_listing_that_lets_rows_go_reads_them_back() {
 /// those it reads: all read on a first run, then only the changed ones.
 #[test]
 fn a_split_refresh_sends_unchanged_rows_apart_from_read_ones() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("store");
-    gen_corpus(
-        &root,
-        &["--profile", "realistic", "--sessions", "12", "--seed", "7"],
-    );
-    let config = StoreConfig::single(&root, StoreKind::PerProject);
-    let db = dir.path().join("cache").join(arbor::index::FILE_NAME);
-    let (files, _) = list_session_files(&config, &Scope::All);
+    let (_dir, config, db, files) = generated_store(12, 7);
     let (direct, _) = read_rows(&files);
     let sessions = direct.len();
     for round in 0..2 {
         if round == 1 {
             for f in files.iter().take(3) {
-                let mut file = std::fs::OpenOptions::new()
-                    .append(true)
-                    .open(&f.path)
-                    .unwrap();
-                writeln!(
-                    file,
-                    r#"{{"type":"label","id":"s1","parentId":null,"timestamp":"2026-03-01T00:00:00.000Z","targetId":"x","label":"later"}}"#
-                )
-                .unwrap();
+                append_label(&f.path, "s1", "later");
             }
         }
         let mut index = Index::open(&db).unwrap();
@@ -2833,27 +2836,11 @@ fn a_split_refresh_sends_unchanged_rows_apart_from_read_ones() {
 /// files read directly.
 #[test]
 fn a_labelled_only_refresh_sends_the_labelled_rows() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("store");
-    gen_corpus(
-        &root,
-        &["--profile", "realistic", "--sessions", "30", "--seed", "11"],
-    );
-    let config = StoreConfig::single(&root, StoreKind::PerProject);
-    let db = dir.path().join("cache").join(arbor::index::FILE_NAME);
-    let (files, _) = list_session_files(&config, &Scope::All);
+    let (_dir, config, db, files) = generated_store(30, 11);
     for round in 0..3 {
         if round == 1 {
             for f in files.iter().step_by(4) {
-                let mut file = std::fs::OpenOptions::new()
-                    .append(true)
-                    .open(&f.path)
-                    .unwrap();
-                writeln!(
-                    file,
-                    r#"{{"type":"label","id":"lb1","parentId":null,"timestamp":"2026-03-01T00:00:00.000Z","targetId":"x","label":"added"}}"#
-                )
-                .unwrap();
+                append_label(&f.path, "lb1", "added");
             }
         }
         let mut index = Index::open(&db).unwrap();
