@@ -2788,7 +2788,7 @@ fn a_full_listing_that_lets_rows_go_reads_them_back() {
 /// those it reads: all read on a first run, then only the changed ones.
 #[test]
 fn a_split_refresh_sends_unchanged_rows_apart_from_read_ones() {
-    let (_dir, config, db, files) = generated_store(12, 7);
+    let (_dir, _, db, files) = generated_store(12, 7);
     let (direct, _) = read_rows(&files);
     let sessions = direct.len();
     for round in 0..2 {
@@ -2836,7 +2836,7 @@ fn a_split_refresh_sends_unchanged_rows_apart_from_read_ones() {
 /// files read directly.
 #[test]
 fn a_labelled_only_refresh_sends_the_labelled_rows() {
-    let (_dir, config, db, files) = generated_store(30, 11);
+    let (_dir, _, db, files) = generated_store(30, 11);
     for round in 0..3 {
         if round == 1 {
             for f in files.iter().step_by(4) {
