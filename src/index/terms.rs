@@ -901,7 +901,43 @@ impl Segment {
 
     /// [`Segment::find`], in dictionary order, until `f` returns false.
     pub fn find_while(&self, needle: &[u8], how: Match, f: &mut dyn FnMut(usize) -> bool) {
+        self.find_in(needle, how, 0..self.len(), f)
+    }
+
+    /// The bytes of the dictionary's terms (each followed by `\n`).
+    pub fn terms_bytes(&self) -> usize {
+        self.terms.bytes().len()
+    }
+
+    /// [`Segment::find_while`] among the terms `among` alone: the scans of
+    /// consecutive ranges find together what one scan of them all finds
+    /// (so a big dictionary can be scanned on several threads).
+    pub fn find_in(
+        &self,
+        needle: &[u8],
+        how: Match,
+        among: std::ops::Range<usize>,
+        f: &mut dyn FnMut(usize) -> bool,
+    ) {
         if needle.is_empty() || self.is_empty() || needle.contains(&b'\n') {
+            return;
+        }
+        let all = self.terms.bytes();
+        // From the `\n` before the first term (a pattern that starts with
+        // one finds it there) to the `\n` after the last.
+        let start = match among.start {
+            0 => 0,
+            t => match self.term_starts.get(t) {
+                Some(s) => s as usize - 1,
+                None => return,
+            },
+        };
+        let end = self
+            .term_starts
+            .get(among.end)
+            .map_or(all.len(), |e| e as usize)
+            .min(all.len());
+        if start >= end {
             return;
         }
         let pattern: Vec<u8> = match how {
@@ -911,11 +947,12 @@ impl Segment {
             Match::Exact => [b"\n", needle, b"\n"].concat(),
         };
         let finder = memmem::Finder::new(&pattern);
-        let terms = self.terms.bytes();
+        // Positions past the range's end are not looked at.
+        let terms = &all[..end];
         let mut last = None;
-        let mut from = 0usize;
+        let mut from = start;
         // Up to where the scan's pages were released.
-        let mut released = 0usize;
+        let mut released = start;
         loop {
             if from - released >= SCAN_WINDOW {
                 self.terms.release(released, from);
@@ -2295,6 +2332,22 @@ mod tests {
                         first.len() < 3
                     });
                     assert_eq!(first, want[..want.len().min(3)], "{needle:?} {how:?}");
+                    // Ranges scanned on their own find as much together.
+                    let n = s.len();
+                    for cuts in [vec![n / 2], vec![1, n / 3, n - 1], vec![0, n]] {
+                        let mut bounds = vec![0];
+                        bounds.extend(cuts);
+                        bounds.push(n);
+                        let mut got = Vec::new();
+                        for r in bounds.windows(2) {
+                            s.find_in(needle.as_bytes(), how, r[0]..r[1], &mut |t| {
+                                assert!(r[0] <= t && t < r[1], "{t} outside {r:?}");
+                                got.push(t);
+                                true
+                            });
+                        }
+                        assert_eq!(got, want, "{needle:?} {how:?} cut at {bounds:?}");
+                    }
                 }
             }
         }
