@@ -200,8 +200,9 @@ pub fn load_screen<M: MakeRow>(
     read_files(&files, problems, true, make, &mut out);
 }
 
-/// The rows of `scope` (with their labels, and usage when the index's
-/// extras are on: `arbor stats`, `labels`, `--last`), through one refresh
+/// The rows of `scope` for `arbor stats`, `labels`, `--last` and the
+/// labels screen (with their labels; with usage when the index's extras
+/// are on, only those with labels when it is set so), through one refresh
 /// of the index (which it brings up to date), or read from the files (as
 /// [`load_screen`] takes `index`). Returns the index when the rows came
 /// from it.

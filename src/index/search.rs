@@ -841,8 +841,7 @@ fn biggest_lists_first(
     let (mut seen, mut distinct) = (IdSet::default(), 0usize);
     let mut buf = Vec::new();
     for (len, a) in biggest {
-        let b = a + len;
-        buf.resize(b - a, 0);
+        buf.resize(len, 0);
         reader.blob()?.read_at_exact(&mut buf, a)?;
         decode_postings(&buf, &mut |id| {
             out.insert(id);
