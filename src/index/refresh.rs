@@ -262,15 +262,57 @@ impl<'f> ListedKeys<'f> {
 /// of the blobs is kept: at 100,000 sessions an arena of them and the
 /// pages it faulted in were most of a warm listing's time and memory).
 struct Found {
-    /// Without `state` and `row`: a changed file's state is read again
-    /// ([`fill_states`]).
-    cached: Cached,
+    /// A changed file's state is read again ([`fill_states`]).
+    cached: Seen,
     /// Where in [`Looked::rows`] the list row it stands for is (without
     /// its path and agent); `None` when not decoded (not asked for, or
     /// damaged).
     info: Option<u32>,
     /// It has a `state` or a `row`.
     has_blob: bool,
+}
+
+/// A [`Cached`] without its blobs, as [`look`] keeps one per listed file
+/// (88 bytes, not 136: ~5 MB at 100,000 files, held while the picker
+/// loads and while the labels screen reads its rows).
+struct Seen {
+    id: i64,
+    stat: Stat,
+    parsed: u64,
+    head_fp: i64,
+    tail_fp: i64,
+    problem: Option<Box<str>>,
+}
+
+// One per listed file: growing it grows the picker's load at 100,000.
+const _: () = assert!(std::mem::size_of::<Option<Found>>() <= 96);
+
+impl Seen {
+    fn read(r: &rusqlite::Row) -> rusqlite::Result<Seen> {
+        let c = cached_from_row_lite(r)?;
+        Ok(Seen {
+            id: c.id,
+            stat: c.stat,
+            parsed: c.parsed,
+            head_fp: c.head_fp,
+            tail_fp: c.tail_fp,
+            problem: c.problem.map(String::into_boxed_str),
+        })
+    }
+
+    /// The stored row to read a changed file from (its state read later).
+    fn into_cached(self) -> Cached {
+        Cached {
+            id: self.id,
+            stat: self.stat,
+            parsed: self.parsed,
+            head_fp: self.head_fp,
+            tail_fp: self.tail_fp,
+            state: None,
+            row: None,
+            problem: self.problem.map(String::from),
+        }
+    }
 }
 
 /// `state` (a scanner before `finish`) or `row` (finished) → the list row.
@@ -2083,7 +2125,7 @@ fn read_stored(
                     look.unlisted.push(key.to_vec());
                     continue;
                 };
-                let cached = cached_from_row_lite(r)?;
+                let cached = Seen::read(r)?;
                 let problem = cached.problem.is_some();
                 look.found[i as usize] = Some(Found {
                     cached,
@@ -2336,7 +2378,7 @@ fn look(
                     unlisted.push(key.to_vec());
                     continue;
                 };
-                let c = cached_from_row_lite(r)?;
+                let c = Seen::read(r)?;
                 let state = r.get_ref(9)?.as_blob_or_null()?;
                 let row = r.get_ref(10)?.as_blob_or_null()?;
                 let blob = row.map(|b| (b, true)).or(state.map(|b| (b, false)));
@@ -2478,10 +2520,10 @@ fn sort_out<'f>(
             (Ok(st), Some(fd), None) if fd.cached.stat == st && fd.cached.problem.is_some() => {
                 stats.problems.push(ScanProblem {
                     path: f.path.clone(),
-                    reason: fd.cached.problem.unwrap_or_default(),
+                    reason: fd.cached.problem.map(String::from).unwrap_or_default(),
                 })
             }
-            (Ok(st), fd, None) => jobs.push((f, fd.map(|fd| fd.cached), st.size)),
+            (Ok(st), fd, None) => jobs.push((f, fd.map(|fd| fd.cached.into_cached()), st.size)),
             (Err(source), _, _) => stats.problems.push(ScanProblem {
                 path: f.path.clone(),
                 reason: ReadError::Io {
