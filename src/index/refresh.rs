@@ -2587,10 +2587,9 @@ fn remove_gone(
     Ok(())
 }
 
-/// Reads the files that changed on all cores (biggest first, so that no
-/// large file is left alone at the end), streams their rows to `on_rows`
-/// and writes them in batches. Returns how the writing went: the rows are
-/// delivered either way.
+/// Reads the files that changed on all cores (see [`read_order`]),
+/// streams their rows to `on_rows` and writes them in batches. Returns how
+/// the writing went: the rows are delivered either way.
 fn read_changed(
     writer: &mut Writer,
     mut jobs: Vec<Job>,
@@ -2598,7 +2597,7 @@ fn read_changed(
     stats: &mut RefreshStats,
     on_rows: &mut dyn FnMut(Vec<SessionInfo>),
 ) -> rusqlite::Result<()> {
-    jobs.sort_by_key(|j| std::cmp::Reverse(j.2));
+    read_order(&mut jobs);
     // A build, not a few appends: its builders' memory goes back as soon
     // as it is freed (see `PurgeAtOnce`).
     let bytes: u64 = jobs.iter().map(|j| j.2).sum();
@@ -2673,9 +2672,61 @@ fn read_changed(
     result
 }
 
+/// The order files are read (and their rows written) in: the few big
+/// enough that one of them left alone at the end would hold a core for a
+/// while first, biggest first; the others by path, so that their rows
+/// reach the path indexes in order. In the order of the listing (folders
+/// in the file system's order) each row landed on a page of those indexes
+/// that SQLite's small cache no longer held, and wrote it to the log
+/// again: a first run at 100,000 sessions wrote 8.3 GB for an index of
+/// 1.3 GB, and writes 4.0 GB now (system time 25 -> 22 s).
+fn read_order(jobs: &mut [Job]) {
+    let total: u64 = jobs.iter().map(|j| j.2).sum();
+    let big = |j: &Job| j.2 >= total / 256;
+    jobs.sort_by(|a, b| match (big(a), big(b)) {
+        (true, true) => b.2.cmp(&a.2),
+        (true, false) => std::cmp::Ordering::Less,
+        (false, true) => std::cmp::Ordering::Greater,
+        (false, false) => {
+            let (a, b) = (a.0.path.as_os_str(), b.0.path.as_os_str());
+            a.as_encoded_bytes().cmp(b.as_encoded_bytes())
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Big files go first, biggest first; the others in their paths' order.
+    #[test]
+    fn files_are_read_big_first_then_by_path() {
+        let file = |p: &str| SessionFile {
+            path: PathBuf::from(p),
+            agent: crate::session::agent::Agent::Atomic,
+        };
+        let files = [
+            file("/s/b/2.jsonl"),
+            file("/s/a/9.jsonl"),
+            file("/s/c/huge.jsonl"),
+            file("/s/a/1.jsonl"),
+            file("/s/b/big.jsonl"),
+        ];
+        let sizes = [10, 30, 100_000, 20, 5_000];
+        let mut jobs: Vec<Job> = files.iter().zip(sizes).map(|(f, n)| (f, None, n)).collect();
+        read_order(&mut jobs);
+        let order: Vec<&str> = jobs.iter().map(|j| j.0.path.to_str().unwrap()).collect();
+        assert_eq!(
+            order,
+            [
+                "/s/c/huge.jsonl",
+                "/s/b/big.jsonl",
+                "/s/a/1.jsonl",
+                "/s/a/9.jsonl",
+                "/s/b/2.jsonl"
+            ]
+        );
+    }
 
     /// The live ids answer as the set of them, dense (as bits) or sparse
     /// (as a table), at the edges of words and past the last id.
