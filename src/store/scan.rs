@@ -347,6 +347,7 @@ pub fn list_store(config: &StoreConfig, scope: &Scope) -> StoreListing {
     let mut dirs: Vec<(PathBuf, Agent)> = Vec::new();
     for root in &config.roots {
         let agent = root.agent;
+        let from = dirs.len();
         match root.kind {
             StoreKind::Flat => dirs.push((root.path.clone(), agent)),
             // A rollout's folder says when, not where: every one is read,
@@ -369,6 +370,19 @@ pub fn list_store(config: &StoreConfig, scope: &Scope) -> StoreListing {
                 }
             },
         }
+        // In the paths' order (by folder, then by name; roots as given),
+        // not the file system's: the index's rows are matched with the
+        // files in that order (see `index::refresh::ListedKeys::get_after`),
+        // and a listing is the same on every run.
+        // (A folder's files come before those of a folder whose name is
+        // longer by a character before the separator, as their paths' bytes
+        // sort: `a/x` after `a-b/x`.)
+        let sep = std::path::MAIN_SEPARATOR_STR.as_bytes();
+        dirs[from..].sort_unstable_by(|a, b| {
+            let (a, b) = (a.0.as_os_str(), b.0.as_os_str());
+            let a = a.as_encoded_bytes().iter().chain(sep);
+            a.cmp(b.as_encoded_bytes().iter().chain(sep))
+        });
     }
     let parts: Vec<StoreListing> = dirs
         .par_iter()
@@ -381,6 +395,10 @@ pub fn list_store(config: &StoreConfig, scope: &Scope) -> StoreListing {
                 &mut part.problems,
                 &mut part.folders,
             );
+            part.files.sort_unstable_by(|a, b| {
+                let (a, b) = (a.path.as_os_str(), b.path.as_os_str());
+                a.as_encoded_bytes().cmp(b.as_encoded_bytes())
+            });
             part
         })
         .collect();
