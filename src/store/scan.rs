@@ -374,9 +374,8 @@ pub fn list_store(config: &StoreConfig, scope: &Scope) -> StoreListing {
         // not the file system's: the index's rows are matched with the
         // files in that order (see `index::refresh::ListedKeys::get_after`),
         // and a listing is the same on every run.
-        // (A folder's files come before those of a folder whose name is
-        // longer by a character before the separator, as their paths' bytes
-        // sort: `a/x` after `a-b/x`.)
+        // Each folder's name compared with a separator after it, as the
+        // paths' bytes sort (`a-b/x` before `a/x`).
         let sep = std::path::MAIN_SEPARATOR_STR.as_bytes();
         dirs[from..].sort_unstable_by(|a, b| {
             let (a, b) = (a.0.as_os_str(), b.0.as_os_str());
