@@ -162,6 +162,18 @@ print("re:%s\\w*" % word[-1][:4] if word else "re:fail\\w+")' "$TMP/row")
     while IFS= read -r line; do
       row "$n" "$size" "picker bench: ${line%%:*}" "${line#*: }" ""
     done <"$TMP/pb"
+    # The same queries as the pseudo-terminal's, each given whole (as
+    # pty_latency.py types them) to an in-process picker on a searcher
+    # that has not seen them: the screen's rows final and the whole answer.
+    pasted=""
+    if [ -n "${q[*]:-}" ]; then
+      pasted="${q[0]};;session parser;;${q[1]};;${q[2]}"
+    fi
+    env ARBOR_BENCH_STORE="$store" ARBOR_BENCH_SKIP_PTY=1 ARBOR_BENCH_PASTE=1 ${pasted:+"ARBOR_BENCH_QUERIES=$pasted"} \
+      cargo bench --quiet --bench picker 2>/dev/null | grep -E '^pasted' >"$TMP/pp" || true
+    while IFS= read -r line; do
+      row "$n" "$size" "picker bench: ${line%% →*}" "${line#*→ }" ""
+    done <"$TMP/pp"
   fi
 
   if [ "${PI:-1}" != 0 ] && command -v node >/dev/null && [ -d tests/pi-reader/node_modules ]; then

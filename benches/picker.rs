@@ -7,7 +7,8 @@
 //! ARBOR_BENCH_STORE=DIR for another store, ARBOR_BENCH_SKIP_PTY=1 for the
 //! keystrokes only, ARBOR_BENCH_DETAIL=1 for the split of each key,
 //! ARBOR_BENCH_BIN=FILE to time another arbor binary in the pty,
-//! ARBOR_BENCH_QUERIES="a;;b" to type other queries).
+//! ARBOR_BENCH_QUERIES="a;;b" to type other queries, ARBOR_BENCH_PASTE=1
+//! to give each query whole, as `pty_latency.py` types it).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -217,6 +218,9 @@ fn main() {
     }
     let mut term = Terminal::new(TestBackend::new(140, 40)).unwrap();
     let theme = Theme::plain();
+    if std::env::var_os("ARBOR_BENCH_PASTE").is_some() {
+        return pasted(&mut app, &mut term, &theme);
+    }
     let mut lat = Vec::new();
     // ARBOR_BENCH_QUERIES="a;;b" types other queries (`;;` between them).
     let queries: Vec<String> = match std::env::var("ARBOR_BENCH_QUERIES") {
@@ -379,6 +383,108 @@ fn main() {
     }
     if let Some(docs) = last_docs {
         fields_pass(&queries, &docs);
+    }
+}
+
+/// Each query given whole, as `pty_latency.py` types it (a paste, or keys
+/// faster than the picker answers): all its keys go through `update`, and
+/// the newest search alone runs, as the search worker runs it, on a
+/// searcher that has not seen the query's words. Prints, per query, the
+/// time to the screen's rows final (the first rows, when answered first)
+/// and to the whole answer (ARBOR_BENCH_PASTE=1; the median of 5 rounds,
+/// each on a searcher of its own).
+fn pasted(app: &mut App, term: &mut Terminal<TestBackend>, theme: &Theme) {
+    let queries: Vec<String> = match std::env::var("ARBOR_BENCH_QUERIES") {
+        Ok(q) => q.split(";;").map(str::to_string).collect(),
+        Err(_) => ["019dc94a", "session parser", "\"lint grep\"", "re:refa\\w*"]
+            .map(str::to_string)
+            .to_vec(),
+    };
+    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
+    let mut screens = vec![Vec::new(); queries.len()];
+    let mut wholes = vec![Vec::new(); queries.len()];
+    for _ in 0..5 {
+        let index = arbor::index::Index::open_default().expect("index");
+        index.warm_search().expect("warm");
+        let mut searcher = arbor::index::searcher::Searcher::new(Some(index));
+        searcher.warm(Some(&app.picker.docs()));
+        while searcher.idle() {}
+        for (q, query) in queries.iter().enumerate() {
+            app.update(AppEvent::Key(KeyEvent::new(
+                KeyCode::Char('u'),
+                KeyModifiers::CONTROL,
+            )));
+            term.draw(|f| arbor::ui::render(f, app, theme)).unwrap();
+            let t = Instant::now();
+            let mut newest = None;
+            for c in query.chars() {
+                for fx in app.update(AppEvent::Key(KeyEvent::new(
+                    KeyCode::Char(c),
+                    KeyModifiers::NONE,
+                ))) {
+                    if let Effect::Search { .. } = fx {
+                        newest = Some(fx);
+                    }
+                }
+            }
+            let Some(Effect::Search {
+                generation,
+                query,
+                docs,
+                index_problem,
+                first,
+            }) = newest
+            else {
+                continue;
+            };
+            let mut early = Vec::new();
+            let answer = searcher
+                .search_first(
+                    &query,
+                    &docs,
+                    index_problem.as_deref(),
+                    &|| false,
+                    first.as_ref(),
+                    &mut |a| early.push((ms(t), a)),
+                )
+                .expect("search");
+            let mut screen_at = None;
+            for (found_at, a) in early {
+                let ta = Instant::now();
+                app.update(AppEvent::SearchDone {
+                    generation,
+                    query: query.raw.clone(),
+                    docs: docs.clone(),
+                    scores: a.scores,
+                    incomplete: a.incomplete,
+                    partial: true,
+                });
+                term.draw(|f| arbor::ui::render(f, app, theme)).unwrap();
+                if screen_at.is_none() && app.picker.visible.len() >= app.picker.page {
+                    screen_at = Some(found_at + ms(ta));
+                }
+            }
+            app.update(AppEvent::SearchDone {
+                generation,
+                query: query.raw.clone(),
+                docs,
+                scores: answer.scores,
+                incomplete: answer.incomplete,
+                partial: false,
+            });
+            term.draw(|f| arbor::ui::render(f, app, theme)).unwrap();
+            let whole = ms(t);
+            screens[q].push(screen_at.unwrap_or(whole));
+            wholes[q].push(whole);
+        }
+    }
+    for (q, query) in queries.iter().enumerate() {
+        println!(
+            "pasted {query:?} → its screen of rows final: median {:.1} ms (worst {:.1}); whole answer: median {:.1} ms",
+            median(&mut screens[q].clone()),
+            screens[q].iter().cloned().fold(0.0, f64::max),
+            median(&mut wholes[q])
+        );
     }
 }
 
