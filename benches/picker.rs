@@ -237,7 +237,6 @@ fn main() {
     let mut last_docs = None;
     let mut clears = Vec::new();
     let detail = std::env::var_os("ARBOR_BENCH_DETAIL").is_some();
-    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
     // Each key's time to the frame whose rows are final (its first rows,
     // when answered first; else the whole answer's frame).
     let mut screen_lat = Vec::new();
@@ -263,71 +262,19 @@ fn main() {
                 KeyModifiers::NONE,
             )));
             while let Some(fx) = queue.pop() {
-                if let Effect::Search {
-                    generation,
-                    query,
-                    docs,
-                    index_problem,
-                    first,
-                } = fx
-                {
+                if let Effect::Search { docs, .. } = &fx {
                     last_docs = Some(docs.clone());
-                    // What the picker's search worker runs: the first rows
-                    // and the rows the bodies' best ranks place, each sent
-                    // as found (the picker draws them while the search goes
-                    // on: here drawn after it, their time counted from when
-                    // they were found), then the whole answer.
-                    let mut early = Vec::new();
-                    let t1 = Instant::now();
-                    let answer = searcher
-                        .search_first(
-                            &query,
-                            &docs,
-                            index_problem.as_deref(),
-                            &|| false,
-                            first.as_ref(),
-                            &mut |a| early.push((ms(t), a)),
-                        )
-                        .expect("search");
-                    if detail {
-                        eprintln!("{:>20} search {:>7.2} ms", query.raw, ms(t1));
-                    }
-                    for (found_at, a) in early {
-                        let ta = Instant::now();
-                        queue.extend(app.update(AppEvent::SearchDone {
-                            generation,
-                            query: query.raw.clone(),
-                            docs: docs.clone(),
-                            scores: a.scores,
-                            incomplete: a.incomplete,
-                            partial: true,
-                        }));
-                        term.draw(|f| arbor::ui::render(f, &app, &theme)).unwrap();
-                        let drawn = found_at + ms(ta);
-                        if detail {
-                            eprintln!(
-                                "{:>20} first  {:>7.2} ms ({} rows)",
-                                query.raw,
-                                drawn,
-                                app.picker.visible.len()
-                            );
-                        }
-                        if screen_at.is_none() && app.picker.visible.len() >= app.picker.page {
-                            screen_at = Some(drawn);
-                            first_rows = Some(shown_paths(&app));
-                        }
-                    }
-                    let t2 = Instant::now();
-                    queue.extend(app.update(AppEvent::SearchDone {
-                        generation,
-                        query: query.raw.clone(),
-                        docs,
-                        scores: answer.scores,
-                        incomplete: answer.incomplete,
-                        partial: false,
-                    }));
-                    if detail {
-                        eprintln!("{:>20} apply {:>7.2} ms", "", ms(t2));
+                }
+                let Some(done) =
+                    run_search(&mut app, &mut term, &theme, &mut searcher, fx, t, detail)
+                else {
+                    continue;
+                };
+                queue.extend(done.effects);
+                if screen_at.is_none() {
+                    if let Some((at, rows)) = done.screen {
+                        screen_at = Some(at);
+                        first_rows = Some(rows);
                     }
                 }
             }
@@ -386,6 +333,97 @@ fn main() {
     }
 }
 
+/// What one search gave the picker: the effects its answers asked for,
+/// and when its screen of rows was final (when a first answer filled the
+/// screen), with those rows.
+struct Searched {
+    effects: Vec<Effect>,
+    screen: Option<(f64, Vec<PathBuf>)>,
+}
+
+/// Runs `fx` when it is a search, as the picker's search worker runs it:
+/// the first rows and the rows the bodies' best ranks place, each sent as
+/// found (the picker draws them while the search goes on: here drawn after
+/// it, their time counted from when they were found), then the whole
+/// answer (applied, not drawn). Times are from `t`.
+fn run_search(
+    app: &mut App,
+    term: &mut Terminal<TestBackend>,
+    theme: &Theme,
+    searcher: &mut arbor::index::searcher::Searcher,
+    fx: Effect,
+    t: Instant,
+    detail: bool,
+) -> Option<Searched> {
+    let Effect::Search {
+        generation,
+        query,
+        docs,
+        index_problem,
+        first,
+    } = fx
+    else {
+        return None;
+    };
+    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
+    let mut early = Vec::new();
+    let t1 = Instant::now();
+    let answer = searcher
+        .search_first(
+            &query,
+            &docs,
+            index_problem.as_deref(),
+            &|| false,
+            first.as_ref(),
+            &mut |a| early.push((ms(t), a)),
+        )
+        .expect("search");
+    if detail {
+        eprintln!("{:>20} search {:>7.2} ms", query.raw, ms(t1));
+    }
+    let mut done = Searched {
+        effects: Vec::new(),
+        screen: None,
+    };
+    for (found_at, a) in early {
+        let ta = Instant::now();
+        done.effects.extend(app.update(AppEvent::SearchDone {
+            generation,
+            query: query.raw.clone(),
+            docs: docs.clone(),
+            scores: a.scores,
+            incomplete: a.incomplete,
+            partial: true,
+        }));
+        term.draw(|f| arbor::ui::render(f, app, theme)).unwrap();
+        let drawn = found_at + ms(ta);
+        if detail {
+            eprintln!(
+                "{:>20} first  {:>7.2} ms ({} rows)",
+                query.raw,
+                drawn,
+                app.picker.visible.len()
+            );
+        }
+        if done.screen.is_none() && app.picker.visible.len() >= app.picker.page {
+            done.screen = Some((drawn, shown_paths(app)));
+        }
+    }
+    let t2 = Instant::now();
+    done.effects.extend(app.update(AppEvent::SearchDone {
+        generation,
+        query: query.raw.clone(),
+        docs,
+        scores: answer.scores,
+        incomplete: answer.incomplete,
+        partial: false,
+    }));
+    if detail {
+        eprintln!("{:>20} apply {:>7.2} ms", "", ms(t2));
+    }
+    Some(done)
+}
+
 /// Each query given whole, as `pty_latency.py` types it (a paste, or keys
 /// faster than the picker answers): all its keys go through `update`, and
 /// the newest search alone runs, as the search worker runs it, on a
@@ -427,54 +465,15 @@ fn pasted(app: &mut App, term: &mut Terminal<TestBackend>, theme: &Theme) {
                     }
                 }
             }
-            let Some(Effect::Search {
-                generation,
-                query,
-                docs,
-                index_problem,
-                first,
-            }) = newest
-            else {
+            let Some(fx) = newest else {
                 continue;
             };
-            let mut early = Vec::new();
-            let answer = searcher
-                .search_first(
-                    &query,
-                    &docs,
-                    index_problem.as_deref(),
-                    &|| false,
-                    first.as_ref(),
-                    &mut |a| early.push((ms(t), a)),
-                )
-                .expect("search");
-            let mut screen_at = None;
-            for (found_at, a) in early {
-                let ta = Instant::now();
-                app.update(AppEvent::SearchDone {
-                    generation,
-                    query: query.raw.clone(),
-                    docs: docs.clone(),
-                    scores: a.scores,
-                    incomplete: a.incomplete,
-                    partial: true,
-                });
-                term.draw(|f| arbor::ui::render(f, app, theme)).unwrap();
-                if screen_at.is_none() && app.picker.visible.len() >= app.picker.page {
-                    screen_at = Some(found_at + ms(ta));
-                }
-            }
-            app.update(AppEvent::SearchDone {
-                generation,
-                query: query.raw.clone(),
-                docs,
-                scores: answer.scores,
-                incomplete: answer.incomplete,
-                partial: false,
-            });
+            let Some(done) = run_search(app, term, theme, &mut searcher, fx, t, false) else {
+                continue;
+            };
             term.draw(|f| arbor::ui::render(f, app, theme)).unwrap();
             let whole = ms(t);
-            screens[q].push(screen_at.unwrap_or(whole));
+            screens[q].push(done.screen.map_or(whole, |(at, _)| at));
             wholes[q].push(whole);
         }
     }
