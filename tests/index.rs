@@ -372,6 +372,55 @@ fn truncated_replaced_deleted_and_renamed_files() {
     assert_eq!(index.stats().unwrap().sessions, 2);
 }
 
+/// A refresh of one project's listing reads and updates only the stored
+/// rows of its folder: a file deleted there is dropped, the other folders'
+/// changes (a deleted file, a whole folder gone, an append) wait for a
+/// refresh of the whole store, which then finds all of them.
+#[test]
+fn a_project_refresh_looks_only_at_its_folder() {
+    let s = Store::new();
+    let ours: Vec<PathBuf> = (1..=3).map(|n| s.write(n, &first_lines(n))).collect();
+    let other = |folder: &str, n: u32| {
+        let dir = s.root.join(folder);
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(format!("2026-01-0{n}T10-00-00-000Z_{SID}{n}.jsonl"));
+        std::fs::write(&p, first_lines(n).join("\n") + "\n").unwrap();
+        p
+    };
+    // Folders whose names sort right beside ours.
+    let beside: Vec<PathBuf> = (4..=5).map(|n| other("--home-u-proj-b--", n)).collect();
+    let gone_folder = other("--home-u-proj--x", 6);
+    let mut index = s.index();
+    refresh_checked(&mut index, &s.files());
+
+    std::fs::remove_file(&ours[0]).unwrap();
+    std::fs::remove_file(&beside[0]).unwrap();
+    s.append(
+        &beside[1],
+        &(message("b9", Some("a2"), "user", "zebra", 1767261609000) + "\n"),
+    );
+    std::fs::remove_dir_all(gone_folder.parent().unwrap()).unwrap();
+
+    let config = StoreConfig::single(&s.root, StoreKind::PerProject);
+    let (project, _) = list_session_files(&config, &Scope::Project("/home/u/proj".into()));
+    assert_eq!(project.len(), 2);
+    index.set_folders_only(true);
+    let mut rows = Vec::new();
+    let st = index.refresh(&project, &mut |b| rows.extend(b)).unwrap();
+    assert_eq!(
+        (st.cached, st.removed, st.reparsed, st.appended),
+        (2, 1, 0, 0)
+    );
+    let mut expect = read_rows(&project).0;
+    expect.iter_mut().for_each(|r| r.all_text.clear());
+    assert_eq!(listed(rows), listed(expect));
+
+    index.set_folders_only(false);
+    let st = refresh_checked(&mut index, &s.files());
+    assert_eq!((st.cached, st.removed, st.appended), (2, 2, 1));
+    assert_eq!(index.stats().unwrap().sessions, 3);
+}
+
 #[test]
 fn dead_text_is_compacted_away() {
     let s = Store::new();
@@ -431,11 +480,17 @@ fn not_a_session_is_remembered_and_rechecked_when_it_changes() {
 }
 
 fn list(root: &Path, cache: &Path, extra: &[&str]) -> (String, String) {
+    list_scoped(root, cache, &["--all"], extra)
+}
+
+/// `arbor list --json` of `scope` (`--all`, or `--cwd DIR`).
+fn list_scoped(root: &Path, cache: &Path, scope: &[&str], extra: &[&str]) -> (String, String) {
     let out = arbor()
         .env("ARBOR_CACHE_DIR", cache)
         .arg("--store")
         .arg(root)
-        .args(["list", "--all", "--json"])
+        .args(["list", "--json"])
+        .args(scope)
         .args(extra)
         .output()
         .unwrap();
@@ -2014,9 +2069,11 @@ fn store_files(root: &Path) -> Vec<PathBuf> {
 /// Random appends (whole lines and a partial one), truncations (at a line
 /// end and inside a line), deletions and new files, round after round on a
 /// generated store: `arbor list` through the index prints exactly what
-/// reading every file prints, its rows and its phrase and regex answers;
-/// and the picker's plan (stored rows first, then the changes) ends with
-/// the rows of a direct read.
+/// reading every file prints, its rows and its phrase and regex answers,
+/// of one project (which looks only at its folder's stored rows: first,
+/// while the other folders' changes are not in the index yet) and of the
+/// whole store; and the picker's plan (stored rows first, then the
+/// changes) ends with the rows of a direct read.
 #[test]
 fn random_changes_answer_as_a_full_scan() {
     let dir = tempfile::tempdir().unwrap();
@@ -2069,11 +2126,33 @@ fn random_changes_answer_as_a_full_scan() {
         "\"ch\" in:tools",
         "\"4\" in:thinking,user",
     ];
+    let config = StoreConfig::single(&root, StoreKind::PerProject);
+    let (files, _) = list_session_files(&config, &Scope::All);
+    let mut projects: Vec<String> = read_rows(&files).0.into_iter().map(|r| r.cwd).collect();
+    projects.sort();
+    projects.dedup();
+    assert!(projects.len() >= 3, "{projects:?}");
     let compare = |round: usize| {
-        // The picker's plan first, on the index as the last round left it
-        // (the listings below bring it up to date): its stored rows, then
-        // the changes found on disk, must be the files' rows.
-        let config = StoreConfig::single(&root, StoreKind::PerProject);
+        // One project, then another, each on an index that has not seen
+        // this round's changes in their folders (nor in the others).
+        for cwd in projects.iter().step_by(projects.len() / 3).take(3) {
+            let scope = ["--cwd", cwd.as_str()];
+            let (indexed, indexed_err) = list_scoped(&root, &cache, &scope, &[]);
+            let (plain, plain_err) = list_scoped(&root, &cache, &scope, &["--no-index"]);
+            // Later rounds may have cut or deleted all of a project's.
+            assert!(round > 0 || !plain.is_empty(), "{cwd} lists no session");
+            assert_eq!(plain, indexed, "round {round}, {cwd}");
+            assert_eq!(plain_err, indexed_err, "round {round}, {cwd}");
+            let q = ["--query", "\"token refresh\""];
+            let (indexed, _) = list_scoped(&root, &cache, &scope, &q);
+            let (plain, _) =
+                list_scoped(&root, &cache, &scope, &[&q[..], &["--no-index"]].concat());
+            assert_eq!(plain, indexed, "round {round}, {cwd}, query");
+        }
+        // The picker's plan, on the index as the last round and the
+        // projects' listings left it (the listings below bring it up to
+        // date): its stored rows, then the changes found on disk, must be
+        // the files' rows.
         let index = Index::open(&cache.join(arbor::index::FILE_NAME));
         let mut shown: std::collections::HashMap<PathBuf, SessionInfo> = Default::default();
         arbor::index::load::load_screen(

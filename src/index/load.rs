@@ -235,6 +235,7 @@ pub fn load_listing_holding(
     if let Some(index) = index {
         match index {
             Ok(mut index) => {
+                index.set_folders_only(matches!(scope, Scope::Project(_)));
                 // Nothing is sent before the refresh has gone well: else the
                 // files are read, and would send their rows twice.
                 let mut unchanged = Vec::new();
@@ -360,6 +361,7 @@ pub fn load_listing_stored_holding(
     let mut listing = Listing::default();
     match index {
         Some(Ok(mut index)) => {
+            index.set_folders_only(matches!(scope, Scope::Project(_)));
             let mut refreshed = refresh_listing(&mut index, &files, &mut listing, held);
             // Rows read past what is held were let go: the index has them
             // now, to be read in place like any unchanged row.

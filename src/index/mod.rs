@@ -213,6 +213,13 @@ impl Index {
         self.wanted.labelled_only = on;
     }
 
+    /// Whether the files a refresh is given are some folders' listing (one
+    /// project's, `Scope::Project`): then only the stored rows under those
+    /// folders are read (see `refresh::Wanted::folders_only`).
+    pub fn set_folders_only(&mut self, on: bool) {
+        self.wanted.folders_only = on;
+    }
+
     /// Brings the index up to date with `files` and streams their rows.
     ///
     /// `on_rows` first gets every row whose file is unchanged, in one batch,

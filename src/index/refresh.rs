@@ -185,6 +185,47 @@ impl Cached {
 const SELECT_CACHED: &str =
     "SELECT id, path, dev, ino, size, mtime_ns, parsed, head_fp, tail_fp, state, row, problem FROM files";
 
+/// [`SELECT_CACHED`] of the rows whose paths are in `?1..?2`, through the
+/// index of paths (see [`folder_ranges`]).
+const SELECT_CACHED_IN: &str =
+    "SELECT id, path, dev, ino, size, mtime_ns, parsed, head_fp, tail_fp, state, row, problem
+     FROM files WHERE path >= ?1 AND path < ?2";
+
+/// The ranges of stored paths (keys) under the folders of `keys`, in
+/// order, none inside another: a folder `f` is `f/` up to `f0` (the byte
+/// after the separator), so what lies in a folder below it is in its range.
+fn folder_ranges(keys: &[Cow<[u8]>]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let is_sep = |b: &u8| *b == b'/' || (cfg!(windows) && *b == b'\\');
+    let mut folders: Vec<&[u8]> = Vec::new();
+    for key in keys {
+        let Some(i) = key.iter().rposition(is_sep) else {
+            continue;
+        };
+        let folder = &key[..=i];
+        // Listed files come folder by folder.
+        if folders.last() != Some(&folder) {
+            folders.push(folder);
+        }
+    }
+    folders.sort_unstable();
+    folders.dedup();
+    let mut ranges: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    for folder in folders {
+        if ranges
+            .last()
+            .is_some_and(|(from, _)| folder.starts_with(from))
+        {
+            continue;
+        }
+        let mut to = folder.to_vec();
+        if let Some(sep) = to.last_mut() {
+            *sep += 1;
+        }
+        ranges.push((folder.to_vec(), to));
+    }
+    ranges
+}
+
 /// [`SELECT_CACHED`] in the table's order, for [`stored_rows`] (which
 /// binds a limit it does not use here).
 const SELECT_CACHED_ALL: &str =
@@ -2330,6 +2371,11 @@ pub struct Wanted {
     pub usage: bool,
     /// Only those with labels (the others are counted, not sent).
     pub labelled_only: bool,
+    /// The files are the listing of some folders of the store (one
+    /// project's): only the stored rows under those folders are read, and
+    /// only those can be found gone. A whole store's listing reads the
+    /// whole table, in its order, and drops the rows of vanished folders.
+    pub folders_only: bool,
 }
 
 impl Wanted {
@@ -2440,13 +2486,11 @@ fn look(
             // map were 146 MB of the process's resident set, and reading
             // them cost no more time than faulting them in.
             super::db::set_mmap(conn, false)?;
-            let mut st = conn.prepare(SELECT_CACHED)?;
-            let mut rows = st.query([])?;
-            while let Some(r) = rows.next()? {
+            let mut each = |r: &rusqlite::Row| -> rusqlite::Result<()> {
                 let key = r.get_ref(1)?.as_blob()?;
                 let Some(i) = listed.get_after(key, &mut next).map(|i| i as usize) else {
                     unlisted.push(key.to_vec());
-                    continue;
+                    return Ok(());
                 };
                 let c = Seen::read(r)?;
                 let state = r.get_ref(9)?.as_blob_or_null()?;
@@ -2474,10 +2518,30 @@ fn look(
                     info,
                     has_blob: row.is_some() || state.is_some(),
                 });
+                Ok(())
+            };
+            match wanted.folders_only.then(|| folder_ranges(&keys)) {
+                // One project's folder of a store of many: at 100,000
+                // sessions in ten folders, reading the whole table for one
+                // folder's 10,000 rows was half of `arbor list`'s time.
+                Some(ranges) => {
+                    let mut st = conn.prepare(SELECT_CACHED_IN)?;
+                    for (from, to) in &ranges {
+                        let mut rows = st.query((from, to))?;
+                        while let Some(r) = rows.next()? {
+                            each(r)?;
+                        }
+                    }
+                }
+                None => {
+                    let mut st = conn.prepare(SELECT_CACHED)?;
+                    let mut rows = st.query([])?;
+                    while let Some(r) = rows.next()? {
+                        each(r)?;
+                    }
+                }
             }
             crate::log::line("index sql read");
-            drop(rows);
-            drop(st);
             super::db::set_mmap(conn, true)
         })();
         // A panic on the stat thread is this thread's.
@@ -2766,6 +2830,41 @@ fn read_order(jobs: &mut [Job]) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn folder_ranges_cover_each_folder_once_and_nothing_beside_it() {
+        let keys: Vec<std::borrow::Cow<[u8]>> = [
+            "/s/b/x/3.jsonl",
+            "/s/a/1.jsonl",
+            "/s/a/2.jsonl",
+            "/s/b/4.jsonl",
+            "/s/ab/5.jsonl",
+        ]
+        .iter()
+        .map(|k| std::borrow::Cow::Borrowed(k.as_bytes()))
+        .collect();
+        let ranges: Vec<(String, String)> = super::folder_ranges(&keys)
+            .into_iter()
+            .map(|(a, b)| (String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap()))
+            .collect();
+        let want = [("/s/a/", "/s/a0"), ("/s/ab/", "/s/ab0"), ("/s/b/", "/s/b0")];
+        assert_eq!(ranges, want.map(|(a, b)| (a.to_string(), b.to_string())));
+        // A key is in a range exactly when it lies under that folder.
+        for (key, inside) in [
+            ("/s/a/9.jsonl", Some(0)),
+            ("/s/a-b/9.jsonl", None),
+            ("/s/a.b/9.jsonl", None),
+            ("/s/ab/deep/9.jsonl", Some(1)),
+            ("/s/b/x/y/9.jsonl", Some(2)),
+            ("/s/ba/9.jsonl", None),
+            ("/s/9.jsonl", None),
+        ] {
+            let found = ranges
+                .iter()
+                .position(|(from, to)| key >= from.as_str() && key < to.as_str());
+            assert_eq!(found, inside, "{key}");
+        }
+    }
+
     use super::*;
 
     /// Looked up after the last few found or by hash, a key gives the file
