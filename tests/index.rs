@@ -2132,6 +2132,7 @@ fn random_changes_answer_as_a_full_scan() {
     projects.sort();
     projects.dedup();
     assert!(projects.len() >= 3, "{projects:?}");
+    let scoped_hits = std::cell::Cell::new(0);
     let compare = |round: usize| {
         // One project, then another, each on an index that has not seen
         // this round's changes in their folders (nor in the others).
@@ -2143,11 +2144,16 @@ fn random_changes_answer_as_a_full_scan() {
             assert!(round > 0 || !plain.is_empty(), "{cwd} lists no session");
             assert_eq!(plain, indexed, "round {round}, {cwd}");
             assert_eq!(plain_err, indexed_err, "round {round}, {cwd}");
-            let q = ["--query", "\"token refresh\""];
-            let (indexed, _) = list_scoped(&root, &cache, &scope, &q);
-            let (plain, _) =
-                list_scoped(&root, &cache, &scope, &[&q[..], &["--no-index"]].concat());
-            assert_eq!(plain, indexed, "round {round}, {cwd}, query");
+            // Searched in that folder's sessions alone (their paths and
+            // where their text lies).
+            for q in ["\"token refresh\"", "re:fail\\w+", "refresh token"] {
+                let q = ["--query", q];
+                let (indexed, _) = list_scoped(&root, &cache, &scope, &q);
+                let no_index = [&q[..], &["--no-index"]].concat();
+                let (plain, _) = list_scoped(&root, &cache, &scope, &no_index);
+                assert_eq!(plain, indexed, "round {round}, {cwd}, {q:?}");
+                scoped_hits.set(scoped_hits.get() + plain.lines().count());
+            }
         }
         // The picker's plan, on the index as the last round and the
         // projects' listings left it (the listings below bring it up to
@@ -2256,6 +2262,7 @@ fn random_changes_answer_as_a_full_scan() {
         }
         compare(round);
     }
+    assert!(scoped_hits.get() > 20, "{}", scoped_hits.get());
 }
 
 /// `label:` finds the sessions with a label in effect containing its text,

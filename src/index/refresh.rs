@@ -191,10 +191,17 @@ const SELECT_CACHED_IN: &str =
     "SELECT id, path, dev, ino, size, mtime_ns, parsed, head_fp, tail_fp, state, row, problem
      FROM files WHERE path >= ?1 AND path < ?2";
 
+/// Ranges of stored paths, `from..to` (see [`folder_ranges`]).
+pub type FolderRanges = [(Vec<u8>, Vec<u8>)];
+
+/// [`FolderRanges`] as an index keeps them for the searches after a
+/// refresh (`Index::set_folders_only`).
+pub type SharedFolders = std::sync::Arc<Vec<(Vec<u8>, Vec<u8>)>>;
+
 /// The ranges of stored paths (keys) under the folders of `keys`, in
 /// order, none inside another: a folder `f` is `f/` up to `f0` (the byte
 /// after the separator), so what lies in a folder below it is in its range.
-fn folder_ranges(keys: &[Cow<[u8]>]) -> Vec<(Vec<u8>, Vec<u8>)> {
+pub(crate) fn folder_ranges(keys: &[Cow<[u8]>]) -> Vec<(Vec<u8>, Vec<u8>)> {
     let is_sep = |b: &u8| *b == b'/' || (cfg!(windows) && *b == b'\\');
     let mut folders: Vec<&[u8]> = Vec::new();
     for key in keys {
@@ -2306,10 +2313,15 @@ fn found_under_root(
 }
 
 /// Refreshes the index for `files`; see [`super::Index::refresh`].
+/// With `folders` (the files are those folders' listing: one project's),
+/// only the stored rows under them are read, and only those can be found
+/// gone; else the whole table is read, in its order, and the rows of
+/// vanished folders are dropped too.
 pub fn refresh(
     conn: &Connection,
     db_path: &Path,
     files: &[SessionFile],
+    folders: Option<&FolderRanges>,
     mut unchanged: UnchangedRows,
     wanted: Wanted,
     on_rows: &mut OnRows,
@@ -2329,7 +2341,7 @@ pub fn refresh(
         UnchangedRows::Looked(look) => Some(std::mem::take(look)),
         _ => None,
     };
-    let mut looked = look(conn, files, &unchanged, wanted, pre)?;
+    let mut looked = look(conn, files, folders, &unchanged, wanted, pre)?;
     lap("rows loaded");
     let unlisted = std::mem::take(&mut looked.unlisted);
     let on_unchanged = on_rows
@@ -2371,11 +2383,6 @@ pub struct Wanted {
     pub usage: bool,
     /// Only those with labels (the others are counted, not sent).
     pub labelled_only: bool,
-    /// The files are the listing of some folders of the store (one
-    /// project's): only the stored rows under those folders are read, and
-    /// only those can be found gone. A whole store's listing reads the
-    /// whole table, in its order, and drops the rows of vanished folders.
-    pub folders_only: bool,
 }
 
 impl Wanted {
@@ -2448,6 +2455,7 @@ struct Looked {
 fn look(
     conn: &Connection,
     files: &[SessionFile],
+    folders: Option<&FolderRanges>,
     unchanged: &UnchangedRows,
     wanted: Wanted,
     pre: Option<StoredLook>,
@@ -2520,13 +2528,13 @@ fn look(
                 });
                 Ok(())
             };
-            match wanted.folders_only.then(|| folder_ranges(&keys)) {
+            match folders {
                 // One project's folder of a store of many: at 100,000
                 // sessions in ten folders, reading the whole table for one
                 // folder's 10,000 rows was half of `arbor list`'s time.
                 Some(ranges) => {
                     let mut st = conn.prepare(SELECT_CACHED_IN)?;
-                    for (from, to) in &ranges {
+                    for (from, to) in ranges {
                         let mut rows = st.query((from, to))?;
                         while let Some(r) = rows.next()? {
                             each(r)?;

@@ -32,6 +32,7 @@ use super::codec::FxBuild;
 use super::db::{key_path, text_path, text_state, Keys, TextState};
 use super::matched::{IdCounts, Matched, Narrowed, KEEP_BYTES};
 use super::refresh::{pair_segment, TEXT_SEGMENT};
+use super::refresh::{FolderRanges, SharedFolders};
 use super::termfile::{self, TermFileError};
 use super::terms::{decode_postings, pair_side_word, Match, Segment};
 use super::IndexError;
@@ -213,22 +214,37 @@ struct Files {
     tails: Vec<(u32, String)>,
 }
 
-fn load_files(conn: &Connection) -> rusqlite::Result<Files> {
+/// The sessions' ids and paths, all or those under `folders`.
+fn load_files(conn: &Connection, folders: Option<&FolderRanges>) -> rusqlite::Result<Files> {
     // Both served by partial indexes, without reading the rows. The planner
     // left alone picks `files_recent` and reads every row (with its state)
     // for the path: 226 ms at 100,000 sessions, 13 ms from this index.
-    let mut st =
-        conn.prepare("SELECT id, path FROM files INDEXED BY files_sessions WHERE problem IS NULL")?;
-    let mut rows = st.query([])?;
+    let all = [(Vec::new(), Vec::new())];
+    let (sql, ranges) = match folders {
+        Some(f) => (
+            "SELECT id, path FROM files INDEXED BY files_sessions
+             WHERE problem IS NULL AND path >= ?1 AND path < ?2",
+            f,
+        ),
+        None => (
+            "SELECT id, path FROM files INDEXED BY files_sessions
+             WHERE problem IS NULL AND ?1 = ?2",
+            &all[..],
+        ),
+    };
+    let mut st = conn.prepare(sql)?;
     let mut keys = PathsById::default();
-    while let Some(r) = rows.next()? {
-        let Ok(id) = u32::try_from(r.get::<_, i64>(0)?) else {
-            continue;
-        };
-        // On every platform the key's bytes are the path's encoded bytes
-        // (elsewhere than Unix the key is the path as UTF-8).
-        let path: Arc<OsStr> = Arc::from(key_path(r.get_ref(1)?.as_blob()?).as_os_str());
-        keys.insert(id, path);
+    for (from, to) in ranges {
+        let mut rows = st.query((from, to))?;
+        while let Some(r) = rows.next()? {
+            let Ok(id) = u32::try_from(r.get::<_, i64>(0)?) else {
+                continue;
+            };
+            // On every platform the key's bytes are the path's encoded
+            // bytes (elsewhere than Unix the key is the path as UTF-8).
+            let path: Arc<OsStr> = Arc::from(key_path(r.get_ref(1)?.as_blob()?).as_os_str());
+            keys.insert(id, path);
+        }
     }
     let mut st = conn.prepare("SELECT id, tail_text FROM files WHERE tail_text IS NOT NULL")?;
     let tails = st
@@ -304,10 +320,37 @@ struct Span {
 /// Where each file's text lies in the text file, in order.
 type Spans = HashMap<u32, Vec<Span>, FxBuild>;
 
-fn load_spans(conn: &Connection) -> rusqlite::Result<Spans> {
+/// Where the stored text of each session lies, of all or of those under
+/// `folders` (through the files' index of paths and the chunks' of files:
+/// every session's spans were ~40 ms of a one-folder search at 100,000).
+fn load_spans(conn: &Connection, folders: Option<&FolderRanges>) -> rusqlite::Result<Spans> {
     let mut spans = Spans::default();
-    let mut st = conn.prepare("SELECT file_id, off, len, sum FROM chunks ORDER BY id")?;
-    let mut rows = st.query([])?;
+    let all = [(Vec::new(), Vec::new())];
+    let (sql, ranges) = match folders {
+        Some(f) => (
+            "SELECT file_id, off, len, sum FROM chunks WHERE file_id IN
+             (SELECT id FROM files WHERE problem IS NULL AND path >= ?1 AND path < ?2)
+             ORDER BY id",
+            f,
+        ),
+        None => (
+            "SELECT file_id, off, len, sum FROM chunks WHERE ?1 = ?2 ORDER BY id",
+            &all[..],
+        ),
+    };
+    let mut st = conn.prepare(sql)?;
+    for (from, to) in ranges {
+        let mut rows = st.query((from, to))?;
+        add_spans(&mut spans, &mut rows)?;
+    }
+    // A list's first push makes room for four: 96 bytes more per file
+    // than the one span most have (~10 MB at 100,000 sessions, kept for
+    // as long as the picker's searcher lives).
+    spans.values_mut().for_each(Vec::shrink_to_fit);
+    Ok(spans)
+}
+
+fn add_spans(spans: &mut Spans, rows: &mut rusqlite::Rows) -> rusqlite::Result<()> {
     while let Some(r) = rows.next()? {
         let Ok(id) = u32::try_from(r.get::<_, i64>(0)?) else {
             continue;
@@ -323,11 +366,7 @@ fn load_spans(conn: &Connection) -> rusqlite::Result<Spans> {
             checked: AtomicBool::new(false),
         });
     }
-    // A list's first push makes room for four: 96 bytes more per file
-    // than the one span most have (~10 MB at 100,000 sessions, kept for
-    // as long as the picker's searcher lives).
-    spans.values_mut().for_each(Vec::shrink_to_fit);
-    Ok(spans)
+    Ok(())
 }
 
 /// Marks files whose stored text failed its checksum so the next refresh
@@ -369,7 +408,12 @@ pub struct SearchCache {
     /// to 16 MB of terms per kind of segment: `arbor list --query ses` at
     /// 100,000 sessions peaked at 341 MB).
     remember: bool,
+    /// The folders whose sessions `files` holds (all when `None`).
+    folders: Option<SharedFolders>,
 }
+
+/// The folders a search answers for (`Index::set_folders_only`).
+pub type Folders<'a> = Option<&'a SharedFolders>;
 
 /// Answers of at most this many distinct terms are kept,
 const MEMO_TERMS: usize = 256;
@@ -388,14 +432,16 @@ impl SearchCache {
         conn: &Connection,
         db_path: &std::path::Path,
         slot: &'c mut Option<SearchCache>,
+        folders: Folders,
     ) -> Result<&'c mut SearchCache, IndexError> {
         let version = data_version(conn)?;
         let cache = match slot.take() {
-            Some(cache) if cache.version == version => cache,
+            Some(cache) if cache.version == version && cache.folders.as_ref() == folders => cache,
             _ => SearchCache {
                 version,
                 db_path: db_path.to_path_buf(),
-                files: load_files(conn)?,
+                files: load_files(conn, folders.map(|f| f.as_slice()))?,
+                folders: folders.cloned(),
                 segs: HashMap::default(),
                 stored: None,
                 key_set: None,
@@ -426,7 +472,8 @@ impl SearchCache {
         map: bool,
     ) -> Result<bool, IndexError> {
         if self.stored.is_none() {
-            self.stored = Some(Stored::load(conn, db_path, map)?);
+            let folders = self.folders.as_deref().map(Vec::as_slice);
+            self.stored = Some(Stored::load(conn, db_path, map, folders)?);
         }
         Ok(self.stored.as_ref().is_some_and(|s| s.gone))
     }
@@ -1057,13 +1104,18 @@ fn text_batches(ids: &[u32], spans: &Spans) -> Vec<usize> {
 impl Stored {
     /// In the caller's snapshot: the generation and the offsets must come
     /// from the same one.
-    fn load(conn: &Connection, db_path: &std::path::Path, map: bool) -> Result<Stored, IndexError> {
+    fn load(
+        conn: &Connection,
+        db_path: &std::path::Path,
+        map: bool,
+        folders: Option<&FolderRanges>,
+    ) -> Result<Stored, IndexError> {
         let state = text_state(conn)?;
         let (text, gone) = match Text::open(db_path, state, map) {
             Ok(text) => (text, false),
             Err(e) => (Text::Missing, e.kind() == std::io::ErrorKind::NotFound),
         };
-        let spans = load_spans(conn)?;
+        let spans = load_spans(conn, folders)?;
         let multi = spans
             .iter()
             .filter(|(_, s)| s.len() > 1)
@@ -1612,10 +1664,11 @@ pub fn warm(
     db_path: &std::path::Path,
     map_text: bool,
     slot: &mut Option<SearchCache>,
+    folders: Folders,
 ) -> Result<(), IndexError> {
     for may_retry in [true, false] {
         let snapshot = conn.unchecked_transaction()?;
-        let c = SearchCache::current(&snapshot, db_path, slot)?;
+        let c = SearchCache::current(&snapshot, db_path, slot, folders)?;
         // The words' dictionaries (the pairs' are loaded when a phrase or
         // a regex spanning words first asks).
         let kinds = std::iter::once(TEXT_SEGMENT)
@@ -1654,9 +1707,10 @@ pub fn count_unindexed(
     conn: &Connection,
     db_path: &std::path::Path,
     cache: &mut Option<SearchCache>,
+    folders: Folders,
     paths: &mut dyn Iterator<Item = &std::path::Path>,
 ) -> Result<usize, IndexError> {
-    let cache = SearchCache::current(conn, db_path, cache)?;
+    let cache = SearchCache::current(conn, db_path, cache, folders)?;
     let files = &cache.files;
     let set = cache
         .key_set
@@ -1677,9 +1731,10 @@ pub fn share_paths(
     conn: &Connection,
     db_path: &std::path::Path,
     cache: &mut Option<SearchCache>,
+    folders: Folders,
     f: &mut dyn FnMut(&mut Arc<std::ffi::OsStr>),
 ) -> Result<Arc<PathsById>, IndexError> {
-    let cache = SearchCache::current(conn, db_path, cache)?;
+    let cache = SearchCache::current(conn, db_path, cache, folders)?;
     // Shared with answers given before: those keep the table they name.
     for p in Arc::make_mut(&mut cache.files.keys).values_mut() {
         let before = Arc::clone(p);
@@ -1726,11 +1781,13 @@ pub enum Within<'a> {
 }
 
 /// `map_text`: the caller will search many times (see [`Text::Mapped`]).
+#[allow(clippy::too_many_arguments)]
 pub fn search(
     conn: &Connection,
     db_path: &std::path::Path,
     map_text: bool,
     slot: &mut Option<SearchCache>,
+    folders: Folders,
     query: &Query,
     within: Option<Within>,
     cancel: Cancel,
@@ -1754,7 +1811,7 @@ pub fn search(
         // another process commits meanwhile (a refresh giving files new
         // ids, a merge of segments, a compaction).
         let snapshot = conn.unchecked_transaction()?;
-        let cache = SearchCache::current(&snapshot, db_path, slot)?;
+        let cache = SearchCache::current(&snapshot, db_path, slot, folders)?;
         cache.remember = map_text;
         if needs_text && cache.load_stored(&snapshot, db_path, map_text)? && may_retry {
             *slot = None;
@@ -2222,7 +2279,12 @@ fn text_hits(
     // Taken out of the cache while it is read (and put back after).
     let mut stored = match cache.stored.take() {
         Some(s) => s,
-        None => Stored::load(conn, db_path, map_text)?,
+        None => Stored::load(
+            conn,
+            db_path,
+            map_text,
+            cache.folders.as_deref().map(Vec::as_slice),
+        )?,
     };
     stored.check();
     let keys = &cache.files.keys;
