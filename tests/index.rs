@@ -2478,7 +2478,7 @@ fn picker_rows_from_stored_bytes_are_those_of_the_decoded_rows() {
         index.refresh(&files, &mut |_| {}).unwrap();
         let dirs = Folders::default();
         let pairs = index
-            .stored_rows_map(&config.roots, None, &|row| {
+            .stored_rows_map(&config.roots, (None, None), &|row| {
                 let path: SharedPath = row.file().path.as_path().into();
                 let decoded = row
                     .info(path.clone())

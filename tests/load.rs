@@ -297,3 +297,65 @@ fn listing_sends_every_row_of_its_scope_once_through_the_index() {
         assert_eq!(problems.len(), 1, "round {round}: {problems:?}");
     }
 }
+
+/// Opened on a project whose sessions are older than the store's newest
+/// screenful, the picker's first rows include that project's newest (read
+/// through the index of paths), each sent once; opened on a project that
+/// has rows among the newest, or on the whole store, nothing comes apart.
+#[test]
+fn a_quiet_projects_newest_rows_come_with_the_first_screen() {
+    let s = Store::new(260);
+    let quiet_dir = s.root.join("--home-u-quiet--");
+    std::fs::create_dir_all(&quiet_dir).unwrap();
+    let quiet: Vec<PathBuf> = (0..3)
+        .map(|i| {
+            let p = quiet_dir.join(format!(
+                "2025-01-01T10-00-00-000Z_0199cccc-0000-7000-8000-{i:012}.jsonl"
+            ));
+            let header = format!(
+                r#"{{"type":"session","version":3,"id":"0199cccc-0000-7000-8000-{i:012}","timestamp":"2025-01-01T10:00:00.000Z","cwd":"/home/u/quiet"}}"#
+            );
+            std::fs::write(&p, header + "\n").unwrap();
+            let f = std::fs::File::options().write(true).open(&p).unwrap();
+            f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_735_725_600))
+                .unwrap();
+            p
+        })
+        .collect();
+    let (files, _) = list_session_files(&s.config(), &Scope::All);
+    s.index().refresh(&files, &mut |_| {}).unwrap();
+    let open_on = |project: Option<&str>| {
+        let mut evs = Vec::new();
+        arbor::index::load::load_screen_for(
+            &s.config(),
+            Some(Ok(s.index())),
+            &Plain,
+            project,
+            &mut |ev| record(ev, &mut evs),
+        );
+        evs
+    };
+
+    let evs = open_on(Some("/home/u/quiet"));
+    assert_eq!(evs[1], Ev::FirstScreen);
+    let Ev::Rows(project) = &evs[2] else {
+        panic!("{evs:?}")
+    };
+    let mut project = project.clone();
+    project.sort();
+    assert_eq!(project, quiet);
+    let counts = sent(&evs);
+    assert_eq!(counts.len(), 263);
+    assert!(counts.values().all(|&c| c == 1), "{counts:?}");
+
+    // The busy project's newest are the first screen: the next rows are
+    // the rest of the store's (as without a project).
+    for project in [Some("/home/u/proj"), None] {
+        let evs = open_on(project);
+        let Ev::Rows(rest) = &evs[2] else {
+            panic!("{evs:?}")
+        };
+        assert_eq!(rest.len(), 63, "{project:?}");
+        assert_eq!(sent(&evs).len(), 263);
+    }
+}

@@ -370,7 +370,23 @@ impl Index {
         roots: &[crate::store::StoreRoot],
         limit: Option<usize>,
     ) -> Result<Vec<SessionInfo>, IndexError> {
-        self.stored_rows_map(roots, limit, &|row| {
+        self.stored_rows_map(roots, (limit, None), &|row| {
+            row.info(row.file().path.as_path().into())
+        })
+    }
+
+    /// [`Index::stored_rows`] of the `limit` most recently written files
+    /// of each of `dirs` (a project's folders, `store::project_dirs_of`):
+    /// read through the index of paths, so their cost is that of the
+    /// folders' rows, however many newer ones the others hold.
+    pub fn stored_rows_in(
+        &mut self,
+        roots: &[crate::store::StoreRoot],
+        dirs: &[PathBuf],
+        limit: usize,
+    ) -> Result<Vec<SessionInfo>, IndexError> {
+        let ranges = refresh::dir_ranges(dirs);
+        self.stored_rows_map(roots, (Some(limit), Some(&ranges)), &|row| {
             row.info(row.file().path.as_path().into())
         })
     }
@@ -380,10 +396,10 @@ impl Index {
     pub fn stored_rows_map<R: Send>(
         &mut self,
         roots: &[crate::store::StoreRoot],
-        limit: Option<usize>,
+        (limit, within): (Option<usize>, Option<&refresh::FolderRanges>),
         f: &(dyn Fn(StoredRow<'_>) -> Option<R> + Sync),
     ) -> Result<Vec<R>, IndexError> {
-        match refresh::stored_rows(&self.conn, roots, limit, f, None) {
+        match refresh::stored_rows(&self.conn, roots, (limit, within), f, None) {
             Ok(batches) => {
                 let mut rows = Vec::with_capacity(batches.iter().map(Vec::len).sum());
                 for b in batches {
@@ -411,7 +427,13 @@ impl Index {
         f: &(dyn Fn(StoredRow<'_>) -> Option<R> + Sync),
     ) -> Result<(Vec<Vec<R>>, refresh::StoredLook), IndexError> {
         let mut look = refresh::StoredLook::default();
-        match refresh::stored_rows(&self.conn, roots, None, f, Some((&mut look, listed))) {
+        match refresh::stored_rows(
+            &self.conn,
+            roots,
+            (None, None),
+            f,
+            Some((&mut look, listed)),
+        ) {
             Ok(rows) => Ok((rows, look)),
             Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
                 self.clear()?;

@@ -214,6 +214,29 @@ pub(crate) fn folder_ranges(keys: &[Cow<[u8]>]) -> Vec<(Vec<u8>, Vec<u8>)> {
             folders.push(folder);
         }
     }
+    ranges_of(folders)
+}
+
+/// [`folder_ranges`] of these folders themselves.
+pub(crate) fn dir_ranges(dirs: &[std::path::PathBuf]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut k = Keys::new();
+    let sep = std::path::MAIN_SEPARATOR as u8;
+    let keys: Vec<Vec<u8>> = dirs
+        .iter()
+        .map(|d| {
+            let mut key = k.key(d).into_owned();
+            while key.last() == Some(&sep) {
+                key.pop();
+            }
+            key.push(sep);
+            key
+        })
+        .collect();
+    ranges_of(keys.iter().map(Vec::as_slice).collect())
+}
+
+/// Folders' keys, each ending with its separator, as ranges.
+fn ranges_of(mut folders: Vec<&[u8]>) -> Vec<(Vec<u8>, Vec<u8>)> {
     folders.sort_unstable();
     folders.dedup();
     let mut ranges: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
@@ -2077,10 +2100,14 @@ fn load_segments(
 /// a listing of those roots would give them. Only the files a listing
 /// could find are included (a per-project root's folders, a flat root).
 /// The rows come in the batches they were decoded in, in order.
+/// With `within`, only the newest `limit` of each of those folders
+/// (through the index of paths: a folder's rows at most, whatever the
+/// store's size, where the index of times would pass every newer row of
+/// the other folders).
 pub fn stored_rows<R: Send>(
     conn: &Connection,
     roots: &[crate::store::StoreRoot],
-    limit: Option<usize>,
+    (limit, within): (Option<usize>, Option<&FolderRanges>),
     f: &(dyn Fn(StoredRow<'_>) -> Option<R> + Sync),
     look: Option<(&mut StoredLook, &ListedKeys)>,
 ) -> Result<Vec<Vec<R>>, IndexError> {
@@ -2102,6 +2129,13 @@ pub fn stored_rows<R: Send>(
     let (sql, cols) = match (limit, &look) {
         // Every row, with what a refresh compares.
         (None, Some(_)) => (SELECT_CACHED_ALL, [1, 9, 10]),
+        (Some(_), None) if within.is_some() => (
+            "SELECT path, state, row FROM files WHERE id IN
+             (SELECT id FROM files INDEXED BY files_sessions
+              WHERE problem IS NULL AND path >= ?2 AND path < ?3
+              ORDER BY mtime_ns DESC LIMIT ?1)",
+            [0, 1, 2],
+        ),
         (Some(_), _) => (
             "SELECT path, state, row FROM files WHERE problem IS NULL
              ORDER BY mtime_ns DESC LIMIT ?1",
@@ -2148,8 +2182,28 @@ pub fn stored_rows<R: Send>(
             }
             batches
         });
-        let read = read_stored(conn, (sql, cols), limit, &root_keys, is_sep, tx, look);
-        if limit.is_none() {
+        let read_all = limit.is_none();
+        let limit = limit.map_or(-1, |l| l as i64);
+        let read = match within.filter(|_| look.is_none()) {
+            Some(ranges) => {
+                let read = ranges.iter().try_for_each(|(from, to)| {
+                    let tx = tx.clone();
+                    read_stored(
+                        conn,
+                        (sql, cols),
+                        (limit, from, to),
+                        &root_keys,
+                        is_sep,
+                        tx,
+                        None,
+                    )
+                });
+                drop(tx);
+                read
+            }
+            None => read_stored(conn, (sql, cols), [limit], &root_keys, is_sep, tx, look),
+        };
+        if read_all {
             super::db::set_mmap(conn, true)?;
         }
         read?;
@@ -2217,7 +2271,7 @@ enum RowFile {
 fn read_stored(
     conn: &Connection,
     (sql, [path_col, state_col, row_col]): (&str, [usize; 3]),
-    limit: Option<usize>,
+    params: impl rusqlite::Params,
     root_keys: &[(Vec<u8>, &crate::store::StoreRoot)],
     is_sep: impl Fn(u8) -> bool,
     tx: std::sync::mpsc::SyncSender<Vec<(RowFile, Vec<u8>, bool)>>,
@@ -2226,7 +2280,7 @@ fn read_stored(
     /// Rows per batch sent to be decoded.
     const BATCH: usize = 512;
     let mut st = conn.prepare(sql)?;
-    let mut rows = st.query([limit.map_or(-1, |l| l as i64)])?;
+    let mut rows = st.query(params)?;
     let mut raw: Vec<(RowFile, Vec<u8>, bool)> = Vec::with_capacity(BATCH);
     if let Some((look, listed)) = look.as_mut() {
         look.found = (0..listed.files.len()).map(|_| None).collect();

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::paths::{encode_cwd, Agent, StoreConfig, StoreKind};
+use super::paths::{encode_cwd, Agent, StoreConfig, StoreKind, StoreRoot};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionFile {
@@ -343,6 +343,26 @@ pub fn list_session_files(
 /// on all cores (most of a listing is the kernel's reading of big
 /// folders: ~90 ms for 100,000 files on one); the files come in the order
 /// one thread would find them.
+/// The folder of a per-project root that holds the sessions of `cwd`.
+fn project_dir(root: &StoreRoot, cwd: &str) -> PathBuf {
+    root.path.join(match root.agent {
+        Agent::Claude => super::paths::encode_cwd_claude(cwd),
+        _ => encode_cwd(cwd),
+    })
+}
+
+/// The folders only the sessions of `cwd` are in: its folder in each
+/// per-project root (none in a flat or dated root, whose folders hold
+/// every project's), whether or not it exists.
+pub fn project_dirs_of(config: &StoreConfig, cwd: &str) -> Vec<PathBuf> {
+    config
+        .roots
+        .iter()
+        .filter(|r| r.kind == StoreKind::PerProject)
+        .map(|r| project_dir(r, cwd))
+        .collect()
+}
+
 pub fn list_store(config: &StoreConfig, scope: &Scope) -> StoreListing {
     let mut dirs: Vec<(PathBuf, Agent)> = Vec::new();
     for root in &config.roots {
@@ -360,10 +380,7 @@ pub fn list_store(config: &StoreConfig, scope: &Scope) -> StoreListing {
             StoreKind::PerProject => match scope {
                 Scope::All => dirs.extend(project_dirs(&root.path).into_iter().map(|d| (d, agent))),
                 Scope::Project(cwd) => {
-                    let d = root.path.join(match root.agent {
-                        Agent::Claude => super::paths::encode_cwd_claude(cwd),
-                        _ => encode_cwd(cwd),
-                    });
+                    let d = project_dir(root, cwd);
                     if d.is_dir() {
                         dirs.push((d, agent));
                     }

@@ -23,7 +23,7 @@ use super::picker::{
     load_hits, load_preview, load_preview_with, Folders, PreviewHits, PreviewLimits, Row,
 };
 use super::theme::Theme;
-use crate::index::load::{load_screen, LoadEvent, LoadWarning, MakeRow};
+use crate::index::load::{load_screen_for, LoadEvent, LoadWarning, MakeRow};
 use crate::index::searcher::{Answer, FirstRows, Searcher};
 use crate::index::{Index, StoredRow};
 use crate::search::{Docs, Query};
@@ -220,7 +220,9 @@ fn event_loop(
         None => {
             // The loader starts the watcher when it is about to look at
             // the disk (see `index::load`).
-            spawn_loader(tx.clone(), opts.config.clone(), drawn_rx);
+            // Opened on the current folder's sessions, those come first.
+            let project = (!opts.start_in_all).then(|| opts.project_cwd.clone());
+            spawn_loader(tx.clone(), opts.config.clone(), project, drawn_rx);
             None
         }
         Some(file) => {
@@ -740,7 +742,12 @@ impl MakeRow for PickerRows {
 
 /// Loads every session's row (see `index::load`), streaming it to the UI;
 /// starts the watcher when the loader is about to look at the disk.
-fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig, drawn: Receiver<()>) {
+fn spawn_loader(
+    tx: Sender<AppEvent>,
+    config: StoreConfig,
+    project: Option<String>,
+    drawn: Receiver<()>,
+) {
     std::thread::spawn(move || {
         let roots: Vec<WatchRoot> = config
             .roots
@@ -750,10 +757,11 @@ fn spawn_loader(tx: Sender<AppEvent>, config: StoreConfig, drawn: Receiver<()>) 
                 kind: r.kind,
             })
             .collect();
-        load_screen(
+        load_screen_for(
             &config,
             index_on().then(Index::open_default),
             &PickerRows,
+            project.as_deref(),
             &mut |ev| {
                 let ev = match ev {
                     LoadEvent::Rows(rows) => AppEvent::Rows(rows),
