@@ -120,6 +120,18 @@ for n in $SIZES; do
   read -r ms mb < <(best "$REPS" "$ARBOR" --store "$store" list --all --json --query 'error re:fail\w+')
   row "$n" "$size" "warm: arbor list --all --query 'error re:fail\\w+'" "$ms ms" "$mb MB"
 
+  # One project (the one with most sessions under a POSIX path), as `arbor
+  # list` in its folder: only that folder's stored rows and sessions are read.
+  cwd=$("$ARBOR" --store "$store" list --all --json | python3 -c '
+import collections, json, sys
+cwds = collections.Counter(json.loads(l)["cwd"] for l in sys.stdin)
+print(max((n, c) for c, n in cwds.items() if c.startswith("/"))[1])')
+  in_project=$("$ARBOR" --store "$store" list --json --cwd "$cwd" | wc -l)
+  read -r ms mb < <(best "$REPS" "$ARBOR" --store "$store" list --json --cwd "$cwd")
+  row "$n" "$size" "warm: arbor list of one project ($in_project sessions)" "$ms ms" "$mb MB"
+  read -r ms mb < <(best "$REPS" "$ARBOR" --store "$store" list --json --cwd "$cwd" --query '"two words"')
+  row "$n" "$size" "warm: the same with --query '\"two words\"'" "$ms ms" "$mb MB"
+
   # One session grows by one message: the watcher's path re-reads only that.
   f=$(find "$store" -name '*.jsonl' -type f | sort | sed -n 1p)
   orig=$(stat -c %s "$f")
