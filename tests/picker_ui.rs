@@ -101,6 +101,24 @@ fn loading_frame_paints_before_any_row() {
     insta::assert_snapshot!("loading", screen(&app, Path::new("/x")));
 }
 
+/// While rows still come, a current folder with none of them yet says it
+/// is loading, not that it has none: they may be among the rows to come.
+#[test]
+fn an_empty_current_folder_says_loading_until_every_row_is_in() {
+    let fx = fixture();
+    let mut app = App::new("/home/demo/elsewhere".into(), NOW);
+    app.width = 100;
+    app.height = 12;
+    app.picker.loading = Some((0, 9));
+    drive(&mut app, AppEvent::Rows(rows(&fx.root)));
+    assert!(app.picker.visible.is_empty());
+    let s = screen(&app, &fx.root);
+    assert!(s.contains("Loading sessions…"), "{s}");
+    drive(&mut app, AppEvent::LoadFinished { problems: vec![] });
+    let s = screen(&app, &fx.root);
+    assert!(s.contains("No sessions in current folder"), "{s}");
+}
+
 #[test]
 fn current_folder_threads_the_fork_under_its_parent() {
     let fx = fixture();

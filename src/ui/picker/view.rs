@@ -320,7 +320,9 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         return;
     }
     if p.visible.is_empty() {
-        let text = if p.loading.is_some() && p.rows.is_empty() {
+        // Rows still loading may be this list's (the current folder's
+        // come among the others': on a first run, after seconds).
+        let text = if p.loading.is_some() && p.parsed.error().is_none() {
             "Loading sessions…"
         } else if p.query_active() && p.search_incomplete.is_some() {
             "No sessions found (search incomplete)"
