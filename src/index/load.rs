@@ -202,7 +202,8 @@ pub fn load_screen_for<M: MakeRow>(
                 out.log(format_args!("index open"));
                 let mut load = IndexLoad::new(config, make);
                 if let Some(cwd) = project {
-                    load.project_dirs = crate::store::scan::project_dirs_of(config, cwd);
+                    let dirs = crate::store::scan::project_dirs_of(config, cwd);
+                    load.project = Some((cwd.to_string(), dirs));
                 }
                 match load.run(&mut index, &mut out) {
                     Ok(()) => return,
@@ -589,9 +590,11 @@ struct IndexLoad<'a, M: MakeRow> {
     cache: M::Cache,
     /// Paths of the first screen's rows (sent before the listing).
     first: Vec<SharedPath>,
-    /// The folders of the project the screen opens on (see
+    /// The project the screen opens on, and its folders (see
     /// [`load_screen_for`]).
-    project_dirs: Vec<PathBuf>,
+    project: Option<(String, Vec<PathBuf>)>,
+    /// How many of the first screen's rows that project's list shows.
+    project_shown: usize,
     /// What the read of the stored rows found, for the refresh.
     look: Option<StoredLook>,
 }
@@ -603,7 +606,8 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
             make,
             cache: M::Cache::default(),
             first: Vec::new(),
-            project_dirs: Vec::new(),
+            project: None,
+            project_shown: 0,
             look: None,
         }
     }
@@ -617,7 +621,7 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         // sent again.
         let version = index.data_version()?;
         self.send_first_screen(index, out)?;
-        self.send_project_screen(index, out)?;
+        self.send_project_screen(index, out);
         // The folders are listed before the other stored rows are made (on
         // all cores, ~45 ms at 100,000 files), so that making a row knows
         // which files are symlinks without looking at each or listing its
@@ -724,9 +728,14 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         out: &mut Out<M::Row>,
     ) -> Result<(), IndexError> {
         let first = index.stored_rows(&self.config.roots, Some(FIRST_SCREEN))?;
+        let cwd = self.project.as_ref().map(|(cwd, _)| cwd.as_str());
         let rows: Vec<M::Row> = first
             .into_iter()
             .map(|info| {
+                // As the picker's list of the current folder shows rows.
+                if cwd == Some(info.cwd.as_str()) && !info.internal {
+                    self.project_shown += 1;
+                }
                 self.first.push(info.path.clone());
                 self.make.make(info, &self.cache)
             })
@@ -740,23 +749,30 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         Ok(())
     }
 
-    /// The newest stored rows of the project's folders, when the first
-    /// screen has few of them (a screenful, and no more than `FIRST_SCREEN`
-    /// in all: the rest come with every other row).
-    fn send_project_screen(
-        &mut self,
-        index: &mut Index,
-        out: &mut Out<M::Row>,
-    ) -> Result<(), IndexError> {
-        /// Rows of the project in the first screen that make it enough.
+    /// The newest stored rows of the project's folders (`FIRST_SCREEN` of
+    /// them, the newest of all its folders), when the first screen shows
+    /// fewer than a few screenfuls of its list. Best effort: the rest of
+    /// the rows come either way.
+    fn send_project_screen(&mut self, index: &mut Index, out: &mut Out<M::Row>) {
+        /// Rows of the project's list in the first screen that are enough.
         const ENOUGH: usize = 64;
-        let dirs = &self.project_dirs;
-        let under = |p: &SharedPath| dirs.iter().any(|d| p.starts_with(d));
-        if dirs.is_empty() || self.first.iter().filter(|p| under(p)).count() >= ENOUGH {
-            return Ok(());
+        let Some((_, dirs)) = &self.project else {
+            return;
+        };
+        if dirs.is_empty() || self.project_shown >= ENOUGH {
+            return;
         }
+        let mut project = match index.stored_rows_in(&self.config.roots, dirs, FIRST_SCREEN) {
+            Ok(rows) => rows,
+            Err(e) => {
+                out.log(format_args!("the project's rows: {e}"));
+                return;
+            }
+        };
+        // Each folder gave its newest: these are the newest of them all.
+        project.sort_unstable_by_key(|info| std::cmp::Reverse(info.file_mtime_ms));
+        project.truncate(FIRST_SCREEN);
         let sent: HashSet<SharedPath> = self.first.iter().cloned().collect();
-        let project = index.stored_rows_in(&self.config.roots, dirs, FIRST_SCREEN)?;
         let rows: Vec<M::Row> = project
             .into_iter()
             .filter(|info| !sent.contains(&info.path))
@@ -769,7 +785,6 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         if !rows.is_empty() {
             out.send(LoadEvent::Rows(rows));
         }
-        Ok(())
     }
 
     /// The other stored rows of the files `listed`, without looking at the

@@ -2129,7 +2129,7 @@ pub fn stored_rows<R: Send>(
     let (sql, cols) = match (limit, &look) {
         // Every row, with what a refresh compares.
         (None, Some(_)) => (SELECT_CACHED_ALL, [1, 9, 10]),
-        (Some(_), None) if within.is_some() => (
+        (_, None) if within.is_some() => (
             "SELECT path, state, row FROM files WHERE id IN
              (SELECT id FROM files INDEXED BY files_sessions
               WHERE problem IS NULL AND path >= ?2 AND path < ?3

@@ -1877,8 +1877,10 @@ fn answer(
         Within::Ids(ids) => Some(ids.iter().copied().collect()),
         // As many paths as the index has sessions (a listing of the whole
         // store): reading every session's text reads no more than theirs,
-        // and mapping 100,000 paths to ids cost ~40 ms.
-        Within::Paths(w) if w.len() >= cache.files.keys.len() => None,
+        // and mapping 100,000 paths to ids cost ~40 ms. Not for a cache of
+        // some folders' sessions, which are few to map, and which, when
+        // few, are read rather than looked up (see `FEW_TO_READ`).
+        Within::Paths(w) if w.len() >= cache.files.keys.len() && cache.folders.is_none() => None,
         Within::Paths(w) => {
             let by_key: HashMap<&[u8], u32, FxBuild> = cache
                 .files

@@ -339,10 +339,6 @@ pub fn list_session_files(
     (listing.files, listing.problems)
 }
 
-/// [`list_session_files`], with the folders read. The folders are read
-/// on all cores (most of a listing is the kernel's reading of big
-/// folders: ~90 ms for 100,000 files on one); the files come in the order
-/// one thread would find them.
 /// The folder of a per-project root that holds the sessions of `cwd`.
 fn project_dir(root: &StoreRoot, cwd: &str) -> PathBuf {
     root.path.join(match root.agent {
@@ -363,6 +359,10 @@ pub fn project_dirs_of(config: &StoreConfig, cwd: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// [`list_session_files`], with the folders read. The folders are read
+/// on all cores (most of a listing is the kernel's reading of big
+/// folders: ~90 ms for 100,000 files on one); the files come in the order
+/// one thread would find them.
 pub fn list_store(config: &StoreConfig, scope: &Scope) -> StoreListing {
     let mut dirs: Vec<(PathBuf, Agent)> = Vec::new();
     for root in &config.roots {

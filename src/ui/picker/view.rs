@@ -322,10 +322,10 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     if p.visible.is_empty() {
         // Rows still loading may be this list's (the current folder's
         // come among the others': on a first run, after seconds).
-        let text = if p.loading.is_some() && p.parsed.error().is_none() {
-            "Loading sessions…"
-        } else if p.query_active() && p.search_incomplete.is_some() {
+        let text = if p.query_active() && p.search_incomplete.is_some() {
             "No sessions found (search incomplete)"
+        } else if p.loading.is_some() && p.parsed.error().is_none() {
+            "Loading sessions…"
         } else {
             empty_text(p)
         };
