@@ -307,20 +307,24 @@ fn a_quiet_projects_newest_rows_come_with_the_first_screen() {
     let s = Store::new(260);
     let quiet_dir = s.root.join("--home-u-quiet--");
     std::fs::create_dir_all(&quiet_dir).unwrap();
-    let quiet: Vec<PathBuf> = (0..3)
-        .map(|i| {
-            let p = quiet_dir.join(format!(
-                "2025-01-01T10-00-00-000Z_0199cccc-0000-7000-8000-{i:012}.jsonl"
-            ));
-            let header = format!(
-                r#"{{"type":"session","version":3,"id":"0199cccc-0000-7000-8000-{i:012}","timestamp":"2025-01-01T10:00:00.000Z","cwd":"/home/u/quiet"}}"#
-            );
-            std::fs::write(&p, header + "\n").unwrap();
-            let f = std::fs::File::options().write(true).open(&p).unwrap();
-            f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_735_725_600))
-                .unwrap();
-            p
-        })
+    // Three sessions a year old, and newer than them (still older than the
+    // busy project's) 300 internal ones its list hides (workflow runs).
+    let session = |i: usize, internal: bool, secs: u64| {
+        let p = quiet_dir.join(format!(
+            "2025-01-01T10-00-00-000Z_0199cccc-0000-7000-8000-{i:012}.jsonl"
+        ));
+        let header = format!(
+            r#"{{"type":"session","version":3,"id":"0199cccc-0000-7000-8000-{i:012}","timestamp":"2025-01-01T10:00:00.000Z","cwd":"/home/u/quiet","internal":{internal}}}"#
+        );
+        std::fs::write(&p, header + "\n").unwrap();
+        let f = std::fs::File::options().write(true).open(&p).unwrap();
+        f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
+            .unwrap();
+        p
+    };
+    let quiet: Vec<PathBuf> = (0..3).map(|i| session(i, false, 1_735_725_600)).collect();
+    let runs: Vec<PathBuf> = (3..303)
+        .map(|i| session(i, true, 1_735_725_600 + i as u64))
         .collect();
     let (files, _) = list_session_files(&s.config(), &Scope::All);
     s.index().refresh(&files, &mut |_| {}).unwrap();
@@ -343,9 +347,11 @@ fn a_quiet_projects_newest_rows_come_with_the_first_screen() {
     };
     let mut project = project.clone();
     project.sort();
-    assert_eq!(project, quiet);
+    let mut want = [&quiet[..], &runs[..]].concat();
+    want.sort();
+    assert_eq!(project, want);
     let counts = sent(&evs);
-    assert_eq!(counts.len(), 263);
+    assert_eq!(counts.len(), 563);
     assert!(counts.values().all(|&c| c == 1), "{counts:?}");
 
     // The busy project's newest are the first screen: the next rows are
@@ -355,7 +361,7 @@ fn a_quiet_projects_newest_rows_come_with_the_first_screen() {
         let Ev::Rows(rest) = &evs[2] else {
             panic!("{evs:?}")
         };
-        assert_eq!(rest.len(), 63, "{project:?}");
-        assert_eq!(sent(&evs).len(), 263);
+        assert_eq!(rest.len(), 363, "{project:?}");
+        assert_eq!(sent(&evs).len(), 563);
     }
 }
