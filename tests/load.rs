@@ -365,3 +365,48 @@ fn a_quiet_projects_newest_rows_come_with_the_first_screen() {
         assert_eq!(sent(&evs).len(), 563);
     }
 }
+
+/// On a first run (no index), a picker opened on a project reads that
+/// project's files before the others: its list is complete first.
+#[test]
+fn a_first_run_reads_the_projects_files_first() {
+    let s = Store::new(COLD_FILES + 40);
+    // Listed last (folders in their paths' order).
+    let mine_dir = s.root.join("--home-u-zed--");
+    std::fs::create_dir_all(&mine_dir).unwrap();
+    let mine: Vec<PathBuf> = (0..5)
+        .map(|i| {
+            let p = mine_dir.join(format!(
+                "2026-01-01T10-00-00-000Z_0199dddd-0000-7000-8000-{i:012}.jsonl"
+            ));
+            let header = format!(
+                r#"{{"type":"session","version":3,"id":"0199dddd-0000-7000-8000-{i:012}","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/home/u/zed"}}"#
+            );
+            std::fs::write(&p, header + "\n").unwrap();
+            p
+        })
+        .collect();
+    let mut evs = Vec::new();
+    arbor::index::load::load_screen_for(
+        &s.config(),
+        Some(Ok(s.index())),
+        &Plain,
+        Some("/home/u/zed"),
+        &mut |ev| record(ev, &mut evs),
+    );
+    let order: Vec<PathBuf> = evs
+        .iter()
+        .filter_map(|e| match e {
+            Ev::Rows(r) => Some(r.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(order.len(), COLD_FILES + 45);
+    let mut first: Vec<PathBuf> = order[..5].to_vec();
+    first.sort();
+    assert_eq!(first, mine, "{order:?}");
+    // Each row once, and the index built behind them.
+    assert!(sent(&evs).values().all(|&c| c == 1));
+    assert!(evs.contains(&Ev::Indexing(None)));
+}
