@@ -386,27 +386,30 @@ fn a_first_run_reads_the_projects_files_first() {
             p
         })
         .collect();
-    let mut evs = Vec::new();
-    arbor::index::load::load_screen_for(
-        &s.config(),
-        Some(Ok(s.index())),
-        &Plain,
-        Some("/home/u/zed"),
-        &mut |ev| record(ev, &mut evs),
-    );
-    let order: Vec<PathBuf> = evs
-        .iter()
-        .filter_map(|e| match e {
-            Ev::Rows(r) => Some(r.clone()),
-            _ => None,
-        })
-        .flatten()
-        .collect();
-    assert_eq!(order.len(), COLD_FILES + 45);
-    let mut first: Vec<PathBuf> = order[..5].to_vec();
-    first.sort();
-    assert_eq!(first, mine, "{order:?}");
-    // Each row once, and the index built behind them.
-    assert!(sent(&evs).values().all(|&c| c == 1));
-    assert!(evs.contains(&Ev::Indexing(None)));
+    // Building the index, and without one (`--no-index`).
+    for with_index in [true, false] {
+        let mut evs = Vec::new();
+        arbor::index::load::load_screen_for(
+            &s.config(),
+            with_index.then(|| Ok(s.index())),
+            &Plain,
+            Some("/home/u/zed"),
+            &mut |ev| record(ev, &mut evs),
+        );
+        let order: Vec<PathBuf> = evs
+            .iter()
+            .filter_map(|e| match e {
+                Ev::Rows(r) => Some(r.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        assert_eq!(order.len(), COLD_FILES + 45);
+        let mut first: Vec<PathBuf> = order[..5].to_vec();
+        first.sort();
+        assert_eq!(first, mine, "index {with_index}: {order:?}");
+        assert!(sent(&evs).values().all(|&c| c == 1));
+        // The index built behind them.
+        assert_eq!(evs.contains(&Ev::Indexing(None)), with_index);
+    }
 }

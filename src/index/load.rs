@@ -224,7 +224,10 @@ pub fn load_screen_for<M: MakeRow>(
     out.watch();
     let (files, problems) = list_session_files(config, &Scope::All);
     out.log(format_args!("{} files found", files.len()));
-    read_files(&files, problems, true, make, &mut out);
+    let dirs = project.map_or_else(Vec::new, |cwd| {
+        crate::store::scan::project_dirs_of(config, cwd)
+    });
+    read_files(&files, problems, (true, &dirs), make, &mut out);
 }
 
 /// The rows of `scope` for `arbor stats`, `labels`, `--last` and the
@@ -314,7 +317,7 @@ pub fn load_listing_holding(
             Err(e) => out.warn(LoadWarning::IndexUnavailable(e)),
         }
     }
-    read_files(&files, problems, false, &Plain, &mut out);
+    read_files(&files, problems, (false, &[]), &Plain, &mut out);
     None
 }
 
@@ -436,7 +439,7 @@ pub fn load_listing_stored_holding(
         watching: false,
         started: out.started,
     };
-    read_files(&files, problems, text, &Listed, &mut plain);
+    read_files(&files, problems, (text, &[]), &Listed, &mut plain);
     listing.files = files;
     (listing, finished, None)
 }
@@ -489,15 +492,21 @@ fn refresh_listing(
 fn read_files<M: MakeRow>(
     files: &[SessionFile],
     mut problems: Vec<ScanProblem>,
-    text: bool,
+    (text, first_dirs): (bool, &[PathBuf]),
     make: &M,
     out: &mut Out<M::Row>,
 ) {
     let total = files.len();
     out.send(LoadEvent::Progress { done: 0, total });
     let files: Vec<&SessionFile> = files.iter().collect();
+    let (first, rest) = project_first(&files, first_dirs);
     let cache = M::Cache::default();
-    let scanned = scan(&files, text, make, &cache, SCAN_BATCH, 0, total, out);
+    if !first.is_empty() {
+        let scanned = scan(&first, text, make, &cache, SCAN_BATCH, 0, total, out);
+        problems.extend(scanned.problems);
+    }
+    let done = first.len();
+    let scanned = scan(&rest, text, make, &cache, SCAN_BATCH, done, total, out);
     problems.extend(scanned.problems);
     out.log(format_args!(
         "{total} files read, {} problems",
@@ -507,6 +516,19 @@ fn read_files<M: MakeRow>(
         out.log(format_args!("skipped {}: {}", p.path.display(), p.reason));
     }
     out.send(LoadEvent::Finished { problems });
+}
+
+/// `files` split into those under `dirs` (a project's folders) and the
+/// rest, each in its order: a screen opened on a project reads its files
+/// first, so that its list is complete before the whole store's (one
+/// folder of ten at 100,000 sessions: its last rows came seconds in).
+fn project_first<'f>(
+    files: &[&'f SessionFile],
+    dirs: &[PathBuf],
+) -> (Vec<&'f SessionFile>, Vec<&'f SessionFile>) {
+    files
+        .iter()
+        .partition(|f| dirs.iter().any(|d| f.path.starts_with(d)))
 }
 
 /// What tells a later change of a scanned session: its messages, last
@@ -835,15 +857,8 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         total: usize,
         out: &mut Out<M::Row>,
     ) -> HashMap<SharedPath, Fingerprint> {
-        // The project's files first: on a first run its list is complete
-        // once its own files are read, not the whole store's (one folder
-        // of ten at 100,000 sessions: its last rows came ~10 s in).
-        let (mine, rest): (Vec<&SessionFile>, Vec<&SessionFile>) = match &self.project {
-            Some((_, dirs)) => missing
-                .iter()
-                .partition(|f| dirs.iter().any(|d| f.path.starts_with(d))),
-            None => (Vec::new(), missing.to_vec()),
-        };
+        let dirs = self.project.as_ref().map_or(&[][..], |(_, dirs)| dirs);
+        let (mine, rest) = project_first(missing, dirs);
         let (make, cache) = (self.make, &self.cache);
         // Files that cannot be read are found again by the refresh.
         let mut scanned = HashMap::new();
