@@ -116,6 +116,35 @@ fn position(evs: &[Ev], want: impl Fn(&Ev) -> bool) -> usize {
         .unwrap_or_else(|| panic!("not in {evs:?}"))
 }
 
+/// Every row sent, in the order sent.
+fn rows_in_order(evs: &[Ev]) -> Vec<PathBuf> {
+    evs.iter()
+        .filter_map(|e| match e {
+            Ev::Rows(r) => Some(r.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+/// A session of `cwd` in `dir` that is only its header, session `id`
+/// (a uuid's last group), written `secs` after the epoch when given.
+fn header_only(dir: &Path, id: &str, cwd: &str, internal: bool, secs: Option<u64>) -> PathBuf {
+    let p = dir.join(format!(
+        "2025-01-01T10-00-00-000Z_0199cccc-0000-7000-8000-{id}.jsonl"
+    ));
+    let header = format!(
+        r#"{{"type":"session","version":3,"id":"0199cccc-0000-7000-8000-{id}","timestamp":"2025-01-01T10:00:00.000Z","cwd":"{cwd}","internal":{internal}}}"#
+    );
+    std::fs::write(&p, header + "\n").unwrap();
+    if let Some(secs) = secs {
+        let f = std::fs::File::options().write(true).open(&p).unwrap();
+        f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
+            .unwrap();
+    }
+    p
+}
+
 #[test]
 fn cold_index_rows_come_from_a_scan_then_the_index_is_built_behind_them() {
     let n = COLD_FILES + 6;
@@ -170,14 +199,7 @@ fn warm_index_sends_stored_rows_first_then_only_what_changed() {
     assert_eq!(evs[3], Ev::Progress(4, 5));
     // Watching before the refresh, which then sends only the changes.
     assert_eq!(evs[4], Ev::Watch);
-    let mut changed: Vec<PathBuf> = evs[5..]
-        .iter()
-        .filter_map(|e| match e {
-            Ev::Rows(r) => Some(r.clone()),
-            _ => None,
-        })
-        .flatten()
-        .collect();
+    let mut changed = rows_in_order(&evs[5..]);
     changed.sort();
     let mut want = vec![grown, new];
     want.sort();
@@ -310,17 +332,13 @@ fn a_quiet_projects_newest_rows_come_with_the_first_screen() {
     // Three sessions a year old, and newer than them (still older than the
     // busy project's) 300 internal ones its list hides (workflow runs).
     let session = |i: usize, internal: bool, secs: u64| {
-        let p = quiet_dir.join(format!(
-            "2025-01-01T10-00-00-000Z_0199cccc-0000-7000-8000-{i:012}.jsonl"
-        ));
-        let header = format!(
-            r#"{{"type":"session","version":3,"id":"0199cccc-0000-7000-8000-{i:012}","timestamp":"2025-01-01T10:00:00.000Z","cwd":"/home/u/quiet","internal":{internal}}}"#
-        );
-        std::fs::write(&p, header + "\n").unwrap();
-        let f = std::fs::File::options().write(true).open(&p).unwrap();
-        f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
-            .unwrap();
-        p
+        header_only(
+            &quiet_dir,
+            &format!("{i:012}"),
+            "/home/u/quiet",
+            internal,
+            Some(secs),
+        )
     };
     let quiet: Vec<PathBuf> = (0..3).map(|i| session(i, false, 1_735_725_600)).collect();
     let runs: Vec<PathBuf> = (3..303)
@@ -375,16 +393,7 @@ fn a_first_run_reads_the_projects_files_first() {
     let mine_dir = s.root.join("--home-u-zed--");
     std::fs::create_dir_all(&mine_dir).unwrap();
     let mine: Vec<PathBuf> = (0..5)
-        .map(|i| {
-            let p = mine_dir.join(format!(
-                "2026-01-01T10-00-00-000Z_0199dddd-0000-7000-8000-{i:012}.jsonl"
-            ));
-            let header = format!(
-                r#"{{"type":"session","version":3,"id":"0199dddd-0000-7000-8000-{i:012}","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/home/u/zed"}}"#
-            );
-            std::fs::write(&p, header + "\n").unwrap();
-            p
-        })
+        .map(|i| header_only(&mine_dir, &format!("{i:012}"), "/home/u/zed", false, None))
         .collect();
     // Building the index, and without one (`--no-index`).
     for with_index in [true, false] {
@@ -396,14 +405,7 @@ fn a_first_run_reads_the_projects_files_first() {
             Some("/home/u/zed"),
             &mut |ev| record(ev, &mut evs),
         );
-        let order: Vec<PathBuf> = evs
-            .iter()
-            .filter_map(|e| match e {
-                Ev::Rows(r) => Some(r.clone()),
-                _ => None,
-            })
-            .flatten()
-            .collect();
+        let order = rows_in_order(&evs);
         assert_eq!(order.len(), COLD_FILES + 45);
         let mut first: Vec<PathBuf> = order[..5].to_vec();
         first.sort();
