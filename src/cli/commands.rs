@@ -172,11 +172,11 @@ fn last(config: &StoreConfig, cli: &Cli) -> Result<()> {
     let cwd = project_cwd(None)?;
     let scope = Scope::Project(cwd.clone());
     let mut rows = Vec::new();
-    let index = (!cli.global.no_index).then(Index::open_default);
-    load_listing(config, &scope, index, &mut |ev| {
-        if let LoadEvent::Rows(r) = ev {
-            gather(&mut rows, r);
-        }
+    let index = super::behind::open_index(&cli.global);
+    load_listing(config, &scope, index, &mut |ev| match ev {
+        LoadEvent::Rows(r) => gather(&mut rows, r),
+        LoadEvent::Warning(w) => super::behind::warn(&cli.global, &w),
+        _ => {}
     });
     filter_rows(&mut rows, &scope, false);
     sort_recent(&mut rows);
@@ -301,17 +301,14 @@ fn list(
         None => None,
     };
     crate::log::line("start");
-    let index = (!g.no_index).then(|| {
-        let index = Index::open_default();
-        crate::log::line("index opened");
-        index
-    });
+    let index = super::behind::open_index(g);
+    crate::log::line("index opened");
     let Listed {
         listing,
         keys,
         mut problems,
         ..
-    } = listed_rows(config, &scope, index, query.as_ref(), a.include_internal);
+    } = listed_rows(config, g, &scope, index, query.as_ref(), a.include_internal);
     let now = chrono::Utc::now().timestamp_millis();
     let line = |r: ListRow, buf: &mut Vec<u8>| {
         if a.json {
@@ -420,6 +417,7 @@ pub(super) struct Listed {
 /// said on stderr.
 pub(super) fn listed_rows(
     config: &StoreConfig,
+    g: &GlobalOpts,
     scope: &Scope,
     index: Option<Result<Index, crate::index::IndexError>>,
     query: Option<&Query>,
@@ -427,7 +425,7 @@ pub(super) fn listed_rows(
 ) -> Listed {
     let mut warn = |ev| {
         if let LoadEvent::Warning(w) = ev {
-            eprintln!("arbor: {}", clean(&w.to_string()))
+            super::behind::warn(g, &w)
         }
     };
     let (listing, problems, index) =
@@ -552,6 +550,21 @@ fn rank_by_files(
     rank_with_index(query, full, file_hits(query, &paths).as_ref())
 }
 
+/// `arbor index --behind`: the build lock, at a lower priority, unless
+/// another process holds it (`false`). A process that only looks at the
+/// lock holds it for an instant: it is asked again a few times.
+fn take_lock_behind(index: &mut Index) -> Result<bool> {
+    // SAFETY: nice only changes this process's priority.
+    unsafe { libc::nice(10) };
+    for _ in 0..10 {
+        if index.take_build_lock(false)? {
+            return Ok(true);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Ok(false)
+}
+
 fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -> Result<()> {
     let mut index = Index::open_default().context("cannot open the index")?;
     if !a.files.is_empty() {
@@ -584,8 +597,17 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
         }
         return Ok(());
     }
+    if a.behind && !take_lock_behind(&mut index)? {
+        // Another process builds it: what this one would.
+        return Ok(());
+    }
     let mut update = None;
     if !a.stats {
+        if !index.take_build_lock(false)? {
+            let pid = crate::index::behind::builder(index.path()).unwrap_or(0);
+            eprintln!("arbor: waiting for the index build in process {pid} to end…");
+            index.take_build_lock(true)?;
+        }
         if a.rebuild {
             index.clear().context("cannot delete the index")?;
         }
@@ -604,6 +626,11 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
         index.settle().context("cannot settle the index's log")?;
     }
     let s = index.stats()?;
+    // Another process's build (`--stats` does not wait for it).
+    let building = match update {
+        Some(_) => None,
+        None => crate::index::behind::builder(index.path()),
+    };
     let ratio = if s.store_bytes > 0 {
         s.disk_bytes as f64 * 100.0 / s.store_bytes as f64
     } else {
@@ -620,6 +647,7 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
             "textBytes": s.text_bytes,
             "segments": s.segments,
             "lastUpdate": s.last_update,
+            "building": building,
         });
         if let Some(u) = &update {
             v["update"] = json!({
@@ -672,6 +700,9 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
         clean(s.last_update.as_deref().unwrap_or("never"))
     )?;
     writeln!(out, "format:    {}", clean(&s.format))?;
+    if let Some(pid) = building {
+        writeln!(out, "building:  now, in process {pid}")?;
+    }
     Ok(())
 }
 

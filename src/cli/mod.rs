@@ -1,5 +1,6 @@
 //! The command line: `arbor [list|show|context|export|diff|labels|stats|trash|restore|label|branch|fork|rename|index]`.
 
+mod behind;
 mod bulk;
 mod commands;
 mod report;
@@ -130,6 +131,10 @@ pub struct IndexArgs {
     /// Print the figures as one JSON object
     #[arg(long)]
     pub json: bool,
+    /// Build behind a command's answer: quietly, at a lower priority, and
+    /// not at all when another process is building the index
+    #[arg(long, hide = true, conflicts_with_all = ["rebuild", "stats"])]
+    pub behind: bool,
 }
 
 #[derive(Debug, Args)]

@@ -11,7 +11,6 @@ use serde_json::json;
 use super::commands::{json_text, project_cwd};
 use super::{GlobalOpts, LabelsArgs, StatsArgs};
 use crate::index::load::{gather, load_listing, LoadEvent};
-use crate::index::Index;
 use crate::session::entry::parse_iso_ms;
 use crate::session::extras::{label_rows, UsageBucket, HOUR_MS};
 use crate::session::info::SessionInfo;
@@ -45,8 +44,8 @@ pub(super) fn rows_of(
     scope: &Scope,
     which: Rows,
 ) -> Vec<SessionInfo> {
-    let index = (!g.no_index).then(|| {
-        Index::open_default().map(|mut i| {
+    let index = super::behind::open_index(g).map(|index| {
+        index.map(|mut i| {
             // Labels come either way; usage is for `arbor stats`.
             i.set_extras(which == Rows::All);
             i.set_labelled_only(which == Rows::Labelled);
@@ -64,7 +63,7 @@ pub(super) fn rows_of(
             gather(&mut rows, r)
         }
         LoadEvent::Finished { problems: p } => problems.extend(p),
-        LoadEvent::Warning(w) => eprintln!("arbor: {}", clean(&w.to_string())),
+        LoadEvent::Warning(w) => super::behind::warn(g, &w),
         _ => {}
     });
     problems.sort_by(|a, b| a.path.cmp(&b.path));

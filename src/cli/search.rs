@@ -11,7 +11,6 @@ use serde::Serialize;
 
 use super::commands::{listed_rows, project_cwd};
 use super::{GlobalOpts, SearchArgs};
-use crate::index::Index;
 use crate::search::hits::{file_entry_hits_until, EntryHit};
 use crate::search::Query;
 use crate::store::{Scope, StoreConfig};
@@ -56,8 +55,8 @@ pub fn search(
     } else {
         Scope::Project(project_cwd(a.cwd.as_deref())?)
     };
-    let index = (!g.no_index).then(Index::open_default);
-    let listed = listed_rows(config, &scope, index, Some(&query), false);
+    let index = super::behind::open_index(g);
+    let listed = listed_rows(config, g, &scope, index, Some(&query), false);
     let (listing, keys) = (listed.listing, listed.keys);
     if listed.in_scope == 0 {
         // Still status 1, but not silent: the others are a flag away.

@@ -68,6 +68,24 @@ pub enum LoadWarning {
     /// read from the files instead, text and all.
     #[error("the index could not be updated ({0}); searching the files instead")]
     SearchingFiles(String),
+    /// What the index lacked was read from the files, to be indexed by a
+    /// build behind the answer (see [`super::behind`]).
+    #[error("{}", behind_text(.0))]
+    BuildingBehind(super::behind::Deferred),
+}
+
+fn behind_text(d: &super::behind::Deferred) -> String {
+    let mb = d.bytes as f64 / (1 << 20) as f64;
+    match d.builder {
+        Some(pid) => format!(
+            "the index is being built (process {pid}); {} sessions it lacks ({mb:.0} MB) were read from their files",
+            d.files
+        ),
+        None => format!(
+            "the index lacks {} sessions ({mb:.0} MB); they were read from their files",
+            d.files
+        ),
+    }
 }
 
 /// Turns a row the loader read into the consumer's row. Called on the
@@ -266,6 +284,12 @@ pub fn load_listing_holding(
         match index {
             Ok(mut index) => {
                 index.set_folders_only(matches!(scope, Scope::Project(_)));
+                // Rows a refresh leaves to a build behind are not stored:
+                // they cannot be let go and read back.
+                let held_at_most = match index.builds_behind() {
+                    true => usize::MAX,
+                    false => held_at_most,
+                };
                 // Nothing is sent before the refresh has gone well: else the
                 // files are read, and would send their rows twice.
                 let mut unchanged = Vec::new();
@@ -301,6 +325,9 @@ pub fn load_listing_holding(
                     Ok(stats) => match stats.write_error {
                         Some(e) if let_go => out.warn(LoadWarning::IndexNotUpdated(e)),
                         write_error => {
+                            if let Some(d) = stats.deferred {
+                                out.warn(LoadWarning::BuildingBehind(d));
+                            }
                             if let Some(e) = write_error {
                                 out.warn(LoadWarning::IndexNotUpdated(e));
                             }
@@ -392,6 +419,11 @@ pub fn load_listing_stored_holding(
     match index {
         Some(Ok(mut index)) => {
             index.set_folders_only(matches!(scope, Scope::Project(_)));
+            // As in `load_listing_holding`.
+            let held = match index.builds_behind() {
+                true => usize::MAX,
+                false => held,
+            };
             let mut refreshed = refresh_listing(&mut index, &files, &mut listing, held);
             // Rows read past what is held were let go: the index has them
             // now, to be read in place like any unchanged row.
@@ -407,6 +439,13 @@ pub fn load_listing_stored_holding(
                 }
             }
             match refreshed {
+                // The index lacks those files' text: a search reads the
+                // files, all of them, as without the index.
+                Ok((stats, _)) if text && stats.deferred.is_some() => {
+                    if let Some(d) = stats.deferred {
+                        out.warn(LoadWarning::BuildingBehind(d));
+                    }
+                }
                 Ok((stats, let_go)) => match stats.write_error {
                     Some(e) if text || let_go => out.warn(match text {
                         true => LoadWarning::SearchingFiles(e),
@@ -415,6 +454,9 @@ pub fn load_listing_stored_holding(
                     write_error => {
                         if let Some(e) = write_error {
                             out.warn(LoadWarning::IndexNotUpdated(e));
+                        }
+                        if let Some(d) = stats.deferred {
+                            out.warn(LoadWarning::BuildingBehind(d));
                         }
                         problems.extend(stats.problems);
                         listing.files = files;

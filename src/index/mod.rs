@@ -49,6 +49,7 @@
 //! readers run beside the writer).
 
 mod ascending;
+pub mod behind;
 mod codec;
 mod db;
 pub mod load;
@@ -118,6 +119,9 @@ pub struct RefreshStats {
     pub problems: Vec<ScanProblem>,
     /// The rows were delivered but the index could not be updated.
     pub write_error: Option<String>,
+    /// What the index lacked was read from the files and left to a build
+    /// behind the answer (see [`Index::build_behind`]).
+    pub deferred: Option<behind::Deferred>,
     pub elapsed: Duration,
 }
 
@@ -156,6 +160,10 @@ pub struct Index {
     /// The folders of the files of the last refresh, when
     /// [`Index::set_folders_only`]: searches answer for their sessions.
     folders: Option<refresh::SharedFolders>,
+    /// See [`Index::build_behind`].
+    behind: Option<u64>,
+    /// Held by this index's process for a build (see [`Index::take_build_lock`]).
+    build_lock: Option<behind::BuildLock>,
 }
 
 /// Where the rows go of a refresh that sends none of the unchanged files
@@ -185,11 +193,45 @@ impl Index {
             wanted: Default::default(),
             folders_only: false,
             folders: None,
+            behind: None,
+            build_lock: None,
         })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// A refresh that finds more than `over` bytes it lacks, or another
+    /// process building the index, reads those files' rows from them,
+    /// writes nothing, and says so in [`RefreshStats::deferred`]: the
+    /// caller answers and leaves the build to another process (see
+    /// [`behind`]). Unset, a refresh builds whatever it lacks.
+    pub fn build_behind(&mut self, over: u64) {
+        self.behind = Some(over);
+    }
+
+    /// Whether a refresh may leave what it lacks to a build behind it.
+    pub fn builds_behind(&self) -> bool {
+        self.behind.is_some()
+    }
+
+    /// Holds the build lock from now on (waiting for another builder to
+    /// finish when `wait`); `false` when another process holds it.
+    /// Refreshes of an index that does not hold it take it for a build.
+    pub fn take_build_lock(&mut self, wait: bool) -> Result<bool, IndexError> {
+        if self.build_lock.is_some() {
+            return Ok(true);
+        }
+        let io = |source| IndexError::Io {
+            path: behind::lock_path(&self.path),
+            source,
+        };
+        self.build_lock = match wait {
+            true => Some(behind::BuildLock::wait(&self.path).map_err(io)?),
+            false => behind::BuildLock::try_take(&self.path).map_err(io)?,
+        };
+        Ok(self.build_lock.is_some())
     }
 
     /// Deletes everything; the next refresh reads every file.
@@ -304,13 +346,17 @@ impl Index {
             .then(|| std::sync::Arc::new(refresh::folder_ranges(&refresh::file_keys(files))));
         let ranges = self.folders.clone();
         let folders = ranges.as_deref().map(Vec::as_slice);
+        let build = refresh::Build {
+            behind: self.behind,
+            holding: self.build_lock.is_some(),
+        };
         match refresh::refresh(
             &self.conn,
             &self.path,
             files,
             folders,
             unchanged.again(),
-            wanted,
+            (wanted, build),
             &mut on_rows,
         ) {
             Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
@@ -322,7 +368,7 @@ impl Index {
                     files,
                     folders,
                     unchanged,
-                    wanted,
+                    (wanted, build),
                     &mut on_rows,
                 )
             }

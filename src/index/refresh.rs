@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior, MAIN_DB};
 
+use super::behind::{self, BuildLock, Deferred};
 use super::codec::{self, fingerprint, FxBuild};
 use super::db::{key_path, path_key, set_meta, text_path, text_state, write_at, Keys, TextState};
 use super::stored::{StoredRows, Unchanged};
@@ -2377,7 +2378,7 @@ pub fn refresh(
     files: &[SessionFile],
     folders: Option<&FolderRanges>,
     mut unchanged: UnchangedRows,
-    wanted: Wanted,
+    (wanted, build): (Wanted, Build),
     on_rows: &mut OnRows,
 ) -> Result<RefreshStats, IndexError> {
     let t0 = Instant::now();
@@ -2405,6 +2406,16 @@ pub fn refresh(
     let mut jobs = sort_out(files, looked, unchanged, &mut stats, on_unchanged);
     fill_states(conn, &mut jobs);
     lap("files checked");
+    let _lock = match build.plan(db_path, &jobs) {
+        Plan::Here(lock) => lock,
+        Plan::Behind(deferred) => {
+            read_plain(jobs, wanted, &mut stats, on_rows.read);
+            lap("read behind");
+            stats.deferred = Some(deferred);
+            stats.elapsed = t0.elapsed();
+            return Ok(stats);
+        }
+    };
     let mut writer = Writer::new(conn, db_path.to_path_buf());
     remove_gone(&mut writer, files, &unlisted, &mut stats)?;
     lap("removals");
@@ -2428,6 +2439,96 @@ pub fn refresh(
     lap("merged");
     stats.elapsed = t0.elapsed();
     Ok(stats)
+}
+
+/// Who builds what a refresh finds the index lacks (see [`super::behind`]).
+#[derive(Clone, Copy, Default)]
+pub struct Build {
+    /// Bytes past which it is left to a build behind (`None`: built here).
+    pub behind: Option<u64>,
+    /// This process holds the build lock already.
+    pub holding: bool,
+}
+
+enum Plan {
+    /// Indexed here, holding the build lock when it could be had.
+    Here(Option<BuildLock>),
+    Behind(Deferred),
+}
+
+impl Build {
+    fn plan(self, db_path: &Path, jobs: &[Job]) -> Plan {
+        if jobs.is_empty() || self.holding {
+            return Plan::Here(None);
+        }
+        let bytes: u64 = jobs.iter().map(|j| j.2).sum();
+        let deferred = |builder| {
+            Plan::Behind(Deferred {
+                files: jobs.len(),
+                bytes,
+                builder,
+            })
+        };
+        match self.behind {
+            Some(over) => match behind::builder(db_path) {
+                Some(pid) => deferred(Some(pid)),
+                None if bytes > over => deferred(None),
+                None => Plan::Here(None),
+            },
+            // A build: others that can wait for it do (the lock may be
+            // held by one: then both build, as before there was a lock).
+            None if bytes > behind::threshold() => {
+                Plan::Here(BuildLock::try_take(db_path).ok().flatten())
+            }
+            None => Plan::Here(None),
+        }
+    }
+}
+
+/// The rows of `jobs` read from their files, as a listing without the
+/// index reads them (the same rows, the same problems); nothing written.
+fn read_plain(
+    jobs: Vec<Job>,
+    wanted: Wanted,
+    stats: &mut RefreshStats,
+    on_rows: &mut dyn FnMut(Vec<SessionInfo>),
+) {
+    let (tx, rx) = mpsc::channel();
+    std::thread::scope(|scope| {
+        let jobs = &jobs;
+        scope.spawn(move || {
+            jobs.par_iter().for_each_with(tx, |tx, (f, _, _)| {
+                let _ =
+                    tx.send(
+                        crate::store::listing::scan_file(f, false).map_err(|e| ScanProblem {
+                            path: f.path.clone(),
+                            reason: e.to_string(),
+                        }),
+                    );
+            });
+        });
+        let mut batch = Vec::new();
+        for read in rx {
+            match read {
+                Ok(mut row) => {
+                    stats.reparsed += 1;
+                    if !wanted.usage {
+                        row.usage = Default::default();
+                    }
+                    if wanted.sends(&row) {
+                        batch.push(row);
+                    }
+                }
+                Err(problem) => stats.problems.push(problem),
+            }
+            if batch.len() >= 512 {
+                on_rows(std::mem::take(&mut batch));
+            }
+        }
+        if !batch.is_empty() {
+            on_rows(batch);
+        }
+    });
 }
 
 /// Which rows a refresh sends, and with what.

@@ -1,0 +1,134 @@
+//! Building the index behind an answer.
+//!
+//! Building the index costs far more than reading the rows: at 10,000
+//! stress sessions a first `arbor list` took 21 s to build it and 2.6 s
+//! to read the files (`--no-index`); at 100,000, 50 s against 4.4 s. So a
+//! command that finds more than [`threshold`] bytes the index lacks (a
+//! first run, a store copied in, weeks away) answers from the files, as
+//! `--no-index` does, and leaves the build to `arbor index` started
+//! behind it (`git gc --auto` detaches the same way). The index stays a
+//! cache: the answer is the files' either way.
+//!
+//! One build runs at a time: a builder (that process, `arbor index`, the
+//! picker's first run) holds [`BuildLock`] while it writes; a command that
+//! builds behind and finds it held reads what the index lacks from the
+//! files and writes nothing, rather than racing the builder for the same
+//! files.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{flock, FlockOperation};
+
+/// Bytes the index may lack before a command builds it behind its answer
+/// rather than before it: ~2 s of indexing on two cores (~8 ns a byte for
+/// the realistic profile's sessions), ~0.1 s of reading.
+pub const BEHIND_BYTES: u64 = 256 << 20;
+
+/// [`BEHIND_BYTES`], or `ARBOR_BUILD_BEHIND_BYTES` (tests and benchmarks
+/// set it: `0` builds behind whatever is missing, a huge value never).
+pub fn threshold() -> u64 {
+    std::env::var("ARBOR_BUILD_BEHIND_BYTES")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(BEHIND_BYTES)
+}
+
+/// A refresh that left what the index lacked to a build behind it: the
+/// rows of those files were read from them, and nothing was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deferred {
+    /// Files the index lacked (new, changed or gone from it).
+    pub files: usize,
+    /// Their bytes to index.
+    pub bytes: u64,
+    /// The process already building the index, when one was.
+    pub builder: Option<u32>,
+}
+
+/// The file a builder holds locked: beside the index's database, named
+/// after it, so that each index has its own.
+pub fn lock_path(db: &Path) -> PathBuf {
+    let mut p = db.as_os_str().to_owned();
+    p.push(".build");
+    PathBuf::from(p)
+}
+
+/// Held by the one process building the index; let go when dropped (or
+/// when the process ends, however it ends: it is an `flock`).
+#[derive(Debug)]
+pub struct BuildLock {
+    _file: File,
+}
+
+impl BuildLock {
+    /// The lock, unless another process holds it.
+    pub fn try_take(db: &Path) -> io::Result<Option<BuildLock>> {
+        let file = open_lock(db)?;
+        match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(Some(BuildLock::holding(file))),
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The lock, waiting for the process holding it to finish.
+    pub fn wait(db: &Path) -> io::Result<BuildLock> {
+        let file = open_lock(db)?;
+        flock(&file, FlockOperation::LockExclusive)?;
+        Ok(BuildLock::holding(file))
+    }
+
+    fn holding(mut file: File) -> BuildLock {
+        // The pid tells others who builds; a lock without it still locks.
+        let _ = file
+            .set_len(0)
+            .and_then(|_| file.rewind())
+            .and_then(|_| write!(file, "{}", std::process::id()))
+            .and_then(|_| file.flush());
+        BuildLock { _file: file }
+    }
+}
+
+fn open_lock(db: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(lock_path(db))
+}
+
+/// The pid of the process building the index in `db`, when one is (0 when
+/// it has not written its pid yet).
+pub fn builder(db: &Path) -> Option<u32> {
+    let mut file = File::open(lock_path(db)).ok()?;
+    // A shared lock: two processes looking at once do not see each other.
+    if flock(&file, FlockOperation::NonBlockingLockShared).is_ok() {
+        return None;
+    }
+    let mut pid = String::new();
+    let _ = file.read_to_string(&mut pid);
+    Some(pid.trim().parse().unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_lock_is_seen_and_not_taken_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("index.db");
+        assert_eq!(builder(&db), None, "no lock file yet");
+        let held = BuildLock::try_take(&db).unwrap().expect("free");
+        assert_eq!(builder(&db), Some(std::process::id()));
+        assert!(BuildLock::try_take(&db).unwrap().is_none());
+        drop(held);
+        assert_eq!(builder(&db), None);
+        let again = BuildLock::wait(&db).unwrap();
+        assert_eq!(builder(&db), Some(std::process::id()));
+        drop(again);
+    }
+}

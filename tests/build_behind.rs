@@ -1,0 +1,168 @@
+//! The index built behind a command's answer: a command that finds more
+//! than `ARBOR_BUILD_BEHIND_BYTES` the index lacks answers from the files
+//! and starts `arbor index --behind`; while any process builds, the others
+//! read what the index lacks and write nothing; `arbor index` waits.
+
+mod common;
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use arbor::index::behind::BuildLock;
+use common::{arbor, conformance_corpus};
+
+fn list(root: &Path, cache: &Path, behind: Option<&str>, extra: &[&str]) -> (String, String) {
+    let mut c = arbor();
+    c.env("ARBOR_CACHE_DIR", cache)
+        .arg("--store")
+        .arg(root)
+        .args(["list", "--all", "--json"])
+        .args(extra);
+    if let Some(bytes) = behind {
+        c.env("ARBOR_BUILD_BEHIND_BYTES", bytes);
+    }
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn sessions_indexed(root: &Path, cache: &Path) -> (u64, serde_json::Value) {
+    let out = common::run_ok(
+        arbor()
+            .env("ARBOR_CACHE_DIR", cache)
+            .arg("--store")
+            .arg(root)
+            .args(["index", "--stats", "--json"]),
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    (v["sessions"].as_u64().unwrap(), v["building"].clone())
+}
+
+/// The stderr lines that are not about the build behind.
+fn without_behind(err: &str) -> String {
+    err.lines()
+        .filter(|l| !l.contains("from their files"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// The process named in "(process N" of `err`.
+fn process_named(err: &str) -> u32 {
+    let at = err.find("(process ").expect("a process named") + "(process ".len();
+    let digits: String = err[at..].chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().unwrap()
+}
+
+/// Waits for `pid` (not a child of this process) to end.
+fn wait_gone(pid: u32) {
+    let t = Instant::now();
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // Ended: gone, or a zombie its new parent has not reaped yet.
+        let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+        if stat.is_empty() || state.starts_with('Z') {
+            return;
+        }
+        assert!(t.elapsed() < Duration::from_secs(120), "{pid} still runs");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_first_run_answers_from_the_files_and_indexes_behind_it() {
+    let dir = conformance_corpus();
+    let root = dir.path().join("corpus");
+    for extra in [&[][..], &["--query", "the"][..]] {
+        let cache = dir.path().join(format!("cache{}", extra.len()));
+        let (plain, plain_err) = list(&root, &cache, None, &[&["--no-index"][..], extra].concat());
+        assert!(plain.lines().count() > 10, "{plain}");
+        let (first, first_err) = list(&root, &cache, Some("0"), extra);
+        assert_eq!(plain, first, "the first run's rows are the files'");
+        assert_eq!(plain_err, without_behind(&first_err));
+        assert!(
+            first_err.contains("were read from their files; indexing them in the background"),
+            "{first_err}"
+        );
+        wait_gone(process_named(&first_err));
+        let (indexed, building) = sessions_indexed(&root, &cache);
+        assert!(indexed >= plain.lines().count() as u64, "{indexed}");
+        assert!(building.is_null());
+        // Nothing lacking now: the index answers, and says nothing more.
+        let (warm, warm_err) = list(&root, &cache, Some("0"), extra);
+        assert_eq!(plain, warm);
+        assert_eq!(plain_err, warm_err);
+    }
+    // Under the threshold the first run builds the index itself.
+    let cache = dir.path().join("cache-here");
+    let (_, err) = list(&root, &cache, None, &[]);
+    assert!(!err.contains("from their files"), "{err}");
+    assert!(sessions_indexed(&root, &cache).0 > 10);
+}
+
+#[test]
+fn while_a_build_runs_others_read_the_files_and_index_waits() {
+    let dir = conformance_corpus();
+    let root = dir.path().join("corpus");
+    let cache = dir.path().join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    let db = cache.join(arbor::index::FILE_NAME);
+    let lock = BuildLock::try_take(&db).unwrap().expect("no builder yet");
+    let me = std::process::id();
+
+    let (plain, plain_err) = list(&root, &cache, None, &["--no-index"]);
+    // Whatever the threshold, a listing reads beside a build.
+    let (beside, err) = list(&root, &cache, None, &[]);
+    assert_eq!(plain, beside);
+    assert_eq!(plain_err, without_behind(&err));
+    assert!(
+        err.contains(&format!("the index is being built (process {me})")),
+        "{err}"
+    );
+    let (indexed, building) = sessions_indexed(&root, &cache);
+    assert_eq!(indexed, 0, "nothing written beside the build");
+    assert_eq!(building, serde_json::json!(me));
+
+    // A build behind finds the lock held: it leaves at once.
+    let t = Instant::now();
+    common::run_ok(
+        arbor()
+            .env("ARBOR_CACHE_DIR", &cache)
+            .arg("--store")
+            .arg(&root)
+            .args(["index", "--behind"]),
+    );
+    assert!(t.elapsed() < Duration::from_secs(20));
+    assert_eq!(sessions_indexed(&root, &cache).0, 0);
+
+    // `arbor index` waits for the build, then brings the index up to date.
+    let mut index = arbor()
+        .env("ARBOR_CACHE_DIR", &cache)
+        .arg("--store")
+        .arg(&root)
+        .arg("index")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(index.try_wait().unwrap().is_none(), "it waits");
+    drop(lock);
+    let out = index.wait_with_output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("waiting for the index build in process {me}")),
+        "{err}"
+    );
+    assert!(sessions_indexed(&root, &cache).0 > 10);
+    let (warm, warm_err) = list(&root, &cache, None, &[]);
+    assert_eq!((plain, plain_err), (warm, warm_err));
+}
