@@ -177,6 +177,76 @@ fn cold_index_rows_come_from_a_scan_then_the_index_is_built_behind_them() {
     assert!(!warm.iter().any(|e| matches!(e, Ev::Indexing(_))));
 }
 
+/// The picker's load of a cold index whose build another process does
+/// (`load_screen_behind`): here a thread holding the build lock, as
+/// `arbor index --behind` holds it, slow enough to be waited for.
+#[test]
+fn a_cold_index_built_by_another_process_is_waited_for() {
+    use arbor::index::behind::BuildLock;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let n = COLD_FILES + 6;
+    for can_start in [true, false] {
+        let s = Store::new(n);
+        let db = s.dir.path().join("cache/index.db");
+        let (files, _) = list_session_files(&s.config(), &Scope::All);
+        let (asked, built) = (AtomicUsize::new(0), AtomicBool::new(false));
+        let mut evs = Vec::new();
+        let mut built_when_done = None;
+        std::thread::scope(|scope| {
+            let start = || {
+                asked.fetch_add(1, Ordering::SeqCst);
+                if !can_start {
+                    return false;
+                }
+                let lock = BuildLock::try_take(&db).unwrap().expect("free");
+                let (db, files, built) = (&db, &files, &built);
+                scope.spawn(move || {
+                    let mut index = Index::open(db).unwrap();
+                    index.refresh(files, &mut |_| {}).unwrap();
+                    std::thread::sleep(std::time::Duration::from_millis(600));
+                    built.store(true, Ordering::SeqCst);
+                    drop(lock);
+                });
+                true
+            };
+            arbor::index::load::load_screen_behind(
+                &s.config(),
+                Some(Ok(s.index())),
+                &Plain,
+                None,
+                &start,
+                &mut |ev| {
+                    if matches!(ev, LoadEvent::Indexing(None)) {
+                        built_when_done = Some(built.load(Ordering::SeqCst));
+                    }
+                    record(ev, &mut evs)
+                },
+            );
+        });
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        // Done once the other build ended (or, when none could be
+        // started, built here all the same).
+        assert_eq!(built_when_done, Some(can_start));
+        let building = position(&evs, |e| *e == Ev::Indexing(Some((0, n))));
+        let done = position(&evs, |e| *e == Ev::Indexing(None));
+        assert!(building < done);
+        if can_start {
+            // Its progress was sent while it ran: all of it, at the end.
+            assert!(
+                evs[building..done].contains(&Ev::Indexing(Some((n, n)))),
+                "{evs:?}"
+            );
+        }
+        let counts = sent(&evs);
+        assert_eq!(counts.len(), n);
+        assert!(counts.values().all(|&c| c == 1), "{counts:?}");
+        assert_eq!(evs.last(), Some(&Ev::Finished(0)));
+        let warm = screen(&s.config(), Some(Ok(s.index())));
+        assert_eq!(sent(&warm).len(), n);
+        assert!(!warm.iter().any(|e| matches!(e, Ev::Indexing(_))));
+    }
+}
+
 #[test]
 fn warm_index_sends_stored_rows_first_then_only_what_changed() {
     let s = Store::new(5);

@@ -1034,3 +1034,62 @@ fn last_resumes_the_newest_session_of_the_current_folder() {
     );
     assert_eq!(lines[1], new.display().to_string());
 }
+
+/// A picker opened on a cold index (a first run) leaves the build to
+/// `arbor index --behind`, started with its store's options, which goes on
+/// after the picker quits and leaves the index complete.
+#[test]
+fn a_cold_pickers_index_is_built_by_a_process_that_outlives_it() {
+    let dir = common::conformance_corpus();
+    let root = dir.path().join("corpus");
+    let home = tempfile::tempdir().unwrap();
+    let log = home.path().join("arbor.log");
+    let args = [
+        "--store".as_ref(),
+        root.as_os_str(),
+        "--all".as_ref(),
+        "--log".as_ref(),
+        log.as_os_str(),
+    ];
+    let mut pty = start(&args, home.path(), home.path());
+    pty.wait_for("rows", |t| t.contains('›'));
+    let said = "the index is built by process ";
+    wait_file("the builder started", || {
+        std::fs::read_to_string(&log).is_ok_and(|l| l.contains(said))
+    });
+    pty.send(b"\x1b");
+    assert!(pty.wait_exit("Esc").success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let at = text.find(said).unwrap() + said.len();
+    let pid: String = text[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    wait_file("the builder's end", || {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        stat.is_empty()
+            || stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+    });
+    let list = |extra: &[&str]| {
+        let out = common::arbor()
+            .env("ARBOR_CACHE_DIR", home.path().join("cache"))
+            .env("ARBOR_BUILD_BEHIND_BYTES", "0")
+            .arg("--store")
+            .arg(&root)
+            .args(["list", "--all", "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        (out.stdout, String::from_utf8(out.stderr).unwrap())
+    };
+    let (plain, _) = list(&["--no-index"]);
+    let (indexed, err) = list(&[]);
+    assert_eq!(plain, indexed);
+    // Nothing lacking: the index was complete.
+    assert!(!err.contains("from their files"), "{err}");
+}

@@ -1,10 +1,8 @@
 //! The index built behind a command's answer (see `index::behind`): the
 //! commands open the index so that a big build is left to `arbor index`,
-//! started here in a session of its own.
+//! started in a session of its own.
 
-use std::io;
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::ffi::OsString;
 
 use super::GlobalOpts;
 use crate::index::behind::{self, Deferred};
@@ -39,7 +37,7 @@ fn building(g: &GlobalOpts, d: &Deferred) -> String {
         Some(pid) => format!(
             "the index is being built (process {pid}); {lacked} were read from their files meanwhile"
         ),
-        None => match start_builder(g) {
+        None => match behind::start_builder(&store_args(g)) {
             Ok(pid) => format!(
                 "{lacked} were read from their files; indexing them in the background \
                  (process {pid}, `arbor index` waits for it)"
@@ -49,29 +47,17 @@ fn building(g: &GlobalOpts, d: &Deferred) -> String {
     }
 }
 
-/// `arbor index --behind` for the same store, in a session of its own (a
-/// Ctrl+C or a closed terminal does not stop it), its output nowhere.
-fn start_builder(g: &GlobalOpts) -> io::Result<u32> {
-    let mut cmd = Command::new(std::env::current_exe()?);
+/// The options that name `g`'s store, for a process of its own.
+pub fn store_args(g: &GlobalOpts) -> Vec<OsString> {
+    let mut args = Vec::new();
     if let Some(store) = &g.store {
-        cmd.arg("--store").arg(store);
+        args.extend(["--store".into(), store.into()]);
     }
     if let Some(dir) = &g.session_dir {
-        cmd.arg("--session-dir").arg(dir);
+        args.extend(["--session-dir".into(), dir.into()]);
     }
     for agent in &g.agents {
-        cmd.args(["--agent", agent.name()]);
+        args.extend(["--agent".into(), agent.name().into()]);
     }
-    cmd.args(["index", "--behind"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    // SAFETY: setsid is async-signal-safe and touches no memory.
-    unsafe {
-        cmd.pre_exec(|| match libc::setsid() {
-            -1 => Err(io::Error::last_os_error()),
-            _ => Ok(()),
-        });
-    }
-    Ok(cmd.spawn()?.id())
+    args
 }

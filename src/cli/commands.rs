@@ -85,6 +85,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 tree_at: a.at.clone(),
                 use_index: false,
                 query: String::new(),
+                builder_args: None,
             };
             finish(crate::ui::runtime::run_picker(opts)?, &cli.resume_cmd)
         }
@@ -152,6 +153,10 @@ fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
         config = StoreConfig::single(&dest, crate::store::StoreKind::PerProject);
         start_in_all = true;
     }
+    // The demo store is not worth a process of its own.
+    let builder_args = note
+        .is_none()
+        .then(|| super::behind::store_args(&cli.global));
     let opts = crate::ui::runtime::PickerOptions {
         config,
         project_cwd: project_cwd(None)?,
@@ -162,6 +167,7 @@ fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
         tree_at: None,
         use_index: !cli.global.no_index,
         query: cli.query.join(" "),
+        builder_args,
     };
     finish(crate::ui::runtime::run_picker(opts)?, &cli.resume_cmd)
 }

@@ -15,9 +15,12 @@
 //! files and writes nothing, rather than racing the builder for the same
 //! files.
 
+use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 use rustix::fs::{flock, FlockOperation};
 
@@ -111,6 +114,27 @@ pub fn builder(db: &Path) -> Option<u32> {
     let mut pid = String::new();
     let _ = file.read_to_string(&mut pid);
     Some(pid.trim().parse().unwrap_or(0))
+}
+
+/// Starts `arbor index --behind` with `store_args` (the options that name
+/// the store: `--store`, `--session-dir`, `--agent`) in a session of its
+/// own (a Ctrl+C or a closed terminal does not stop it), its output
+/// nowhere. Returns its pid.
+pub fn start_builder(store_args: &[OsString]) -> io::Result<u32> {
+    let mut cmd = Command::new(std::env::current_exe()?);
+    cmd.args(store_args)
+        .args(["index", "--behind"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe and touches no memory.
+    unsafe {
+        cmd.pre_exec(|| match libc::setsid() {
+            -1 => Err(io::Error::last_os_error()),
+            _ => Ok(()),
+        });
+    }
+    Ok(cmd.spawn()?.id())
 }
 
 #[cfg(test)]

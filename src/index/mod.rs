@@ -691,6 +691,15 @@ impl Index {
         Ok(db::checkpoint(&self.conn)?)
     }
 
+    /// Files the index has a row for (sessions or not): how far a build
+    /// is, as another process looks at it.
+    pub fn files_count(&self) -> Result<usize, IndexError> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM files", [], |r| r.get(0))?;
+        Ok(n as usize)
+    }
+
     pub fn stats(&self) -> Result<IndexStats, IndexError> {
         let c = &self.conn;
         let (sessions, not_sessions, store_bytes, text_bytes): (i64, i64, i64, i64) = c.query_row(

@@ -23,7 +23,7 @@ use super::picker::{
     load_hits, load_preview, load_preview_with, Folders, PreviewHits, PreviewLimits, Row,
 };
 use super::theme::Theme;
-use crate::index::load::{load_screen_for, LoadEvent, LoadWarning, MakeRow};
+use crate::index::load::{load_screen_behind, load_screen_for, LoadEvent, LoadWarning, MakeRow};
 use crate::index::searcher::{Answer, FirstRows, Searcher};
 use crate::index::{Index, StoredRow};
 use crate::search::{Docs, Query};
@@ -50,6 +50,10 @@ pub struct PickerOptions {
     pub use_index: bool,
     /// `arbor QUERY…`: the query typed when the picker opens.
     pub query: String,
+    /// The options naming the store for `arbor index --behind`, which
+    /// builds a cold index beside the screen (see `index::behind`); `None`
+    /// builds it in this process.
+    pub builder_args: Option<Vec<std::ffi::OsString>>,
 }
 
 /// Whether this process uses the index (set once at start; read by workers).
@@ -222,7 +226,12 @@ fn event_loop(
             // the disk (see `index::load`).
             // Opened on the current folder's sessions, those come first.
             let project = (!opts.start_in_all).then(|| opts.project_cwd.clone());
-            spawn_loader(tx.clone(), opts.config.clone(), project, drawn_rx);
+            let loader = Loader {
+                config: opts.config.clone(),
+                project,
+                builder_args: opts.builder_args.clone(),
+            };
+            spawn_loader(tx.clone(), loader, drawn_rx);
             None
         }
         Some(file) => {
@@ -742,12 +751,12 @@ impl MakeRow for PickerRows {
 
 /// Loads every session's row (see `index::load`), streaming it to the UI;
 /// starts the watcher when the loader is about to look at the disk.
-fn spawn_loader(
-    tx: Sender<AppEvent>,
-    config: StoreConfig,
-    project: Option<String>,
-    drawn: Receiver<()>,
-) {
+fn spawn_loader(tx: Sender<AppEvent>, loader: Loader, drawn: Receiver<()>) {
+    let Loader {
+        config,
+        project,
+        builder_args,
+    } = loader;
     std::thread::spawn(move || {
         let roots: Vec<WatchRoot> = config
             .roots
@@ -757,34 +766,57 @@ fn spawn_loader(
                 kind: r.kind,
             })
             .collect();
-        load_screen_for(
-            &config,
-            index_on().then(Index::open_default),
-            &PickerRows,
-            project.as_deref(),
-            &mut |ev| {
-                let ev = match ev {
-                    LoadEvent::Rows(rows) => AppEvent::Rows(rows),
-                    LoadEvent::Progress { done, total } => AppEvent::LoadProgress { done, total },
-                    LoadEvent::Gone(path) => AppEvent::RowGone(path),
-                    LoadEvent::Indexing(n) => AppEvent::Indexing(n),
-                    LoadEvent::Finished { problems } => AppEvent::LoadFinished { problems },
-                    LoadEvent::FirstScreen => {
-                        let _ = drawn.recv_timeout(Duration::from_millis(200));
-                        return;
-                    }
-                    LoadEvent::Watch => return spawn_watcher(tx.clone(), roots.clone()),
-                    // Searches must say they may miss sessions.
-                    LoadEvent::Warning(LoadWarning::IndexNotUpdated(e)) => {
-                        AppEvent::IndexIncomplete(e)
-                    }
-                    // Logged by the loader; the screen goes on with the files.
-                    LoadEvent::Warning(_) => return,
-                };
-                let _ = tx.send(ev);
-            },
-        );
+        let start_builder = || match crate::index::behind::start_builder(
+            builder_args.as_deref().unwrap_or_default(),
+        ) {
+            Ok(pid) => {
+                crate::log::line(format!("loader: the index is built by process {pid}"));
+                true
+            }
+            Err(e) => {
+                crate::log::line(format!("loader: cannot start the index's build ({e})"));
+                false
+            }
+        };
+        let emit = &mut |ev| {
+            let ev = match ev {
+                LoadEvent::Rows(rows) => AppEvent::Rows(rows),
+                LoadEvent::Progress { done, total } => AppEvent::LoadProgress { done, total },
+                LoadEvent::Gone(path) => AppEvent::RowGone(path),
+                LoadEvent::Indexing(n) => AppEvent::Indexing(n),
+                LoadEvent::Finished { problems } => AppEvent::LoadFinished { problems },
+                LoadEvent::FirstScreen => {
+                    let _ = drawn.recv_timeout(Duration::from_millis(200));
+                    return;
+                }
+                LoadEvent::Watch => return spawn_watcher(tx.clone(), roots.clone()),
+                // Searches must say they may miss sessions.
+                LoadEvent::Warning(LoadWarning::IndexNotUpdated(e)) => AppEvent::IndexIncomplete(e),
+                // Logged by the loader; the screen goes on with the files.
+                LoadEvent::Warning(_) => return,
+            };
+            let _ = tx.send(ev);
+        };
+        let index = index_on().then(Index::open_default);
+        match builder_args {
+            Some(_) => load_screen_behind(
+                &config,
+                index,
+                &PickerRows,
+                project.as_deref(),
+                &start_builder,
+                emit,
+            ),
+            None => load_screen_for(&config, index, &PickerRows, project.as_deref(), emit),
+        }
     });
+}
+
+/// What the loader loads, and how a cold index is built.
+struct Loader {
+    config: StoreConfig,
+    project: Option<String>,
+    builder_args: Option<Vec<std::ffi::OsString>>,
 }
 
 /// Scores only the newest request; older ones still queued are dropped.
