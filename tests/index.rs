@@ -2897,6 +2897,7 @@ fn a_split_refresh_sends_unchanged_rows_apart_from_read_ones() {
                     calls.borrow_mut().push("read");
                     read.extend(r)
                 },
+                None,
             )
             .unwrap();
         let changed = [sessions, 3][round];

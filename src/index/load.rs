@@ -314,12 +314,6 @@ pub fn load_listing_holding(
         match index {
             Ok(mut index) => {
                 index.set_folders_only(matches!(scope, Scope::Project(_)));
-                // Rows a refresh leaves to a build behind are not stored:
-                // they cannot be let go and read back.
-                let held_at_most = match index.builds_behind() {
-                    true => usize::MAX,
-                    false => held_at_most,
-                };
                 // Nothing is sent before the refresh has gone well: else the
                 // files are read, and would send their rows twice.
                 let mut unchanged = Vec::new();
@@ -399,16 +393,26 @@ fn refresh_holding(
     let_go: &mut bool,
     held: usize,
 ) -> Result<super::RefreshStats, IndexError> {
-    index.refresh_split(files, &mut |rows| gather(unchanged, rows), &mut |rows| {
-        if *let_go {
-            return;
-        }
-        read.extend(rows);
-        if read.len() > held {
-            *read = Vec::new();
-            *let_go = true;
-        }
-    })
+    // Rows left to a build behind are not stored: they cannot be let go
+    // and read back.
+    let mut behind = Vec::new();
+    let stats = index.refresh_split(
+        files,
+        &mut |rows| gather(unchanged, rows),
+        &mut |rows| {
+            if *let_go {
+                return;
+            }
+            read.extend(rows);
+            if read.len() > held {
+                *read = Vec::new();
+                *let_go = true;
+            }
+        },
+        Some(&mut |rows| gather(&mut behind, rows)),
+    );
+    read.extend(behind);
+    stats
 }
 
 /// `arbor list`'s plan: [`load_listing`], but the rows of unchanged files
@@ -449,11 +453,6 @@ pub fn load_listing_stored_holding(
     match index {
         Some(Ok(mut index)) => {
             index.set_folders_only(matches!(scope, Scope::Project(_)));
-            // As in `load_listing_holding`.
-            let held = match index.builds_behind() {
-                true => usize::MAX,
-                false => held,
-            };
             let mut refreshed = refresh_listing(&mut index, &files, &mut listing, held);
             // Rows read past what is held were let go: the index has them
             // now, to be read in place like any unchanged row.
@@ -546,16 +545,24 @@ fn refresh_listing(
 ) -> Result<(super::RefreshStats, bool), IndexError> {
     let read = &mut listing.read;
     let mut let_go = false;
-    let stats = index.refresh_stored(files, &mut listing.unchanged, &mut |rows| {
-        if let_go {
-            return;
-        }
-        read.extend(rows);
-        if read.len() > held {
-            *read = Vec::new();
-            let_go = true;
-        }
-    })?;
+    // As in `refresh_holding`.
+    let mut behind = Vec::new();
+    let stats = index.refresh_stored(
+        files,
+        &mut listing.unchanged,
+        &mut |rows| {
+            if let_go {
+                return;
+            }
+            read.extend(rows);
+            if read.len() > held {
+                *read = Vec::new();
+                let_go = true;
+            }
+        },
+        Some(&mut |rows| gather(&mut behind, rows)),
+    )?;
+    read.extend(behind);
     Ok((stats, let_go))
 }
 

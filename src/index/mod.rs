@@ -172,6 +172,7 @@ fn only_read<'a>(on_read: &'a mut dyn FnMut(Vec<SessionInfo>)) -> refresh::OnRow
     refresh::OnRows {
         unchanged: None,
         read: on_read,
+        behind: None,
     }
 }
 
@@ -297,22 +298,27 @@ impl Index {
             files,
             &mut |rows| (on_rows.borrow_mut())(rows),
             &mut |rows| (on_rows.borrow_mut())(rows),
+            None,
         )
     }
 
     /// [`Index::refresh`], the rows of unchanged files (one batch, first)
     /// going to `on_unchanged` and those read from their files to
     /// `on_read`: a caller that cannot hold every row read (a first run)
-    /// can let those go and read them back.
+    /// can let those go and read them back, but not those a refresh left
+    /// to a build behind ([`Index::build_behind`]), which go to `on_behind`
+    /// when given.
     pub fn refresh_split(
         &mut self,
         files: &[SessionFile],
         on_unchanged: &mut dyn FnMut(Vec<SessionInfo>),
         on_read: &mut dyn FnMut(Vec<SessionInfo>),
+        on_behind: Option<&mut dyn FnMut(Vec<SessionInfo>)>,
     ) -> Result<RefreshStats, IndexError> {
         let on_rows = refresh::OnRows {
             unchanged: Some(on_unchanged),
             read: on_read,
+            behind: on_behind.map(|f| f as &mut dyn FnMut(Vec<SessionInfo>)),
         };
         self.refresh_inner(files, refresh::UnchangedRows::Send, on_rows)
     }
@@ -320,17 +326,18 @@ impl Index {
     /// Like [`Index::refresh`], but the rows of unchanged files are kept
     /// as stored (`unchanged`, read in place by a listing) and `on_rows`
     /// gets only those of new or changed files.
+    /// Rows left to a build behind go to `on_behind` (as in
+    /// [`Index::refresh_split`]).
     pub fn refresh_stored(
         &mut self,
         files: &[SessionFile],
         unchanged: &mut stored::Unchanged,
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
+        on_behind: Option<&mut dyn FnMut(Vec<SessionInfo>)>,
     ) -> Result<RefreshStats, IndexError> {
-        self.refresh_inner(
-            files,
-            refresh::UnchangedRows::Keep(unchanged),
-            only_read(on_rows),
-        )
+        let mut rows = only_read(on_rows);
+        rows.behind = on_behind.map(|f| f as &mut dyn FnMut(Vec<SessionInfo>));
+        self.refresh_inner(files, refresh::UnchangedRows::Keep(unchanged), rows)
     }
 
     fn refresh_inner(

@@ -2409,7 +2409,11 @@ pub fn refresh(
     let _lock = match build.plan(db_path, &jobs) {
         Plan::Here(lock) => lock,
         Plan::Behind(deferred) => {
-            read_plain(jobs, wanted, &mut stats, on_rows.read);
+            let to = match on_rows.behind.as_mut() {
+                Some(behind) => &mut **behind,
+                None => &mut *on_rows.read,
+            };
+            read_plain(jobs, wanted, &mut stats, to);
             lap("read behind");
             stats.deferred = Some(deferred);
             stats.elapsed = t0.elapsed();
@@ -2555,6 +2559,9 @@ const NOT_SENT: u32 = u32::MAX;
 pub struct OnRows<'a> {
     pub unchanged: Option<&'a mut dyn FnMut(Vec<SessionInfo>)>,
     pub read: &'a mut dyn FnMut(Vec<SessionInfo>),
+    /// The rows of files left to a build behind (see [`Build`]), when not
+    /// to `read`: the index will not have them to be read back.
+    pub behind: Option<&'a mut dyn FnMut(Vec<SessionInfo>)>,
 }
 
 /// What a refresh does with the rows of the files it finds unchanged.
