@@ -568,15 +568,15 @@ fn refresh_listing(
 
 /// Waits for another process to build the index, started by `start`
 /// unless one builds already, sending its progress (rows it has written
-/// since, of the `of` missing) as the screen's build progress. Returns at
-/// once when none could be started: the refresh builds it here.
-fn wait_for_build<R>(index: &Index, start: &dyn Fn() -> bool, of: usize, out: &mut Out<R>) {
+/// since, of the `of` missing) as the screen's build progress. Returns
+/// `false` at once when none could be started: the refresh builds it here.
+fn wait_for_build<R>(index: &Index, start: &dyn Fn() -> bool, of: usize, out: &mut Out<R>) -> bool {
     /// How long a builder just started may take to take the lock.
     const TO_START: Duration = Duration::from_secs(5);
     let db = index.path();
     let before = index.files_count().unwrap_or(0);
     if super::behind::builder(db).is_none() && !start() {
-        return;
+        return false;
     }
     out.log(format_args!("the index is built by another process"));
     let (t, mut seen) = (Instant::now(), false);
@@ -591,6 +591,7 @@ fn wait_for_build<R>(index: &Index, start: &dyn Fn() -> bool, of: usize, out: &m
         std::thread::sleep(INDEXING_NOTE);
     }
     out.log(format_args!("the other process's build ended"));
+    true
 }
 
 /// The plain way: every file read on all cores, rows sent in batches with
@@ -758,7 +759,7 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         // read could make a sent row stale in a way the refresh (which only
         // compares files with the index) would not see: then every row is
         // sent again.
-        let version = index.data_version()?;
+        let mut version = index.data_version()?;
         self.send_first_screen(index, out)?;
         self.send_project_screen(index, out);
         // The folders are listed before the other stored rows are made (on
@@ -811,8 +812,15 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         // seconds.)
         let scanned = if cold {
             let scanned = self.scan_cold(&missing, shown, total, out);
-            if let Some(start) = self.start_builder {
-                wait_for_build(index, start, missing.len(), out);
+            let built_elsewhere = self
+                .start_builder
+                .is_some_and(|start| wait_for_build(index, start, missing.len(), out));
+            if built_elsewhere {
+                if let Ok(now) = index.data_version() {
+                    if self.read_built(index, &listed, &scanned, out) {
+                        version = now;
+                    }
+                }
             }
             scanned
         } else {
@@ -996,6 +1004,51 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         });
         out.send(LoadEvent::Indexing(Some((0, missing.len()))));
         scanned
+    }
+
+    /// After another process built the index: its rows, read as the
+    /// refresh then compares them with the files (`look`), sent where they
+    /// differ from the row scanned (the file changed between the scan and
+    /// the build). Else the refresh would find another process wrote and
+    /// send every row again, all decoded at once: at 100,000 sessions the
+    /// screen's process peaked at ~400 MB. Best effort: `false` leaves it
+    /// to the refresh.
+    fn read_built(
+        &mut self,
+        index: &mut Index,
+        listed: &ListedKeys,
+        scanned: &HashMap<SharedPath, Fingerprint>,
+        out: &mut Out<M::Row>,
+    ) -> bool {
+        let (make, cache) = (self.make, &self.cache);
+        let read = index.stored_rows_looked(&self.config.roots, listed, &|row| {
+            row.listed()?;
+            let view = row.view()?;
+            let path = row.file().path.as_path();
+            let built = (view.message_count, view.modified_ms, view.file_mtime_ms);
+            if scanned.get(path) == Some(&built) {
+                return None;
+            }
+            make.make_stored(row, path.into(), cache)
+        });
+        match read {
+            Ok((rows, look)) => {
+                self.look = Some(look);
+                let rows: Vec<M::Row> = rows.into_iter().flatten().collect();
+                out.log(format_args!(
+                    "{} rows differ from those scanned",
+                    rows.len()
+                ));
+                if !rows.is_empty() {
+                    out.send(LoadEvent::Rows(rows));
+                }
+                true
+            }
+            Err(e) => {
+                out.log(format_args!("the rows built elsewhere: {e}"));
+                false
+            }
+        }
     }
 
     /// Brings the index up to date, sending the rows it has that were not
