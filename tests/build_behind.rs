@@ -80,26 +80,35 @@ fn wait_gone(pid: u32) {
 fn a_first_run_answers_from_the_files_and_indexes_behind_it() {
     let dir = conformance_corpus();
     let root = dir.path().join("corpus");
-    for extra in [&[][..], &["--query", "the"][..]] {
-        let cache = dir.path().join(format!("cache{}", extra.len()));
-        let (plain, plain_err) = list(&root, &cache, None, &[&["--no-index"][..], extra].concat());
-        assert!(plain.lines().count() > 10, "{plain}");
-        let (first, first_err) = list(&root, &cache, Some("0"), extra);
-        assert_eq!(plain, first, "the first run's rows are the files'");
-        assert_eq!(plain_err, without_behind(&first_err));
-        assert!(
-            first_err.contains("were read from their files; indexing them in the background"),
-            "{first_err}"
-        );
-        wait_gone(process_named(&first_err));
-        let (indexed, building) = sessions_indexed(&root, &cache);
-        assert!(indexed >= plain.lines().count() as u64, "{indexed}");
-        assert!(building.is_null());
-        // Nothing lacking now: the index answers, and says nothing more.
-        let (warm, warm_err) = list(&root, &cache, Some("0"), extra);
-        assert_eq!(plain, warm);
-        assert_eq!(plain_err, warm_err);
-    }
+    let cache = dir.path().join("cache");
+    let (plain, plain_err) = list(&root, &cache, None, &["--no-index"]);
+    assert!(plain.lines().count() > 10, "{plain}");
+    let (first, first_err) = list(&root, &cache, Some("0"), &[]);
+    assert_eq!(plain, first, "the first run's rows are the files'");
+    assert_eq!(plain_err, without_behind(&first_err));
+    assert!(
+        first_err.contains("were read from their files; indexing them in the background"),
+        "{first_err}"
+    );
+    wait_gone(process_named(&first_err));
+    let (indexed, building) = sessions_indexed(&root, &cache);
+    assert!(indexed >= plain.lines().count() as u64, "{indexed}");
+    assert!(building.is_null());
+    // Nothing lacking now: the index answers, and says nothing more.
+    let (warm, warm_err) = list(&root, &cache, Some("0"), &[]);
+    assert_eq!(plain, warm);
+    assert_eq!(plain_err, warm_err);
+
+    // A query searches the bodies in the index: it builds what it lacks
+    // (without the index it would hold every file's text).
+    let cache = dir.path().join("cache-query");
+    let query = ["--query", "the"];
+    let (plain, plain_err) = list(&root, &cache, None, &[&["--no-index"][..], &query].concat());
+    assert!(plain.lines().count() > 10, "{plain}");
+    let (first, first_err) = list(&root, &cache, Some("0"), &query);
+    assert_eq!((&plain, &plain_err), (&first, &first_err));
+    assert!(sessions_indexed(&root, &cache).0 > 10);
+
     // Under the threshold the first run builds the index itself.
     let cache = dir.path().join("cache-here");
     let (_, err) = list(&root, &cache, None, &[]);
@@ -142,25 +151,44 @@ fn while_a_build_runs_others_read_the_files_and_index_waits() {
     assert!(t.elapsed() < Duration::from_secs(20));
     assert_eq!(sessions_indexed(&root, &cache).0, 0);
 
-    // `arbor index` waits for the build, then brings the index up to date.
-    let mut index = arbor()
-        .env("ARBOR_CACHE_DIR", &cache)
-        .arg("--store")
-        .arg(&root)
-        .arg("index")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    // `arbor index` waits for the build, then brings the index up to date;
+    // a query waits for it too.
+    let (query_plain, query_plain_err) =
+        list(&root, &cache, None, &["--no-index", "--query", "the"]);
+    let waiting = |args: &[&str]| {
+        arbor()
+            .env("ARBOR_CACHE_DIR", &cache)
+            .arg("--store")
+            .arg(&root)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut index = waiting(&["index"]);
+    let mut query = waiting(&["list", "--all", "--json", "--query", "the"]);
     std::thread::sleep(Duration::from_millis(500));
     assert!(index.try_wait().unwrap().is_none(), "it waits");
+    assert!(query.try_wait().unwrap().is_none(), "it waits");
     drop(lock);
+    let waited = format!("waiting for the index build in process {me}");
     let out = index.wait_with_output().unwrap();
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(out.status.success(), "{err}");
-    assert!(
-        err.contains(&format!("waiting for the index build in process {me}")),
-        "{err}"
+    assert!(err.contains(&waited), "{err}");
+    let out = query.wait_with_output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{err}");
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), query_plain);
+    let said: Vec<&str> = err.lines().filter(|l| l.contains(&waited)).collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert_eq!(
+        err.lines()
+            .filter(|l| !l.contains(&waited))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>(),
+        query_plain_err
     );
     assert!(sessions_indexed(&root, &cache).0 > 10);
     let (warm, warm_err) = list(&root, &cache, None, &[]);

@@ -72,6 +72,10 @@ pub enum LoadWarning {
     /// build behind the answer (see [`super::behind`]).
     #[error("{}", behind_text(.0))]
     BuildingBehind(super::behind::Deferred),
+    /// A query searches the bodies in the index: it waits for the build
+    /// running in that process rather than read every file's text.
+    #[error("waiting for the index build in process {0} to end (a query searches the index)")]
+    WaitingForBuild(u32),
 }
 
 fn behind_text(d: &super::behind::Deferred) -> String {
@@ -453,6 +457,19 @@ pub fn load_listing_stored_holding(
     match index {
         Some(Ok(mut index)) => {
             index.set_folders_only(matches!(scope, Scope::Project(_)));
+            if text {
+                // A query searches the bodies in the index: what it lacks is
+                // indexed here, or by the build running, which is waited
+                // for. (Without the index every file's text would be held:
+                // at 100,000 sessions ~780 MB.)
+                index.build_here();
+                if let Some(pid) = super::behind::builder(index.path()) {
+                    out.warn(LoadWarning::WaitingForBuild(pid));
+                    if let Err(e) = index.take_build_lock(true) {
+                        out.log(format_args!("the build lock: {e}"));
+                    }
+                }
+            }
             let mut refreshed = refresh_listing(&mut index, &files, &mut listing, held);
             // Rows read past what is held were let go: the index has them
             // now, to be read in place like any unchanged row.
@@ -468,13 +485,6 @@ pub fn load_listing_stored_holding(
                 }
             }
             match refreshed {
-                // The index lacks those files' text: a search reads the
-                // files, all of them, as without the index.
-                Ok((stats, _)) if text && stats.deferred.is_some() => {
-                    if let Some(d) = stats.deferred {
-                        out.warn(LoadWarning::BuildingBehind(d));
-                    }
-                }
                 Ok((stats, let_go)) => match stats.write_error {
                     Some(e) if text || let_go => out.warn(match text {
                         true => LoadWarning::SearchingFiles(e),

@@ -212,6 +212,11 @@ impl Index {
         self.behind = Some(over);
     }
 
+    /// Undoes [`Index::build_behind`]: refreshes build what they lack.
+    pub fn build_here(&mut self) {
+        self.behind = None;
+    }
+
     /// Whether a refresh may leave what it lacks to a build behind it.
     pub fn builds_behind(&self) -> bool {
         self.behind.is_some()
