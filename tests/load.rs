@@ -193,7 +193,7 @@ fn a_cold_index_built_by_another_process_is_waited_for() {
         let mut evs = Vec::new();
         let mut built_when_done = None;
         std::thread::scope(|scope| {
-            let start = || {
+            let start = |_: &Path| {
                 asked.fetch_add(1, Ordering::SeqCst);
                 // Changed after the scan, before the build.
                 s.write(3, "changed meanwhile");

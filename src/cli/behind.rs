@@ -37,7 +37,7 @@ fn building(g: &GlobalOpts, d: &Deferred) -> String {
         Some(pid) => format!(
             "the index is being built (process {pid}); {lacked} were read from their files meanwhile"
         ),
-        None => match behind::start_builder(&store_args(g)) {
+        None => match start(g) {
             Ok(pid) => format!(
                 "{lacked} were read from their files; indexing them in the background \
                  (process {pid}, `arbor index` waits for it)"
@@ -47,17 +47,28 @@ fn building(g: &GlobalOpts, d: &Deferred) -> String {
     }
 }
 
-/// The options that name `g`'s store, for a process of its own.
+fn start(g: &GlobalOpts) -> std::io::Result<u32> {
+    let dir = crate::index::default_dir().ok_or_else(|| std::io::Error::other("no cache dir"))?;
+    behind::start_builder(&store_args(g), &dir.join(crate::index::FILE_NAME))
+}
+
+/// The options that name `g`'s store, for a process of its own: each one
+/// word (`--store=DIR`), so that a value starting with `-` stays a value.
 pub fn store_args(g: &GlobalOpts) -> Vec<OsString> {
+    let opt = |name: &str, value: &std::ffi::OsStr| {
+        let mut arg = OsString::from(name);
+        arg.push(value);
+        arg
+    };
     let mut args = Vec::new();
     if let Some(store) = &g.store {
-        args.extend(["--store".into(), store.into()]);
+        args.push(opt("--store=", store.as_os_str()));
     }
     if let Some(dir) = &g.session_dir {
-        args.extend(["--session-dir".into(), dir.into()]);
+        args.push(opt("--session-dir=", dir.as_os_str()));
     }
     for agent in &g.agents {
-        args.extend(["--agent".into(), agent.name().into()]);
+        args.push(opt("--agent=", agent.name().as_ref()));
     }
     args
 }

@@ -610,8 +610,12 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
     let mut update = None;
     if !a.stats {
         if !index.take_build_lock(false)? {
-            let pid = crate::index::behind::builder(index.path()).unwrap_or(0);
-            eprintln!("arbor: waiting for the index build in process {pid} to end…");
+            match crate::index::behind::builder(index.path()) {
+                Some(pid) if pid > 0 => {
+                    eprintln!("arbor: waiting for the index build in process {pid} to end…")
+                }
+                _ => eprintln!("arbor: waiting for another process's index build to end…"),
+            }
             index.take_build_lock(true)?;
         }
         if a.rebuild {

@@ -1,7 +1,7 @@
 //! Building the index behind an answer.
 //!
 //! Building the index costs far more than reading the rows: at 10,000
-//! stress sessions a first `arbor list` took 21 s to build it and 2.6 s
+//! stress sessions a first `arbor list` took 21 s to build it and 2.7 s
 //! to read the files (`--no-index`); at 100,000, 50 s against 4.4 s. So a
 //! command that finds more than [`threshold`] bytes the index lacks (a
 //! first run, a store copied in, weeks away) answers from the files, as
@@ -42,7 +42,7 @@ pub fn threshold() -> u64 {
 /// rows of those files were read from them, and nothing was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Deferred {
-    /// Files the index lacked (new, changed or gone from it).
+    /// Files the index lacked (new or changed since it read them).
     pub files: usize,
     /// Their bytes to index.
     pub bytes: u64,
@@ -116,17 +116,27 @@ pub fn builder(db: &Path) -> Option<u32> {
     Some(pid.trim().parse().unwrap_or(0))
 }
 
+/// Where a builder started by [`start_builder`] says what went wrong.
+pub fn log_path(db: &Path) -> PathBuf {
+    let mut p = lock_path(db).into_os_string();
+    p.push(".log");
+    PathBuf::from(p)
+}
+
 /// Starts `arbor index --behind` with `store_args` (the options that name
-/// the store: `--store`, `--session-dir`, `--agent`) in a session of its
-/// own (a Ctrl+C or a closed terminal does not stop it), its output
-/// nowhere. Returns its pid.
-pub fn start_builder(store_args: &[OsString]) -> io::Result<u32> {
+/// the store: `--store=DIR`, `--session-dir=DIR`, `--agent=NAME`) in a
+/// session of its own (a Ctrl+C or a closed terminal does not stop it),
+/// its errors to [`log_path`] of the index at `db`. Returns its pid; it is
+/// waited for on a thread of its own (a picker that started it would else
+/// keep it a zombie until it quits).
+pub fn start_builder(store_args: &[OsString], db: &Path) -> io::Result<u32> {
+    let log = File::create(log_path(db))?;
     let mut cmd = Command::new(std::env::current_exe()?);
     cmd.args(store_args)
         .args(["index", "--behind"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stderr(log);
     // SAFETY: setsid is async-signal-safe and touches no memory.
     unsafe {
         cmd.pre_exec(|| match libc::setsid() {
@@ -134,7 +144,12 @@ pub fn start_builder(store_args: &[OsString]) -> io::Result<u32> {
             _ => Ok(()),
         });
     }
-    Ok(cmd.spawn()?.id())
+    let mut child = cmd.spawn()?;
+    let pid = child.id();
+    let _ = std::thread::Builder::new()
+        .name("index builder".into())
+        .spawn(move || child.wait());
+    Ok(pid)
 }
 
 #[cfg(test)]

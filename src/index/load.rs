@@ -12,7 +12,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
@@ -224,6 +224,10 @@ pub fn load_screen_for<M: MakeRow>(
     load_screen_with(config, index, make, (project, None), emit)
 }
 
+/// Starts a builder of the index at the path given, in another process
+/// (`false` when it could not).
+pub type StartBuilder<'a> = &'a dyn Fn(&Path) -> bool;
+
 /// [`load_screen_for`], leaving the build of a cold index to another
 /// process (see [`super::behind`]): `start_builder` starts it (`false`
 /// when it could not), unless one builds already. The rows come from a
@@ -237,7 +241,7 @@ pub fn load_screen_behind<M: MakeRow>(
     index: Option<Result<Index, IndexError>>,
     make: &M,
     project: Option<&str>,
-    start_builder: &dyn Fn() -> bool,
+    start_builder: &dyn Fn(&Path) -> bool,
     emit: &mut dyn FnMut(LoadEvent<M::Row>),
 ) {
     load_screen_with(config, index, make, (project, Some(start_builder)), emit)
@@ -247,7 +251,7 @@ fn load_screen_with<M: MakeRow>(
     config: &StoreConfig,
     index: Option<Result<Index, IndexError>>,
     make: &M,
-    (project, start_builder): (Option<&str>, Option<&dyn Fn() -> bool>),
+    (project, start_builder): (Option<&str>, Option<StartBuilder>),
     emit: &mut dyn FnMut(LoadEvent<M::Row>),
 ) {
     let mut out = Out {
@@ -462,12 +466,15 @@ pub fn load_listing_stored_holding(
                 // indexed here, or by the build running, which is waited
                 // for. (Without the index every file's text would be held:
                 // at 100,000 sessions ~780 MB.)
+                // The lock is taken whether or not a builder was seen: one
+                // starting just after the look would else build the same
+                // files beside this one.
                 index.build_here();
                 if let Some(pid) = super::behind::builder(index.path()) {
                     out.warn(LoadWarning::WaitingForBuild(pid));
-                    if let Err(e) = index.take_build_lock(true) {
-                        out.log(format_args!("the build lock: {e}"));
-                    }
+                }
+                if let Err(e) = index.take_build_lock(true) {
+                    out.log(format_args!("the build lock: {e}"));
                 }
             }
             let mut refreshed = refresh_listing(&mut index, &files, &mut listing, held);
@@ -580,19 +587,36 @@ fn refresh_listing(
 /// unless one builds already, sending its progress (rows it has written
 /// since, of the `of` missing) as the screen's build progress. Returns
 /// `false` at once when none could be started: the refresh builds it here.
-fn wait_for_build<R>(index: &Index, start: &dyn Fn() -> bool, of: usize, out: &mut Out<R>) -> bool {
+fn wait_for_build<R>(
+    index: &Index,
+    start: &dyn Fn(&Path) -> bool,
+    of: usize,
+    out: &mut Out<R>,
+) -> bool {
     /// How long a builder just started may take to take the lock.
     const TO_START: Duration = Duration::from_secs(5);
+    /// How long a builder may write nothing before the screen stops
+    /// waiting and builds what is left itself (a builder stopped with
+    /// Ctrl+Z would else keep the screen "Indexing" for ever).
+    const STALLED: Duration = Duration::from_secs(60);
     let db = index.path();
     let before = index.files_count().unwrap_or(0);
-    if super::behind::builder(db).is_none() && !start() {
+    if super::behind::builder(db).is_none() && !start(db) {
         return false;
     }
     out.log(format_args!("the index is built by another process"));
     let (t, mut seen) = (Instant::now(), false);
+    let (mut last, mut moved) = (0, Instant::now());
     loop {
         let written = index.files_count().map_or(0, |n| n.saturating_sub(before));
+        if written != last {
+            (last, moved) = (written, Instant::now());
+        }
         match super::behind::builder(db) {
+            Some(_) if moved.elapsed() > STALLED => {
+                out.log(format_args!("the other process's build stalled"));
+                break;
+            }
             Some(_) => seen = true,
             None if seen || written >= of || t.elapsed() > TO_START => break,
             None => {}
@@ -745,7 +769,7 @@ struct IndexLoad<'a, M: MakeRow> {
     /// What the read of the stored rows found, for the refresh.
     look: Option<StoredLook>,
     /// See [`load_screen_behind`].
-    start_builder: Option<&'a dyn Fn() -> bool>,
+    start_builder: Option<StartBuilder<'a>>,
 }
 
 impl<'a, M: MakeRow> IndexLoad<'a, M> {
@@ -822,10 +846,19 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         // seconds.)
         let scanned = if cold {
             let scanned = self.scan_cold(&missing, shown, total, out);
-            let built_elsewhere = self
+            // A first run's build goes to another process; a build running
+            // already is waited for. Otherwise (an index that lacks many
+            // files but has others) it is built here: after a build
+            // elsewhere the rows shown from the index would be read again.
+            let first_run = shown == 0;
+            let builder = self
                 .start_builder
-                .is_some_and(|start| wait_for_build(index, start, missing.len(), out));
-            if built_elsewhere {
+                .filter(|_| first_run || super::behind::builder(index.path()).is_some());
+            let built_elsewhere =
+                builder.is_some_and(|start| wait_for_build(index, start, missing.len(), out));
+            // Every row shown was scanned: the built rows are compared with
+            // those (else the refresh sends every row again).
+            if built_elsewhere && first_run {
                 if let Ok(now) = index.data_version() {
                     if self.read_built(index, &listed, &scanned, out) {
                         version = now;

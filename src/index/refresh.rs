@@ -2465,7 +2465,14 @@ impl Build {
         if jobs.is_empty() || self.holding {
             return Plan::Here(None);
         }
-        let bytes: u64 = jobs.iter().map(|j| j.2).sum();
+        // A file continued from its stored state costs what it grew by.
+        let bytes: u64 = jobs
+            .iter()
+            .map(|(_, c, size)| match c {
+                Some(c) if c.state.is_some() => size.saturating_sub(c.parsed),
+                _ => *size,
+            })
+            .sum();
         let deferred = |builder| {
             Plan::Behind(Deferred {
                 files: jobs.len(),

@@ -766,8 +766,9 @@ fn spawn_loader(tx: Sender<AppEvent>, loader: Loader, drawn: Receiver<()>) {
                 kind: r.kind,
             })
             .collect();
-        let start_builder = || match crate::index::behind::start_builder(
+        let start_builder = |db: &std::path::Path| match crate::index::behind::start_builder(
             builder_args.as_deref().unwrap_or_default(),
+            db,
         ) {
             Ok(pid) => {
                 crate::log::line(format!("loader: the index is built by process {pid}"));
