@@ -65,10 +65,7 @@ fn process_named(err: &str) -> u32 {
 fn wait_gone(pid: u32) {
     let t = Instant::now();
     loop {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        // Ended: gone, or a zombie its new parent has not reaped yet.
-        let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-        if stat.is_empty() || state.starts_with('Z') {
+        if common::process_ended(pid) {
             return;
         }
         assert!(t.elapsed() < Duration::from_secs(120), "{pid} still runs");

@@ -1065,16 +1065,8 @@ fn a_cold_pickers_index_is_built_by_a_process_that_outlives_it() {
         .chars()
         .take_while(char::is_ascii_digit)
         .collect();
-    wait_file("the builder's end", || {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        stat.is_empty()
-            || stat
-                .rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .starts_with('Z')
-    });
+    let pid: u32 = pid.parse().unwrap();
+    wait_file("the builder's end", || common::process_ended(pid));
     let list = |extra: &[&str]| {
         let out = common::arbor()
             .env("ARBOR_CACHE_DIR", home.path().join("cache"))

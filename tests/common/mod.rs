@@ -74,6 +74,14 @@ pub fn run_ok(cmd: &mut Command) -> String {
     String::from_utf8(out.stdout).expect("utf-8 stdout")
 }
 
+/// Whether process `pid` (not necessarily a child of this one) has ended:
+/// gone, or a zombie its parent has not reaped yet.
+pub fn process_ended(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+    stat.is_empty() || state.starts_with('Z')
+}
+
 pub fn run(cmd: &mut Command) -> Output {
     cmd.output().expect("run arbor")
 }
