@@ -428,8 +428,8 @@ fn refresh_holding(
 /// warnings and progress go to `emit`. Returns the index when the rows
 /// came through it (bodies are then searched there); without a usable
 /// index, or when `text` (a query will search the bodies) and the index
-/// could not be brought up to date, every row is read from its file, with
-/// its text when `text`.
+/// could not be brought up to date, every row is read from its file
+/// (without its text, which a query then reads from the files).
 pub fn load_listing_stored(
     config: &StoreConfig,
     scope: &Scope,
@@ -464,8 +464,7 @@ pub fn load_listing_stored_holding(
             if text {
                 // A query searches the bodies in the index: what it lacks is
                 // indexed here, or by the build running, which is waited
-                // for. (Without the index every file's text would be held:
-                // at 100,000 sessions ~780 MB.)
+                // for: the next query's answer then comes from the index.
                 // The lock is taken whether or not a builder was seen: one
                 // starting just after the look would else build the same
                 // files beside this one.
@@ -527,7 +526,9 @@ pub fn load_listing_stored_holding(
         watching: false,
         started: out.started,
     };
-    read_files(&files, problems, (text, &[]), &Listed, &mut plain);
+    // Without their text: a query reads it from the files as it ranks, a
+    // file at a time (`search::hits::file_hits_all`).
+    read_files(&files, problems, (false, &[]), &Listed, &mut plain);
     listing.files = files;
     (listing, finished, None)
 }

@@ -221,6 +221,77 @@ pub fn file_hits(query: &Query, paths: &[std::path::PathBuf]) -> Option<super::B
     Some(out)
 }
 
+/// For rows read without their text (as the index gives them): the body
+/// matches of `paths`, the user and assistant text's too, read from the
+/// files one at a time on all cores. The text is matched as a row's own
+/// `all_text` is (the messages together: a phrase may span two), and
+/// counts as the index's text match does (rank 0), so the ranking is the
+/// same; no session's text is held past its own match (holding them all, a
+/// query at 100,000 sessions without the index peaked at ~780 MB). `None`
+/// when the query looks at no bodies.
+pub fn file_hits_all(query: &Query, paths: &[std::path::PathBuf]) -> Option<super::BodyHits> {
+    use rayon::prelude::*;
+    if query.error().is_some() || body_mask(query) == 0 {
+        return None;
+    }
+    let parts = parts_beyond_text(query);
+    let text = query.parts.covers_text();
+    let found: Vec<(std::path::PathBuf, Tiers)> = paths
+        .par_iter()
+        .filter_map(|p| {
+            let mut tiers = Tiers::default();
+            if !parts.is_empty() {
+                let mut m = PartMatcher::new(query, parts);
+                m.file(p);
+                tiers = m.tiers;
+            }
+            if text {
+                if let Some(body) = conversation_text(p) {
+                    tiers[0] |= text_bits(query, &body);
+                }
+            }
+            (tiers != Tiers::default()).then(|| (p.clone(), tiers))
+        })
+        .collect();
+    let mut out = super::BodyHits::default();
+    for (p, t) in found {
+        out.insert_shared(std::sync::Arc::from(p.as_os_str()), t);
+    }
+    Some(out)
+}
+
+/// The user and assistant text of the session at `path`, as its row's
+/// `all_text` holds it.
+fn conversation_text(path: &Path) -> Option<String> {
+    let info = match crate::session::foreign::detect_path(path) {
+        Some(_) => crate::session::info::scan_foreign(path, true).ok()??,
+        None => crate::session::info::scan_info_with(path, true).ok()?,
+    };
+    Some(info.all_text)
+}
+
+/// The body terms of `query` that `body` (a row's `all_text`) matches, as
+/// bits: the test a row's own text gets when it is ranked.
+fn text_bits(query: &Query, body: &str) -> u32 {
+    let none = super::doc::RowText {
+        name: None,
+        summary: None,
+        first_message: "",
+        cwd: "",
+        id: "",
+    };
+    let doc = super::SearchDoc::of_row(none, body, Default::default());
+    let mut fz = super::query::Fuzzy::new();
+    let mask = body_mask(query);
+    query
+        .terms
+        .iter()
+        .enumerate()
+        .take(32)
+        .filter(|&(i, t)| mask & 1 << i != 0 && t.local_score(&doc, query.parts, &mut fz).is_some())
+        .fold(0, |m, (i, _)| m | 1 << i)
+}
+
 /// The terms that are matched against bodies, as bits.
 pub fn body_mask(q: &Query) -> u32 {
     q.terms
