@@ -31,8 +31,7 @@ pub fn warn(g: &GlobalOpts, w: &LoadWarning) {
 }
 
 fn building(g: &GlobalOpts, d: &Deferred) -> String {
-    let mb = d.bytes as f64 / (1 << 20) as f64;
-    let lacked = format!("{} sessions ({mb:.0} MB)", d.files);
+    let lacked = d.lacked();
     match d.builder {
         Some(pid) => format!(
             "the index is being built (process {pid}); {lacked} were read from their files meanwhile"

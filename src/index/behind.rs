@@ -50,6 +50,14 @@ pub struct Deferred {
     pub builder: Option<u32>,
 }
 
+impl Deferred {
+    /// "N sessions (M MB)": what was read from the files.
+    pub fn lacked(&self) -> String {
+        let mb = self.bytes as f64 / (1 << 20) as f64;
+        format!("{} sessions ({mb:.0} MB)", self.files)
+    }
+}
+
 /// The file a builder holds locked: beside the index's database, named
 /// after it, so that each index has its own.
 pub fn lock_path(db: &Path) -> PathBuf {

@@ -79,16 +79,12 @@ pub enum LoadWarning {
 }
 
 fn behind_text(d: &super::behind::Deferred) -> String {
-    let mb = d.bytes as f64 / (1 << 20) as f64;
     match d.builder {
         Some(pid) => format!(
-            "the index is being built (process {pid}); {} sessions it lacks ({mb:.0} MB) were read from their files",
-            d.files
+            "the index is being built (process {pid}); {} were read from their files",
+            d.lacked()
         ),
-        None => format!(
-            "the index lacks {} sessions ({mb:.0} MB); they were read from their files",
-            d.files
-        ),
+        None => format!("the index lacks {}: read from their files", d.lacked()),
     }
 }
 
@@ -241,7 +237,7 @@ pub fn load_screen_behind<M: MakeRow>(
     index: Option<Result<Index, IndexError>>,
     make: &M,
     project: Option<&str>,
-    start_builder: &dyn Fn(&Path) -> bool,
+    start_builder: StartBuilder,
     emit: &mut dyn FnMut(LoadEvent<M::Row>),
 ) {
     load_screen_with(config, index, make, (project, Some(start_builder)), emit)
@@ -490,6 +486,9 @@ pub fn load_listing_stored_holding(
                     }
                 }
             }
+            // Held while this writes, not while it searches: others would
+            // take a query for a build.
+            index.let_go_build_lock();
             match refreshed {
                 Ok((stats, let_go)) => match stats.write_error {
                     Some(e) if text || let_go => out.warn(match text {
@@ -588,12 +587,7 @@ fn refresh_listing(
 /// unless one builds already, sending its progress (rows it has written
 /// since, of the `of` missing) as the screen's build progress. Returns
 /// `false` at once when none could be started: the refresh builds it here.
-fn wait_for_build<R>(
-    index: &Index,
-    start: &dyn Fn(&Path) -> bool,
-    of: usize,
-    out: &mut Out<R>,
-) -> bool {
+fn wait_for_build<R>(index: &Index, start: StartBuilder, of: usize, out: &mut Out<R>) -> bool {
     /// How long a builder just started may take to take the lock.
     const TO_START: Duration = Duration::from_secs(5);
     /// How long a builder may write nothing before the screen stops

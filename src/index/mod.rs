@@ -217,6 +217,11 @@ impl Index {
         self.behind = None;
     }
 
+    /// Lets the build lock go (see [`Index::take_build_lock`]).
+    pub fn let_go_build_lock(&mut self) {
+        self.build_lock = None;
+    }
+
     /// Whether a refresh may leave what it lacks to a build behind it.
     pub fn builds_behind(&self) -> bool {
         self.behind.is_some()

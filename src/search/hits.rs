@@ -201,24 +201,35 @@ pub fn parts_beyond_text(query: &Query) -> Parts {
 /// text): the body matches in the other parts, read from the session files
 /// (on all cores). `None` when the query needs nothing beyond the rows' text.
 pub fn file_hits(query: &Query, paths: &[std::path::PathBuf]) -> Option<super::BodyHits> {
-    use rayon::prelude::*;
     let parts = parts_beyond_text(query);
     if parts.is_empty() {
         return None;
     }
-    let found: Vec<(std::path::PathBuf, Tiers)> = paths
+    Some(hits_of(paths, |p| {
+        let mut m = PartMatcher::new(query, parts);
+        m.file(p);
+        m.tiers
+    }))
+}
+
+/// The tiers `tiers_of` finds in each of `paths`, on all cores.
+fn hits_of(
+    paths: &[std::path::PathBuf],
+    tiers_of: impl Fn(&Path) -> Tiers + Sync,
+) -> super::BodyHits {
+    use rayon::prelude::*;
+    let found: Vec<(&std::path::PathBuf, Tiers)> = paths
         .par_iter()
         .filter_map(|p| {
-            let mut m = PartMatcher::new(query, parts);
-            m.file(p);
-            (m.tiers != Tiers::default()).then(|| (p.clone(), m.tiers))
+            let tiers = tiers_of(p);
+            (tiers != Tiers::default()).then_some((p, tiers))
         })
         .collect();
     let mut out = super::BodyHits::default();
     for (p, t) in found {
         out.insert_shared(std::sync::Arc::from(p.as_os_str()), t);
     }
-    Some(out)
+    out
 }
 
 /// For rows read without their text (as the index gives them): the body
@@ -230,34 +241,25 @@ pub fn file_hits(query: &Query, paths: &[std::path::PathBuf]) -> Option<super::B
 /// query at 100,000 sessions without the index peaked at ~780 MB). `None`
 /// when the query looks at no bodies.
 pub fn file_hits_all(query: &Query, paths: &[std::path::PathBuf]) -> Option<super::BodyHits> {
-    use rayon::prelude::*;
     if query.error().is_some() || body_mask(query) == 0 {
         return None;
     }
     let parts = parts_beyond_text(query);
     let text = query.parts.covers_text();
-    let found: Vec<(std::path::PathBuf, Tiers)> = paths
-        .par_iter()
-        .filter_map(|p| {
-            let mut tiers = Tiers::default();
-            if !parts.is_empty() {
-                let mut m = PartMatcher::new(query, parts);
-                m.file(p);
-                tiers = m.tiers;
+    Some(hits_of(paths, |p| {
+        let mut tiers = Tiers::default();
+        if !parts.is_empty() {
+            let mut m = PartMatcher::new(query, parts);
+            m.file(p);
+            tiers = m.tiers;
+        }
+        if text {
+            if let Some(body) = conversation_text(p) {
+                tiers[0] |= text_bits(query, &body);
             }
-            if text {
-                if let Some(body) = conversation_text(p) {
-                    tiers[0] |= text_bits(query, &body);
-                }
-            }
-            (tiers != Tiers::default()).then(|| (p.clone(), tiers))
-        })
-        .collect();
-    let mut out = super::BodyHits::default();
-    for (p, t) in found {
-        out.insert_shared(std::sync::Arc::from(p.as_os_str()), t);
-    }
-    Some(out)
+        }
+        tiers
+    }))
 }
 
 /// The user and assistant text of the session at `path`, as its row's
