@@ -639,6 +639,11 @@ fn queries_agree_with_and_without_the_index_on_a_realistic_store() {
         "re:\\d{3}".to_string(),
         "test".to_string(),
         "\"the\"".to_string(),
+        // Parts beyond the text, read from the files' skimmed lines.
+        "in:tools test".to_string(),
+        "re:\\d{3}\\s in:tools".to_string(),
+        "\"the\" in:thinking,other".to_string(),
+        "in:user,tools \"the\"".to_string(),
     ];
     for r in rows.iter().take(6) {
         let first = r["firstMessage"].as_str().unwrap_or("");
@@ -2783,7 +2788,7 @@ fn a_listing_that_lets_read_rows_go_reads_them_back() {
             &config,
             &Scope::All,
             Some(Index::open(&db)),
-            false,
+            None,
             &mut |_| {},
             5,
         );

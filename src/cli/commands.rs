@@ -434,8 +434,7 @@ pub(super) fn listed_rows(
             super::behind::warn(g, &w)
         }
     };
-    let (listing, problems, index) =
-        load_listing_stored(config, scope, index, query.is_some(), &mut warn);
+    let (listing, problems, index) = load_listing_stored(config, scope, index, query, &mut warn);
     crate::log::line("rows read");
     let mut keys = listing.keys();
     keys.retain(|k| {
@@ -479,11 +478,12 @@ pub(super) fn listed_rows(
 /// sessions too), which the index's search is told.
 fn rank_listing(
     query: &Query,
-    listing: Listing,
+    mut listing: Listing,
     keys: Vec<RowKey>,
     index: Option<&Index>,
     whole: bool,
 ) -> (Listing, Vec<RowKey>) {
+    let found = listing.hits.take();
     let paths = || keys.iter().map(|&k| listing.path(k));
     let hits = match index {
         // Told every session listed, the index reads them all when they are
@@ -497,10 +497,9 @@ fn rank_listing(
                 .collect::<Vec<_>>(),
         ),
         Some(index) => index.search_within(query, &paths().collect::<Vec<_>>()),
-        None => Ok(file_hits_all(
-            query,
-            &paths().map(Path::to_path_buf).collect::<Vec<_>>(),
-        )),
+        // Found as the rows were read, or read from the files now.
+        None => Ok(found
+            .or_else(|| file_hits_all(query, &paths().map(Path::to_path_buf).collect::<Vec<_>>()))),
     };
     crate::log::line("searched");
     match hits {

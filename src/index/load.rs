@@ -20,6 +20,7 @@ use rayon::prelude::*;
 
 use super::stored::Listing;
 use super::{Index, IndexError, ListedKeys, StoredLook, StoredRow};
+use crate::search::Query;
 use crate::session::info::SessionInfo;
 use crate::store::listing::scan_file;
 use crate::store::{
@@ -425,15 +426,16 @@ fn refresh_holding(
 /// came through it (bodies are then searched there); without a usable
 /// index, or when `text` (a query will search the bodies) and the index
 /// could not be brought up to date, every row is read from its file
-/// (without its text, which a query then reads from the files).
+/// (without its text): the query's body matches are then found in the same
+/// read ([`Listing::hits`]).
 pub fn load_listing_stored(
     config: &StoreConfig,
     scope: &Scope,
     index: Option<Result<Index, IndexError>>,
-    text: bool,
+    query: Option<&Query>,
     emit: &mut dyn FnMut(LoadEvent<SessionInfo>),
 ) -> (Listing, Vec<ScanProblem>, Option<Index>) {
-    load_listing_stored_holding(config, scope, index, text, emit, READ_ROWS_HELD)
+    load_listing_stored_holding(config, scope, index, query, emit, READ_ROWS_HELD)
 }
 
 /// [`load_listing_stored`], holding at most `held` rows read from changed
@@ -442,10 +444,11 @@ pub fn load_listing_stored_holding(
     config: &StoreConfig,
     scope: &Scope,
     index: Option<Result<Index, IndexError>>,
-    text: bool,
+    query: Option<&Query>,
     emit: &mut dyn FnMut(LoadEvent<SessionInfo>),
     held: usize,
 ) -> (Listing, Vec<ScanProblem>, Option<Index>) {
+    let text = query.is_some();
     let mut out = Out {
         emit,
         watching: false,
@@ -513,6 +516,19 @@ pub fn load_listing_stored_holding(
         }
         Some(Err(e)) => out.warn(LoadWarning::IndexUnavailable(e)),
         None => {}
+    }
+    if let Some(query) = query.filter(|q| crate::search::hits::looks_at_entries(q)) {
+        let (rows, read_problems, hits) = crate::search::hits::rows_and_hits(&files, query);
+        out.log(format_args!(
+            "{} files read with the query, {} problems",
+            files.len(),
+            read_problems.len()
+        ));
+        problems.extend(read_problems);
+        listing.read = rows;
+        listing.hits = Some(hits);
+        listing.files = files;
+        return (listing, problems, None);
     }
     let mut finished = Vec::new();
     let read = &mut listing.read;

@@ -206,6 +206,10 @@ pub struct Listing {
     pub files: Vec<SessionFile>,
     pub unchanged: Unchanged,
     pub read: Vec<SessionInfo>,
+    /// A query's body matches, found as the rows were read from their
+    /// files (without an index to search): see
+    /// [`crate::search::hits::rows_and_hits`].
+    pub hits: Option<crate::search::BodyHits>,
 }
 
 /// A row of a [`Listing`], small enough to sort: what a listing sorts and

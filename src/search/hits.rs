@@ -14,8 +14,9 @@ use crate::session::normalize::{normalize, original_range};
 use std::path::Path;
 
 use crate::session::info::{read_lines, with_read_buffer};
+use crate::session::line_skim::{skim_line, LineSpans};
 use crate::session::searchable::{
-    may_have_other_parts, parts_of_entry, parts_of_line, Part, Parts,
+    may_have_other_parts, part_words_of, parts_of_entry, parts_of_line, Part, Parts, SeenPieces,
 };
 
 /// One entry that matches at least one of the query's body terms.
@@ -56,6 +57,12 @@ pub struct PartMatcher<'q> {
     mask: u32,
     parts: Parts,
     norm: String,
+    /// A piece's words joined (its normal form), and the words' scratch.
+    piece: Vec<u8>,
+    scratch: Vec<u8>,
+    /// The long pieces of this file already fed: a repeat matches as the
+    /// first did.
+    seen: SeenPieces,
     /// What matched so far, per rank.
     pub tiers: Tiers,
 }
@@ -70,6 +77,9 @@ impl<'q> PartMatcher<'q> {
             mask: body_mask(query),
             parts: query.parts.intersect(parts),
             norm: String::new(),
+            piece: Vec::new(),
+            scratch: Vec::new(),
+            seen: SeenPieces::default(),
             tiers: Tiers::default(),
         }
     }
@@ -83,6 +93,9 @@ impl<'q> PartMatcher<'q> {
             mask: u32::from(term.searches_body()),
             parts,
             norm: String::new(),
+            piece: Vec::new(),
+            scratch: Vec::new(),
+            seen: SeenPieces::default(),
             tiers: Tiers::default(),
         }
     }
@@ -101,36 +114,89 @@ impl<'q> PartMatcher<'q> {
         }
         self.norm.clear();
         normalize(text, &mut self.norm);
-        let mut bits = 0u32;
-        for (i, t) in self.terms.iter().enumerate().take(32) {
-            if self.mask & (1 << i) != 0 && t.find_in(&self.norm).is_some() {
-                bits |= 1 << i;
-            }
-        }
+        let bits = term_bits(self.terms, self.mask, &self.norm);
         self.tiers[part.tier()] |= bits;
         bits
     }
 
     /// Feeds every part of one line of a session file.
     pub fn line(&mut self, line: &[u8]) {
+        if self.may_match(line) {
+            self.words(line, skim_line(line).as_ref());
+        }
+    }
+
+    /// [`PartMatcher::line`] for a line skimmed already (`None`: the skim
+    /// refused it).
+    pub fn skimmed(&mut self, line: &[u8], spans: Option<&LineSpans>) {
+        if self.may_match(line) {
+            self.words(line, spans);
+        }
+    }
+
+    /// False when the line certainly holds no match: no part looked at, or
+    /// not the letters the terms need.
+    fn may_match(&mut self, line: &[u8]) -> bool {
         // Without user or assistant text to look at, most lines need no
         // parsing at all.
         if !self.parts.contains(Part::User)
             && !self.parts.contains(Part::Assistant)
             && !may_have_other_parts(line)
         {
-            return;
+            return false;
         }
         if !self.needs.is_empty() && !may_spell_letters(line) {
             self.lower.clear();
             self.lower.extend(line.iter().map(u8::to_ascii_lowercase));
             if !self.needs.held_by(&self.lower) {
-                return;
+                return false;
             }
         }
-        parts_of_line(line, &mut |p, t| {
-            self.feed(p, t);
+        true
+    }
+
+    /// Feeds the parts of a line: the words the index cuts from the line's
+    /// bytes, joined again per piece (its normal form), without decoding
+    /// the line or normalizing its text (half of a query's time without the
+    /// index); an unusual line decoded.
+    fn words(&mut self, line: &[u8], spans: Option<&LineSpans>) {
+        let (terms, mask, tiers) = (self.terms, self.mask, &mut self.tiers);
+        let piece = &mut self.piece;
+        let mut current = None;
+        let mut flush = |part: Option<Part>, piece: &mut Vec<u8>| {
+            if let Some(part) = part {
+                // Words are cut from valid UTF-8 at character boundaries.
+                if let Ok(norm) = std::str::from_utf8(piece) {
+                    tiers[Part::tier(part)] |= term_bits(terms, mask, norm);
+                }
+            }
+            piece.clear();
+        };
+        piece.clear();
+        let cut = spans.is_some_and(|spans| {
+            part_words_of(
+                spans,
+                self.parts,
+                &mut self.scratch,
+                &mut self.seen,
+                &mut |part, w| {
+                    if w.is_empty() {
+                        flush(current.replace(part), piece);
+                        return;
+                    }
+                    if !piece.is_empty() {
+                        piece.push(b' ');
+                    }
+                    piece.extend_from_slice(w);
+                },
+            )
         });
+        flush(current, piece);
+        if !cut {
+            parts_of_line(line, &mut |p, t| {
+                self.feed(p, t);
+            });
+        }
     }
 
     /// Feeds the lines of a session file until [`PartMatcher::complete`].
@@ -182,6 +248,17 @@ impl PartMatcher<'_> {
             });
         }
     }
+}
+
+/// The bits of the terms in `mask` that `norm` (normalized text) holds.
+fn term_bits(terms: &[Term], mask: u32, norm: &str) -> u32 {
+    let mut bits = 0u32;
+    for (i, t) in terms.iter().enumerate().take(32) {
+        if mask & (1 << i) != 0 && t.find_in(norm).is_some() {
+            bits |= 1 << i;
+        }
+    }
+    bits
 }
 
 /// The parts a row's own text (its `all_text`: the user and assistant
@@ -260,6 +337,93 @@ pub fn file_hits_all(query: &Query, paths: &[std::path::PathBuf]) -> Option<supe
         }
         tiers
     }))
+}
+
+/// The rows of `files` (without their text or usage, as a listing reads
+/// them) and the body matches of `query` in them, each file read once on
+/// all cores: its lines skimmed once for the row, the text and the other
+/// parts (reading the rows, then each file's text, then its other parts,
+/// read a file three times). The text is matched as the row's `all_text`,
+/// as [`file_hits_all`] does, and let go with the file. Files that are no
+/// session are problems, as a listing says them.
+pub fn rows_and_hits(
+    files: &[crate::store::SessionFile],
+    query: &Query,
+) -> (
+    Vec<crate::session::SessionInfo>,
+    Vec<crate::store::ScanProblem>,
+    super::BodyHits,
+) {
+    use rayon::prelude::*;
+    let parts = parts_beyond_text(query);
+    let text = query.parts.covers_text() && body_mask(query) != 0;
+    let read: Vec<_> = files
+        .par_iter()
+        .map(|f| {
+            row_and_tiers(f, query, parts, text).map_err(|e| crate::store::ScanProblem {
+                path: f.path.clone(),
+                reason: e.to_string(),
+            })
+        })
+        .collect();
+    let mut problems = Vec::new();
+    let mut hits = super::BodyHits::default();
+    // Collected in place (the results' buffer becomes the rows'): a second
+    // buffer of 100,000 rows would be ~30 MB more at the peak.
+    let rows = read
+        .into_iter()
+        .filter_map(|r| match r {
+            Ok((row, tiers)) => {
+                if tiers != Tiers::default() {
+                    hits.insert_shared(row.path.as_os_arc().clone(), tiers);
+                }
+                Some(row)
+            }
+            Err(p) => {
+                problems.push(p);
+                None
+            }
+        })
+        .collect();
+    (rows, problems, hits)
+}
+
+/// One file's row (without text or usage) and the tiers `query` finds in
+/// its `parts` and, when `text`, in its user and assistant text.
+fn row_and_tiers(
+    f: &crate::store::SessionFile,
+    query: &Query,
+    parts: Parts,
+    text: bool,
+) -> Result<(crate::session::SessionInfo, Tiers), crate::session::reader::ReadError> {
+    let mut m = PartMatcher::new(query, parts);
+    let mut info = if f.agent.is_foreign() {
+        // Read through a translation: the matcher reads it again.
+        let info = crate::store::listing::scan_file(f, text)?;
+        if !parts.is_empty() {
+            m.file(&f.path);
+        }
+        info
+    } else {
+        let seen = crate::session::info::scan_info_seeing(&f.path, text, &mut |line, spans| {
+            if !parts.is_empty() && !m.complete() {
+                m.skimmed(line, spans);
+            }
+        })?;
+        if !seen.lines_seen && !parts.is_empty() {
+            m.file(&f.path);
+        }
+        let mut info = seen.info;
+        info.agent = f.agent;
+        info
+    };
+    let mut tiers = m.tiers;
+    if text {
+        tiers[0] |= text_bits(query, &info.all_text);
+    }
+    info.all_text = String::new();
+    info.usage = Default::default();
+    Ok((info, tiers))
 }
 
 /// The user and assistant text of the session at `path`, as its row's
@@ -834,5 +998,54 @@ mod tests {
             });
         }
         assert_eq!(only_tools.tiers, [0, 0b01, 0b11]);
+    }
+
+    #[test]
+    fn lines_match_as_their_decoded_parts_do() {
+        // Cut from the lines' bytes (escapes, blocks joined, whitespace
+        // runs, a repeated long output skipped, a line the skim refuses)
+        // and matched per piece: the same tiers as each decoded part.
+        let long = "x".repeat(300);
+        let lines = [
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#.to_string(),
+            r#"{"type":"message","id":"u1","message":{"role":"user","content":"Why does the \u0050arser  PANIC?\nout\tof"}}"#.to_string(),
+            r#"{"type":"message","id":"a1","message":{"role":"assistant","content":[{"type":"thinking","thinking":"Check the stack"},{"type":"text","text":"Hello"},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"cargo  test","n":[42,{"deep":"Zebra"}]}},{"type":"text","text":"there"}]}}"#.to_string(),
+            format!(r#"{{"type":"message","id":"r1","message":{{"role":"toolResult","content":[{{"type":"text","text":"index out of\n bounds {long}"}}]}}}}"#),
+            format!(r#"{{"type":"message","id":"r2","message":{{"role":"toolResult","content":[{{"type":"text","text":"index out of\n bounds {long}"}}]}}}}"#),
+            r#"{"type":"message","id":"r3","message":{"role":"bashExecution","command":"make","output":"caf\u00e9 ok"}}"#.to_string(),
+            // An escaped key: the skim hands the line to the decoder.
+            r#"{"t\u0079pe":"message","id":"u2","message":{"role":"user","content":"escaped key stack"}}"#.to_string(),
+            r#"{"type":"branch_summary","id":"b1","summary":"Tried   the fix."}"#.to_string(),
+            r#"{"type":"custom_message","id":"c2","customType":"x","content":[{"type":"text","text":"a note"},{"type":"text","text":"about bounds"}]}"#.to_string(),
+        ];
+        for q in [
+            "parser panic",
+            "\"the parser panic\"",
+            "\"panic? out of\"",
+            "\"hello there\"",
+            "\"cargo test 42 zebra\"",
+            "\"out of bounds xxx\"",
+            "\"café ok\"",
+            "\"tried the fix\"",
+            "\"note about\"",
+            "\"escaped key\"",
+            r"re:test\s42",
+            r"re:^index",
+            r"re:bounds x+$",
+            "stack in:thinking",
+            "zebra in:tools",
+        ] {
+            let q = Query::parse(q);
+            let mut by_line = PartMatcher::new(&q, Parts::ALL);
+            let mut by_part = PartMatcher::new(&q, Parts::ALL);
+            for l in &lines {
+                by_line.line(l.as_bytes());
+                parts_of_line(l.as_bytes(), &mut |p, t| {
+                    by_part.feed(p, t);
+                });
+            }
+            assert_eq!(by_line.tiers, by_part.tiers, "{}", q.raw);
+            assert_ne!(by_part.tiers, Tiers::default(), "{} matches", q.raw);
+        }
     }
 }

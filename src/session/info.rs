@@ -1432,6 +1432,74 @@ pub fn scan_info_with(path: &Path, text: bool) -> Result<SessionInfo, ReadError>
     })
 }
 
+/// What [`scan_info_seeing`] read: the row, and whether its lines were
+/// the ones handed out (`false`: the file was another agent's, read
+/// through its translation, whose lines were not).
+pub struct SeenRow {
+    pub info: SessionInfo,
+    pub lines_seen: bool,
+}
+
+/// [`scan_info_with`], each complete line after the header also handed to
+/// `each` with its skim ([`skim_line`](super::line_skim::skim_line);
+/// `None` when the skim refused it): one crossing of a line for the row
+/// and for whoever reads its parts, as an index build does.
+pub fn scan_info_seeing(
+    path: &Path,
+    text: bool,
+    each: &mut dyn FnMut(&[u8], Option<&LineSpans>),
+) -> Result<SeenRow, ReadError> {
+    let io = |source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let (mut f, meta) = super::open::open_session_file(path)?;
+    let mut s = InfoScanner::new(path, mtime_ms(&meta));
+    if !text {
+        s = s.without_text();
+    }
+    with_read_buffer(|buf| {
+        read_lines(&mut f, buf, |line, complete, end| {
+            let at = end - line.len() as u64 - u64::from(complete);
+            if !complete || !s.header_seen {
+                s.feed_at(line, complete, at);
+                return s.failed.is_none();
+            }
+            match super::line_skim::skim_line(line) {
+                Some(spans) => {
+                    if !s.feed_skimmed_at(&spans, at) {
+                        s.feed_at(line, true, at);
+                    }
+                    each(line, Some(&spans));
+                }
+                None => {
+                    s.feed_at(line, true, at);
+                    each(line, None);
+                }
+            }
+            s.failed.is_none()
+        })
+    })
+    .map_err(io)?;
+    if s.failed.is_some() {
+        if let Some(info) = scan_foreign(path, text)? {
+            return Ok(SeenRow {
+                info,
+                lines_seen: false,
+            });
+        }
+    }
+    let _ = s.resolve_labels(&mut f);
+    let info = s.finish().map_err(|reason| ReadError::NotASession {
+        path: path.to_path_buf(),
+        reason,
+    })?;
+    Ok(SeenRow {
+        info,
+        lines_seen: true,
+    })
+}
+
 /// The row of another agent's session (Claude Code, Codex), translated
 /// (`session::foreign`) as it is read, in bounded memory; `None` when the
 /// file is in no format arbor knows. The row's `agent` is left to the

@@ -27,17 +27,35 @@ fn normalize_after(s: &str, out: &mut String, mut in_space: bool) {
     let b = s.as_bytes();
     let mut i = 0;
     while i < b.len() {
+        // A run of ASCII the normal form keeps as it is but for case (single
+        // spaces between words included) is copied whole and lowercased in
+        // place: pushing it a character at a time was a quarter of a query's
+        // time without the index.
+        let mut j = i;
+        let mut space = in_space;
+        while j < b.len() {
+            let c = b[j];
+            if c >= 0x80 || matches!(c, b'\t' | b'\n' | 0x0b | 0x0c | b'\r') || (c == b' ' && space)
+            {
+                break;
+            }
+            space = c == b' ';
+            j += 1;
+        }
+        if j > i {
+            let start = out.len();
+            out.push_str(&s[i..j]);
+            out[start..].make_ascii_lowercase();
+            in_space = space;
+            i = j;
+            continue;
+        }
         let c = b[i];
         if c < 0x80 {
-            // ASCII: the same as the general case below, without decoding.
-            if matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
-                if !in_space {
-                    out.push(' ');
-                    in_space = true;
-                }
-            } else {
-                out.push(c.to_ascii_lowercase() as char);
-                in_space = false;
+            // ASCII whitespace the run stopped at.
+            if !in_space {
+                out.push(' ');
+                in_space = true;
             }
             i += 1;
             continue;
@@ -162,25 +180,72 @@ mod tests {
         }
     }
 
+    /// The normal form a character at a time, as defined.
+    fn slow(s: &str, out: &mut String) {
+        let mut in_space = out.ends_with(' ') || out.is_empty();
+        for c in s.chars() {
+            if c.is_whitespace() {
+                if !in_space {
+                    out.push(' ');
+                    in_space = true;
+                }
+            } else {
+                out.extend(c.to_lowercase());
+                in_space = false;
+            }
+        }
+    }
+
     #[test]
     fn ascii_and_unicode_paths_agree() {
         for s in ["Hello   World\n\tX", "  lead", "Ünïcödé  TEXT", "a\u{b}b"] {
             let mut fast = String::new();
             normalize(s, &mut fast);
-            let mut slow = String::new();
-            let mut in_space = true;
-            for c in s.chars() {
-                if c.is_whitespace() {
-                    if !in_space {
-                        slow.push(' ');
-                        in_space = true;
-                    }
-                } else {
-                    slow.extend(c.to_lowercase());
-                    in_space = false;
-                }
+            let mut want = String::new();
+            slow(s, &mut want);
+            assert_eq!(fast, want, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn random_text_normalizes_as_defined() {
+        // Runs of every kind the copied runs stop at or carry: single and
+        // repeated spaces, other whitespace (ASCII and not), controls,
+        // capitals, letters that lowercase longer or shorter.
+        const PIECES: [&str; 16] = [
+            " ",
+            "  ",
+            "\t",
+            "\n",
+            "\r\n",
+            "\u{b}",
+            "\u{c}",
+            "\u{1}",
+            "\u{2003}",
+            "\u{a0}",
+            "Ab",
+            "xyz",
+            "QQ",
+            "\u{130}",
+            "\u{212a}é",
+            "\u{1F600}",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for round in 0..4000 {
+            let mut s = String::new();
+            for _ in 0..(round % 23) {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                s.push_str(PIECES[(seed % PIECES.len() as u64) as usize]);
             }
-            assert_eq!(fast, slow, "{s:?}");
+            for before in ["", "x", "x "] {
+                let mut fast = before.to_string();
+                normalize(&s, &mut fast);
+                let mut want = before.to_string();
+                slow(&s, &mut want);
+                assert_eq!(fast, want, "{before:?} + {s:?}");
+            }
         }
     }
 }
