@@ -1,7 +1,8 @@
 //! The index built behind a command's answer: a command that finds more
-//! than `ARBOR_BUILD_BEHIND_BYTES` the index lacks answers from the files
-//! and starts `arbor index --behind`; while any process builds, the others
-//! read what the index lacks and write nothing; `arbor index` waits.
+//! than `ARBOR_BUILD_BEHIND_BYTES` the index lacks (a query: when the index
+//! holds under half the files) answers from the files and starts `arbor
+//! index --behind`; while any process builds, the others read what the
+//! index lacks and write nothing; `arbor index` waits.
 
 mod common;
 
@@ -96,13 +97,28 @@ fn a_first_run_answers_from_the_files_and_indexes_behind_it() {
     assert_eq!(plain, warm);
     assert_eq!(plain_err, warm_err);
 
-    // A query searches the bodies in the index: it builds what it lacks
-    // (without the index it would hold every file's text).
+    // A first query reads the files too (each once, rows and bodies
+    // together), and the index is built behind it; the next query is
+    // answered from the index.
     let cache = dir.path().join("cache-query");
     let query = ["--query", "the"];
     let (plain, plain_err) = list(&root, &cache, None, &[&["--no-index"][..], &query].concat());
     assert!(plain.lines().count() > 10, "{plain}");
     let (first, first_err) = list(&root, &cache, Some("0"), &query);
+    assert_eq!(plain, first, "the first query's answer is the files'");
+    assert_eq!(plain_err, without_behind(&first_err));
+    assert!(
+        first_err.contains("were read from their files; indexing them in the background"),
+        "{first_err}"
+    );
+    wait_gone(process_named(&first_err));
+    assert!(sessions_indexed(&root, &cache).0 > 10);
+    let (warm, warm_err) = list(&root, &cache, Some("0"), &query);
+    assert_eq!((&plain, &plain_err), (&warm, &warm_err));
+
+    // Under the threshold a first query builds the index, then answers.
+    let cache = dir.path().join("cache-query-here");
+    let (first, first_err) = list(&root, &cache, None, &query);
     assert_eq!((&plain, &plain_err), (&first, &first_err));
     assert!(sessions_indexed(&root, &cache).0 > 10);
 
@@ -148,10 +164,21 @@ fn while_a_build_runs_others_read_the_files_and_index_waits() {
     assert!(t.elapsed() < Duration::from_secs(20));
     assert_eq!(sessions_indexed(&root, &cache).0, 0);
 
-    // `arbor index` waits for the build, then brings the index up to date;
-    // a query waits for it too.
+    // A query over more than the threshold, with the index not half built,
+    // reads the files rather than wait.
     let (query_plain, query_plain_err) =
         list(&root, &cache, None, &["--no-index", "--query", "the"]);
+    let (beside, err) = list(&root, &cache, Some("0"), &["--query", "the"]);
+    assert_eq!(beside, query_plain);
+    assert_eq!(query_plain_err, without_behind(&err));
+    assert!(
+        err.contains(&format!("the index is being built (process {me})")),
+        "{err}"
+    );
+    assert_eq!(sessions_indexed(&root, &cache).0, 0);
+
+    // `arbor index` waits for the build, then brings the index up to date;
+    // a query under the threshold waits for it too.
     let waiting = |args: &[&str]| {
         arbor()
             .env("ARBOR_CACHE_DIR", &cache)

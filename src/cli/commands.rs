@@ -559,8 +559,7 @@ fn rank_by_files(
 /// another process holds it (`false`). A process that only looks at the
 /// lock holds it for an instant: it is asked again a few times.
 fn take_lock_behind(index: &mut Index) -> Result<bool> {
-    // SAFETY: nice only changes this process's priority.
-    unsafe { libc::nice(10) };
+    crate::index::behind::lower_priority();
     for _ in 0..10 {
         if index.take_build_lock(false)? {
             return Ok(true);

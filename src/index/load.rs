@@ -425,9 +425,11 @@ fn refresh_holding(
 /// warnings and progress go to `emit`. Returns the index when the rows
 /// came through it (bodies are then searched there); without a usable
 /// index, or when `text` (a query will search the bodies) and the index
-/// could not be brought up to date, every row is read from its file
-/// (without its text): the query's body matches are then found in the same
-/// read ([`Listing::hits`]).
+/// could not be brought up to date, or when a query would wait for most of
+/// the index's build ([`super::bodies::answer_from_files`]: that build is then left
+/// behind), every row is read from its file (without its text): the
+/// query's body matches are then found in the same read
+/// ([`Listing::hits`], [`super::bodies`]).
 pub fn load_listing_stored(
     config: &StoreConfig,
     scope: &Scope,
@@ -457,11 +459,22 @@ pub fn load_listing_stored_holding(
     let (files, mut problems) = list_session_files(config, scope);
     crate::log::line("files listed");
     let mut listing = Listing::default();
+    let mut index = index;
+    let bodies = query.filter(|q| crate::search::hits::looks_at_entries(q));
+    // Said once the files are read: the build starts then, not beside them.
+    let mut behind = None;
+    if let (Some(_), Some(Ok(ix))) = (bodies, &index) {
+        behind = super::bodies::answer_from_files(ix, &files);
+        if behind.is_some() {
+            index = None;
+        }
+    }
     match index {
         Some(Ok(mut index)) => {
             index.set_folders_only(matches!(scope, Scope::Project(_)));
             if text {
-                // A query searches the bodies in the index: what it lacks is
+                // A query searches the bodies in the index once it holds
+                // most files (see `bodies::answer_from_files`): what it lacks is
                 // indexed here, or by the build running, which is waited
                 // for: the next query's answer then comes from the index.
                 // The lock is taken whether or not a builder was seen: one
@@ -517,14 +530,17 @@ pub fn load_listing_stored_holding(
         Some(Err(e)) => out.warn(LoadWarning::IndexUnavailable(e)),
         None => {}
     }
-    if let Some(query) = query.filter(|q| crate::search::hits::looks_at_entries(q)) {
-        let (rows, read_problems, hits) = crate::search::hits::rows_and_hits(&files, query);
+    if let Some(query) = bodies {
+        let (rows, read_problems, hits) = super::bodies::rows_and_hits(&files, query);
         out.log(format_args!(
             "{} files read with the query, {} problems",
             files.len(),
             read_problems.len()
         ));
         problems.extend(read_problems);
+        if let Some(d) = behind {
+            out.warn(LoadWarning::BuildingBehind(d));
+        }
         listing.read = rows;
         listing.hits = Some(hits);
         listing.files = files;

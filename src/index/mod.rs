@@ -50,6 +50,7 @@
 
 mod ascending;
 pub mod behind;
+mod bodies;
 mod codec;
 mod db;
 pub mod load;
@@ -225,6 +226,12 @@ impl Index {
     /// Whether a refresh may leave what it lacks to a build behind it.
     pub fn builds_behind(&self) -> bool {
         self.behind.is_some()
+    }
+
+    /// The bytes past which a refresh leaves what it lacks to a build
+    /// behind it (see [`Index::build_behind`]).
+    pub fn behind_over(&self) -> Option<u64> {
+        self.behind
     }
 
     /// Holds the build lock from now on (waiting for another builder to

@@ -339,93 +339,6 @@ pub fn file_hits_all(query: &Query, paths: &[std::path::PathBuf]) -> Option<supe
     }))
 }
 
-/// The rows of `files` (without their text or usage, as a listing reads
-/// them) and the body matches of `query` in them, each file read once on
-/// all cores: its lines skimmed once for the row, the text and the other
-/// parts (reading the rows, then each file's text, then its other parts,
-/// read a file three times). The text is matched as the row's `all_text`,
-/// as [`file_hits_all`] does, and let go with the file. Files that are no
-/// session are problems, as a listing says them.
-pub fn rows_and_hits(
-    files: &[crate::store::SessionFile],
-    query: &Query,
-) -> (
-    Vec<crate::session::SessionInfo>,
-    Vec<crate::store::ScanProblem>,
-    super::BodyHits,
-) {
-    use rayon::prelude::*;
-    let parts = parts_beyond_text(query);
-    let text = query.parts.covers_text() && body_mask(query) != 0;
-    let read: Vec<_> = files
-        .par_iter()
-        .map(|f| {
-            row_and_tiers(f, query, parts, text).map_err(|e| crate::store::ScanProblem {
-                path: f.path.clone(),
-                reason: e.to_string(),
-            })
-        })
-        .collect();
-    let mut problems = Vec::new();
-    let mut hits = super::BodyHits::default();
-    // Collected in place (the results' buffer becomes the rows'): a second
-    // buffer of 100,000 rows would be ~30 MB more at the peak.
-    let rows = read
-        .into_iter()
-        .filter_map(|r| match r {
-            Ok((row, tiers)) => {
-                if tiers != Tiers::default() {
-                    hits.insert_shared(row.path.as_os_arc().clone(), tiers);
-                }
-                Some(row)
-            }
-            Err(p) => {
-                problems.push(p);
-                None
-            }
-        })
-        .collect();
-    (rows, problems, hits)
-}
-
-/// One file's row (without text or usage) and the tiers `query` finds in
-/// its `parts` and, when `text`, in its user and assistant text.
-fn row_and_tiers(
-    f: &crate::store::SessionFile,
-    query: &Query,
-    parts: Parts,
-    text: bool,
-) -> Result<(crate::session::SessionInfo, Tiers), crate::session::reader::ReadError> {
-    let mut m = PartMatcher::new(query, parts);
-    let mut info = if f.agent.is_foreign() {
-        // Read through a translation: the matcher reads it again.
-        let info = crate::store::listing::scan_file(f, text)?;
-        if !parts.is_empty() {
-            m.file(&f.path);
-        }
-        info
-    } else {
-        let seen = crate::session::info::scan_info_seeing(&f.path, text, &mut |line, spans| {
-            if !parts.is_empty() && !m.complete() {
-                m.skimmed(line, spans);
-            }
-        })?;
-        if !seen.lines_seen && !parts.is_empty() {
-            m.file(&f.path);
-        }
-        let mut info = seen.info;
-        info.agent = f.agent;
-        info
-    };
-    let mut tiers = m.tiers;
-    if text {
-        tiers[0] |= text_bits(query, &info.all_text);
-    }
-    info.all_text = String::new();
-    info.usage = Default::default();
-    Ok((info, tiers))
-}
-
 /// The user and assistant text of the session at `path`, as its row's
 /// `all_text` holds it.
 fn conversation_text(path: &Path) -> Option<String> {
@@ -438,7 +351,7 @@ fn conversation_text(path: &Path) -> Option<String> {
 
 /// The body terms of `query` that `body` (a row's `all_text`) matches, as
 /// bits: the test a row's own text gets when it is ranked.
-fn text_bits(query: &Query, body: &str) -> u32 {
+pub fn text_bits(query: &Query, body: &str) -> u32 {
     let none = super::doc::RowText {
         name: None,
         summary: None,
