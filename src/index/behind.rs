@@ -166,7 +166,8 @@ pub fn start_builder(store_args: &[OsString], db: &Path) -> io::Result<u32> {
 /// [`start_builder`] starts it) competes as a group with the user's
 /// terminal, whatever its own nice value: a query answered beside a new
 /// build took 17.8 s instead of 7. Either may fail (not Linux, no
-/// autogroups): the build just runs at the usual priority.
+/// autogroups): the build just runs at the usual priority. Only for `arbor
+/// index --behind`, in a session of its own: the autogroup is the session's.
 pub fn lower_priority() {
     // SAFETY: nice only changes this process's priority.
     unsafe { libc::nice(10) };

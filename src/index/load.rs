@@ -537,6 +537,9 @@ pub fn load_listing_stored_holding(
             files.len(),
             read_problems.len()
         ));
+        for p in &read_problems {
+            out.log(format_args!("skipped {}: {}", p.path.display(), p.reason));
+        }
         problems.extend(read_problems);
         if let Some(d) = behind {
             out.warn(LoadWarning::BuildingBehind(d));

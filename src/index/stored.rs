@@ -208,7 +208,7 @@ pub struct Listing {
     pub read: Vec<SessionInfo>,
     /// A query's body matches, found as the rows were read from their
     /// files (without an index to search): see
-    /// [`crate::search::hits::rows_and_hits`].
+    /// `index::bodies::rows_and_hits`.
     pub hits: Option<crate::search::BodyHits>,
 }
 

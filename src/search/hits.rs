@@ -112,8 +112,9 @@ impl<'q> PartMatcher<'q> {
         if !self.parts.contains(part) {
             return 0;
         }
-        self.norm.clear();
-        normalize(text, &mut self.norm);
+        if !part_normal_form(text, &mut self.norm) {
+            return 0;
+        }
         let bits = term_bits(self.terms, self.mask, &self.norm);
         self.tiers[part.tier()] |= bits;
         bits
@@ -164,7 +165,7 @@ impl<'q> PartMatcher<'q> {
         let piece = &mut self.piece;
         let mut current = None;
         let mut flush = |part: Option<Part>, piece: &mut Vec<u8>| {
-            if let Some(part) = part {
+            if let Some(part) = part.filter(|_| !piece.is_empty()) {
                 // Words are cut from valid UTF-8 at character boundaries.
                 if let Ok(norm) = std::str::from_utf8(piece) {
                     tiers[Part::tier(part)] |= term_bits(terms, mask, norm);
@@ -248,6 +249,16 @@ impl PartMatcher<'_> {
             });
         }
     }
+}
+
+/// `text`'s normal form as one part's (no space before or after: the
+/// words of a piece joined, as the matcher reads a line, and as the row's
+/// own text is trimmed) into `out`; false when it is empty (a part without
+/// text is not matched, whatever a regex could match in nothing).
+fn part_normal_form(text: &str, out: &mut String) -> bool {
+    out.clear();
+    crate::session::normalize::push_normalized(text, out);
+    !out.is_empty()
 }
 
 /// The bits of the terms in `mask` that `norm` (normalized text) holds.
@@ -431,8 +442,9 @@ fn match_entry(raw: &Map<String, Value>, query: &Query, norm: &mut String) -> Ma
         if !query.parts.contains(part) {
             return;
         }
-        norm.clear();
-        normalize(text, norm);
+        if !part_normal_form(text, norm) {
+            return;
+        }
         let mut at: Option<Range<usize>> = None;
         for (i, t) in query.terms.iter().enumerate().take(32) {
             if !t.searches_body() {
@@ -930,6 +942,9 @@ mod tests {
             r#"{"t\u0079pe":"message","id":"u2","message":{"role":"user","content":"escaped key stack"}}"#.to_string(),
             r#"{"type":"branch_summary","id":"b1","summary":"Tried   the fix."}"#.to_string(),
             r#"{"type":"custom_message","id":"c2","customType":"x","content":[{"type":"text","text":"a note"},{"type":"text","text":"about bounds"}]}"#.to_string(),
+            // Output ending in whitespace; a command without output.
+            r#"{"type":"message","id":"r4","message":{"role":"toolResult","content":"build failed \n"}}"#.to_string(),
+            r#"{"type":"message","id":"r5","message":{"role":"bashExecution","command":"true"}}"#.to_string(),
         ];
         for q in [
             "parser panic",
@@ -947,6 +962,8 @@ mod tests {
             r"re:bounds x+$",
             "stack in:thinking",
             "zebra in:tools",
+            r"re:failed$ in:tools",
+            r"re:^true$",
         ] {
             let q = Query::parse(q);
             let mut by_line = PartMatcher::new(&q, Parts::ALL);
@@ -959,6 +976,21 @@ mod tests {
             }
             assert_eq!(by_line.tiers, by_part.tiers, "{}", q.raw);
             assert_ne!(by_part.tiers, Tiers::default(), "{} matches", q.raw);
+        }
+        // A part's normal form has no space at its end, and a part without
+        // text is not matched: both ways agree on that too.
+        for q in [r"re:failed\s", r"re:^$ in:tools"] {
+            let q = Query::parse(q);
+            let mut by_line = PartMatcher::new(&q, Parts::ALL);
+            let mut by_part = PartMatcher::new(&q, Parts::ALL);
+            for l in &lines {
+                by_line.line(l.as_bytes());
+                parts_of_line(l.as_bytes(), &mut |p, t| {
+                    by_part.feed(p, t);
+                });
+            }
+            assert_eq!(by_line.tiers, Tiers::default(), "{}", q.raw);
+            assert_eq!(by_part.tiers, Tiers::default(), "{}", q.raw);
         }
     }
 }
