@@ -965,32 +965,30 @@ mod tests {
             r"re:failed$ in:tools",
             r"re:^true$",
         ] {
-            let q = Query::parse(q);
-            let mut by_line = PartMatcher::new(&q, Parts::ALL);
-            let mut by_part = PartMatcher::new(&q, Parts::ALL);
-            for l in &lines {
-                by_line.line(l.as_bytes());
-                parts_of_line(l.as_bytes(), &mut |p, t| {
-                    by_part.feed(p, t);
-                });
-            }
-            assert_eq!(by_line.tiers, by_part.tiers, "{}", q.raw);
-            assert_ne!(by_part.tiers, Tiers::default(), "{} matches", q.raw);
+            let (by_line, by_part) = tiers_both_ways(q, &lines);
+            assert_eq!(by_line, by_part, "{q}");
+            assert_ne!(by_part, Tiers::default(), "{q} matches");
         }
         // A part's normal form has no space at its end, and a part without
         // text is not matched: both ways agree on that too.
         for q in [r"re:failed\s", r"re:^$ in:tools"] {
-            let q = Query::parse(q);
-            let mut by_line = PartMatcher::new(&q, Parts::ALL);
-            let mut by_part = PartMatcher::new(&q, Parts::ALL);
-            for l in &lines {
-                by_line.line(l.as_bytes());
-                parts_of_line(l.as_bytes(), &mut |p, t| {
-                    by_part.feed(p, t);
-                });
-            }
-            assert_eq!(by_line.tiers, Tiers::default(), "{}", q.raw);
-            assert_eq!(by_part.tiers, Tiers::default(), "{}", q.raw);
+            let none = (Tiers::default(), Tiers::default());
+            assert_eq!(tiers_both_ways(q, &lines), none, "{q}");
         }
+    }
+
+    /// The tiers `q` finds in `lines` read as lines (their words), and
+    /// through their decoded parts.
+    fn tiers_both_ways(q: &str, lines: &[String]) -> (Tiers, Tiers) {
+        let q = Query::parse(q);
+        let mut by_line = PartMatcher::new(&q, Parts::ALL);
+        let mut by_part = PartMatcher::new(&q, Parts::ALL);
+        for l in lines {
+            by_line.line(l.as_bytes());
+            parts_of_line(l.as_bytes(), &mut |p, t| {
+                by_part.feed(p, t);
+            });
+        }
+        (by_line.tiers, by_part.tiers)
     }
 }
