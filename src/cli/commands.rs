@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use crate::index::load::{gather, load_listing, load_listing_stored, LoadEvent};
 use crate::index::stored::{ListRow, Listing, RowKey};
 use crate::index::Index;
-use crate::search::hits::{file_hits, file_hits_all};
+use crate::search::hits::file_hits;
 use crate::search::{rank_order_visiting, rank_with_index, Query};
 use crate::session::view::{flatten_pre, row_line, Filter, FilterBits, Preorder};
 use crate::session::writer::{self, WriteError};
@@ -497,9 +497,9 @@ fn rank_listing(
                 .collect::<Vec<_>>(),
         ),
         Some(index) => index.search_within(query, &paths().collect::<Vec<_>>()),
-        // Found as the rows were read, or read from the files now.
-        None => Ok(found
-            .or_else(|| file_hits_all(query, &paths().map(Path::to_path_buf).collect::<Vec<_>>()))),
+        // Found as the rows were read from the files (none when the query
+        // looks at no bodies).
+        None => Ok(found),
     };
     crate::log::line("searched");
     match hits {

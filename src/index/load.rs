@@ -560,8 +560,7 @@ pub fn load_listing_stored_holding(
         watching: false,
         started: out.started,
     };
-    // Without their text: a query reads it from the files as it ranks, a
-    // file at a time (`search::hits::file_hits_all`).
+    // Without their text (a query that looks at bodies read them above).
     read_files(&files, problems, (false, &[]), &Listed, &mut plain);
     listing.files = files;
     (listing, finished, None)

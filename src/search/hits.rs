@@ -320,48 +320,10 @@ fn hits_of(
     out
 }
 
-/// For rows read without their text (as the index gives them): the body
-/// matches of `paths`, the user and assistant text's too, read from the
-/// files one at a time on all cores. The text is matched as a row's own
-/// `all_text` is (the messages together: a phrase may span two), and
-/// counts as the index's text match does (rank 0), so the ranking is the
-/// same; no session's text is held past its own match (holding them all, a
-/// query at 100,000 sessions without the index peaked at ~780 MB). `None`
-/// when the query looks at no bodies.
-pub fn file_hits_all(query: &Query, paths: &[std::path::PathBuf]) -> Option<super::BodyHits> {
-    if query.error().is_some() || body_mask(query) == 0 {
-        return None;
-    }
-    let parts = parts_beyond_text(query);
-    let text = query.parts.covers_text();
-    Some(hits_of(paths, |p| {
-        let mut tiers = Tiers::default();
-        if !parts.is_empty() {
-            let mut m = PartMatcher::new(query, parts);
-            m.file(p);
-            tiers = m.tiers;
-        }
-        if text {
-            if let Some(body) = conversation_text(p) {
-                tiers[0] |= text_bits(query, &body);
-            }
-        }
-        tiers
-    }))
-}
-
-/// The user and assistant text of the session at `path`, as its row's
-/// `all_text` holds it.
-fn conversation_text(path: &Path) -> Option<String> {
-    let info = match crate::session::foreign::detect_path(path) {
-        Some(_) => crate::session::info::scan_foreign(path, true).ok()??,
-        None => crate::session::info::scan_info_with(path, true).ok()?,
-    };
-    Some(info.all_text)
-}
-
 /// The body terms of `query` that `body` (a row's `all_text`) matches, as
-/// bits: the test a row's own text gets when it is ranked.
+/// bits: the test a row's own text gets when it is ranked (a query answered
+/// from the files matches each file's text so, then lets it go:
+/// `index::bodies`).
 pub fn text_bits(query: &Query, body: &str) -> u32 {
     let none = super::doc::RowText {
         name: None,

@@ -1397,40 +1397,11 @@ pub fn scan_info(path: &Path) -> Result<SessionInfo, ReadError> {
 
 /// [`scan_info`], gathering the searchable `all_text` only when `text`.
 pub fn scan_info_with(path: &Path, text: bool) -> Result<SessionInfo, ReadError> {
-    let io = |source| ReadError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let (mut f, meta) = super::open::open_session_file(path)?;
-    let mut s = InfoScanner::new(path, mtime_ms(&meta));
-    if !text {
-        s = s.without_text();
-    }
-    with_read_buffer(|buf| {
-        read_lines(&mut f, buf, |line, complete, end| {
-            s.feed_at(
-                line,
-                complete,
-                end - line.len() as u64 - u64::from(complete),
-            );
-            s.failed.is_none()
-        })
-    })
-    .map_err(io)?;
-    if s.failed.is_some() {
-        // Not an Atomic session: maybe another agent's.
-        if let Some(info) = scan_foreign(path, text)? {
-            return Ok(info);
-        }
-    }
-    // Without the labelled entries' text the row is still right: their
-    // labels then show without it.
-    let _ = s.resolve_labels(&mut f);
-    s.finish().map_err(|reason| ReadError::NotASession {
-        path: path.to_path_buf(),
-        reason,
-    })
+    scan_info_seeing(path, text, None).map(|seen| seen.info)
 }
+
+/// Who [`scan_info_seeing`] hands each line to, with its skim.
+pub type LineSeer<'a> = dyn FnMut(&[u8], Option<&LineSpans>) + 'a;
 
 /// What [`scan_info_seeing`] read: the row, and whether its lines were
 /// the ones handed out (`false`: the file was another agent's, read
@@ -1441,13 +1412,14 @@ pub struct SeenRow {
 }
 
 /// [`scan_info_with`], each complete line after the header also handed to
-/// `each` with its skim ([`skim_line`](super::line_skim::skim_line);
+/// `each`, when given, with its skim ([`skim_line`](super::line_skim::skim_line);
 /// `None` when the skim refused it): one crossing of a line for the row
-/// and for whoever reads its parts, as an index build does.
+/// and for whoever reads its parts, as an index build does. Without
+/// `each`, the row's own probe reads each line (it captures less).
 pub fn scan_info_seeing(
     path: &Path,
     text: bool,
-    each: &mut dyn FnMut(&[u8], Option<&LineSpans>),
+    mut each: Option<&mut LineSeer>,
 ) -> Result<SeenRow, ReadError> {
     let io = |source| ReadError::Io {
         path: path.to_path_buf(),
@@ -1461,10 +1433,13 @@ pub fn scan_info_seeing(
     with_read_buffer(|buf| {
         read_lines(&mut f, buf, |line, complete, end| {
             let at = end - line.len() as u64 - u64::from(complete);
-            if !complete || !s.header_seen {
-                s.feed_at(line, complete, at);
-                return s.failed.is_none();
-            }
+            let each = match each.as_mut() {
+                Some(each) if complete && s.header_seen => each,
+                _ => {
+                    s.feed_at(line, complete, at);
+                    return s.failed.is_none();
+                }
+            };
             match super::line_skim::skim_line(line) {
                 Some(spans) => {
                     if !s.feed_skimmed_at(&spans, at) {
@@ -1482,6 +1457,7 @@ pub fn scan_info_seeing(
     })
     .map_err(io)?;
     if s.failed.is_some() {
+        // Not an Atomic session: maybe another agent's.
         if let Some(info) = scan_foreign(path, text)? {
             return Ok(SeenRow {
                 info,
@@ -1489,6 +1465,8 @@ pub fn scan_info_seeing(
             });
         }
     }
+    // Without the labelled entries' text the row is still right: their
+    // labels then show without it.
     let _ = s.resolve_labels(&mut f);
     let info = s.finish().map_err(|reason| ReadError::NotASession {
         path: path.to_path_buf(),
