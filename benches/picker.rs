@@ -393,7 +393,7 @@ fn run_search(
             docs: docs.clone(),
             scores: a.scores,
             incomplete: a.incomplete,
-            partial: true,
+            stage: a.stage,
         }));
         term.draw(|f| arbor::ui::render(f, app, theme)).unwrap();
         let drawn = found_at + ms(ta);
@@ -416,7 +416,7 @@ fn run_search(
         docs,
         scores: answer.scores,
         incomplete: answer.incomplete,
-        partial: false,
+        stage: answer.stage,
     }));
     if detail {
         eprintln!("{:>20} apply {:>7.2} ms", "", ms(t2));

@@ -1492,8 +1492,9 @@ fn a_full_cache_disk_gives_the_answer_of_the_files() {
 
 /// Issue #11.2, the picker: the search worker's body search
 /// (`search_bodies`) says when the index could not answer for every row
-/// without its own text — sessions missing from the index, a failed search,
-/// an index that could not be written — instead of "no body hits".
+/// without its own text — a failed search, an index that could not be
+/// written — instead of "no body hits"; sessions the index does not hold
+/// yet (a first run's build under way) are read from their files (#15).
 #[test]
 fn the_picker_search_says_when_it_is_incomplete() {
     use arbor::index::searcher::search_bodies;
@@ -1502,27 +1503,40 @@ fn the_picker_search_says_when_it_is_incomplete() {
     let (s, files, full, docs) = needle_picker(6);
     let query = Query::parse("needle");
     let never = || false;
-
-    // The index holds half of the sessions (the rest could not be written).
-    let mut index = s.index();
-    index.refresh(&files[..3], &mut |_| {}).unwrap();
-    let b = search_bodies(Some(&index), &query, &docs, None, &never).unwrap();
-    let why = b.incomplete.expect("3 sessions were not searched");
-    assert!(why.contains("3 sessions"), "{why}");
-
-    // All of them: complete, with the right hits.
-    index.refresh(&files, &mut |_| {}).unwrap();
-    let b = search_bodies(Some(&index), &query, &docs, None, &never).unwrap();
-    assert_eq!(b.incomplete, None);
-    let hits = b.hits.unwrap();
     let want: Vec<&std::path::Path> = full
         .iter()
         .filter(|r| r.all_text.contains("needle"))
         .map(|r| r.path.as_path())
         .collect();
     assert_eq!(want.len(), 2);
-    assert_eq!(hits.len(), 2);
-    assert!(want.iter().all(|p| hits.contains_key(p)));
+    let complete = |b: arbor::index::searcher::BodySearch| {
+        assert_eq!(b.incomplete, None);
+        let hits = b.hits.unwrap();
+        assert_eq!(hits.len(), 2);
+        assert!(want.iter().all(|p| hits.contains_key(p)));
+    };
+
+    // None of them in the index, then half of them: the files of the
+    // others answer for them.
+    let mut index = s.index();
+    complete(search_bodies(Some(&index), &query, &docs, None, &never).unwrap());
+    index.refresh(&files[..3], &mut |_| {}).unwrap();
+    complete(search_bodies(Some(&index), &query, &docs, None, &never).unwrap());
+    // The files' own answer, and none once a newer query is typed.
+    let tiers = arbor::index::bodies::tiers_from_files(&files, &query, &never).unwrap();
+    let found: Vec<&std::path::Path> = files
+        .iter()
+        .zip(&tiers)
+        .filter(|(_, t)| t[0] != 0)
+        .map(|(f, _)| f.path.as_path())
+        .collect();
+    assert_eq!(found.len(), 2);
+    assert!(want.iter().all(|p| found.contains(p)));
+    assert!(arbor::index::bodies::tiers_from_files(&files, &query, &|| true).is_none());
+
+    // All of them: complete, with the right hits.
+    index.refresh(&files, &mut |_| {}).unwrap();
+    complete(search_bodies(Some(&index), &query, &docs, None, &never).unwrap());
 
     // The loader could not write the index: whatever it holds may be old.
     let b = search_bodies(Some(&index), &query, &docs, Some("disk full"), &never).unwrap();
@@ -1575,18 +1589,20 @@ fn picker_docs(rows: &[SessionInfo]) -> std::sync::Arc<arbor::search::Docs> {
     ))
 }
 
-/// Issue #15: the picker's long-lived searcher remembers how many sessions
-/// of a snapshot the index lacks (asked once, not per key, and counted
+/// Issue #15: the picker's long-lived searcher remembers which sessions
+/// of a snapshot the index lacks (asked once, not per key, and found
 /// while it idles after the snapshot's first search, ahead of the first
-/// key that asks the index); another process indexing more of them
-/// changes the answer at once, and every answer is a fresh searcher's.
+/// key that asks the index) and reads their files: while many are
+/// missing, the index's own answer comes first, said to be incomplete;
+/// another process indexing the rest changes that at once, and every
+/// answer is complete and a fresh searcher's.
 #[test]
 fn the_searchers_memory_of_unindexed_sessions_follows_the_index() {
-    use arbor::index::searcher::Searcher;
+    use arbor::index::searcher::{Searcher, Stage};
 
-    let (s, files, _, docs) = needle_picker(6);
+    let (s, files, _, docs) = needle_picker(40);
     let never = || false;
-    s.index().refresh(&files[..3], &mut |_| {}).unwrap();
+    s.index().refresh(&files[..10], &mut |_| {}).unwrap();
     let mut searcher = Searcher::new(Some(s.index()));
     searcher.warm(None);
     let fresh = |q: &Query| {
@@ -1594,7 +1610,8 @@ fn the_searchers_memory_of_unindexed_sessions_follows_the_index() {
             .search(q, &docs, None, &never)
             .unwrap()
     };
-    // A key that asks no bodies; the count is made while idle.
+    let matched = |a: &arbor::index::searcher::Answer| a.scores.iter().flatten().count();
+    // A key that asks no bodies; the sessions missing are found while idle.
     let first = searcher
         .search(&Query::parse("n"), &docs, None, &never)
         .unwrap();
@@ -1606,13 +1623,123 @@ fn the_searchers_memory_of_unindexed_sessions_follows_the_index() {
             s.index().refresh(&files, &mut |_| {}).unwrap();
         }
         let q = Query::parse(typed);
-        let got = searcher.search(&q, &docs, None, &never).unwrap();
+        let mut early = Vec::new();
+        let got = searcher
+            .search_first(&q, &docs, None, &never, None, &mut |a| early.push(a))
+            .unwrap();
         assert_eq!(got, fresh(&q), "{typed}");
+        assert_eq!(
+            (got.stage, &got.incomplete),
+            (Stage::Whole, &None),
+            "{typed}"
+        );
         match round {
-            0 | 1 => assert!(got.incomplete.unwrap().contains("3 sessions"), "{typed}"),
-            _ => assert_eq!(got.incomplete, None, "{typed}"),
+            0 | 1 => {
+                let [interim] = <[_; 1]>::try_from(early).expect("one interim answer");
+                assert_eq!(interim.stage, Stage::Interim, "{typed}");
+                let why = interim.incomplete.clone().expect("said to be incomplete");
+                assert!(why.contains("30 sessions"), "{why}");
+                // What the index holds: a part of the whole answer.
+                assert!(matched(&interim) < matched(&got), "{typed}");
+                for (i, w) in interim.scores.iter().zip(&got.scores) {
+                    assert!(i.is_none() || w.is_some(), "{typed}");
+                }
+            }
+            _ => assert!(early.is_empty(), "{typed}"),
         }
         while searcher.idle() {}
+    }
+    // The needle is in every third session's reply.
+    assert_eq!(matched(&fresh(&Query::parse("needle"))), 14);
+}
+
+/// Issue #15, the picker during a first run's build: a query typed gets
+/// the index's answer at once, said to be incomplete (by the header, not
+/// as an error), then the whole answer, the files of the sessions the
+/// index lacks read, with its best row selected, unless the selection
+/// was moved in between.
+#[test]
+fn a_first_runs_search_is_completed_from_the_files() {
+    use arbor::index::searcher::{Searcher, Stage};
+    use arbor::ui::picker::Row;
+    use arbor::ui::runtime::perform_search;
+    use arbor::ui::{App, AppEvent, Effect};
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    let (s, files, full, _) = needle_picker(40);
+    // The last ten: the best of the whole answer (ties list by path) is
+    // not among them.
+    s.index().refresh(&files[30..], &mut |_| {}).unwrap();
+    let key = |c: KeyCode| AppEvent::Key(KeyEvent::new(c, KeyModifiers::NONE));
+    for moved in [false, true] {
+        let mut app = App::new("/home/u/proj".into(), 1_795_953_600_000);
+        (app.width, app.height) = (100, 24);
+        let rows = full
+            .iter()
+            .map(|r| {
+                let mut r = r.clone();
+                r.all_text.clear();
+                Row::new(r)
+            })
+            .collect();
+        app.update(AppEvent::Rows(rows));
+        app.update(AppEvent::LoadFinished { problems: vec![] });
+        app.update(AppEvent::Indexing(Some((10, 40))));
+        let mut searcher = Searcher::new(Some(s.index()));
+        let mut answers = Vec::new();
+        for c in "needle".chars() {
+            answers.clear();
+            for fx in app.update(key(KeyCode::Char(c))) {
+                if matches!(fx, Effect::Search { .. }) {
+                    answers.extend(perform_search(&mut searcher, fx));
+                }
+            }
+        }
+        let [interim, whole] = <[AppEvent; 2]>::try_from(answers).expect("two answers");
+        assert!(matches!(
+            interim,
+            AppEvent::SearchDone {
+                stage: Stage::Interim,
+                ..
+            }
+        ));
+        assert!(matches!(
+            whole,
+            AppEvent::SearchDone {
+                stage: Stage::Whole,
+                incomplete: None,
+                ..
+            }
+        ));
+        app.update(interim);
+        let p = &app.picker;
+        assert!(p.search_incomplete.is_some());
+        assert!(
+            p.status.is_none(),
+            "{:?}",
+            p.status.as_ref().map(|s| &s.text)
+        );
+        let in_interim = p.visible.len();
+        if moved {
+            app.update(key(KeyCode::Down));
+        }
+        let chosen = app.picker.selected.clone();
+        app.update(whole);
+        let p = &app.picker;
+        assert_eq!(p.search_incomplete, None);
+        assert_eq!((in_interim, p.visible.len()), (4, 14));
+        let top = p
+            .visible
+            .first()
+            .map(|v| p.rows[v.idx].info.path.to_path_buf());
+        assert_ne!(
+            chosen, top,
+            "the interim's choice is not the whole answer's best"
+        );
+        match moved {
+            true => assert_eq!(p.selected, chosen),
+            false => assert_eq!(p.selected, top),
+        }
     }
 }
 
@@ -2563,7 +2690,7 @@ fn the_best_ranks_first_then_the_rest_answer_as_one_search() {
             .unwrap();
         assert_eq!(got, fresh, "{typed}");
         for a in early {
-            assert!(a.partial, "{typed}");
+            assert_eq!(a.stage, arbor::index::searcher::Stage::FirstRows, "{typed}");
             let least = a.scores.iter().flatten().min().copied().expect("rows");
             for (d, (e, f)) in a.scores.iter().zip(&fresh.scores).enumerate() {
                 match e {
@@ -2706,7 +2833,7 @@ fn phrases_and_regexes_first_rows_are_the_whole_answers_first() {
             key(a).cmp(&key(b))
         });
         for a in early {
-            assert!(a.partial, "{typed}");
+            assert_eq!(a.stage, arbor::index::searcher::Stage::FirstRows, "{typed}");
             let mut rows: Vec<usize> = (0..docs.0.len())
                 .filter(|&d| a.scores[d].is_some())
                 .collect();

@@ -9,6 +9,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
+use arbor::index::searcher::Stage;
 use arbor::session::info::scan_info;
 use arbor::store::{list_session_files, Scope, StoreConfig, StoreKind};
 use arbor::ui::picker::{Dialog, Row, Sort, PERMANENT_GUARD_MS};
@@ -1468,7 +1469,7 @@ fn an_incomplete_search_says_so_on_screen() {
         docs,
         scores: vec![None; n],
         incomplete: Some(format!("the index could not be written ({why})")),
-        partial: false,
+        stage: Stage::Whole,
     });
     let s = screen(&app, &fx.root);
     assert!(
@@ -1832,7 +1833,7 @@ fn nothing_is_drawn_when_nothing_visible_changed() {
         docs,
         scores: Vec::new(),
         incomplete: None,
-        partial: false,
+        stage: Stage::Whole,
     });
     assert!(!stale.redraw);
     // A change on disk: a rescan first, drawn when its rows come.
@@ -2721,7 +2722,13 @@ fn ctrl_t_with_a_query_no_entry_holds_opens_the_whole_tree() {
 #[test]
 fn the_first_screen_comes_before_the_whole_answer() {
     let (mut app, first, whole) = parser_typed();
-    assert!(matches!(whole, AppEvent::SearchDone { partial: false, .. }));
+    assert!(matches!(
+        whole,
+        AppEvent::SearchDone {
+            stage: Stage::Whole,
+            ..
+        }
+    ));
     let shown = |app: &App| -> Vec<String> {
         let p = &app.picker;
         p.visible
@@ -2802,7 +2809,13 @@ fn a_query_asked_again_keeps_the_selection() {
         for fx in fx {
             if matches!(fx, Effect::Search { .. }) {
                 for ev in perform_search(&mut searcher, fx) {
-                    if matches!(ev, AppEvent::SearchDone { partial: true, .. }) {
+                    if matches!(
+                        ev,
+                        AppEvent::SearchDone {
+                            stage: Stage::FirstRows,
+                            ..
+                        }
+                    ) {
                         partial += 1;
                     }
                     app.update(ev);
@@ -2857,7 +2870,13 @@ fn parser_typed() -> (App, AppEvent, AppEvent) {
         }
     }
     let [first, whole] = <[AppEvent; 2]>::try_from(answers).expect("two answers");
-    assert!(matches!(first, AppEvent::SearchDone { partial: true, .. }));
+    assert!(matches!(
+        first,
+        AppEvent::SearchDone {
+            stage: Stage::FirstRows,
+            ..
+        }
+    ));
     (app, first, whole)
 }
 

@@ -87,6 +87,29 @@ pub fn rows_and_hits(
     (rows, problems, hits)
 }
 
+/// The tiers `query` finds in each of `files` (text and every other part
+/// it asks about), each read once on all cores: what the index would have
+/// answered for sessions it does not hold yet (the picker's search during
+/// a first build). `None` once `cancel` says a newer query made it stale;
+/// a file that cannot be read matches nothing (a listing says why).
+pub fn tiers_from_files(
+    files: &[SessionFile],
+    query: &Query,
+    cancel: &(dyn Fn() -> bool + Sync),
+) -> Option<Vec<Tiers>> {
+    let parts = parts_beyond_text(query);
+    let text = query.parts.covers_text() && body_mask(query) != 0;
+    files
+        .par_iter()
+        .map(|f| match cancel() {
+            true => None,
+            false => {
+                Some(row_and_tiers(f, query, parts, text).map_or(Tiers::default(), |(_, t)| t))
+            }
+        })
+        .collect()
+}
+
 /// One file's row (without text or usage) and the tiers `query` finds in
 /// its `parts` and, when `text`, in its user and assistant text.
 fn row_and_tiers(

@@ -50,7 +50,7 @@
 
 mod ascending;
 pub mod behind;
-mod bodies;
+pub mod bodies;
 mod codec;
 mod db;
 pub mod load;
@@ -663,13 +663,14 @@ impl Index {
         )
     }
 
-    /// How many of `paths` have no text in the index: a body search through
-    /// it cannot have looked at them (not indexed yet, or never written).
-    pub fn count_unindexed<'p>(
+    /// Which of `paths` (given with their places) have no text in the
+    /// index: a body search through it cannot have looked at them (not
+    /// indexed yet, or never written). Gives their places.
+    pub fn unindexed<'p>(
         &self,
-        paths: impl IntoIterator<Item = &'p Path>,
-    ) -> Result<usize, IndexError> {
-        search::count_unindexed(
+        paths: impl IntoIterator<Item = (u32, &'p Path)>,
+    ) -> Result<Vec<u32>, IndexError> {
+        search::unindexed(
             &self.conn,
             &self.path,
             &mut self.search_cache.borrow_mut(),

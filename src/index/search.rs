@@ -1701,15 +1701,16 @@ fn reads_text(t: &Term) -> bool {
     }
 }
 
-/// How many of `paths` the index has no text for (not indexed, or not a
-/// session to it): a body search cannot have looked at them.
-pub fn count_unindexed(
+/// Which of `paths` (their places in the iteration) the index has no
+/// text for (not indexed, or not a session to it): a body search cannot
+/// have looked at them.
+pub fn unindexed(
     conn: &Connection,
     db_path: &std::path::Path,
     cache: &mut Option<SearchCache>,
     folders: Folders,
-    paths: &mut dyn Iterator<Item = &std::path::Path>,
-) -> Result<usize, IndexError> {
+    paths: &mut dyn Iterator<Item = (u32, &std::path::Path)>,
+) -> Result<Vec<u32>, IndexError> {
     let cache = SearchCache::current(conn, db_path, cache, folders)?;
     let files = &cache.files;
     let set = cache
@@ -1717,8 +1718,9 @@ pub fn count_unindexed(
         .get_or_insert_with(|| files.keys.values().cloned().map(KeyBytes).collect());
     let mut keys = Keys::new();
     Ok(paths
-        .filter(|p| !set.contains(keys.key(p).as_ref()))
-        .count())
+        .filter(|(_, p)| !set.contains(keys.key(p).as_ref()))
+        .map(|(i, _)| i)
+        .collect())
 }
 
 /// Every session's path as the answers name it, handed to `f` to look at

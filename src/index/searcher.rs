@@ -17,9 +17,22 @@ pub struct Answer {
     /// Why some sessions' bodies were not searched; `None` when every one
     /// was (through the index, or its own text in memory).
     pub incomplete: Option<String>,
-    /// Only the answer's first rows are scored (see [`FirstRows`]); the
-    /// whole answer follows.
-    pub partial: bool,
+    /// How much of the answer it is.
+    pub stage: Stage,
+}
+
+/// How much of the answer to a query an [`Answer`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Only the rows that fill the screen are scored, and they are final
+    /// (see [`FirstRows`]); the whole answer follows.
+    FirstRows,
+    /// Every row scored with what the index holds, while the files of the
+    /// sessions it lacks are read (a first run's build under way): its
+    /// rows may change when the whole answer follows.
+    Interim,
+    /// The whole answer.
+    Whole,
 }
 
 /// Rows (their positions) with their times (ms).
@@ -48,6 +61,11 @@ pub struct FirstRows {
     pub scoped: TimedRows,
 }
 
+/// Up to this many sessions the index lacks are read from their files
+/// before the screen shows any answer (a few milliseconds); more, and the
+/// index's own answer is shown first, said to be incomplete.
+const READ_WITHOUT_INTERIM: usize = 16;
+
 /// At most this many sessions are looked at for the first rows (about
 /// 1.5 µs each): past it, the whole answer is as near.
 fn first_rows_budget(sessions: usize) -> usize {
@@ -59,10 +77,10 @@ fn first_rows_budget(sessions: usize) -> usize {
 pub struct Searcher {
     index: Option<Index>,
     scorer: Scorer,
-    /// How many sessions of a snapshot the index lacked, at a version of
+    /// Which sessions of a snapshot the index lacked, at a version of
     /// the index: asked once per snapshot, not once per key (a lookup per
     /// session cost ~10 ms a key at 100,000 sessions).
-    unindexed: Option<(Arc<Docs>, i64, usize)>,
+    unindexed: Unindexed,
     /// The snapshot of the last search, while the count above is not
     /// made for it: the worker makes it when idle, ahead of the first key
     /// that asks the index.
@@ -113,7 +131,7 @@ impl Searcher {
             // whose set of paths is then made of the shared ones).
             learn_paths(&mut self.scorer, index, &docs);
             if let Err(e) = unindexed_memo(index, &docs, &mut self.unindexed) {
-                crate::log::line(format!("index: counting unindexed sessions failed: {e}"));
+                crate::log::line(format!("index: finding unindexed sessions failed: {e}"));
             }
             return true;
         }
@@ -149,10 +167,12 @@ impl Searcher {
     ) -> Option<Answer> {
         // The first screen from the fields when it can be known so; else
         // the rows the bodies' best ranks place, before the rest (tool
-        // output, thinking) is looked up.
+        // output, thinking) is looked up: only when the index holds every
+        // session (those it lacks could outrank them).
         if let Some(first) = first {
             let placed = match self.first_answer(query, docs, first) {
                 Some(answer) => Placed::Rows(answer),
+                None if self.lacks_some(docs) => Placed::Nothing,
                 None => match self.text_first_answer(query, docs, first, cancel) {
                     Placed::Nothing => self.placed_answer(query, docs, cancel),
                     placed => placed,
@@ -181,7 +201,7 @@ impl Searcher {
         // runs on (the picker keeps its searches off the pool a first run's
         // index build holds).
         let mut prepared = false;
-        let bodies = rayon::in_place_scope(|s| {
+        let mut bodies = rayon::in_place_scope(|s| {
             s.spawn(|_| prepared = scorer.prepare(query, docs, cancel));
             search_bodies_memo(
                 index.as_ref(),
@@ -198,11 +218,33 @@ impl Searcher {
         if let Some(why) = &bodies.incomplete {
             crate::log::line(format!("search: incomplete: {why}"));
         }
+        if !bodies.unindexed.is_empty() {
+            // Many files to read (a first run's build under way): the
+            // index's answer first, said to be incomplete, so the screen
+            // follows the keys, then the whole one.
+            if bodies.unindexed.len() > READ_WITHOUT_INTERIM {
+                early(Answer {
+                    scores: scorer.score(query, docs, bodies.hits.as_ref()),
+                    incomplete: bodies.incomplete.clone(),
+                    stage: Stage::Interim,
+                });
+            }
+            bodies.read_unindexed(query, docs, cancel)?;
+        }
         Some(Answer {
             scores: scorer.score(query, docs, bodies.hits.as_ref()),
             incomplete: bodies.incomplete,
-            partial: false,
+            stage: Stage::Whole,
         })
+    }
+
+    /// Whether the index lacks sessions of `docs` (as far as it knows:
+    /// it finds them out once per snapshot and version of the index).
+    fn lacks_some(&mut self, docs: &Arc<Docs>) -> bool {
+        let Some(index) = self.index.as_ref() else {
+            return false;
+        };
+        unindexed_memo(index, docs, &mut self.unindexed).map_or(true, |rows| !rows.is_empty())
     }
 
     /// The rows the bodies' best ranks place (see [`Scorer::score_placed`]):
@@ -241,7 +283,7 @@ impl Searcher {
                 Some(scores) => Placed::Rows(Answer {
                     scores,
                     incomplete: None,
-                    partial: true,
+                    stage: Stage::FirstRows,
                 }),
                 None => Placed::Nothing,
             },
@@ -452,25 +494,71 @@ fn partial_of(docs: &Docs, best: u32, found: &[u32]) -> Answer {
     Answer {
         scores,
         incomplete: None,
-        partial: true,
+        stage: Stage::FirstRows,
     }
 }
 
 /// The message-body half of one picker search.
 #[derive(Debug, Default)]
 pub struct BodySearch {
-    /// The index's answer (see `Scorer::score`).
+    /// The index's answer (see `Scorer::score`), and what the files of
+    /// the sessions it lacks add to it.
     pub hits: Option<BodyHits>,
     /// Why some sessions' bodies were not searched; `None` when every one
-    /// was (through the index, or its own text in memory).
+    /// was (through the index, its own text in memory, or its file).
     pub incomplete: Option<String>,
+    /// The rows (places in the snapshot) without their own text that the
+    /// index does not hold: not searched until [`BodySearch::read_unindexed`].
+    unindexed: Arc<[u32]>,
 }
 
-/// The bodies of `docs`. Rows without their own text rely on the index, so
-/// whenever the index cannot answer for all of them (it failed, it lacks
-/// some, or it could not be written: `index_problem`) the answer says so
-/// rather than pass for "no body hits". `None` when `cancel` says a newer
-/// query made this one stale.
+impl BodySearch {
+    /// Searches the files of the sessions the index lacks (a first run's
+    /// build not done yet, a file written since), as the index would
+    /// have: the answer is then complete. `None` once `cancel` says a
+    /// newer query made it stale.
+    fn read_unindexed(
+        &mut self,
+        query: &Query,
+        docs: &Docs,
+        cancel: &(dyn Fn() -> bool + Sync),
+    ) -> Option<()> {
+        if self.unindexed.is_empty() {
+            return Some(());
+        }
+        let rows: Vec<&(
+            crate::util::shared_path::SharedPath,
+            Arc<crate::search::SearchDoc>,
+        )> = self
+            .unindexed
+            .iter()
+            .filter_map(|&d| docs.0.get(d as usize))
+            .collect();
+        let files: Vec<crate::store::SessionFile> = rows
+            .iter()
+            .map(|(path, doc)| crate::store::SessionFile {
+                path: path.to_path_buf(),
+                agent: doc.facts.agent,
+            })
+            .collect();
+        let tiers = super::bodies::tiers_from_files(&files, query, cancel)?;
+        let hits = self.hits.get_or_insert_with(BodyHits::default);
+        for ((path, _), t) in rows.into_iter().zip(tiers) {
+            if t != crate::search::Tiers::default() {
+                hits.insert_shared(path.as_os_arc().clone(), t);
+            }
+        }
+        self.unindexed = Arc::from([]);
+        self.incomplete = None;
+        Some(())
+    }
+}
+
+/// The bodies of `docs`. Rows without their own text rely on the index,
+/// and on their files where the index lacks them; whenever it cannot
+/// answer for all of them (it failed, or it could not be written:
+/// `index_problem`) the answer says so rather than pass for "no body
+/// hits". `None` when `cancel` says a newer query made this one stale.
 pub fn search_bodies(
     index: Option<&Index>,
     query: &Query,
@@ -478,52 +566,58 @@ pub fn search_bodies(
     index_problem: Option<&str>,
     cancel: &(dyn Fn() -> bool + Sync),
 ) -> Option<BodySearch> {
-    let mut unindexed = |index: &Index| {
-        let without_text = docs
-            .0
-            .iter()
-            .filter(|(_, d)| d.body_text().is_empty())
-            .map(|(p, _)| p.as_path());
-        index.count_unindexed(without_text)
-    };
-    search_bodies_with(index, query, docs, index_problem, cancel, &mut unindexed)
+    let mut unindexed = |index: &Index| index.unindexed(without_text(docs)).map(Arc::from);
+    let mut bodies = search_bodies_with(index, query, docs, index_problem, cancel, &mut unindexed)?;
+    bodies.read_unindexed(query, docs, cancel)?;
+    Some(bodies)
 }
 
-/// [`search_bodies`], remembering the count of sessions the index lacks
-/// per snapshot and version of the index in `memo`.
+/// [`search_bodies`] but for the sessions the index lacks, remembering
+/// which they are per snapshot and version of the index in `memo`.
 fn search_bodies_memo(
     index: Option<&Index>,
     query: &Query,
     docs: &Arc<Docs>,
     index_problem: Option<&str>,
     cancel: &(dyn Fn() -> bool + Sync),
-    memo: &mut Option<(Arc<Docs>, i64, usize)>,
+    memo: &mut Unindexed,
 ) -> Option<BodySearch> {
     let mut unindexed = |index: &Index| unindexed_memo(index, docs, memo);
     search_bodies_with(index, query, docs, index_problem, cancel, &mut unindexed)
 }
 
-/// How many sessions of `docs` without their own text the index lacks,
+/// The rows of a snapshot the index lacks, at a version of the index.
+type Unindexed = Option<(Arc<Docs>, i64, Arc<[u32]>)>;
+
+/// Which rows the index lacks (see [`unindexed_memo`]).
+type FindUnindexed<'a> = dyn FnMut(&Index) -> Result<Arc<[u32]>, IndexError> + 'a;
+
+/// The rows of `docs` that rely on the index for their text (the loader
+/// read none of their own), with their places.
+fn without_text(docs: &Docs) -> impl Iterator<Item = (u32, &std::path::Path)> {
+    docs.0
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, d))| d.body_text().is_empty())
+        .map(|(i, (p, _))| (i as u32, p.as_path()))
+}
+
+/// Which rows of `docs` without their own text the index lacks,
 /// remembered in `memo` per snapshot and version of the index.
 fn unindexed_memo(
     index: &Index,
     docs: &Arc<Docs>,
-    memo: &mut Option<(Arc<Docs>, i64, usize)>,
-) -> Result<usize, IndexError> {
+    memo: &mut Unindexed,
+) -> Result<Arc<[u32]>, IndexError> {
     let version = index.data_version()?;
-    if let Some((d, v, n)) = memo.as_ref() {
+    if let Some((d, v, rows)) = memo.as_ref() {
         if Arc::ptr_eq(d, docs) && *v == version {
-            return Ok(*n);
+            return Ok(rows.clone());
         }
     }
-    let without_text = docs
-        .0
-        .iter()
-        .filter(|(_, d)| d.body_text().is_empty())
-        .map(|(p, _)| p.as_path());
-    let n = index.count_unindexed(without_text)?;
-    *memo = Some((docs.clone(), version, n));
-    Ok(n)
+    let rows: Arc<[u32]> = Arc::from(index.unindexed(without_text(docs))?);
+    *memo = Some((docs.clone(), version, rows.clone()));
+    Ok(rows)
 }
 
 fn search_bodies_with(
@@ -532,7 +626,7 @@ fn search_bodies_with(
     docs: &Docs,
     index_problem: Option<&str>,
     cancel: &(dyn Fn() -> bool + Sync),
-    unindexed: &mut dyn FnMut(&Index) -> Result<usize, IndexError>,
+    unindexed: &mut FindUnindexed<'_>,
 ) -> Option<BodySearch> {
     let asks_bodies = query.error().is_none() && query.terms.iter().any(|t| t.searches_body());
     // Without an index every row carries its user and assistant text (the
@@ -543,14 +637,14 @@ fn search_bodies_with(
                 docs.0.iter().map(|(p, _)| p.to_path_buf()).collect();
             return Some(BodySearch {
                 hits: crate::search::hits::file_hits(query, &paths),
-                incomplete: None,
+                ..Default::default()
             });
         }
         return Some(BodySearch::default());
     };
     let failed = |e: IndexError| BodySearch {
-        hits: None,
         incomplete: Some(format!("the index could not be searched ({e})")),
+        ..Default::default()
     };
     let hits = match index.search_cancellable(query, cancel) {
         Ok(h) => h,
@@ -561,13 +655,23 @@ fn search_bodies_with(
         return Some(BodySearch {
             hits,
             incomplete: Some(format!("the index could not be written ({why})")),
+            ..Default::default()
         });
     }
-    let incomplete = match unindexed(index) {
-        Ok(0) => None,
-        Ok(1) => Some("1 session is not in the index yet".to_string()),
-        Ok(n) => Some(format!("{n} sessions are not in the index yet")),
+    let unindexed = match unindexed(index) {
+        Ok(rows) => rows,
         Err(e) => return Some(failed(e)),
     };
-    Some(BodySearch { hits, incomplete })
+    let incomplete = match unindexed.len() {
+        0 => None,
+        1 => Some("1 session is not in the index yet: reading its file".to_string()),
+        n => Some(format!(
+            "{n} sessions are not in the index yet: reading their files"
+        )),
+    };
+    Some(BodySearch {
+        hits,
+        incomplete,
+        unindexed,
+    })
 }

@@ -47,9 +47,8 @@ pub enum AppEvent {
         /// Why some sessions' message bodies were not searched (`None`:
         /// the answer is complete).
         incomplete: Option<String>,
-        /// Only the rows that fill the screen are scored; the whole answer
-        /// follows (see `FirstRows`).
-        partial: bool,
+        /// How much of the answer it is.
+        stage: crate::index::searcher::Stage,
     },
     /// The index could not be written (e.g. the cache disk is full): its
     /// stored text may lack sessions or their newest messages.

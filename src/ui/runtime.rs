@@ -905,7 +905,7 @@ fn search_done(generation: u64, query: &Query, docs: Arc<Docs>, answer: Answer) 
         docs,
         scores: answer.scores,
         incomplete: answer.incomplete,
-        partial: answer.partial,
+        stage: answer.stage,
     }
 }
 

@@ -9,7 +9,7 @@ use crossterm::event::{
 use super::state::{
     Dialog, Measured, PickerState, Row, Scope, Sort, StatusKind, LIVE_WINDOW_MS, PERMANENT_GUARD_MS,
 };
-use crate::index::searcher::FirstRows;
+use crate::index::searcher::{FirstRows, Stage};
 use crate::search::hits::looks_at_entries;
 use crate::search::Query;
 use crate::store::{SessionFile, StoreConfig};
@@ -846,8 +846,9 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
             docs,
             scores,
             incomplete,
-            partial,
+            stage,
         } => {
+            let partial = stage == Stage::FirstRows;
             if generation != p.search_gen || (partial && !p.first_rows_fit()) {
                 // An older query's, or first rows asked for under settings
                 // changed since (the whole answer follows).
@@ -860,9 +861,11 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
             if !partial {
                 // Never an incomplete answer shown as complete: the header
                 // says so while it lasts, the status line says why.
-                // While the index is still being built the header says so
-                // already: that is expected, not an error.
-                let building = p.loading.is_some() || p.indexing.is_some();
+                // While the index is still being built, or the files it
+                // lacks are being read, the header says so already: that
+                // is expected, not an error.
+                let building =
+                    p.loading.is_some() || p.indexing.is_some() || stage == Stage::Interim;
                 match &incomplete {
                     Some(why) if !building && p.incomplete_reported.as_ref() != Some(why) => {
                         p.set_status(StatusKind::Error, format!("{INCOMPLETE}: {why}"));
@@ -884,11 +887,14 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
             p.set_scores(&docs, scores);
             p.scored_query = query;
             p.recompute();
-            if std::mem::take(&mut p.select_first_on_results) {
+            // An interim answer's best row may not be the whole answer's:
+            // the whole one selects its own (unless the selection moved).
+            if p.select_first_on_results {
+                p.select_first_on_results = stage == Stage::Interim;
                 p.select_pos(0);
                 p.scroll = 0;
             }
-            if !partial && std::mem::take(&mut p.last_on_whole) {
+            if stage == Stage::Whole && std::mem::take(&mut p.last_on_whole) {
                 p.select_pos(p.visible.len().saturating_sub(1));
             }
         }

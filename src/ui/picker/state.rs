@@ -673,12 +673,16 @@ impl PickerState {
     pub fn user_move_by(&mut self, delta: isize) {
         self.user_moved = true;
         self.last_on_whole = false;
+        // Past an interim answer, the whole one keeps this choice.
+        self.select_first_on_results &= self.answer_pending();
         self.move_by(delta);
     }
 
     pub fn user_select_pos(&mut self, pos: usize) {
         self.user_moved = true;
         self.last_on_whole = false;
+        // Past an interim answer, the whole one keeps this choice.
+        self.select_first_on_results &= self.answer_pending();
         self.select_pos(pos);
     }
 
