@@ -218,3 +218,69 @@ fn while_a_build_runs_others_read_the_files_and_index_waits() {
     let (warm, warm_err) = list(&root, &cache, None, &[]);
     assert_eq!((plain, plain_err), (warm, warm_err));
 }
+
+/// A listing of one project (`--cwd`), with `extra` arguments.
+fn list_in(
+    root: &Path,
+    cache: &Path,
+    behind: Option<&str>,
+    cwd: &str,
+    extra: &[&str],
+) -> (String, String) {
+    let mut c = arbor();
+    c.env("ARBOR_CACHE_DIR", cache)
+        .arg("--store")
+        .arg(root)
+        .args(["list", "--json", "--cwd", cwd])
+        .args(extra);
+    if let Some(bytes) = behind {
+        c.env("ARBOR_BUILD_BEHIND_BYTES", bytes);
+    }
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// A first query in a project the index lacks reads that project's files
+/// and builds behind, though the index holds another project's sessions:
+/// what it holds in the listed folders counts, not what it holds in all.
+#[test]
+fn a_query_in_a_project_the_index_lacks_reads_its_files() {
+    let dir = conformance_corpus();
+    let root = dir.path().join("corpus");
+    let cache = dir.path().join("cache");
+    let (big, small) = ("/home/dev/src/atomic", "/home/dev/my-app");
+    let (rows, _) = list_in(&root, &cache, None, big, &[]);
+    let indexed = sessions_indexed(&root, &cache).0;
+    assert!(
+        indexed >= rows.lines().count() as u64 && indexed > 10,
+        "{indexed}"
+    );
+    let query = ["--query", "header"];
+    let (plain, plain_err) = list_in(
+        &root,
+        &cache,
+        None,
+        small,
+        &[&["--no-index"][..], &query].concat(),
+    );
+    assert!(!plain.is_empty());
+    let (first, first_err) = list_in(&root, &cache, Some("0"), small, &query);
+    assert_eq!(plain, first, "the project's files answer");
+    assert_eq!(plain_err, without_behind(&first_err));
+    assert!(
+        first_err.contains("were read from their files; indexing them in the background"),
+        "{first_err}"
+    );
+    wait_gone(process_named(&first_err));
+    assert!(sessions_indexed(&root, &cache).0 > indexed);
+    let (warm, warm_err) = list_in(&root, &cache, Some("0"), small, &query);
+    assert_eq!((&plain, &plain_err), (&warm, &warm_err));
+}

@@ -725,6 +725,22 @@ impl Index {
         Ok(n as usize)
     }
 
+    /// Files the index has a row for in the folders of `files`: how much
+    /// of a listing it could answer (a project's folder may be missing
+    /// from an index that holds the others').
+    pub fn files_held_in_folders_of(&self, files: &[SessionFile]) -> Result<usize, IndexError> {
+        let ranges = refresh::folder_ranges(&refresh::file_keys(files));
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM files WHERE path >= ?1 AND path < ?2")?;
+        let mut n = 0usize;
+        for (from, to) in &ranges {
+            let held: i64 = st.query_row((from, to), |r| r.get(0))?;
+            n += held as usize;
+        }
+        Ok(n)
+    }
+
     pub fn stats(&self) -> Result<IndexStats, IndexError> {
         let c = &self.conn;
         let (sessions, not_sessions, store_bytes, text_bytes): (i64, i64, i64, i64) = c.query_row(
