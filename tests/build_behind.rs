@@ -14,11 +14,25 @@ use arbor::index::behind::BuildLock;
 use common::{arbor, conformance_corpus};
 
 fn list(root: &Path, cache: &Path, behind: Option<&str>, extra: &[&str]) -> (String, String) {
+    list_scoped(root, cache, behind, &["--all"], extra)
+}
+
+/// `arbor list --json` in `scope` (`--all`, `--cwd DIR`), with `extra`
+/// arguments and the build-behind threshold `behind`: its output and
+/// its messages.
+fn list_scoped(
+    root: &Path,
+    cache: &Path,
+    behind: Option<&str>,
+    scope: &[&str],
+    extra: &[&str],
+) -> (String, String) {
     let mut c = arbor();
     c.env("ARBOR_CACHE_DIR", cache)
         .arg("--store")
         .arg(root)
-        .args(["list", "--all", "--json"])
+        .args(["list", "--json"])
+        .args(scope)
         .args(extra);
     if let Some(bytes) = behind {
         c.env("ARBOR_BUILD_BEHIND_BYTES", bytes);
@@ -62,6 +76,21 @@ fn process_named(err: &str) -> u32 {
     digits.parse().unwrap()
 }
 
+/// A first run's answer, `first`: `plain`'s (the files'), read from the
+/// files with the build started behind it, whose end is waited for.
+fn read_from_files_with_build_behind(plain: (&str, &str), first: &(String, String)) {
+    assert_eq!(plain.0, first.0, "the first run's answer is the files'");
+    assert_eq!(plain.1, without_behind(&first.1));
+    assert!(
+        first
+            .1
+            .contains("were read from their files; indexing them in the background"),
+        "{}",
+        first.1
+    );
+    wait_gone(process_named(&first.1));
+}
+
 /// Waits for `pid` (not a child of this process) to end.
 fn wait_gone(pid: u32) {
     let t = Instant::now();
@@ -81,14 +110,8 @@ fn a_first_run_answers_from_the_files_and_indexes_behind_it() {
     let cache = dir.path().join("cache");
     let (plain, plain_err) = list(&root, &cache, None, &["--no-index"]);
     assert!(plain.lines().count() > 10, "{plain}");
-    let (first, first_err) = list(&root, &cache, Some("0"), &[]);
-    assert_eq!(plain, first, "the first run's rows are the files'");
-    assert_eq!(plain_err, without_behind(&first_err));
-    assert!(
-        first_err.contains("were read from their files; indexing them in the background"),
-        "{first_err}"
-    );
-    wait_gone(process_named(&first_err));
+    let first = list(&root, &cache, Some("0"), &[]);
+    read_from_files_with_build_behind((&plain, &plain_err), &first);
     let (indexed, building) = sessions_indexed(&root, &cache);
     assert!(indexed >= plain.lines().count() as u64, "{indexed}");
     assert!(building.is_null());
@@ -104,14 +127,8 @@ fn a_first_run_answers_from_the_files_and_indexes_behind_it() {
     let query = ["--query", "the"];
     let (plain, plain_err) = list(&root, &cache, None, &[&["--no-index"][..], &query].concat());
     assert!(plain.lines().count() > 10, "{plain}");
-    let (first, first_err) = list(&root, &cache, Some("0"), &query);
-    assert_eq!(plain, first, "the first query's answer is the files'");
-    assert_eq!(plain_err, without_behind(&first_err));
-    assert!(
-        first_err.contains("were read from their files; indexing them in the background"),
-        "{first_err}"
-    );
-    wait_gone(process_named(&first_err));
+    let first = list(&root, &cache, Some("0"), &query);
+    read_from_files_with_build_behind((&plain, &plain_err), &first);
     assert!(sessions_indexed(&root, &cache).0 > 10);
     let (warm, warm_err) = list(&root, &cache, Some("0"), &query);
     assert_eq!((&plain, &plain_err), (&warm, &warm_err));
@@ -219,35 +236,6 @@ fn while_a_build_runs_others_read_the_files_and_index_waits() {
     assert_eq!((plain, plain_err), (warm, warm_err));
 }
 
-/// A listing of one project (`--cwd`), with `extra` arguments.
-fn list_in(
-    root: &Path,
-    cache: &Path,
-    behind: Option<&str>,
-    cwd: &str,
-    extra: &[&str],
-) -> (String, String) {
-    let mut c = arbor();
-    c.env("ARBOR_CACHE_DIR", cache)
-        .arg("--store")
-        .arg(root)
-        .args(["list", "--json", "--cwd", cwd])
-        .args(extra);
-    if let Some(bytes) = behind {
-        c.env("ARBOR_BUILD_BEHIND_BYTES", bytes);
-    }
-    let out = c.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
 /// A first query in a project the index lacks reads that project's files
 /// and builds behind, though the index holds another project's sessions:
 /// what it holds in the listed folders counts, not what it holds in all.
@@ -257,30 +245,24 @@ fn a_query_in_a_project_the_index_lacks_reads_its_files() {
     let root = dir.path().join("corpus");
     let cache = dir.path().join("cache");
     let (big, small) = ("/home/dev/src/atomic", "/home/dev/my-app");
-    let (rows, _) = list_in(&root, &cache, None, big, &[]);
+    let (rows, _) = list_scoped(&root, &cache, None, &["--cwd", big], &[]);
     let indexed = sessions_indexed(&root, &cache).0;
     assert!(
         indexed >= rows.lines().count() as u64 && indexed > 10,
         "{indexed}"
     );
     let query = ["--query", "header"];
-    let (plain, plain_err) = list_in(
+    let (plain, plain_err) = list_scoped(
         &root,
         &cache,
         None,
-        small,
+        &["--cwd", small],
         &[&["--no-index"][..], &query].concat(),
     );
     assert!(!plain.is_empty());
-    let (first, first_err) = list_in(&root, &cache, Some("0"), small, &query);
-    assert_eq!(plain, first, "the project's files answer");
-    assert_eq!(plain_err, without_behind(&first_err));
-    assert!(
-        first_err.contains("were read from their files; indexing them in the background"),
-        "{first_err}"
-    );
-    wait_gone(process_named(&first_err));
+    let first = list_scoped(&root, &cache, Some("0"), &["--cwd", small], &query);
+    read_from_files_with_build_behind((&plain, &plain_err), &first);
     assert!(sessions_indexed(&root, &cache).0 > indexed);
-    let (warm, warm_err) = list_in(&root, &cache, Some("0"), small, &query);
+    let (warm, warm_err) = list_scoped(&root, &cache, Some("0"), &["--cwd", small], &query);
     assert_eq!((&plain, &plain_err), (&warm, &warm_err));
 }

@@ -1662,8 +1662,7 @@ fn the_searchers_memory_of_unindexed_sessions_follows_the_index() {
 fn a_first_runs_search_is_completed_from_the_files() {
     use arbor::index::searcher::{Searcher, Stage};
     use arbor::ui::picker::Row;
-    use arbor::ui::runtime::perform_search;
-    use arbor::ui::{App, AppEvent, Effect};
+    use arbor::ui::{App, AppEvent};
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
     let (s, files, full, _) = needle_picker(40);
@@ -1686,15 +1685,7 @@ fn a_first_runs_search_is_completed_from_the_files() {
         app.update(AppEvent::LoadFinished { problems: vec![] });
         app.update(AppEvent::Indexing(Some((10, 40))));
         let mut searcher = Searcher::new(Some(s.index()));
-        let mut answers = Vec::new();
-        for c in "needle".chars() {
-            answers.clear();
-            for fx in app.update(key(KeyCode::Char(c))) {
-                if matches!(fx, Effect::Search { .. }) {
-                    answers.extend(perform_search(&mut searcher, fx));
-                }
-            }
-        }
+        let answers = common::type_query(&mut app, &mut searcher, "needle");
         let [interim, whole] = <[AppEvent; 2]>::try_from(answers).expect("two answers");
         assert!(matches!(
             interim,

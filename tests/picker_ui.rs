@@ -2854,21 +2854,8 @@ fn a_query_asked_again_keeps_the_selection() {
 /// (the first rows, then the whole answer), not yet taken in.
 fn parser_typed() -> (App, AppEvent, AppEvent) {
     use arbor::index::searcher::Searcher;
-    use arbor::ui::runtime::perform_search;
     let mut app = parser_app();
-    let mut searcher = Searcher::new(None);
-    let mut answers = Vec::new();
-    for c in "parser".chars() {
-        answers.clear();
-        for fx in app.update(AppEvent::Key(KeyEvent::new(
-            KeyCode::Char(c),
-            KeyModifiers::NONE,
-        ))) {
-            if matches!(fx, Effect::Search { .. }) {
-                answers.extend(perform_search(&mut searcher, fx));
-            }
-        }
-    }
+    let answers = common::type_query(&mut app, &mut Searcher::new(None), "parser");
     let [first, whole] = <[AppEvent; 2]>::try_from(answers).expect("two answers");
     assert!(matches!(
         first,

@@ -261,3 +261,26 @@ pub fn screen_with_cursor(backend: &ratatui::backend::TestBackend) -> String {
     }
     out
 }
+
+/// Types `text` into the picker of `app` a key at a time, each key's
+/// searches run by `searcher` as the search worker runs them; gives the
+/// answers to the last key (not applied to `app`).
+pub fn type_query(
+    app: &mut arbor::ui::App,
+    searcher: &mut arbor::index::searcher::Searcher,
+    text: &str,
+) -> Vec<arbor::ui::AppEvent> {
+    use arbor::ui::{AppEvent, Effect};
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut answers = Vec::new();
+    for c in text.chars() {
+        answers.clear();
+        let key = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+        for fx in app.update(AppEvent::Key(key)) {
+            if matches!(fx, Effect::Search { .. }) {
+                answers.extend(arbor::ui::runtime::perform_search(searcher, fx));
+            }
+        }
+    }
+    answers
+}
