@@ -1636,7 +1636,7 @@ fn the_searchers_memory_of_unindexed_sessions_follows_the_index() {
         match round {
             0 | 1 => {
                 let [interim] = <[_; 1]>::try_from(early).expect("one interim answer");
-                assert_eq!(interim.stage, Stage::Interim, "{typed}");
+                assert_eq!(interim.stage, Stage::Interim { reading: 30 }, "{typed}");
                 let why = interim.incomplete.clone().expect("said to be incomplete");
                 assert!(why.contains("30 sessions"), "{why}");
                 // What the index holds: a part of the whole answer.
@@ -1670,6 +1670,16 @@ fn a_first_runs_search_is_completed_from_the_files() {
     // not among them.
     s.index().refresh(&files[30..], &mut |_| {}).unwrap();
     let key = |c: KeyCode| AppEvent::Key(KeyEvent::new(c, KeyModifiers::NONE));
+    // The screen's second line: its notes.
+    let header = |app: &App| {
+        let backend = ratatui::backend::TestBackend::new(app.width, app.height);
+        let mut t = ratatui::Terminal::new(backend).unwrap();
+        let theme = arbor::ui::theme::Theme::plain();
+        t.draw(|f| arbor::ui::picker::render(f, app, &theme))
+            .unwrap();
+        let text = common::buffer_text(t.backend().buffer());
+        text.lines().nth(1).unwrap_or_default().to_string()
+    };
     for moved in [false, true] {
         let mut app = App::new("/home/u/proj".into(), 1_795_953_600_000);
         (app.width, app.height) = (100, 24);
@@ -1690,7 +1700,7 @@ fn a_first_runs_search_is_completed_from_the_files() {
         assert!(matches!(
             interim,
             AppEvent::SearchDone {
-                stage: Stage::Interim,
+                stage: Stage::Interim { reading: 30 },
                 ..
             }
         ));
@@ -1703,6 +1713,7 @@ fn a_first_runs_search_is_completed_from_the_files() {
             }
         ));
         app.update(interim);
+        assert!(header(&app).contains("Search incomplete: reading 30 files"));
         let p = &app.picker;
         assert!(p.search_incomplete.is_some());
         assert!(
@@ -1716,6 +1727,7 @@ fn a_first_runs_search_is_completed_from_the_files() {
         }
         let chosen = app.picker.selected.clone();
         app.update(whole);
+        assert!(!header(&app).contains("incomplete"), "{}", header(&app));
         let p = &app.picker;
         assert_eq!(p.search_incomplete, None);
         assert_eq!((in_interim, p.visible.len()), (4, 14));

@@ -28,9 +28,9 @@ pub enum Stage {
     /// (see [`FirstRows`]); the whole answer follows.
     FirstRows,
     /// Every row scored with what the index holds, while the files of the
-    /// sessions it lacks are read (a first run's build under way): its
-    /// rows may change when the whole answer follows.
-    Interim,
+    /// sessions it lacks (`reading` of them) are read (a first run's
+    /// build under way): its rows may change when the whole answer follows.
+    Interim { reading: usize },
     /// The whole answer.
     Whole,
 }
@@ -226,7 +226,9 @@ impl Searcher {
                 early(Answer {
                     scores: scorer.score(query, docs, bodies.hits.as_ref()),
                     incomplete: bodies.incomplete.clone(),
-                    stage: Stage::Interim,
+                    stage: Stage::Interim {
+                        reading: bodies.unindexed.len(),
+                    },
                 });
             }
             bodies.read_unindexed(query, docs, cancel)?;

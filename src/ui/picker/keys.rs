@@ -718,6 +718,7 @@ fn query_edited(p: &mut PickerState, before: &str) -> Vec<Effect> {
     if !p.parsed.has_conditions() {
         p.scores = None;
         p.search_incomplete = None;
+        p.search_reading = None;
         p.search_partial = false;
         p.scored_query.clear();
         p.recompute();
@@ -864,8 +865,8 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
                 // While the index is still being built, or the files it
                 // lacks are being read, the header says so already: that
                 // is expected, not an error.
-                let building =
-                    p.loading.is_some() || p.indexing.is_some() || stage == Stage::Interim;
+                let interim = matches!(stage, Stage::Interim { .. });
+                let building = p.loading.is_some() || p.indexing.is_some() || interim;
                 match &incomplete {
                     Some(why) if !building && p.incomplete_reported.as_ref() != Some(why) => {
                         p.set_status(StatusKind::Error, format!("{INCOMPLETE}: {why}"));
@@ -883,6 +884,10 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
                     }
                 }
                 p.search_incomplete = incomplete;
+                p.search_reading = match stage {
+                    Stage::Interim { reading } => Some(reading),
+                    _ => None,
+                };
             }
             p.set_scores(&docs, scores);
             p.scored_query = query;
@@ -890,7 +895,7 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
             // An interim answer's best row may not be the whole answer's:
             // the whole one selects its own (unless the selection moved).
             if p.select_first_on_results {
-                p.select_first_on_results = stage == Stage::Interim;
+                p.select_first_on_results = matches!(stage, Stage::Interim { .. });
                 p.select_pos(0);
                 p.scroll = 0;
             }

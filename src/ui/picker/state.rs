@@ -185,6 +185,9 @@ pub struct PickerState {
     /// Why the last search result did not look at every session's message
     /// bodies (`None`: it did).
     pub search_incomplete: Option<String>,
+    /// The last answer is the index's, while the files of this many
+    /// sessions it lacks are read for the whole one.
+    pub search_reading: Option<usize>,
     /// The reason last put on the status line (said once, not per key).
     pub incomplete_reported: Option<String>,
     /// The list holds only the first rows of the answer (those that fill
@@ -272,6 +275,7 @@ impl PickerState {
             indexing: None,
             index_problem: None,
             search_incomplete: None,
+            search_reading: None,
             incomplete_reported: None,
             dialog: Dialog::None,
             help_scroll: 0,

@@ -248,7 +248,11 @@ fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     }
     // Never an incomplete answer shown as complete (see `search_bodies`).
     if p.query_active() && p.search_incomplete.is_some() {
-        notes.push(Span::styled("Search incomplete", theme.warning()));
+        let text = match p.search_reading {
+            Some(n) => format!("Search incomplete: reading {n} files"),
+            None => "Search incomplete".to_string(),
+        };
+        notes.push(Span::styled(text, theme.warning()));
     }
     if let Some(n) = &p.note {
         notes.push(Span::styled(sanitize_line(n), theme.dim()));
