@@ -1527,7 +1527,7 @@ fn the_picker_search_says_when_it_is_incomplete() {
     let found: Vec<&std::path::Path> = files
         .iter()
         .zip(&tiers)
-        .filter(|(_, t)| t[0] != 0)
+        .filter(|(_, t)| t.is_some_and(|t| t[0] != 0))
         .map(|(f, _)| f.path.as_path())
         .collect();
     assert_eq!(found.len(), 2);
@@ -1680,7 +1680,17 @@ fn a_first_runs_search_is_completed_from_the_files() {
         let text = common::buffer_text(t.backend().buffer());
         text.lines().nth(1).unwrap_or_default().to_string()
     };
-    for moved in [false, true] {
+    // Between the two answers: nothing (during a build, or while none is
+    // known: the status line then says nothing either, and no first rows
+    // are placed from the part of the index there is), a move, a question
+    // about the selected row (rename), End.
+    for (building, between) in [
+        (true, ""),
+        (false, ""),
+        (false, "down"),
+        (false, "rename"),
+        (false, "end"),
+    ] {
         let mut app = App::new("/home/u/proj".into(), 1_795_953_600_000);
         (app.width, app.height) = (100, 24);
         let rows = full
@@ -1693,7 +1703,9 @@ fn a_first_runs_search_is_completed_from_the_files() {
             .collect();
         app.update(AppEvent::Rows(rows));
         app.update(AppEvent::LoadFinished { problems: vec![] });
-        app.update(AppEvent::Indexing(Some((10, 40))));
+        if building {
+            app.update(AppEvent::Indexing(Some((10, 40))));
+        }
         let mut searcher = Searcher::new(Some(s.index()));
         let answers = common::type_query(&mut app, &mut searcher, "needle");
         let [interim, whole] = <[AppEvent; 2]>::try_from(answers).expect("two answers");
@@ -1722,8 +1734,14 @@ fn a_first_runs_search_is_completed_from_the_files() {
             p.status.as_ref().map(|s| &s.text)
         );
         let in_interim = p.visible.len();
-        if moved {
-            app.update(key(KeyCode::Down));
+        match between {
+            "down" => drop(app.update(key(KeyCode::Down))),
+            "end" => drop(app.update(key(KeyCode::End))),
+            "rename" => drop(app.update(AppEvent::Key(KeyEvent::new(
+                KeyCode::Char('r'),
+                KeyModifiers::CONTROL,
+            )))),
+            _ => {}
         }
         let chosen = app.picker.selected.clone();
         app.update(whole);
@@ -1731,17 +1749,18 @@ fn a_first_runs_search_is_completed_from_the_files() {
         let p = &app.picker;
         assert_eq!(p.search_incomplete, None);
         assert_eq!((in_interim, p.visible.len()), (4, 14));
-        let top = p
-            .visible
-            .first()
-            .map(|v| p.rows[v.idx].info.path.to_path_buf());
+        let path = |v: Option<&arbor::ui::picker::VisibleRow>| {
+            v.map(|v| p.rows[v.idx].info.path.to_path_buf())
+        };
+        let (top, last) = (path(p.visible.first()), path(p.visible.last()));
         assert_ne!(
             chosen, top,
-            "the interim's choice is not the whole answer's best"
+            "{between}: the interim's choice is not the best"
         );
-        match moved {
-            true => assert_eq!(p.selected, chosen),
-            false => assert_eq!(p.selected, top),
+        match between {
+            "down" | "rename" => assert_eq!(p.selected, chosen, "{between}"),
+            "end" => assert_eq!(p.selected, last, "{between}"),
+            _ => assert_eq!(p.selected, top, "{between}"),
         }
     }
 }

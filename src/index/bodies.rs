@@ -19,8 +19,9 @@ use crate::store::{ScanProblem, SessionFile};
 /// index's build behind it, and what it reads: when the index may build
 /// behind ([`Index::build_behind`]), holds under half as many files in
 /// the listed files' folders as are listed (a project's folder may be
-/// missing from an index that holds the others'), and they hold more
-/// than its threshold. Reading every file for a query
+/// missing from an index that holds the others'; in folders by date,
+/// Codex's, other projects' files count too, so such a project is
+/// indexed first as before), and they hold more than its threshold. Reading every file for a query
 /// costs a fraction of building the index first (at 100,000 sessions ~10
 /// s against ~55 s; at 10,000 stress sessions ~7 s against ~21 s); once
 /// the index holds most files, what it lacks is built here (or waited for)
@@ -92,22 +93,20 @@ pub fn rows_and_hits(
 /// The tiers `query` finds in each of `files` (text and every other part
 /// it asks about), each read once on all cores: what the index would have
 /// answered for sessions it does not hold yet (the picker's search during
-/// a first build). `None` once `cancel` says a newer query made it stale;
-/// a file that cannot be read matches nothing (a listing says why).
+/// a first build); `None` for a file that cannot be read. `None` once
+/// `cancel` says a newer query made it stale.
 pub fn tiers_from_files(
     files: &[SessionFile],
     query: &Query,
     cancel: &(dyn Fn() -> bool + Sync),
-) -> Option<Vec<Tiers>> {
+) -> Option<Vec<Option<Tiers>>> {
     let parts = parts_beyond_text(query);
     let text = query.parts.covers_text() && body_mask(query) != 0;
     files
         .par_iter()
         .map(|f| match cancel() {
             true => None,
-            false => {
-                Some(row_and_tiers(f, query, parts, text).map_or(Tiers::default(), |(_, t)| t))
-            }
+            false => Some(row_and_tiers(f, query, parts, text).ok().map(|(_, t)| t)),
         })
         .collect()
 }

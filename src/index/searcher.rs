@@ -15,7 +15,7 @@ pub struct Answer {
     /// Each document's relevance (`None`: no match), in the snapshot's order.
     pub scores: Vec<Option<u32>>,
     /// Why some sessions' bodies were not searched; `None` when every one
-    /// was (through the index, or its own text in memory).
+    /// was (through the index, its own text in memory, or its file).
     pub incomplete: Option<String>,
     /// How much of the answer it is.
     pub stage: Stage,
@@ -62,8 +62,9 @@ pub struct FirstRows {
 }
 
 /// Up to this many sessions the index lacks are read from their files
-/// before the screen shows any answer (a few milliseconds); more, and the
-/// index's own answer is shown first, said to be incomplete.
+/// before the screen shows any answer (usually sessions written a moment
+/// ago, read in milliseconds); more, and the index's own answer is shown
+/// first, said to be incomplete.
 const READ_WITHOUT_INTERIM: usize = 16;
 
 /// At most this many sessions are looked at for the first rows (about
@@ -81,8 +82,8 @@ pub struct Searcher {
     /// the index: asked once per snapshot, not once per key (a lookup per
     /// session cost ~10 ms a key at 100,000 sessions).
     unindexed: Unindexed,
-    /// The snapshot of the last search, while the count above is not
-    /// made for it: the worker makes it when idle, ahead of the first key
+    /// The snapshot of the last search, while the rows above are not
+    /// found for it: the worker makes it when idle, ahead of the first key
     /// that asks the index.
     seen: Option<Arc<Docs>>,
     /// The rows of the last [`FirstRows`] asked, newest first.
@@ -153,9 +154,10 @@ impl Searcher {
     }
 
     /// [`Searcher::search`], giving `early` the rows that fill the screen
-    /// first when it can (an [`Answer::partial`] answer) and `first` asks
+    /// first when it can (a [`Stage::FirstRows`] answer) and `first` asks
     /// for them: from the newest sessions' short fields, or from the
-    /// bodies' best ranks.
+    /// bodies' best ranks; and, while the files of many sessions the
+    /// index lacks are read, the index's own answer ([`Stage::Interim`]).
     pub fn search_first(
         &mut self,
         query: &Query,
@@ -165,6 +167,16 @@ impl Searcher {
         first: Option<&FirstRows>,
         early: &mut (dyn FnMut(Answer) + Send),
     ) -> Option<Answer> {
+        // A snapshot not seen yet: the idle moments after this search map
+        // the index's paths to its rows (before `lacks_some` below finds
+        // what the index lacks of it, which would hide that it is new).
+        if !self
+            .unindexed
+            .as_ref()
+            .is_some_and(|(d, _, _)| Arc::ptr_eq(d, docs))
+        {
+            self.seen = Some(docs.clone());
+        }
         // The first screen from the fields when it can be known so; else
         // the rows the bodies' best ranks place, before the rest (tool
         // output, thinking) is looked up: only when the index holds every
@@ -188,15 +200,8 @@ impl Searcher {
             index,
             scorer,
             unindexed,
-            seen,
             ..
         } = self;
-        if !unindexed
-            .as_ref()
-            .is_some_and(|(d, _, _)| Arc::ptr_eq(d, docs))
-        {
-            *seen = Some(docs.clone());
-        }
         // The fuzzy pass beside the index's half, on the pool the caller
         // runs on (the picker keeps its searches off the pool a first run's
         // index build holds).
@@ -545,13 +550,23 @@ impl BodySearch {
             .collect();
         let tiers = super::bodies::tiers_from_files(&files, query, cancel)?;
         let hits = self.hits.get_or_insert_with(BodyHits::default);
+        let mut unread = 0usize;
         for ((path, _), t) in rows.into_iter().zip(tiers) {
-            if t != crate::search::Tiers::default() {
-                hits.insert_shared(path.as_os_arc().clone(), t);
+            match t {
+                Some(t) if t != crate::search::Tiers::default() => {
+                    hits.insert_shared(path.as_os_arc().clone(), t);
+                }
+                Some(_) => {}
+                None => unread += 1,
             }
         }
         self.unindexed = Arc::from([]);
-        self.incomplete = None;
+        // A file gone or unreadable since it was listed.
+        self.incomplete = match unread {
+            0 => None,
+            1 => Some("1 session could not be read".to_string()),
+            n => Some(format!("{n} sessions could not be read")),
+        };
         Some(())
     }
 }
@@ -648,6 +663,16 @@ fn search_bodies_with(
         incomplete: Some(format!("the index could not be searched ({e})")),
         ..Default::default()
     };
+    // Which sessions the index lacks, found before it is searched: a batch
+    // that another process's build commits in between is then in both
+    // (its files' tiers are the index's), never in neither.
+    let unindexed = match index_problem {
+        Some(_) => Arc::from([]),
+        None => match unindexed(index) {
+            Ok(rows) => rows,
+            Err(e) => return Some(failed(e)),
+        },
+    };
     let hits = match index.search_cancellable(query, cancel) {
         Ok(h) => h,
         Err(IndexError::Cancelled) => return None,
@@ -660,10 +685,6 @@ fn search_bodies_with(
             ..Default::default()
         });
     }
-    let unindexed = match unindexed(index) {
-        Ok(rows) => rows,
-        Err(e) => return Some(failed(e)),
-    };
     let incomplete = match unindexed.len() {
         0 => None,
         1 => Some("1 session is not in the index yet: reading its file".to_string()),

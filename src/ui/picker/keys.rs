@@ -54,7 +54,7 @@ pub fn update(app: &mut App, ev: AppEvent) -> Step {
     if query_before.is_some_and(|q| q != p.query.text())
         || (no_dialog_before && !matches!(p.dialog, Dialog::None | Dialog::Help))
     {
-        p.user_moved = true;
+        p.hold_selection();
     }
     let list_h = super::view::list_rows(p, app.width, app.height);
     p.page = list_h.max(1);
@@ -481,7 +481,9 @@ fn act(app: &mut App, action: Action) -> Vec<Effect> {
             }];
         }
         Action::Tree => {
-            p.user_moved |= p.selected.is_some();
+            if p.selected.is_some() {
+                p.hold_selection();
+            }
             if let Some(r) = p.selected_row() {
                 let path = r.info.path.to_path_buf();
                 // With a query that looks inside sessions, the tree opens
@@ -594,9 +596,9 @@ fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::First => p.user_select_pos(0),
         Action::Last => {
             p.user_select_pos(p.visible.len().saturating_sub(1));
-            // A partial list's last row is not the answer's, nor is the
-            // last row of the query before.
-            p.last_on_whole = p.search_partial || p.answer_pending();
+            // A partial or interim list's last row is not the answer's,
+            // nor is the last row of the query before.
+            p.last_on_whole = p.search_partial || p.answer_pending() || p.search_reading.is_some();
         }
     }
     Vec::new()
@@ -893,11 +895,17 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
             p.scored_query = query;
             p.recompute();
             // An interim answer's best row may not be the whole answer's:
-            // the whole one selects its own (unless the selection moved).
-            if p.select_first_on_results {
-                p.select_first_on_results = matches!(stage, Stage::Interim { .. });
+            // the whole one selects its own, unless the selection was
+            // moved or a row asked about since.
+            let interim_pick = p.first_of_interim.take();
+            if std::mem::take(&mut p.select_first_on_results)
+                || (interim_pick.is_some() && interim_pick == p.selected)
+            {
                 p.select_pos(0);
                 p.scroll = 0;
+            }
+            if matches!(stage, Stage::Interim { .. }) {
+                p.first_of_interim = p.selected.clone();
             }
             if stage == Stage::Whole && std::mem::take(&mut p.last_on_whole) {
                 p.select_pos(p.visible.len().saturating_sub(1));

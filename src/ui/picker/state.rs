@@ -222,6 +222,10 @@ pub struct PickerState {
     pub home: Option<PathBuf>,
     /// Select the best match when the next search result arrives.
     pub select_first_on_results: bool,
+    /// The row an interim answer selected as its best (see
+    /// `index::searcher::Stage::Interim`): the next answer selects its own
+    /// best instead, while nothing moved the selection from there.
+    pub first_of_interim: Option<PathBuf>,
     /// The last preview asked for: (session, query, the file's change time).
     pub preview_requested: Option<(PathBuf, String, i64)>,
     /// The matching entries of sessions previewed lately, newest last (the
@@ -289,6 +293,7 @@ impl PickerState {
             now_ms,
             home: None,
             select_first_on_results: false,
+            first_of_interim: None,
             search_partial: false,
             partial_for: None,
             last_on_whole: false,
@@ -673,20 +678,24 @@ impl PickerState {
         }
     }
 
+    /// The selection is the user's from now on (moved, a query typed, a
+    /// row asked about): it follows its session, and no answer to come
+    /// moves it.
+    pub fn hold_selection(&mut self) {
+        self.user_moved = true;
+        self.first_of_interim = None;
+    }
+
     /// The user moved the selection: from now on it follows its session.
     pub fn user_move_by(&mut self, delta: isize) {
-        self.user_moved = true;
+        self.hold_selection();
         self.last_on_whole = false;
-        // Past an interim answer, the whole one keeps this choice.
-        self.select_first_on_results &= self.answer_pending();
         self.move_by(delta);
     }
 
     pub fn user_select_pos(&mut self, pos: usize) {
-        self.user_moved = true;
+        self.hold_selection();
         self.last_on_whole = false;
-        // Past an interim answer, the whole one keeps this choice.
-        self.select_first_on_results &= self.answer_pending();
         self.select_pos(pos);
     }
 
