@@ -14,7 +14,7 @@ use crossterm::event::{
 use crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
 };
-use crossterm::ExecutableCommand;
+use crossterm::{ExecutableCommand, QueueableCommand};
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
@@ -117,10 +117,51 @@ fn setup_terminal() -> Result<Term> {
         restore_terminal();
         return Err(e).context("cannot set up the terminal");
     }
+    let w: Box<dyn Write + Send> = Box::new(FrameWriter::new(w));
     Terminal::new(CrosstermBackend::new(w)).map_err(|e| {
         restore_terminal();
         anyhow::Error::from(e).context("cannot set up the terminal")
     })
+}
+
+/// The terminal's writer: a frame goes out in one write. Through stdout's
+/// line buffer it was a write per kilobyte, after one of its own for the
+/// synchronized update's start, each a wakeup of the terminal (and of a
+/// pseudo-terminal's reader) before the frame was whole. What a panic
+/// leaves buffered is dropped, not written once the terminal is restored.
+struct FrameWriter(Option<std::io::BufWriter<Box<dyn Write + Send>>>);
+
+impl FrameWriter {
+    fn new(w: Box<dyn Write + Send>) -> FrameWriter {
+        FrameWriter(Some(std::io::BufWriter::with_capacity(1 << 16, w)))
+    }
+}
+
+impl Write for FrameWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self.0.as_mut() {
+            Some(w) => w.write(buf),
+            None => Ok(buf.len()),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self.0.as_mut() {
+            Some(w) => w.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for FrameWriter {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            if let Some(w) = self.0.take() {
+                // The bytes are let go unwritten.
+                drop(w.into_parts());
+            }
+        }
+    }
 }
 
 /// Leaves raw mode, the alternate screen and the modes arbor turned on;
@@ -299,7 +340,8 @@ fn event_loop(
 /// the sequences).
 fn draw(terminal: &mut Term, app: &App, theme: &Theme) -> Result<()> {
     use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
-    terminal.backend_mut().execute(BeginSynchronizedUpdate)?;
+    // Queued: it goes out with the frame, which `draw` flushes.
+    terminal.backend_mut().queue(BeginSynchronizedUpdate)?;
     let drawn = terminal.draw(|f| super::render(f, app, theme)).map(|_| ());
     terminal.backend_mut().execute(EndSynchronizedUpdate)?;
     drawn?;
@@ -1229,5 +1271,43 @@ mod tests {
         });
         drop(held);
         assert_eq!(got, Some(Some(vec![false, true, false])));
+    }
+
+    /// A frame is written at once when flushed; what a panic leaves
+    /// buffered never reaches the terminal (restored by then).
+    #[test]
+    fn a_frame_goes_out_whole_and_a_panic_leaves_nothing_behind() {
+        use std::io::Write;
+        use std::sync::{Arc, Mutex};
+        #[derive(Clone, Default)]
+        struct Sink(Arc<Mutex<Vec<usize>>>);
+        impl Write for Sink {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().push(buf.len());
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let sink = Sink::default();
+        let mut w = super::FrameWriter::new(Box::new(sink.clone()));
+        for _ in 0..100 {
+            w.write_all(&[b'x'; 60]).unwrap();
+        }
+        assert!(sink.0.lock().unwrap().is_empty());
+        w.flush().unwrap();
+        assert_eq!(*sink.0.lock().unwrap(), [6000], "one write");
+        drop(w);
+
+        let sink = Sink::default();
+        let inner = sink.clone();
+        let panicked = std::panic::catch_unwind(move || {
+            let mut w = super::FrameWriter::new(Box::new(inner));
+            w.write_all(b"half a frame").unwrap();
+            panic!("while drawing");
+        });
+        assert!(panicked.is_err());
+        assert!(sink.0.lock().unwrap().is_empty());
     }
 }
