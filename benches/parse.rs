@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use arbor::session::info::{scan_info, scan_info_bytes};
-use arbor::session::reader::{parse_session, read_session};
-use arbor::session::SessionTree;
+use arbor_session::info::{scan_info, scan_info_bytes};
+use arbor_session::reader::{parse_session, read_session};
+use arbor_session::SessionTree;
 
 fn shared_dir() -> PathBuf {
     match std::env::var_os("ARBOR_SHARED") {

@@ -19,10 +19,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
-use arbor::store::{list_session_files, Scope, StoreConfig, StoreKind};
 use arbor::ui::picker::Row;
 use arbor::ui::theme::Theme;
 use arbor::ui::{App, AppEvent, Effect};
+use arbor_store::{list_session_files, Scope, StoreConfig, StoreKind};
 
 fn corpus(n: usize) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -184,14 +184,14 @@ fn main() {
     // and a full render.
     let config = StoreConfig::single(&root, StoreKind::PerProject);
     let (files, _) = list_session_files(&config, &Scope::All);
-    let mut index = arbor::index::Index::open_default().expect("index");
+    let mut index = arbor_index::Index::open_default().expect("index");
     let mut infos = Vec::new();
     index
         .refresh(&files, &mut |rows| infos.extend(rows))
         .expect("refresh");
     // The search worker loads this when it starts, before any key.
     index.warm_search().expect("warm");
-    let mut searcher = arbor::index::searcher::Searcher::new(Some(index));
+    let mut searcher = arbor::app::searcher::Searcher::new(Some(index));
     let rows: Vec<Row> = infos.into_iter().map(Row::new).collect();
     let mut app = App::new("/".into(), 0);
     app.width = 140;
@@ -350,7 +350,7 @@ fn run_search(
     app: &mut App,
     term: &mut Terminal<TestBackend>,
     theme: &Theme,
-    searcher: &mut arbor::index::searcher::Searcher,
+    searcher: &mut arbor::app::searcher::Searcher,
     fx: Effect,
     t: Instant,
     detail: bool,
@@ -442,9 +442,9 @@ fn pasted(app: &mut App, term: &mut Terminal<TestBackend>, theme: &Theme) {
     let mut screens = vec![Vec::new(); queries.len()];
     let mut wholes = vec![Vec::new(); queries.len()];
     for _ in 0..5 {
-        let index = arbor::index::Index::open_default().expect("index");
+        let index = arbor_index::Index::open_default().expect("index");
         index.warm_search().expect("warm");
-        let mut searcher = arbor::index::searcher::Searcher::new(Some(index));
+        let mut searcher = arbor::app::searcher::Searcher::new(Some(index));
         searcher.warm(Some(&app.picker.docs()));
         while searcher.idle() {}
         for (q, query) in queries.iter().enumerate() {
@@ -501,7 +501,7 @@ fn shown_paths(app: &App) -> Vec<std::path::PathBuf> {
 /// folder and id scored against the query, as the picker's scorer does key
 /// after key, remembering the previous keys), per key of the queries: the
 /// least of 5 typings each, which this noisy machine disturbs least.
-fn fields_pass(queries: &[String], docs: &Arc<arbor::search::Docs>) {
+fn fields_pass(queries: &[String], docs: &Arc<arbor_search::Docs>) {
     let mut per_key = Vec::new();
     for query in queries {
         let prefixes: Vec<&str> = query
@@ -510,9 +510,9 @@ fn fields_pass(queries: &[String], docs: &Arc<arbor::search::Docs>) {
             .collect();
         let mut best = vec![f64::MAX; prefixes.len()];
         for _ in 0..5 {
-            let mut scorer = arbor::search::Scorer::new();
+            let mut scorer = arbor_search::Scorer::new();
             for (k, typed) in prefixes.iter().enumerate() {
-                let q = arbor::search::Query::parse(typed);
+                let q = arbor_search::Query::parse(typed);
                 let t = Instant::now();
                 std::hint::black_box(scorer.score(&q, docs, None));
                 best[k] = best[k].min(t.elapsed().as_secs_f64() * 1000.0);

@@ -28,10 +28,10 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use serde_json::{json, Value};
 
-use arbor::session::Agent;
 use arbor::ui::runtime::perform;
 use arbor::ui::theme::Theme;
 use arbor::ui::{App, AppEvent, Effect, Mode};
+use arbor_session::Agent;
 
 const COLS: u16 = 140;
 const ROWS: u16 = 40;
@@ -293,7 +293,7 @@ impl Gen {
         let header = json!({
             "type": "session", "version": 3,
             "id": format!("0199a1b2-c3d4-7e5f-8a9b-{:012x}", seed),
-            "timestamp": arbor::session::entry::format_iso_ms(g.ms),
+            "timestamp": arbor_session::entry::format_iso_ms(g.ms),
             "cwd": "/home/dev/projects/arbor",
         });
         g.line(&header);
@@ -307,7 +307,7 @@ impl Gen {
 
     fn tick(&mut self, lo: i64, hi: i64) -> String {
         self.ms += lo + self.rng.below((hi - lo) as u64) as i64;
-        arbor::session::entry::format_iso_ms(self.ms)
+        arbor_session::entry::format_iso_ms(self.ms)
     }
 
     fn new_id(&mut self) -> String {

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::session::fileops;
+use arbor_session::fileops;
 
 /// The placeholder the demo files use for their own store path.
 pub const ROOT_PLACEHOLDER: &str = "__ARBOR_DEMO_STORE__";
@@ -64,7 +64,7 @@ pub fn unpack_demo_store(dest: &Path) -> std::io::Result<()> {
 /// just written it then (a fresh copy would otherwise look live).
 fn write_session(to: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let now = std::time::SystemTime::now();
-    let dated = crate::session::info::scan_info_bytes(to, bytes, ms_since_epoch(now))
+    let dated = arbor_session::info::scan_info_bytes(to, bytes, ms_since_epoch(now))
         .map(|info| {
             std::time::UNIX_EPOCH + std::time::Duration::from_millis(info.modified_ms.max(0) as u64)
         })

@@ -1,18 +1,17 @@
 //! arbor: a fast terminal browser for Atomic and pi agent session files.
 //!
-//! The model (`session`, `store`, `search`) has no terminal imports; the CLI
-//! and the TUI drive the same code.
+//! This crate is the application: the command line (`cli`), the terminal
+//! UI (`ui`) and the plans they share (`app`: which answer comes from the
+//! index, which from the files, what is built behind). The model lives in
+//! the library crates beside it: `arbor-session`, `arbor-store`,
+//! `arbor-search` and `arbor-index` (see docs/architecture.md).
 
 // Nothing from a file, the environment or the OS may panic the program;
 // tests may unwrap freely.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod app;
 pub mod cli;
 pub mod demo;
-pub mod index;
-pub mod log;
-pub mod search;
-pub mod session;
-pub mod store;
+pub mod term;
 pub mod ui;
-pub mod util;

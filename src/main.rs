@@ -34,13 +34,13 @@ fn main() {
     }
     // Where a phase freed much on other threads than allocated it (the
     // index's merges), the library asks for it back.
-    arbor::util::memory::set_give_back(|| {
+    arbor_util::memory::set_give_back(|| {
         // SAFETY: collects the calling thread's heap; no pointers involved.
         unsafe { libmimalloc_sys::mi_collect(true) }
     });
     // While the index is written (see `util::memory::PurgeAtOnce`), freed
     // pages go back at once; nested and concurrent writers count.
-    arbor::util::memory::set_purge_at_once(|on| {
+    arbor_util::memory::set_purge_at_once(|on| {
         static STATE: std::sync::Mutex<(usize, std::ffi::c_long)> = std::sync::Mutex::new((0, 0));
         let Ok(mut state) = STATE.lock() else {
             return;
@@ -75,10 +75,7 @@ fn main() {
             std::process::exit(1);
         }
         // Messages quote paths, ids and file names: never raw on a terminal.
-        eprintln!(
-            "arbor: {}",
-            arbor::util::term::sanitize_block(&format!("{e:#}"))
-        );
+        eprintln!("arbor: {}", arbor::term::sanitize_block(&format!("{e:#}")));
         std::process::exit(1);
     }
 }

@@ -9,7 +9,7 @@
 //! files are checked against expectations derived here from the file bytes,
 //! not from arbor's own output.
 
-mod common;
+use crate::common;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use common::{arbor, gen_corpus, run_timeout, terminal_controls, Timed};
+use crate::common::{arbor, gen_corpus, run_timeout, terminal_controls, Timed};
 
 /// Generous for a debug build on a loaded 2-core machine; a hang is forever.
 const LIMIT: Duration = Duration::from_secs(30);
@@ -729,7 +729,7 @@ fn deep_session(dir: &Path, depths: &[(usize, bool)]) -> PathBuf {
 /// limit both read the line, one deeper both skip it.
 #[test]
 fn list_and_show_agree_on_deeply_nested_lines() {
-    use arbor::session::reader::MAX_DEPTH;
+    use arbor_session::reader::MAX_DEPTH;
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("sessions");
     let cases = [

@@ -2,7 +2,7 @@
 //! store root it was found under and survives every way a row is read
 //! again: a rename, the watcher, an index refresh, a plain scan.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
@@ -11,13 +11,13 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use serde_json::Value;
 
-use arbor::session::Agent;
-use arbor::store::{list_session_files, Scope, StoreConfig};
+use crate::common::{arbor, run_ok};
 use arbor::ui::picker::Row;
 use arbor::ui::runtime::perform;
 use arbor::ui::theme::Theme;
 use arbor::ui::{App, AppEvent, Effect, Outcome};
-use common::{arbor, run_ok};
+use arbor_session::Agent;
+use arbor_store::{list_session_files, Scope, StoreConfig};
 
 const CWD: &str = "/home/u/proj";
 const ID: &str = "0199bbbb-0000-7000-8000-000000000001";
@@ -110,14 +110,14 @@ impl Homes {
     fn config(&self) -> StoreConfig {
         StoreConfig {
             roots: vec![
-                arbor::store::StoreRoot {
+                arbor_store::StoreRoot {
                     path: self.atomic_root(),
-                    kind: arbor::store::StoreKind::PerProject,
+                    kind: arbor_store::StoreKind::PerProject,
                     agent: Agent::Atomic,
                 },
-                arbor::store::StoreRoot {
+                arbor_store::StoreRoot {
                     path: self.pi_root(),
-                    kind: arbor::store::StoreKind::PerProject,
+                    kind: arbor_store::StoreKind::PerProject,
                     agent: Agent::Pi,
                 },
             ],
@@ -204,7 +204,7 @@ fn pi_rows(h: &Homes) -> Vec<Row> {
     let (files, _) = list_session_files(&h.config(), &Scope::All);
     files
         .iter()
-        .map(|f| Row::new(arbor::store::listing::scan_file(f, true).unwrap()))
+        .map(|f| Row::new(arbor_store::listing::scan_file(f, true).unwrap()))
         .collect()
 }
 

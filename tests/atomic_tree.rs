@@ -4,7 +4,7 @@
 //! stripped), file by file, with the default and the all filter. Every row
 //! that differs must be one of the deliberate differences named below.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -12,7 +12,7 @@ use std::path::Path;
 use serde_json::Value;
 use unicode_width::UnicodeWidthChar;
 
-use common::{arbor, conformance_corpus, run_ok, shared_dir};
+use crate::common::{arbor, conformance_corpus, run_ok, shared_dir};
 
 /// Why a row may differ from Atomic's, and the files where it does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -261,7 +261,7 @@ fn screen_rows(path: &Path, w: u16, h: u16, all: bool) -> (Vec<String>, String) 
     app.height = h;
     let mut queue = vec![Effect::OpenTree {
         path: path.to_path_buf(),
-        agent: arbor::session::Agent::Atomic,
+        agent: arbor_session::Agent::Atomic,
     }];
     while let Some(fx) = queue.pop() {
         for ev in perform(fx) {

@@ -4,14 +4,14 @@
 //! index --behind`; while any process builds, the others read what the
 //! index lacks and write nothing; `arbor index` waits.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use arbor::index::behind::BuildLock;
-use common::{arbor, conformance_corpus};
+use crate::common::{arbor, conformance_corpus};
+use arbor_index::behind::BuildLock;
 
 fn list(root: &Path, cache: &Path, behind: Option<&str>, extra: &[&str]) -> (String, String) {
     list_scoped(root, cache, behind, &["--all"], extra)
@@ -152,7 +152,7 @@ fn while_a_build_runs_others_read_the_files_and_index_waits() {
     let root = dir.path().join("corpus");
     let cache = dir.path().join("cache");
     std::fs::create_dir_all(&cache).unwrap();
-    let db = cache.join(arbor::index::FILE_NAME);
+    let db = cache.join(arbor_index::FILE_NAME);
     let lock = BuildLock::try_take(&db).unwrap().expect("no builder yet");
     let me = std::process::id();
 

@@ -5,7 +5,7 @@
 //! copied store with a trash of its own. (The same on disk through the
 //! picker: `bulk_disk.rs`, and in a terminal: `pty_e2e.rs`.)
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -14,12 +14,12 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
-use arbor::session::info::scan_info;
-use arbor::store::{list_session_files, Scope, StoreConfig, StoreKind};
 use arbor::ui::picker::{Dialog, Row, PERMANENT_GUARD_MS};
 use arbor::ui::runtime::perform;
 use arbor::ui::theme::Theme;
 use arbor::ui::{App, AppEvent, Effect};
+use arbor_session::info::scan_info;
+use arbor_store::{list_session_files, Scope, StoreConfig, StoreKind};
 
 /// 2026-11-29T12:00:00Z: the demo sessions are 1 day to 9 days old.
 const NOW: i64 = 1_795_953_600_000;

@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use arbor::session::info::scan_info;
-use arbor::store::{list_session_files, Scope, StoreConfig, StoreKind};
 use arbor::ui::picker::{Dialog, Row};
 use arbor::ui::runtime::perform;
 use arbor::ui::{App, AppEvent, Effect};
+use arbor_session::info::scan_info;
+use arbor_store::{list_session_files, Scope, StoreConfig, StoreKind};
 
 /// Feeds an event and performs every effect it asks for (the trash
 /// included), feeding the results back, until nothing is left to do.

@@ -6,13 +6,13 @@
 //!
 //! Expectations are computed from the raw JSON lines of the source files.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use common::{arbor, copy_dir, demo_store, run, run_ok, shared_dir};
+use crate::common::{arbor, copy_dir, demo_store, run, run_ok, shared_dir};
 
 const WEBAPP: &str = "--home-demo-projects-webapp--";
 /// The demo session with a fork, labels (set, cleared, re-set) and a name.
@@ -561,7 +561,7 @@ fn version_1_file_needs_migrate() {
     assert_eq!(label["id"], out.trim());
     assert_eq!(label["parentId"], ids.last().unwrap().as_str());
     assert_eq!(label["targetId"], target.as_str());
-    let s2 = arbor::session::read_session(&f).unwrap();
+    let s2 = arbor_session::read_session(&f).unwrap();
     assert_eq!(s2.file_version, 3);
     assert_eq!(show_json(&f)["labels"][&target], "kept");
 }
@@ -675,7 +675,7 @@ fn migration_changes_only_what_migration_means() {
             if ft.is_dir() {
                 stack.push(p);
             } else if ft.is_file() && p.extension().is_some_and(|x| x == "jsonl") {
-                if let Ok(s) = arbor::session::read_session(&p) {
+                if let Ok(s) = arbor_session::read_session(&p) {
                     if s.needs_migration() {
                         files.push(p);
                     }
@@ -690,7 +690,7 @@ fn migration_changes_only_what_migration_means() {
     for (n, f) in files.iter().enumerate() {
         let mtime = backdate(f, 1_000_000_000 + n as u64 * 1000);
         let original = std::fs::read(f).unwrap();
-        let before = arbor::session::read_session(f).unwrap();
+        let before = arbor_session::read_session(f).unwrap();
 
         run_ok(arbor().arg("rename").arg(f).args(["migrated", "--migrate"]));
 
@@ -717,7 +717,7 @@ fn migration_changes_only_what_migration_means() {
         let mut objects = 0;
         for (i, (o, w)) in old_lines.iter().zip(&new_lines).enumerate() {
             let what = format!("{} line {}", f.display(), i + 1);
-            let parsed = arbor::session::reader::parse_object(o.as_bytes(), &mut false);
+            let parsed = arbor_session::reader::parse_object(o.as_bytes(), &mut false);
             if parsed.is_none() {
                 assert_eq!(o, w, "{what}: a skipped line stays as written");
                 continue;
@@ -755,12 +755,12 @@ fn migration_changes_only_what_migration_means() {
         assert!(objects > 0);
 
         // And the rewritten file means what the original meant.
-        let after = arbor::session::read_session(f).unwrap();
+        let after = arbor_session::read_session(f).unwrap();
         assert_eq!(after.file_version, 3);
         let mut header = before.header.raw.clone();
         header.insert("version".into(), 3.into());
         assert_eq!(after.header.raw, header, "{}", f.display());
-        let raws = |s: &arbor::session::Session| -> Vec<Map<String, Value>> {
+        let raws = |s: &arbor_session::Session| -> Vec<Map<String, Value>> {
             s.entries.iter().map(|e| e.raw.clone()).collect()
         };
         let after_raws = raws(&after);

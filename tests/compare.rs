@@ -1,11 +1,11 @@
 //! `arbor diff` and the comparison model: two branches of one session from
 //! their common ancestor, turn by turn, with what their tools did.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
-use common::{arbor, demo_store, find_session, run, run_ok, terminal_controls};
+use crate::common::{arbor, demo_store, find_session, run, run_ok, terminal_controls};
 
 /// The demo session with two branches after `3ece2523`: fake timers
 /// (abandoned, ending at `ece135bc`) and the injected clock (ending at

@@ -30,7 +30,7 @@
 //! that shape — writer's first half + arbor's whole line, then the writer's
 //! second half alone — for a reported failure, and nothing else.
 
-mod common;
+use crate::common;
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -40,8 +40,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use arbor::session::{read_session, SessionTree};
-use common::{arbor, demo_store};
+use crate::common::{arbor, demo_store};
+use arbor_session::{read_session, SessionTree};
 
 /// The stand-in agent. argv: session, log, stop file, stall marker, first
 /// parent id, seed. Logs every line it finished writing, in order.

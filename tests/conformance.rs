@@ -6,7 +6,7 @@
 //! wrong, the case is named below with the reason, and arbor's better
 //! behaviour is asserted instead.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -14,7 +14,7 @@ use std::path::Path;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use common::{arbor, conformance_corpus, run_ok, shared_dir};
+use crate::common::{arbor, conformance_corpus, run_ok, shared_dir};
 
 /// Sessions the reference drops from its listing because of a crash on one
 /// odd field (SPEC: "drop a whole session from the listing for one
@@ -75,7 +75,7 @@ fn known(list: &[(&str, &str)], path: &str) -> Option<&'static str> {
 fn load_expected(name: &str) -> Vec<Value> {
     let text = std::fs::read_to_string(shared_dir().join("conformance").join(name)).unwrap();
     text.lines()
-        .map(|l| arbor::session::reader::parse_json_lenient(l).unwrap())
+        .map(|l| arbor_session::reader::parse_json_lenient(l).unwrap())
         .collect()
 }
 
@@ -223,7 +223,7 @@ fn list_rows_match_atomic() {
             &info["firstMessage"],
             &mut errors,
         );
-        let full = arbor::session::info::scan_info(&root.join(path)).unwrap();
+        let full = arbor_session::info::scan_info(&root.join(path)).unwrap();
         check_long_text(
             "allMessagesText",
             path,
@@ -342,7 +342,7 @@ fn entries_by_id(file: &Path) -> (HashMap<String, Value>, Vec<String>) {
         .iter()
         .map(|e| e["id"].as_str().unwrap().to_string())
         .collect();
-    let session = arbor::session::read_session(file).unwrap();
+    let session = arbor_session::read_session(file).unwrap();
     let map = session
         .entries
         .iter()

@@ -2,12 +2,12 @@
 //! sessions, JSON Lines of the branch, `--out` / `--force`, and the
 //! two-pass reader against the full one.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use arbor::session::export::{export_file, export_file_full, ExportFormat, ExportOptions};
-use common::{arbor, demo_store, find_session, run, run_ok};
+use crate::common::{arbor, demo_store, find_session, run, run_ok};
+use arbor_session::export::{export_file, export_file_full, ExportFormat, ExportOptions};
 
 /// The demo's pyledger session (tool calls, thinking, a verbatim
 /// compaction, two models) with a label appended, as `arbor label` would
@@ -419,7 +419,7 @@ fn two_pass_read_matches_the_full_reader() {
                     let parse = |s: String| -> Vec<serde_json::Value> {
                         s.lines()
                             .map(|l| {
-                                arbor::session::reader::parse_json_lenient(l)
+                                arbor_session::reader::parse_json_lenient(l)
                                     .unwrap_or_else(|| panic!("{}: {l:.300}", f.display()))
                             })
                             .collect()

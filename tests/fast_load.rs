@@ -10,16 +10,16 @@
 //! now written straight out, prints what the JSON value it was built as
 //! printed.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
-use arbor::session::reader::{parse_session, parse_session_eager};
-use arbor::session::tree::write_json;
-use arbor::session::{Session, SessionTree};
+use arbor_session::reader::{parse_session, parse_session_eager};
+use arbor_session::tree::write_json;
+use arbor_session::{Session, SessionTree};
 
 fn same(a: &Session, b: &Session) -> Result<(), String> {
     let check = |what: &str, ok: bool| if ok { Ok(()) } else { Err(what.to_string()) };
@@ -446,17 +446,17 @@ fn a_session_read_in_chunks() {
 /// the bytes are let go.
 #[test]
 fn entries_read_from_the_file_after_the_bytes_are_let_go() {
-    use arbor::session::search_text::SearchText;
+    use arbor_session::search_text::SearchText;
     let shared = common::shared_dir();
     let mut n = 0;
     for f in walk(&shared.join("conformance/corpus")) {
         if f.extension().is_none_or(|e| e != "jsonl") {
             continue;
         }
-        let Ok(held) = arbor::session::read_session(&f) else {
+        let Ok(held) = arbor_session::read_session(&f) else {
             continue;
         };
-        let released = arbor::session::read_session(&f).unwrap();
+        let released = arbor_session::read_session(&f).unwrap();
         if !released.release_bytes() {
             assert!(released.needs_migration(), "{}", f.display());
             continue;
@@ -477,8 +477,8 @@ fn entries_read_from_the_file_after_the_bytes_are_let_go() {
 /// sessions.
 #[test]
 fn a_session_read_a_block_at_a_time_reads_as_one_read_whole() {
-    use arbor::session::reader::read_session_lean_in;
-    use arbor::session::search_text::SearchText;
+    use arbor_session::reader::read_session_lean_in;
+    use arbor_session::search_text::SearchText;
     let shared = common::shared_dir();
     let mut files = walk(&shared.join("conformance/corpus"));
     files.extend(walk(&shared.join("realdata")));
@@ -496,7 +496,7 @@ fn a_session_read_a_block_at_a_time_reads_as_one_read_whole() {
         if f.extension().is_none_or(|e| e != "jsonl") {
             continue;
         }
-        let whole = arbor::session::read_session(&f);
+        let whole = arbor_session::read_session(&f);
         for block in [1, 7, 300, 4096, 8 << 20] {
             let lean = read_session_lean_in(&f, block);
             let (whole, lean) = match (&whole, lean) {

@@ -2,11 +2,11 @@
 //! that the general `serde_json` path gives, on every corpus and on mangled
 //! lines.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use arbor::session::info::{scan_info_bytes, scan_info_bytes_reference, scan_info_bytes_skimmed};
+use arbor_session::info::{scan_info_bytes, scan_info_bytes_reference, scan_info_bytes_skimmed};
 use proptest::prelude::*;
 
 fn jsonl_files(root: &Path, out: &mut Vec<PathBuf>) {

@@ -1,20 +1,20 @@
 //! The persistent index: invalidation, incremental reads, crash safety,
 //! recovery, and equality with reading the files directly.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use arbor::index::{Index, RefreshStats};
-use arbor::search::{rank, rank_with_index, Query};
-use arbor::session::SessionInfo;
-use arbor::store::listing::read_rows;
-use arbor::store::Agent;
-use arbor::store::{list_session_files, Scope, SessionFile, StoreConfig, StoreKind};
-use common::{arbor, conformance_corpus, gen_corpus, run_ok};
+use crate::common::{arbor, conformance_corpus, gen_corpus, run_ok};
+use arbor_index::{Index, RefreshStats};
+use arbor_search::{rank, rank_with_index, Query};
+use arbor_session::SessionInfo;
+use arbor_store::listing::read_rows;
+use arbor_store::Agent;
+use arbor_store::{list_session_files, Scope, SessionFile, StoreConfig, StoreKind};
 
 const SID: &str = "0199aaaa-0000-7000-8000-00000000000";
 
@@ -175,7 +175,7 @@ fn refresh_checked(index: &mut Index, files: &[SessionFile]) -> RefreshStats {
         let mapped = Index::open(index.path()).unwrap();
         mapped.warm_search().unwrap();
         let mapped_hits = mapped.search(&query).unwrap();
-        let bits = |h: &Option<arbor::search::BodyHits>| {
+        let bits = |h: &Option<arbor_search::BodyHits>| {
             let mut v: Vec<(PathBuf, Option<u32>)> = rows
                 .iter()
                 .map(|r| {
@@ -812,10 +812,7 @@ fn an_index_from_another_version_is_rebuilt() {
     }
     let (got, _) = list(&s.root, &s.cache, &[]);
     assert_eq!(got, expected);
-    assert_eq!(
-        stats_json(&s.root, &s.cache)["format"],
-        arbor::index::FORMAT
-    );
+    assert_eq!(stats_json(&s.root, &s.cache)["format"], arbor_index::FORMAT);
 }
 
 #[test]
@@ -915,7 +912,7 @@ fn rows_from_the_pi_store_are_marked() {
     let mut rows = Vec::new();
     index.refresh(&files, &mut |b| rows.extend(b)).unwrap();
     assert_eq!(rows[0].agent, Agent::Pi);
-    let roots = [arbor::store::StoreRoot {
+    let roots = [arbor_store::StoreRoot {
         path: p.parent().unwrap().parent().unwrap().to_path_buf(),
         kind: StoreKind::PerProject,
         agent: Agent::Pi,
@@ -1070,7 +1067,7 @@ fn a_stale_search_gives_up_and_leaves_no_trace() {
     let regex = Query::parse("re:qu?ick\\b");
     assert!(matches!(
         index.search_cancellable(&regex, &|| true),
-        Err(arbor::index::IndexError::Cancelled)
+        Err(arbor_index::IndexError::Cancelled)
     ));
     // Words are answered from the dictionary alone: nothing to give up.
     let word = Query::parse("quick");
@@ -1497,7 +1494,7 @@ fn a_full_cache_disk_gives_the_answer_of_the_files() {
 /// yet (a first run's build under way) are read from their files (#15).
 #[test]
 fn the_picker_search_says_when_it_is_incomplete() {
-    use arbor::index::searcher::search_bodies;
+    use arbor::app::searcher::search_bodies;
 
     // Rows as the picker has them from the index: no text of their own.
     let (s, files, full, docs) = needle_picker(6);
@@ -1509,7 +1506,7 @@ fn the_picker_search_says_when_it_is_incomplete() {
         .map(|r| r.path.as_path())
         .collect();
     assert_eq!(want.len(), 2);
-    let complete = |b: arbor::index::searcher::BodySearch| {
+    let complete = |b: arbor::app::searcher::BodySearch| {
         assert_eq!(b.incomplete, None);
         let hits = b.hits.unwrap();
         assert_eq!(hits.len(), 2);
@@ -1523,7 +1520,7 @@ fn the_picker_search_says_when_it_is_incomplete() {
     index.refresh(&files[..3], &mut |_| {}).unwrap();
     complete(search_bodies(Some(&index), &query, &docs, None, &never).unwrap());
     // The files' own answer, and none once a newer query is typed.
-    let tiers = arbor::index::bodies::tiers_from_files(&files, &query, &never).unwrap();
+    let tiers = arbor::app::bodies::tiers_from_files(&files, &query, &never).unwrap();
     let found: Vec<&std::path::Path> = files
         .iter()
         .zip(&tiers)
@@ -1532,7 +1529,7 @@ fn the_picker_search_says_when_it_is_incomplete() {
         .collect();
     assert_eq!(found.len(), 2);
     assert!(want.iter().all(|p| found.contains(p)));
-    assert!(arbor::index::bodies::tiers_from_files(&files, &query, &|| true).is_none());
+    assert!(arbor::app::bodies::tiers_from_files(&files, &query, &|| true).is_none());
 
     // All of them: complete, with the right hits.
     index.refresh(&files, &mut |_| {}).unwrap();
@@ -1564,7 +1561,7 @@ fn needle_picker(
     Store,
     Vec<SessionFile>,
     Vec<SessionInfo>,
-    std::sync::Arc<arbor::search::Docs>,
+    std::sync::Arc<arbor_search::Docs>,
 ) {
     let s = needle_store(n);
     let files = s.files();
@@ -1575,8 +1572,8 @@ fn needle_picker(
 
 /// The rows as the picker scores them when they come from the index
 /// (without their own text: their bodies are the index's answer).
-fn picker_docs(rows: &[SessionInfo]) -> std::sync::Arc<arbor::search::Docs> {
-    use arbor::search::{Docs, SearchDoc};
+fn picker_docs(rows: &[SessionInfo]) -> std::sync::Arc<arbor_search::Docs> {
+    use arbor_search::{Docs, SearchDoc};
     use std::sync::Arc;
     Arc::new(Docs(
         rows.iter()
@@ -1598,7 +1595,7 @@ fn picker_docs(rows: &[SessionInfo]) -> std::sync::Arc<arbor::search::Docs> {
 /// answer is complete and a fresh searcher's.
 #[test]
 fn the_searchers_memory_of_unindexed_sessions_follows_the_index() {
-    use arbor::index::searcher::{Searcher, Stage};
+    use arbor::app::searcher::{Searcher, Stage};
 
     let (s, files, _, docs) = needle_picker(40);
     let never = || false;
@@ -1610,7 +1607,7 @@ fn the_searchers_memory_of_unindexed_sessions_follows_the_index() {
             .search(q, &docs, None, &never)
             .unwrap()
     };
-    let matched = |a: &arbor::index::searcher::Answer| a.scores.iter().flatten().count();
+    let matched = |a: &arbor::app::searcher::Answer| a.scores.iter().flatten().count();
     // A key that asks no bodies; the sessions missing are found while idle.
     let first = searcher
         .search(&Query::parse("n"), &docs, None, &never)
@@ -1660,7 +1657,7 @@ fn the_searchers_memory_of_unindexed_sessions_follows_the_index() {
 /// was moved in between.
 #[test]
 fn a_first_runs_search_is_completed_from_the_files() {
-    use arbor::index::searcher::{Searcher, Stage};
+    use arbor::app::searcher::{Searcher, Stage};
     use arbor::ui::picker::Row;
     use arbor::ui::{App, AppEvent};
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -1772,7 +1769,7 @@ fn a_first_runs_search_is_completed_from_the_files() {
 /// a fresh searcher does.
 #[test]
 fn words_typed_and_erased_answer_as_fresh_searches() {
-    use arbor::index::searcher::Searcher;
+    use arbor::app::searcher::Searcher;
 
     let (s, files, _, docs) = needle_picker(30);
     let never = || false;
@@ -1836,13 +1833,13 @@ fn words_typed_and_erased_answer_as_fresh_searches() {
 /// lack.
 #[test]
 fn the_searcher_shares_the_rows_paths() {
-    use arbor::search::Scorer;
+    use arbor_search::Scorer;
     use std::sync::Arc;
 
     let (s, files, _, docs) = needle_picker(4);
     s.index().refresh(&files, &mut |_| {}).unwrap();
     // One row fewer than the index has.
-    let fewer = Arc::new(arbor::search::Docs(docs.0[1..].to_vec()));
+    let fewer = Arc::new(arbor_search::Docs(docs.0[1..].to_vec()));
     let index = s.index();
     index.warm_search().unwrap();
     let mut scorer = Scorer::new();
@@ -1940,7 +1937,7 @@ fn a_letter_in_nearly_every_session_answers_as_a_full_scan() {
 /// at `quartzi` (and come back when the word is erased to `quartz`).
 #[test]
 fn a_typed_word_drops_the_sessions_of_the_terms_it_leaves() {
-    use arbor::index::searcher::Searcher;
+    use arbor::app::searcher::Searcher;
 
     // Five sessions have neither, so that no lookup holds every session
     // (one that does stops early, and counts nothing).
@@ -2313,22 +2310,19 @@ fn random_changes_answer_as_a_full_scan() {
         // projects' listings left it (the listings below bring it up to
         // date): its stored rows, then the changes found on disk, must be
         // the files' rows.
-        let index = Index::open(&cache.join(arbor::index::FILE_NAME));
+        let index = Index::open(&cache.join(arbor_index::FILE_NAME));
         let mut shown: std::collections::HashMap<PathBuf, SessionInfo> = Default::default();
-        arbor::index::load::load_screen(
-            &config,
-            Some(index),
-            &arbor::index::load::Plain,
-            &mut |ev| match ev {
-                arbor::index::load::LoadEvent::Rows(rows) => {
+        arbor::app::load::load_screen(&config, Some(index), &arbor::app::load::Plain, &mut |ev| {
+            match ev {
+                arbor::app::load::LoadEvent::Rows(rows) => {
                     shown.extend(rows.into_iter().map(|r| (r.path.to_path_buf(), r)))
                 }
-                arbor::index::load::LoadEvent::Gone(p) => {
+                arbor::app::load::LoadEvent::Gone(p) => {
                     shown.remove(&p);
                 }
                 _ => {}
-            },
-        );
+            }
+        });
         let (files, _) = list_session_files(&config, &Scope::All);
         let (mut full, _) = read_rows(&files);
         for r in &mut full {
@@ -2573,7 +2567,7 @@ fn stored_rows_read_in_batches_are_the_refreshed_rows() {
     let mut index = s.index();
     let mut refreshed = Vec::new();
     index.refresh(&files, &mut |b| refreshed.extend(b)).unwrap();
-    let roots = [arbor::store::StoreRoot {
+    let roots = [arbor_store::StoreRoot {
         path: s.root.clone(),
         kind: StoreKind::PerProject,
         agent: Agent::Atomic,
@@ -2608,7 +2602,7 @@ fn stored_rows_read_in_batches_are_the_refreshed_rows() {
 #[test]
 fn picker_rows_from_stored_bytes_are_those_of_the_decoded_rows() {
     use arbor::ui::picker::{Folders, Row};
-    use arbor::util::shared_path::SharedPath;
+    use arbor_util::shared_path::SharedPath;
     let corpus = conformance_corpus();
     let realistic = tempfile::tempdir().unwrap();
     gen_corpus(
@@ -2663,7 +2657,7 @@ fn picker_rows_from_stored_bytes_are_those_of_the_decoded_rows() {
 /// answer's best: every session scoring at least the least of them.
 #[test]
 fn the_best_ranks_first_then_the_rest_answer_as_one_search() {
-    use arbor::index::searcher::Searcher;
+    use arbor::app::searcher::Searcher;
 
     let dir = tempfile::tempdir().unwrap();
     gen_corpus(
@@ -2712,7 +2706,7 @@ fn the_best_ranks_first_then_the_rest_answer_as_one_search() {
             .unwrap();
         assert_eq!(got, fresh, "{typed}");
         for a in early {
-            assert_eq!(a.stage, arbor::index::searcher::Stage::FirstRows, "{typed}");
+            assert_eq!(a.stage, arbor::app::searcher::Stage::FirstRows, "{typed}");
             let least = a.scores.iter().flatten().min().copied().expect("rows");
             for (d, (e, f)) in a.scores.iter().zip(&fresh.scores).enumerate() {
                 match e {
@@ -2727,8 +2721,8 @@ fn the_best_ranks_first_then_the_rest_answer_as_one_search() {
 }
 
 /// Every row in scope, for `want` rows first.
-fn all_rows_first(docs: &arbor::search::Docs, want: usize) -> arbor::index::searcher::FirstRows {
-    arbor::index::searcher::FirstRows {
+fn all_rows_first(docs: &arbor_search::Docs, want: usize) -> arbor::app::searcher::FirstRows {
+    arbor::app::searcher::FirstRows {
         want,
         scoped: docs
             .0
@@ -2745,7 +2739,7 @@ fn all_rows_first(docs: &arbor::search::Docs, want: usize) -> arbor::index::sear
 /// Only the session with both words in its fields is placed.
 #[test]
 fn a_row_placed_first_is_never_outranked_by_the_tool_output() {
-    use arbor::index::searcher::Searcher;
+    use arbor::app::searcher::Searcher;
 
     let s = Store::new();
     let sessions: [(&str, &str, Option<&str>); 3] = [
@@ -2805,7 +2799,7 @@ fn a_row_placed_first_is_never_outranked_by_the_tool_output() {
 /// its top rows, each with its score.
 #[test]
 fn phrases_and_regexes_first_rows_are_the_whole_answers_first() {
-    use arbor::index::searcher::Searcher;
+    use arbor::app::searcher::Searcher;
 
     let dir = tempfile::tempdir().unwrap();
     gen_corpus(
@@ -2855,7 +2849,7 @@ fn phrases_and_regexes_first_rows_are_the_whole_answers_first() {
             key(a).cmp(&key(b))
         });
         for a in early {
-            assert_eq!(a.stage, arbor::index::searcher::Stage::FirstRows, "{typed}");
+            assert_eq!(a.stage, arbor::app::searcher::Stage::FirstRows, "{typed}");
             let mut rows: Vec<usize> = (0..docs.0.len())
                 .filter(|&d| a.scores[d].is_some())
                 .collect();
@@ -2894,7 +2888,7 @@ fn a_listing_that_lets_read_rows_go_reads_them_back() {
         &["--profile", "realistic", "--sessions", "30", "--seed", "3"],
     );
     let config = StoreConfig::single(&root, StoreKind::PerProject);
-    let db = dir.path().join("cache").join(arbor::index::FILE_NAME);
+    let db = dir.path().join("cache").join(arbor_index::FILE_NAME);
     // Each row's `arbor list --json` line, sorted.
     fn lines<R>(rows: impl Iterator<Item = R>, write: impl Fn(&R, &mut Vec<u8>)) -> Vec<String> {
         let mut lines: Vec<String> = rows
@@ -2907,7 +2901,7 @@ fn a_listing_that_lets_read_rows_go_reads_them_back() {
         lines.sort();
         lines
     }
-    let lines_of = |listing: &arbor::index::stored::Listing| {
+    let lines_of = |listing: &arbor_index::stored::Listing| {
         let rows = listing.keys().into_iter().filter_map(|k| listing.row(k));
         lines(rows, |r, out| r.write_json_line(out))
     };
@@ -2933,7 +2927,7 @@ fn a_listing_that_lets_read_rows_go_reads_them_back() {
                 .unwrap();
             }
         }
-        let (listing, problems, index) = arbor::index::load::load_listing_stored_holding(
+        let (listing, problems, index) = arbor::app::load::load_listing_stored_holding(
             &config,
             &Scope::All,
             Some(Index::open(&db)),
@@ -2973,7 +2967,7 @@ fn generated_store(
         ],
     );
     let config = StoreConfig::single(&root, StoreKind::PerProject);
-    let db = dir.path().join("cache").join(arbor::index::FILE_NAME);
+    let db = dir.path().join("cache").join(arbor_index::FILE_NAME);
     let (files, _) = list_session_files(&config, &Scope::All);
     (dir, config, db, files)
 }
@@ -3004,12 +2998,12 @@ fn a_full_listing_that_lets_rows_go_reads_them_back() {
         let mut index = Index::open(&db).unwrap();
         index.set_extras(true);
         let mut rows = Vec::new();
-        let index = arbor::index::load::load_listing_holding(
+        let index = arbor::app::load::load_listing_holding(
             &config,
             &Scope::All,
             Some(Ok(index)),
             &mut |ev| {
-                if let arbor::index::load::LoadEvent::Rows(r) = ev {
+                if let arbor::app::load::LoadEvent::Rows(r) = ev {
                     rows.extend(r)
                 }
             },

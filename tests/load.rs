@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use arbor::index::load::{load_listing, load_screen, LoadEvent, Plain, COLD_FILES};
-use arbor::index::{Index, IndexError};
-use arbor::session::SessionInfo;
-use arbor::store::{list_session_files, Scope, StoreConfig, StoreKind};
+use arbor::app::load::{load_listing, load_screen, LoadEvent, Plain, COLD_FILES};
+use arbor_index::{Index, IndexError};
+use arbor_session::SessionInfo;
+use arbor_store::{list_session_files, Scope, StoreConfig, StoreKind};
 
 const PROJECT: &str = "--home-u-proj--";
 
@@ -182,7 +182,7 @@ fn cold_index_rows_come_from_a_scan_then_the_index_is_built_behind_them() {
 /// `arbor index --behind` holds it, slow enough to be waited for.
 #[test]
 fn a_cold_index_built_by_another_process_is_waited_for() {
-    use arbor::index::behind::BuildLock;
+    use arbor_index::behind::BuildLock;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let n = COLD_FILES + 6;
     for can_start in [true, false] {
@@ -211,7 +211,7 @@ fn a_cold_index_built_by_another_process_is_waited_for() {
                 });
                 true
             };
-            arbor::index::load::load_screen_behind(
+            arbor::app::load::load_screen_behind(
                 &s.config(),
                 Some(Ok(s.index())),
                 &Plain,
@@ -422,7 +422,7 @@ fn a_quiet_projects_newest_rows_come_with_the_first_screen() {
     s.index().refresh(&files, &mut |_| {}).unwrap();
     let open_on = |project: Option<&str>| {
         let mut evs = Vec::new();
-        arbor::index::load::load_screen_for(
+        arbor::app::load::load_screen_for(
             &s.config(),
             Some(Ok(s.index())),
             &Plain,
@@ -472,7 +472,7 @@ fn a_first_run_reads_the_projects_files_first() {
     // Building the index, and without one (`--no-index`).
     for with_index in [true, false] {
         let mut evs = Vec::new();
-        arbor::index::load::load_screen_for(
+        arbor::app::load::load_screen_for(
             &s.config(),
             with_index.then(|| Ok(s.index())),
             &Plain,

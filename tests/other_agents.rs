@@ -9,7 +9,7 @@
 //! those of `src/session/foreign.rs` (its module comment says why each is
 //! the agent's own).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
@@ -18,13 +18,13 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use serde_json::Value;
 
-use arbor::session::{build_context, read_session, Agent, ContextFlavor, SessionTree};
-use arbor::store::{list_session_files, Scope, StoreConfig};
+use crate::common::{arbor, run, run_ok};
 use arbor::ui::picker::Row;
 use arbor::ui::runtime::perform;
 use arbor::ui::theme::Theme;
 use arbor::ui::{App, AppEvent, Effect, Mode, Outcome};
-use common::{arbor, run, run_ok};
+use arbor_session::{build_context, read_session, Agent, ContextFlavor, SessionTree};
+use arbor_store::{list_session_files, Scope, StoreConfig};
 
 const NOW: i64 = 1_795_953_600_000;
 const CLAUDE_ID: &str = "5f0c2a1e-8b7d-4c3e-9a10-2b3c4d5e6f70";
@@ -436,7 +436,7 @@ fn writes_are_refused_on_other_agents_files() {
 
 fn store(home: &Path) -> StoreConfig {
     struct Env(PathBuf);
-    impl arbor::store::paths::Env for Env {
+    impl arbor_store::paths::Env for Env {
         fn var(&self, _: &str) -> Option<String> {
             None
         }
@@ -452,7 +452,7 @@ fn picker(home: &Path) -> App {
     let (files, _) = list_session_files(&config, &Scope::All);
     let rows = files
         .iter()
-        .map(|f| Row::new(arbor::store::listing::scan_file(f, true).unwrap()))
+        .map(|f| Row::new(arbor_store::listing::scan_file(f, true).unwrap()))
         .collect();
     let mut app = App::new("/home/u/proj".into(), NOW);
     app.width = 120;
@@ -864,7 +864,7 @@ fn foreign_memory_child() {
     ] {
         let path = dir.join(name);
         // The preview: the last messages, and a match at the very end.
-        let q = arbor::search::Query::parse(&format!("\"question {last_question}:\""));
+        let q = arbor_search::Query::parse(&format!("\"question {last_question}:\""));
         let p = arbor::ui::picker::load_preview(&path).unwrap();
         let limits = arbor::ui::picker::PreviewLimits::default();
         let (hits, _) = arbor::ui::picker::load_hits(&path, &q, &limits, &|| false)
@@ -873,17 +873,17 @@ fn foreign_memory_child() {
         assert_eq!(hits.len(), 1, "{agent:?}");
         assert_eq!(p.last_messages.len(), 4, "{agent:?}");
         // The tree's lean read and the row.
-        let s = arbor::session::reader::read_session_lean(&path).unwrap();
+        let s = arbor_session::reader::read_session_lean(&path).unwrap();
         assert_eq!(s.foreign, Some(agent));
         assert_eq!(s.entries.len(), n);
-        let row = arbor::session::info::scan_foreign(&path, true)
+        let row = arbor_session::info::scan_foreign(&path, true)
             .unwrap()
             .unwrap();
         assert_eq!(row.message_count, n);
         assert_eq!(row.git_branch.as_deref(), Some("main"));
         // And the search without the index.
-        let q = arbor::search::Query::parse(&format!("in:tools \"answer {last}:\""));
-        assert!(arbor::search::hits::file_hits(&q, &[path]).is_some_and(|h| !h.is_empty()));
+        let q = arbor_search::Query::parse(&format!("in:tools \"answer {last}:\""));
+        assert!(arbor_search::hits::file_hits(&q, &[path]).is_some_and(|h| !h.is_empty()));
     }
     println!("max_rss_kb={}", max_rss_kb());
 }
@@ -904,7 +904,7 @@ fn big_foreign_sessions_read_in_bounded_memory() {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "foreign_memory_child",
+            "other_agents::foreign_memory_child",
             "--nocapture",
             "--test-threads=1",
         ])

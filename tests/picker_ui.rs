@@ -1,7 +1,7 @@
 //! The picker screen: whole-screen snapshots on a TestBackend (fixed size
 //! and clock, no colour), and key sequences that assert state and effects.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
@@ -9,13 +9,13 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
-use arbor::index::searcher::Stage;
-use arbor::session::info::scan_info;
-use arbor::store::{list_session_files, Scope, StoreConfig, StoreKind};
+use arbor::app::searcher::Stage;
 use arbor::ui::picker::{Dialog, Row, Sort, PERMANENT_GUARD_MS};
 use arbor::ui::runtime::perform;
 use arbor::ui::theme::Theme;
 use arbor::ui::{App, AppEvent, Effect, Outcome};
+use arbor_session::info::scan_info;
+use arbor_store::{list_session_files, Scope, StoreConfig, StoreKind};
 
 /// 2026-11-29T12:00:00Z: the demo sessions are 1 day to 9 days old.
 const NOW: i64 = 1_795_953_600_000;
@@ -517,7 +517,7 @@ fn rename_writes_one_session_info_line_after_the_last_entry() {
     let path = app.picker.selected.clone().unwrap();
     let before = std::fs::read(&path).unwrap();
     let last_id = {
-        let s = arbor::session::read_session(&path).unwrap();
+        let s = arbor_session::read_session(&path).unwrap();
         s.entries.last().unwrap().id.clone()
     };
     ctrl(&mut app, 'r');
@@ -594,7 +594,7 @@ fn enter_resumes_or_prints() {
             path: path.clone(),
             id: app.picker.selected_row().unwrap().id().to_string(),
             cwd: WEBAPP.into(),
-            agent: arbor::session::Agent::Atomic,
+            agent: arbor_session::Agent::Atomic,
         })]
     );
     let mut app = app_with(&fx.root, WEBAPP);
@@ -1496,9 +1496,9 @@ fn an_incomplete_search_says_so_on_screen() {
 /// body holds is found through the index or not at all.
 #[test]
 fn searches_ask_the_index_for_message_bodies() {
-    use arbor::index::searcher::Searcher;
-    use arbor::index::Index;
+    use arbor::app::searcher::Searcher;
     use arbor::ui::runtime::perform_search;
+    use arbor_index::Index;
 
     let fx = fixture();
     let cache = tempfile::tempdir().unwrap();
@@ -2028,7 +2028,7 @@ fn ctrl_l_lists_labels_and_opens_the_tree_at_one() {
         open,
         vec![Effect::OpenTree {
             path: webapp.clone(),
-            agent: arbor::session::Agent::Atomic,
+            agent: arbor_session::Agent::Atomic,
         }]
     );
     assert_eq!(app.picker.dialog, Dialog::None);
@@ -2049,8 +2049,8 @@ fn ctrl_l_lists_labels_and_opens_the_tree_at_one() {
 /// on a warm start).
 #[test]
 fn label_filter_with_rows_from_the_files_or_the_index() {
-    use arbor::index::Index;
-    use arbor::store::StoreRoot;
+    use arbor_index::Index;
+    use arbor_store::StoreRoot;
 
     let fx = fixture();
     let cache = tempfile::tempdir().unwrap();
@@ -2149,7 +2149,7 @@ fn declining_to_resume_elsewhere_goes_back_to_the_picker() {
         path,
         id,
         cwd: WEBAPP.into(),
-        agent: arbor::session::Agent::Atomic,
+        agent: arbor_session::Agent::Atomic,
     };
     assert_eq!(
         key(&mut app, KeyCode::Char('y')),
@@ -2161,7 +2161,7 @@ fn declining_to_resume_elsewhere_goes_back_to_the_picker() {
         path: "/x.jsonl".into(),
         id: "x".into(),
         cwd: fx.root.display().to_string(),
-        agent: arbor::session::Agent::Atomic,
+        agent: arbor_session::Agent::Atomic,
     };
     assert!(!here.folder_gone());
 }
@@ -2231,7 +2231,7 @@ fn renaming_a_version_1_session_offers_the_rewrite() {
         std::fs::read(project.join("large-session.jsonl.bak")).unwrap(),
         original
     );
-    let s = arbor::session::read_session(&f).unwrap();
+    let s = arbor_session::read_session(&f).unwrap();
     assert_eq!(s.file_version, 3);
     assert_eq!(
         app.picker.status.as_ref().map(|s| s.text.as_str()),
@@ -2400,9 +2400,9 @@ fn the_tree_takes_phrases_regexes_and_scopes() {
         };
         // The rows are exactly the entries the matcher finds (that the
         // filter shows), the first selected.
-        let want = arbor::search::hits::entry_hits(
+        let want = arbor_search::hits::entry_hits(
             &t.loaded.session.entries,
-            &arbor::search::Query::parse(carried),
+            &arbor_search::Query::parse(carried),
         );
         assert!(!want.is_empty(), "{q}");
         let rows: Vec<String> = t
@@ -2586,8 +2586,8 @@ fn a_cleared_query_lists_what_a_fresh_list_does() {
 /// message as the session has it, cut at the same place as before.
 #[test]
 fn a_row_gives_back_its_first_message_whole_up_to_the_cut() {
-    use arbor::session::info::{SessionInfo, NO_MESSAGES};
     use arbor::ui::picker::FIRST_PROMPT_KEPT;
+    use arbor_session::info::{SessionInfo, NO_MESSAGES};
     let row = |first: Option<String>, name: Option<&str>| {
         Row::new(SessionInfo {
             first_message: first,
@@ -2626,8 +2626,8 @@ fn a_row_gives_back_its_first_message_whole_up_to_the_cut() {
 /// row again, it makes the same row.
 #[test]
 fn a_row_reads_its_facts_back_from_its_search_document() {
-    use arbor::session::info::SessionInfo;
-    use arbor::session::Agent;
+    use arbor_session::info::SessionInfo;
+    use arbor_session::Agent;
     for (name, summary, stale) in [
         (None, None, false),
         (Some("Ünïcode name 日本"), None, false),
@@ -2771,7 +2771,7 @@ fn parser_app() -> App {
 /// 300 sessions a minute apart; every third is about the parser (its
 /// name), as many match it less well (spread over their first message).
 fn parser_rows() -> Vec<Row> {
-    use arbor::session::info::SessionInfo;
+    use arbor_session::info::SessionInfo;
     (0..300)
         .map(|i| {
             let (name, first) = match i % 3 {
@@ -2800,7 +2800,7 @@ fn parser_rows() -> Vec<Row> {
 /// screens of rows would not hold the selection.
 #[test]
 fn a_query_asked_again_keeps_the_selection() {
-    use arbor::index::searcher::Searcher;
+    use arbor::app::searcher::Searcher;
     use arbor::ui::runtime::perform_search;
     let mut app = parser_app();
     let mut searcher = Searcher::new(None);
@@ -2853,7 +2853,7 @@ fn a_query_asked_again_keeps_the_selection() {
 /// [`parser_app`] with `parser` typed, and the last key's two answers
 /// (the first rows, then the whole answer), not yet taken in.
 fn parser_typed() -> (App, AppEvent, AppEvent) {
-    use arbor::index::searcher::Searcher;
+    use arbor::app::searcher::Searcher;
     let mut app = parser_app();
     let answers = common::type_query(&mut app, &mut Searcher::new(None), "parser");
     let [first, whole] = <[AppEvent; 2]>::try_from(answers).expect("two answers");

@@ -3,15 +3,15 @@
 //! hold are skipped and said to be; a 1,000,000-entry session previews in
 //! little memory.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use arbor::search::Query;
-use arbor::session::context::message_text;
-use arbor::session::{read_session, SessionTree};
 use arbor::ui::picker::{load_hits, load_preview, load_preview_with, PreviewLimits};
+use arbor_search::Query;
+use arbor_session::context::message_text;
+use arbor_session::{read_session, SessionTree};
 
 /// The last messages as the whole tree gives them (what the preview read
 /// before it read only part of the file).
@@ -275,7 +275,7 @@ fn a_million_entry_session_previews_in_little_memory() {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "preview_memory_child",
+            "preview::preview_memory_child",
             "--nocapture",
             "--test-threads=1",
         ])

@@ -21,10 +21,10 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::Value;
 
-use arbor::session::info::scan_info_bytes;
-use arbor::session::reader::parse_session;
-use arbor::session::view::flatten;
-use arbor::session::{build_context, ContextFlavor, SessionTree};
+use arbor_session::info::scan_info_bytes;
+use arbor_session::reader::parse_session;
+use arbor_session::view::flatten;
+use arbor_session::{build_context, ContextFlavor, SessionTree};
 
 const HEADER: &str = r#"{"type":"session","version":3,"id":"0199aaaa-0000-7000-8000-000000000001","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/tmp/p"}"#;
 
@@ -313,7 +313,7 @@ fn check(buf: &[u8], vis_seed: u64) -> Result<(), TestCaseError> {
     // the agents do. Only such lines may make the two differ.
     let too_deep = buf
         .split(|&b| b == b'\n')
-        .filter(|l| naive_depth(l) > arbor::session::reader::MAX_DEPTH)
+        .filter(|l| naive_depth(l) > arbor_session::reader::MAX_DEPTH)
         .count();
     if too_deep == 0 {
         prop_assert_eq!(info.message_count, messages);

@@ -1,13 +1,13 @@
 //! The real binary in a pseudo-terminal: type a query, rename a session,
 //! trash one and undo, and check the files on disk.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::pty::{self, quoted, Term};
+use crate::common::pty::{self, quoted, Term};
 use portable_pty::CommandBuilder;
 
 /// `cmd` in a `rows`×120 terminal, at home in `home` (its data and cache
@@ -31,13 +31,13 @@ fn sh(script: &str, env: &[(&str, &Path)], rows: u16, cols: u16) -> Term {
 
 /// The most recently written session under `root`: the picker's first row.
 fn newest_session(root: &Path) -> std::path::PathBuf {
-    let (files, _) = arbor::store::list_session_files(
-        &arbor::store::StoreConfig::single(root, arbor::store::StoreKind::PerProject),
-        &arbor::store::Scope::All,
+    let (files, _) = arbor_store::list_session_files(
+        &arbor_store::StoreConfig::single(root, arbor_store::StoreKind::PerProject),
+        &arbor_store::Scope::All,
     );
     files
         .iter()
-        .map(|f| arbor::session::info::scan_info(&f.path).unwrap())
+        .map(|f| arbor_session::info::scan_info(&f.path).unwrap())
         .max_by_key(|i| i.modified_ms)
         .unwrap()
         .path
@@ -246,7 +246,7 @@ fn a_bracketed_paste_with_a_newline_leaves_the_picker_open() {
 
 /// Appends a user message, stamped now, to `path` (as a running agent does).
 fn append_message(path: &std::path::Path, text: &str) {
-    let session = arbor::session::read_session(path).unwrap();
+    let session = arbor_session::read_session(path).unwrap();
     let parent = session.entries.last().unwrap().id.clone();
     let now = chrono::Utc::now();
     let line = serde_json::json!({
@@ -280,13 +280,13 @@ fn enter_at_once_picks_the_newest_session_warm_and_cold() {
             );
         }
         // The oldest session becomes the newest while arbor is closed.
-        let (files, _) = arbor::store::list_session_files(
-            &arbor::store::StoreConfig::single(&root, arbor::store::StoreKind::PerProject),
-            &arbor::store::Scope::All,
+        let (files, _) = arbor_store::list_session_files(
+            &arbor_store::StoreConfig::single(&root, arbor_store::StoreKind::PerProject),
+            &arbor_store::Scope::All,
         );
         let oldest = files
             .iter()
-            .map(|f| arbor::session::info::scan_info(&f.path).unwrap())
+            .map(|f| arbor_session::info::scan_info(&f.path).unwrap())
             .min_by_key(|i| i.modified_ms)
             .unwrap();
         append_message(&oldest.path, "one more thing");
@@ -834,7 +834,7 @@ fn last_prints_the_newest_session_of_the_current_folder() {
     std::fs::create_dir_all(&other).unwrap();
     let root = home.path().join("sessions");
     let cwd = project.display().to_string();
-    let dir = root.join(arbor::store::paths::encode_cwd(&cwd));
+    let dir = root.join(arbor_store::paths::encode_cwd(&cwd));
     std::fs::create_dir_all(&dir).unwrap();
     let old = dir.join("2026-11-29T10-00-00-000Z_0199aaaa-0000-7000-8000-000000000001.jsonl");
     let new = dir.join("2026-11-29T11-00-00-000Z_0199aaaa-0000-7000-8000-000000000002.jsonl");
@@ -880,9 +880,9 @@ fn marked_batch_goes_to_the_trash_and_comes_back() {
     let root = store.path().join("sessions");
     let home = tempfile::tempdir().unwrap();
     let data = home.path().join("data");
-    let (files, _) = arbor::store::list_session_files(
-        &arbor::store::StoreConfig::single(&root, arbor::store::StoreKind::PerProject),
-        &arbor::store::Scope::All,
+    let (files, _) = arbor_store::list_session_files(
+        &arbor_store::StoreConfig::single(&root, arbor_store::StoreKind::PerProject),
+        &arbor_store::Scope::All,
     );
     let before: Vec<(std::path::PathBuf, Vec<u8>)> = files
         .into_iter()
@@ -996,7 +996,7 @@ fn last_resumes_the_newest_session_of_the_current_folder() {
     std::fs::create_dir_all(&project).unwrap();
     let root = home.path().join("sessions");
     let cwd = project.display().to_string();
-    let dir = root.join(arbor::store::paths::encode_cwd(&cwd));
+    let dir = root.join(arbor_store::paths::encode_cwd(&cwd));
     std::fs::create_dir_all(&dir).unwrap();
     let old = dir.join("2026-11-29T10-00-00-000Z_0199aaaa-0000-7000-8000-000000000001.jsonl");
     let new = dir.join("2026-11-29T11-00-00-000Z_0199aaaa-0000-7000-8000-000000000002.jsonl");

@@ -4,15 +4,15 @@
 //! Expectations come from the raw lines, parsed here with serde_json and
 //! counted independently of arbor, and from the realdata README.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use serde_json::{Map, Value};
 
-use arbor::session::{build_context, read_session, ContextFlavor, SessionTree};
-use common::{arbor, run_ok, shared_dir};
+use crate::common::{arbor, run_ok, shared_dir};
+use arbor_session::{build_context, read_session, ContextFlavor, SessionTree};
 
 struct Real {
     name: &'static str,
@@ -334,7 +334,7 @@ fn reading_never_modifies_the_files() {
     for f in FILES {
         let path = project.join(f.name);
         read_session(&path).unwrap();
-        arbor::session::scan_info(&path).unwrap();
+        arbor_session::scan_info(&path).unwrap();
         run_ok(arbor().arg("show").arg(&path));
         run_ok(arbor().arg("show").arg(&path).arg("--json"));
         for flavor in ["atomic", "pi"] {

@@ -2,15 +2,15 @@
 //! the demo store and on small fixtures; through the index (cold, warm and
 //! after appends) and with `--no-index`, which must agree.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use arbor::session::extras::{LabelText, LABEL_TEXT_CHARS};
-use arbor::session::render::{collect_tool_calls, entry_text};
-use arbor::session::{read_session, scan_info, SessionTree};
-use common::{arbor, demo_store, find_session, run, run_ok};
+use crate::common::{arbor, demo_store, find_session, run, run_ok};
+use arbor_session::extras::{LabelText, LABEL_TEXT_CHARS};
+use arbor_session::render::{collect_tool_calls, entry_text};
+use arbor_session::{read_session, scan_info, SessionTree};
 
 /// `arbor` with its own index in `cache` and the store `store`.
 fn cmd(store: &Path, cache: &Path) -> Command {

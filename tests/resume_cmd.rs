@@ -3,11 +3,11 @@
 //! pi session resumes with pi's command, and a session whose folder is gone
 //! is asked about.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::pty::{self, Term};
+use crate::common::pty::{self, Term};
 
 /// arbor with `args` in a 30×150 terminal, at home in `cwd`, with `env` set.
 fn spawn(args: &[&str], env: &[(&str, &Path)], cwd: &Path) -> Term {

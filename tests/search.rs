@@ -4,12 +4,12 @@
 //! every session it finds in a scope, arbor finds (with and without the
 //! index), and every entry arbor returns contains the match.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use common::{arbor, gen_corpus};
+use crate::common::{arbor, gen_corpus};
 use serde_json::Value;
 
 const SCOPES: [&str; 5] = ["user", "assistant", "tools", "thinking", "other"];
@@ -50,7 +50,7 @@ type Entries = Vec<(String, Vec<(&'static str, String)>)>;
 /// to v1 entries, `hookMessage` become `custom`), their text read here.
 fn oracle_entries(path: &Path) -> Entries {
     let mut out = Vec::new();
-    let Ok(session) = arbor::session::read_session(path) else {
+    let Ok(session) = arbor_session::read_session(path) else {
         return out;
     };
     for e in session.entries {
@@ -578,8 +578,8 @@ fn search_json_shape_limit_and_exit_status() {
 /// and the real pi sessions.
 #[test]
 fn streamed_entry_hits_are_the_read_sessions() {
-    use arbor::search::hits::{entry_hits, file_entry_hits};
-    use arbor::search::Query;
+    use arbor_search::hits::{entry_hits, file_entry_hits};
+    use arbor_search::Query;
     let corpus = common::conformance_corpus();
     let mut files = Vec::new();
     let mut dirs = vec![
@@ -611,12 +611,12 @@ fn streamed_entry_hits_are_the_read_sessions() {
     ];
     let mut compared = 0;
     for f in &files {
-        let Ok(session) = arbor::session::read_session(f) else {
+        let Ok(session) = arbor_session::read_session(f) else {
             continue;
         };
         for q in queries {
             let query = Query::parse(q);
-            let key = |h: &arbor::search::hits::EntryHit| {
+            let key = |h: &arbor_search::hits::EntryHit| {
                 (
                     h.entry_id.clone(),
                     h.role.clone(),

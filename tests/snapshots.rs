@@ -7,14 +7,14 @@
 //! Snapshots were reviewed by eye when accepted (`INSTA_UPDATE=always cargo
 //! test --test snapshots`, then read `tests/snapshots/*.snap`).
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use common::{arbor, conformance_corpus, demo_store, run_ok};
+use crate::common::{arbor, conformance_corpus, demo_store, run_ok};
 
 fn show(path: &Path) -> String {
     run_ok(arbor().arg("show").arg(path))

@@ -3,14 +3,14 @@
 //! are sanitized (stderr always, stdout on a terminal), while `--json` and
 //! values printed for scripts on a pipe stay exact.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::{json, Value};
 
-use common::{arbor, terminal_controls};
+use crate::common::{arbor, terminal_controls};
 
 const ID: &str = "0199e5c0-\u{1b}]0;retitled\u{7}-\u{9b}2J-\u{1b}[31m";
 const CWD: &str = "/home/u/\u{1b}]2;cwd\u{7}proj\u{85}";

@@ -3,7 +3,7 @@
 //! stacked on a narrow one), the view scrolls, Esc goes back with the mark
 //! and the selection as they were.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
@@ -11,11 +11,11 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKi
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
-use arbor::session::Agent;
 use arbor::ui::runtime::perform;
 use arbor::ui::theme::Theme;
 use arbor::ui::tree::{CompareAction, TreeState, COMPARE_KEYS};
 use arbor::ui::{App, AppEvent, Effect, Mode};
+use arbor_session::Agent;
 
 fn open(path: &Path, w: u16, h: u16) -> App {
     let mut app = App::new("/".into(), 0);

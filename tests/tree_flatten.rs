@@ -4,14 +4,14 @@
 //! the folded entries), on every file of the conformance corpus, under
 //! every filter, with and without folds.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 
-use arbor::session::view::{flatten, passes_filter, Filter};
-use arbor::session::Agent;
+use crate::common::conformance_corpus;
 use arbor::ui::tree::{Loaded, TreeState};
-use common::conformance_corpus;
+use arbor_session::view::{flatten, passes_filter, Filter};
+use arbor_session::Agent;
 
 /// 2026-11-29T12:00:00Z
 const NOW: i64 = 1_795_953_600_000;
@@ -28,7 +28,7 @@ fn sessions(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
 }
 
 /// The rows `flatten` gives for the screen's filter and folds.
-fn expected(t: &TreeState) -> Vec<arbor::session::view::TreeRow> {
+fn expected(t: &TreeState) -> Vec<arbor_session::view::TreeRow> {
     let (s, tree) = (&t.loaded.session, &t.loaded.tree);
     let visible = |i: usize| {
         let e = &s.entries[i];

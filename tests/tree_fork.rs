@@ -3,7 +3,7 @@
 //! and its text is offered to send again (`y` copies it). pi's own reader
 //! opens the new file (skipped without `node` / `tests/pi-reader/node_modules`).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,11 +11,11 @@ use std::process::Command;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
 
-use arbor::session::{read_session, Agent, SessionTree};
 use arbor::ui::runtime::perform;
 use arbor::ui::theme::Theme;
 use arbor::ui::tree::{TreeDialog, TreeState};
 use arbor::ui::{App, AppEvent, Effect, Mode};
+use arbor_session::{read_session, Agent, SessionTree};
 
 fn open(path: &Path) -> App {
     let mut app = App::new("/".into(), 0);
@@ -189,7 +189,7 @@ fn fork_at_a_user_message_ends_at_its_parent_and_offers_the_text() {
     assert_eq!(s.entries[i].role(), Some("user"));
     let parent = s.entries[t.parent[i].unwrap()].id.clone();
     let text =
-        arbor::session::entry::content_text(s.entries[i].message().unwrap().get("content"), "");
+        arbor_session::entry::content_text(s.entries[i].message().unwrap().get("content"), "");
 
     let (new, mut app) = fork_at(&src, user_id);
     let f = read_session(&new).unwrap();

@@ -4,7 +4,7 @@
 //! explicitly; arbor's leaf is the file's last entry, so each file is written
 //! with that entry last.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
@@ -67,7 +67,7 @@ fn open(path: &Path) -> App {
     app.height = 24;
     let mut queue = vec![Effect::OpenTree {
         path: path.to_path_buf(),
-        agent: arbor::session::Agent::Atomic,
+        agent: arbor_session::Agent::Atomic,
     }];
     while let Some(fx) = queue.pop() {
         for ev in perform(fx) {

@@ -4,15 +4,15 @@
 //! entry id), shows the new entries, and moves the active-path marker to the
 //! new leaf.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 
 use serde_json::json;
 
-use arbor::session::Agent;
+use crate::common::conformance_corpus;
 use arbor::ui::tree::{Loaded, TreeState};
-use common::conformance_corpus;
+use arbor_session::Agent;
 
 /// 2026-11-29T12:00:00Z
 const NOW: i64 = 1_795_953_600_000;

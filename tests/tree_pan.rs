@@ -3,7 +3,7 @@
 //! on screen at any depth and width, and `«` in the gutter says the rows are
 //! shifted.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
@@ -12,11 +12,11 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use serde_json::json;
 
-use arbor::session::Agent;
 use arbor::ui::runtime::perform;
 use arbor::ui::theme::Theme;
 use arbor::ui::tree::TreeState;
 use arbor::ui::{App, AppEvent, Effect, Mode};
+use arbor_session::Agent;
 
 /// A session whose active path crosses `forks` forks: at each level a user
 /// message, then an assistant reply with two children — an abandoned

@@ -4,7 +4,7 @@
 //! rows as reading entry by entry), and a search typed before that text is
 //! built waits for it instead of reading every entry on the UI thread.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
@@ -13,11 +13,11 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use serde_json::{json, Value};
 
-use arbor::session::Agent;
 use arbor::ui::runtime::perform;
 use arbor::ui::theme::Theme;
 use arbor::ui::tree::{Loaded, TreeState};
 use arbor::ui::{App, AppEvent, Effect, Mode};
+use arbor_session::Agent;
 
 const NOW: i64 = 1_795_953_600_000;
 
@@ -247,7 +247,7 @@ fn search_through_the_search_text_finds_what_reading_each_entry_finds() {
     for f in walk(corpus.path()) {
         // The multi-megabyte adversarial files take minutes in a debug build.
         let small = std::fs::metadata(&f).is_ok_and(|m| m.len() < 1 << 20);
-        if !small || arbor::session::read_session(&f).is_err() {
+        if !small || arbor_session::read_session(&f).is_err() {
             continue;
         }
         both_ways(&f, "user [");
@@ -302,8 +302,8 @@ fn a_search_typed_before_the_search_text_waits_for_it() {
 /// picker's matcher finds it, any other term where the matcher finds it.
 #[test]
 fn search_rows_are_the_flattening_of_what_each_term_matches() {
-    use arbor::search::Query;
-    use arbor::session::view::{flatten, passes_filter, search_haystack, Filter};
+    use arbor_search::Query;
+    use arbor_session::view::{flatten, passes_filter, search_haystack, Filter};
     use std::collections::HashSet;
     let dir = tempfile::tempdir().unwrap();
     let path = session(dir.path(), 60);
@@ -338,7 +338,7 @@ fn search_rows_are_the_flattening_of_what_each_term_matches() {
         let t = tree(&app);
         let (s, tr) = (&*t.loaded.session, &t.loaded.tree);
         let query = Query::parse(q);
-        let bits = arbor::search::hits::session_term_bits(s, &query, &|| false).unwrap_or_default();
+        let bits = arbor_search::hits::session_term_bits(s, &query, &|| false).unwrap_or_default();
         let scoped = q.starts_with("in:");
         let visible = |i: usize| {
             let e = &s.entries[i];
@@ -350,7 +350,7 @@ fn search_rows_are_the_flattening_of_what_each_term_matches() {
             query.terms.iter().enumerate().all(|(k, term)| {
                 let found = bits.get(i).is_some_and(|b| b & (1 << k) != 0);
                 match term {
-                    arbor::search::Term::Word { lower, .. } if !scoped => {
+                    arbor_search::Term::Word { lower, .. } if !scoped => {
                         found || hay.contains(lower.as_str())
                     }
                     _ => found,

@@ -3,7 +3,7 @@
 //! detail pane; ↑/↓ (and Ctrl+N/Ctrl+P) step through the matches, wrapping;
 //! the status line counts them.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
@@ -12,11 +12,11 @@ use ratatui::backend::TestBackend;
 use ratatui::style::Modifier;
 use ratatui::Terminal;
 
-use arbor::session::Agent;
 use arbor::ui::runtime::perform;
 use arbor::ui::theme::Theme;
 use arbor::ui::tree::TreeState;
 use arbor::ui::{App, AppEvent, Effect, Mode};
+use arbor_session::Agent;
 
 fn open(path: &Path, w: u16, h: u16) -> App {
     let mut app = App::new("/".into(), 0);
@@ -177,15 +177,15 @@ fn arrows_and_ctrl_n_p_step_through_the_matches() {
         .iter()
         .map(|r| t.entry_id(r.entry()).to_string())
         .collect();
-    let hits = arbor::search::hits::entry_hits(
+    let hits = arbor_search::hits::entry_hits(
         &t.loaded.session.entries,
-        &arbor::search::Query::parse("vitest"),
+        &arbor_search::Query::parse("vitest"),
     );
     let mut beyond_atomic = 0;
     for r in &t.rows {
         let e = &t.loaded.session.entries[r.entry()];
-        let calls = arbor::session::render::collect_tool_calls(&t.loaded.session.entries);
-        let hay = arbor::session::view::search_haystack(e, &t.loaded.tree, &calls);
+        let calls = arbor_session::render::collect_tool_calls(&t.loaded.session.entries);
+        let hay = arbor_session::view::search_haystack(e, &t.loaded.tree, &calls);
         let hit = hits.iter().any(|h| h.entry_id == e.id);
         assert!(hay.contains("vitest") || hit, "{}", e.id);
         beyond_atomic += usize::from(!hay.contains("vitest"));

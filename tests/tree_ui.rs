@@ -1,7 +1,7 @@
 //! The tree screen: snapshots (TestBackend, fixed size and clock, no
 //! colour) and key sequences for folding, segment jumps, filters and labels.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
@@ -9,11 +9,11 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
-use arbor::session::view::Filter;
 use arbor::ui::runtime::perform;
 use arbor::ui::theme::Theme;
 use arbor::ui::tree::{TreeDialog, TreeState};
 use arbor::ui::{App, AppEvent, Effect, Mode};
+use arbor_session::view::Filter;
 
 /// 2026-11-29T12:00:00Z
 const NOW: i64 = 1_795_953_600_000;
@@ -26,7 +26,7 @@ fn open(path: &Path, w: u16, h: u16) -> App {
         &mut app,
         Effect::OpenTree {
             path: path.to_path_buf(),
-            agent: arbor::session::Agent::Atomic,
+            agent: arbor_session::Agent::Atomic,
         },
     );
     if let Mode::Tree(t) = &mut app.mode {
@@ -309,7 +309,7 @@ fn multiple_roots_and_a_deep_chain() {
         .enumerate()
         .filter(|(i, e)| e.role() == Some("assistant") && !t.is_leaf(*i))
         .filter(|(_, e)| {
-            arbor::session::entry::content_text(e.message().unwrap().get("content"), "")
+            arbor_session::entry::content_text(e.message().unwrap().get("content"), "")
                 .trim()
                 .is_empty()
         })
@@ -569,7 +569,7 @@ fn a_legacy_file_asks_before_the_migration_rewrite() {
     drive(&mut app, fx[0].clone());
     let bak = std::fs::read(proj.join("2025-01-01T00-00-00-000Z_legacy.jsonl.bak")).unwrap();
     assert_eq!(bak, original, "the original is kept");
-    let s = arbor::session::read_session(&path).unwrap();
+    let s = arbor_session::read_session(&path).unwrap();
     assert_eq!(s.file_version, 3);
     assert_eq!(s.entries.last().unwrap().entry_type(), "label");
 }
@@ -816,7 +816,7 @@ fn status_messages_expire_and_say_what_happened() {
 /// replaces the first; the status line says where.
 #[test]
 fn shift_e_exports_the_branch_ending_at_the_selection() {
-    use arbor::session::export::ExportFormat;
+    use arbor_session::export::ExportFormat;
     let store = common::demo_store();
     let path = common::find_session(&store.path().join("sessions"), "01a1fd62");
     let mut app = open(&path, 120, 30);
@@ -1246,7 +1246,7 @@ fn the_tree_opens_at_an_entry() {
             &mut app,
             Effect::OpenTree {
                 path: path.clone(),
-                agent: arbor::session::Agent::Atomic,
+                agent: arbor_session::Agent::Atomic,
             },
         );
         assert!(app.open_at.is_none(), "taken when the tree opens");

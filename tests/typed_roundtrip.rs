@@ -3,16 +3,16 @@
 //! gives a typed variant, `to_raw` must give back exactly the JSON it came
 //! from; and only genuinely odd lines may stay `Unknown`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use arbor::session::read_session;
-use arbor::session::types::TypedEntry;
-use common::{conformance_corpus, demo_store};
+use crate::common::{conformance_corpus, demo_store};
+use arbor_session::read_session;
+use arbor_session::types::TypedEntry;
 
 fn session_files(root: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(root).unwrap() {

@@ -15,7 +15,7 @@
 //! Without `node` or `tests/pi-reader/node_modules` the pi half is skipped
 //! with a `skipped:` line on stderr (CI runs `npm ci` first, see .ci/run).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -23,8 +23,8 @@ use std::process::Command;
 
 use serde_json::{Map, Value};
 
-use arbor::session::{build_context, read_session, ContextFlavor, Session, SessionTree};
-use common::{arbor, conformance_corpus, demo_store, run_ok};
+use crate::common::{arbor, conformance_corpus, demo_store, run_ok};
+use arbor_session::{build_context, read_session, ContextFlavor, Session, SessionTree};
 
 const LABEL_KEYS: &[&str] = &["type", "id", "parentId", "timestamp", "targetId", "label"];
 const CLEAR_KEYS: &[&str] = &["type", "id", "parentId", "timestamp", "targetId"];
@@ -272,7 +272,7 @@ fn check_timestamp(case: &str, ts: &str, start_ms: i64) {
         shape,
         "{case}: timestamp {ts:?} is not ISO 8601 UTC with ms"
     );
-    let ms = arbor::session::entry::parse_iso_ms(ts).expect("parses");
+    let ms = arbor_session::entry::parse_iso_ms(ts).expect("parses");
     let now = chrono::Utc::now().timestamp_millis();
     assert!(
         ms >= start_ms - 1000 && ms <= now + 1000,
@@ -284,7 +284,7 @@ fn keys(m: &Map<String, Value>) -> Vec<&str> {
     m.keys().map(String::as_str).collect()
 }
 
-fn parent_of(e: &arbor::session::Entry) -> Value {
+fn parent_of(e: &arbor_session::Entry) -> Value {
     e.raw.get("parentId").cloned().unwrap_or(Value::Null)
 }
 
@@ -482,7 +482,7 @@ fn fork_and_check(case: &str, source: &Path, entry: &str) -> PathBuf {
     };
     let stderr = String::from_utf8_lossy(&run.stderr);
     if at_user {
-        let text = arbor::session::entry::content_text(
+        let text = arbor_session::entry::content_text(
             src.entries[target].message().and_then(|m| m.get("content")),
             "",
         );

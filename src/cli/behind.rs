@@ -5,10 +5,10 @@
 use std::ffi::OsString;
 
 use super::GlobalOpts;
-use crate::index::behind::{self, Deferred};
-use crate::index::load::LoadWarning;
-use crate::index::{Index, IndexError};
-use crate::util::term::sanitize_line as clean;
+use crate::app::load::LoadWarning;
+use crate::term::sanitize_line as clean;
+use arbor_index::behind::{self, Deferred};
+use arbor_index::{Index, IndexError};
 
 /// The index for a command that answers from it (`None` with
 /// `--no-index`), leaving a big build to a process behind the answer.
@@ -47,8 +47,8 @@ fn building(g: &GlobalOpts, d: &Deferred) -> String {
 }
 
 fn start(g: &GlobalOpts) -> std::io::Result<u32> {
-    let dir = crate::index::default_dir().ok_or_else(|| std::io::Error::other("no cache dir"))?;
-    behind::start_builder(&store_args(g), &dir.join(crate::index::FILE_NAME))
+    let dir = arbor_index::default_dir().ok_or_else(|| std::io::Error::other("no cache dir"))?;
+    behind::start_builder(&store_args(g), &dir.join(arbor_index::FILE_NAME))
 }
 
 /// The options that name `g`'s store, for a process of its own: each one

@@ -11,13 +11,13 @@ use serde_json::json;
 use super::commands::json_text;
 use super::report::{parse_since, rows_of, scope_of};
 use super::{GlobalOpts, RestoreArgs, TrashArgs};
-use crate::session::bulk::{self, LIVE_WINDOW_MS};
-use crate::session::info::SessionInfo;
-use crate::store::listing::{filter_rows, read_rows};
-use crate::store::scan::id_from_file_name;
-use crate::store::{resolve_session, StoreConfig};
+use crate::term::{path as shown, sanitize_line as clean};
 use crate::ui::trash_text::{restore_error_text, trash_error_text};
-use crate::util::term::{path as shown, sanitize_line as clean};
+use arbor_session::bulk::{self, LIVE_WINDOW_MS};
+use arbor_session::info::SessionInfo;
+use arbor_store::listing::{filter_rows, read_rows};
+use arbor_store::scan::id_from_file_name;
+use arbor_store::{resolve_session, StoreConfig};
 
 /// A session chosen to be moved.
 struct Candidate {
@@ -196,7 +196,7 @@ pub fn trash(
                 "path": c.path.to_string_lossy(),
                 "sessionId": c.id,
                 "bytes": c.bytes,
-                "modified": crate::session::entry::format_iso_ms(c.modified_ms),
+                "modified": arbor_session::entry::format_iso_ms(c.modified_ms),
                 "title": c.title,
                 "status": if c.refused.is_some() { "not-moved" } else { done },
                 "error": c.refused,
@@ -207,8 +207,8 @@ pub fn trash(
                 out,
                 "{:<10}  {:>9}  {:>4}  {}  {}",
                 if a.dry_run { "would move" } else { "moved" },
-                crate::util::human_bytes(c.bytes),
-                crate::util::age(now_ms, c.modified_ms),
+                arbor_util::human_bytes(c.bytes),
+                arbor_util::age(now_ms, c.modified_ms),
                 shown(&c.path),
                 clean(&c.title).chars().take(60).collect::<String>(),
             )?;
@@ -230,7 +230,7 @@ pub fn trash(
         .sum();
     if !a.json {
         let n = plural(ok, "session");
-        let size = crate::util::human_bytes(bytes);
+        let size = arbor_util::human_bytes(bytes);
         match (cands.is_empty(), a.dry_run) {
             (true, _) => writeln!(out, "No sessions match.")?,
             (false, true) => writeln!(
@@ -360,7 +360,7 @@ pub fn restore(config: &StoreConfig, a: &RestoreArgs, out: &mut impl Write) -> R
         let left: Vec<PathBuf> = result
             .failed
             .iter()
-            .filter(|(_, e)| !matches!(e, crate::session::fileops::RestoreError::NotInTrash))
+            .filter(|(_, e)| !matches!(e, arbor_session::fileops::RestoreError::NotInTrash))
             .map(|(p, _)| p.clone())
             .collect();
         if let Some(note) = bulk::record_path() {

@@ -13,18 +13,18 @@ use super::{Cli, Command, GlobalOpts};
 
 use rayon::prelude::*;
 
-use crate::index::load::{gather, load_listing, load_listing_stored, LoadEvent};
-use crate::index::stored::{ListRow, Listing, RowKey};
-use crate::index::Index;
-use crate::search::hits::file_hits;
-use crate::search::{rank_order_visiting, rank_with_index, Query};
-use crate::session::view::{flatten_pre, row_line, Filter, FilterBits, Preorder};
-use crate::session::writer::{self, WriteError};
-use crate::session::{build_context, ContextFlavor, Session, SessionTree};
-use crate::store::listing::{filter_rows, read_rows, sort_recent};
-use crate::store::paths::{absolute_cwd, ProcessEnv};
-use crate::store::{list_session_files, resolve_session, Scope, SessionFile, StoreConfig};
-use crate::util::term::{for_stdout, path as shown, sanitize_line as clean};
+use crate::app::load::{gather, load_listing, load_listing_stored, LoadEvent};
+use crate::term::{for_stdout, path as shown, sanitize_line as clean};
+use arbor_index::stored::{ListRow, Listing, RowKey};
+use arbor_index::Index;
+use arbor_search::hits::file_hits;
+use arbor_search::{rank_order_visiting, rank_with_index, Query};
+use arbor_session::view::{flatten_pre, row_line, Filter, FilterBits, Preorder};
+use arbor_session::writer::{self, WriteError};
+use arbor_session::{build_context, ContextFlavor, Session, SessionTree};
+use arbor_store::listing::{filter_rows, read_rows, sort_recent};
+use arbor_store::paths::{absolute_cwd, ProcessEnv};
+use arbor_store::{list_session_files, resolve_session, Scope, SessionFile, StoreConfig};
 
 pub fn store_config(g: &GlobalOpts) -> StoreConfig {
     let mut c = StoreConfig::resolve(g.store.as_deref(), g.session_dir.as_deref(), &ProcessEnv);
@@ -33,8 +33,8 @@ pub fn store_config(g: &GlobalOpts) -> StoreConfig {
         // `--store DIR --agent claude`: DIR is a Claude Code store.
         for r in &mut c.roots {
             r.agent = *agent;
-            if *agent == crate::session::Agent::Codex && g.store.is_some() {
-                r.kind = crate::store::StoreKind::Dated;
+            if *agent == arbor_session::Agent::Codex && g.store.is_some() {
+                r.kind = arbor_store::StoreKind::Dated;
             }
         }
     }
@@ -45,10 +45,11 @@ pub fn store_config(g: &GlobalOpts) -> StoreConfig {
 /// Runs a subcommand; the caller prints the error and exits non-zero.
 pub fn run(cli: Cli) -> Result<()> {
     if let Some(p) = &cli.global.log {
-        crate::log::init(p).with_context(|| format!("cannot open the log file {}", p.display()))?;
+        arbor_util::log::init(p)
+            .with_context(|| format!("cannot open the log file {}", p.display()))?;
     }
     let config = store_config(&cli.global);
-    crate::log::line(format!(
+    arbor_util::log::line(format!(
         "arbor {} with store roots {:?}",
         env!("CARGO_PKG_VERSION"),
         config.roots
@@ -74,7 +75,7 @@ pub fn run(cli: Cli) -> Result<()> {
             let file = resolve_session(&config, &a.session)?;
             // Fail before the screen opens when the file is not a session
             // (reading its header only: the screen reads the whole file).
-            crate::session::reader::check_header(&file.path)?;
+            arbor_session::reader::check_header(&file.path)?;
             let opts = crate::ui::runtime::PickerOptions {
                 config: config.clone(),
                 project_cwd: project_cwd(None)?,
@@ -123,7 +124,7 @@ pub fn run(cli: Cli) -> Result<()> {
             // message, whose text is handed back to send again.
             if let Some(text) = &forked.prompt {
                 eprintln!("Forked before the user message; its text, to send again:");
-                for l in crate::session::render::sanitize_block(text).lines() {
+                for l in arbor_session::render::sanitize_block(text).lines() {
                     eprintln!("  {l}");
                 }
             }
@@ -139,7 +140,7 @@ fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
     }
     let mut note = None;
     let mut start_in_all = cli.all;
-    if !crate::store::scan::has_session_files(&config) {
+    if !arbor_store::scan::has_session_files(&config) {
         let dest = crate::demo::demo_dir();
         crate::demo::unpack_demo_store(&dest)
             .with_context(|| format!("cannot unpack the demo store to {}", dest.display()))?;
@@ -150,7 +151,7 @@ fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
             .collect::<Vec<_>>()
             .join(", ");
         note = Some(format!("Demo store (no sessions in {looked})"));
-        config = StoreConfig::single(&dest, crate::store::StoreKind::PerProject);
+        config = StoreConfig::single(&dest, arbor_store::StoreKind::PerProject);
         start_in_all = true;
     }
     // The demo store is not worth a process of its own.
@@ -306,9 +307,9 @@ fn list(
         }
         None => None,
     };
-    crate::log::line("start");
+    arbor_util::log::line("start");
     let index = super::behind::open_index(g);
-    crate::log::line("index opened");
+    arbor_util::log::line("index opened");
     let Listed {
         listing,
         keys,
@@ -321,14 +322,14 @@ fn list(
             r.write_json_line(buf);
             return;
         }
-        let title = crate::session::render::sanitize_line(r.title());
+        let title = arbor_session::render::sanitize_line(r.title());
         // Cells, not characters: a wide title must not push the columns.
         let title = crate::ui::text::clip(&title, 70);
         let text = format!(
             "{}  {:>5}  {:>4}  {}\n",
             super::report::pad(&title, 70),
             r.message_count(),
-            crate::util::age(now, r.modified_ms()),
+            arbor_util::age(now, r.modified_ms()),
             clean(r.id())
         );
         buf.extend_from_slice(text.as_bytes());
@@ -354,7 +355,7 @@ fn list(
             out.write_all(&c)?;
         }
     }
-    crate::log::line("rows written");
+    arbor_util::log::line("rows written");
     problems.sort_by(|a, b| a.path.cmp(&b.path));
     for p in problems {
         eprintln!(
@@ -383,7 +384,7 @@ fn list(
 
 /// Why a file was skipped, without the path its read error repeats
 /// (`PATH is not a session file: …` → `not a session file: …`).
-fn skip_reason(p: &crate::store::ScanProblem) -> &str {
+fn skip_reason(p: &arbor_store::ScanProblem) -> &str {
     let path = p.path.to_string_lossy();
     match p.reason.strip_prefix(path.as_ref()) {
         Some(rest) => {
@@ -414,7 +415,7 @@ pub(super) struct Listed {
     /// How many rows were in scope before a query chose among them.
     pub in_scope: usize,
     /// The files that could not be listed.
-    pub problems: Vec<crate::store::ScanProblem>,
+    pub problems: Vec<arbor_store::ScanProblem>,
 }
 
 /// The rows of `scope` (internal ones when `include_internal`), the most
@@ -425,7 +426,7 @@ pub(super) fn listed_rows(
     config: &StoreConfig,
     g: &GlobalOpts,
     scope: &Scope,
-    index: Option<Result<Index, crate::index::IndexError>>,
+    index: Option<Result<Index, arbor_index::IndexError>>,
     query: Option<&Query>,
     include_internal: bool,
 ) -> Listed {
@@ -435,7 +436,7 @@ pub(super) fn listed_rows(
         }
     };
     let (listing, problems, index) = load_listing_stored(config, scope, index, query, &mut warn);
-    crate::log::line("rows read");
+    arbor_util::log::line("rows read");
     let mut keys = listing.keys();
     keys.retain(|k| {
         (include_internal || !k.internal)
@@ -450,7 +451,7 @@ pub(super) fn listed_rows(
             .cmp(&a.modified_ms)
             .then_with(|| listing.path(*a).cmp(listing.path(*b)))
     });
-    crate::log::line("rows sorted");
+    arbor_util::log::line("rows sorted");
     let in_scope = keys.len();
     let (listing, keys) = match query {
         Some(query) => rank_listing(
@@ -462,7 +463,7 @@ pub(super) fn listed_rows(
         ),
         None => (listing, keys),
     };
-    crate::log::line("ranked");
+    arbor_util::log::line("ranked");
     Listed {
         listing,
         keys,
@@ -501,7 +502,7 @@ fn rank_listing(
         // looks at no bodies).
         None => Ok(found),
     };
-    crate::log::line("searched");
+    arbor_util::log::line("searched");
     match hits {
         Ok(hits) => {
             // Without words, nothing is fuzzy matched.
@@ -543,8 +544,8 @@ fn rank_listing(
 fn rank_by_files(
     query: &Query,
     files: &[SessionFile],
-    e: &crate::index::IndexError,
-) -> Vec<crate::session::SessionInfo> {
+    e: &arbor_index::IndexError,
+) -> Vec<arbor_session::SessionInfo> {
     eprintln!(
         "arbor: index search failed ({}); reading the files",
         clean(&e.to_string())
@@ -559,7 +560,7 @@ fn rank_by_files(
 /// another process holds it (`false`). A process that only looks at the
 /// lock holds it for an instant: it is asked again a few times.
 fn take_lock_behind(index: &mut Index) -> Result<bool> {
-    crate::index::behind::lower_priority();
+    arbor_index::behind::lower_priority();
     for _ in 0..10 {
         if index.take_build_lock(false)? {
             return Ok(true);
@@ -608,7 +609,7 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
     let mut update = None;
     if !a.stats {
         if !index.take_build_lock(false)? {
-            match crate::index::behind::builder(index.path()) {
+            match arbor_index::behind::builder(index.path()) {
                 Some(pid) if pid > 0 => {
                     eprintln!("arbor: waiting for the index build in process {pid} to end…")
                 }
@@ -637,7 +638,7 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
     // Another process's build (`--stats` does not wait for it).
     let building = match update {
         Some(_) => None,
-        None => crate::index::behind::builder(index.path()),
+        None => arbor_index::behind::builder(index.path()),
     };
     let ratio = if s.store_bytes > 0 {
         s.disk_bytes as f64 * 100.0 / s.store_bytes as f64
@@ -681,15 +682,15 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
             u.appended,
             u.reparsed,
             u.removed,
-            crate::util::human_bytes(u.bytes_parsed)
+            arbor_util::human_bytes(u.bytes_parsed)
         )?;
     }
     writeln!(out, "index:     {}", shown(&s.path))?;
     writeln!(
         out,
         "size:      {} ({ratio:.1} % of the {} of session files)",
-        crate::util::human_bytes(s.disk_bytes),
-        crate::util::human_bytes(s.store_bytes)
+        arbor_util::human_bytes(s.disk_bytes),
+        arbor_util::human_bytes(s.store_bytes)
     )?;
     writeln!(
         out,
@@ -699,7 +700,7 @@ fn index_cmd(config: &StoreConfig, a: &super::IndexArgs, out: &mut impl Write) -
     writeln!(
         out,
         "text:      {} searchable",
-        crate::util::human_bytes(s.text_bytes)
+        arbor_util::human_bytes(s.text_bytes)
     )?;
     writeln!(out, "segments:  {}", s.segments)?;
     writeln!(
@@ -723,7 +724,7 @@ fn entry_arg(path: &Path, given: &str) -> Result<String> {
     };
     match t.resolve_id(given) {
         Ok(i) => Ok(s.entries[i].id.to_string()),
-        Err(crate::session::tree::EntryIdError::NotFound(_)) => Ok(given.to_string()),
+        Err(arbor_session::tree::EntryIdError::NotFound(_)) => Ok(given.to_string()),
         Err(e) => bail!("{}: {e}", shown(path)),
     }
 }
@@ -732,7 +733,7 @@ fn entry_arg(path: &Path, given: &str) -> Result<String> {
 /// keep what the tree needs and read their lines from the file when a
 /// row, a context or a comparison asks for them.
 fn load(path: &Path) -> Result<(Session, SessionTree)> {
-    let s = crate::session::reader::read_session_lean(path)?;
+    let s = arbor_session::reader::read_session_lean(path)?;
     let t = SessionTree::build(&s);
     Ok((s, t))
 }
@@ -742,7 +743,7 @@ fn show(config: &StoreConfig, a: &super::ShowArgs, out: &mut impl Write) -> Resu
     let (s, t) = load(&path)?;
     if a.json {
         // A piece at a time: the text is never held whole.
-        crate::session::tree::write_json_pieces(&s, &t, |piece| match needs_c1_escape(piece) {
+        arbor_session::tree::write_json_pieces(&s, &t, |piece| match needs_c1_escape(piece) {
             true => out.write_all(&escape_c1(std::mem::take(piece))),
             false => out.write_all(piece),
         })?;
@@ -758,7 +759,7 @@ fn show(config: &StoreConfig, a: &super::ShowArgs, out: &mut impl Write) -> Resu
     flatten_pre(&mut rows, &mut Vec::new(), &pre, bits, &[]);
     let name = t
         .display_name()
-        .map(|n| format!(" — {}", crate::session::render::sanitize_line(n)));
+        .map(|n| format!(" — {}", arbor_session::render::sanitize_line(n)));
     writeln!(out, "{}{}", clean(s.id()), name.unwrap_or_default())?;
     // Only rows on stdout (one per /tree row); notes go to stderr.
     // Each row reads its entry's line (neighbours in the file a block at
@@ -856,13 +857,13 @@ fn context(config: &StoreConfig, a: &super::ContextArgs, out: &mut impl Write) -
             clean(&m.role),
             clean(&m.entry_id)
         )?;
-        writeln!(out, "{}", crate::session::render::sanitize_block(&m.text))?;
+        writeln!(out, "{}", arbor_session::render::sanitize_block(&m.text))?;
     }
     Ok(())
 }
 
 fn export(config: &StoreConfig, a: &super::ExportArgs, out: &mut impl Write) -> Result<()> {
-    use crate::session::export::{self, ExportFormat, ExportOptions};
+    use arbor_session::export::{self, ExportFormat, ExportOptions};
     let format = match (&a.format, &a.out) {
         (Some(f), _) => f.parse::<ExportFormat>().map_err(anyhow::Error::msg)?,
         (None, Some(p)) => p
@@ -885,7 +886,7 @@ fn export(config: &StoreConfig, a: &super::ExportArgs, out: &mut impl Write) -> 
 }
 
 fn diff(config: &StoreConfig, a: &super::DiffArgs, out: &mut impl Write) -> Result<()> {
-    use crate::session::compare::{compare_at, layout};
+    use arbor_session::compare::{compare_at, layout};
     let path = resolve(config, &a.session)?;
     let (s, t) = load(&path)?;
     let entry = |id: &str| {
@@ -899,7 +900,7 @@ fn diff(config: &StoreConfig, a: &super::DiffArgs, out: &mut impl Write) -> Resu
         return Ok(());
     }
     let width = a.width.unwrap_or_else(|| {
-        if crate::util::term::stdout_is_tty() {
+        if crate::term::stdout_is_tty() {
             crossterm::terminal::size().map_or(120, |(w, _)| usize::from(w))
         } else {
             120
@@ -916,10 +917,10 @@ fn diff(config: &StoreConfig, a: &super::DiffArgs, out: &mut impl Write) -> Resu
 /// `force`.
 pub fn write_new_file(
     dest: &Path,
-    doc: &crate::session::export::Rendered,
+    doc: &arbor_session::export::Rendered,
     force: bool,
 ) -> Result<()> {
-    use crate::session::fileops::{write_new, NewFileError};
+    use arbor_session::fileops::{write_new, NewFileError};
     match write_new(dest, force, |f| doc.write_to(f)) {
         Ok(()) => Ok(()),
         Err(NewFileError::Create(e)) if e.kind() == std::io::ErrorKind::AlreadyExists => bail!(

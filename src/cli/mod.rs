@@ -72,11 +72,11 @@ pub struct GlobalOpts {
     /// With --store or --session-dir and one agent, that folder is read as
     /// that agent's store
     #[arg(long = "agent", global = true, value_name = "AGENT", value_parser = parse_agent)]
-    pub agents: Vec<crate::session::Agent>,
+    pub agents: Vec<arbor_session::Agent>,
 }
 
-fn parse_agent(s: &str) -> Result<crate::session::Agent, String> {
-    crate::session::Agent::from_name(s)
+fn parse_agent(s: &str) -> Result<arbor_session::Agent, String> {
+    arbor_session::Agent::from_name(s)
         .ok_or_else(|| format!("unknown agent \"{s}\" (atomic, pi, claude or codex)"))
 }
 

@@ -10,14 +10,14 @@ use serde_json::json;
 
 use super::commands::{json_text, project_cwd};
 use super::{GlobalOpts, LabelsArgs, StatsArgs};
-use crate::index::load::{gather, load_listing, LoadEvent};
-use crate::session::entry::parse_iso_ms;
-use crate::session::extras::{label_rows, UsageBucket, HOUR_MS};
-use crate::session::info::SessionInfo;
-use crate::store::listing::{filter_rows, sort_by_path};
-use crate::store::{ScanProblem, Scope, StoreConfig};
+use crate::app::load::{gather, load_listing, LoadEvent};
+use crate::term::{path as shown, sanitize_line as clean};
 use crate::ui::text::width;
-use crate::util::term::{path as shown, sanitize_line as clean};
+use arbor_session::entry::parse_iso_ms;
+use arbor_session::extras::{label_rows, UsageBucket, HOUR_MS};
+use arbor_session::info::SessionInfo;
+use arbor_store::listing::{filter_rows, sort_by_path};
+use arbor_store::{ScanProblem, Scope, StoreConfig};
 
 pub(super) fn scope_of(all: bool, cwd: Option<&std::path::Path>) -> Result<Scope> {
     Ok(if all {
@@ -419,7 +419,7 @@ fn thousands(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::entry::format_iso_ms;
+    use arbor_session::entry::format_iso_ms;
 
     #[test]
     fn since_forms() {

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _, Result};
 
-use crate::session::Agent;
-use crate::util::term::{path as shown_path, shell_display};
+use crate::term::{path as shown_path, shell_display};
+use arbor_session::Agent;
 
 /// What to resume.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,7 +174,7 @@ pub fn resume(template: Option<&str>, t: &Target, ask: Ask) -> Result<()> {
 pub fn ask_on_terminal(question: &str) -> Option<bool> {
     use std::io::{BufRead, BufReader, IsTerminal, Write};
     let answer = |line: &str| matches!(line.trim().to_lowercase().as_str(), "y" | "yes");
-    if let Ok(tty) = crate::util::term::open_tty(true) {
+    if let Ok(tty) = crate::term::open_tty(true) {
         let mut w = &tty;
         w.write_all(question.as_bytes()).ok()?;
         w.flush().ok()?;

@@ -1,6 +1,6 @@
 //! `arbor search QUERY`: the entries that match, best first — the sessions
 //! in the picker's order (the same query language and ranking), and in each
-//! session its matching entries ([`crate::search::hits::entry_hits`]), the
+//! session its matching entries ([`arbor_search::hits::entry_hits`]), the
 //! best-ranked parts first, then in file order. Exit status 1 when nothing
 //! matched, like grep.
 
@@ -11,10 +11,10 @@ use serde::Serialize;
 
 use super::commands::{listed_rows, project_cwd};
 use super::{GlobalOpts, SearchArgs};
-use crate::search::hits::{file_entry_hits_until, EntryHit};
-use crate::search::Query;
-use crate::store::{Scope, StoreConfig};
-use crate::util::term::sanitize_line as clean;
+use crate::term::sanitize_line as clean;
+use arbor_search::hits::{file_entry_hits_until, EntryHit};
+use arbor_search::Query;
+use arbor_store::{Scope, StoreConfig};
 
 /// Nothing matched: the command's answer, not a failure to report
 /// (the binary exits with status 1 and prints nothing).
@@ -150,7 +150,7 @@ pub fn search(
         Ok(())
     });
     written?;
-    crate::log::line("entries written");
+    arbor_util::log::line("entries written");
     if !a.json {
         let role_w = plain.iter().map(|p| p.2.role.len()).max().unwrap_or(0);
         let id_w = plain.iter().map(|p| p.2.entry_id.len()).max().unwrap_or(0);

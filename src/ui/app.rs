@@ -8,10 +8,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseEvent};
 use super::keymap::{bind, ch, ctrl, key, Answer, Keymap};
 use super::picker::{PickerState, Preview, PreviewHits, Row};
 use super::tree::{Loaded, TreeDialog, TreeState};
-use crate::search::Query;
-use crate::session::search_text::SearchText;
-use crate::session::Agent;
-use crate::store::{ScanProblem, SessionFile, StoreConfig};
+use arbor_search::Query;
+use arbor_session::search_text::SearchText;
+use arbor_session::Agent;
+use arbor_store::{ScanProblem, SessionFile, StoreConfig};
 
 /// Everything that can happen: input, background results, file changes, time.
 #[derive(Debug)]
@@ -48,7 +48,7 @@ pub enum AppEvent {
         /// the answer is complete).
         incomplete: Option<String>,
         /// How much of the answer it is.
-        stage: crate::index::searcher::Stage,
+        stage: crate::app::searcher::Stage,
     },
     /// The index could not be written (e.g. the cache disk is full): its
     /// stored text may lack sessions or their newest messages.
@@ -124,7 +124,7 @@ pub enum AppEvent {
         text: Arc<SearchText>,
     },
     /// The labels of the picker's scope (Ctrl+L), newest first.
-    LabelsLoaded(Vec<crate::session::extras::LabelRow>),
+    LabelsLoaded(Vec<arbor_session::extras::LabelRow>),
     /// A label / branch / fork / migration finished; `new_path` for a fork.
     Wrote {
         path: PathBuf,
@@ -186,7 +186,7 @@ pub enum WriteKind {
 
 /// A loaded session handed to a worker (equal when it is the same one).
 #[derive(Clone)]
-pub struct SharedSession(pub Arc<crate::session::Session>);
+pub struct SharedSession(pub Arc<arbor_session::Session>);
 
 impl PartialEq for SharedSession {
     fn eq(&self, other: &SharedSession) -> bool {
@@ -211,7 +211,7 @@ pub enum Effect {
         /// Why the index may lack text (see `AppEvent::IndexIncomplete`).
         index_problem: Option<String>,
         /// The rows to answer first, when the list shows the best first.
-        first: Option<crate::index::searcher::FirstRows>,
+        first: Option<crate::app::searcher::FirstRows>,
     },
     /// Read the preview of `path` (answered by `PreviewLoaded`); with
     /// `hits`, also list its entries that match `query` (answered by
@@ -282,7 +282,7 @@ pub enum Effect {
     /// answer with `LabelsLoaded`.
     LoadLabels {
         config: StoreConfig,
-        scope: crate::store::Scope,
+        scope: arbor_store::Scope,
         include_internal: bool,
     },
     /// Write the branch of `path` ending at `leaf` into the current folder
@@ -290,7 +290,7 @@ pub enum Effect {
     Export {
         path: PathBuf,
         leaf: String,
-        format: crate::session::export::ExportFormat,
+        format: arbor_session::export::ExportFormat,
         thinking: bool,
         file_name: String,
     },
@@ -298,7 +298,7 @@ pub enum Effect {
     Exit(Outcome),
 }
 
-pub use crate::search::Docs;
+pub use arbor_search::Docs;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -661,7 +661,7 @@ impl App {
                 }
                 if let Some((_, entry)) = at {
                     if !t.open_at(&entry) {
-                        let id = crate::session::render::sanitize_line(&entry);
+                        let id = arbor_session::render::sanitize_line(&entry);
                         t.status = Some((format!("No entry {id} in this session"), true));
                     }
                 }
@@ -735,7 +735,7 @@ impl App {
                             .map(|n| n.to_string_lossy().to_string())
                             .unwrap_or_default();
                         // The fork is named like the agent names files: its id is in the name.
-                        let id = crate::store::scan::id_from_file_name(&new_path)
+                        let id = arbor_store::scan::id_from_file_name(&new_path)
                             .map_or(id, str::to_string);
                         t.dialog = TreeDialog::OfferResume {
                             path: new_path.clone(),

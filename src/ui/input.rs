@@ -179,7 +179,7 @@ pub fn clean(s: &str) -> String {
                 out.push(' ');
             }
             '\n' | '\t' => out.push(' '),
-            c if crate::session::render::is_unsafe(c) => {}
+            c if arbor_session::render::is_unsafe(c) => {}
             c => out.push(c),
         }
     }

@@ -23,16 +23,16 @@ use super::picker::{
     load_hits, load_preview, load_preview_with, Folders, PreviewHits, PreviewLimits, Row,
 };
 use super::theme::Theme;
-use crate::index::load::{load_screen_behind, load_screen_for, LoadEvent, LoadWarning, MakeRow};
-use crate::index::searcher::{Answer, FirstRows, Searcher};
-use crate::index::{Index, StoredRow};
-use crate::search::{Docs, Query};
-use crate::session::fileops;
-use crate::session::info::SessionInfo;
-use crate::store::listing::scan_file;
-use crate::store::watch::{StoreChange, StoreWatcher, WatchOptions, WatchRoot};
-use crate::store::{ListedFolder, StoreConfig, StoreKind};
-use crate::util::shared_path::SharedPath;
+use crate::app::load::{load_screen_behind, load_screen_for, LoadEvent, LoadWarning, MakeRow};
+use crate::app::searcher::{Answer, FirstRows, Searcher};
+use arbor_index::{Index, StoredRow};
+use arbor_search::{Docs, Query};
+use arbor_session::fileops;
+use arbor_session::info::SessionInfo;
+use arbor_store::listing::scan_file;
+use arbor_store::watch::{StoreChange, StoreWatcher, WatchOptions, WatchRoot};
+use arbor_store::{ListedFolder, StoreConfig, StoreKind};
+use arbor_util::shared_path::SharedPath;
 
 /// How the picker was started.
 #[derive(Debug, Clone)]
@@ -43,7 +43,7 @@ pub struct PickerOptions {
     pub start_in_all: bool,
     pub note: Option<String>,
     /// `arbor tree SESSION`: open this session's tree directly, no picker.
-    pub open_tree: Option<crate::store::SessionFile>,
+    pub open_tree: Option<arbor_store::SessionFile>,
     /// `arbor tree SESSION --at ENTRY`: the entry it opens at.
     pub tree_at: Option<String>,
     /// Use the persistent index (rows, body search, incremental rescans).
@@ -67,14 +67,14 @@ fn index_on() -> bool {
 }
 
 /// Opens the index for a worker; `None` (logged) when it cannot be used.
-fn open_index() -> Option<crate::index::Index> {
+fn open_index() -> Option<arbor_index::Index> {
     if !index_on() {
         return None;
     }
-    match crate::index::Index::open_default() {
+    match arbor_index::Index::open_default() {
         Ok(i) => Some(i),
         Err(e) => {
-            crate::log::line(format!("index: cannot open ({e}); reading files instead"));
+            arbor_util::log::line(format!("index: cannot open ({e}); reading files instead"));
             None
         }
     }
@@ -89,7 +89,7 @@ fn tty_writer() -> Result<Box<dyn Write + Send>> {
     if std::io::stdout().is_terminal() {
         Ok(Box::new(std::io::stdout()))
     } else {
-        let tty = crate::util::term::open_tty(false).context(
+        let tty = crate::term::open_tty(false).context(
             "no terminal to draw on (stdout is not a terminal and /dev/tty cannot be opened)",
         )?;
         Ok(Box::new(tty))
@@ -328,7 +328,7 @@ fn event_loop(
             if !app.picker.rows.is_empty() {
                 if let Some(t) = drawn_tx.take() {
                     let _ = t.send(());
-                    crate::log::line("first frame with rows drawn");
+                    arbor_util::log::line("first frame with rows drawn");
                 }
             }
         }
@@ -421,7 +421,7 @@ fn run_effect(
         Effect::Copy(text) => copy_osc52(&text),
         other => {
             let tx = tx.clone();
-            crate::log::line(format!("effect: {other:?}"));
+            arbor_util::log::line(format!("effect: {other:?}"));
             std::thread::spawn(move || {
                 for ev in on_foreground_pool(|| perform(other)) {
                     let _ = tx.send(ev);
@@ -466,7 +466,7 @@ pub fn perform_search(searcher: &mut Searcher, effect: Effect) -> Vec<AppEvent> 
 }
 
 /// A session read for the tree view (`reload`: the open tree's file changed).
-fn read_tree(path: PathBuf, agent: crate::session::Agent, reload: bool) -> AppEvent {
+fn read_tree(path: PathBuf, agent: arbor_session::Agent, reload: bool) -> AppEvent {
     let result = super::tree::Loaded::read(&path, agent).map(Box::new);
     AppEvent::TreeLoaded {
         path,
@@ -504,7 +504,7 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
                     let row = match index.as_mut().map(|i| i.update_file(&f)) {
                         Some(Ok(r)) => r,
                         Some(Err(e)) => {
-                            crate::log::line(format!(
+                            arbor_util::log::line(format!(
                                 "index: update of {} failed: {e}",
                                 f.path.display()
                             ));
@@ -520,8 +520,8 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
                 .collect()
         }
         Effect::Rename { path, name } => {
-            use crate::session::writer::WriteError;
-            let result = match crate::session::writer::append_session_name(&path, &name) {
+            use arbor_session::writer::WriteError;
+            let result = match arbor_session::writer::append_session_name(&path, &name) {
                 Err(WriteError::NeedsMigration { version, .. }) => {
                     return vec![AppEvent::RenameNeedsMigration {
                         path,
@@ -544,14 +544,14 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
             let measured = paths
                 .into_iter()
                 .map(|p| {
-                    let m = crate::session::bulk::size_and_mtime(&p).ok();
+                    let m = arbor_session::bulk::size_and_mtime(&p).ok();
                     (p, m)
                 })
                 .collect();
             vec![AppEvent::BatchMeasured(measured)]
         }
         Effect::TrashBatch(paths) => {
-            let out = crate::session::bulk::trash_all(&paths);
+            let out = arbor_session::bulk::trash_all(&paths);
             note_batch(&out.done);
             vec![AppEvent::TrashedBatch {
                 moved: out.done,
@@ -564,7 +564,7 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
         }
         Effect::RestoreBatch(paths) => {
             let text = super::trash_text::restore_error_text;
-            let (restored, failed) = match crate::session::bulk::restore_all(&paths) {
+            let (restored, failed) = match arbor_session::bulk::restore_all(&paths) {
                 Ok(mut out) => {
                     out.done.append(&mut out.in_place);
                     let failed = out.failed.iter().map(|(p, e)| (p.clone(), text(e)));
@@ -598,7 +598,7 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
         }
         Effect::OpenTree { path, agent } => vec![read_tree(path, agent, false)],
         Effect::IndexTree(session) => {
-            let build = || crate::session::search_text::SearchText::build(&session.0);
+            let build = || arbor_session::search_text::SearchText::build(&session.0);
             let text = Arc::new(match background_pool() {
                 Some(pool) => pool.install(build),
                 None => build(),
@@ -611,7 +611,7 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
             target,
             label,
         } => {
-            let result = crate::session::writer::append_label(&path, &target, label.as_deref())
+            let result = arbor_session::writer::append_label(&path, &target, label.as_deref())
                 .map(|_| None)
                 .map_err(|e| e.to_string());
             vec![AppEvent::Wrote {
@@ -629,7 +629,7 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
             entry,
             summary,
         } => {
-            let result = crate::session::writer::append_branch(&path, &entry, &summary)
+            let result = arbor_session::writer::append_branch(&path, &entry, &summary)
                 .map(|_| None)
                 .map_err(|e| e.to_string());
             vec![AppEvent::Wrote {
@@ -639,7 +639,7 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
             }]
         }
         Effect::Fork { path, entry } => {
-            let result = crate::session::writer::fork(&path, &entry, None)
+            let result = arbor_session::writer::fork(&path, &entry, None)
                 .map(|f| Some(f.path))
                 .map_err(|e| e.to_string());
             vec![AppEvent::Wrote {
@@ -648,7 +648,7 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
                 result,
             }]
         }
-        Effect::MigrateThen { path, then } => match crate::session::writer::migrate_file(&path) {
+        Effect::MigrateThen { path, then } => match arbor_session::writer::migrate_file(&path) {
             Ok(_) => perform(*then),
             // The picker's rename hears of it as a failed rename.
             Err(e) if matches!(*then, Effect::Rename { .. }) => vec![AppEvent::Renamed {
@@ -682,21 +682,21 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
             // picker holds its own rows already (at 100,000 sessions, all
             // of them decoded again here took it from ~270 to ~485 MB).
             let index = index_on().then(|| {
-                crate::index::Index::open_default().map(|mut i| {
+                arbor_index::Index::open_default().map(|mut i| {
                     i.set_labelled_only(true);
                     i
                 })
             });
             let mut rows = Vec::new();
-            crate::index::load::load_listing(&config, &scope, index, &mut |ev| {
-                if let crate::index::load::LoadEvent::Rows(mut r) = ev {
+            crate::app::load::load_listing(&config, &scope, index, &mut |ev| {
+                if let crate::app::load::LoadEvent::Rows(mut r) = ev {
                     // Rows read from their files come all.
                     r.retain(|r| !r.labels.is_empty());
-                    crate::index::load::gather(&mut rows, r);
+                    crate::app::load::gather(&mut rows, r);
                 }
             });
-            crate::store::listing::filter_rows(&mut rows, &scope, include_internal);
-            vec![AppEvent::LabelsLoaded(crate::session::extras::label_rows(
+            arbor_store::listing::filter_rows(&mut rows, &scope, include_internal);
+            vec![AppEvent::LabelsLoaded(arbor_session::extras::label_rows(
                 &rows,
             ))]
         }
@@ -709,12 +709,12 @@ pub fn perform(effect: Effect) -> Vec<AppEvent> {
 pub fn export_branch(
     path: &std::path::Path,
     leaf: &str,
-    format: crate::session::export::ExportFormat,
+    format: arbor_session::export::ExportFormat,
     thinking: bool,
     file_name: &str,
     dir: &std::path::Path,
 ) -> Result<PathBuf, String> {
-    use crate::session::export;
+    use arbor_session::export;
     let doc = export::export_file(path, Some(leaf), format, export::ExportOptions { thinking })
         .map_err(|e| e.to_string())?;
     export::write_in_dir(dir, file_name, &doc)
@@ -725,7 +725,7 @@ pub fn export_branch(
 /// `arbor restore` after the picker has closed (a failure only logged: the
 /// picker's own undo does not need the note).
 fn note_batch(paths: &[PathBuf]) {
-    let Some(note) = crate::session::bulk::record_path() else {
+    let Some(note) = arbor_session::bulk::record_path() else {
         return;
     };
     let abs: Vec<PathBuf> = paths
@@ -733,8 +733,8 @@ fn note_batch(paths: &[PathBuf]) {
         .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
         .collect();
     let now = chrono::Utc::now().timestamp_millis();
-    if let Err(e) = crate::session::bulk::write_record(&note, &abs, now) {
-        crate::log::line(format!("trash note {}: {e}", note.display()));
+    if let Err(e) = arbor_session::bulk::write_record(&note, &abs, now) {
+        arbor_util::log::line(format!("trash note {}: {e}", note.display()));
     }
 }
 
@@ -746,8 +746,8 @@ pub fn restore_from_trash(path: &std::path::Path) -> Result<(), String> {
 fn spawn_input(tx: Sender<AppEvent>) {
     std::thread::spawn(move || loop {
         let ev = match crossterm::event::read() {
-            Ok(Event::Key(k)) if crate::log::enabled() => {
-                crate::log::line(format!("key: {:?} {:?}", k.code, k.modifiers));
+            Ok(Event::Key(k)) if arbor_util::log::enabled() => {
+                arbor_util::log::line(format!("key: {:?} {:?}", k.code, k.modifiers));
                 AppEvent::Key(k)
             }
             Ok(Event::Key(k)) => AppEvent::Key(k),
@@ -808,16 +808,16 @@ fn spawn_loader(tx: Sender<AppEvent>, loader: Loader, drawn: Receiver<()>) {
                 kind: r.kind,
             })
             .collect();
-        let start_builder = |db: &std::path::Path| match crate::index::behind::start_builder(
+        let start_builder = |db: &std::path::Path| match arbor_index::behind::start_builder(
             builder_args.as_deref().unwrap_or_default(),
             db,
         ) {
             Ok(pid) => {
-                crate::log::line(format!("loader: the index is built by process {pid}"));
+                arbor_util::log::line(format!("loader: the index is built by process {pid}"));
                 true
             }
             Err(e) => {
-                crate::log::line(format!("loader: cannot start the index's build ({e})"));
+                arbor_util::log::line(format!("loader: cannot start the index's build ({e})"));
                 false
             }
         };
@@ -1042,7 +1042,7 @@ fn tree_hits(
     query: &Query,
     stale: &(dyn Fn() -> bool + Sync),
 ) -> Option<AppEvent> {
-    let bits = crate::search::hits::session_term_bits(&session.0, query, stale)?;
+    let bits = arbor_search::hits::session_term_bits(&session.0, query, stale)?;
     Some(AppEvent::TreeHits {
         session,
         query: query.raw.clone(),
@@ -1237,8 +1237,8 @@ mod tests {
     /// So does the picker's search, fuzzy pass and all.
     #[test]
     fn a_search_does_not_wait_for_the_shared_pool() {
-        use crate::search::{Docs, Query, SearchDoc};
-        use crate::session::info::SessionInfo;
+        use arbor_search::{Docs, Query, SearchDoc};
+        use arbor_session::info::SessionInfo;
         let docs: Vec<_> = ["parser fix", "emigre notes", "cache"]
             .iter()
             .map(|name| {

@@ -37,7 +37,7 @@ pub fn install() {
                         }
                     });
                 }
-                Err(e) => crate::log::line(format!(
+                Err(e) => arbor_util::log::line(format!(
                     "signals: cannot catch SIGTERM, SIGINT and SIGHUP ({e})"
                 )),
             }
@@ -49,7 +49,7 @@ pub fn install() {
 /// first, and the log keeps off stderr meanwhile.
 pub fn set_screen(on: bool) {
     SCREEN_ON.store(on, Ordering::SeqCst);
-    crate::log::on_screen(on);
+    arbor_util::log::on_screen(on);
 }
 
 pub fn set_wake(tx: Option<Sender<AppEvent>>) {

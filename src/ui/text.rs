@@ -5,7 +5,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
 
-pub use crate::session::render::{sanitize_block, sanitize_line};
+pub use arbor_session::render::{sanitize_block, sanitize_line};
 
 /// Display width in terminal cells.
 pub fn width(s: &str) -> usize {

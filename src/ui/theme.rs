@@ -72,8 +72,8 @@ impl Theme {
         self.fg(Color::Cyan)
     }
     /// The tag of a row of another agent than Atomic.
-    pub fn agent(&self, agent: crate::session::Agent) -> Style {
-        use crate::session::Agent;
+    pub fn agent(&self, agent: arbor_session::Agent) -> Style {
+        use arbor_session::Agent;
         match agent {
             Agent::Atomic => self.dim(),
             Agent::Pi => self.fg(Color::Blue),

@@ -81,8 +81,8 @@ fn trash_folder_of(path: &Path) -> Option<PathBuf> {
 }
 
 /// Why a session could not be restored from the trash.
-pub fn restore_error_text(e: &crate::session::fileops::RestoreError) -> String {
-    use crate::session::fileops::RestoreError as R;
+pub fn restore_error_text(e: &arbor_session::fileops::RestoreError) -> String {
+    use arbor_session::fileops::RestoreError as R;
     match e {
         R::Trash(e) => trash_error_text(e),
         R::NotInTrash => "the session is no longer in the trash".to_string(),

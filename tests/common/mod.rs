@@ -267,7 +267,7 @@ pub fn screen_with_cursor(backend: &ratatui::backend::TestBackend) -> String {
 /// answers to the last key (not applied to `app`).
 pub fn type_query(
     app: &mut arbor::ui::App,
-    searcher: &mut arbor::index::searcher::Searcher,
+    searcher: &mut arbor::app::searcher::Searcher,
     text: &str,
 ) -> Vec<arbor::ui::AppEvent> {
     use arbor::ui::{AppEvent, Effect};

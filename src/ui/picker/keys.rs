@@ -9,14 +9,14 @@ use crossterm::event::{
 use super::state::{
     Dialog, Measured, PickerState, Row, Scope, Sort, StatusKind, LIVE_WINDOW_MS, PERMANENT_GUARD_MS,
 };
-use crate::index::searcher::{FirstRows, Stage};
-use crate::search::hits::looks_at_entries;
-use crate::search::Query;
-use crate::store::{SessionFile, StoreConfig};
+use crate::app::searcher::{FirstRows, Stage};
 use crate::ui::app::{App, AppEvent, Effect, Outcome, Step};
 use crate::ui::input::{Edit, LineInput, Prompted};
 use crate::ui::keymap::{alt, bind, bind_when_empty, ch, ctrl, key, with, Answer, Keymap, CONFIRM};
 use crate::ui::widgets::help_key;
+use arbor_search::hits::looks_at_entries;
+use arbor_search::Query;
+use arbor_store::{SessionFile, StoreConfig};
 
 pub fn update(app: &mut App, ev: AppEvent) -> Step {
     // Typing pins the selection (to the best match, then by identity),
@@ -471,8 +471,8 @@ fn act(app: &mut App, action: Action) -> Vec<Effect> {
                 selected: 0,
             };
             let scope = match p.scope {
-                Scope::All => crate::store::Scope::All,
-                Scope::Current => crate::store::Scope::Project(p.project_cwd.clone()),
+                Scope::All => arbor_store::Scope::All,
+                Scope::Current => arbor_store::Scope::Project(p.project_cwd.clone()),
             };
             return vec![Effect::LoadLabels {
                 config: app.store.clone(),
@@ -990,7 +990,7 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
                     StatusKind::Success,
                     format!(
                         "Renamed to \u{201c}{}\u{201d}",
-                        crate::session::render::sanitize_line(&name)
+                        arbor_session::render::sanitize_line(&name)
                     ),
                 );
                 return Step::redraw(vec![Effect::Rescan(vec![store.session_file(&path)])]);

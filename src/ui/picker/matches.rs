@@ -7,10 +7,10 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
 
 use super::preview::PreviewHits;
-use crate::search::hits::EntryHit;
-use crate::session::searchable::Part;
 use crate::ui::text::{sanitize_line, truncate};
 use crate::ui::theme::Theme;
+use arbor_search::hits::EntryHit;
+use arbor_session::searchable::Part;
 
 /// Lines of snippet under each entry.
 const SNIPPET_LINES: usize = 2;
@@ -32,7 +32,7 @@ pub fn hit_label(h: &EntryHit) -> String {
 fn hit_time(h: &EntryHit) -> String {
     h.timestamp
         .as_deref()
-        .and_then(crate::session::entry::parse_iso_ms)
+        .and_then(arbor_session::entry::parse_iso_ms)
         .and_then(chrono::DateTime::from_timestamp_millis)
         .map(|d| d.format("%m-%d %H:%M").to_string())
         .unwrap_or_default()

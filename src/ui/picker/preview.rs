@@ -6,14 +6,14 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::search::hits::{entry_hits, line_hit, looks_at_entries, EntryHit, LineFilter};
-use crate::search::Query;
-use crate::session::chunked::{Backward, Forward, Line};
-use crate::session::context::message_text;
-use crate::session::entry::id_text;
-use crate::session::open::open_session_file;
-use crate::session::reader::parse_object;
-use crate::session::{Header, ReadError};
+use arbor_search::hits::{entry_hits, line_hit, looks_at_entries, EntryHit, LineFilter};
+use arbor_search::Query;
+use arbor_session::chunked::{Backward, Forward, Line};
+use arbor_session::context::message_text;
+use arbor_session::entry::id_text;
+use arbor_session::open::open_session_file;
+use arbor_session::reader::parse_object;
+use arbor_session::{Header, ReadError};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Preview {
@@ -86,10 +86,10 @@ fn open_previewed(
     let io = io_error(path);
     let mut foreign_read = 0;
     if let Some(agent) = foreign_agent(&file, limits) {
-        let mut scratch = crate::session::fileops::scratch_file().map_err(&io)?;
+        let mut scratch = arbor_session::fileops::scratch_file().map_err(&io)?;
         let mut w = std::io::BufWriter::with_capacity(256 << 10, &mut scratch);
         let skipped =
-            crate::session::foreign::translate_file(agent, path, &file, limits.max_line, &mut w)
+            arbor_session::foreign::translate_file(agent, path, &file, limits.max_line, &mut w)
                 .map_err(&io)?;
         std::io::Write::flush(&mut w).map_err(&io)?;
         drop(w);
@@ -216,7 +216,7 @@ pub fn load_hits(
     if header.version < 3 {
         // Entry ids of a version 1 or 2 file are made when it is read (as
         // the tree reads it): read it so (such files are old and small).
-        let session = crate::session::read_session(path).map_err(|e| e.to_string())?;
+        let session = arbor_session::read_session(path).map_err(|e| e.to_string())?;
         let hits = entry_hits(&session.entries, query);
         let total = hits.len();
         return Ok(Some((hits.into_iter().take(MAX_HITS).collect(), total)));
@@ -244,7 +244,7 @@ pub fn load_hits(
 }
 
 /// The agent of a file whose first object is in another agent's format.
-fn foreign_agent(file: &File, limits: &PreviewLimits) -> Option<crate::session::Agent> {
+fn foreign_agent(file: &File, limits: &PreviewLimits) -> Option<arbor_session::Agent> {
     let len = file.metadata().ok()?.len();
     let mut head = Forward::new(file, 0, len, limits.max_line);
     loop {
@@ -252,7 +252,7 @@ fn foreign_agent(file: &File, limits: &PreviewLimits) -> Option<crate::session::
             Line::Huge { .. } => continue,
             Line::Text { bytes, .. } => {
                 if let Some(obj) = parse_object(&bytes, &mut false) {
-                    return crate::session::foreign::detect(&obj);
+                    return arbor_session::foreign::detect(&obj);
                 }
             }
         }

@@ -13,15 +13,15 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::index::RowView;
-use crate::search::doc::FIRST_MESSAGE_SCORED;
-use crate::search::SearchDoc;
-use crate::session::agent::Agent;
-use crate::session::info::{resume_target, SessionInfo, NO_MESSAGES};
-use crate::session::reader::Diagnostics;
-use crate::store::ListedFolder;
-use crate::util::hash::FxBuild;
-use crate::util::shared_path::SharedPath;
+use arbor_index::RowView;
+use arbor_search::doc::FIRST_MESSAGE_SCORED;
+use arbor_search::SearchDoc;
+use arbor_session::agent::Agent;
+use arbor_session::info::{resume_target, SessionInfo, NO_MESSAGES};
+use arbor_session::reader::Diagnostics;
+use arbor_store::ListedFolder;
+use arbor_util::hash::FxBuild;
+use arbor_util::shared_path::SharedPath;
 
 /// The characters of a first prompt a row keeps: the preview's six lines
 /// of it at 330 columns.
@@ -104,7 +104,7 @@ impl Row {
             parent_session_path: info.parent_session_path.map(String::into_boxed_str),
             last_reply: info.last_reply.map(String::into_boxed_str),
             git_branch: info.git_branch.map(String::into_boxed_str),
-            models: crate::util::intern::list(info.models.iter().map(String::as_str)),
+            models: arbor_util::intern::list(info.models.iter().map(String::as_str)),
             total_tokens: info.total_tokens,
             total_cost: info.total_cost,
             diagnostics: diagnostics(info.diagnostics),
@@ -132,7 +132,7 @@ impl Row {
             parent_session_path: view.parent_session_path.map(Box::from),
             last_reply: view.last_reply.map(Box::from),
             git_branch: view.git_branch.map(Box::from),
-            models: crate::util::intern::list(view.models_sorted()),
+            models: arbor_util::intern::list(view.models_sorted()),
             total_tokens: view.total_tokens,
             total_cost: view.total_cost,
             diagnostics: diagnostics(view.diagnostics.clone()),
@@ -166,7 +166,7 @@ impl Row {
         let first_rest = first_message.and_then(|first| {
             let kept = doc.first_message().map_or(0, str::len);
             let rest = first.get(kept..).filter(|r| !r.is_empty())?;
-            let cut = crate::util::chars_end(rest, FIRST_PROMPT_KEPT - FIRST_MESSAGE_SCORED);
+            let cut = arbor_util::chars_end(rest, FIRST_PROMPT_KEPT - FIRST_MESSAGE_SCORED);
             Some(Box::from(&rest[..cut]))
         });
         Row {
@@ -280,7 +280,7 @@ impl Row {
 
 /// The hash of a path's bytes that [`Row::canonical_hash`] holds.
 pub fn path_hash(path: &std::ffi::OsStr) -> u64 {
-    crate::util::hash::bytes_hash(path.as_encoded_bytes())
+    arbor_util::hash::bytes_hash(path.as_encoded_bytes())
 }
 
 /// Canonical folders already resolved, for [`Row::with_dirs`]; clones
@@ -335,7 +335,7 @@ impl Folders {
     /// [`Folders::canonical`], `None` when that is `path` itself (most
     /// files: no path is made for them).
     fn resolved(&self, path: &Path) -> Option<PathBuf> {
-        let Some((dir, name)) = crate::util::dir_and_name(path) else {
+        let Some((dir, name)) = arbor_util::dir_and_name(path) else {
             return path.canonicalize().ok();
         };
         let (dir_canon, listed_link) = {
@@ -493,7 +493,7 @@ mod tests {
     /// problem) and a name that is no session's.
     #[test]
     fn folders_told_by_the_store_listing_resolve_as_one_file_at_a_time_does() {
-        use crate::store::{list_store, Agent, Scope, StoreConfig, StoreKind, StoreRoot};
+        use arbor_store::{list_store, Agent, Scope, StoreConfig, StoreKind, StoreRoot};
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("sessions");
         let (a, b) = (root.join("--a--"), root.join("--b--"));

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::row::path_hash;
-use crate::index::searcher::TimedRows;
-use crate::search::Query;
-use crate::util::hash::FxBuild;
+use crate::app::searcher::TimedRows;
+use arbor_search::Query;
+use arbor_util::hash::FxBuild;
 
 use super::preview::{Preview, PreviewHits};
 pub use super::row::Row;
@@ -105,7 +105,7 @@ pub enum Dialog {
     /// Ctrl+L: the labels of the sessions in scope, newest first (`None`
     /// while they load); Enter opens the tree at the selected one.
     Labels {
-        items: Option<Vec<crate::session::extras::LabelRow>>,
+        items: Option<Vec<arbor_session::extras::LabelRow>>,
         selected: usize,
     },
 }
@@ -140,7 +140,7 @@ pub struct VisibleRow {
 }
 
 /// Sessions changed within this window may be in use by a live agent.
-pub const LIVE_WINDOW_MS: i64 = crate::session::bulk::LIVE_WINDOW_MS;
+pub const LIVE_WINDOW_MS: i64 = arbor_session::bulk::LIVE_WINDOW_MS;
 
 /// The permanent-delete question ignores answers for this long after it
 /// appears: a key pressed then was meant for something else.
@@ -237,7 +237,7 @@ pub struct PickerState {
     pub hit_of: Option<(PathBuf, String)>,
     /// The rows' search documents as sent to the search worker, kept until
     /// the rows change: the worker's memo of term answers is per snapshot.
-    docs: Option<Arc<crate::search::Docs>>,
+    docs: Option<Arc<arbor_search::Docs>>,
     /// The list without a query, as last computed, and the settings it was
     /// computed for: clearing a query shows it again without sorting and
     /// threading every row (tens of milliseconds at 100,000). Dropped
@@ -347,11 +347,11 @@ impl PickerState {
     }
 
     /// The current rows' search documents.
-    pub fn docs(&mut self) -> Arc<crate::search::Docs> {
+    pub fn docs(&mut self) -> Arc<arbor_search::Docs> {
         let rows = &self.rows;
         self.docs
             .get_or_insert_with(|| {
-                Arc::new(crate::search::Docs(
+                Arc::new(arbor_search::Docs(
                     rows.iter()
                         .map(|r| (r.info.path.clone(), r.doc.clone()))
                         .collect(),
@@ -409,7 +409,7 @@ impl PickerState {
 
     /// Takes a search result for the snapshot `docs`; when the rows have
     /// changed since it was taken, scores follow their sessions by path.
-    pub fn set_scores(&mut self, docs: &Arc<crate::search::Docs>, scores: Vec<Option<u32>>) {
+    pub fn set_scores(&mut self, docs: &Arc<arbor_search::Docs>, scores: Vec<Option<u32>>) {
         let current = self.docs.as_ref().is_some_and(|d| Arc::ptr_eq(d, docs));
         if current && scores.len() == self.rows.len() {
             self.scores = Some(scores);
@@ -929,7 +929,7 @@ fn flat(v: Vec<usize>) -> Vec<VisibleRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::info::SessionInfo;
+    use arbor_session::info::SessionInfo;
 
     proptest::proptest! {
         /// The packed sort ranks as the rows' own order does: best score

@@ -8,7 +8,6 @@ use ratatui::Frame;
 
 use super::keys::{sessions, Action, LabelAction, KEYS, LABEL_KEYS, PERMANENT_KEYS};
 use super::state::{Dialog, PickerState, Row, Scope, StatusKind};
-use crate::search::query::new_matcher;
 use crate::ui::app::App;
 use crate::ui::input;
 use crate::ui::keymap::{Answer, HelpRow, CONFIRM};
@@ -18,7 +17,8 @@ use crate::ui::text::{
 };
 use crate::ui::theme::Theme;
 use crate::ui::widgets::flow_hints;
-use crate::util::age;
+use arbor_search::query::new_matcher;
+use arbor_util::age;
 
 const HEADER_ROWS: u16 = 3;
 const FOOTER_ROWS: u16 = 3;
@@ -100,7 +100,7 @@ fn render_labels(
     p: &PickerState,
     theme: &Theme,
     area: Rect,
-    items: Option<&[crate::session::extras::LabelRow]>,
+    items: Option<&[arbor_session::extras::LabelRow]>,
     selected: usize,
 ) {
     // As tall as the labels need, up to the screen.
@@ -128,7 +128,7 @@ fn render_labels(
                 let when = l
                     .time
                     .as_deref()
-                    .and_then(crate::session::entry::parse_iso_ms)
+                    .and_then(arbor_session::entry::parse_iso_ms)
                     .map(|ms| age(p.now_ms, ms))
                     .unwrap_or_default();
                 let left = format!(
@@ -442,7 +442,7 @@ fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         right.insert_str(0, &" ".repeat(right_w.saturating_sub(right_w_of(r))));
         let tag = match (info.internal, info.agent) {
             // Claude Code's sub-agent runs (sidechains) are read as internal.
-            (true, crate::session::Agent::Claude) => "[sub-agent] ",
+            (true, arbor_session::Agent::Claude) => "[sub-agent] ",
             (true, _) => "[internal] ",
             (false, _) => "",
         };
@@ -615,7 +615,7 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     }
     // Both dates the same way: when, and how long ago.
     let when = |ms: i64| format!("{} ({})", fmt_time(ms), age(p.now_ms, ms));
-    let created = match crate::session::entry::parse_iso_ms(&info.created) {
+    let created = match arbor_session::entry::parse_iso_ms(&info.created) {
         Some(ms) => when(ms),
         None => sanitize_line(&info.created),
     };
@@ -634,7 +634,7 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
             info.total_cost
         ),
     ));
-    let sub_agent = info.internal && info.agent == crate::session::Agent::Claude;
+    let sub_agent = info.internal && info.agent == arbor_session::Agent::Claude;
     if let Some(parent) = &info.parent_session_path {
         lines.push(Line::from(vec![
             label(if sub_agent { "run by" } else { "fork of" }),
@@ -655,8 +655,8 @@ fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         lines.push(Line::from(Span::styled(truncate(&what, w), theme.error())));
     }
     // The matching entries, when the query looks inside sessions.
-    let query = crate::search::Query::parse(&p.scored_query);
-    let matching = p.query_active() && crate::search::hits::looks_at_entries(&query);
+    let query = arbor_search::Query::parse(&p.scored_query);
+    let matching = p.query_active() && arbor_search::hits::looks_at_entries(&query);
     if matching {
         lines.push(Line::from(""));
         match p.hits() {
@@ -885,7 +885,7 @@ fn footer_lines<'a>(p: &'a PickerState, theme: &Theme, width: u16) -> (Vec<Line<
         (Dialog::ConfirmBatch { paths, measured }, _) => {
             let hidden = paths.len() - p.marked_listed().min(paths.len());
             let mut what = match measured {
-                Some(m) => crate::util::human_bytes(m.bytes),
+                Some(m) => arbor_util::human_bytes(m.bytes),
                 None => "reading sizes…".to_string(),
             };
             if hidden > 0 {
@@ -1095,7 +1095,7 @@ pub fn clock_changes_view(p: &PickerState, width: u16, height: u16, then: i64, n
     let previewed = preview_visible(p, width)
         && p.selected_row().is_some_and(|r| {
             changed(r.info.modified_ms)
-                || crate::session::entry::parse_iso_ms(&r.info.created).is_some_and(changed)
+                || arbor_session::entry::parse_iso_ms(&r.info.created).is_some_and(changed)
         });
     listed || previewed
 }

@@ -4,10 +4,10 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-use crate::search::Query;
-use crate::session::entry::Entry;
 use crate::ui::text::sanitize_block;
 use crate::ui::theme::Theme;
+use arbor_search::Query;
+use arbor_session::entry::Entry;
 
 /// Text shown per block: multi-megabyte tool output would make every frame slow.
 const MAX_BLOCK_BYTES: usize = 64 * 1024;
@@ -44,11 +44,11 @@ fn push_text<'a>(out: &mut Vec<Line<'a>>, text: &str, style: Style, search: &Que
 }
 
 /// Positions (in characters) of `text` (shown text: sanitized) covered
-/// by a match of a term of `query` ([`crate::search::hits::match_ranges`]:
+/// by a match of a term of `query` ([`arbor_search::hits::match_ranges`]:
 /// words anywhere, case-insensitively; phrases and regexes as the search
 /// matches them), ascending.
 pub fn query_marks(text: &str, query: &Query) -> Vec<usize> {
-    let ranges = crate::search::hits::match_ranges(query, text);
+    let ranges = arbor_search::hits::match_ranges(query, text);
     if ranges.is_empty() {
         return Vec::new();
     }
@@ -107,7 +107,7 @@ fn blocks<'a>(out: &mut Vec<Line<'a>>, content: Option<&Value>, search: &Query, 
                     Some("toolCall") => {
                         let name = b.get("name").and_then(Value::as_str).unwrap_or("?");
                         out.push(Line::from(Span::styled(
-                            format!("tool call: {}", crate::session::render::sanitize_line(name)),
+                            format!("tool call: {}", arbor_session::render::sanitize_line(name)),
                             theme.accent(),
                         )));
                         let args = b
@@ -118,7 +118,7 @@ fn blocks<'a>(out: &mut Vec<Line<'a>>, content: Option<&Value>, search: &Query, 
                     }
                     Some("image") => out.push(Line::from(Span::styled(image_line(b), theme.dim()))),
                     Some(other) => out.push(Line::from(Span::styled(
-                        format!("[{}]", crate::session::render::sanitize_line(other)),
+                        format!("[{}]", arbor_session::render::sanitize_line(other)),
                         theme.dim(),
                     ))),
                     None => {}
@@ -148,7 +148,7 @@ pub fn detail_lines<'a>(
         None => ty.to_string(),
     };
     out.push(Line::from(vec![
-        Span::styled(crate::session::render::sanitize_line(&head), theme.title()),
+        Span::styled(arbor_session::render::sanitize_line(&head), theme.title()),
         Span::styled(
             format!("  {}  {}", e.id, e.timestamp().unwrap_or("")),
             theme.dim(),
@@ -156,7 +156,7 @@ pub fn detail_lines<'a>(
     ]));
     if let Some(l) = label {
         out.push(Line::from(Span::styled(
-            format!("[{}]", crate::session::render::sanitize_line(l)),
+            format!("[{}]", arbor_session::render::sanitize_line(l)),
             theme.label(),
         )));
     }
@@ -169,7 +169,7 @@ pub fn detail_lines<'a>(
                 let provider = m.get("provider").and_then(Value::as_str).unwrap_or("?");
                 let stop = m.get("stopReason").and_then(Value::as_str).unwrap_or("?");
                 out.push(Line::from(Span::styled(
-                    crate::session::render::sanitize_line(&format!(
+                    arbor_session::render::sanitize_line(&format!(
                         "model {provider}/{model} · stop {stop}"
                     )),
                     theme.dim(),
@@ -191,7 +191,7 @@ pub fn detail_lines<'a>(
                 }
                 if let Some(err) = m.get("errorMessage").and_then(Value::as_str) {
                     out.push(Line::from(Span::styled(
-                        format!("error: {}", crate::session::render::sanitize_line(err)),
+                        format!("error: {}", arbor_session::render::sanitize_line(err)),
                         theme.error(),
                     )));
                 }
@@ -204,7 +204,7 @@ pub fn detail_lines<'a>(
                 out.push(Line::from(Span::styled(
                     format!(
                         "{}{}",
-                        crate::session::render::sanitize_line(name),
+                        arbor_session::render::sanitize_line(name),
                         if err { " (error)" } else { "" }
                     ),
                     if err { theme.error() } else { theme.accent() },

@@ -5,13 +5,13 @@ use crossterm::event::{
 };
 
 use super::state::{Pending, TreeDialog, TreeState};
-use crate::session::view::Filter;
 use crate::ui::app::{App, AppEvent, Effect, Mode, Outcome, Step};
 use crate::ui::input::{Edit, LineInput, Prompted};
 use crate::ui::keymap::{
     bind, bind_when_empty, ch, ctrl, key, with, Answer, Keymap, Scroll, CONFIRM,
 };
 use crate::ui::widgets::help_key;
+use arbor_session::view::Filter;
 
 /// What the tree's keys do (see [`KEYS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -395,7 +395,7 @@ pub fn update(app: &mut App, ev: AppEvent) -> Step {
 fn compare_max_scroll(t: &TreeState, width: u16, height: u16) -> usize {
     let shown = super::view::list_area(width, height).height as usize;
     t.compare.as_ref().map_or(0, |c| {
-        crate::session::compare::layout(&c.cmp, width as usize)
+        arbor_session::compare::layout(&c.cmp, width as usize)
             .len()
             .saturating_sub(shown)
     })
@@ -781,7 +781,7 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
             Some(Vec::new())
         }
         TreeDialog::Export { entry, thinking } => {
-            use crate::session::export::{default_file_name, ExportFormat};
+            use arbor_session::export::{default_file_name, ExportFormat};
             let format = match EXPORT_KEYS.action(k, true)? {
                 ExportChoice::Markdown => ExportFormat::Markdown,
                 ExportChoice::Html => ExportFormat::Html,
@@ -864,5 +864,5 @@ fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
 pub fn user_text(t: &TreeState, id: &str) -> Option<String> {
     let i = t.loaded.tree.index_of(id)?;
     let e = &t.loaded.session.entries[i];
-    (e.role() == Some("user")).then(|| crate::session::writer::user_message_text(e))
+    (e.role() == Some("user")).then(|| arbor_session::writer::user_message_text(e))
 }

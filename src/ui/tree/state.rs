@@ -5,18 +5,18 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::search::hits::looks_at_entries;
-use crate::search::{Query, Term};
-use crate::session::context::ContextFlavor;
-use crate::session::render::entry_text;
-use crate::session::render::ToolCalls;
-use crate::session::search_text::SearchText;
-use crate::session::searchable::Parts;
-use crate::session::view::{
+use crate::ui::input::LineInput;
+use arbor_search::hits::looks_at_entries;
+use arbor_search::{Query, Term};
+use arbor_session::context::ContextFlavor;
+use arbor_session::render::entry_text;
+use arbor_session::render::ToolCalls;
+use arbor_session::search_text::SearchText;
+use arbor_session::searchable::Parts;
+use arbor_session::view::{
     bit, flatten_pre, next_bit, search_haystack, Filter, FilterBits, Preorder, TreeRow,
 };
-use crate::session::{Agent, Session, SessionTree};
-use crate::ui::input::LineInput;
+use arbor_session::{Agent, Session, SessionTree};
 
 /// A session read for the tree view (built off the UI thread).
 #[derive(Debug, Clone)]
@@ -38,7 +38,7 @@ impl Loaded {
     pub fn read(path: &std::path::Path, agent: Agent) -> Result<Loaded, String> {
         // The screen reads the lines it shows from the file: memory stays
         // near the facts of the entries, not the size of the file.
-        let session = crate::session::reader::read_session_lean(path).map_err(|e| e.to_string())?;
+        let session = arbor_session::reader::read_session_lean(path).map_err(|e| e.to_string())?;
         let tree = SessionTree::build(&session);
         let pre = Preorder::new(&tree);
         let filters = FilterBits::build(&session.entries, &tree, &pre);
@@ -100,7 +100,7 @@ pub enum TreeDialog {
 pub struct CompareView {
     pub a: String,
     pub b: String,
-    pub cmp: crate::session::compare::Comparison,
+    pub cmp: arbor_session::compare::Comparison,
     /// The first row shown.
     pub scroll: usize,
 }
@@ -171,7 +171,7 @@ pub struct TreeState {
     pub context_view: bool,
     pub context_scroll: u16,
     /// The context shown by the context view, built when it opens.
-    pub context: Option<crate::session::SessionContext>,
+    pub context: Option<arbor_session::SessionContext>,
     /// The entry marked to compare with another (by id, so it survives
     /// filters and reloads).
     pub mark: Option<String>,
@@ -346,7 +346,7 @@ impl TreeState {
     /// of them is gone.
     pub fn open_compare(&mut self, a: &str, b: &str) {
         let scroll = self.compare.as_ref().map_or(0, |c| c.scroll);
-        match crate::session::compare::compare(&self.loaded.session, &self.loaded.tree, a, b) {
+        match arbor_session::compare::compare(&self.loaded.session, &self.loaded.tree, a, b) {
             Ok(cmp) => {
                 self.compare = Some(CompareView {
                     a: a.to_string(),
@@ -373,7 +373,7 @@ impl TreeState {
     pub fn open_context(&mut self) {
         self.context_view = true;
         self.context = self.selected_entry().map(|i| {
-            crate::session::build_context(
+            arbor_session::build_context(
                 &self.loaded.session,
                 &self.loaded.tree,
                 Some(i),
@@ -406,7 +406,7 @@ impl TreeState {
     /// text, command, the row as shown) — or where the picker's matcher
     /// finds it (thinking, tool arguments); phrases, regexes and every term
     /// under `in:` match where that matcher finds them
-    /// ([`crate::search::hits`], the same test as the picker's list of
+    /// ([`arbor_search::hits`], the same test as the picker's list of
     /// matches and `arbor search`), read off the UI thread: until the
     /// answer comes, those terms are not applied.
     fn search_hits(&mut self, search: &str, vis: &mut [u64]) {
@@ -548,7 +548,7 @@ impl TreeState {
                 self.status = Some((
                     format!(
                         "No entry holds {}: the picker matched the session's name, folder or id",
-                        crate::session::render::sanitize_line(&search)
+                        arbor_session::render::sanitize_line(&search)
                     ),
                     false,
                 ));
@@ -645,7 +645,7 @@ impl TreeState {
 
     /// One-line text of an entry, for dialogs.
     pub fn entry_line(&self, i: usize) -> String {
-        crate::session::render::sanitize_line(&entry_text(
+        arbor_session::render::sanitize_line(&entry_text(
             &self.loaded.session.entries[i],
             self.calls_ref(),
         ))
@@ -672,7 +672,7 @@ impl TreeState {
     /// Label time as Atomic's tree: `HH:MM` today, `M/D HH:MM` this year, else `YY/M/D HH:MM`.
     pub fn label_time(&self, ts: &str) -> String {
         use chrono::{Datelike, TimeZone as _};
-        let Some(ms) = crate::session::entry::parse_iso_ms(ts) else {
+        let Some(ms) = arbor_session::entry::parse_iso_ms(ts) else {
             return String::new();
         };
         let fmt = |d: chrono::DateTime<chrono::FixedOffset>,

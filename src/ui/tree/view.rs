@@ -11,14 +11,14 @@ use super::keys::{
     CONTINUE_KEYS, EXPORT_KEYS, KEYS, OFFER_KEYS,
 };
 use super::state::{TreeDialog, TreeState};
-use crate::session::render::sanitize_line;
-use crate::session::view::Filter;
-use crate::session::view::{label_part, row_prefix};
 use crate::ui::input;
 use crate::ui::keymap::{label, Answer, HelpRow, Scroll, CONFIRM};
 use crate::ui::text::{truncate, width, wrap_styled};
 use crate::ui::theme::Theme;
 use crate::ui::widgets::flow_hints;
+use arbor_session::render::sanitize_line;
+use arbor_session::view::Filter;
+use arbor_session::view::{label_part, row_prefix};
 
 const HEADER_ROWS: u16 = 2;
 const FOOTER_ROWS: u16 = 3;
@@ -80,7 +80,7 @@ fn render_header(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
                 .find(|e| e.role() == Some("user"))
                 .map(|e| {
                     sanitize_line(&e.with_raw(|raw| {
-                        crate::session::entry::content_text(
+                        arbor_session::entry::content_text(
                             raw.get("message").and_then(|m| m.get("content")),
                             " ",
                         )
@@ -93,7 +93,7 @@ fn render_header(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     if s.needs_migration() {
         right.push_str(&format!("v{} file ", s.file_version));
     }
-    if t.loaded.flavor == crate::session::ContextFlavor::Pi {
+    if t.loaded.flavor == arbor_session::ContextFlavor::Pi {
         right.push_str("pi flavour ");
     }
     if let Some(what) = s.diagnostics.brief() {
@@ -271,7 +271,7 @@ fn render_list(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         }
         let anchor: usize = spans.iter().map(|s| width(&s.content)).sum();
         let label = label_part(e, tree, lt);
-        let text = sanitize_line(&crate::session::render::entry_text(e, calls));
+        let text = sanitize_line(&arbor_session::render::entry_text(e, calls));
         let style = match e.role() {
             Some("user") => theme.accent(),
             Some("assistant") => Style::default(),
@@ -409,8 +409,8 @@ fn compare_rows(
     c: &super::state::CompareView,
     width: u16,
     height: u16,
-) -> (Vec<crate::session::compare::Row>, usize) {
-    let rows = crate::session::compare::layout(&c.cmp, width as usize);
+) -> (Vec<arbor_session::compare::Row>, usize) {
+    let rows = arbor_session::compare::layout(&c.cmp, width as usize);
     let shown = list_area(width, height).height as usize;
     let first = c.scroll.min(rows.len().saturating_sub(shown));
     (rows, first)
@@ -425,7 +425,7 @@ fn render_compare(
     area: Rect,
     screen: Rect,
 ) {
-    use crate::session::compare::{Kind, Row, Tone};
+    use arbor_session::compare::{Kind, Row, Tone};
     let style = |tone: Tone| match tone {
         Tone::Title => theme.title(),
         Tone::Heading | Tone::SideName => theme.accent(),
@@ -617,7 +617,7 @@ fn hint_lines(t: &TreeState, width: usize) -> Vec<String> {
             1,
             width,
         );
-        if width >= crate::session::compare::SIDE_BY_SIDE_MIN {
+        if width >= arbor_session::compare::SIDE_BY_SIDE_MIN {
             lines.push("`=` between the sides: the same message or call".to_string());
         }
         lines

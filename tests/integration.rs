@@ -1,0 +1,43 @@
+//! The integration tests, one binary (linking the workspace once): each
+//! module is one concern, named as its file. `bulk_disk` is a binary of its
+//! own because it sets the process's environment for the trash.
+
+mod common;
+
+mod adversarial;
+mod agents;
+mod atomic_tree;
+mod build_behind;
+mod bulk;
+mod cli_writes;
+mod compare;
+mod concurrency;
+mod conformance;
+mod export;
+mod fast_load;
+mod fast_path;
+mod house_rules;
+mod index;
+mod load;
+mod other_agents;
+mod picker_ui;
+mod preview;
+mod proptest_reader;
+mod pty_e2e;
+mod realdata;
+mod report;
+mod resume_cmd;
+mod search;
+mod snapshots;
+mod terminal_escapes;
+mod tree_compare;
+mod tree_flatten;
+mod tree_fork;
+mod tree_keys_atomic;
+mod tree_live;
+mod tree_pan;
+mod tree_scale;
+mod tree_search;
+mod tree_ui;
+mod typed_roundtrip;
+mod writes_pi;
