@@ -9,8 +9,6 @@
 //! files are checked against expectations derived here from the file bytes,
 //! not from arbor's own output.
 
-use crate::common;
-
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

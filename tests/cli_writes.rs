@@ -6,8 +6,6 @@
 //!
 //! Expectations are computed from the raw JSON lines of the source files.
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};

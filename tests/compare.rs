@@ -1,8 +1,6 @@
 //! `arbor diff` and the comparison model: two branches of one session from
 //! their common ancestor, turn by turn, with what their tools did.
 
-use crate::common;
-
 use std::path::Path;
 
 use crate::common::{arbor, demo_store, find_session, run, run_ok, terminal_controls};

@@ -6,8 +6,6 @@
 //! wrong, the case is named below with the reason, and arbor's better
 //! behaviour is asserted instead.
 
-use crate::common;
-
 use std::collections::HashMap;
 use std::path::Path;
 

@@ -4,8 +4,6 @@
 //! Expectations come from the raw lines, parsed here with serde_json and
 //! counted independently of arbor, and from the realdata README.
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 

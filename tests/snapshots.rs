@@ -5,9 +5,7 @@
 //! corpus.
 //!
 //! Snapshots were reviewed by eye when accepted (`INSTA_UPDATE=always cargo
-//! test --test snapshots`, then read `tests/snapshots/*.snap`).
-
-use crate::common;
+//! test --test integration snapshots::`, then read `tests/snapshots/*.snap`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

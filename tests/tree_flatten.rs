@@ -4,8 +4,6 @@
 //! the folded entries), on every file of the conformance corpus, under
 //! every filter, with and without folds.
 
-use crate::common;
-
 use std::collections::HashSet;
 
 use crate::common::conformance_corpus;

@@ -4,8 +4,6 @@
 //! explicitly; arbor's leaf is the file's last entry, so each file is written
 //! with that entry last.
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
