@@ -5,6 +5,10 @@
 //! `XDG_DATA_HOME` for the process (the trash crate reads it), which no
 //! other test thread may race.
 
+// A test reads top to bottom as one scenario (set up, act, check each
+// consequence); the length limits are for the code it tests.
+#![allow(clippy::too_many_lines, clippy::cognitive_complexity)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

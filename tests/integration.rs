@@ -2,6 +2,10 @@
 //! module is one concern, named as its file. `bulk_disk` is a binary of its
 //! own because it sets the process's environment for the trash.
 
+// A test reads top to bottom as one scenario (set up, act, check each
+// consequence); the length limits are for the code it tests.
+#![allow(clippy::too_many_lines, clippy::cognitive_complexity)]
+
 mod common;
 
 mod adversarial;
