@@ -13,10 +13,10 @@ use serde::Serialize;
 use serde_json::Value;
 use unicode_width::UnicodeWidthChar;
 
-use super::entry::{content_text, Entry};
-use super::render::{entry_text, sanitize_block, sanitize_line, tool_call_text, ToolCalls};
-use super::tree::SessionTree;
-use super::Session;
+use crate::entry::{content_text, Entry};
+use crate::render::{entry_text, sanitize_block, sanitize_line, tool_call_text, ToolCalls};
+use crate::tree::SessionTree;
+use crate::Session;
 
 /// What an item of a turn is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

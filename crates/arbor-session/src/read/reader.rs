@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::calls::ToolCalls;
-use super::entry::{Entry, Header};
-use super::ids::legacy_entry_id;
-use super::source::Source;
+use crate::calls::ToolCalls;
+use crate::entry::{Entry, Header};
+use crate::ids::legacy_entry_id;
+use crate::source::Source;
 
 /// Why a file could not be read as a session.
 #[derive(Debug, thiserror::Error)]
@@ -104,7 +104,7 @@ pub struct Session {
     pub(crate) source: Option<Arc<Source>>,
     /// Another agent's file, read translated (`session::foreign`): arbor
     /// never writes into it.
-    pub foreign: Option<super::agent::Agent>,
+    pub foreign: Option<crate::agent::Agent>,
 }
 
 impl Session {
@@ -414,7 +414,7 @@ fn trim_deep(v: &mut Value, depth: usize, cut: &mut Vec<Value>) {
 
 /// Reads and migrates a session file.
 pub fn read_session(path: &Path) -> Result<Session, ReadError> {
-    let (mut file, meta) = super::open::open_session_file(path)?;
+    let (mut file, meta) = crate::open::open_session_file(path)?;
     let io = |source| ReadError::Io {
         path: path.to_path_buf(),
         source,
@@ -431,7 +431,7 @@ pub fn read_session(path: &Path) -> Result<Session, ReadError> {
 /// file whose header is not in its first megabyte, or an older version,
 /// is read whole and let go after.
 pub fn read_session_lean(path: &Path) -> Result<Session, ReadError> {
-    read_session_lean_in(path, super::load::READ_BLOCK)
+    read_session_lean_in(path, crate::load::READ_BLOCK)
 }
 
 /// [`read_session_lean`] reading `block` bytes at a time (tests cut lines
@@ -444,11 +444,11 @@ pub fn read_session_lean_in(path: &Path, block: usize) -> Result<Session, ReadEr
     };
     // Another agent's file: translated as it is read into an unnamed
     // scratch file (bounded memory), whose entries are read as asked.
-    if let Some(agent) = super::foreign::detect_path(path) {
-        let (file, meta) = super::open::open_session_file(path)?;
-        let mut scratch = super::fileops::scratch_file().map_err(io)?;
+    if let Some(agent) = crate::foreign::detect_path(path) {
+        let (file, meta) = crate::open::open_session_file(path)?;
+        let mut scratch = crate::fileops::scratch_file().map_err(io)?;
         let mut w = std::io::BufWriter::with_capacity(256 << 10, &mut scratch);
-        super::foreign::translate_file(agent, path, &file, usize::MAX, &mut w).map_err(io)?;
+        crate::foreign::translate_file(agent, path, &file, usize::MAX, &mut w).map_err(io)?;
         std::io::Write::flush(&mut w).map_err(io)?;
         drop(w);
         let mut s = lean_file(path, scratch, block)?;
@@ -456,7 +456,7 @@ pub fn read_session_lean_in(path: &Path, block: usize) -> Result<Session, ReadEr
         s.bytes = meta.len();
         return Ok(s);
     }
-    let (file, _) = super::open::open_session_file(path)?;
+    let (file, _) = crate::open::open_session_file(path)?;
     lean_file(path, file, block)
 }
 
@@ -482,7 +482,7 @@ fn lean_file(path: &Path, file: std::fs::File, block: usize) -> Result<Session, 
         Some((header, body)) if header.version >= 3 => {
             drop(first);
             let (entries, calls, end) =
-                super::load::load_entries_streamed(&src, body, block, &mut diagnostics)
+                crate::load::load_entries_streamed(&src, body, block, &mut diagnostics)
                     .map_err(io)?;
             Ok(Session {
                 path: path.to_path_buf(),
@@ -512,7 +512,7 @@ fn lean_file(path: &Path, file: std::fs::File, block: usize) -> Result<Session, 
 /// (the errors `read_session` gives for a file that is not one).
 pub fn check_header(path: &Path) -> Result<(), ReadError> {
     use std::io::BufRead;
-    let (file, _) = super::open::open_session_file(path)?;
+    let (file, _) = crate::open::open_session_file(path)?;
     let mut r = std::io::BufReader::with_capacity(64 << 10, file);
     let mut line = Vec::new();
     loop {
@@ -563,8 +563,8 @@ fn parse_session_from(
     buf: Arc<Vec<u8>>,
     file: Option<std::fs::File>,
 ) -> Result<Session, ReadError> {
-    if let Some(agent) = super::foreign::detect_bytes(&buf) {
-        let translated = super::foreign::translate(agent, path, &buf);
+    if let Some(agent) = crate::foreign::detect_bytes(&buf) {
+        let translated = crate::foreign::translate(agent, path, &buf);
         let mut s = parse_session_from(path, Arc::new(translated), None)?;
         s.foreign = Some(agent);
         s.bytes = buf.len() as u64;
@@ -577,7 +577,7 @@ fn parse_session_from(
     let (entries, calls) = if file_version >= 3 {
         let src = Arc::new(Source::new(buf.clone(), file));
         source = Some(src.clone());
-        super::load::load_entries(&src, &buf, body, buf.len(), &mut diagnostics)
+        crate::load::load_entries(&src, &buf, body, buf.len(), &mut diagnostics)
     } else {
         let entries = parse_legacy(&header, &buf[body..], &mut diagnostics);
         let calls = ToolCalls::from_entries(&entries);

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::fileops::{self, RestoreError};
+use crate::fileops::{self, RestoreError};
 
 /// Sessions changed within this window may be in use by a live agent: a
 /// delete asks again (picker) or leaves them (`arbor trash`).

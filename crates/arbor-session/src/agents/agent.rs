@@ -2,7 +2,7 @@
 //! was found under (SPEC §1), and then travels with the file through the
 //! scanner, the index and every screen: nothing re-derives it from a path.
 
-use super::context::ContextFlavor;
+use crate::context::ContextFlavor;
 
 /// The agent a session belongs to. New agents (Claude Code, Codex) become
 /// new variants; every `match` on it then says what changes for them.

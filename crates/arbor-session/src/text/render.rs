@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::entry::Entry;
+use crate::entry::Entry;
 
 /// Makes untrusted text safe and single-line: control characters (C0, DEL,
 /// C1) and bidi overrides become spaces, so no escape sequence reaches the
@@ -250,7 +250,7 @@ pub fn has_text_content(content: Option<&Value>) -> bool {
     }
 }
 
-pub use super::calls::ToolCalls;
+pub use crate::calls::ToolCalls;
 
 /// Tool calls by id, to name tool results after the call that made them
 /// (a loaded session has them already: `Session::calls`).

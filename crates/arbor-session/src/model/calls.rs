@@ -9,8 +9,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::entry::Entry;
-use super::source::LineRef;
+use crate::entry::Entry;
+use crate::source::LineRef;
 use arbor_util::hash::FxBuild;
 
 /// A call's arguments: missing (`null`), a value held, or a span of a line

@@ -1,5 +1,5 @@
 //! The words of searchable text — the space-separated tokens of its
-//! [normal form](super::normalize::normalize) — found without building that
+//! [normal form](crate::normalize::normalize) — found without building that
 //! form: straight from a decoded string ([`str_words`]) or from the inside
 //! of a JSON string literal as it lies in a session file
 //! ([`literal_words`]), decoding only where an escape or a non-ASCII

@@ -13,12 +13,12 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
-use super::entry::{format_iso_ms, Entry};
-use super::fileops;
-use super::ids::{new_entry_id, new_session_id};
-use super::open::open_session_file;
-use super::reader::{parse_object, read_session, ReadError, Session};
-use super::tree::SessionTree;
+use crate::entry::{format_iso_ms, Entry};
+use crate::fileops;
+use crate::ids::{new_entry_id, new_session_id};
+use crate::open::open_session_file;
+use crate::reader::{parse_object, read_session, ReadError, Session};
+use crate::tree::SessionTree;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
@@ -134,7 +134,7 @@ impl Snapshot {
         file.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
         file.read_to_end(&mut buf).map_err(io_err(path))?;
         let parsed = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
-        let session = super::reader::parse_session(path, &buf[..parsed])?;
+        let session = crate::reader::parse_session(path, &buf[..parsed])?;
         Ok(Snapshot {
             buf,
             parsed,
@@ -151,7 +151,7 @@ impl Snapshot {
         file.read_to_end(&mut self.buf).map_err(io_err(path))?;
         let new = &self.buf[self.parsed..];
         let end = self.parsed + memchr::memrchr(b'\n', new).map_or(0, |i| i + 1);
-        for (line, _) in super::reader::lines(&self.buf[self.parsed..end]) {
+        for (line, _) in crate::reader::lines(&self.buf[self.parsed..end]) {
             if let Some(obj) = parse_object(line, &mut false) {
                 let index = self.session.entries.len() + 1;
                 self.session.entries.push(Entry::new(index, obj));
@@ -177,7 +177,7 @@ pub fn append_entry(
     make: impl Fn(&Session, &str) -> Result<Map<String, Value>, WriteError>,
 ) -> Result<Written, WriteError> {
     // Before anything else: another agent's file is not even waited on.
-    if let Some(agent) = super::foreign::detect_path(path) {
+    if let Some(agent) = crate::foreign::detect_path(path) {
         return Err(WriteError::Foreign {
             path: path.to_path_buf(),
             agent: agent.display_name(),
@@ -374,14 +374,14 @@ pub fn fork_point(session: &Session, tree: &SessionTree, i: usize) -> ForkPoint 
 
 /// A user message's text as Atomic gives it back: the string, or the text
 /// blocks joined.
-pub fn user_message_text(e: &super::entry::Entry) -> String {
+pub fn user_message_text(e: &crate::entry::Entry) -> String {
     if e.entry_type() != "message" {
         return String::new();
     }
     // Read without keeping the entry parsed.
     e.with_raw(|raw| {
         let m = raw.get("message").and_then(Value::as_object);
-        super::entry::content_text(m.and_then(|m| m.get("content")), "")
+        crate::entry::content_text(m.and_then(|m| m.get("content")), "")
     })
 }
 
@@ -520,13 +520,13 @@ pub fn fork(source: &Path, entry_id: &str, out: Option<&Path>) -> Result<Forked,
 /// escapes, key order, even invalid UTF-8), and lines the reader skips stay
 /// where they were. The `.bak` is the original's bytes with its mtime.
 pub fn migrate_file(path: &Path) -> Result<PathBuf, WriteError> {
-    use super::reader::{lines, migrate_v1, migrate_v2};
-    use super::splice::splice_object_line;
+    use crate::reader::{lines, migrate_v1, migrate_v2};
+    use crate::splice::splice_object_line;
 
     let (mut file, meta) = open_session_file(path)?;
     let mut original = Vec::new();
     file.read_to_end(&mut original).map_err(io_err(path))?;
-    let session = super::reader::parse_session(path, &original)?;
+    let session = crate::reader::parse_session(path, &original)?;
     refuse_foreign(&session)?;
 
     // The same walk as the reader's: the first object is the header, every
@@ -599,7 +599,7 @@ pub fn migrate_file(path: &Path) -> Result<PathBuf, WriteError> {
 fn is_trimmed(e: &Entry) -> bool {
     fn walk(v: &Value) -> bool {
         match v {
-            Value::String(s) => s == super::reader::DEEP_PLACEHOLDER,
+            Value::String(s) => s == crate::reader::DEEP_PLACEHOLDER,
             Value::Array(a) => a.iter().any(walk),
             Value::Object(m) => m.values().any(walk),
             _ => false,

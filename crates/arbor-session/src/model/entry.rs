@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use super::source::LineRef;
+use crate::source::LineRef;
 
 use serde_json::{Map, Value};
 
@@ -315,7 +315,7 @@ pub struct Raw {
 /// Parses a line as the reader did when it accepted it.
 fn parse_line(bytes: &[u8]) -> Map<String, Value> {
     let mut lossy = false;
-    super::reader::parse_object(bytes, &mut lossy).unwrap_or_default()
+    crate::reader::parse_object(bytes, &mut lossy).unwrap_or_default()
 }
 
 impl From<Map<String, Value>> for Raw {

@@ -64,9 +64,9 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::agent::Agent;
-use super::entry::parse_iso_ms;
-use super::reader::{lines, parse_object};
+use crate::agent::Agent;
+use crate::entry::parse_iso_ms;
+use crate::reader::{lines, parse_object};
 
 /// Which foreign format a file's first JSON object is in, if any.
 pub fn detect(obj: &Map<String, Value>) -> Option<Agent> {
@@ -113,7 +113,7 @@ pub fn detect_bytes(buf: &[u8]) -> Option<Agent> {
 /// whole); `None` for Atomic files and anything unreadable.
 pub fn detect_path(path: &Path) -> Option<Agent> {
     use std::io::{BufRead, Read};
-    let (f, _) = super::open::open_session_file(path).ok()?;
+    let (f, _) = crate::open::open_session_file(path).ok()?;
     let mut r = std::io::BufReader::new(f).take(1 << 20);
     let mut line = Vec::new();
     loop {
@@ -155,7 +155,7 @@ pub fn translate_file(
     max_line: usize,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<Vec<(u64, u64)>> {
-    use super::chunked::{Forward, Line as Chunk};
+    use crate::chunked::{Forward, Line as Chunk};
     let len = file.metadata()?.len();
     let mut huge = Vec::new();
     let Some(mut t) = Translator::new(agent, path) else {

@@ -15,9 +15,9 @@ use std::io::{Read, Seek, SeekFrom};
 
 use serde_json::Value;
 
-use super::entry::{id_text, Entry};
-use super::reader::parse_object;
-use super::render::{entry_text, ToolCalls};
+use crate::entry::{id_text, Entry};
+use crate::reader::parse_object;
+use crate::render::{entry_text, ToolCalls};
 use arbor_util::hash::FxHasher;
 
 /// How many characters of the labelled entry's row text are kept.
@@ -72,7 +72,7 @@ pub struct UsageBucket {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LabelRow {
     pub path: std::path::PathBuf,
-    pub agent: super::agent::Agent,
+    pub agent: crate::agent::Agent,
     pub session_id: String,
     /// The session's title (name, else first message), for the picker.
     pub title: String,
@@ -87,8 +87,8 @@ pub struct LabelRow {
 
 /// The labels of `rows` that show somewhere (their entry is in the file),
 /// newest first; ties by file, then entry.
-pub fn label_rows(rows: &[super::info::SessionInfo]) -> Vec<LabelRow> {
-    use super::entry::{format_iso_ms, parse_iso_ms};
+pub fn label_rows(rows: &[crate::info::SessionInfo]) -> Vec<LabelRow> {
+    use crate::entry::{format_iso_ms, parse_iso_ms};
     let mut out: Vec<LabelRow> = rows
         .iter()
         .flat_map(|r| {
@@ -219,7 +219,7 @@ pub fn raw_id_hash(raw: &str) -> Option<u64> {
     if raw.starts_with('"') && !raw.contains('\\') && raw.len() >= 2 {
         return Some(id_hash(&raw[1..raw.len() - 1]));
     }
-    let v: Value = super::reader::parse_json_lenient(raw)?;
+    let v: Value = crate::reader::parse_json_lenient(raw)?;
     id_text(&v).map(|s| id_hash(&s))
 }
 
@@ -307,7 +307,7 @@ impl LineSource for &[u8] {
 
     fn each_line(&mut self, f: &mut dyn FnMut(&[u8], u64)) -> std::io::Result<()> {
         let base = self.as_ptr() as usize;
-        for (line, _) in super::reader::lines(self) {
+        for (line, _) in crate::reader::lines(self) {
             f(line, (line.as_ptr() as usize - base) as u64);
         }
         Ok(())
@@ -338,8 +338,8 @@ impl LineSource for std::fs::File {
 
     fn each_line(&mut self, f: &mut dyn FnMut(&[u8], u64)) -> std::io::Result<()> {
         self.seek(SeekFrom::Start(0))?;
-        super::info::with_read_buffer(|buf| {
-            super::info::read_lines(self, buf, |line, complete, end| {
+        crate::info::with_read_buffer(|buf| {
+            crate::info::read_lines(self, buf, |line, complete, end| {
                 let start = end - line.len() as u64 - u64::from(complete);
                 f(line, start);
                 true
@@ -413,7 +413,7 @@ impl<'a> Finder<'a> {
 fn line_id(line: &[u8]) -> Option<Option<u64>> {
     let skimmed = simdutf8::basic::from_utf8(line).ok().and_then(|text| {
         let mut out: [Option<&str>; 1] = [None];
-        let mut sk = super::jsonscan::Skim::new(text);
+        let mut sk = crate::jsonscan::Skim::new(text);
         sk.object(0, &[b"id"], &mut out)?;
         sk.at_end().then_some(out[0])
     });

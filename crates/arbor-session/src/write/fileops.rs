@@ -13,8 +13,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::open::open_session_file_with;
-use super::reader::ReadError;
+use crate::open::open_session_file_with;
+use crate::reader::ReadError;
 
 /// Opens a session to append to it (and read it: an append is built from
 /// the file as it is right before the write). Only a regular file opens.

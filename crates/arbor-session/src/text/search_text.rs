@@ -6,8 +6,8 @@
 use memchr::memmem::Finder;
 use rayon::prelude::*;
 
-use super::reader::Session;
-use super::view::search_text;
+use crate::reader::Session;
+use crate::view::search_text;
 
 /// Entries per piece of the search text.
 const PIECE: usize = 512;

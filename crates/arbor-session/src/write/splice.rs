@@ -15,7 +15,7 @@ use std::ops::Range;
 
 use serde_json::{Map, Value};
 
-use super::reader::{parse_json_lenient, DEEP_PLACEHOLDER};
+use crate::reader::{parse_json_lenient, DEEP_PLACEHOLDER};
 
 /// Why a line could not be rewritten without changing more than asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -316,7 +316,7 @@ mod tests {
     fn escaped_keys_bom_and_invalid_utf8() {
         let mut line = b"\xef\xbb\xbf{\"t\\u0079pe\":\"x\",\"s\":\"\xff\"}\r".to_vec();
         let mut lossy = false;
-        let old = super::super::reader::parse_object(&line, &mut lossy).unwrap();
+        let old = crate::reader::parse_object(&line, &mut lossy).unwrap();
         assert!(lossy);
         let mut new = old.clone();
         new.insert("type".into(), "y".into());

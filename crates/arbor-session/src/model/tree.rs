@@ -5,8 +5,8 @@
 
 use std::collections::HashMap;
 
-use super::entry::{parse_iso_ms, Entry};
-use super::reader::Session;
+use crate::entry::{parse_iso_ms, Entry};
+use crate::reader::Session;
 use arbor_util::hash::FxBuild;
 
 /// Why an entry id given on the command line names no one entry.

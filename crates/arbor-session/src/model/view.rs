@@ -5,10 +5,10 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::entry::content_text;
-use super::entry::{Entry, StopKind, TextKind};
-use super::render::{entry_text, has_text_content, ToolCalls};
-use super::tree::SessionTree;
+use crate::entry::content_text;
+use crate::entry::{Entry, StopKind, TextKind};
+use crate::render::{entry_text, has_text_content, ToolCalls};
+use crate::tree::SessionTree;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Filter {
@@ -719,7 +719,7 @@ pub fn label_part(
     let Some(l) = tree.labels.get(&e.id) else {
         return String::new();
     };
-    let mut s = format!("[{}] ", super::render::sanitize_line(&l.text));
+    let mut s = format!("[{}] ", crate::render::sanitize_line(&l.text));
     if let (Some(fmt), Some(ts)) = (label_time, l.timestamp.as_deref()) {
         let t = fmt(ts);
         if !t.is_empty() {
@@ -742,7 +742,7 @@ pub fn row_line(
 ) -> String {
     let mut s = row_head(rows, pos);
     s.push_str(&label_part(e, tree, label_time));
-    s.push_str(&super::render::sanitize_line(&entry_text(e, calls)));
+    s.push_str(&crate::render::sanitize_line(&entry_text(e, calls)));
     s
 }
 

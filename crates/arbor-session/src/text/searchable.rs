@@ -24,8 +24,8 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::jsonscan::Skim;
-use super::line_skim::{skim_line, BlockSpans, LineSpans};
+use crate::jsonscan::Skim;
+use crate::line_skim::{skim_line, BlockSpans, LineSpans};
 
 /// Where a piece of searchable text comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -239,12 +239,12 @@ pub fn may_have_other_parts(line: &[u8]) -> bool {
 }
 
 /// The words of each part in `wanted` of one raw line, as [`parts_of_line`]
-/// then [`super::normalize::normalize`] would give them (each part's words
+/// then [`crate::normalize::normalize`] would give them (each part's words
 /// once per occurrence, in order, split as `normalize`'s output is split on
 /// spaces; an empty word where a text [`parts_of_line`] hands out starts,
 /// so that adjacent words are known),
 /// but skimmed from the line's bytes: JSON strings are tokenized where they
-/// lie (see [`super::words::literal_words`]), nothing is decoded into a
+/// lie (see [`crate::words::literal_words`]), nothing is decoded into a
 /// value. Returns false, having emitted nothing, when the line is unusual
 /// (not strict JSON, escaped keys, surrogate escapes, a number that may
 /// not fit a double, a duplicated field, deep nesting): then ask
@@ -325,7 +325,7 @@ pub fn part_words_of(
     seen: &mut SeenPieces,
     emit: &mut impl FnMut(Part, &[u8]),
 ) -> bool {
-    use super::line_skim::{msg, top};
+    use crate::line_skim::{msg, top};
     if spans.big_number {
         return false;
     }
@@ -426,7 +426,7 @@ impl<E: FnMut(Part, &[u8])> WordsOut<'_, '_, E> {
             return;
         };
         let emit = &mut *self.emit;
-        super::words::literal_words(lit.as_bytes(), self.scratch, &mut |w| emit(part, w));
+        crate::words::literal_words(lit.as_bytes(), self.scratch, &mut |w| emit(part, w));
     }
 
     /// The words of a `content` value: a string, or its text blocks (one
@@ -463,7 +463,7 @@ impl<E: FnMut(Part, &[u8])> WordsOut<'_, '_, E> {
                 b'"' => {
                     let lit = sk.value_span(depth)?;
                     let inner = &lit.as_bytes()[1..lit.len() - 1];
-                    super::words::literal_words(inner, out.scratch, &mut |w| {
+                    crate::words::literal_words(inner, out.scratch, &mut |w| {
                         emit(Part::ToolCall, w)
                     });
                     Some(())
@@ -475,7 +475,7 @@ impl<E: FnMut(Part, &[u8])> WordsOut<'_, '_, E> {
                     let mut text = String::new();
                     let mut de = serde_json::Deserializer::from_str(num);
                     Collect(&mut text).deserialize(&mut de).ok()?;
-                    super::words::str_words(&text, out.scratch, &mut |w| emit(Part::ToolCall, w));
+                    crate::words::str_words(&text, out.scratch, &mut |w| emit(Part::ToolCall, w));
                     Some(())
                 }
                 _ => sk.value(depth),

@@ -11,7 +11,7 @@
 use std::fs::{File, Metadata, OpenOptions};
 use std::path::Path;
 
-use super::reader::ReadError;
+use crate::reader::ReadError;
 
 /// Opens `path` for reading; only a regular file is accepted.
 pub fn open_session_file(path: &Path) -> Result<(File, Metadata), ReadError> {

@@ -2,9 +2,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::entry::{content_text, Entry};
-use super::reader::Session;
-use super::tree::SessionTree;
+use crate::entry::{content_text, Entry};
+use crate::reader::Session;
+use crate::tree::SessionTree;
 
 /// Atomic's fixed preamble of a verbatim compaction boundary message.
 pub const VERBATIM_COMPACTION_PREFIX: &str = "The earlier conversation was compacted. Below is the verbatim transcript of the retained lines; elided spans are marked \"(filtered N lines)\".\n\n";

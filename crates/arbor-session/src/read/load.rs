@@ -16,13 +16,13 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use serde_json::Value;
 
-use super::calls::ToolCalls;
-use super::entry::{
+use crate::calls::ToolCalls;
+use crate::entry::{
     id_text, intern_role, intern_type, Entry, Facts, LabelFacts, StopKind, TextKind,
 };
-use super::jsonscan::Skim;
-use super::reader::{lines, parse_object, Diagnostics};
-use super::source::{LineRef, Source};
+use crate::jsonscan::Skim;
+use crate::reader::{lines, parse_object, Diagnostics};
+use crate::source::{LineRef, Source};
 
 /// A tool call of a line: id, name, and where its arguments are in the
 /// line (`None`: no `arguments`).

@@ -5,6 +5,8 @@
 //! being decoded, and no tree is built. The scanner can be resumed on
 //! appended bytes, which is how the index and the watcher stay incremental.
 
+pub mod extras;
+
 use std::path::{Path, PathBuf};
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
@@ -12,15 +14,15 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::entry::{format_iso_ms, is_internal_marker, parse_iso_ms};
-use super::extras::{
+use crate::entry::{format_iso_ms, is_internal_marker, parse_iso_ms};
+use crate::extras::{
     apply_label, raw_id_hash, LabelInfo, LineSource, Offsets, Usage, UsageFigures,
 };
-use super::jsonscan::{for_each_element, Skim};
-use super::line_skim::{
+use crate::jsonscan::{for_each_element, Skim};
+use crate::line_skim::{
     LineSpans, MESSAGE_KEYS, ROW_MESSAGE_KEYS, ROW_TOP_KEYS, TOP_KEYS, USAGE_KEYS,
 };
-use super::reader::{lines, parse_json_lenient, parse_object, too_deep, Diagnostics, ReadError};
+use crate::reader::{lines, parse_json_lenient, parse_object, too_deep, Diagnostics, ReadError};
 
 pub const NO_MESSAGES: &str = "(no messages)";
 
@@ -73,7 +75,7 @@ pub struct SessionInfo {
     /// The agent of the store root the file was found under (set by
     /// whoever was handed the file, never read from its contents).
     #[serde(default)]
-    pub agent: super::agent::Agent,
+    pub agent: crate::agent::Agent,
     /// The labels set in the file, in the order last set.
     #[serde(default)]
     pub labels: Vec<LabelInfo>,
@@ -394,10 +396,10 @@ pub fn resume_target(
     path: &Path,
     id: &str,
     internal: bool,
-    agent: super::agent::Agent,
+    agent: crate::agent::Agent,
     parent: Option<&str>,
 ) -> (PathBuf, String) {
-    if let (true, super::agent::Agent::Claude, Some(parent)) = (internal, agent, parent) {
+    if let (true, crate::agent::Agent::Claude, Some(parent)) = (internal, agent, parent) {
         let p = PathBuf::from(parent);
         if let Some(id) = p.file_stem().and_then(|s| s.to_str()) {
             return (p.clone(), id.to_string());
@@ -669,7 +671,7 @@ fn probe_fast(line: &[u8]) -> Option<LineFields<'_>> {
 /// The row's fields of a line skimmed for both the row and the words:
 /// what [`probe_fast`] captures of it.
 fn fields_of<'a>(s: &LineSpans<'a>) -> LineFields<'a> {
-    use super::line_skim::{msg, top, usage};
+    use crate::line_skim::{msg, top, usage};
     LineFields {
         ty: s.top[top::TYPE],
         id: s.top[top::ID],
@@ -1016,10 +1018,10 @@ pub struct InfoScanner {
     fast: bool,
     /// Gather `all_text` (else only the first user message is decoded).
     keep_text: bool,
-    /// Gather it normalized (see [`super::normalize::normalize`]) rather than raw.
+    /// Gather it normalized (see [`crate::normalize::normalize`]) rather than raw.
     normalize_text: bool,
     /// Where each entry's line starts, for finding labelled entries again
-    /// (see [`super::extras::Offsets`]).
+    /// (see [`crate::extras::Offsets`]).
     offsets: Offsets,
     /// `offsets` cover every entry of the file so far.
     offsets_complete: bool,
@@ -1120,7 +1122,7 @@ impl InfoScanner {
     }
 
     /// [`InfoScanner::feed_at`] for a complete line already skimmed by
-    /// [`skim_line`](super::line_skim::skim_line): the same row as feeding
+    /// [`skim_line`](crate::line_skim::skim_line): the same row as feeding
     /// the line itself. Returns false, having done nothing, when the line
     /// must be fed itself (the header is not read yet, or the fast path is
     /// off).
@@ -1139,7 +1141,7 @@ impl InfoScanner {
     /// Looks up the row text of labels set by the lines fed so far, reading
     /// their entries' lines again from `src` (the file being scanned).
     pub fn resolve_labels(&mut self, src: &mut dyn LineSource) -> std::io::Result<()> {
-        super::extras::resolve_label_texts(
+        crate::extras::resolve_label_texts(
             &mut self.info.labels,
             &self.offsets,
             self.offsets_complete,
@@ -1279,7 +1281,7 @@ impl InfoScanner {
                 if !i.all_text.is_empty() && !i.all_text.ends_with(' ') {
                     i.all_text.push(' ');
                 }
-                super::normalize::normalize(&text, &mut i.all_text);
+                crate::normalize::normalize(&text, &mut i.all_text);
             } else {
                 if !i.all_text.is_empty() {
                     i.all_text.push(' ');
@@ -1412,7 +1414,7 @@ pub struct SeenRow {
 }
 
 /// [`scan_info_with`], each complete line after the header also handed to
-/// `each`, when given, with its skim ([`skim_line`](super::line_skim::skim_line);
+/// `each`, when given, with its skim ([`skim_line`](crate::line_skim::skim_line);
 /// `None` when the skim refused it): one crossing of a line for the row
 /// and for whoever reads its parts, as an index build does. Without
 /// `each`, the row's own probe reads each line (it captures less).
@@ -1425,7 +1427,7 @@ pub fn scan_info_seeing(
         path: path.to_path_buf(),
         source,
     };
-    let (mut f, meta) = super::open::open_session_file(path)?;
+    let (mut f, meta) = crate::open::open_session_file(path)?;
     let mut s = InfoScanner::new(path, mtime_ms(&meta));
     if !text {
         s = s.without_text();
@@ -1440,7 +1442,7 @@ pub fn scan_info_seeing(
                     return s.failed.is_none();
                 }
             };
-            match super::line_skim::skim_line(line) {
+            match crate::line_skim::skim_line(line) {
                 Some(spans) => {
                     if !s.feed_skimmed_at(&spans, at) {
                         s.feed_at(line, true, at);
@@ -1483,11 +1485,11 @@ pub fn scan_info_seeing(
 /// file is in no format arbor knows. The row's `agent` is left to the
 /// caller, who knows the store root.
 pub fn scan_foreign(path: &Path, text: bool) -> Result<Option<SessionInfo>, ReadError> {
-    let Some(agent) = super::foreign::detect_path(path) else {
+    let Some(agent) = crate::foreign::detect_path(path) else {
         return Ok(None);
     };
-    let (mut f, meta) = super::open::open_session_file(path)?;
-    let Some(mut t) = super::foreign::Translator::new(agent, path) else {
+    let (mut f, meta) = crate::open::open_session_file(path)?;
+    let Some(mut t) = crate::foreign::Translator::new(agent, path) else {
         return Ok(None);
     };
     let mut s = InfoScanner::new(path, mtime_ms(&meta));
@@ -1514,8 +1516,8 @@ pub fn scan_foreign_bytes(
     file_mtime_ms: i64,
     text: bool,
 ) -> Option<SessionInfo> {
-    let agent = super::foreign::detect_bytes(buf)?;
-    let mut t = super::foreign::Translator::new(agent, path)?;
+    let agent = crate::foreign::detect_bytes(buf)?;
+    let mut t = crate::foreign::Translator::new(agent, path)?;
     let mut s = InfoScanner::new(path, file_mtime_ms);
     if !text {
         s = s.without_text();
@@ -1528,7 +1530,7 @@ pub fn scan_foreign_bytes(
 
 /// The row of a translation fed to `s` (another agent's file has no
 /// labels to resolve); its git branch is the translation's.
-pub fn finish_foreign(t: super::foreign::Translator, mut s: InfoScanner) -> Option<SessionInfo> {
+pub fn finish_foreign(t: crate::foreign::Translator, mut s: InfoScanner) -> Option<SessionInfo> {
     let branch = t.git_branch().map(str::to_string);
     t.finish_lines(&mut |l, c| s.feed(l, c));
     let mut row = s.finish().ok()?;
@@ -1539,7 +1541,7 @@ pub fn finish_foreign(t: super::foreign::Translator, mut s: InfoScanner) -> Opti
 /// A whole file and its mtime.
 pub fn read_whole(path: &Path) -> Result<(Vec<u8>, i64), ReadError> {
     use std::io::Read;
-    let (mut f, meta) = super::open::open_session_file(path)?;
+    let (mut f, meta) = crate::open::open_session_file(path)?;
     let mut buf = Vec::with_capacity(meta.len() as usize);
     f.read_to_end(&mut buf).map_err(|source| ReadError::Io {
         path: path.to_path_buf(),
@@ -1679,7 +1681,7 @@ fn scan_bytes_with(mut s: InfoScanner, path: &Path, buf: &[u8]) -> Result<Sessio
 
 /// [`scan_info_bytes`] as an index build feeds the scanner: each complete
 /// line skimmed once for the row and the words
-/// ([`skim_line`](super::line_skim::skim_line), then
+/// ([`skim_line`](crate::line_skim::skim_line), then
 /// [`InfoScanner::feed_skimmed_at`]). For tests that check it gives the
 /// same rows.
 #[doc(hidden)]
@@ -1693,7 +1695,7 @@ pub fn scan_info_bytes_skimmed(
     for (line, nl) in lines(buf) {
         let at = (line.as_ptr() as usize - base) as u64;
         let fed =
-            nl && super::line_skim::skim_line(line).is_some_and(|sp| s.feed_skimmed_at(&sp, at));
+            nl && crate::line_skim::skim_line(line).is_some_and(|sp| s.feed_skimmed_at(&sp, at));
         if !fed {
             s.feed_at(line, nl, at);
         }

@@ -1,6 +1,6 @@
 //! One crossing of an entry's line for both of its readers in an index
-//! build: the list row ([`super::info::InfoScanner`]) and the searchable
-//! parts' words ([`super::searchable`]). Each used to skim the line on its
+//! build: the list row ([`crate::info::InfoScanner`]) and the searchable
+//! parts' words ([`crate::searchable`]). Each used to skim the line on its
 //! own, so every tool output was crossed twice; this skim captures the
 //! members either reads, and each takes its own from it.
 //!
@@ -9,7 +9,7 @@
 //! it always did: the skim refuses every line either reader's own skim
 //! refuses, and captures the same raw values when it accepts.
 
-use super::jsonscan::Skim;
+use crate::jsonscan::Skim;
 
 /// Members of a content block (`type`, `text`, `thinking`, `name`,
 /// `arguments`), raw.

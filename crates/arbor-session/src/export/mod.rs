@@ -28,13 +28,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::fileops::NewFileError;
+use crate::fileops::NewFileError;
 
-use super::entry::{format_iso_ms, parse_iso_ms, Entry, Header};
-use super::jsonscan::Skim;
-use super::reader::{parse_object, parse_session, ReadError};
-use super::render::is_unsafe;
-use super::tree::SessionTree;
+use crate::entry::{format_iso_ms, parse_iso_ms, Entry, Header};
+use crate::jsonscan::Skim;
+use crate::reader::{parse_object, parse_session, ReadError};
+use crate::render::is_unsafe;
+use crate::tree::SessionTree;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ExportFormat {
@@ -123,7 +123,7 @@ pub enum ExportError {
     #[error("{path}: {source}")]
     AmbiguousEntry {
         path: PathBuf,
-        source: super::tree::EntryIdError,
+        source: crate::tree::EntryIdError,
     },
 }
 
@@ -168,7 +168,7 @@ pub fn write_in_dir(dir: &Path, file_name: &str, doc: &Rendered) -> std::io::Res
             _ => format!("{stem}-{n}.{ext}"),
         };
         let path = dir.join(name);
-        match super::fileops::write_new(&path, false, |f| doc.write_to(f)) {
+        match crate::fileops::write_new(&path, false, |f| doc.write_to(f)) {
             Ok(()) => return Ok(path),
             Err(NewFileError::Create(e)) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 continue
@@ -218,13 +218,13 @@ fn export_file_with(
     opts: ExportOptions,
     two_pass: bool,
 ) -> Result<Rendered, ExportError> {
-    let buf = super::open::read_session_bytes(path)?;
+    let buf = crate::open::read_session_bytes(path)?;
     let find_leaf = |tree: &SessionTree| -> Result<Option<usize>, ExportError> {
         match leaf_id {
             // An id or a unique id prefix, as the CLI takes entries.
             Some(id) => match tree.resolve_id(id) {
                 Ok(i) => Ok(Some(i)),
-                Err(super::tree::EntryIdError::NotFound(_)) => Err(ExportError::NoEntry {
+                Err(crate::tree::EntryIdError::NotFound(_)) => Err(ExportError::NoEntry {
                     id: id.to_string(),
                     path: path.to_path_buf(),
                 }),
@@ -360,7 +360,7 @@ fn light_scan(buf: &[u8]) -> Option<Light> {
     let mut entries = Vec::new();
     let mut lines = Vec::new();
     let base = buf.as_ptr() as usize;
-    for (line, _) in super::reader::lines(buf) {
+    for (line, _) in crate::reader::lines(buf) {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
@@ -668,7 +668,7 @@ fn walk<'e>(
                     }
                 }
             } else if e.role() == Some("user") && first_user.is_none() {
-                let t = super::entry::content_text(m.get("content"), " ");
+                let t = crate::entry::content_text(m.get("content"), " ");
                 if !t.trim().is_empty() {
                     first_user = Some(t);
                 }
