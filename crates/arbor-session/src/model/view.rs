@@ -530,6 +530,20 @@ pub fn flatten_pre(
 ) {
     rows.clear();
     stack.clear();
+    let root_count = visible_rows(rows, stack, pre, visible, folds);
+    lay_out(rows, root_count > 1);
+}
+
+/// The first pass of [`flatten_pre`]: the visible rows in walk order, each
+/// with its visible parent, children count and last-sibling flag; returns
+/// how many are roots.
+fn visible_rows(
+    rows: &mut Vec<TreeRow>,
+    stack: &mut Vec<(u32, u32, u32)>,
+    pre: &Preorder,
+    visible: &[u64],
+    folds: &[u32],
+) -> usize {
     let n = pre.order.len();
     let (order, end) = (&pre.order[..], &pre.end[..]);
     // The open visible ancestors: (end of subtree, row, last child row).
@@ -595,7 +609,12 @@ pub fn flatten_pre(
             next_bit(visible, p + 1, n)
         };
     }
-    let multiple_roots = top_count > 1;
+    top_count
+}
+
+/// The second pass of [`flatten_pre`]: each row's level, connector flags and
+/// gutter, from its parent's (a parent's row comes before its children's).
+fn lay_out(rows: &mut [TreeRow], multiple_roots: bool) {
     let shifted = if multiple_roots { Row::SHIFTED } else { 0 };
     for r in 0..rows.len() {
         let has_children = rows[r].visible_children > 0;
@@ -790,18 +809,14 @@ mod tests {
             .collect()
     }
 
-    fn flatten_reference(
-        rows: &mut Vec<RefRow>,
-        entries: &[Entry],
+    /// The visible tree as first-child / next-sibling links and children
+    /// counts (index `n` = the virtual top), children in Atomic's order.
+    fn visible_links(
+        n: usize,
         tree: &SessionTree,
         visible: &dyn Fn(usize) -> bool,
-        folded: &HashSet<usize>,
-    ) {
-        rows.clear();
-        let is_folded = |i: usize| !folded.is_empty() && folded.contains(&i);
-        let n = entries.len().min(tree.len());
-        // The visible tree as first-child / next-sibling links (index n = the
-        // virtual top), children in Atomic's order.
+        is_folded: &dyn Fn(usize) -> bool,
+    ) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
         let (mut first, mut last, mut next, mut count, mut stack) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (v, len, fill) in [
@@ -840,6 +855,21 @@ mod tests {
                 stack.push((c, next_anc));
             }
         }
+        (first, next, count)
+    }
+
+    fn flatten_reference(
+        rows: &mut Vec<RefRow>,
+        entries: &[Entry],
+        tree: &SessionTree,
+        visible: &dyn Fn(usize) -> bool,
+        folded: &HashSet<usize>,
+    ) {
+        rows.clear();
+        let is_folded = |i: usize| !folded.is_empty() && folded.contains(&i);
+        let n = entries.len().min(tree.len());
+        let (first, next, count) = visible_links(n, tree, visible, &is_folded);
+        let top = n;
         let kids = |p: usize, v: &mut Vec<usize>| {
             v.clear();
             let mut c = first[p];

@@ -409,27 +409,37 @@ pub fn fork(source: &Path, entry_id: &str, out: Option<&Path>) -> Result<Forked,
     let point = fork_point(&session, &tree, target);
     let path = point.leaf.map(|l| tree.path_to(l)).unwrap_or_default();
     let entries = &session.entries;
-    let is_label = |i: usize| entries[i].entry_type() == "label";
-
-    // A kept entry whose parent was a dropped label hangs from that label's parent.
-    let kept_parent = |i: usize| {
-        let mut p = tree.parent[i];
-        while let Some(x) = p {
-            if !is_label(x) {
-                break;
-            }
-            p = tree.parent[x];
-        }
-        p.map(|x| entries[x].id.clone())
-    };
 
     let id = new_session_id();
     let now = now_iso();
+    let header = fork_header(&session, source, &id, &now);
+
+    if let Some(&i) = path.iter().find(|&&i| is_trimmed(&entries[i])) {
+        return Err(WriteError::Invalid(format!(
+            "entry {} nests JSON too deeply to copy without loss; not forking",
+            entries[i].id
+        )));
+    }
+    let mut bytes = fork_lines(&session, &tree, &path, header, &now).join("\n");
+    bytes.push('\n');
+
+    let dest = fork_destination(source, out, &now, &id)?;
+    write_atomic(&dest, bytes.as_bytes())?;
+    Ok(Forked {
+        path: dest,
+        id,
+        prompt: point.prompt,
+    })
+}
+
+/// The fork's header: a new id and time, the source's cwd and flags, and the
+/// source as its parent session.
+fn fork_header(session: &Session, source: &Path, id: &str, now: &str) -> Map<String, Value> {
     let mut header = Map::new();
     header.insert("type".into(), "session".into());
     header.insert("version".into(), 3.into());
-    header.insert("id".into(), id.clone().into());
-    header.insert("timestamp".into(), now.clone().into());
+    header.insert("id".into(), id.into());
+    header.insert("timestamp".into(), now.into());
     header.insert(
         "cwd".into(),
         session.header.cwd().unwrap_or_default().into(),
@@ -444,18 +454,39 @@ pub fn fork(source: &Path, entry_id: &str, out: Option<&Path>) -> Result<Forked,
             header.insert(k.into(), v.clone());
         }
     }
+    header
+}
 
-    if let Some(&i) = path.iter().find(|&&i| is_trimmed(&entries[i])) {
-        return Err(WriteError::Invalid(format!(
-            "entry {} nests JSON too deeply to copy without loss; not forking",
-            entries[i].id
-        )));
-    }
+/// The fork's lines: the header, the entries of `path` but its labels (each
+/// hung from its nearest kept ancestor), then a new label line for each kept
+/// entry that has a label.
+fn fork_lines(
+    session: &Session,
+    tree: &SessionTree,
+    path: &[usize],
+    header: Map<String, Value>,
+    now: &str,
+) -> Vec<String> {
+    let entries = &session.entries;
+    let is_label = |i: usize| entries[i].entry_type() == "label";
+
+    // A kept entry whose parent was a dropped label hangs from that label's parent.
+    let kept_parent = |i: usize| {
+        let mut p = tree.parent[i];
+        while let Some(x) = p {
+            if !is_label(x) {
+                break;
+            }
+            p = tree.parent[x];
+        }
+        p.map(|x| entries[x].id.clone())
+    };
+
     let mut out_lines = vec![Value::Object(header).to_string()];
     let mut last: Option<String> = None;
     let mut taken: HashSet<String> = HashSet::new();
     let mut kept_ids = Vec::new();
-    for &i in &path {
+    for &i in path {
         if is_label(i) {
             continue;
         }
@@ -479,7 +510,7 @@ pub fn fork(source: &Path, entry_id: &str, out: Option<&Path>) -> Result<Forked,
             "type": "label",
             "id": lid,
             "parentId": last,
-            "timestamp": label.timestamp.clone().unwrap_or_else(|| now.clone()),
+            "timestamp": label.timestamp.clone().unwrap_or_else(|| now.to_string()),
             "targetId": kid,
             "label": label.text,
         });
@@ -487,15 +518,23 @@ pub fn fork(source: &Path, entry_id: &str, out: Option<&Path>) -> Result<Forked,
         last = Some(lid);
         out_lines.push(line.to_string());
     }
-    let mut bytes = out_lines.join("\n");
-    bytes.push('\n');
+    out_lines
+}
 
+/// Where the fork goes: `out`, else a new file beside the source; never over
+/// an existing file.
+fn fork_destination(
+    source: &Path,
+    out: Option<&Path>,
+    now: &str,
+    id: &str,
+) -> Result<PathBuf, WriteError> {
     let dest = match out {
         Some(p) => p.to_path_buf(),
         None => source
             .parent()
             .unwrap_or(Path::new("."))
-            .join(session_file_name(&now, &id)),
+            .join(session_file_name(now, id)),
     };
     if dest.exists() {
         return Err(WriteError::Invalid(format!(
@@ -503,12 +542,7 @@ pub fn fork(source: &Path, entry_id: &str, out: Option<&Path>) -> Result<Forked,
             dest.display()
         )));
     }
-    write_atomic(&dest, bytes.as_bytes())?;
-    Ok(Forked {
-        path: dest,
-        id,
-        prompt: point.prompt,
-    })
+    Ok(dest)
 }
 
 /// Rewrites a v1/v2 file as v3 (atomically, keeping `<file>.bak`).
