@@ -1,6 +1,14 @@
 //! The tolerant reader: one JSON object per line, never a panic.
 
-use std::collections::HashSet;
+mod migrate;
+mod tolerant;
+
+pub use migrate::{migrate_v1, migrate_v2};
+pub use tolerant::{
+    lines, parse_json_lenient, parse_object, repair_line, too_deep, DEEP_PLACEHOLDER, KEEP_DEPTH,
+    MAX_DEPTH,
+};
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -8,8 +16,9 @@ use serde_json::{Map, Value};
 
 use crate::calls::ToolCalls;
 use crate::entry::{Entry, Header};
-use crate::ids::legacy_entry_id;
 use crate::source::Source;
+
+use migrate::parse_legacy;
 
 /// Why a file could not be read as a session.
 #[derive(Debug, thiserror::Error)]
@@ -206,209 +215,6 @@ impl Session {
             }
             k = j;
         }
-    }
-}
-
-/// Splits a buffer into lines, tolerating a missing final newline.
-/// Returns `(line, ended_with_newline)`.
-pub fn lines(buf: &[u8]) -> impl Iterator<Item = (&[u8], bool)> {
-    let mut rest = buf;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        match memchr::memchr(b'\n', rest) {
-            Some(i) => {
-                let line = &rest[..i];
-                rest = &rest[i + 1..];
-                Some((line, true))
-            }
-            None => {
-                let line = rest;
-                rest = &[];
-                Some((line, false))
-            }
-        }
-    })
-}
-
-/// Parses one line to a JSON object; `None` when it is not one.
-pub fn parse_object(line: &[u8], lossy: &mut bool) -> Option<Map<String, Value>> {
-    let text: std::borrow::Cow<str> = match std::str::from_utf8(line) {
-        Ok(s) => s.into(),
-        Err(_) => {
-            *lossy = true;
-            String::from_utf8_lossy(line)
-        }
-    };
-    let text = text.trim_start_matches('\u{feff}');
-    match parse_json_lenient(text) {
-        Some(Value::Object(map)) => Some(map),
-        _ => None,
-    }
-}
-
-/// Deepest nesting arbor parses. JavaScript readers accept any depth; this
-/// bound keeps a hostile line from exhausting memory or the stack. It is
-/// the one rule of every reader: a deeper line is unreadable to the tree
-/// reader and to the list-row scanner alike (see [`too_deep`]).
-pub const MAX_DEPTH: usize = 20_000;
-
-/// Whether `line` nests arrays and objects deeper than [`MAX_DEPTH`].
-/// Linear, and free for lines too short to be that deep.
-pub fn too_deep(line: &[u8]) -> bool {
-    if line.len() <= 2 * MAX_DEPTH {
-        return false;
-    }
-    let (mut depth, mut in_string, mut i) = (0usize, false, 0);
-    while i < line.len() {
-        match (in_string, line[i]) {
-            (true, b'\\') => i += 1,
-            (true, b'"') => in_string = false,
-            (false, b'"') => in_string = true,
-            (false, b'{' | b'[') => {
-                depth += 1;
-                if depth > MAX_DEPTH {
-                    return true;
-                }
-            }
-            (false, b'}' | b']') => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        i += 1;
-    }
-    false
-}
-
-/// Rewrites what JavaScript accepts but strict JSON does not: lone UTF-16
-/// surrogate escapes become U+FFFD (what the agents' own UTF-8 encoding
-/// turns them into) and out-of-range numbers become the largest finite
-/// double. Returns the text (`None` when unchanged) and the nesting depth.
-pub fn repair_line(line: &str) -> (Option<String>, usize) {
-    let b = line.as_bytes();
-    let esc = |i: usize| -> Option<u16> {
-        if i + 6 <= b.len() && b[i] == b'\\' && b[i + 1] == b'u' {
-            u16::from_str_radix(std::str::from_utf8(&b[i + 2..i + 6]).ok()?, 16).ok()
-        } else {
-            None
-        }
-    };
-    let mut out = String::with_capacity(line.len());
-    let mut changed = false;
-    let (mut depth, mut max_depth) = (0usize, 0usize);
-    let mut in_string = false;
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if in_string {
-            if c == b'\\' {
-                match esc(i) {
-                    Some(0xd800..=0xdbff) if matches!(esc(i + 6), Some(0xdc00..=0xdfff)) => {
-                        out.push_str(&line[i..i + 12]);
-                        i += 12;
-                    }
-                    Some(0xd800..=0xdfff) => {
-                        out.push_str("\\ufffd");
-                        changed = true;
-                        i += 6;
-                    }
-                    _ => {
-                        // The backslash and the character it escapes, which
-                        // may be multi-byte in invalid JSON (`"\é"`, or `\`
-                        // before a lossy U+FFFD): slicing a fixed two bytes
-                        // here used to panic on a non-char boundary.
-                        out.push('\\');
-                        i += 1;
-                        if let Some(ch) = line[i..].chars().next() {
-                            out.push(ch);
-                            i += ch.len_utf8();
-                        }
-                    }
-                }
-                continue;
-            }
-            if c == b'"' {
-                in_string = false;
-            }
-        } else {
-            match c {
-                b'"' => in_string = true,
-                b'{' | b'[' => {
-                    depth += 1;
-                    max_depth = max_depth.max(depth);
-                }
-                b'}' | b']' => depth = depth.saturating_sub(1),
-                b'-' | b'0'..=b'9' => {
-                    let end = b[i..]
-                        .iter()
-                        .position(|x| !matches!(x, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
-                        .map_or(b.len(), |p| i + p);
-                    let tok = &line[i..end];
-                    match tok.parse::<f64>() {
-                        Ok(f) if f.is_infinite() => {
-                            out.push_str(if f < 0.0 {
-                                "-1.7976931348623157e308"
-                            } else {
-                                "1.7976931348623157e308"
-                            });
-                            changed = true;
-                        }
-                        _ => out.push_str(tok),
-                    }
-                    i = end;
-                    continue;
-                }
-                _ => {}
-            }
-        }
-        // Copy one whole character (multi-byte UTF-8 included).
-        let ch = line[i..].chars().next().unwrap_or('\u{fffd}');
-        out.push(ch);
-        i += ch.len_utf8();
-    }
-    (changed.then_some(out), max_depth)
-}
-
-/// Parses JSON the way the agents' JavaScript readers accept it.
-pub fn parse_json_lenient(text: &str) -> Option<Value> {
-    if let Ok(v) = serde_json::from_str::<Value>(text) {
-        return Some(v);
-    }
-    let (fixed, depth) = repair_line(text);
-    if depth > MAX_DEPTH {
-        return None;
-    }
-    let text = fixed.as_deref().unwrap_or(text);
-    let mut de = serde_json::Deserializer::from_str(text);
-    de.disable_recursion_limit();
-    let mut v = {
-        let sd = serde_stacker::Deserializer::new(&mut de);
-        <Value as serde::Deserialize>::deserialize(sd).ok()?
-    };
-    de.end().ok()?;
-    if depth > KEEP_DEPTH {
-        // Everything else in arbor (clone, drop, serialize) recurses; deep
-        // subtrees are cut here and freed on a big stack of their own.
-        let mut cut = Vec::new();
-        trim_deep(&mut v, 0, &mut cut);
-        stacker::grow(64 << 20, move || drop(cut));
-    }
-    Some(v)
-}
-
-/// Nesting kept in memory; deeper JSON is replaced by `DEEP_PLACEHOLDER`.
-pub const KEEP_DEPTH: usize = 64;
-pub const DEEP_PLACEHOLDER: &str = "[arbor: JSON nested too deeply to show]";
-
-fn trim_deep(v: &mut Value, depth: usize, cut: &mut Vec<Value>) {
-    if depth >= KEEP_DEPTH && (v.is_array() || v.is_object()) {
-        cut.push(std::mem::replace(v, Value::String(DEEP_PLACEHOLDER.into())));
-        return;
-    }
-    match v {
-        Value::Array(a) => a.iter_mut().for_each(|x| trim_deep(x, depth + 1, cut)),
-        Value::Object(m) => m.values_mut().for_each(|x| trim_deep(x, depth + 1, cut)),
-        _ => {}
     }
 }
 
@@ -676,83 +482,4 @@ fn parse_line(
         diagnostics.lossy_lines += 1;
     }
     Some(obj)
-}
-
-/// The entries of a version 1 or 2 file, parsed and migrated in memory
-/// (and of any file, for [`parse_session_eager`]).
-fn parse_legacy(header: &Header, body: &[u8], diagnostics: &mut Diagnostics) -> Vec<Entry> {
-    let mut raw_entries: Vec<Map<String, Value>> = Vec::new();
-    for (line, newline) in lines(body) {
-        let Some(obj) = parse_line(line, newline, diagnostics) else {
-            continue;
-        };
-        raw_entries.push(obj);
-    }
-    if header.version < 2 {
-        migrate_v1(&header.id, &mut raw_entries);
-    }
-    if header.version < 3 {
-        migrate_v2(&mut raw_entries);
-    }
-    raw_entries
-        .into_iter()
-        .enumerate()
-        .map(|(i, raw)| Entry::new(i + 1, raw))
-        .collect()
-}
-
-/// v1 → v2: ids, a linear parent chain, and index-based compaction pointers.
-pub fn migrate_v1(session_id: &str, entries: &mut [Map<String, Value>]) {
-    let mut taken: HashSet<String> = entries
-        .iter()
-        .filter_map(|e| e.get("id").and_then(Value::as_str).map(str::to_string))
-        .collect();
-    let mut ids = Vec::with_capacity(entries.len());
-    for (i, e) in entries.iter_mut().enumerate() {
-        let id = match e.get("id").and_then(Value::as_str) {
-            Some(id) => id.to_string(),
-            None => {
-                let mut attempt = 0;
-                loop {
-                    let candidate = legacy_entry_id(session_id, i + 1, attempt);
-                    if taken.insert(candidate.clone()) {
-                        break candidate;
-                    }
-                    attempt += 1;
-                }
-            }
-        };
-        ids.push(id);
-    }
-    for i in 0..entries.len() {
-        let parent = if i == 0 {
-            Value::Null
-        } else {
-            Value::String(ids[i - 1].clone())
-        };
-        let e = &mut entries[i];
-        e.insert("id".into(), Value::String(ids[i].clone()));
-        e.insert("parentId".into(), parent);
-        if e.get("type").and_then(Value::as_str) == Some("compaction") {
-            // The index counts the header as line 0, so entry k sits at index k.
-            if let Some(idx) = e.get("firstKeptEntryIndex").and_then(Value::as_u64) {
-                let target = (idx as usize).checked_sub(1).and_then(|k| ids.get(k));
-                if let Some(target) = target {
-                    e.insert("firstKeptEntryId".into(), Value::String(target.clone()));
-                }
-                e.shift_remove("firstKeptEntryIndex");
-            }
-        }
-    }
-}
-
-/// v2 → v3: the `hookMessage` role became `custom`.
-pub fn migrate_v2(entries: &mut [Map<String, Value>]) {
-    for e in entries {
-        if let Some(Value::Object(m)) = e.get_mut("message") {
-            if m.get("role").and_then(Value::as_str) == Some("hookMessage") {
-                m.insert("role".into(), Value::String("custom".into()));
-            }
-        }
-    }
 }
