@@ -106,7 +106,7 @@ pub fn translate(agent: Agent, path: &Path, buf: &[u8]) -> Vec<u8> {
 /// is read a chunk at a time, a line longer than `max_line` is never held
 /// (left out of the translation; its place and length are returned), and
 /// the translation is written as it goes, holding only the last
-/// [`WINDOW`] entries (the ones a later line may still change).
+/// [`WINDOW`](translator::WINDOW) entries (the ones a later line may still change).
 pub fn translate_file(
     agent: Agent,
     path: &Path,

@@ -134,7 +134,7 @@ pub(super) enum Line {
 
 /// Entries a later line may still change (a streamed reply's usage, a
 /// compaction's summary, a token count): lines further back are written.
-const WINDOW: usize = 64;
+pub(super) const WINDOW: usize = 64;
 /// ... unless they hold more than this (counted by their input's size).
 const WINDOW_BYTES: usize = 8 << 20;
 

@@ -12,17 +12,17 @@ use crate::line_skim::{skim_line, BlockSpans, LineSpans};
 use super::views::Collect;
 use super::{Part, Parts};
 
-/// The words of each part in `wanted` of one raw line, as [`parts_of_line`]
+/// The words of each part in `wanted` of one raw line, as [`parts_of_line`](super::parts_of_line)
 /// then [`crate::normalize::normalize`] would give them (each part's words
 /// once per occurrence, in order, split as `normalize`'s output is split on
-/// spaces; an empty word where a text [`parts_of_line`] hands out starts,
+/// spaces; an empty word where a text [`parts_of_line`](super::parts_of_line) hands out starts,
 /// so that adjacent words are known),
 /// but skimmed from the line's bytes: JSON strings are tokenized where they
 /// lie (see [`crate::words::literal_words`]), nothing is decoded into a
 /// value. Returns false, having emitted nothing, when the line is unusual
 /// (not strict JSON, escaped keys, surrogate escapes, a number that may
 /// not fit a double, a duplicated field, deep nesting): then ask
-/// [`parts_of_line`], which decides.
+/// [`parts_of_line`](super::parts_of_line), which decides.
 ///
 /// A piece already in `seen` (the same part and the same raw JSON, at
 /// least [`SeenPieces::MIN_LEN`] bytes) is skipped whole: its words and
@@ -91,7 +91,7 @@ fn skim_words(
 
 /// [`skim_part_words`] of a line already skimmed: false, having emitted
 /// nothing, when the skim crossed a number that may not fit a double (then
-/// ask [`parts_of_line`]).
+/// ask [`parts_of_line`](super::parts_of_line)).
 pub fn part_words_of(
     spans: &LineSpans,
     wanted: Parts,
@@ -177,7 +177,7 @@ impl<E: FnMut(Part, &[u8])> WordsOut<'_, '_, E> {
         self.words(part, raw);
     }
 
-    /// A new piece of `part` starts (what [`parts_of_line`] hands out as
+    /// A new piece of `part` starts (what [`parts_of_line`](super::parts_of_line) hands out as
     /// one text): an empty word.
     fn piece(&mut self, part: Part) {
         if self.wanted.contains(part) {
