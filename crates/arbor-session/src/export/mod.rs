@@ -76,13 +76,13 @@ impl ExportFormat {
 }
 
 impl std::str::FromStr for ExportFormat {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ExportError;
+    fn from_str(s: &str) -> Result<Self, ExportError> {
         match s {
             "md" | "markdown" => Ok(Self::Markdown),
             "html" => Ok(Self::Html),
             "json" | "jsonl" => Ok(Self::Json),
-            other => Err(format!("unknown format {other:?} (md, html or json)")),
+            other => Err(ExportError::UnknownFormat(other.to_string())),
         }
     }
 }
@@ -124,6 +124,9 @@ pub fn default_file_name(session_id: &str, leaf_id: Option<&str>, format: Export
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
+    /// A `--format` that is none of the formats.
+    #[error("unknown format {0:?} (md, html or json)")]
+    UnknownFormat(String),
     #[error(transparent)]
     Read(#[from] ReadError),
     #[error("no entry {id} in {path}")]
@@ -340,6 +343,12 @@ fn render<'e>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_format_names_the_known_ones() {
+        let e = "pdf".parse::<ExportFormat>().unwrap_err();
+        assert_eq!(e.to_string(), "unknown format \"pdf\" (md, html or json)");
+    }
 
     #[test]
     fn file_names_are_safe() {

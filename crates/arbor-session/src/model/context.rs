@@ -30,13 +30,18 @@ impl ContextFlavor {
     }
 }
 
+/// A `--flavor` that is neither of the flavors.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown flavor {0:?} (atomic or pi)")]
+pub struct UnknownFlavor(pub String);
+
 impl std::str::FromStr for ContextFlavor {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownFlavor;
+    fn from_str(s: &str) -> Result<Self, UnknownFlavor> {
         match s {
             "atomic" => Ok(Self::Atomic),
             "pi" => Ok(Self::Pi),
-            other => Err(format!("unknown flavor {other:?} (atomic or pi)")),
+            other => Err(UnknownFlavor(other.to_string())),
         }
     }
 }
@@ -347,5 +352,16 @@ pub fn message_text(m: Option<&Map<String, Value>>) -> String {
         }
         Some("branchSummary") | Some("compactionSummary") => json_text(m.get("summary")),
         _ => content_text(m.get("content"), "\n"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_flavor_names_the_known_ones() {
+        let e = "gpt".parse::<ContextFlavor>().unwrap_err();
+        assert_eq!(e.to_string(), "unknown flavor \"gpt\" (atomic or pi)");
     }
 }

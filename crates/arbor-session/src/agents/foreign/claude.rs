@@ -176,7 +176,7 @@ impl Claude {
         None
     }
 
-    pub(super) fn push(&mut self, e: Map<String, Value>) {
+    fn push(&mut self, e: Map<String, Value>) {
         if let Some(id) = str_of(&e, "id") {
             self.last_id = Some(id.to_string());
         }

@@ -84,7 +84,7 @@ impl Codex {
         }
     }
 
-    pub(super) fn push(&mut self, mut e: Map<String, Value>) {
+    fn push(&mut self, mut e: Map<String, Value>) {
         self.next += 1;
         let id = format!("{:08x}", self.next);
         e.insert("id".into(), id.clone().into());

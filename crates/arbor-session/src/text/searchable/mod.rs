@@ -242,7 +242,7 @@ pub fn may_have_other_parts(line: &[u8]) -> bool {
 mod tests {
     use super::*;
 
-    pub(super) fn parts(line: &str) -> Vec<(Part, String)> {
+    fn parts(line: &str) -> Vec<(Part, String)> {
         let mut out = Vec::new();
         parts_of_line(line.as_bytes(), &mut |p, s| out.push((p, s.to_string())));
         let map: Map<String, Value> = serde_json::from_str(line).unwrap();
