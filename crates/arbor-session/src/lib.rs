@@ -16,16 +16,21 @@ mod read;
 mod text;
 mod write;
 
-// The modules by their old, flat paths (`arbor_session::reader::…`), which
-// the other crates, the tests and the benches use.
+// The modules other crates, the tests and the benches use, by their old
+// flat paths (`arbor_session::reader::…`).
 pub use agents::{agent, foreign};
 pub use info::extras;
-pub use model::{calls, context, entry, ids, tree, types, view};
+pub use model::{context, entry, tree, types, view};
 pub use read::{chunked, jsonscan, line_skim, open, reader};
-pub(crate) use read::{load, source};
 pub use text::{normalize, render, search_text, searchable, words};
-pub use write::{bulk, fileops, splice, writer};
+pub use write::{bulk, fileops, writer};
 
+// The modules only this crate uses.
+pub(crate) use model::{calls, ids};
+pub(crate) use read::{load, source};
+pub(crate) use write::splice;
+
+// What most callers need, at the top.
 pub use agent::Agent;
 pub use context::{build_context, ContextFlavor, ContextMessage, SessionContext};
 pub use entry::{Entry, Header};

@@ -22,7 +22,7 @@ pub enum Agent {
 }
 
 /// Every agent, in the order `--agent` and the help name them.
-pub const ALL_AGENTS: [Agent; 4] = [Agent::Atomic, Agent::Pi, Agent::Claude, Agent::Codex];
+pub(crate) const ALL_AGENTS: [Agent; 4] = [Agent::Atomic, Agent::Pi, Agent::Claude, Agent::Codex];
 
 impl Agent {
     /// The name in `arbor list --json` (`"agent"`) and on screen.

@@ -42,7 +42,7 @@ pub const SIDE_BY_SIDE_MIN: usize = 120;
 
 /// Lines each item shows at most (then `…`): a comparison is read for
 /// where the branches part, not for whole transcripts.
-pub const ITEM_LINES: usize = 6;
+pub(crate) const ITEM_LINES: usize = 6;
 
 /// The separator of a side-by-side row, and its width.
 const SEP: &str = " │ ";

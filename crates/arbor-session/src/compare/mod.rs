@@ -9,7 +9,7 @@
 
 mod layout;
 
-pub use layout::{cut, layout, Row, Tone, ITEM_LINES, SIDE_BY_SIDE_MIN};
+pub use layout::{cut, layout, Row, Tone, SIDE_BY_SIDE_MIN};
 
 use std::collections::HashMap;
 

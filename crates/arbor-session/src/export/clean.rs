@@ -9,7 +9,7 @@ use crate::render::is_unsafe;
 /// terminal sanitizer refuses (controls but newlines and tabs, bidi
 /// overrides, embeddings, isolates and marks) dropped; CR and CRLF become
 /// newlines. So the document reads as what it contains, and can be printed.
-pub fn clean_text(s: &str) -> Cow<'_, str> {
+pub(crate) fn clean_text(s: &str) -> Cow<'_, str> {
     let needs = s.chars().any(|c| c != '\n' && c != '\t' && is_unsafe(c));
     if !needs {
         return Cow::Borrowed(s);

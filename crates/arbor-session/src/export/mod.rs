@@ -27,8 +27,6 @@ mod light;
 mod markdown;
 mod walk;
 
-pub use clean::clean_text;
-
 use std::borrow::Cow;
 
 use std::path::{Path, PathBuf};

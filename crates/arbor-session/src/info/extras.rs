@@ -181,7 +181,7 @@ impl Usage {
 }
 
 /// Applies one `label` entry (`label`: `None` or empty clears).
-pub fn apply_label(
+pub(crate) fn apply_label(
     labels: &mut Vec<LabelInfo>,
     target: String,
     label: Option<String>,
@@ -208,14 +208,14 @@ pub fn apply_label(
 }
 
 /// The key an entry id is found by: a hash of the id as the tree keys it.
-pub fn id_hash(id: &str) -> u64 {
+pub(crate) fn id_hash(id: &str) -> u64 {
     let mut h = FxHasher::default();
     h.write(id.as_bytes());
     h.finish()
 }
 
 /// The key of an entry from its raw `id` JSON text (`None`: no id).
-pub fn raw_id_hash(raw: &str) -> Option<u64> {
+pub(crate) fn raw_id_hash(raw: &str) -> Option<u64> {
     if raw.starts_with('"') && !raw.contains('\\') && raw.len() >= 2 {
         return Some(id_hash(&raw[1..raw.len() - 1]));
     }
@@ -230,7 +230,7 @@ pub fn raw_id_hash(raw: &str) -> Option<u64> {
 /// so a cold scan of thousands of files does not fault in fresh memory
 /// for each (that cost a tenth of the scan's time).
 #[derive(Debug, Default)]
-pub struct Offsets(Vec<u64>);
+pub(crate) struct Offsets(Vec<u64>);
 
 const OFFSET_BITS: u32 = 40;
 
@@ -429,7 +429,7 @@ fn line_id(line: &[u8]) -> Option<Option<u64>> {
 
 /// Fills in the text of the labels still `Pending`. `offsets` are where
 /// the scan found each entry; `complete` when they cover the whole file.
-pub fn resolve_label_texts(
+pub(crate) fn resolve_label_texts(
     labels: &mut [LabelInfo],
     offsets: &Offsets,
     complete: bool,

@@ -15,9 +15,9 @@ mod scanner;
 
 pub use json_row::{JsonDiagnostics, JsonRow};
 pub use scan::{
-    finish_foreign, mtime_ms, read_lines, read_whole, scan_foreign, scan_foreign_bytes, scan_info,
-    scan_info_bytes, scan_info_bytes_reference, scan_info_bytes_skimmed, scan_info_seeing,
-    scan_info_with, with_read_buffer, LineSeer, SeenRow,
+    mtime_ms, read_lines, read_whole, scan_foreign, scan_info, scan_info_bytes,
+    scan_info_bytes_reference, scan_info_bytes_skimmed, scan_info_seeing, scan_info_with,
+    with_read_buffer, LineSeer, SeenRow,
 };
 pub use scanner::InfoScanner;
 
@@ -31,7 +31,7 @@ pub const NO_MESSAGES: &str = "(no messages)";
 
 /// How many characters of the last reply's first line a row keeps (the
 /// list shows a third of the screen's width of it).
-pub const LAST_REPLY_CHARS: usize = 200;
+pub(crate) const LAST_REPLY_CHARS: usize = 200;
 
 /// One row of the session list, plus the preview figures.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]

@@ -127,7 +127,7 @@ pub fn scan_foreign(path: &Path, text: bool) -> Result<Option<SessionInfo>, Read
 }
 
 /// [`scan_foreign`] on bytes already read.
-pub fn scan_foreign_bytes(
+pub(crate) fn scan_foreign_bytes(
     path: &Path,
     buf: &[u8],
     file_mtime_ms: i64,
@@ -147,7 +147,10 @@ pub fn scan_foreign_bytes(
 
 /// The row of a translation fed to `s` (another agent's file has no
 /// labels to resolve); its git branch is the translation's.
-pub fn finish_foreign(t: crate::foreign::Translator, mut s: InfoScanner) -> Option<SessionInfo> {
+pub(crate) fn finish_foreign(
+    t: crate::foreign::Translator,
+    mut s: InfoScanner,
+) -> Option<SessionInfo> {
     let branch = t.git_branch().map(str::to_string);
     t.finish_lines(&mut |l, c| s.feed(l, c));
     let mut row = s.finish().ok()?;

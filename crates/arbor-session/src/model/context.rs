@@ -7,7 +7,7 @@ use crate::reader::Session;
 use crate::tree::SessionTree;
 
 /// Atomic's fixed preamble of a verbatim compaction boundary message.
-pub const VERBATIM_COMPACTION_PREFIX: &str = "The earlier conversation was compacted. Below is the verbatim transcript of the retained lines; elided spans are marked \"(filtered N lines)\".\n\n";
+pub(crate) const VERBATIM_COMPACTION_PREFIX: &str = "The earlier conversation was compacted. Below is the verbatim transcript of the retained lines; elided spans are marked \"(filtered N lines)\".\n\n";
 
 /// Which agent's rules to apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 /// A fresh random id not in `taken`.
-pub fn new_entry_id(taken: &HashSet<&str>) -> String {
+pub(crate) fn new_entry_id(taken: &HashSet<&str>) -> String {
     loop {
         let bytes = uuid::Uuid::new_v4();
         let b = bytes.as_bytes();
@@ -16,7 +16,7 @@ pub fn new_entry_id(taken: &HashSet<&str>) -> String {
 
 /// A deterministic id for a legacy (v1) entry, so that `arbor show` prints
 /// the same ids on every run and `--leaf` works across invocations.
-pub fn legacy_entry_id(session_id: &str, index: usize, attempt: u32) -> String {
+pub(crate) fn legacy_entry_id(session_id: &str, index: usize, attempt: u32) -> String {
     // FNV-1a: stable across platforms and Rust versions, unlike std's hasher.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in session_id
@@ -31,6 +31,6 @@ pub fn legacy_entry_id(session_id: &str, index: usize, attempt: u32) -> String {
 }
 
 /// A new UUIDv7 session id.
-pub fn new_session_id() -> String {
+pub(crate) fn new_session_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }

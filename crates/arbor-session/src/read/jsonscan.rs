@@ -555,7 +555,7 @@ impl<'a> Skim<'a> {
 }
 
 /// Calls `f` with the raw bytes of each element of a JSON array.
-pub fn for_each_element<'a>(array: &'a str, mut f: impl FnMut(&'a str)) -> Option<()> {
+pub(crate) fn for_each_element<'a>(array: &'a str, mut f: impl FnMut(&'a str)) -> Option<()> {
     let mut sk = Skim::new(array);
     sk.ws();
     if sk.peek()? != b'[' {

@@ -13,7 +13,7 @@ use crate::jsonscan::Skim;
 
 /// Members of a content block (`type`, `text`, `thinking`, `name`,
 /// `arguments`), raw.
-pub type BlockSpans<'a> = [Option<&'a str>; 5];
+pub(crate) type BlockSpans<'a> = [Option<&'a str>; 5];
 const BLOCK_KEYS: [&[u8]; 5] = [b"type", b"text", b"thinking", b"name", b"arguments"];
 
 /// The members of a line skimmed. The row's own fast path

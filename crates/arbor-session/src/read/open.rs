@@ -19,7 +19,7 @@ pub fn open_session_file(path: &Path) -> Result<(File, Metadata), ReadError> {
 }
 
 /// A session file's bytes, whole (opened as [`open_session_file`] does).
-pub fn read_session_bytes(path: &Path) -> Result<Vec<u8>, ReadError> {
+pub(crate) fn read_session_bytes(path: &Path) -> Result<Vec<u8>, ReadError> {
     use std::io::Read;
     let (mut f, meta) = open_session_file(path)?;
     let mut buf = Vec::with_capacity(meta.len() as usize);
@@ -31,7 +31,7 @@ pub fn read_session_bytes(path: &Path) -> Result<Vec<u8>, ReadError> {
 }
 
 /// [`open_session_file`] with the caller's options (e.g. read + append).
-pub fn open_session_file_with(
+pub(crate) fn open_session_file_with(
     path: &Path,
     opts: &mut OpenOptions,
 ) -> Result<(File, Metadata), ReadError> {

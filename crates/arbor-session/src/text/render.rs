@@ -37,13 +37,13 @@ pub fn is_unsafe(c: char) -> bool {
 }
 
 /// Length in UTF-16 code units: Atomic (JavaScript) measures and cuts text in these.
-pub fn js_len(s: &str) -> usize {
+pub(crate) fn js_len(s: &str) -> usize {
     s.chars().map(char::len_utf16).sum()
 }
 
 /// JavaScript's `s.slice(0, max)`: the first `max` UTF-16 units. A cut through
 /// a surrogate pair leaves half a character, which a terminal shows as U+FFFD.
-pub fn js_slice(s: &str, max: usize) -> String {
+pub(crate) fn js_slice(s: &str, max: usize) -> String {
     let mut out = String::new();
     let mut n = 0;
     for c in s.chars() {
@@ -62,7 +62,7 @@ pub fn js_slice(s: &str, max: usize) -> String {
 
 /// JavaScript's `String.prototype.trim` (its whitespace set differs from
 /// Rust's: it has U+FEFF and lacks U+0085).
-pub fn js_trim(s: &str) -> &str {
+pub(crate) fn js_trim(s: &str) -> &str {
     let ws = |c: char| {
         matches!(
             c,
@@ -121,7 +121,7 @@ fn js_f64(f: f64) -> String {
 }
 
 /// `String(v)` in JavaScript, for a JSON value (`None` = `undefined`).
-pub fn js_string(v: Option<&Value>) -> String {
+pub(crate) fn js_string(v: Option<&Value>) -> String {
     match v {
         None => "undefined".into(),
         Some(Value::Null) => "null".into(),
@@ -153,7 +153,7 @@ fn truthy(v: Option<&Value>) -> bool {
 
 /// `JSON.stringify(v)`: numbers as JavaScript prints them, and an object's
 /// integer-like keys first in ascending order (JavaScript's property order).
-pub fn js_stringify(v: &Value) -> String {
+pub(crate) fn js_stringify(v: &Value) -> String {
     let mut out = String::new();
     stringify_into(v, &mut out);
     out
@@ -216,7 +216,7 @@ fn stringify_into(v: &Value, out: &mut String) {
 
 /// Atomic's `extractContent`: a string, or the text blocks concatenated, cut
 /// to 200 UTF-16 units.
-pub fn extract_content(content: Option<&Value>) -> String {
+pub(crate) fn extract_content(content: Option<&Value>) -> String {
     const MAX: usize = 200;
     match content {
         Some(Value::String(s)) => js_slice(s, MAX),
@@ -237,7 +237,7 @@ pub fn extract_content(content: Option<&Value>) -> String {
 }
 
 /// Atomic's `hasTextContent`: some non-blank text.
-pub fn has_text_content(content: Option<&Value>) -> bool {
+pub(crate) fn has_text_content(content: Option<&Value>) -> bool {
     match content {
         Some(Value::String(s)) => !js_trim(s).is_empty(),
         Some(Value::Array(blocks)) => blocks.iter().any(|b| {
@@ -286,7 +286,7 @@ fn path_arg(args: &Value, fallback: &str) -> String {
 }
 
 /// `[read: path:start-end]` and friends, as Atomic's tree names a tool result.
-pub fn tool_call_text(name: &str, args: &Value) -> String {
+pub(crate) fn tool_call_text(name: &str, args: &Value) -> String {
     match name {
         "read" => {
             let mut display = shorten_path(path_arg(args, ""));

@@ -38,7 +38,7 @@ pub fn str_words(s: &str, scratch: &mut Vec<u8>, emit: &mut impl FnMut(&[u8])) {
 /// bytes between its quotes: valid UTF-8 whose escapes are valid (what
 /// strict `serde_json` accepts). A lone surrogate escape, which strict
 /// `serde_json` refuses (the callers never pass one), stands for U+FFFD.
-pub fn literal_words(raw: &[u8], scratch: &mut Vec<u8>, emit: &mut impl FnMut(&[u8])) {
+pub(crate) fn literal_words(raw: &[u8], scratch: &mut Vec<u8>, emit: &mut impl FnMut(&[u8])) {
     let mut w = Word::default();
     let n = raw.len();
     let mut i = 0;

@@ -18,7 +18,7 @@ use crate::reader::ReadError;
 
 /// Opens a session to append to it (and read it: an append is built from
 /// the file as it is right before the write). Only a regular file opens.
-pub fn open_to_append(path: &Path) -> Result<(File, Metadata), ReadError> {
+pub(crate) fn open_to_append(path: &Path) -> Result<(File, Metadata), ReadError> {
     open_session_file_with(path, OpenOptions::new().read(true).append(true))
 }
 
@@ -29,7 +29,7 @@ pub fn append(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// [`append`], then waits until the bytes are on disk.
-pub fn append_synced(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn append_synced(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
     file.write_all(bytes)?;
     file.sync_data()
 }
@@ -69,7 +69,7 @@ fn replace_with(
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same
 /// folder, synced, renamed over it; then the folder is synced.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     replace_with(path, "session", |f| f.write_all(bytes))?;
     if let Ok(d) = File::open(path.parent().unwrap_or(Path::new("."))) {
         let _ = d.sync_all();
@@ -80,7 +80,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// Writes `bak` atomically with `bytes` and the original's permissions and
 /// times (`meta`): a backup dated today would hide when the session was
 /// last used.
-pub fn write_backup(bak: &Path, bytes: &[u8], meta: &Metadata) -> std::io::Result<()> {
+pub(crate) fn write_backup(bak: &Path, bytes: &[u8], meta: &Metadata) -> std::io::Result<()> {
     replace_with(bak, "bak", |f| {
         f.write_all(bytes)?;
         f.set_permissions(meta.permissions())?;
@@ -197,7 +197,7 @@ const TRASH_CALL: usize = 64;
 /// that fails has moved the files before the one that failed: those are
 /// gone from their place, and the others are asked for one by one, so
 /// that each failure is its own.
-pub fn trash_many(paths: &[PathBuf]) -> Vec<Result<(), trash::Error>> {
+pub(crate) fn trash_many(paths: &[PathBuf]) -> Vec<Result<(), trash::Error>> {
     let mut out = Vec::with_capacity(paths.len());
     for chunk in paths.chunks(TRASH_CALL) {
         // A file missing already fails a call before it moves anything.
@@ -249,7 +249,9 @@ pub fn restore_from_trash(path: &Path) -> Result<(), RestoreError> {
 /// trash listed once for them all (a listing reads every item's info
 /// file); each on its own, so that one failure leaves the others. `Err`:
 /// the trash could not be listed.
-pub fn restore_many(paths: &[PathBuf]) -> Result<Vec<Result<(), RestoreError>>, RestoreError> {
+pub(crate) fn restore_many(
+    paths: &[PathBuf],
+) -> Result<Vec<Result<(), RestoreError>>, RestoreError> {
     #[cfg(any(
         target_os = "windows",
         all(
@@ -323,7 +325,7 @@ pub fn restore_many(paths: &[PathBuf]) -> Result<Vec<Result<(), RestoreError>>, 
 
 /// The original paths of the files in the trash, the most recently
 /// trashed first.
-pub fn trashed_files() -> Result<Vec<PathBuf>, RestoreError> {
+pub(crate) fn trashed_files() -> Result<Vec<PathBuf>, RestoreError> {
     #[cfg(any(
         target_os = "windows",
         all(
@@ -354,7 +356,7 @@ pub fn trashed_files() -> Result<Vec<PathBuf>, RestoreError> {
 
 /// Writes arbor's note of the last batch it trashed (for `arbor restore`),
 /// creating its folder.
-pub fn write_note(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_note(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
@@ -362,7 +364,7 @@ pub fn write_note(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Removes that note (none there is no error).
-pub fn remove_note(path: &Path) -> std::io::Result<()> {
+pub(crate) fn remove_note(path: &Path) -> std::io::Result<()> {
     match std::fs::remove_file(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         other => other,

@@ -19,7 +19,7 @@ use crate::reader::{parse_json_lenient, DEEP_PLACEHOLDER};
 
 /// Why a line could not be rewritten without changing more than asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SpliceError;
+pub(crate) struct SpliceError;
 
 /// One member of an object, as byte ranges of the line.
 struct Member {
@@ -209,7 +209,7 @@ fn object_edits(
 
 /// Rewrites the object line `line` (which the reader parsed as `old`) so it
 /// reads as `new`, changing only the members that differ.
-pub fn splice_object_line(
+pub(crate) fn splice_object_line(
     line: &[u8],
     old: &Map<String, Value>,
     new: &Map<String, Value>,

@@ -70,7 +70,7 @@ pub struct Written {
     pub line: String,
 }
 
-pub fn now_iso() -> String {
+pub(crate) fn now_iso() -> String {
     format_iso_ms(chrono::Utc::now().timestamp_millis())
 }
 
@@ -172,7 +172,7 @@ impl Snapshot {
 /// parent stale). So the line is built from the file as it is right before
 /// the write: when the file grew since it was read, arbor catches up with
 /// the new lines (waiting for a partial one to end) and builds it again.
-pub fn append_entry(
+pub(crate) fn append_entry(
     path: &Path,
     make: impl Fn(&Session, &str) -> Result<Map<String, Value>, WriteError>,
 ) -> Result<Written, WriteError> {
@@ -338,7 +338,7 @@ pub fn append_branch(path: &Path, entry_id: &str, summary: &str) -> Result<Writt
 }
 
 /// File name of a session: `<ISO with ':' and '.' as '-'>_<id>.jsonl`.
-pub fn session_file_name(timestamp: &str, id: &str) -> String {
+pub(crate) fn session_file_name(timestamp: &str, id: &str) -> String {
     format!("{}_{id}.jsonl", timestamp.replace([':', '.'], "-"))
 }
 
@@ -351,14 +351,14 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
 /// message (at its parent; an empty session when it is a root), whose text
 /// is given back to send again; at any other entry, at the entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ForkPoint {
+pub(crate) struct ForkPoint {
     /// The new session's last entry (`None`: no entries).
     pub leaf: Option<usize>,
     /// The user message's text, when forking before one.
     pub prompt: Option<String>,
 }
 
-pub fn fork_point(session: &Session, tree: &SessionTree, i: usize) -> ForkPoint {
+pub(crate) fn fork_point(session: &Session, tree: &SessionTree, i: usize) -> ForkPoint {
     let e = &session.entries[i];
     if e.role() != Some("user") {
         return ForkPoint {

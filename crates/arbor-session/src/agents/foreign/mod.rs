@@ -61,7 +61,7 @@ pub fn detect(obj: &Map<String, Value>) -> Option<Agent> {
 }
 
 /// Which foreign format `buf` is in, from its first JSON object.
-pub fn detect_bytes(buf: &[u8]) -> Option<Agent> {
+pub(crate) fn detect_bytes(buf: &[u8]) -> Option<Agent> {
     lines(buf)
         .find_map(|(l, _)| parse_object(l, &mut false))
         .and_then(|o| detect(&o))
@@ -89,7 +89,7 @@ pub fn detect_path(path: &Path) -> Option<Agent> {
 
 /// The Atomic version 3 lines of a foreign session file (an Atomic or pi
 /// file is returned as it is).
-pub fn translate(agent: Agent, path: &Path, buf: &[u8]) -> Vec<u8> {
+pub(crate) fn translate(agent: Agent, path: &Path, buf: &[u8]) -> Vec<u8> {
     let Some(mut t) = Translator::new(agent, path) else {
         return buf.to_vec();
     };

@@ -64,7 +64,7 @@ impl Header {
 }
 
 /// The exact classification rule shared by the header and the fast scanner.
-pub fn is_internal_marker(raw: &Map<String, Value>) -> bool {
+pub(crate) fn is_internal_marker(raw: &Map<String, Value>) -> bool {
     if raw.get("internal") != Some(&Value::Bool(true)) {
         return false;
     }

@@ -72,7 +72,7 @@ impl Filter {
 
 /// A `stopReason` that JavaScript reads as truthy and is neither `stop`
 /// nor `toolUse`.
-pub fn unusual_stop(stop: StopKind) -> bool {
+pub(crate) fn unusual_stop(stop: StopKind) -> bool {
     match stop {
         StopKind::Missing
         | StopKind::Null
@@ -99,7 +99,7 @@ pub fn passes_filter(e: &Entry, is_leaf: bool, labeled: bool, filter: Filter) ->
 /// Which filters show an entry, a bit per filter ([`Filter::bit`]): the
 /// costly part (an assistant message's text, perhaps read from the file)
 /// is looked at once for all five.
-pub fn filter_mask(e: &Entry, is_leaf: bool, labeled: bool) -> u8 {
+pub(crate) fn filter_mask(e: &Entry, is_leaf: bool, labeled: bool) -> u8 {
     let ty = e.entry_type();
     // A second header in the file is not an entry (Atomic leaves it out).
     if ty == "session" {
@@ -206,7 +206,7 @@ pub fn next_bit(bits: &[u64], from: usize, n: usize) -> Option<usize> {
 }
 
 /// Bits of the positions `0..n` for which `f` holds.
-pub fn bits_where(n: usize, mut f: impl FnMut(usize) -> bool) -> Vec<u64> {
+pub(crate) fn bits_where(n: usize, mut f: impl FnMut(usize) -> bool) -> Vec<u64> {
     let mut bits = vec![0u64; n.div_ceil(64)];
     for p in 0..n {
         if f(p) {

@@ -5,13 +5,13 @@ mod filter;
 mod row_text;
 mod search;
 
-pub use filter::{
-    bit, bits_where, filter_mask, next_bit, passes_filter, unusual_stop, Filter, FilterBits,
-};
-pub use row_text::{label_part, row_head, row_line, row_prefix};
+pub use filter::{bit, next_bit, passes_filter, Filter, FilterBits};
+pub use row_text::{label_part, row_line, row_prefix};
 pub use search::{matches_search, search_haystack, search_text};
 
 use std::collections::HashSet;
+
+use filter::bits_where;
 
 use crate::entry::Entry;
 use crate::tree::SessionTree;

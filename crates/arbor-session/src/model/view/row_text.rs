@@ -50,7 +50,7 @@ pub fn row_prefix(rows: &[TreeRow], pos: usize) -> String {
 /// Everything before the label and text: prefix, the fold marker of a
 /// folded row without a connector (`⊞ `), the active-path marker (`• `).
 /// Its width is where the row's own content starts (the pan anchor).
-pub fn row_head(rows: &[TreeRow], pos: usize) -> String {
+pub(crate) fn row_head(rows: &[TreeRow], pos: usize) -> String {
     let mut s = row_prefix(rows, pos);
     let r = &rows[pos];
     if r.folded() && !r.connector() {

@@ -39,7 +39,7 @@ pub(super) fn parse_legacy(
 }
 
 /// v1 → v2: ids, a linear parent chain, and index-based compaction pointers.
-pub fn migrate_v1(session_id: &str, entries: &mut [Map<String, Value>]) {
+pub(crate) fn migrate_v1(session_id: &str, entries: &mut [Map<String, Value>]) {
     let mut taken: HashSet<String> = entries
         .iter()
         .filter_map(|e| e.get("id").and_then(Value::as_str).map(str::to_string))
@@ -84,7 +84,7 @@ pub fn migrate_v1(session_id: &str, entries: &mut [Map<String, Value>]) {
 }
 
 /// v2 → v3: the `hookMessage` role became `custom`.
-pub fn migrate_v2(entries: &mut [Map<String, Value>]) {
+pub(crate) fn migrate_v2(entries: &mut [Map<String, Value>]) {
     for e in entries {
         if let Some(Value::Object(m)) = e.get_mut("message") {
             if m.get("role").and_then(Value::as_str) == Some("hookMessage") {

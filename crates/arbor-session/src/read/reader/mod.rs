@@ -3,11 +3,9 @@
 mod migrate;
 mod tolerant;
 
-pub use migrate::{migrate_v1, migrate_v2};
-pub use tolerant::{
-    lines, parse_json_lenient, parse_object, repair_line, too_deep, DEEP_PLACEHOLDER, KEEP_DEPTH,
-    MAX_DEPTH,
-};
+pub(crate) use migrate::{migrate_v1, migrate_v2};
+pub(crate) use tolerant::DEEP_PLACEHOLDER;
+pub use tolerant::{lines, parse_json_lenient, parse_object, repair_line, too_deep, MAX_DEPTH};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -358,7 +356,7 @@ pub fn parse_session(path: &Path, buf: &[u8]) -> Result<Session, ReadError> {
 
 /// Parses a session from bytes it keeps: entries of a version 3 file stay
 /// lines of `buf` until asked for (see `load`).
-pub fn parse_session_owned(path: &Path, buf: Arc<Vec<u8>>) -> Result<Session, ReadError> {
+pub(crate) fn parse_session_owned(path: &Path, buf: Arc<Vec<u8>>) -> Result<Session, ReadError> {
     parse_session_from(path, buf, None)
 }
 

@@ -191,8 +191,8 @@ pub fn parse_json_lenient(text: &str) -> Option<Value> {
 }
 
 /// Nesting kept in memory; deeper JSON is replaced by `DEEP_PLACEHOLDER`.
-pub const KEEP_DEPTH: usize = 64;
-pub const DEEP_PLACEHOLDER: &str = "[arbor: JSON nested too deeply to show]";
+pub(crate) const KEEP_DEPTH: usize = 64;
+pub(crate) const DEEP_PLACEHOLDER: &str = "[arbor: JSON nested too deeply to show]";
 
 fn trim_deep(v: &mut Value, depth: usize, cut: &mut Vec<Value>) {
     if depth >= KEEP_DEPTH && (v.is_array() || v.is_object()) {
