@@ -28,12 +28,10 @@ mod markdown;
 mod walk;
 
 use std::borrow::Cow;
-
 use std::path::{Path, PathBuf};
 
-use crate::fileops::NewFileError;
-
 use crate::entry::{Entry, Header};
+use crate::fileops::NewFileError;
 use crate::reader::{parse_object, parse_session, ReadError};
 use crate::tree::SessionTree;
 
