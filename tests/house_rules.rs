@@ -76,7 +76,7 @@ fn code_lines() -> Vec<(String, usize, String)> {
 }
 
 /// Issue #12: every operation that changes a user's files is in
-/// `session/fileops.rs`, the one place to audit. Aside: the index's own
+/// `crates/arbor-session/src/write/fileops.rs`, the one place to audit. Aside: the index's own
 /// cache files (its database, text generations and dictionary files, made
 /// and removed by `index/db.rs`, `index/refresh.rs` and `index/termfile.rs`
 /// only; its build lock, `index/behind.rs`), the `--log` file and the
@@ -106,7 +106,7 @@ fn only_fileops_changes_files() {
         "set_len(",
     ];
     const ASIDE: &[&str] = &[
-        "crates/arbor-session/src/fileops.rs",
+        "crates/arbor-session/src/write/fileops.rs",
         "crates/arbor-index/src/db.rs",
         "crates/arbor-index/src/refresh.rs",
         "crates/arbor-index/src/termfile.rs",

@@ -7,36 +7,30 @@
 // tests may unwrap freely.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod agent;
-pub mod bulk;
-pub mod calls;
-pub mod chunked;
+mod agents;
 pub mod compare;
-pub mod context;
-pub mod entry;
 pub mod export;
-pub mod extras;
-pub mod fileops;
-pub mod foreign;
-pub mod ids;
 pub mod info;
-pub mod jsonscan;
-pub mod line_skim;
-mod load;
-pub mod normalize;
-pub mod open;
-pub mod reader;
-pub mod render;
-pub mod search_text;
-pub mod searchable;
-mod source;
-pub mod splice;
-pub mod tree;
-pub mod types;
-pub mod view;
-pub mod words;
-pub mod writer;
+mod model;
+mod read;
+mod text;
+mod write;
 
+// The modules other crates, the tests and the benches use, by their old
+// flat paths (`arbor_session::reader::…`).
+pub use agents::{agent, foreign};
+pub use info::extras;
+pub use model::{context, entry, tree, types, view};
+pub use read::{chunked, jsonscan, line_skim, open, reader};
+pub use text::{normalize, render, search_text, searchable, words};
+pub use write::{bulk, fileops, writer};
+
+// The modules only this crate uses.
+pub(crate) use model::{calls, ids};
+pub(crate) use read::{load, source};
+pub(crate) use write::splice;
+
+// What most callers need, at the top.
 pub use agent::Agent;
 pub use context::{build_context, ContextFlavor, ContextMessage, SessionContext};
 pub use entry::{Entry, Header};

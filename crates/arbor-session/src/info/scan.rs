@@ -1,0 +1,339 @@
+//! Reading a file's row: whole files, streamed chunks, another agent's
+//! translated lines, and the reusable read buffer.
+
+use std::path::Path;
+
+use crate::line_skim::LineSpans;
+use crate::reader::{lines, ReadError};
+
+use super::scanner::InfoScanner;
+use super::SessionInfo;
+
+/// Reads a file's list row in one pass.
+pub fn scan_info(path: &Path) -> Result<SessionInfo, ReadError> {
+    scan_info_with(path, true)
+}
+
+/// [`scan_info`], gathering the searchable `all_text` only when `text`.
+pub fn scan_info_with(path: &Path, text: bool) -> Result<SessionInfo, ReadError> {
+    scan_info_seeing(path, text, None).map(|seen| seen.info)
+}
+
+/// Who [`scan_info_seeing`] hands each line to, with its skim.
+pub type LineSeer<'a> = dyn FnMut(&[u8], Option<&LineSpans>) + 'a;
+
+/// What [`scan_info_seeing`] read: the row, and whether its lines were
+/// the ones handed out (`false`: the file was another agent's, read
+/// through its translation, whose lines were not).
+pub struct SeenRow {
+    pub info: SessionInfo,
+    pub lines_seen: bool,
+}
+
+/// [`scan_info_with`], each complete line after the header also handed to
+/// `each`, when given, with its skim ([`skim_line`](crate::line_skim::skim_line);
+/// `None` when the skim refused it): one crossing of a line for the row
+/// and for whoever reads its parts, as an index build does. Without
+/// `each`, the row's own probe reads each line (it captures less).
+pub fn scan_info_seeing(
+    path: &Path,
+    text: bool,
+    mut each: Option<&mut LineSeer>,
+) -> Result<SeenRow, ReadError> {
+    let io = |source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let (mut f, meta) = crate::open::open_session_file(path)?;
+    let mut s = InfoScanner::new(path, mtime_ms(&meta));
+    if !text {
+        s = s.without_text();
+    }
+    with_read_buffer(|buf| {
+        read_lines(&mut f, buf, |line, complete, end| {
+            let at = end - line.len() as u64 - u64::from(complete);
+            let each = match each.as_mut() {
+                Some(each) if complete && s.header_seen => each,
+                _ => {
+                    s.feed_at(line, complete, at);
+                    return s.failed.is_none();
+                }
+            };
+            match crate::line_skim::skim_line(line) {
+                Some(spans) => {
+                    if !s.feed_skimmed_at(&spans, at) {
+                        s.feed_at(line, true, at);
+                    }
+                    each(line, Some(&spans));
+                }
+                None => {
+                    s.feed_at(line, true, at);
+                    each(line, None);
+                }
+            }
+            s.failed.is_none()
+        })
+    })
+    .map_err(io)?;
+    if s.failed.is_some() {
+        // Not an Atomic session: maybe another agent's.
+        if let Some(info) = scan_foreign(path, text)? {
+            return Ok(SeenRow {
+                info,
+                lines_seen: false,
+            });
+        }
+    }
+    // Without the labelled entries' text the row is still right: their
+    // labels then show without it.
+    let _ = s.resolve_labels(&mut f);
+    let info = s.finish().map_err(|reason| ReadError::NotASession {
+        path: path.to_path_buf(),
+        reason,
+    })?;
+    Ok(SeenRow {
+        info,
+        lines_seen: true,
+    })
+}
+
+/// The row of another agent's session (Claude Code, Codex), translated
+/// (`session::foreign`) as it is read, in bounded memory; `None` when the
+/// file is in no format arbor knows. The row's `agent` is left to the
+/// caller, who knows the store root.
+pub fn scan_foreign(path: &Path, text: bool) -> Result<Option<SessionInfo>, ReadError> {
+    let Some(agent) = crate::foreign::detect_path(path) else {
+        return Ok(None);
+    };
+    let (mut f, meta) = crate::open::open_session_file(path)?;
+    let Some(mut t) = crate::foreign::Translator::new(agent, path) else {
+        return Ok(None);
+    };
+    let mut s = InfoScanner::new(path, mtime_ms(&meta));
+    if !text {
+        s = s.without_text();
+    }
+    with_read_buffer(|buf| {
+        read_lines(&mut f, buf, |line, complete, _| {
+            t.feed_lines(line, complete, &mut |l, c| s.feed(l, c));
+            true
+        })
+    })
+    .map_err(|source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(finish_foreign(t, s))
+}
+
+/// [`scan_foreign`] on bytes already read.
+pub(crate) fn scan_foreign_bytes(
+    path: &Path,
+    buf: &[u8],
+    file_mtime_ms: i64,
+    text: bool,
+) -> Option<SessionInfo> {
+    let agent = crate::foreign::detect_bytes(buf)?;
+    let mut t = crate::foreign::Translator::new(agent, path)?;
+    let mut s = InfoScanner::new(path, file_mtime_ms);
+    if !text {
+        s = s.without_text();
+    }
+    for (line, complete) in lines(buf) {
+        t.feed_lines(line, complete, &mut |l, c| s.feed(l, c));
+    }
+    finish_foreign(t, s)
+}
+
+/// The row of a translation fed to `s` (another agent's file has no
+/// labels to resolve); its git branch is the translation's.
+pub(crate) fn finish_foreign(
+    t: crate::foreign::Translator,
+    mut s: InfoScanner,
+) -> Option<SessionInfo> {
+    let branch = t.git_branch().map(str::to_string);
+    t.finish_lines(&mut |l, c| s.feed(l, c));
+    let mut row = s.finish().ok()?;
+    row.git_branch = branch;
+    Some(row)
+}
+
+/// A whole file and its mtime.
+pub fn read_whole(path: &Path) -> Result<(Vec<u8>, i64), ReadError> {
+    use std::io::Read;
+    let (mut f, meta) = crate::open::open_session_file(path)?;
+    let mut buf = Vec::with_capacity(meta.len() as usize);
+    f.read_to_end(&mut buf).map_err(|source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok((buf, mtime_ms(&meta)))
+}
+
+thread_local! {
+    static READ_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with this thread's reusable read buffer.
+pub fn with_read_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    READ_BUF.with(|b| match b.try_borrow_mut() {
+        Ok(mut buf) => {
+            let r = f(&mut buf);
+            if buf.len() > 4 * CHUNK {
+                // A huge line grew it: do not keep that alive.
+                *buf = Vec::new();
+            }
+            r
+        }
+        Err(_) => f(&mut Vec::new()),
+    })
+}
+
+/// Read size of [`read_lines`]: small enough that the bytes just read are
+/// still in the CPU cache when they are parsed.
+const CHUNK: usize = 256 << 10;
+
+/// Streams the lines of `r` (from its current position) in cache-sized
+/// chunks. `f(line, complete, end)` gets each line without its `\n`,
+/// whether it had one, and the number of bytes consumed up to and including
+/// it; it returns false to stop. Returns the number of bytes read.
+pub fn read_lines(
+    r: &mut impl std::io::Read,
+    buf: &mut Vec<u8>,
+    mut f: impl FnMut(&[u8], bool, u64) -> bool,
+) -> std::io::Result<u64> {
+    if buf.len() < CHUNK {
+        buf.resize(CHUNK, 0);
+    }
+    // Stream offset of buf[0]; buf[start..filled] is read but not consumed,
+    // and holds no newline before `scanned`.
+    let mut base: u64 = 0;
+    let (mut start, mut filled, mut scanned) = (0usize, 0usize, 0usize);
+    loop {
+        if filled == buf.len() {
+            if start > 0 {
+                buf.copy_within(start..filled, 0);
+                base += start as u64;
+                filled -= start;
+                scanned -= start;
+                start = 0;
+            } else {
+                // One line longer than the buffer: grow it.
+                buf.resize(buf.len() * 2, 0);
+            }
+        }
+        let n = loop {
+            match r.read(&mut buf[filled..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        };
+        if n == 0 {
+            if start < filled {
+                f(&buf[start..filled], false, base + filled as u64);
+            }
+            return Ok(base + filled as u64);
+        }
+        filled += n;
+        while let Some(p) = memchr::memchr(b'\n', &buf[scanned..filled]) {
+            let nl = scanned + p;
+            let keep_going = f(&buf[start..nl], true, base + nl as u64 + 1);
+            start = nl + 1;
+            scanned = start;
+            if !keep_going {
+                return Ok(base + filled as u64);
+            }
+        }
+        scanned = filled;
+        if start == filled {
+            base += start as u64;
+            start = 0;
+            filled = 0;
+            scanned = 0;
+        }
+    }
+}
+
+pub fn scan_info_bytes(
+    path: &Path,
+    buf: &[u8],
+    file_mtime_ms: i64,
+) -> Result<SessionInfo, ReadError> {
+    let row = scan_bytes_with(InfoScanner::new(path, file_mtime_ms), path, buf);
+    if row.is_err() {
+        // Another agent's session, as `scan_info_with` reads it.
+        if let Some(info) = scan_foreign_bytes(path, buf, file_mtime_ms, true) {
+            return Ok(info);
+        }
+    }
+    row
+}
+
+/// [`scan_info_bytes`] through `serde_json` only (the reference for the fast path).
+#[doc(hidden)]
+pub fn scan_info_bytes_reference(
+    path: &Path,
+    buf: &[u8],
+    file_mtime_ms: i64,
+) -> Result<SessionInfo, ReadError> {
+    scan_bytes_with(
+        InfoScanner::new(path, file_mtime_ms).without_fast_path(),
+        path,
+        buf,
+    )
+}
+
+fn scan_bytes_with(mut s: InfoScanner, path: &Path, buf: &[u8]) -> Result<SessionInfo, ReadError> {
+    let base = buf.as_ptr() as usize;
+    for (line, nl) in lines(buf) {
+        s.feed_at(line, nl, (line.as_ptr() as usize - base) as u64);
+        if s.failed.is_some() {
+            break;
+        }
+    }
+    let _ = s.resolve_labels(&mut &buf[..]);
+    s.finish().map_err(|reason| ReadError::NotASession {
+        path: path.to_path_buf(),
+        reason,
+    })
+}
+
+/// [`scan_info_bytes`] as an index build feeds the scanner: each complete
+/// line skimmed once for the row and the words
+/// ([`skim_line`](crate::line_skim::skim_line), then
+/// [`InfoScanner::feed_skimmed_at`]). For tests that check it gives the
+/// same rows.
+#[doc(hidden)]
+pub fn scan_info_bytes_skimmed(
+    path: &Path,
+    buf: &[u8],
+    file_mtime_ms: i64,
+) -> Result<SessionInfo, ReadError> {
+    let mut s = InfoScanner::new(path, file_mtime_ms);
+    let base = buf.as_ptr() as usize;
+    for (line, nl) in lines(buf) {
+        let at = (line.as_ptr() as usize - base) as u64;
+        let fed =
+            nl && crate::line_skim::skim_line(line).is_some_and(|sp| s.feed_skimmed_at(&sp, at));
+        if !fed {
+            s.feed_at(line, nl, at);
+        }
+        if s.failed.is_some() {
+            break;
+        }
+    }
+    let _ = s.resolve_labels(&mut &buf[..]);
+    s.finish().map_err(|reason| ReadError::NotASession {
+        path: path.to_path_buf(),
+        reason,
+    })
+}
+
+pub fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,117 @@
+//! An entry's JSON object, held from the start or kept as its line and
+//! parsed when first read.
+
+use std::sync::OnceLock;
+
+use crate::source::LineRef;
+
+use serde_json::{Map, Value};
+
+/// The JSON object of an entry: held from the start (`Raw::from`), or kept
+/// as its line of the file and parsed when first dereferenced. Reading it
+/// through [`Raw::with`] does not keep the parsed object, so a pass over
+/// every entry (search, `arbor show`) costs time, not memory.
+pub struct Raw {
+    line: Option<LineRef>,
+    parsed: OnceLock<Box<Map<String, Value>>>,
+}
+
+/// Parses a line as the reader did when it accepted it.
+pub(super) fn parse_line(bytes: &[u8]) -> Map<String, Value> {
+    let mut lossy = false;
+    crate::reader::parse_object(bytes, &mut lossy).unwrap_or_default()
+}
+
+impl From<Map<String, Value>> for Raw {
+    fn from(map: Map<String, Value>) -> Raw {
+        Raw {
+            line: None,
+            parsed: OnceLock::from(Box::new(map)),
+        }
+    }
+}
+
+impl Raw {
+    pub(crate) fn lazy(line: LineRef) -> Raw {
+        Raw {
+            line: Some(line),
+            parsed: OnceLock::new(),
+        }
+    }
+
+    /// Calls `f` with the object, parsing the line for this call only when
+    /// it is not held already.
+    pub fn with<R>(&self, f: impl FnOnce(&Map<String, Value>) -> R) -> R {
+        match (self.parsed.get(), &self.line) {
+            (Some(m), _) => f(m),
+            (None, Some(line)) => f(&parse_line(&line.bytes())),
+            (None, None) => f(&Map::new()),
+        }
+    }
+
+    /// Where the entry's line is in the file (`None`: held parsed).
+    pub(crate) fn line_range(&self) -> Option<(usize, usize)> {
+        self.line.as_ref().map(|l| (l.start, l.end))
+    }
+
+    /// The entry's line as it is in the file, when the object is not
+    /// held parsed (a cheap look at the bytes before parsing them).
+    pub fn unparsed_line(&self) -> Option<impl std::ops::Deref<Target = [u8]>> {
+        match (self.parsed.get(), &self.line) {
+            (None, Some(line)) => Some(line.bytes()),
+            _ => None,
+        }
+    }
+
+    /// Whether the parsed object is held in memory.
+    pub fn is_parsed(&self) -> bool {
+        self.parsed.get().is_some()
+    }
+}
+
+impl std::ops::Deref for Raw {
+    type Target = Map<String, Value>;
+
+    fn deref(&self) -> &Map<String, Value> {
+        self.parsed.get_or_init(|| {
+            Box::new(match &self.line {
+                Some(line) => parse_line(&line.bytes()),
+                None => Map::new(),
+            })
+        })
+    }
+}
+
+impl Raw {
+    /// Not `Clone`: `entry.raw.clone()` keeps meaning a copy of the object.
+    pub(super) fn duplicate(&self) -> Raw {
+        Raw {
+            line: self.line.clone(),
+            parsed: self.parsed.clone(),
+        }
+    }
+}
+
+impl PartialEq for Raw {
+    fn eq(&self, other: &Raw) -> bool {
+        self.with(|a| other.with(|b| a == b))
+    }
+}
+
+impl PartialEq<Map<String, Value>> for Raw {
+    fn eq(&self, other: &Map<String, Value>) -> bool {
+        self.with(|a| a == other)
+    }
+}
+
+impl PartialEq<Raw> for Map<String, Value> {
+    fn eq(&self, other: &Raw) -> bool {
+        other == self
+    }
+}
+
+impl std::fmt::Debug for Raw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.with(|m| m.fmt(f))
+    }
+}

@@ -1,0 +1,11 @@
+//! The model of one loaded session: its entries and their typed shapes, ids,
+//! the entry tree, the flattened /tree view, the model's context and the
+//! tool calls by id.
+
+pub mod calls;
+pub mod context;
+pub mod entry;
+pub mod ids;
+pub mod tree;
+pub mod types;
+pub mod view;

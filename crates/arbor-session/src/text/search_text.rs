@@ -1,0 +1,217 @@
+//! The tree's type-to-search over every entry at once: each entry's
+//! [`search_text`] (lowercased) in one buffer, built once per load on all
+//! cores, so a keystroke costs one substring scan per word rather than
+//! parsing every entry again.
+
+use memchr::memmem::Finder;
+use rayon::prelude::*;
+
+use crate::reader::Session;
+use crate::view::search_text;
+
+/// Entries per piece of the search text.
+const PIECE: usize = 512;
+
+/// The search text of every entry of a session, in entry order, in pieces
+/// of [`PIECE`] entries (built apart on all cores and kept apart: joining
+/// them would hold the text twice for a moment).
+#[derive(Debug, Default)]
+pub struct SearchText {
+    pieces: Vec<Piece>,
+    len: usize,
+}
+
+#[derive(Debug, Default)]
+struct Piece {
+    /// The number of its first entry.
+    first: usize,
+    /// The texts, each followed by `\n` (never in a query word).
+    text: Vec<u8>,
+    /// End of each entry's text in `text` (before its `\n`).
+    ends: Vec<usize>,
+    /// Each entry's [`byte_classes`]: which entries a word can be in,
+    /// known without reading their text.
+    classes: Vec<u64>,
+}
+
+/// The bit of a byte's class: one per letter and digit (a text holds a
+/// one-letter word exactly when it has that bit), the rest shared.
+const fn class_bit(b: u8) -> u64 {
+    let class = match b {
+        b'a'..=b'z' => b - b'a',
+        b'0'..=b'9' => 26 + b - b'0',
+        0x80.. => 63,
+        _ => 36 + b % 27,
+    };
+    1 << class
+}
+
+const CLASS: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = class_bit(b as u8);
+        b += 1;
+    }
+    t
+};
+
+/// The classes of the bytes of `text`.
+fn byte_classes(text: &[u8]) -> u64 {
+    text.iter().fold(0, |m, &b| m | CLASS[b as usize])
+}
+
+impl Piece {
+    fn push(&mut self, text: &[u8]) {
+        self.text.extend_from_slice(text);
+        self.ends.push(self.text.len());
+        self.classes.push(byte_classes(text));
+        self.text.push(b'\n');
+    }
+
+    /// The text of its `k`th entry.
+    fn entry(&self, k: usize) -> &[u8] {
+        let start = match k {
+            0 => 0,
+            _ => self.ends[k - 1] + 1,
+        };
+        &self.text[start..self.ends[k]]
+    }
+}
+
+impl SearchText {
+    pub fn build(session: &Session) -> SearchText {
+        let entries = &session.entries;
+        let calls = &session.calls;
+        let pieces: Vec<Piece> = entries
+            .par_chunks(PIECE)
+            .enumerate()
+            .map(|(n, chunk)| {
+                let mut p = Piece {
+                    first: n * PIECE,
+                    text: Vec::new(),
+                    ends: Vec::with_capacity(chunk.len()),
+                    classes: Vec::with_capacity(chunk.len()),
+                };
+                session.for_each_parsed(chunk, |e| p.push(search_text(e, calls).as_bytes()));
+                p.text.shrink_to_fit();
+                p
+            })
+            .collect();
+        SearchText {
+            pieces,
+            len: entries.len(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The search text of entry `i`.
+    pub fn get(&self, i: usize) -> &str {
+        std::str::from_utf8(self.pieces[i / PIECE].entry(i % PIECE)).unwrap_or_default()
+    }
+
+    /// Which entries' text contains `word` (already lowercased, no
+    /// whitespace). Only the entries holding every byte class of the
+    /// word are read (none for a letter or a digit: its class answers);
+    /// the pieces are scanned on all cores.
+    pub fn containing(&self, word: &str) -> Vec<bool> {
+        self.scan(word, None)
+    }
+
+    /// [`SearchText::containing`], looking only at the entries `within`
+    /// marks: the answer for a word that `word` contains (the previous
+    /// keystroke's), whose matches hold every match of `word`. Typing a
+    /// word then scans less at every key instead of the whole text again.
+    pub fn containing_within(&self, word: &str, within: &[bool]) -> Vec<bool> {
+        if within.len() != self.len {
+            return self.containing(word);
+        }
+        self.scan(word, Some(within))
+    }
+
+    fn scan(&self, word: &str, within: Option<&[bool]>) -> Vec<bool> {
+        if word.is_empty() {
+            return vec![true; self.len];
+        }
+        let need = byte_classes(word.as_bytes());
+        let exact = word.len() == 1 && word.as_bytes()[0].is_ascii_alphanumeric();
+        let finder = Finder::new(word.as_bytes());
+        self.per_piece(|p, hit| {
+            for (k, h) in hit.iter_mut().enumerate() {
+                if p.classes[k] & need != need || within.is_some_and(|w| !w[p.first + k]) {
+                    continue;
+                }
+                *h = exact || finder.find(p.entry(k)).is_some();
+            }
+        })
+    }
+
+    /// Runs `scan` on every piece (on all cores) with the piece's slice of
+    /// the answer, all false at first.
+    fn per_piece(&self, scan: impl Fn(&Piece, &mut [bool]) + Sync) -> Vec<bool> {
+        let mut hit = vec![false; self.len];
+        hit.par_chunks_mut(PIECE)
+            .zip(self.pieces.par_iter())
+            .for_each(|(h, p)| scan(p, h));
+        hit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(entries: &[&str]) -> SearchText {
+        let mut pieces = Vec::new();
+        for (n, chunk) in entries.chunks(PIECE).enumerate() {
+            let mut p = Piece {
+                first: n * PIECE,
+                ..Piece::default()
+            };
+            for e in chunk {
+                p.push(e.as_bytes());
+            }
+            pieces.push(p);
+        }
+        SearchText {
+            pieces,
+            len: entries.len(),
+        }
+    }
+
+    #[test]
+    fn narrowing_answers_as_a_whole_scan() {
+        let words = [
+            "parse", "parser", "sparse", "pa", "rse", "x", "", "parsers", "p", "7", "é", "-", "1-",
+        ];
+        let entries: Vec<String> = (0..(3 * PIECE + 17))
+            .map(|i| match i % 5 {
+                0 => format!("the parser {i}"),
+                1 => format!("sparse matrix {i}"),
+                2 => String::new(),
+                3 => format!("p a r s e {i}-é"),
+                _ => format!("parsers and parse{i}"),
+            })
+            .collect();
+        let refs: Vec<&str> = entries.iter().map(String::as_str).collect();
+        let t = text(&refs);
+        for w in words {
+            let naive: Vec<bool> = refs.iter().map(|e| e.contains(w)).collect();
+            assert_eq!(t.containing(w), naive, "{w:?}");
+            for u in words.iter().filter(|u| w.contains(**u)) {
+                assert_eq!(
+                    t.containing_within(w, &t.containing(u)),
+                    naive,
+                    "{w:?} in {u:?}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! Changing a user's session files: the lines arbor appends, in-place edits
+//! of a line, batches to the trash and back, and — in [`fileops`] alone —
+//! every operation that touches the file system.
+
+pub mod bulk;
+pub mod fileops;
+pub mod splice;
+pub mod writer;
