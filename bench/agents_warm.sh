@@ -4,12 +4,12 @@
 #
 #   bench/agents_warm.sh ATOMIC_STORE MIXED_HOME
 #
-# ATOMIC_STORE: an Atomic store (e.g. /work/stores/stress-10000, read only);
+# ATOMIC_STORE: an Atomic store (e.g. target/bench/stress-10000, read only);
 # MIXED_HOME: a home made by bench/gen_agents.py (.atomic, .claude, .codex).
 # Each figure is REPS runs (default 5) of the whole process after a warm-up
 # run (index built, files in the page cache), timed by hyperfine (installed
 # when absent; bench/hyperfine.sh): best/median/worst wall time, mean CPU
-# time (user+sys), largest max RSS. Indexes go to target/h6-index.
+# time (user+sys), largest max RSS. Indexes go to target/agents-index.
 #   1. absent: the Atomic store alone, `--agent atomic` (the agents' roots are
 #      never looked at) against the default (they are looked for, absent);
 #      plus the file-system calls of one run of each (strace -c).
@@ -27,7 +27,7 @@ ensure_hyperfine
 ARBOR=$PWD/target/release/arbor
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-mkdir -p target/h6-index
+mkdir -p target/agents-index
 
 # A home whose only store is the Atomic one.
 HOME_A=$TMP/atomic-only
@@ -35,7 +35,7 @@ mkdir -p "$HOME_A/.atomic/agent"
 ln -s "$ATOMIC" "$HOME_A/.atomic/agent/sessions"
 
 # The index of a home (the same for every run on it).
-cache() { echo "$PWD/target/h6-index/$(basename "$1")"; }
+cache() { echo "$PWD/target/agents-index/$(basename "$1")"; }
 
 # times NAME HOME CMD... -> one line: best/median/worst wall ms, mean cpu s, max RSS MB
 # (hyperfine, after its own warm-up run; the command is printed on stderr)

@@ -185,7 +185,9 @@ fn the_crate_map_names_every_module() {
     for e in std::fs::read_dir(root.join("tests")).unwrap() {
         let name = e.unwrap().file_name().to_string_lossy().into_owned();
         if name.ends_with(".rs") && !layout.contains(&format!("`{name}`")) {
-            missing.push(format!("tests/{name}: not in docs/architecture.md's crate map"));
+            missing.push(format!(
+                "tests/{name}: not in docs/architecture.md's crate map"
+            ));
         }
     }
     assert!(missing.is_empty(), "{}", missing.join("\n"));

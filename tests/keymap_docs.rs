@@ -13,19 +13,43 @@ use arbor::ui::{app::RESUME_HERE_KEYS, picker, tree, widgets::HELP_KEYS};
 /// Each generated block: the doc it lives in, its name, its table.
 fn blocks() -> Vec<(&'static str, &'static str, String)> {
     vec![
-        ("docs/picker.md", "picker", keymap::markdown(&picker::help_rows())),
+        (
+            "docs/picker.md",
+            "picker",
+            keymap::markdown(&picker::help_rows()),
+        ),
         ("docs/picker.md", "help", HELP_KEYS.markdown()),
         ("docs/picker.md", "confirm", CONFIRM.markdown()),
-        ("docs/picker.md", "permanent-delete", picker::PERMANENT_KEYS.markdown()),
-        ("docs/picker.md", "trashing", picker::TRASHING_KEYS.markdown()),
+        (
+            "docs/picker.md",
+            "permanent-delete",
+            picker::PERMANENT_KEYS.markdown(),
+        ),
+        (
+            "docs/picker.md",
+            "trashing",
+            picker::TRASHING_KEYS.markdown(),
+        ),
         ("docs/picker.md", "resume-here", RESUME_HERE_KEYS.markdown()),
         ("docs/picker.md", "prompt", PROMPT.markdown()),
         ("docs/tree.md", "tree", keymap::markdown(&tree::help_rows())),
-        ("docs/tree.md", "tree-continue", tree::CONTINUE_KEYS.markdown()),
+        (
+            "docs/tree.md",
+            "tree-continue",
+            tree::CONTINUE_KEYS.markdown(),
+        ),
         ("docs/tree.md", "tree-offer", tree::OFFER_KEYS.markdown()),
         ("docs/tree.md", "tree-export", tree::EXPORT_KEYS.markdown()),
-        ("docs/tree.md", "tree-context", tree::CONTEXT_KEYS.markdown()),
-        ("docs/tree.md", "tree-compare", tree::COMPARE_KEYS.markdown()),
+        (
+            "docs/tree.md",
+            "tree-context",
+            tree::CONTEXT_KEYS.markdown(),
+        ),
+        (
+            "docs/tree.md",
+            "tree-compare",
+            tree::COMPARE_KEYS.markdown(),
+        ),
     ]
 }
 
