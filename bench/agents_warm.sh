@@ -43,7 +43,7 @@ times() {
   local name=$1 home=$2
   shift 2
   local res
-  echo "HOME=$home ARBOR_CACHE_DIR=$(cache "$home") hyperfine --warmup 1 --runs $REPS $(printf '%q ' "$@")" >&2
+  printf 'HOME=%q ARBOR_CACHE_DIR=%q hyperfine --warmup 1 --runs %s %q\n' "$home" "$(cache "$home")" "$REPS" "$(printf '%q ' "$@")" >&2
   res=$(env -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u ATOMIC_CODING_AGENT_DIR -u PI_CODING_AGENT_DIR \
     HOME="$home" ARBOR_CACHE_DIR="$(cache "$home")" HF_DIR="$TMP" HF_WARMUP=1 \
     bash -c '. bench/hyperfine.sh; hf_best "$@" && hf_cpu' \

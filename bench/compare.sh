@@ -57,7 +57,7 @@ run() {
 best() {
   local reps=$1
   shift
-  echo "hyperfine --runs $reps $(printf '%q ' "$@")" >&2
+  printf 'ARBOR_CACHE_DIR=%q hyperfine --runs %s %q\n' "${ARBOR_CACHE_DIR:-}" "$reps" "$(printf '%q ' "$@")" >&2
   hf_best "$reps" "$@"
 }
 
