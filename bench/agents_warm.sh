@@ -4,11 +4,12 @@
 #
 #   bench/agents_warm.sh ATOMIC_STORE MIXED_HOME
 #
-# ATOMIC_STORE: an Atomic store (e.g. /work/stores/stress-10000, read only);
+# ATOMIC_STORE: an Atomic store (e.g. target/bench/stress-10000, read only);
 # MIXED_HOME: a home made by bench/gen_agents.py (.atomic, .claude, .codex).
 # Each figure is REPS runs (default 5) of the whole process after a warm-up
-# run (index built, files in the page cache): best/median/worst wall time,
-# median CPU time (user+sys), largest max RSS. Indexes go to target/h6-index.
+# run (index built, files in the page cache), timed by hyperfine (installed
+# when absent; bench/hyperfine.sh): best/median/worst wall time, mean CPU
+# time (user+sys), largest max RSS. Indexes go to target/agents-index.
 #   1. absent: the Atomic store alone, `--agent atomic` (the agents' roots are
 #      never looked at) against the default (they are looked for, absent);
 #      plus the file-system calls of one run of each (strace -c).
@@ -20,11 +21,13 @@ cd "$(dirname "$0")/.."
 ATOMIC=$(realpath "$1")
 MIXED=$(realpath "$2")
 REPS=${REPS:-5}
+. bench/hyperfine.sh
+ensure_hyperfine
 [ -n "${NO_BUILD:-}" ] || cargo build --release --quiet
 ARBOR=$PWD/target/release/arbor
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-mkdir -p target/h6-index
+mkdir -p target/agents-index
 
 # A home whose only store is the Atomic one.
 HOME_A=$TMP/atomic-only
@@ -32,29 +35,26 @@ mkdir -p "$HOME_A/.atomic/agent"
 ln -s "$ATOMIC" "$HOME_A/.atomic/agent/sessions"
 
 # The index of a home (the same for every run on it).
-cache() { echo "$PWD/target/h6-index/$(basename "$1")"; }
+cache() { echo "$PWD/target/agents-index/$(basename "$1")"; }
 
-# times NAME HOME CMD... -> one line: best/median/worst wall ms, median cpu s, max RSS MB
+# times NAME HOME CMD... -> one line: best/median/worst wall ms, mean cpu s, max RSS MB
+# (hyperfine, after its own warm-up run; the command is printed on stderr)
 times() {
   local name=$1 home=$2
   shift 2
-  env -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u ATOMIC_CODING_AGENT_DIR -u PI_CODING_AGENT_DIR \
-    HOME="$home" ARBOR_CACHE_DIR="$(cache "$home")" "$@" >/dev/null 2>&1 || true
-  for _ in $(seq "$REPS"); do
-    env -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u ATOMIC_CODING_AGENT_DIR -u PI_CODING_AGENT_DIR \
-      HOME="$home" ARBOR_CACHE_DIR="$(cache "$home")" \
-      /usr/bin/time -f '%e %U %S %M' -o "$TMP/t" "$@" >/dev/null 2>"$TMP/err"
-    tail -1 "$TMP/t"
-  done | python3 -c '
+  local res
+  printf 'HOME=%q ARBOR_CACHE_DIR=%q hyperfine --warmup 1 --runs %s %q\n' "$home" "$(cache "$home")" "$REPS" "$(printf '%q ' "$@")" >&2
+  res=$(env -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u ATOMIC_CODING_AGENT_DIR -u PI_CODING_AGENT_DIR \
+    HOME="$home" ARBOR_CACHE_DIR="$(cache "$home")" HF_DIR="$TMP" HF_WARMUP=1 \
+    bash -c '. bench/hyperfine.sh; hf_best "$@" && hf_cpu' \
+    hf "$REPS" "$@" | tr '\n' ' ')
+  python3 -c '
 import sys
-n = sys.argv[1]
-v = [l.split() for l in sys.stdin if l.strip()]
-w = sorted(float(x[0]) * 1000 for x in v)
-c = sorted(float(x[1]) + float(x[2]) for x in v)
-m = max(int(x[3]) for x in v)
-k = (len(v) - 1) // 2
-print("%-34s %5.0f/%5.0f/%5.0f ms wall  %5.2f s cpu  %4.0f MB" % (n, w[0], w[k], w[-1], c[k], m / 1024))
-' "$name"
+name, wall, mb, cpu = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+w = [float(x) for x in wall.split("/")]
+w = w * 3 if len(w) == 1 else w
+print("%-34s %5.0f/%5.0f/%5.0f ms wall  %5.2f s cpu  %4.0f MB" % (name, w[0], w[1], w[2], cpu, mb))
+' "$name" $res
 }
 
 # picker NAME HOME -> best/median/worst ms to the first frame with rows

@@ -8,8 +8,10 @@
 # 100000: realistic-100000 (realistic profile, median 20 KiB, largest 2 MiB;
 # 5.7 GB). Indexes go to target/bench-index/ (so target/bench may be a link
 # to read-only shared stores). Files are read into the page cache first.
-# Each timed figure is REPS runs (default 5) of the whole process: the best,
-# median and worst wall time, and the largest max RSS seen. The picker is
+# Each timed figure is REPS runs (default 5) of the whole process, timed by
+# hyperfine (installed when absent; bench/hyperfine.sh): the best, median
+# and worst wall time, and the largest max RSS seen. Each command is printed
+# on stderr as the hyperfine command that reproduces it. The picker is
 # timed in a pseudo-terminal (first row on screen, whole list, each query
 # typed to its top result on screen) when python3 has `pyte`
 # (`pip install pyte`; PICKER=0 skips it). The pi agent's
@@ -27,12 +29,17 @@ mkdir -p "$BENCH" target/bench-index
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
+# shellcheck source=bench/hyperfine.sh
+HF_DIR=$TMP/hf
+mkdir -p "$HF_DIR"
+. bench/hyperfine.sh
+ensure_hyperfine
+
 cargo build --release --quiet
 ARBOR=$PWD/target/release/arbor
 
-# run CMD... -> "<microseconds> <max RSS KiB>". Timed by bash's own clock
-# where it has one (bash 5): a `date` process after each run added ~1 ms
-# to every figure.
+# run CMD... -> "<microseconds> <max RSS KiB>": one run whose output is
+# kept (pi's listAll prints its count).
 run() {
   local t0 t1
   if [ -n "${EPOCHREALTIME:-}" ]; then t0=${EPOCHREALTIME/[.,]/}; else t0=$(($(date +%s%N) / 1000)); fi
@@ -44,22 +51,14 @@ run() {
   echo "$((10#$t1 - 10#$t0)) $(tail -1 "$TMP/rss")"
 }
 
-# best REPS CMD... -> "<best/median/worst ms> <max RSS MB>"
+# best REPS CMD... -> "<best/median/worst ms> <max RSS MB>", timed by
+# hyperfine (bench/hyperfine.sh); the command is printed on stderr, so
+# that every figure names what reproduces it.
 best() {
   local reps=$1
   shift
-  local max_kb=0 us kb all=""
-  for _ in $(seq "$reps"); do
-    read -r us kb < <(run "$@")
-    all="$all $us"
-    if [ "$kb" -gt "$max_kb" ]; then max_kb=$kb; fi
-  done
-  echo "$all" | tr ' ' '\n' | grep . | sort -n | awk -v k="$max_kb" '
-    { v[NR] = $1 }
-    END {
-      if (NR == 1) printf "%.0f %.0f\n", v[1] / 1000, k / 1024
-      else printf "%.0f/%.0f/%.0f %.0f\n", v[1] / 1000, v[int((NR + 1) / 2)] / 1000, v[NR] / 1000, k / 1024
-    }'
+  printf 'ARBOR_CACHE_DIR=%q hyperfine --runs %s %q\n' "${ARBOR_CACHE_DIR:-}" "$reps" "$(printf '%q ' "$@")" >&2
+  hf_best "$reps" "$@"
 }
 
 cat_all() { find "$1" -name '*.jsonl' -type f -print0 | xargs -0 cat >/dev/null; }
@@ -101,7 +100,7 @@ for n in $SIZES; do
   # build behind it (`arbor index --behind`), stopped here after each run.
   stop_builder() {
     local pid
-    pid=$(grep -o 'process [0-9]*' "$TMP/err" | cut -d' ' -f2 || true)
+    pid=$(grep -o 'process [0-9]*' "$HF_DIR/cmd.err" | cut -d' ' -f2 || true)
     if [ -n "$pid" ]; then
       kill "$pid" 2>/dev/null || true
       while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
@@ -169,8 +168,8 @@ print(max((n, c) for c, n in cwds.items() if c.startswith("/"))[1])')
   done
   truncate -s "$orig" "$f"
   "$ARBOR" index --file "$f" >/dev/null
-  read -r us kb < <(run "$ARBOR" index --file "$f")
-  row "$n" "$size" "append one message, re-index it (in-process; whole process)" "$(printf '%.1f' "$total") ms ($((us / 1000)) ms)" "$((kb / 1024)) MB"
+  read -r ms mb < <(best 1 "$ARBOR" index --file "$f")
+  row "$n" "$size" "append one message, re-index it (in-process; whole process)" "$(printf '%.1f' "$total") ms ($ms ms)" "$mb MB"
 
   # The picker in a pseudo-terminal, outside in: an id prefix, words, a
   # phrase and a regex with a literal, each typed to its top row on screen.

@@ -155,15 +155,16 @@ fn drawing_reads_no_environment() {
     );
 }
 
-/// Issue #12: the README's layout section names every module and every
-/// test file, and each module's first line says what it owns (a `//!`
-/// comment), so a newcomer finds a thing from either end.
+/// Issue #12: the crate map of `docs/architecture.md` (its `## Crate map`
+/// section) names every source file and every test file, and each source
+/// file's first line says what it owns (a `//!` comment), so a newcomer
+/// finds a thing from either end.
 #[test]
-fn the_readme_layout_names_every_module() {
+fn the_crate_map_names_every_module() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let start = readme.find("\n## Layout").expect("a Layout section");
-    let rest = &readme[start + 1..];
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let start = doc.find("\n## Crate map").expect("a Crate map section");
+    let rest = &doc[start + 1..];
     let layout = &rest[..rest[1..].find("\n## ").map_or(rest.len(), |i| i + 1)];
     let files = all_sources(root);
     let mut missing = Vec::new();
@@ -178,13 +179,15 @@ fn the_readme_layout_names_every_module() {
             || layout.contains(&format!("`{stem}`"))
             || layout.contains(&format!("{stem}.rs"));
         if !named {
-            missing.push(format!("{rel}: not in the README's layout"));
+            missing.push(format!("{rel}: not in docs/architecture.md's crate map"));
         }
     }
     for e in std::fs::read_dir(root.join("tests")).unwrap() {
         let name = e.unwrap().file_name().to_string_lossy().into_owned();
         if name.ends_with(".rs") && !layout.contains(&format!("`{name}`")) {
-            missing.push(format!("tests/{name}: not in the README's layout"));
+            missing.push(format!(
+                "tests/{name}: not in docs/architecture.md's crate map"
+            ));
         }
     }
     assert!(missing.is_empty(), "{}", missing.join("\n"));

@@ -385,6 +385,31 @@ impl HelpRow {
     }
 }
 
+/// A help's rows as a Markdown table, as `docs/` shows a screen's keys:
+/// the keys as the help overlay names them, in code spans, then the help
+/// text; a heading row becomes a bold row of its own. `tests/keymap_docs.rs`
+/// compares this with the blocks in `docs/` (so the docs cannot drift from
+/// the tables either).
+pub fn markdown(rows: &[HelpRow]) -> String {
+    let cell = |s: &str| s.replace('|', "\\|");
+    let mut out = String::from("| key | action |\n| --- | --- |\n");
+    for r in rows {
+        if r.keys.is_empty() {
+            out.push_str(&format!("| **{}** | |\n", cell(&r.text)));
+        } else {
+            out.push_str(&format!("| `{}` | {} |\n", cell(&r.keys), cell(&r.text)));
+        }
+    }
+    out
+}
+
+impl<A: Copy + PartialEq> Keymap<A> {
+    /// This table's help as a Markdown table ([`markdown`]).
+    pub fn markdown(&self) -> String {
+        markdown(&self.help_rows())
+    }
+}
+
 /// A move of a view over its lines: by one, by a page, to an end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scroll {
