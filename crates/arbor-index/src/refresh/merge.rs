@@ -260,6 +260,75 @@ impl LiveIds {
     }
 }
 
+/// The ids of the files that are sessions, when a plan merges a big part
+/// (`None` else). Postings of files that are gone are dropped when merging
+/// big segments; small merges (after a few appends) keep them: queries
+/// ignore them, and reading every row id would cost more than the merge.
+fn live_ids_for(
+    conn: &Connection,
+    plans: &[(i64, Vec<i64>, i64)],
+) -> rusqlite::Result<Option<LiveIds>> {
+    Ok(if plans.iter().any(|p| p.2 > BIG_MERGE) {
+        let ids: Vec<u32> = conn
+            .prepare("SELECT id FROM files WHERE problem IS NULL")?
+            .query_map([], |r| r.get::<_, i64>(0))?
+            .filter_map(|r| r.ok().and_then(|id| u32::try_from(id).ok()))
+            .collect();
+        Some(LiveIds::of(ids))
+    } else {
+        None
+    })
+}
+
+/// The id the next segment gets: no committed row names it, and the
+/// merging transaction is the only writer.
+fn next_segment_id(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row(
+        "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'segments'), 0),
+                    coalesce((SELECT max(id) FROM segments), 0)) + 1",
+        [],
+        |r| r.get(0),
+    )
+}
+
+/// One merging thread of [`merge_parts`]: merges the loaded parts it takes
+/// from `jobs` until they end, sending each result to `done`.
+fn merge_worker(
+    db_path: &Path,
+    plans: &[(i64, Vec<i64>, i64)],
+    live: &Option<LiveIds>,
+    id_of: &dyn Fn(usize) -> i64,
+    jobs: &std::sync::Mutex<mpsc::Receiver<(usize, Vec<Segment>)>>,
+    done: mpsc::Sender<(usize, std::io::Result<Merged>)>,
+) {
+    // The posting lists are read on this thread as the merge goes,
+    // through a connection of its own: the victims are committed,
+    // and WAL lets it read them beside the write transaction.
+    let reader = open_reader(db_path);
+    loop {
+        let job = match jobs.lock() {
+            Ok(rx) => rx.recv(),
+            Err(_) => return,
+        };
+        let Ok((k, loaded)) = job else {
+            return;
+        };
+        let drop_gone = plans[k].2 > BIG_MERGE;
+        let keep = |id| !drop_gone || live.as_ref().is_none_or(|l| l.contains(id));
+        let merged = match &reader {
+            Ok(conn) => merge_plan(conn, db_path, &plans[k].1, &loaded, &keep, id_of(k)),
+            Err(e) => Err(std::io::Error::other(e.to_string())),
+        };
+        drop(loaded);
+        if done.send((k, merged)).is_err() {
+            return;
+        }
+        // What the storing thread freed of this one's earlier
+        // results (see `util::memory`).
+        arbor_util::memory::give_back();
+    }
+}
+
 /// Merges the planned parts' segments (part, victims, their bytes) in one
 /// transaction: loaded and stored here, merged on worker threads; a part
 /// is loaded only when a worker is free, so no more parts are held than
@@ -270,28 +339,10 @@ pub(super) fn merge_parts(
     plans: &[(i64, Vec<i64>, i64)],
 ) -> rusqlite::Result<()> {
     let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-    // Postings of files that are gone are dropped when merging big segments;
-    // small merges (after a few appends) keep them: queries ignore them, and
-    // reading every row id would cost more than the merge.
-    let live: Option<LiveIds> = if plans.iter().any(|p| p.2 > BIG_MERGE) {
-        let ids: Vec<u32> = tx
-            .prepare("SELECT id FROM files WHERE problem IS NULL")?
-            .query_map([], |r| r.get::<_, i64>(0))?
-            .filter_map(|r| r.ok().and_then(|id| u32::try_from(id).ok()))
-            .collect();
-        Some(LiveIds::of(ids))
-    } else {
-        None
-    };
+    let live = live_ids_for(&tx, plans)?;
     // Each plan's merged segment gets its id now, so that its dictionary
-    // is written straight to its file (the next ids: no committed row
-    // names them, and this transaction is the only writer).
-    let base: i64 = tx.query_row(
-        "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'segments'), 0),
-                    coalesce((SELECT max(id) FROM segments), 0)) + 1",
-        [],
-        |r| r.get(0),
-    )?;
+    // is written straight to its file.
+    let base = next_segment_id(&tx)?;
     let id_of = |k: usize| base + k as i64;
     let workers = rayon::current_num_threads().clamp(1, plans.len());
     // Jobs: a plan's index and its segments, loaded; results: the index
@@ -302,36 +353,7 @@ pub(super) fn merge_parts(
     let result: rusqlite::Result<()> = std::thread::scope(|scope| {
         for _ in 0..workers {
             let (job_rx, done_tx, live) = (&job_rx, done_tx.clone(), &live);
-            scope.spawn(move || {
-                // The posting lists are read on this thread as the merge goes,
-                // through a connection of its own: the victims are committed,
-                // and WAL lets it read them beside the write transaction.
-                let reader = open_reader(db_path);
-                loop {
-                    let job = match job_rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok((k, loaded)) = job else {
-                        return;
-                    };
-                    let drop_gone = plans[k].2 > BIG_MERGE;
-                    let keep = |id| !drop_gone || live.as_ref().is_none_or(|l| l.contains(id));
-                    let merged = match &reader {
-                        Ok(conn) => {
-                            merge_plan(conn, db_path, &plans[k].1, &loaded, &keep, id_of(k))
-                        }
-                        Err(e) => Err(std::io::Error::other(e.to_string())),
-                    };
-                    drop(loaded);
-                    if done_tx.send((k, merged)).is_err() {
-                        return;
-                    }
-                    // What the storing thread freed of this one's earlier
-                    // results (see `util::memory`).
-                    arbor_util::memory::give_back();
-                }
-            });
+            scope.spawn(move || merge_worker(db_path, plans, live, &id_of, job_rx, done_tx));
         }
         drop(done_tx);
         let store = |(k, merged): (usize, std::io::Result<Merged>)| {

@@ -292,49 +292,50 @@ pub(super) fn not_a_session(path: &Path, reason: &'static str) -> String {
     .to_string()
 }
 
-/// Parses `file`, continuing `cached` when the file only grew.
-pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed, ScanProblem> {
-    let path = &file.path;
-    let problem = |e: ReadError| ScanProblem {
-        path: path.clone(),
-        reason: e.to_string(),
-    };
-    let io = |source| {
-        problem(ReadError::Io {
-            path: path.clone(),
-            source,
-        })
-    };
-    let (mut f, meta) = arbor_session::open::open_session_file(path).map_err(problem)?;
-    let stat = Stat::of(&meta);
-    if file.agent.is_foreign() {
-        return parse_foreign(file, &mut f, &meta, stat);
-    }
-    let mut start = 0u64;
-    let mut scanner = None;
-    let mut continued = None;
+/// Where a read resumes: the offset, the scanner resumed there, and what
+/// `Parsed::continued` records.
+type Resume = (u64, InfoScanner, (i64, u64));
+
+/// Where the stored state `cached` lets a read of `f` continue: the file
+/// only grew (same device and inode, larger) and its fingerprints up to the
+/// parsed offset are unchanged. Gives the offset, the scanner resumed from
+/// the stored state and what `Parsed::continued` records.
+fn resume_point(
+    f: &mut File,
+    cached: Option<&Cached>,
+    stat: &Stat,
+) -> std::io::Result<Option<Resume>> {
     if let Some(c) = cached {
         let grew = c.stat.dev == stat.dev && c.stat.ino == stat.ino && stat.size > c.stat.size;
         if let (true, Some(state)) = (grew && c.parsed > 0, c.state.as_deref()) {
-            if fingerprints(&mut f, c.parsed).map_err(io)? == (c.head_fp, c.tail_fp) {
+            if fingerprints(f, c.parsed)? == (c.head_fp, c.tail_fp) {
                 if let Some(info) = codec::decode(state) {
-                    start = c.parsed;
-                    scanner = Some(InfoScanner::resume(info));
-                    continued = Some((c.id, c.parsed));
+                    return Ok(Some((
+                        c.parsed,
+                        InfoScanner::resume(info),
+                        (c.id, c.parsed),
+                    )));
                 }
             }
         }
     }
-    let mut s = scanner
-        .unwrap_or_else(|| InfoScanner::new(path, mtime_ms(&meta)))
-        .with_normalized_text();
-    s.set_file_mtime(mtime_ms(&meta));
-    f.seek(SeekFrom::Start(start)).map_err(io)?;
+    Ok(None)
+}
+
+/// Reads `f` from `start` (where it is positioned), feeding each complete
+/// line to the scanner `s` and its words to `words`, until the scanner
+/// fails. Gives the bytes read, the end of the last complete line and the
+/// partial last line, if any.
+fn read_lines_from(
+    f: &mut File,
+    start: u64,
+    s: &mut InfoScanner,
+    words: &mut PartWords,
+) -> std::io::Result<(u64, u64, Option<Vec<u8>>)> {
     let mut complete_end = start;
     let mut tail: Option<Vec<u8>> = None;
-    let mut words = PartWords::pooled();
     let read = with_read_buffer(|buf| {
-        read_lines(&mut f, buf, |line, complete, end| {
+        read_lines(f, buf, |line, complete, end| {
             if complete {
                 let at = start + end - line.len() as u64 - 1;
                 // The header (the first line read from the start) has no
@@ -366,8 +367,40 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
                 true
             }
         })
-    })
-    .map_err(io)?;
+    })?;
+    Ok((read, complete_end, tail))
+}
+
+/// Parses `file`, continuing `cached` when the file only grew.
+pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed, ScanProblem> {
+    let path = &file.path;
+    let problem = |e: ReadError| ScanProblem {
+        path: path.clone(),
+        reason: e.to_string(),
+    };
+    let io = |source| {
+        problem(ReadError::Io {
+            path: path.clone(),
+            source,
+        })
+    };
+    let (mut f, meta) = arbor_session::open::open_session_file(path).map_err(problem)?;
+    let stat = Stat::of(&meta);
+    if file.agent.is_foreign() {
+        return parse_foreign(file, &mut f, &meta, stat);
+    }
+    let (start, scanner, continued) = match resume_point(&mut f, cached, &stat).map_err(io)? {
+        Some((start, scanner, continued)) => (start, Some(scanner), Some(continued)),
+        None => (0u64, None, None),
+    };
+    let mut s = scanner
+        .unwrap_or_else(|| InfoScanner::new(path, mtime_ms(&meta)))
+        .with_normalized_text();
+    s.set_file_mtime(mtime_ms(&meta));
+    f.seek(SeekFrom::Start(start)).map_err(io)?;
+    let mut words = PartWords::pooled();
+    let (read, complete_end, tail) =
+        read_lines_from(&mut f, start, &mut s, &mut words).map_err(io)?;
     // What was read is what the row describes (the file may grow meanwhile);
     // a file abandoned early (not a session) keeps its stat size.
     let size = if s.failed().is_some() {

@@ -15,7 +15,7 @@ use arbor_search::hits::PartMatcher;
 use arbor_search::Term;
 use arbor_search::{Parts, Tiers};
 
-pub use arbor_search::{BodyHits, PathsById};
+use arbor_search::{BodyHits, PathsById};
 
 use super::cache::SearchCache;
 use super::idset::{IdSet, BITMAP_IDS};
@@ -203,9 +203,6 @@ pub(super) fn term_hits(
     if rest.is_empty() {
         return Ok(out);
     }
-    let keep = |keys: &PathsById, id: &u32| -> bool {
-        keys.contains_key(id) && allowed.is_none_or(|a| a.contains(id))
-    };
     let word = match t {
         Term::Word { lower, .. } => Some(lower.as_str()),
         Term::Phrase(p) if !p.contains(' ') && p.len() >= 3 => Some(p.as_str()),
@@ -228,39 +225,15 @@ pub(super) fn term_hits(
         // has it in a better part already, and the few left are read.
         if short && !part.is_text() && part.tier() > 0 {
             if let Some(c) = cands.as_mut() {
-                let mut left = cache.files.live.clone();
-                for better in &out[..part.tier()] {
-                    left.subtract(better);
-                }
-                if let Some(a) = allowed {
-                    left.intersect(a);
-                }
-                if left.len_at_most(FEW_LEFT) {
+                if let Some(left) = few_left(cache, &out[..part.tier()], allowed) {
                     to_confirm = to_confirm.union(Parts::one(part));
                     c.extend(left.iter());
                     continue;
                 }
             }
         }
-        // A regex whose matches stay inside one term: the terms answer.
         if let (Term::Regex(r), false) = (t, part.is_text()) {
-            if let (true, Some(lits), Some(bytes)) = (
-                within_a_term(r.as_str()),
-                regex_prefixes(r),
-                regex_for_lowercased(r.as_str()),
-            ) {
-                let live = cache.files.live.clone();
-                for l in &lits {
-                    let ids = lookup_where(
-                        conn,
-                        cache.segs(conn, kind)?,
-                        l,
-                        Match::Contains,
-                        &|term| bytes.is_match(term),
-                        &live,
-                    )?;
-                    out[part.tier()].add_kept(&ids, &cache.files.live, allowed);
-                }
+            if regex_in_terms(conn, cache, r, kind, allowed, &mut out[part.tier()])? {
                 continue;
             }
         }
@@ -315,6 +288,70 @@ pub(super) fn term_hits(
     if to_confirm.is_empty() {
         return Ok(out);
     }
+    confirm_by_reading(cache, t, (cands, to_confirm), allowed, cancel, &mut out)?;
+    Ok(out)
+}
+
+/// The sessions (among `allowed`) not in any of the `better` parts'
+/// answers, when they are few enough to read (see `FEW_LEFT`).
+fn few_left(cache: &SearchCache, better: &[IdSet], allowed: Option<&IdSet>) -> Option<IdSet> {
+    let mut left = cache.files.live.clone();
+    for b in better {
+        left.subtract(b);
+    }
+    if let Some(a) = allowed {
+        left.intersect(a);
+    }
+    left.len_at_most(FEW_LEFT).then_some(left)
+}
+
+/// A regex whose matches stay inside one term: the terms of the part's
+/// dictionaries (`kind`) answer, into `out`. False when the regex is not
+/// such a one (then its sessions are read).
+fn regex_in_terms(
+    conn: &Connection,
+    cache: &mut SearchCache,
+    r: &regex::Regex,
+    kind: i64,
+    allowed: Option<&IdSet>,
+    out: &mut IdSet,
+) -> Result<bool, IndexError> {
+    if let (true, Some(lits), Some(bytes)) = (
+        within_a_term(r.as_str()),
+        regex_prefixes(r),
+        regex_for_lowercased(r.as_str()),
+    ) {
+        let live = cache.files.live.clone();
+        for l in &lits {
+            let ids = lookup_where(
+                conn,
+                cache.segs(conn, kind)?,
+                l,
+                Match::Contains,
+                &|term| bytes.is_match(term),
+                &live,
+            )?;
+            out.add_kept(&ids, &cache.files.live, allowed);
+        }
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// Reads the session files of the candidates (`None`: every session) for
+/// the parts `to_confirm` of term `t`, adding those that match to `out` by
+/// rank.
+fn confirm_by_reading(
+    cache: &SearchCache,
+    t: &Term,
+    (cands, to_confirm): (Option<IdSet>, Parts),
+    allowed: Option<&IdSet>,
+    cancel: Cancel,
+    out: &mut [IdSet; 3],
+) -> Result<(), IndexError> {
+    let keep = |keys: &PathsById, id: &u32| -> bool {
+        keys.contains_key(id) && allowed.is_none_or(|a| a.contains(id))
+    };
     let keys = &cache.files.keys;
     // Only the best part a session matches ranks it (`tier_score`): a
     // session already found in a part as good as the best left to
@@ -361,7 +398,7 @@ pub(super) fn term_hits(
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use crate::terms::{Match, Segment};
 use crate::IndexError;
 use arbor_util::memo::Memo;
 
-pub use arbor_search::PathsById;
+use arbor_search::PathsById;
 
 use super::idset::IdSet;
 use super::postings::{lookup_until, narrowed_by_counts, postings_bytes, COUNT_BYTES, COUNT_FROM};

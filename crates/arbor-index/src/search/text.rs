@@ -17,7 +17,7 @@ use crate::terms::Match;
 use crate::IndexError;
 use arbor_search::Term;
 
-pub use arbor_search::PathsById;
+use arbor_search::PathsById;
 
 use super::cache::{load_spans, SearchCache, Span, Spans};
 use super::idset::IdSet;
@@ -485,20 +485,7 @@ pub(super) fn text_hits(
     };
     stored.check();
     let keys = &cache.files.keys;
-    let mut to_read: Vec<u32> = match cands {
-        Some(mut c) => {
-            // The pairs know nothing of the partial last line (not in the
-            // word index), nor of the pair where two chunks of a file's
-            // text meet (the text is searched as one, chunks joined by a
-            // space): such files are read.
-            c.extend(cache.files.tails.iter().map(|(id, _)| *id));
-            c.extend(stored.multi.iter().copied());
-            c.iter()
-                .filter(|id| keep(keys, id) && !sure.contains(id))
-                .collect()
-        }
-        None => keys.keys().copied().filter(|id| keep(keys, id)).collect(),
-    };
+    let mut to_read = texts_to_read(cands, cache, &stored, &sure, &keep);
     // Text file order, so reads go forward.
     to_read.sort_unstable();
     let tail_of: HashMap<u32, &str, FxBuild> = cache
@@ -517,33 +504,12 @@ pub(super) fn text_hits(
                 .par_iter()
                 .map_init(
                     || (Vec::new(), Vec::new()),
-                    |(buf, from_file), &id| {
+                    |bufs, &id| {
                         if cancel() {
                             return Err(IndexError::Cancelled);
                         }
-                        let b = match body(
-                            stored.spans.get(&id).map_or(&[][..], Vec::as_slice),
-                            &stored.text,
-                            tail_of.get(&id).copied(),
-                            buf,
-                        ) {
-                            Ok(b) => b,
-                            // The text file cannot give it: the session's own
-                            // file can (a refresh then rebuilds the index, or
-                            // reads the damaged session again).
-                            Err(why) => {
-                                if let NoText::Damaged = why {
-                                    if let Ok(mut d) = stored.damaged.lock() {
-                                        d.push(id);
-                                    }
-                                }
-                                match keys.get(&id) {
-                                    Some(path) => body_from_file(path, from_file),
-                                    None => &[],
-                                }
-                            }
-                        };
-                        Ok(check.matches(b).then_some(id))
+                        let tail = tail_of.get(&id).copied();
+                        Ok(text_matches(&stored, keys, tail, &check, id, bufs).then_some(id))
                     },
                 )
                 .filter_map(Result::transpose)
@@ -566,6 +532,68 @@ pub(super) fn text_hits(
         found.extend(sure.iter().filter(|id| keep(keys, id)));
         return Ok(found);
     }
+}
+
+/// The sessions whose text is read for a term: the candidates (`None`:
+/// every session) that `keep` keeps, but for those `sure` answers already.
+fn texts_to_read(
+    cands: Option<IdSet>,
+    cache: &SearchCache,
+    stored: &Stored,
+    sure: &IdSet,
+    keep: &dyn Fn(&PathsById, &u32) -> bool,
+) -> Vec<u32> {
+    let keys = &cache.files.keys;
+    match cands {
+        Some(mut c) => {
+            // The pairs know nothing of the partial last line (not in the
+            // word index), nor of the pair where two chunks of a file's
+            // text meet (the text is searched as one, chunks joined by a
+            // space): such files are read.
+            c.extend(cache.files.tails.iter().map(|(id, _)| *id));
+            c.extend(stored.multi.iter().copied());
+            c.iter()
+                .filter(|id| keep(keys, id) && !sure.contains(id))
+                .collect()
+        }
+        None => keys.keys().copied().filter(|id| keep(keys, id)).collect(),
+    }
+}
+
+/// Whether the text of session `id` (its stored text and partial last
+/// line `tail`) matches `check`; read from its own file when the text file
+/// cannot give it.
+fn text_matches(
+    stored: &Stored,
+    keys: &PathsById,
+    tail: Option<&str>,
+    check: &Check,
+    id: u32,
+    (buf, from_file): &mut (Vec<u8>, Vec<u8>),
+) -> bool {
+    let b = match body(
+        stored.spans.get(&id).map_or(&[][..], Vec::as_slice),
+        &stored.text,
+        tail,
+        buf,
+    ) {
+        Ok(b) => b,
+        // The text file cannot give it: the session's own
+        // file can (a refresh then rebuilds the index, or
+        // reads the damaged session again).
+        Err(why) => {
+            if let NoText::Damaged = why {
+                if let Ok(mut d) = stored.damaged.lock() {
+                    d.push(id);
+                }
+            }
+            match keys.get(&id) {
+                Some(path) => body_from_file(path, from_file),
+                None => &[],
+            }
+        }
+    };
+    check.matches(b)
 }
 
 #[cfg(test)]
