@@ -65,7 +65,7 @@ impl Stat {
 
 /// Stats every file, on all cores.
 #[cfg(not(target_os = "linux"))]
-pub(super) fn stat_all(files: &[SessionFile]) -> Vec<std::io::Result<Stat>> {
+fn stat_all(files: &[SessionFile]) -> Vec<std::io::Result<Stat>> {
     files
         .par_iter()
         .map(|f| std::fs::metadata(&f.path).map(|m| Stat::of(&m)))
@@ -77,7 +77,7 @@ pub(super) fn stat_all(files: &[SessionFile]) -> Vec<std::io::Result<Stat>> {
 /// costs the kernel several times a lookup of one name. Files of a folder
 /// are listed together, so each worker opens a folder once per run of them.
 #[cfg(target_os = "linux")]
-pub(super) fn stat_all(files: &[SessionFile]) -> Vec<std::io::Result<Stat>> {
+fn stat_all(files: &[SessionFile]) -> Vec<std::io::Result<Stat>> {
     files
         .par_iter()
         .map_init(
@@ -152,9 +152,9 @@ pub(super) mod linux {
 }
 
 /// How much of the file a fingerprint covers.
-pub(super) const FP_BYTES: u64 = 4096;
+const FP_BYTES: u64 = 4096;
 
-pub(super) fn read_range(f: &mut File, off: u64, len: u64) -> std::io::Result<Vec<u8>> {
+fn read_range(f: &mut File, off: u64, len: u64) -> std::io::Result<Vec<u8>> {
     let mut v = vec![0u8; len as usize];
     f.seek(SeekFrom::Start(off))?;
     f.read_exact(&mut v)?;
@@ -169,7 +169,7 @@ pub(super) fn fingerprints(f: &mut File, end: u64) -> std::io::Result<(i64, i64)
 }
 
 /// [`Found::info`] of an unchanged row that is not sent ([`Wanted`]).
-pub(super) const NOT_SENT: u32 = u32::MAX;
+const NOT_SENT: u32 = u32::MAX;
 
 /// What the index has for the files given, found before any is opened.
 pub(super) struct Looked {

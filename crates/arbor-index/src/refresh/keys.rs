@@ -56,7 +56,7 @@ pub(crate) fn dir_ranges(dirs: &[std::path::PathBuf]) -> Vec<(Vec<u8>, Vec<u8>)>
 }
 
 /// Folders' keys, each ending with its separator, as ranges.
-pub(super) fn ranges_of(mut folders: Vec<&[u8]>) -> Vec<(Vec<u8>, Vec<u8>)> {
+fn ranges_of(mut folders: Vec<&[u8]>) -> Vec<(Vec<u8>, Vec<u8>)> {
     folders.sort_unstable();
     folders.dedup();
     let mut ranges: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();

@@ -23,7 +23,7 @@ pub(super) enum Postings<'a> {
 }
 
 /// A connection that only reads the index at `db_path` (a merge's worker).
-pub(super) fn open_reader(db_path: &Path) -> rusqlite::Result<Connection> {
+fn open_reader(db_path: &Path) -> rusqlite::Result<Connection> {
     use rusqlite::OpenFlags;
     let conn = Connection::open_with_flags(
         db_path,
@@ -37,7 +37,7 @@ pub(super) fn open_reader(db_path: &Path) -> rusqlite::Result<Connection> {
 /// the segment `id`: its dictionary written to its file, its posting lists
 /// read from `conn` and written to a file that has no name (unlinked once
 /// opened: nothing is left of it if the process dies).
-pub(super) fn merge_plan(
+fn merge_plan(
     conn: &Connection,
     db_path: &Path,
     ids: &[i64],
@@ -214,23 +214,23 @@ pub fn maybe_merge(conn: &Connection, db_path: &Path) -> rusqlite::Result<()> {
 /// (under SQLite's 1 GB), not its memory; at 256 MB the tool output's words
 /// at 100,000 sessions stayed in 16 segments, each term written in many of
 /// them, and a word typed scanned all their dictionaries.
-pub(super) const MERGE_MAX: i64 = 768 << 20;
+const MERGE_MAX: i64 = 768 << 20;
 
 /// A merge of more than this many bytes of segments runs alone (their
 /// starts: two big merges at once would hold twice); smaller ones run
 /// beside any other, so that the tool output's big merge at the end of a
 /// first run does not leave the other cores idle.
-pub(super) const MERGE_AT_ONCE: i64 = 256 << 20;
+const MERGE_AT_ONCE: i64 = 256 << 20;
 
 /// Above this many bytes of segments, a merge drops the postings of files
 /// that are gone (see [`merge_parts`]).
-pub(super) const BIG_MERGE: i64 = 4 << 20;
+const BIG_MERGE: i64 = 4 << 20;
 
 /// The row ids of the sessions, asked once per id of every posting list
 /// a big merge reads: a bit per id while the ids are dense enough (a
 /// table's lookups, each a cache miss, were a sixth of a first run's last
 /// merges at 100,000 sessions), else a table.
-pub(super) enum LiveIds {
+enum LiveIds {
     Bits(Vec<u64>),
     Table(HashSet<u32, FxBuild>),
 }
@@ -333,7 +333,7 @@ fn merge_worker(
 /// transaction: loaded and stored here, merged on worker threads; a part
 /// is loaded only when a worker is free, so no more parts are held than
 /// there are workers.
-pub(super) fn merge_parts(
+fn merge_parts(
     conn: &Connection,
     db_path: &Path,
     plans: &[(i64, Vec<i64>, i64)],
@@ -436,7 +436,7 @@ pub(super) fn merge_parts(
 /// The dictionaries of the segments of these ids (their posting lists are
 /// read as they are merged: see `merge_plan`); `None` when one is gone
 /// (merged by another process).
-pub(super) fn load_segments(
+fn load_segments(
     conn: &Connection,
     db_path: &Path,
     ids: &[i64],

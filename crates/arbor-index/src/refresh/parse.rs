@@ -72,7 +72,7 @@ pub struct PartText {
 /// the first word, `pair_right` of the second), found once per distinct
 /// word: each occurrence then costs two array reads and an append, and the
 /// pair's bytes are written once per distinct pair of sides at the end.
-pub(super) struct PartWords {
+struct PartWords {
     sets: PartSets,
     scratch: Vec<u8>,
     /// The long pieces skimmed so far in this file (see [`SeenPieces`]).
@@ -80,7 +80,7 @@ pub(super) struct PartWords {
     wanted: Parts,
 }
 
-pub(super) const NO_WORD: u32 = u32::MAX;
+const NO_WORD: u32 = u32::MAX;
 
 impl Default for PartWords {
     fn default() -> Self {
@@ -103,7 +103,7 @@ impl Default for PartWords {
 }
 
 /// Every part's sets of words and pairs (see [`PartWords`]).
-pub(super) struct PartSets {
+struct PartSets {
     /// Per part (by code), its distinct words so far.
     words: [TermSet; 6],
     /// Per part, per word number: the numbers (in `sides`) of its left and
@@ -120,7 +120,7 @@ pub(super) struct PartSets {
 
 /// Adds one word of `part` (an empty one: a new piece starts).
 #[inline]
-pub(super) fn add_word(sets: &mut PartSets, part: Part, w: &[u8]) {
+fn add_word(sets: &mut PartSets, part: Part, w: &[u8]) {
     let code = usize::from(part.code());
     let Some(n) = sets.words[code].index_of(w) else {
         sets.prev[code] = NO_WORD;
@@ -277,14 +277,14 @@ thread_local! {
 }
 
 /// Normalized text without its possible trailing space.
-pub(super) fn trimmed(mut s: String) -> String {
+fn trimmed(mut s: String) -> String {
     if s.ends_with(' ') {
         s.pop();
     }
     s
 }
 
-pub(super) fn not_a_session(path: &Path, reason: &'static str) -> String {
+fn not_a_session(path: &Path, reason: &'static str) -> String {
     ReadError::NotASession {
         path: path.to_path_buf(),
         reason,
@@ -485,7 +485,7 @@ pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed,
 /// Parses another agent's file (`session::foreign`): always whole, since a
 /// translated line depends on the lines before it; the stored row then has
 /// no resumable state, so the next change reads the file again.
-pub(super) fn parse_foreign(
+fn parse_foreign(
     file: &SessionFile,
     f: &mut File,
     meta: &std::fs::Metadata,

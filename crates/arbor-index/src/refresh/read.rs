@@ -19,12 +19,12 @@ use super::Wanted;
 /// commits they pile up to this, beside its builders at their fullest: at
 /// 64 MB a first run at 100,000 sessions peaked at 336–346 MB, at 32 MB at
 /// 272–300 MB (alternated runs), no slower.
-pub(super) const IN_FLIGHT_BYTES: usize = 32 << 20;
+const IN_FLIGHT_BYTES: usize = 32 << 20;
 
 /// Bytes that may be in flight between threads: taking waits while others
 /// hold them (one taker alone may exceed the limit, so a result bigger
 /// than it still goes).
-pub(super) struct Budget {
+struct Budget {
     /// The bytes held, and whether the budget is closed.
     held: std::sync::Mutex<(usize, bool)>,
     freed: std::sync::Condvar,
@@ -71,7 +71,7 @@ impl Budget {
 }
 
 /// Closes a [`Budget`] when dropped, however its scope is left.
-pub(super) struct CloseOnDrop<'b>(&'b Budget);
+struct CloseOnDrop<'b>(&'b Budget);
 
 impl Drop for CloseOnDrop<'_> {
     fn drop(&mut self) {

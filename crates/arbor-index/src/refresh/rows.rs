@@ -51,7 +51,7 @@ pub(super) const SELECT_CACHED_IN: &str =
 
 /// [`SELECT_CACHED`] in the table's order, for [`stored_rows`] (which
 /// binds a limit it does not use here).
-pub(super) const SELECT_CACHED_ALL: &str =
+const SELECT_CACHED_ALL: &str =
     "SELECT id, path, dev, ino, size, mtime_ns, parsed, head_fp, tail_fp, state, row, problem
      FROM files NOT INDEXED WHERE ?1 = ?1";
 
@@ -126,11 +126,7 @@ impl Seen {
 }
 
 /// `state` (a scanner before `finish`) or `row` (finished) → the list row.
-pub(super) fn finish_info(
-    info: SessionInfo,
-    is_row: bool,
-    file: &SessionFile,
-) -> Option<SessionInfo> {
+fn finish_info(info: SessionInfo, is_row: bool, file: &SessionFile) -> Option<SessionInfo> {
     let mut info = finished(info, is_row)?;
     info.path = file.path.as_path().into();
     info.agent = file.agent;
@@ -154,7 +150,7 @@ pub(super) fn parent_bytes(key: &[u8]) -> Option<&[u8]> {
 }
 
 /// Like `cached_from_row` without reading the `state` and `row` blobs.
-pub(super) fn cached_from_row_lite(r: &rusqlite::Row) -> rusqlite::Result<Cached> {
+fn cached_from_row_lite(r: &rusqlite::Row) -> rusqlite::Result<Cached> {
     Ok(Cached {
         id: r.get(0)?,
         stat: Stat {
@@ -172,7 +168,7 @@ pub(super) fn cached_from_row_lite(r: &rusqlite::Row) -> rusqlite::Result<Cached
     })
 }
 
-pub(super) fn cached_from_row(r: &rusqlite::Row) -> rusqlite::Result<(Vec<u8>, Cached)> {
+fn cached_from_row(r: &rusqlite::Row) -> rusqlite::Result<(Vec<u8>, Cached)> {
     let mut c = cached_from_row_lite(r)?;
     c.state = r.get(9)?;
     c.row = r.get(10)?;
@@ -351,7 +347,7 @@ impl<'a> StoredRow<'a> {
 
 /// The file of a stored row read: found under a store root by its key, or
 /// the listed file it was matched with.
-pub(super) enum RowFile {
+enum RowFile {
     Found(SessionFile),
     Listed(u32),
 }
@@ -359,7 +355,7 @@ pub(super) enum RowFile {
 /// Reads the stored rows `sql` selects (see [`stored_rows`]) and sends
 /// them to `tx` a batch at a time, undecoded. With a look, only the rows
 /// of listed files are sent.
-pub(super) fn read_stored(
+fn read_stored(
     conn: &Connection,
     (sql, [path_col, state_col, row_col]): (&str, [usize; 3]),
     params: impl rusqlite::Params,
@@ -432,7 +428,7 @@ pub(super) fn read_stored(
 
 /// The file of a stored row's key, under the store root a listing would
 /// find it in; `None` when no root holds it.
-pub(super) fn found_under_root(
+fn found_under_root(
     key: &[u8],
     root_keys: &[(Vec<u8>, &arbor_store::StoreRoot)],
     is_sep: impl Fn(u8) -> bool,

@@ -48,9 +48,9 @@ pub const fn pair_segment(kind: i64) -> i64 {
 }
 
 /// Added to a kind of segment for its pairs' segments.
-pub(super) const PAIRS: i64 = 16;
+const PAIRS: i64 = 16;
 
-pub(super) fn text_file_broken() -> rusqlite::Error {
+fn text_file_broken() -> rusqlite::Error {
     rusqlite::Error::SqliteFailure(
         rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
         Some("the index's text file is shorter than recorded".into()),
@@ -58,7 +58,7 @@ pub(super) fn text_file_broken() -> rusqlite::Error {
 }
 
 /// The committed text file is shorter than committed (or gone).
-pub(super) fn text_file_short(conn: &Connection, db_path: &Path) -> rusqlite::Result<bool> {
+fn text_file_short(conn: &Connection, db_path: &Path) -> rusqlite::Result<bool> {
     let TextState {
         gen,
         len: committed,
@@ -443,7 +443,7 @@ impl Drop for Writer<'_> {
 
 /// Inserts a segment's row and writes its dictionary file (in the
 /// caller's transaction, before it commits).
-pub(super) fn store_segment(
+fn store_segment(
     conn: &Connection,
     db_path: &Path,
     part: i64,

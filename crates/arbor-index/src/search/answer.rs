@@ -121,7 +121,7 @@ pub(super) fn answer(
 /// array by id while ids are dense (a table keyed by id was ~40 % of a
 /// keystroke's answer when a word is in most sessions), in a table past
 /// that.
-pub(super) struct TierBits {
+struct TierBits {
     dense: Vec<Tiers>,
     sparse: HashMap<u32, Tiers, FxBuild>,
     /// Ids below this go to the array.

@@ -56,10 +56,7 @@ pub(super) struct Files {
 }
 
 /// The sessions' ids and paths, all or those under `folders`.
-pub(super) fn load_files(
-    conn: &Connection,
-    folders: Option<&FolderRanges>,
-) -> rusqlite::Result<Files> {
+fn load_files(conn: &Connection, folders: Option<&FolderRanges>) -> rusqlite::Result<Files> {
     // Both served by partial indexes, without reading the rows. The planner
     // left alone picks `files_recent` and reads every row (with its state)
     // for the path: 226 ms at 100,000 sessions, 13 ms from this index.
@@ -113,7 +110,7 @@ pub(super) type Dict = (i64, Segment);
 
 /// The dictionaries of the segments of one kind ([`TEXT_SEGMENT`] for the
 /// stored text's words, a part's code, or [`pair_segment`] of either).
-pub(super) fn load_dictionaries(
+fn load_dictionaries(
     conn: &Connection,
     db_path: &std::path::Path,
     kind: i64,
@@ -197,7 +194,7 @@ pub(super) fn load_spans(
     Ok(spans)
 }
 
-pub(super) fn add_spans(spans: &mut Spans, rows: &mut rusqlite::Rows) -> rusqlite::Result<()> {
+fn add_spans(spans: &mut Spans, rows: &mut rusqlite::Rows) -> rusqlite::Result<()> {
     while let Some(r) = rows.next()? {
         let Ok(id) = u32::try_from(r.get::<_, i64>(0)?) else {
             continue;
@@ -263,11 +260,11 @@ pub struct SearchCache {
 pub type Folders<'a> = Option<&'a SharedFolders>;
 
 /// Answers of at most this many distinct terms are kept,
-pub(super) const MEMO_TERMS: usize = 256;
+const MEMO_TERMS: usize = 256;
 /// in at most this many bytes each of the two memos (a term's sets are a
 /// bit per session, ~40 KB at 100,000 sessions: every prefix typed is a
 /// term, and a long session of typing kept them all).
-pub(super) const MEMO_BYTES: usize = 8 << 20;
+const MEMO_BYTES: usize = 8 << 20;
 
 pub(super) fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA data_version", [], |r| r.get(0))

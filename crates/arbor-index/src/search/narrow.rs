@@ -182,7 +182,7 @@ pub(super) fn narrow(
 /// the two words' sessions instead (few: such words are rare). With two
 /// side words the sessions found are exactly those whose text holds the
 /// phrase (`sure`); otherwise they are candidates (`maybe`).
-pub(super) fn phrase_pairs(
+fn phrase_pairs(
     conn: &Connection,
     cache: &mut SearchCache,
     phrase: &str,
@@ -279,7 +279,7 @@ pub(super) fn phrase_pairs(
 /// For a phrase that is one word with a space before it, after it or
 /// both (`" w"`, `"w "`, `" w "`), and a word the pairs keep whole
 /// ([`pair_side_word`]): whether the space is before and whether after.
-pub(super) fn word_beside_space(phrase: &str, w: &str) -> Option<(bool, bool)> {
+fn word_beside_space(phrase: &str, w: &str) -> Option<(bool, bool)> {
     let before = phrase.starts_with(' ');
     let after = phrase.ends_with(' ');
     let shape = phrase.len() == w.len() + usize::from(before) + usize::from(after);

@@ -143,12 +143,12 @@ pub(super) fn lookup_until(
 /// each: a word's third letter scans every dictionary, and at 100,000
 /// sessions the tool output's biggest (6 million terms) took ~55 ms of
 /// the ~200 of such a key, while the other core waited.
-pub(super) const SPLIT_SCAN_BYTES: usize = if cfg!(test) { 4096 } else { 32 << 20 };
+const SPLIT_SCAN_BYTES: usize = if cfg!(test) { 4096 } else { 32 << 20 };
 
 /// The terms of `s` that match `needle` as `how` says and that `keep`
 /// accepts, into `matched` in order; with `text`, their bytes too (each
 /// followed by `\n`, up to about [`KEEP_BYTES`]).
-pub(super) fn find_terms(
+fn find_terms(
     s: &Segment,
     needle: &str,
     how: Match,
@@ -254,7 +254,7 @@ pub(super) fn postings_bytes(segs: &[Dict], terms: &[Vec<u32>]) -> usize {
 
 /// Every id in the posting lists of `terms` (in dictionary order) of one
 /// segment, read a batch at a time.
-pub(super) fn read_lists(
+fn read_lists(
     conn: &Connection,
     rowid: i64,
     seg: &Segment,
@@ -290,7 +290,7 @@ pub(super) enum Biggest {
 }
 
 /// How many of a segment's biggest matching lists are read before the rest.
-pub(super) const BIGGEST_LISTS: usize = 64;
+const BIGGEST_LISTS: usize = 64;
 
 /// A letter or two is in thousands of terms, and in nearly every file:
 /// the longest posting lists among them (the commonest terms) usually hold
@@ -360,7 +360,7 @@ pub(super) struct Postings<'c, 's> {
 }
 
 /// A batch of posting lists is read once it spans this much.
-pub(super) const BATCH_BYTES: usize = 256 << 10;
+const BATCH_BYTES: usize = 256 << 10;
 
 impl<'c> Postings<'c, '_> {
     /// Whether `r` cannot join the batch (it is out of order, far from it,

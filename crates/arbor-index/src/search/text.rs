@@ -80,24 +80,24 @@ pub struct Stored {
 /// picker's resident set grow by the text file's size: +230 MB at 10,000
 /// sessions). Below it, the text that keystrokes read again and again
 /// stays mapped between them.
-pub(super) const MAP_RESIDENT: usize = 8 << 20;
+const MAP_RESIDENT: usize = 8 << 20;
 
 /// Text reads are split into batches of about this many bytes, so
 /// that a search reading more than [`MAP_RESIDENT`] releases the map's
 /// pages as it goes rather than at the end.
-pub(super) const TEXT_BATCH: usize = 2 << 20;
+const TEXT_BATCH: usize = 2 << 20;
 
 /// A read through a file map faults in the pages around the one it needs
 /// (the kernel's fault-around, 64 KB aligned), so what a read of many
 /// short texts adds to the resident set is counted in these windows, not
 /// in the bytes read: a regex over 100,000 sessions' texts of a few
 /// hundred bytes each made 2 MB of reads map ~100 MB.
-pub(super) const FAULT_WINDOW: u64 = 64 << 10;
+const FAULT_WINDOW: u64 = 64 << 10;
 
 /// The bytes of the fault-around windows the texts of `ids` lie in,
 /// counting a window once when consecutive texts share it (`last`: the
 /// window counted last, carried from one call to the next).
-pub(super) fn map_bytes(ids: &[u32], spans: &Spans, last: &mut Option<u64>) -> usize {
+fn map_bytes(ids: &[u32], spans: &Spans, last: &mut Option<u64>) -> usize {
     ids.iter()
         .filter_map(|id| spans.get(id))
         .map(|v| window_bytes(v, last))
@@ -105,7 +105,7 @@ pub(super) fn map_bytes(ids: &[u32], spans: &Spans, last: &mut Option<u64>) -> u
 }
 
 /// [`map_bytes`] of one session's texts.
-pub(super) fn window_bytes(texts: &[Span], last: &mut Option<u64>) -> usize {
+fn window_bytes(texts: &[Span], last: &mut Option<u64>) -> usize {
     let mut windows = 0;
     for span in texts.iter().filter(|s| s.len > 0) {
         let first = span.off / FAULT_WINDOW;
@@ -123,7 +123,7 @@ pub(super) fn window_bytes(texts: &[Span], last: &mut Option<u64>) -> usize {
 /// Where `ids` splits into batches of about [`TEXT_BATCH`] of text, or
 /// of [`MAP_RESIDENT`] of map pages, whichever comes first: the first and
 /// last ids' indexes included (`[0, …, ids.len()]`).
-pub(super) fn text_batches(ids: &[u32], spans: &Spans) -> Vec<usize> {
+fn text_batches(ids: &[u32], spans: &Spans) -> Vec<usize> {
     let mut cuts = vec![0];
     let (mut bytes, mut mapped, mut last) = (0, 0, None);
     for (i, id) in ids.iter().enumerate() {
@@ -293,7 +293,7 @@ impl Text {
 
 /// The body text of a session read from its own file, as the index would
 /// have stored it: for text the text file cannot give.
-pub(super) fn body_from_file<'t>(path: &OsStr, buf: &'t mut Vec<u8>) -> &'t [u8] {
+fn body_from_file<'t>(path: &OsStr, buf: &'t mut Vec<u8>) -> &'t [u8] {
     buf.clear();
     // Only the text is used, and it does not depend on the agent.
     let file = arbor_store::scan::SessionFile {

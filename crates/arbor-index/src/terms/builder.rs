@@ -40,10 +40,10 @@ impl Default for SegmentBuilder {
 }
 
 /// How many terms ahead [`SegmentBuilder::add`] asks for their slots.
-pub(super) const LOOKAHEAD: usize = 16;
+const LOOKAHEAD: usize = 16;
 
 /// Flush a builder above roughly this many bytes of memory.
-pub(super) const BUILDER_LIMIT: usize = 48 << 20;
+const BUILDER_LIMIT: usize = 48 << 20;
 
 /// Flush a builder whose dictionary is small beside its postings above
 /// this many bytes of postings. A flush costs mostly its dictionary
@@ -53,12 +53,12 @@ pub(super) const BUILDER_LIMIT: usize = 48 << 20;
 /// 21 -> 22 s); where there are many (100,000 realistic ones: 430,000
 /// terms, 28 MB of dictionary beside 19 MB of postings), flushing at this
 /// size merged big dictionaries more often (50 -> 56 s, 287 -> 322 MB).
-pub(super) const POSTINGS_LIMIT: usize = 16 << 20;
+const POSTINGS_LIMIT: usize = 16 << 20;
 
 /// A term's first 8 bytes as a big-endian number (zero-padded): ordered as
 /// the bytes are, so that only terms with equal numbers compare the rest.
 #[inline]
-pub(super) fn sort_prefix(t: &[u8]) -> u64 {
+fn sort_prefix(t: &[u8]) -> u64 {
     let mut b = [0u8; 8];
     let n = t.len().min(8);
     b[..n].copy_from_slice(&t[..n]);

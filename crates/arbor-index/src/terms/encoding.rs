@@ -324,7 +324,7 @@ pub fn decode_postings(b: &[u8], f: &mut dyn FnMut(u32)) {
 
 /// The ids of a bitmap list (after its mark): the first id as a varint,
 /// then the bits. Ids past `u32::MAX` (only in a damaged list) are dropped.
-pub(super) fn decode_bitmap(b: &[u8], f: &mut dyn FnMut(u32)) {
+fn decode_bitmap(b: &[u8], f: &mut dyn FnMut(u32)) {
     let (mut first, mut i) = (0u64, 0usize);
     while let Some(&byte) = b.get(i) {
         // Five bytes hold any u32 (a longer run is damage: cut it short).

@@ -82,7 +82,7 @@ pub fn merge_to_files(
     })
 }
 
-pub(super) fn merge_with<T: Sink, P: Sink, Q: Sink>(
+fn merge_with<T: Sink, P: Sink, Q: Sink>(
     segs: &[Segment],
     postings: &mut [&mut dyn std::io::Read],
     live: &dyn Fn(u32) -> bool,

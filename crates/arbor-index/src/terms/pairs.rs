@@ -98,7 +98,7 @@ pub(super) fn packed(first: u32, second: u32) -> u64 {
 
 /// The [`pair_key`] of a [`packed`] pair.
 #[inline]
-pub(super) fn unpacked(k: u64) -> u64 {
+fn unpacked(k: u64) -> u64 {
     let (a, b) = pair_sides(k);
     pair_key(a.wrapping_sub(2), b.wrapping_sub(2))
 }

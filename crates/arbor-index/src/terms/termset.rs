@@ -119,7 +119,7 @@ impl TermSet {
 /// rehashes it again), cut down to what `used` entries need: a set is
 /// reused for the next file, and files are read biggest first, so the
 /// next one needs about as many.
-pub(super) fn reset_table<T: Copy + Default>(table: &mut Vec<T>, used: usize) {
+fn reset_table<T: Copy + Default>(table: &mut Vec<T>, used: usize) {
     let want = (used * 2 + 1).next_power_of_two().max(256);
     if table.len() > want {
         table.truncate(want);

@@ -127,10 +127,7 @@ pub fn distinct_pair_ranges(text: &str, bounds: &[u32]) -> Vec<(u32, u32)> {
 /// The distinct byte strings among `ranges` of `b` (as `(start, len)`),
 /// in order of first appearance; empty ones left out.
 #[cfg(test)]
-pub(super) fn distinct_ranges(
-    b: &[u8],
-    ranges: impl Iterator<Item = (usize, usize)>,
-) -> Vec<(u32, u32)> {
+fn distinct_ranges(b: &[u8], ranges: impl Iterator<Item = (usize, usize)>) -> Vec<(u32, u32)> {
     let mut out: Vec<(u32, u32)> = Vec::new();
     let mut table: Vec<(u64, u32, u32)> = vec![(0, 0, 0); 256];
     let mut mask = table.len() - 1;
