@@ -66,7 +66,7 @@ mod search;
 mod stats;
 pub mod stored;
 mod termfile;
-pub mod terms;
+mod terms;
 
 pub use codec::RowView;
 pub use db::{default_dir, FILE_NAME, FORMAT};

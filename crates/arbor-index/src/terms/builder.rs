@@ -287,10 +287,6 @@ impl SegmentBuilder {
         self.starts.is_empty()
     }
 
-    pub fn docs(&self) -> usize {
-        self.docs
-    }
-
     /// The bytes its buffers hold (their capacities), for the trace.
     pub fn heap_bytes(&self) -> usize {
         self.table.capacity() * 16

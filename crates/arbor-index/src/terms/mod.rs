@@ -29,14 +29,11 @@ pub use merge::merge;
 pub use merge::{merge_to_files, Merged};
 pub use pairs::{
     pair_key, pair_left, pair_right, pair_side_word, pair_sides, PairSet, Sides, EMPTY_SIDE,
-    PAIR_SIDE_MAX,
 };
-pub use segment::{Behind, Match, Segment, TermBytes};
+pub use segment::{Match, Segment, TermBytes};
 pub use termset::TermSet;
 #[cfg(test)]
 pub use tokens::distinct_pair_ranges;
-#[cfg(test)]
-pub use tokens::distinct_token_ranges;
 #[cfg(test)]
 pub use tokens::distinct_tokens;
 

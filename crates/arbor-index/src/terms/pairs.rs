@@ -36,10 +36,6 @@ impl Sides {
         self.ranges.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.ranges.is_empty()
-    }
-
     /// Roughly the memory it holds.
     pub fn bytes(&self) -> usize {
         self.bytes.len() + self.ranges.len() * 8
@@ -179,11 +175,13 @@ impl PairSet {
     }
 
     /// How many distinct pairs (compacts the log).
+    #[cfg(test)]
     pub fn len(&mut self) -> usize {
         self.compact();
         self.log.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.log.is_empty()
     }

@@ -4,7 +4,9 @@
 use crate::ascending::Ascending;
 use memchr::memmem;
 
-use super::encoding::{decode_postings, Steps};
+#[cfg(test)]
+use super::encoding::decode_postings;
+use super::encoding::Steps;
 
 /// A segment's dictionary bytes (`\n term \n term \n … \n`): read into
 /// memory, or mapped from the segment's file beside the index (see
@@ -84,6 +86,9 @@ pub struct Segment {
     pub(super) terms: TermBytes,
     pub(super) term_starts: Ascending,
     post_starts: Ascending,
+    // Read by the tests' lookups only: searches read posting lists from the
+    // database (see `search::postings`).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(super) postings: Vec<u8>,
     /// At least the number of distinct ids in its posting lists (0:
     /// unknown; see [`Segment::with_docs`]).
@@ -92,11 +97,13 @@ pub struct Segment {
 
 impl Segment {
     /// `None` when the blobs are inconsistent (a corrupt index).
+    #[cfg(test)]
     pub fn from_blobs(terms: Vec<u8>, starts: &[u8], postings: Vec<u8>) -> Option<Segment> {
         Segment::from_parts(TermBytes::Owned(terms), starts, postings)
     }
 
     /// [`Segment::from_blobs`], with the dictionary's bytes wherever they are.
+    #[cfg(test)]
     pub fn from_parts(terms: TermBytes, starts: &[u8], postings: Vec<u8>) -> Option<Segment> {
         let mut s = Segment::dictionary_in(terms, starts)?;
         if s.postings_len() != postings.len() {
@@ -108,6 +115,7 @@ impl Segment {
 
     /// A segment whose dictionary is loaded but not its postings (read
     /// them with [`Segment::postings_range`] and [`decode_postings`]).
+    #[cfg(test)]
     pub fn dictionary_only(terms: Vec<u8>, starts: &[u8]) -> Option<Segment> {
         Segment::dictionary_in(TermBytes::Owned(terms), starts)
     }
@@ -227,6 +235,7 @@ impl Segment {
     }
 
     /// Calls `f` with each file id of term `t` (postings must be loaded).
+    #[cfg(test)]
     pub fn postings(&self, t: usize, f: &mut dyn FnMut(u32)) {
         let (s, e) = self.postings_range(t);
         decode_postings(&self.postings[s..e], f);
@@ -241,6 +250,7 @@ impl Segment {
     }
 
     /// Terms that match `how`; each term reported once, in order.
+    #[cfg(test)]
     pub fn find(&self, needle: &[u8], how: Match, f: &mut dyn FnMut(usize)) {
         self.find_while(needle, how, &mut |t| {
             f(t);

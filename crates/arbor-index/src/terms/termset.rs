@@ -29,6 +29,7 @@ impl TermSet {
 
     /// Adds `t` unless it is empty or already in.
     #[inline]
+    #[cfg(test)]
     pub fn insert(&mut self, t: &[u8]) {
         self.index_of(t);
     }
@@ -89,6 +90,7 @@ impl TermSet {
         }
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.ranges.len()
     }
@@ -99,6 +101,7 @@ impl TermSet {
 
     /// The terms' bytes, one after another, and each term's `(start, len)`
     /// in them, in order of first insertion.
+    #[cfg(test)]
     pub fn into_parts(self) -> (Vec<u8>, Vec<(u32, u32)>) {
         (self.arena, self.ranges)
     }
