@@ -27,7 +27,7 @@ use rustix::fs::{flock, FlockOperation};
 /// Bytes the index may lack before a command builds it behind its answer
 /// rather than before it: ~2 s of indexing on two cores (~8 ns a byte for
 /// the realistic profile's sessions), ~0.1 s of reading.
-pub const BEHIND_BYTES: u64 = 256 << 20;
+pub(crate) const BEHIND_BYTES: u64 = 256 << 20;
 
 /// [`BEHIND_BYTES`], or `ARBOR_BUILD_BEHIND_BYTES` (tests and benchmarks
 /// set it: `0` builds behind whatever is missing, a huge value never).
@@ -60,7 +60,7 @@ impl Deferred {
 
 /// The file a builder holds locked: beside the index's database, named
 /// after it, so that each index has its own.
-pub fn lock_path(db: &Path) -> PathBuf {
+pub(crate) fn lock_path(db: &Path) -> PathBuf {
     let mut p = db.as_os_str().to_owned();
     p.push(".build");
     PathBuf::from(p)
@@ -125,7 +125,7 @@ pub fn builder(db: &Path) -> Option<u32> {
 }
 
 /// Where a builder started by [`start_builder`] says what went wrong.
-pub fn log_path(db: &Path) -> PathBuf {
+pub(crate) fn log_path(db: &Path) -> PathBuf {
     let mut p = lock_path(db).into_os_string();
     p.push(".log");
     PathBuf::from(p)

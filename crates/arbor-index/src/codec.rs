@@ -56,6 +56,44 @@ impl Enc {
             None => self.0.push(0),
         }
     }
+
+    /// The labels section: their count, then each label.
+    fn labels(&mut self, labels: &[LabelInfo]) {
+        self.u64(labels.len() as u64);
+        for l in labels {
+            self.str(&l.entry_id);
+            self.str(&l.label);
+            self.opt_str(l.time.as_deref());
+            match &l.text {
+                LabelText::Pending => self.0.push(0),
+                LabelText::Missing => self.0.push(1),
+                LabelText::Text(t) => {
+                    self.0.push(2);
+                    self.str(t);
+                }
+            }
+        }
+    }
+
+    /// The usage section: the models, then the buckets by hour.
+    fn usage(&mut self, usage: &Usage) {
+        self.u64(usage.models.len() as u64);
+        for m in &usage.models {
+            self.str(m);
+        }
+        self.u64(usage.buckets.len() as u64);
+        let mut hour = 0i64;
+        for b in &usage.buckets {
+            self.u64(u64::from(b.model));
+            // Consecutive buckets are hours apart: a small delta.
+            self.i64(b.hour.wrapping_sub(hour));
+            hour = b.hour;
+            for v in [b.messages, b.input, b.output, b.cache_read, b.cache_write] {
+                self.u64(v);
+            }
+            self.0.extend_from_slice(&b.cost.to_bits().to_le_bytes());
+        }
+    }
 }
 
 struct Dec<'a> {
@@ -234,39 +272,11 @@ pub fn encode(i: &SessionInfo) -> Vec<u8> {
     // `arbor stats`) go last, each behind its length: a listing decodes the
     // labels (few, and mostly none) and skips the usage without decoding it.
     let mut x = Enc(Vec::new());
-    x.u64(labels.len() as u64);
-    for l in labels {
-        x.str(&l.entry_id);
-        x.str(&l.label);
-        x.opt_str(l.time.as_deref());
-        match &l.text {
-            LabelText::Pending => x.0.push(0),
-            LabelText::Missing => x.0.push(1),
-            LabelText::Text(t) => {
-                x.0.push(2);
-                x.str(t);
-            }
-        }
-    }
+    x.labels(labels);
     e.u64(x.0.len() as u64);
     e.0.extend_from_slice(&x.0);
     x.0.clear();
-    x.u64(usage.models.len() as u64);
-    for m in &usage.models {
-        x.str(m);
-    }
-    x.u64(usage.buckets.len() as u64);
-    let mut hour = 0i64;
-    for b in &usage.buckets {
-        x.u64(u64::from(b.model));
-        // Consecutive buckets are hours apart: a small delta.
-        x.i64(b.hour.wrapping_sub(hour));
-        hour = b.hour;
-        for v in [b.messages, b.input, b.output, b.cache_read, b.cache_write] {
-            x.u64(v);
-        }
-        x.0.extend_from_slice(&b.cost.to_bits().to_le_bytes());
-    }
+    x.usage(usage);
     e.u64(x.0.len() as u64);
     e.0.extend_from_slice(&x.0);
     e.0
