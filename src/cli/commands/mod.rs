@@ -80,7 +80,7 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Some(Command::Label(a)) => writes::label(&config, &a, &mut out),
         Some(Command::Branch(a)) => writes::branch(&config, &a, &mut out),
-        Some(Command::Rename(a)) => writes::rename(&config, &a, &mut out),
+        Some(Command::Rename(a)) => writes::name_session(&config, &a, &mut out),
         Some(Command::Index(a)) => index::index_cmd(&config, &a, &mut out),
         Some(Command::Fork(a)) => writes::fork(&config, &a, &mut out),
     }

@@ -35,7 +35,11 @@ pub(super) fn branch(config: &StoreConfig, a: &BranchArgs, out: &mut impl Write)
 }
 
 /// `arbor rename`: the session's name.
-pub(super) fn rename(config: &StoreConfig, a: &RenameArgs, out: &mut impl Write) -> Result<()> {
+pub(super) fn name_session(
+    config: &StoreConfig,
+    a: &RenameArgs,
+    out: &mut impl Write,
+) -> Result<()> {
     let path = resolve(config, &a.session)?;
     append(out, &path, a.write.migrate, || {
         writer::append_session_name(&path, &a.name)
