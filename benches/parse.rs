@@ -109,12 +109,15 @@ fn main() {
         .iter()
         .map(|p| (p.clone(), std::fs::read(p).unwrap()))
         .collect();
-    let bytes: usize = files.iter().map(|(_, b)| b.len()).sum();
-    let largest = files.iter().map(|(_, b)| b.len()).max().unwrap_or(0);
-    let threads = rayon::current_num_threads();
+    let entries = check_corpus(&files);
+    let rows = measure(runs, &files, &paths);
+    print_table(runs, &root, &files, entries, &rows);
+}
 
-    // Sanity: every file of the corpus is a session and both paths agree.
-    let entries: usize = files
+/// Sanity: every file of the corpus is a session and both paths agree.
+/// Returns the corpus's number of entries.
+fn check_corpus(files: &[(PathBuf, Vec<u8>)]) -> usize {
+    files
         .iter()
         .map(|(p, b)| {
             let s = parse_session(p, b).expect("corpus file parses");
@@ -128,8 +131,13 @@ fn main() {
             );
             s.entries.len()
         })
-        .sum();
+        .sum()
+}
 
+/// Each measurement's median of `runs`: from the bytes in memory, then
+/// with the files read.
+fn measure(runs: usize, files: &[(PathBuf, Vec<u8>)], paths: &[PathBuf]) -> Vec<Row> {
+    let threads = rayon::current_num_threads();
     let scan = |(p, b): &(PathBuf, Vec<u8>)| {
         black_box(scan_info_bytes(p, b, 0).unwrap());
     };
@@ -190,7 +198,19 @@ fn main() {
             }),
         },
     ]);
+    rows
+}
 
+/// The corpus and the measurements, as a Markdown table.
+fn print_table(
+    runs: usize,
+    root: &Path,
+    files: &[(PathBuf, Vec<u8>)],
+    entries: usize,
+    rows: &[Row],
+) {
+    let bytes: usize = files.iter().map(|(_, b)| b.len()).sum();
+    let largest = files.iter().map(|(_, b)| b.len()).max().unwrap_or(0);
     let mb = bytes as f64 / 1e6;
     println!();
     println!(
@@ -211,7 +231,7 @@ fn main() {
         "|{:-<42}|{:->14}|{:->11}|{:->10}|{:->11}|",
         "", "", "", "", ""
     );
-    for r in &rows {
+    for r in rows {
         let secs = r.time.as_secs_f64();
         println!(
             "| {:<40} | {:>12} | {:>7.1}ms | {:>8.0} | {:>9.0} |",

@@ -147,18 +147,61 @@ fn main() {
     };
     let bytes: u64 = walk_bytes(&root);
     println!("corpus: {}, {:.0} MB", root.display(), bytes as f64 / 1e6);
+    pty_runs(&root);
 
+    // Keystroke-to-frame, in process: the loaded picker (rows from the warm
+    // index, as the picker gets them), a query typed key by key; each key
+    // runs update, the search worker's work (index body hits + fuzzy fields)
+    // and a full render.
+    let (mut app, mut searcher) = loaded_picker(&root);
+    let mut term = Terminal::new(TestBackend::new(140, 40)).unwrap();
+    let theme = Theme::plain();
+    if std::env::var_os("ARBOR_BENCH_PASTE").is_some() {
+        return pasted(&mut app, &mut term, &theme);
+    }
+    // ARBOR_BENCH_QUERIES="a;;b" types other queries (`;;` between them).
+    let queries: Vec<String> = match std::env::var("ARBOR_BENCH_QUERIES") {
+        Ok(q) => q.split(";;").map(str::to_string).collect(),
+        Err(_) => [
+            "session parser",
+            "\"token refresh\"",
+            "re:fn\\s+main",
+            "cache",
+        ]
+        .map(str::to_string)
+        .to_vec(),
+    };
+    let mut typed = Typed::default();
+    let mut picker = Picker {
+        app: &mut app,
+        term: &mut term,
+        theme: &theme,
+        searcher: &mut searcher,
+    };
+    let detail = std::env::var_os("ARBOR_BENCH_DETAIL").is_some();
+    for query in &queries {
+        picker.type_query(query, detail, &mut typed);
+    }
+    typed.print();
+    if let Some(docs) = typed.last_docs {
+        fields_pass(&queries, &docs);
+    }
+}
+
+/// The real binary's start in a pty, five times (none with
+/// ARBOR_BENCH_SKIP_PTY=1, which measures only the keystrokes): the
+/// medians of its first frame, first rows and full list.
+fn pty_runs(root: &Path) {
     let mut firsts = Vec::new();
     let mut with_rows = Vec::new();
     let mut fulls = Vec::new();
-    // ARBOR_BENCH_SKIP_PTY=1 measures only the keystrokes.
     let pty_runs = if std::env::var_os("ARBOR_BENCH_SKIP_PTY").is_some() {
         0
     } else {
         5
     };
     for _ in 0..pty_runs {
-        let (f, r, l) = pty_run(&root);
+        let (f, r, l) = pty_run(root);
         firsts.push(f * 1000.0);
         with_rows.push(r * 1000.0);
         fulls.push(l * 1000.0);
@@ -177,12 +220,13 @@ fn main() {
             median(&mut fulls)
         );
     }
+}
 
-    // Keystroke-to-frame, in process: the loaded picker (rows from the warm
-    // index, as the picker gets them), a query typed key by key; each key
-    // runs update, the search worker's work (index body hits + fuzzy fields)
-    // and a full render.
-    let config = StoreConfig::single(&root, StoreKind::PerProject);
+/// The picker with every row of `root` (from the warm index, as the
+/// picker gets them) on the whole store's list, and its searcher, idle
+/// work done unless ARBOR_BENCH_NO_IDLE is set.
+fn loaded_picker(root: &Path) -> (App, arbor::app::searcher::Searcher) {
+    let config = StoreConfig::single(root, StoreKind::PerProject);
     let (files, _) = list_session_files(&config, &Scope::All);
     let mut index = arbor_index::Index::open_default().expect("index");
     let mut infos = Vec::new();
@@ -216,120 +260,147 @@ fn main() {
             t.elapsed().as_secs_f64() * 1000.0
         );
     }
-    let mut term = Terminal::new(TestBackend::new(140, 40)).unwrap();
-    let theme = Theme::plain();
-    if std::env::var_os("ARBOR_BENCH_PASTE").is_some() {
-        return pasted(&mut app, &mut term, &theme);
+    (app, searcher)
+}
+
+/// What typing the queries measured.
+#[derive(Default)]
+struct Typed {
+    /// Each key's time to its frame (ms).
+    lat: Vec<f64>,
+    /// Each key's time to the frame whose rows are final (its first rows,
+    /// when answered first; else the whole answer's frame).
+    screen_lat: Vec<f64>,
+    /// Each Ctrl+U's time to its frame.
+    clears: Vec<f64>,
+    /// Keys answered first rows first.
+    firsts: usize,
+    /// The rows of the last search.
+    last_docs: Option<Arc<arbor_search::Docs>>,
+}
+
+impl Typed {
+    fn print(&mut self) {
+        let worst = self.lat.iter().cloned().fold(0.0, f64::max);
+        println!(
+            "keystroke → frame over {} keys: median {:.2} ms, worst {:.2} ms",
+            self.lat.len(),
+            median(&mut self.lat),
+            worst
+        );
+        let worst = self.screen_lat.iter().cloned().fold(0.0, f64::max);
+        println!(
+            "keystroke → its screen of rows final, over {} keys ({} answered first rows first): median {:.2} ms, worst {:.2} ms",
+            self.screen_lat.len(),
+            self.firsts,
+            median(&mut self.screen_lat),
+            worst
+        );
+        if !self.clears.is_empty() {
+            let worst = self.clears.iter().cloned().fold(0.0, f64::max);
+            println!(
+                "clearing the query (Ctrl+U) → frame, {} times: median {:.2} ms, worst {:.2} ms",
+                self.clears.len(),
+                median(&mut self.clears),
+                worst
+            );
+        }
     }
-    let mut lat = Vec::new();
-    // ARBOR_BENCH_QUERIES="a;;b" types other queries (`;;` between them).
-    let queries: Vec<String> = match std::env::var("ARBOR_BENCH_QUERIES") {
-        Ok(q) => q.split(";;").map(str::to_string).collect(),
-        Err(_) => [
-            "session parser",
-            "\"token refresh\"",
-            "re:fn\\s+main",
-            "cache",
-        ]
-        .map(str::to_string)
-        .to_vec(),
-    };
-    let mut last_docs = None;
-    let mut clears = Vec::new();
-    let detail = std::env::var_os("ARBOR_BENCH_DETAIL").is_some();
-    // Each key's time to the frame whose rows are final (its first rows,
-    // when answered first; else the whole answer's frame).
-    let mut screen_lat = Vec::new();
-    let mut firsts = 0;
-    for query in &queries {
-        // Ctrl+U clears the previous query (the whole list again: timed
-        // on its own, not among the typed keys).
+}
+
+/// The loaded picker, its screen and its search worker's searcher.
+struct Picker<'a> {
+    app: &'a mut App,
+    term: &'a mut Terminal<TestBackend>,
+    theme: &'a Theme,
+    searcher: &'a mut arbor::app::searcher::Searcher,
+}
+
+impl Picker<'_> {
+    /// Clears the previous query (Ctrl+U: the whole list again, timed on
+    /// its own, not among the typed keys) and types `query` key by key.
+    fn type_query(&mut self, query: &str, detail: bool, typed: &mut Typed) {
         let t = Instant::now();
-        app.update(AppEvent::Key(KeyEvent::new(
+        self.app.update(AppEvent::Key(KeyEvent::new(
             KeyCode::Char('u'),
             KeyModifiers::CONTROL,
         )));
-        term.draw(|f| arbor::ui::render(f, &app, &theme)).unwrap();
-        if !query.is_empty() && !lat.is_empty() {
-            clears.push(t.elapsed().as_secs_f64() * 1000.0);
+        let (app, theme) = (&*self.app, self.theme);
+        self.term
+            .draw(|f| arbor::ui::render(f, app, theme))
+            .unwrap();
+        if !query.is_empty() && !typed.lat.is_empty() {
+            typed.clears.push(t.elapsed().as_secs_f64() * 1000.0);
         }
         for c in query.chars() {
-            let t = Instant::now();
-            let mut screen_at = None;
-            let mut first_rows: Option<Vec<std::path::PathBuf>> = None;
-            let mut queue = app.update(AppEvent::Key(KeyEvent::new(
-                KeyCode::Char(c),
-                KeyModifiers::NONE,
-            )));
-            while let Some(fx) = queue.pop() {
-                if let Effect::Search { docs, .. } = &fx {
-                    last_docs = Some(docs.clone());
-                }
-                let Some(done) =
-                    run_search(&mut app, &mut term, &theme, &mut searcher, fx, t, detail)
-                else {
-                    continue;
-                };
-                queue.extend(done.effects);
-                if screen_at.is_none() {
-                    if let Some((at, rows)) = done.screen {
-                        screen_at = Some(at);
-                        first_rows = Some(rows);
-                    }
-                }
-            }
-            let t3 = Instant::now();
-            term.draw(|f| arbor::ui::render(f, &app, &theme)).unwrap();
-            if std::env::var_os("ARBOR_BENCH_DETAIL").is_some() {
-                eprintln!(
-                    "{:>20} render {:>7.2} ms",
-                    "",
-                    t3.elapsed().as_secs_f64() * 1000.0
-                );
-            }
-            lat.push(t.elapsed().as_secs_f64() * 1000.0);
-            screen_lat.push(screen_at.unwrap_or(lat[lat.len() - 1]));
-            if detail {
-                eprintln!("{:>20} total {:>7.2} ms", "", lat[lat.len() - 1]);
-            }
-            // The first rows shown are the whole answer's first rows.
-            if let Some(early) = first_rows {
-                let whole = shown_paths(&app);
-                assert_eq!(early, whole[..early.len()], "first rows of {query:?}");
-                firsts += 1;
-            }
-            // The worker's idle work between keys (a key every 100 ms or
-            // so): what the last search left to do ahead of the next.
-            if std::env::var_os("ARBOR_BENCH_NO_IDLE").is_none() {
-                while searcher.idle() {}
-            }
+            self.type_key(query, c, detail, typed);
         }
     }
-    let worst = lat.iter().cloned().fold(0.0, f64::max);
-    println!(
-        "keystroke → frame over {} keys: median {:.2} ms, worst {:.2} ms",
-        lat.len(),
-        median(&mut lat),
-        worst
-    );
-    let worst = screen_lat.iter().cloned().fold(0.0, f64::max);
-    println!(
-        "keystroke → its screen of rows final, over {} keys ({firsts} answered first rows first): median {:.2} ms, worst {:.2} ms",
-        screen_lat.len(),
-        median(&mut screen_lat),
-        worst
-    );
-    if !clears.is_empty() {
-        let worst = clears.iter().cloned().fold(0.0, f64::max);
-        println!(
-            "clearing the query (Ctrl+U) → frame, {} times: median {:.2} ms, worst {:.2} ms",
-            clears.len(),
-            median(&mut clears),
-            worst
-        );
-    }
-    if let Some(docs) = last_docs {
-        fields_pass(&queries, &docs);
+
+    /// One key of `query`: its update, the searches it asks for and the
+    /// frame after them, timed.
+    fn type_key(&mut self, query: &str, c: char, detail: bool, typed: &mut Typed) {
+        let t = Instant::now();
+        let mut screen_at = None;
+        let mut first_rows: Option<Vec<std::path::PathBuf>> = None;
+        let mut queue = self.app.update(AppEvent::Key(KeyEvent::new(
+            KeyCode::Char(c),
+            KeyModifiers::NONE,
+        )));
+        while let Some(fx) = queue.pop() {
+            if let Effect::Search { docs, .. } = &fx {
+                typed.last_docs = Some(docs.clone());
+            }
+            let Some(done) = run_search(
+                self.app,
+                self.term,
+                self.theme,
+                self.searcher,
+                fx,
+                t,
+                detail,
+            ) else {
+                continue;
+            };
+            queue.extend(done.effects);
+            if screen_at.is_none() {
+                if let Some((at, rows)) = done.screen {
+                    screen_at = Some(at);
+                    first_rows = Some(rows);
+                }
+            }
+        }
+        let t3 = Instant::now();
+        let (app, theme) = (&*self.app, self.theme);
+        self.term
+            .draw(|f| arbor::ui::render(f, app, theme))
+            .unwrap();
+        if std::env::var_os("ARBOR_BENCH_DETAIL").is_some() {
+            eprintln!(
+                "{:>20} render {:>7.2} ms",
+                "",
+                t3.elapsed().as_secs_f64() * 1000.0
+            );
+        }
+        let lat = &mut typed.lat;
+        lat.push(t.elapsed().as_secs_f64() * 1000.0);
+        typed
+            .screen_lat
+            .push(screen_at.unwrap_or(lat[lat.len() - 1]));
+        if detail {
+            eprintln!("{:>20} total {:>7.2} ms", "", lat[lat.len() - 1]);
+        }
+        // The first rows shown are the whole answer's first rows.
+        if let Some(early) = first_rows {
+            let whole = shown_paths(self.app);
+            assert_eq!(early, whole[..early.len()], "first rows of {query:?}");
+            typed.firsts += 1;
+        }
+        // The worker's idle work between keys (a key every 100 ms or
+        // so): what the last search left to do ahead of the next.
+        if std::env::var_os("ARBOR_BENCH_NO_IDLE").is_none() {
+            while self.searcher.idle() {}
+        }
     }
 }
 

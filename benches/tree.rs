@@ -889,6 +889,45 @@ fn in_process(path: &Path, runs: usize) -> InProcess {
     std::fs::copy(path, &copy).expect("copy the session");
     let theme = Theme::plain();
     let mut term = Terminal::new(TestBackend::new(COLS, ROWS)).expect("terminal");
+    let (mut app, opened) = open_runs(&copy, runs, &mut term, &theme);
+    let mut timer = KeyTimer {
+        term: &mut term,
+        theme: &theme,
+        keys: Vec::new(),
+        keys_cpu: Vec::new(),
+        background: Vec::new(),
+    };
+    let n = 12;
+    timer.moves(&mut app, n);
+    timer.folds(&mut app, n);
+    timer.filters(&mut app, runs);
+    timer.searches(&mut app, runs);
+    timer.labels(&mut app, runs);
+    InProcess {
+        load: opened.load,
+        load_cpu: opened.load_cpu,
+        index: opened.index,
+        keys: timer.keys,
+        keys_cpu: timer.keys_cpu,
+        background: timer.background,
+    }
+}
+
+/// The times of opening the tree: to its first frame, its CPU, and the
+/// search text built after it.
+struct Opened {
+    load: Stat,
+    load_cpu: Stat,
+    index: Stat,
+}
+
+/// Opens the tree on `copy` `runs` times; returns the last one's app.
+fn open_runs(
+    copy: &Path,
+    runs: usize,
+    term: &mut Terminal<TestBackend>,
+    theme: &Theme,
+) -> (App, Opened) {
     let mut load = Stat(Vec::new());
     let mut load_cpu = Stat(Vec::new());
     let mut index = Stat(Vec::new());
@@ -903,11 +942,11 @@ fn in_process(path: &Path, runs: usize) -> InProcess {
         let later = drive(
             &mut app,
             vec![Effect::OpenTree {
-                path: copy.clone(),
+                path: copy.to_path_buf(),
                 agent: Agent::Atomic,
             }],
         );
-        term.draw(|f| arbor::ui::render(f, &app, &theme))
+        term.draw(|f| arbor::ui::render(f, &app, theme))
             .expect("draw");
         load.0.push(ms(t.elapsed()));
         load_cpu.0.push(cpu_ms() - c);
@@ -916,37 +955,57 @@ fn in_process(path: &Path, runs: usize) -> InProcess {
         drive_all(&mut app, later);
         index.0.push(ms(t.elapsed()));
     }
+    (
+        app,
+        Opened {
+            load,
+            load_cpu,
+            index,
+        },
+    )
+}
 
-    fn record(v: &mut Vec<(&'static str, Stat)>, name: &'static str, d: f64) {
-        match v.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, s)) => s.0.push(d),
-            None => v.push((name, Stat(vec![d]))),
-        }
+fn record(v: &mut Vec<(&'static str, Stat)>, name: &'static str, d: f64) {
+    match v.iter_mut().find(|(n, _)| *n == name) {
+        Some((_, s)) => s.0.push(d),
+        None => v.push((name, Stat(vec![d]))),
     }
-    let mut keys: Vec<(&'static str, Stat)> = Vec::new();
-    let mut keys_cpu: Vec<(&'static str, Stat)> = Vec::new();
-    let mut background: Vec<(&'static str, Stat)> = Vec::new();
-    // Key → frame: `update` and a draw, as the event loop runs them; the
-    // effects it asks for run on other threads, timed apart (a label
-    // written, the file read again, its search text built).
-    let mut time = |app: &mut App, name: &'static str, ev: AppEvent| {
+}
+
+/// Times keys in the open tree, per kind of key.
+struct KeyTimer<'t> {
+    term: &'t mut Terminal<TestBackend>,
+    theme: &'t Theme,
+    keys: Vec<(&'static str, Stat)>,
+    keys_cpu: Vec<(&'static str, Stat)>,
+    background: Vec<(&'static str, Stat)>,
+}
+
+impl KeyTimer<'_> {
+    /// Key → frame: `update` and a draw, as the event loop runs them; the
+    /// effects it asks for run on other threads, timed apart (a label
+    /// written, the file read again, its search text built).
+    fn time(&mut self, app: &mut App, name: &'static str, ev: AppEvent) {
+        let theme = self.theme;
         let t = Instant::now();
         let c = cpu_ms();
         let fx = app.update(ev);
-        term.draw(|f| arbor::ui::render(f, app, &theme))
+        self.term
+            .draw(|f| arbor::ui::render(f, app, theme))
             .expect("draw");
-        record(&mut keys, name, ms(t.elapsed()));
-        record(&mut keys_cpu, name, cpu_ms() - c);
+        record(&mut self.keys, name, ms(t.elapsed()));
+        record(&mut self.keys_cpu, name, cpu_ms() - c);
         if fx
             .iter()
             .any(|f| !matches!(f, Effect::Exit(_) | Effect::CloseTree | Effect::Copy(_)))
         {
             let t = Instant::now();
             let later = drive(app, fx);
-            term.draw(|f| arbor::ui::render(f, app, &theme))
+            self.term
+                .draw(|f| arbor::ui::render(f, app, theme))
                 .expect("draw");
             record(
-                &mut background,
+                &mut self.background,
                 "effects → frame (label written, file re-read)",
                 ms(t.elapsed()),
             );
@@ -954,117 +1013,124 @@ fn in_process(path: &Path, runs: usize) -> InProcess {
                 let t = Instant::now();
                 drive_all(app, later);
                 record(
-                    &mut background,
+                    &mut self.background,
                     "search text rebuilt after a reload",
                     ms(t.elapsed()),
                 );
             }
         }
-    };
-    let n = 12;
-    for _ in 0..n {
-        time(&mut app, "move ↓", plain(KeyCode::Down));
     }
-    for _ in 0..n {
-        time(&mut app, "move ↑", plain(KeyCode::Up));
-    }
-    for _ in 0..n / 2 {
-        time(&mut app, "page ↑/↓", plain(KeyCode::PageUp));
-        time(&mut app, "page ↑/↓", plain(KeyCode::PageDown));
-    }
-    for _ in 0..n / 2 {
-        time(&mut app, "Home/End", plain(KeyCode::Home));
-        time(&mut app, "Home/End", plain(KeyCode::End));
-    }
-    // Fold and unfold the forks nearest the top, one after the other.
-    let forks: Vec<usize> = match &app.mode {
-        Mode::Tree(t) => t
-            .rows
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.foldable())
-            .map(|(p, _)| p)
-            .take(n)
-            .collect(),
-        Mode::Picker => Vec::new(),
-    };
-    for &p in &forks {
-        if let Mode::Tree(t) = &mut app.mode {
-            t.select_row(p);
+
+    /// Moves: a row, a page, to either end; `n` of each.
+    fn moves(&mut self, app: &mut App, n: usize) {
+        for _ in 0..n {
+            self.time(app, "move ↓", plain(KeyCode::Down));
         }
-        time(
-            &mut app,
-            "fold (ctrl+←)",
-            key(KeyCode::Left, KeyModifiers::CONTROL),
-        );
-        time(
-            &mut app,
-            "unfold (ctrl+→)",
-            key(KeyCode::Right, KeyModifiers::CONTROL),
-        );
+        for _ in 0..n {
+            self.time(app, "move ↑", plain(KeyCode::Up));
+        }
+        for _ in 0..n / 2 {
+            self.time(app, "page ↑/↓", plain(KeyCode::PageUp));
+            self.time(app, "page ↑/↓", plain(KeyCode::PageDown));
+        }
+        for _ in 0..n / 2 {
+            self.time(app, "Home/End", plain(KeyCode::Home));
+            self.time(app, "Home/End", plain(KeyCode::End));
+        }
     }
-    app.update(plain(KeyCode::End));
-    for _ in 0..n / 2 {
-        time(
-            &mut app,
-            "branch jump (ctrl+←/→)",
-            key(KeyCode::Left, KeyModifiers::CONTROL),
-        );
-        time(
-            &mut app,
-            "branch jump (ctrl+←/→)",
-            key(KeyCode::Right, KeyModifiers::CONTROL),
-        );
-    }
-    for _ in 0..runs.max(3) {
-        for (name, c) in [
-            ("filter no-tools (ctrl+t, twice)", 't'),
-            ("filter user-only (ctrl+u, twice)", 'u'),
-            ("filter labeled-only (ctrl+l, twice)", 'l'),
-            ("filter all (ctrl+a, twice)", 'a'),
-            ("filter default (ctrl+d)", 'd'),
-        ] {
-            time(&mut app, name, ctrl(c));
-            if c != 'd' {
-                time(&mut app, name, ctrl(c));
+
+    /// Folds and unfolds the `n` forks nearest the top, one after the
+    /// other; then jumps between branches from the end.
+    fn folds(&mut self, app: &mut App, n: usize) {
+        let forks: Vec<usize> = match &app.mode {
+            Mode::Tree(t) => t
+                .rows
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.foldable())
+                .map(|(p, _)| p)
+                .take(n)
+                .collect(),
+            Mode::Picker => Vec::new(),
+        };
+        for &p in &forks {
+            if let Mode::Tree(t) = &mut app.mode {
+                t.select_row(p);
             }
-        }
-        for _ in 0..5 {
-            time(&mut app, "filter cycle (ctrl+o)", ctrl('o'));
-        }
-    }
-    // ARBOR_BENCH_SKIP_SEARCH=1: for a build whose search is too slow to wait for.
-    let searches = if std::env::var_os("ARBOR_BENCH_SKIP_SEARCH").is_some() {
-        0
-    } else {
-        runs.max(3)
-    };
-    for _ in 0..searches {
-        for c in "error tree".chars() {
-            time(
-                &mut app,
-                "search: a typed character",
-                plain(KeyCode::Char(c)),
+            self.time(
+                app,
+                "fold (ctrl+←)",
+                key(KeyCode::Left, KeyModifiers::CONTROL),
+            );
+            self.time(
+                app,
+                "unfold (ctrl+→)",
+                key(KeyCode::Right, KeyModifiers::CONTROL),
             );
         }
-        for _ in 0..4 {
-            time(&mut app, "search: backspace", plain(KeyCode::Backspace));
+        app.update(plain(KeyCode::End));
+        for _ in 0..n / 2 {
+            self.time(
+                app,
+                "branch jump (ctrl+←/→)",
+                key(KeyCode::Left, KeyModifiers::CONTROL),
+            );
+            self.time(
+                app,
+                "branch jump (ctrl+←/→)",
+                key(KeyCode::Right, KeyModifiers::CONTROL),
+            );
         }
-        time(&mut app, "search: esc clears", plain(KeyCode::Esc));
     }
-    for _ in 0..runs.max(3) {
-        time(&mut app, "label: dialog keys", plain(KeyCode::Char('L')));
-        time(&mut app, "label: dialog keys", plain(KeyCode::Char('x')));
-        // Enter writes the label (an effect) and reloads the grown file.
-        time(&mut app, "label: enter", plain(KeyCode::Enter));
+
+    /// Each filter on and off, and the filter cycle.
+    fn filters(&mut self, app: &mut App, runs: usize) {
+        for _ in 0..runs.max(3) {
+            for (name, c) in [
+                ("filter no-tools (ctrl+t, twice)", 't'),
+                ("filter user-only (ctrl+u, twice)", 'u'),
+                ("filter labeled-only (ctrl+l, twice)", 'l'),
+                ("filter all (ctrl+a, twice)", 'a'),
+                ("filter default (ctrl+d)", 'd'),
+            ] {
+                self.time(app, name, ctrl(c));
+                if c != 'd' {
+                    self.time(app, name, ctrl(c));
+                }
+            }
+            for _ in 0..5 {
+                self.time(app, "filter cycle (ctrl+o)", ctrl('o'));
+            }
+        }
     }
-    InProcess {
-        load,
-        load_cpu,
-        index,
-        keys,
-        keys_cpu,
-        background,
+
+    /// A search typed, backspaced and cleared.
+    fn searches(&mut self, app: &mut App, runs: usize) {
+        // ARBOR_BENCH_SKIP_SEARCH=1: for a build whose search is too slow to wait for.
+        let searches = if std::env::var_os("ARBOR_BENCH_SKIP_SEARCH").is_some() {
+            0
+        } else {
+            runs.max(3)
+        };
+        for _ in 0..searches {
+            for c in "error tree".chars() {
+                self.time(app, "search: a typed character", plain(KeyCode::Char(c)));
+            }
+            for _ in 0..4 {
+                self.time(app, "search: backspace", plain(KeyCode::Backspace));
+            }
+            self.time(app, "search: esc clears", plain(KeyCode::Esc));
+        }
+    }
+
+    /// A label typed in its dialog and written.
+    fn labels(&mut self, app: &mut App, runs: usize) {
+        for _ in 0..runs.max(3) {
+            self.time(app, "label: dialog keys", plain(KeyCode::Char('L')));
+            self.time(app, "label: dialog keys", plain(KeyCode::Char('x')));
+            // Enter writes the label (an effect) and reloads the grown file.
+            self.time(app, "label: enter", plain(KeyCode::Enter));
+        }
     }
 }
 
@@ -1085,6 +1151,47 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(5)
         .max(1);
+    let sessions = sessions_wanted();
+    let skip_pty = std::env::var_os("ARBOR_BENCH_SKIP_PTY").is_some();
+    if std::env::var_os("ARBOR_BENCH_GEN_ONLY").is_some() {
+        for s in &sessions {
+            let b = std::fs::read(&s.path).unwrap_or_default();
+            let lines = memchr::memchr_iter(b'\n', &b).count();
+            println!(
+                "{}: {:.1} MB, {lines} lines",
+                s.path.display(),
+                mb(b.len() as u64)
+            );
+        }
+        return;
+    }
+
+    for s in &sessions {
+        let bytes = std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0);
+        let lines = std::fs::read(&s.path)
+            .map(|b| memchr::memchr_iter(b'\n', &b).count())
+            .unwrap_or(0);
+        println!();
+        println!(
+            "## {} — {} ({:.1} MB, {} lines)",
+            s.name,
+            s.path.display(),
+            mb(bytes),
+            lines
+        );
+        // Warm the page cache.
+        let _ = std::fs::read(&s.path);
+        if !skip_pty {
+            bench_pty(s, runs, bytes);
+        }
+        bench_commands(s, runs, bytes);
+        print_in_process(&in_process(&s.path, runs));
+    }
+}
+
+/// The sessions ARBOR_BENCH_ONLY names (`bushy,deep,realistic,huge`; all
+/// but huge when unset, huge too with ARBOR_BENCH_HUGE), made once.
+fn sessions_wanted() -> Vec<Session> {
     let only = std::env::var("ARBOR_BENCH_ONLY").unwrap_or_default();
     let wanted = |k: &str| only.is_empty() || only.split(',').any(|o| o.trim() == k);
     let mut sessions = Vec::new();
@@ -1120,129 +1227,107 @@ fn main() {
             goal_show: f64::NAN,
         });
     }
-    let skip_pty = std::env::var_os("ARBOR_BENCH_SKIP_PTY").is_some();
-    if std::env::var_os("ARBOR_BENCH_GEN_ONLY").is_some() {
-        for s in &sessions {
-            let b = std::fs::read(&s.path).unwrap_or_default();
-            let lines = memchr::memchr_iter(b'\n', &b).count();
-            println!(
-                "{}: {:.1} MB, {lines} lines",
-                s.path.display(),
-                mb(b.len() as u64)
-            );
-        }
-        return;
+    sessions
+}
+
+/// `arbor tree` in a pty: open, a filter and a search key, and its peak
+/// memory (`bytes`: the file's size).
+fn bench_pty(s: &Session, runs: usize, bytes: u64) {
+    let mut open = Stat(Vec::new());
+    let mut filter = Stat(Vec::new());
+    let mut search = Stat(Vec::new());
+    let mut rss = 0;
+    for _ in 0..runs {
+        let r = pty_run(&s.path);
+        open.0.push(r.open);
+        filter.0.push(r.filter);
+        search.0.push(r.search);
+        rss = rss.max(r.rss);
     }
+    println!(
+        "arbor tree: open → first frame with rows: {} (goal < {} ms)",
+        open.ms(),
+        s.goal_open
+    );
+    println!(
+        "arbor tree: ctrl+a → frame, through the terminal: {}",
+        filter.ms()
+    );
+    println!(
+        "arbor tree: search key → frame, through the terminal: {}",
+        search.ms()
+    );
+    println!(
+        "arbor tree: peak RSS {:.0} MB ({:.1}× the file; goal < 3×)",
+        mb(rss),
+        rss as f64 / bytes.max(1) as f64
+    );
+}
 
-    for s in &sessions {
-        let bytes = std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0);
-        let lines = std::fs::read(&s.path)
-            .map(|b| memchr::memchr_iter(b'\n', &b).count())
-            .unwrap_or(0);
-        println!();
+/// `show` and `context` on the session: time, CPU and peak memory.
+fn bench_commands(s: &Session, runs: usize, bytes: u64) {
+    let file = s.path.display().to_string();
+    // The commands first: a child forked while this process holds a
+    // loaded tree counts that memory in its own peak until it execs.
+    for (what, args, goal) in [
+        ("show --json", vec!["show", "--json", &file], s.goal_show),
+        ("show", vec!["show", &file], f64::NAN),
+        ("context --json", vec!["context", "--json", &file], f64::NAN),
+    ] {
+        let mut t = Stat(Vec::new());
+        let mut cpu = Stat(Vec::new());
+        let mut rss = 0;
+        for _ in 0..runs {
+            let (ms, r, c) = run_measured(&args);
+            t.0.push(ms);
+            cpu.0.push(c);
+            rss = rss.max(r);
+        }
+        let goal = if goal.is_nan() {
+            String::new()
+        } else {
+            format!(" (goal < {goal} ms)")
+        };
         println!(
-            "## {} — {} ({:.1} MB, {} lines)",
-            s.name,
-            s.path.display(),
-            mb(bytes),
-            lines
+            "arbor {what}: {}{goal}; CPU {}; peak RSS {:.0} MB ({:.1}×)",
+            t.ms(),
+            cpu.ms(),
+            mb(rss),
+            rss as f64 / bytes.max(1) as f64
         );
-        // Warm the page cache.
-        let _ = std::fs::read(&s.path);
-        let file = s.path.display().to_string();
+    }
+}
 
-        if !skip_pty {
-            let mut open = Stat(Vec::new());
-            let mut filter = Stat(Vec::new());
-            let mut search = Stat(Vec::new());
-            let mut rss = 0;
-            for _ in 0..runs {
-                let r = pty_run(&s.path);
-                open.0.push(r.open);
-                filter.0.push(r.filter);
-                search.0.push(r.search);
-                rss = rss.max(r.rss);
-            }
-            println!(
-                "arbor tree: open → first frame with rows: {} (goal < {} ms)",
-                open.ms(),
-                s.goal_open
-            );
-            println!(
-                "arbor tree: ctrl+a → frame, through the terminal: {}",
-                filter.ms()
-            );
-            println!(
-                "arbor tree: search key → frame, through the terminal: {}",
-                search.ms()
-            );
-            println!(
-                "arbor tree: peak RSS {:.0} MB ({:.1}× the file; goal < 3×)",
-                mb(rss),
-                rss as f64 / bytes.max(1) as f64
-            );
-        }
-
-        // The commands first: a child forked while this process holds a
-        // loaded tree counts that memory in its own peak until it execs.
-        for (what, args, goal) in [
-            ("show --json", vec!["show", "--json", &file], s.goal_show),
-            ("show", vec!["show", &file], f64::NAN),
-            ("context --json", vec!["context", "--json", &file], f64::NAN),
-        ] {
-            let mut t = Stat(Vec::new());
-            let mut cpu = Stat(Vec::new());
-            let mut rss = 0;
-            for _ in 0..runs {
-                let (ms, r, c) = run_measured(&args);
-                t.0.push(ms);
-                cpu.0.push(c);
-                rss = rss.max(r);
-            }
-            let goal = if goal.is_nan() {
-                String::new()
-            } else {
-                format!(" (goal < {goal} ms)")
-            };
-            println!(
-                "arbor {what}: {}{goal}; CPU {}; peak RSS {:.0} MB ({:.1}×)",
-                t.ms(),
-                cpu.ms(),
-                mb(rss),
-                rss as f64 / bytes.max(1) as f64
-            );
-        }
-
-        let ip = in_process(&s.path, runs);
+/// What [`in_process`] measured.
+fn print_in_process(ip: &InProcess) {
+    println!(
+        "in process: open (read, build, first draw): {}",
+        ip.load.ms()
+    );
+    println!("in process: open, CPU (all threads): {}", ip.load_cpu.ms());
+    println!(
+        "in process: search text (built after the first frame, off the UI thread): {}",
+        ip.index.ms()
+    );
+    println!("key → frame (update + draw at {COLS}×{ROWS}; goal < 16 ms):");
+    for ((name, st), (_, cpu)) in ip.keys.iter().zip(&ip.keys_cpu) {
         println!(
-            "in process: open (read, build, first draw): {}",
-            ip.load.ms()
+            "  {:<38} median {:>8.2} ms, worst {:>8.2} ms ({} keys); CPU median {:>6.2} ms, worst {:>6.2} ms",
+            name,
+            st.median(),
+            st.max(),
+            st.0.len(),
+            cpu.median(),
+            cpu.max()
         );
-        println!("in process: open, CPU (all threads): {}", ip.load_cpu.ms());
+    }
+    for (name, st) in &ip.background {
         println!(
-            "in process: search text (built after the first frame, off the UI thread): {}",
-            ip.index.ms()
+            "  background: {:<38} median {:>8.2} ms, worst {:>8.2} ms ({} times)",
+            name,
+            st.median(),
+            st.max(),
+            st.0.len()
         );
-        println!("key → frame (update + draw at {COLS}×{ROWS}; goal < 16 ms):");
-        for ((name, st), (_, cpu)) in ip.keys.iter().zip(&ip.keys_cpu) {
-            println!(
-                "  {:<38} median {:>8.2} ms, worst {:>8.2} ms ({} keys); CPU median {:>6.2} ms, worst {:>6.2} ms",
-                name,
-                st.median(),
-                st.max(),
-                st.0.len(),
-                cpu.median(),
-                cpu.max()
-            );
-        }
-        for (name, st) in &ip.background {
-            println!(
-                "  background: {:<38} median {:>8.2} ms, worst {:>8.2} ms ({} times)",
-                name,
-                st.median(),
-                st.max(),
-                st.0.len()
-            );
-        }
     }
 }

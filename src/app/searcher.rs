@@ -4,10 +4,12 @@
 //! bodies are asked of (when one is used) and the scorer's memory of the
 //! terms already scored.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arbor_index::{Index, IndexError};
-use arbor_search::{BodyHits, Docs, Query, Scorer};
+use arbor_search::query::Fuzzy;
+use arbor_search::{BodyHits, Docs, Parts, Query, Scorer};
 
 /// The answer to one query over one snapshot of the rows.
 #[derive(Debug, Clone, PartialEq)]
@@ -331,31 +333,11 @@ impl Searcher {
         first: &FirstRows,
         cancel: &(dyn Fn() -> bool + Sync),
     ) -> Placed {
-        use arbor_search::Term;
         let best_parts = query.parts.ranked_above(1);
         let Some(index) = self.index.as_ref() else {
             return Placed::Nothing;
         };
-        let phrases = !query.terms.is_empty()
-            && query.terms.len() <= 32
-            && query
-                .terms
-                .iter()
-                .all(|t| matches!(t, Term::Phrase(_) | Term::Regex(_)));
-        if !phrases
-            || query.error().is_some()
-            || !best_parts.covers_text()
-            || first.want == 0
-            || index.remembers(query)
-        {
-            return Placed::Nothing;
-        }
-        let Some(best) = query
-            .terms
-            .iter()
-            .map(|t| t.body_score(0))
-            .try_fold(0u32, |a, s| Some(a.saturating_add(s?)))
-        else {
+        let Some(best) = text_first_score(query, best_parts, first.want, index) else {
             return Placed::Nothing;
         };
         let want = first.want;
@@ -378,57 +360,18 @@ impl Searcher {
         };
         let text_query = query.with_parts(best_parts);
         let budget = first_rows_budget(order.len()).min(order.len());
-        let mut fz = arbor_search::query::Fuzzy::new();
+        let mut fz = Fuzzy::new();
         let mut found: Vec<u32> = Vec::new();
         let mut last_ms = None;
         let (mut from, mut batch) = (0usize, 2 * want);
         while from < budget {
             let end = (from + batch).min(budget);
             let rows = &order[from..end];
-            // Per row: whether each term matched its fields (bit i).
-            let mut in_fields = Vec::with_capacity(rows.len());
-            let mut ask = Vec::new();
-            for &(_, d) in rows {
-                let Some((_, doc)) = docs.0.get(d as usize) else {
-                    in_fields.push(None);
-                    continue;
-                };
-                if !query.accepts(&doc.facts) {
-                    in_fields.push(None);
-                    continue;
-                }
-                let mut bits = 0u32;
-                for (i, t) in query.terms.iter().enumerate() {
-                    if t.local_score(doc, query.parts, &mut fz).is_some() {
-                        bits |= 1 << i;
-                    }
-                }
-                let all = u32::MAX >> (32 - query.terms.len());
-                if bits != all {
-                    if let Some(id) = id_of(d) {
-                        ask.push(id);
-                    }
-                }
-                in_fields.push(Some(bits));
-            }
-            let hits = if ask.is_empty() {
-                None
-            } else {
-                match index.search_ids(&text_query, &ask, cancel) {
-                    Ok(h) => h,
-                    Err(IndexError::Cancelled) => return Placed::Stale,
-                    // The whole search says what failed.
-                    Err(_) => return Placed::Nothing,
-                }
+            let (in_fields, ask) = matched_in_fields(query, docs, rows, &id_of, &mut fz);
+            let in_text = match matched_in_text(index, &text_query, &ask, cancel) {
+                Ok(in_text) => in_text,
+                Err(placed) => return placed,
             };
-            let in_text: std::collections::HashMap<u32, u32> = hits
-                .map(|h| {
-                    h.of_row_ids()
-                        .iter()
-                        .map(|&(id, tiers)| (id, tiers[0]))
-                        .collect()
-                })
-                .unwrap_or_default();
             let all = u32::MAX >> (32 - query.terms.len());
             for (&(ms, d), bits) in rows.iter().zip(in_fields) {
                 if found.len() >= want && last_ms.is_some_and(|l| ms < l) {
@@ -472,6 +415,101 @@ impl Searcher {
             .first_rows(query, docs, order, first.want, budget)?;
         Some(partial_of(docs, best, &found))
     }
+}
+
+/// The best score of a row in [`Searcher::text_first_answer`]'s answer
+/// (every term matched in the best parts), or `None` when the first rows
+/// are not found that way: a query of phrases and regexes only, valid,
+/// that looks at the conversation text, for a screen that shows rows, and
+/// that the index has not answered already.
+fn text_first_score(query: &Query, best_parts: Parts, want: usize, index: &Index) -> Option<u32> {
+    use arbor_search::Term;
+    let phrases = !query.terms.is_empty()
+        && query.terms.len() <= 32
+        && query
+            .terms
+            .iter()
+            .all(|t| matches!(t, Term::Phrase(_) | Term::Regex(_)));
+    if !phrases
+        || query.error().is_some()
+        || !best_parts.covers_text()
+        || want == 0
+        || index.remembers(query)
+    {
+        return None;
+    }
+    query
+        .terms
+        .iter()
+        .map(|t| t.body_score(0))
+        .try_fold(0u32, |a, s| Some(a.saturating_add(s?)))
+}
+
+/// Per row of `rows`: whether each term matched its fields (bit i), `None`
+/// for a row the filters refuse (or unknown); and the index ids of the
+/// rows whose text must be searched for the terms their fields lack.
+fn matched_in_fields(
+    query: &Query,
+    docs: &Docs,
+    rows: &[(i64, u32)],
+    id_of: &dyn Fn(u32) -> Option<u32>,
+    fz: &mut Fuzzy,
+) -> (Vec<Option<u32>>, Vec<u32>) {
+    let mut in_fields = Vec::with_capacity(rows.len());
+    let mut ask = Vec::new();
+    for &(_, d) in rows {
+        let Some((_, doc)) = docs.0.get(d as usize) else {
+            in_fields.push(None);
+            continue;
+        };
+        if !query.accepts(&doc.facts) {
+            in_fields.push(None);
+            continue;
+        }
+        let mut bits = 0u32;
+        for (i, t) in query.terms.iter().enumerate() {
+            if t.local_score(doc, query.parts, fz).is_some() {
+                bits |= 1 << i;
+            }
+        }
+        let all = u32::MAX >> (32 - query.terms.len());
+        if bits != all {
+            if let Some(id) = id_of(d) {
+                ask.push(id);
+            }
+        }
+        in_fields.push(Some(bits));
+    }
+    (in_fields, ask)
+}
+
+/// Per index id of `ask`, the terms of `text_query` its text matched in
+/// the best parts (bit i); the placing to give up with when the search
+/// was cancelled or failed.
+fn matched_in_text(
+    index: &Index,
+    text_query: &Query,
+    ask: &[u32],
+    cancel: &(dyn Fn() -> bool + Sync),
+) -> Result<HashMap<u32, u32>, Placed> {
+    let hits = if ask.is_empty() {
+        None
+    } else {
+        match index.search_ids(text_query, ask, cancel) {
+            Ok(h) => h,
+            Err(IndexError::Cancelled) => return Err(Placed::Stale),
+            // The whole search says what failed.
+            Err(_) => return Err(Placed::Nothing),
+        }
+    };
+    Ok(hits
+        .map(|h| {
+            h.of_row_ids()
+                .iter()
+                .map(|&(id, tiers)| (id, tiers[0]))
+                .collect()
+        })
+        .unwrap_or_default())
 }
 
 /// Maps the index's paths to the rows of `docs` for `scorer` (see

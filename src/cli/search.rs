@@ -5,6 +5,7 @@
 //! matched, like grep.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use serde::Serialize;
@@ -50,37 +51,71 @@ pub fn search(
     if let Some(err) = query.error() {
         bail!("invalid query: {err}");
     }
+    let ranked = ranked_sessions(config, g, a, &query)?;
+    let cwd = std::env::current_dir()?;
+    let mut written = Written {
+        shown: 0,
+        limit: if a.limit == 0 { usize::MAX } else { a.limit },
+        json: a.json,
+        plain: Vec::new(),
+    };
+    write_entries(&ranked, &query, &cwd, &mut written, out)?;
+    arbor_util::log::line("entries written");
+    if !a.json {
+        write_plain(&written.plain, out)?;
+    }
+    if written.shown == 0 {
+        return Err(NoMatch.into());
+    }
+    Ok(())
+}
+
+/// What the entries' search needs of each ranked session: its path and id.
+type Ranked = (PathBuf, String);
+
+/// The sessions of the scope `a` asks for that `query` matches, in the
+/// picker's order.
+fn ranked_sessions(
+    config: &StoreConfig,
+    g: &GlobalOpts,
+    a: &SearchArgs,
+    query: &Query,
+) -> Result<Vec<Ranked>> {
     let scope = if a.all {
         Scope::All
     } else {
         Scope::Project(project_cwd(a.cwd.as_deref())?)
     };
     let index = super::behind::open_index(g);
-    let listed = listed_rows(config, g, &scope, index, Some(&query), false);
+    let listed = listed_rows(config, g, &scope, index, Some(query), false);
     let (listing, keys) = (listed.listing, listed.keys);
     if listed.in_scope == 0 {
         // Still status 1, but not silent: the others are a flag away.
         super::commands::no_sessions_hint(&scope, "searches every folder");
     }
-    // What the entries' search needs of each ranked session.
-    let ranked: Vec<(std::path::PathBuf, String)> = keys
+    Ok(keys
         .iter()
         .filter_map(|&k| listing.row(k))
         .map(|r| (r.path().to_path_buf(), r.id().to_owned()))
-        .collect();
-    let limit = if a.limit == 0 { usize::MAX } else { a.limit };
-    let cwd = std::env::current_dir()?;
-    let mut shown = 0usize;
-    let mut plain: Vec<(String, String, EntryHit)> = Vec::new();
-    // The best sessions' entries, read on all cores in rank order and
-    // written in that order; once the limit is reached no further session
-    // is begun (at most one per core is read in vain).
+        .collect())
+}
+
+/// The best sessions' entries, read on all cores in rank order and
+/// written in that order; once the limit is reached no further session
+/// is begun (at most one per core is read in vain).
+fn write_entries(
+    ranked: &[Ranked],
+    query: &Query,
+    cwd: &Path,
+    written: &mut Written,
+    out: &mut impl Write,
+) -> Result<()> {
     let stop = std::sync::atomic::AtomicBool::new(false);
     let stopped = || stop.load(std::sync::atomic::Ordering::Relaxed);
-    let hits_of = |row: &(std::path::PathBuf, String)| {
+    let hits_of = |row: &Ranked| {
         // A session that changed or went away since is skipped; one read
         // when the limit was reached is left off.
-        let mut hits = file_entry_hits_until(&row.0, &query, &stopped).ok()?;
+        let mut hits = file_entry_hits_until(&row.0, query, &stopped).ok()?;
         // Best-ranked parts first, then file order (a stable sort).
         hits.sort_by_key(|h| std::cmp::Reverse(h.score));
         Some(hits)
@@ -88,10 +123,10 @@ pub fn search(
     let taken = std::sync::atomic::AtomicUsize::new(0);
     let workers = rayon::current_num_threads().clamp(1, ranked.len().max(1));
     let (tx, rx) = std::sync::mpsc::channel::<(usize, Option<Vec<EntryHit>>)>();
-    let written: Result<()> = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         for _ in 0..workers {
             let tx = tx.clone();
-            let (taken, stop, ranked, hits_of) = (&taken, &stop, &ranked, &hits_of);
+            let (taken, stop, hits_of) = (&taken, &stop, &hits_of);
             scope.spawn(move || {
                 use std::sync::atomic::Ordering::Relaxed;
                 while !stop.load(Relaxed) {
@@ -116,64 +151,84 @@ pub fn search(
                 let row = &ranked[next];
                 next += 1;
                 let Some(hits) = hits else { continue };
-                let path = std::path::absolute(cwd.join(&row.0))
-                    .unwrap_or_else(|_| row.0.clone())
-                    .to_string_lossy()
-                    .into_owned();
-                for h in hits {
-                    if shown >= limit {
-                        break;
-                    }
-                    shown += 1;
-                    if a.json {
-                        let line = JsonHit {
-                            path: path.clone(),
-                            session_id: &row.1,
-                            entry_id: &h.entry_id,
-                            role: &h.role,
-                            timestamp: h.timestamp.as_deref(),
-                            snippet: &h.snippet,
-                            part: h.part.name(),
-                            highlight: [h.highlight.start, h.highlight.end],
-                        };
-                        serde_json::to_writer(&mut *out, &line)?;
-                        out.write_all(b"\n")?;
-                    } else {
-                        plain.push((row.1.clone(), path.clone(), h));
-                    }
-                }
-                if shown >= limit {
+                if written.session(row, hits, cwd, out)? {
                     return Ok(());
                 }
             }
         }
         Ok(())
-    });
-    written?;
-    arbor_util::log::line("entries written");
-    if !a.json {
-        let role_w = plain.iter().map(|p| p.2.role.len()).max().unwrap_or(0);
-        let id_w = plain.iter().map(|p| p.2.entry_id.len()).max().unwrap_or(0);
-        for (sid, _, h) in &plain {
-            // `2026-01-01T12:00:00.000Z` → `2026-01-01 12:00`.
-            let when = h
-                .timestamp
-                .as_deref()
-                .filter(|t| t.len() >= 16 && t.is_char_boundary(16))
-                .map_or_else(|| " ".repeat(16), |t| t[..16].replace('T', " "));
-            writeln!(
-                out,
-                "{}  {}  {:<id_w$}  {:<role_w$}  {}",
-                clean(&when),
-                clean(sid),
-                clean(&h.entry_id),
-                clean(&h.role),
-                clean(&h.snippet),
-            )?;
+    })
+}
+
+/// The entries written so far, up to the limit: with `--json` each as it
+/// comes, else kept to be written in aligned columns at the end.
+struct Written {
+    shown: usize,
+    limit: usize,
+    json: bool,
+    /// Per entry: its session's id and path.
+    plain: Vec<(String, String, EntryHit)>,
+}
+
+impl Written {
+    /// One session's hits, up to the limit; `true` once it is reached.
+    fn session(
+        &mut self,
+        row: &Ranked,
+        hits: Vec<EntryHit>,
+        cwd: &Path,
+        out: &mut impl Write,
+    ) -> Result<bool> {
+        let path = std::path::absolute(cwd.join(&row.0))
+            .unwrap_or_else(|_| row.0.clone())
+            .to_string_lossy()
+            .into_owned();
+        for h in hits {
+            if self.shown >= self.limit {
+                break;
+            }
+            self.shown += 1;
+            if self.json {
+                let line = JsonHit {
+                    path: path.clone(),
+                    session_id: &row.1,
+                    entry_id: &h.entry_id,
+                    role: &h.role,
+                    timestamp: h.timestamp.as_deref(),
+                    snippet: &h.snippet,
+                    part: h.part.name(),
+                    highlight: [h.highlight.start, h.highlight.end],
+                };
+                serde_json::to_writer(&mut *out, &line)?;
+                out.write_all(b"\n")?;
+            } else {
+                self.plain.push((row.1.clone(), path.clone(), h));
+            }
         }
+        Ok(self.shown >= self.limit)
     }
-    if shown == 0 {
-        return Err(NoMatch.into());
+}
+
+/// The entries as text: time, session id, entry id, role and snippet.
+fn write_plain(plain: &[(String, String, EntryHit)], out: &mut impl Write) -> Result<()> {
+    let role_w = plain.iter().map(|p| p.2.role.len()).max().unwrap_or(0);
+    let id_w = plain.iter().map(|p| p.2.entry_id.len()).max().unwrap_or(0);
+    for (sid, _, h) in plain {
+        // `2026-01-01T12:00:00.000Z` → `2026-01-01 12:00`.
+        let when = h
+            .timestamp
+            .as_deref()
+            .filter(|t| t.len() >= 16 && t.is_char_boundary(16))
+            .map_or_else(|| " ".repeat(16), |t| t[..16].replace('T', " "));
+        writeln!(
+            out,
+            "{}  {}  {:<id_w$}  {:<role_w$}  {}",
+            clean(&when),
+            clean(sid),
+            clean(&h.entry_id),
+            clean(&h.role),
+            clean(&h.snippet),
+        )?;
     }
     Ok(())
 }

@@ -10,12 +10,14 @@
 // tests may unwrap freely.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+// The modules other crates name in their paths are public; the raw-line
+// prefilter and the scorer are not (the scorer's types are re-exported).
 pub mod doc;
 pub mod hits;
 pub mod literals;
 pub mod query;
-pub mod rawline;
-pub mod scorer;
+mod rawline;
+mod scorer;
 
 pub use arbor_session::normalize::{normalize, normalized};
 pub use arbor_session::searchable::{Part, Parts, Scope};

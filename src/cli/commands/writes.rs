@@ -1,0 +1,107 @@
+//! The writes: `label`, `branch`, `rename` (an entry appended) and `fork`
+//! (a new session file).
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{bail, Result};
+
+use super::{load, resolve};
+use crate::cli::{BranchArgs, ForkArgs, LabelArgs, RenameArgs};
+use crate::term::{for_stdout, path as shown};
+use arbor_session::writer::{self, WriteError};
+use arbor_store::StoreConfig;
+
+/// `arbor label`: sets or clears an entry's label.
+pub(super) fn label(config: &StoreConfig, a: &LabelArgs, out: &mut impl Write) -> Result<()> {
+    let path = resolve(config, &a.session)?;
+    if !a.clear && a.text.as_deref().is_none_or(|t| t.trim().is_empty()) {
+        bail!("give the label text, or --clear to remove the label");
+    }
+    let text = if a.clear { None } else { a.text.as_deref() };
+    let entry = entry_arg(&path, &a.entry)?;
+    append(out, &path, a.write.migrate, || {
+        writer::append_label(&path, &entry, text)
+    })
+}
+
+/// `arbor branch`: a branch summary at an entry.
+pub(super) fn branch(config: &StoreConfig, a: &BranchArgs, out: &mut impl Write) -> Result<()> {
+    let path = resolve(config, &a.session)?;
+    let entry = entry_arg(&path, &a.entry)?;
+    append(out, &path, a.write.migrate, || {
+        writer::append_branch(&path, &entry, &a.summary)
+    })
+}
+
+/// `arbor rename`: the session's name.
+pub(super) fn name_session(
+    config: &StoreConfig,
+    a: &RenameArgs,
+    out: &mut impl Write,
+) -> Result<()> {
+    let path = resolve(config, &a.session)?;
+    append(out, &path, a.write.migrate, || {
+        writer::append_session_name(&path, &a.name)
+    })
+}
+
+/// `arbor fork`: a new session of the path to an entry; prints its path.
+pub(super) fn fork(config: &StoreConfig, a: &ForkArgs, out: &mut impl Write) -> Result<()> {
+    let path = resolve(config, &a.session)?;
+    let entry = entry_arg(&path, &a.entry)?;
+    let forked = writer::fork(&path, &entry, a.out.as_deref())?;
+    writeln!(out, "{}", for_stdout(&forked.path.to_string_lossy()))?;
+    // As Atomic's /fork: the new session ends before the user
+    // message, whose text is handed back to send again.
+    if let Some(text) = &forked.prompt {
+        eprintln!("Forked before the user message; its text, to send again:");
+        for l in arbor_session::render::sanitize_block(text).lines() {
+            eprintln!("  {l}");
+        }
+    }
+    Ok(())
+}
+
+/// Runs an append (after the one-time rewrite of an older file, when
+/// `migrate` allows it) and prints the new entry's id.
+fn append(
+    out: &mut impl Write,
+    path: &Path,
+    migrate: bool,
+    write: impl Fn() -> Result<writer::Written, WriteError>,
+) -> Result<()> {
+    let written = match write() {
+        Err(WriteError::NeedsMigration { version, .. }) if migrate => {
+            let bak = writer::migrate_file(path)?;
+            eprintln!(
+                "arbor: rewrote {} from version {version} to version 3 (original kept as {})",
+                shown(path),
+                shown(&bak)
+            );
+            write()?
+        }
+        Err(WriteError::NeedsMigration { version, .. }) => bail!(
+            "{} is a version {version} session: add --migrate to rewrite it as version 3 first \
+             (the original is kept as .bak)",
+            shown(Path::new(path.file_name().unwrap_or(path.as_os_str())))
+        ),
+        other => other?,
+    };
+    writeln!(out, "{}", written.id)?;
+    Ok(())
+}
+
+/// The entry a write's argument names: a unique id prefix made whole, as
+/// `diff` and `context --leaf` take them. An id found nowhere (or a file
+/// that does not read) is handed on as given: the writer says why.
+fn entry_arg(path: &Path, given: &str) -> Result<String> {
+    let Ok((s, t)) = load(path) else {
+        return Ok(given.to_string());
+    };
+    match t.resolve_id(given) {
+        Ok(i) => Ok(s.entries[i].id.to_string()),
+        Err(arbor_session::tree::EntryIdError::NotFound(_)) => Ok(given.to_string()),
+        Err(e) => bail!("{}: {e}", shown(path)),
+    }
+}
