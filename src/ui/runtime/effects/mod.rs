@@ -2,8 +2,8 @@
 //! what it does to the files on disk ([`files`]: the trash, permanent
 //! deletes), what it writes ([`writes`]).
 
-mod reads;
 mod files;
+mod reads;
 mod writes;
 
 use super::open_index;
