@@ -2,7 +2,7 @@
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::ui::text::sanitize_block;
 use crate::ui::theme::Theme;
@@ -162,81 +162,7 @@ pub fn detail_lines<'a>(
     }
     out.push(Line::from(""));
     if let Some(m) = e.message() {
-        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
-        match role {
-            "assistant" => {
-                let model = m.get("model").and_then(Value::as_str).unwrap_or("?");
-                let provider = m.get("provider").and_then(Value::as_str).unwrap_or("?");
-                let stop = m.get("stopReason").and_then(Value::as_str).unwrap_or("?");
-                out.push(Line::from(Span::styled(
-                    arbor_session::render::sanitize_line(&format!(
-                        "model {provider}/{model} · stop {stop}"
-                    )),
-                    theme.dim(),
-                )));
-                if let Some(u) = m.get("usage") {
-                    let n = |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-                    let cost = u
-                        .get("cost")
-                        .and_then(|c| c.get("total"))
-                        .and_then(Value::as_f64)
-                        .unwrap_or(0.0);
-                    out.push(Line::from(Span::styled(
-                        format!(
-                            "usage in {} · out {} · cache read {} · cache write {} · total {} · ${cost:.4}",
-                            n("input"), n("output"), n("cacheRead"), n("cacheWrite"), n("totalTokens")
-                        ),
-                        theme.dim(),
-                    )));
-                }
-                if let Some(err) = m.get("errorMessage").and_then(Value::as_str) {
-                    out.push(Line::from(Span::styled(
-                        format!("error: {}", arbor_session::render::sanitize_line(err)),
-                        theme.error(),
-                    )));
-                }
-                out.push(Line::from(""));
-                blocks(&mut out, m.get("content"), search, theme);
-            }
-            "toolResult" => {
-                let name = m.get("toolName").and_then(Value::as_str).unwrap_or("tool");
-                let err = m.get("isError") == Some(&Value::Bool(true));
-                out.push(Line::from(Span::styled(
-                    format!(
-                        "{}{}",
-                        arbor_session::render::sanitize_line(name),
-                        if err { " (error)" } else { "" }
-                    ),
-                    if err { theme.error() } else { theme.accent() },
-                )));
-                blocks(&mut out, m.get("content"), search, theme);
-            }
-            "bashExecution" => {
-                let cmd = m.get("command").and_then(Value::as_str).unwrap_or("");
-                push_text(&mut out, &format!("$ {cmd}"), theme.accent(), search, theme);
-                push_text(
-                    &mut out,
-                    m.get("output").and_then(Value::as_str).unwrap_or(""),
-                    Style::default(),
-                    search,
-                    theme,
-                );
-                if let Some(code) = m.get("exitCode").and_then(Value::as_i64) {
-                    out.push(Line::from(Span::styled(
-                        format!("exit code {code}"),
-                        theme.dim(),
-                    )));
-                }
-            }
-            "branchSummary" | "compactionSummary" => push_text(
-                &mut out,
-                m.get("summary").and_then(Value::as_str).unwrap_or(""),
-                Style::default(),
-                search,
-                theme,
-            ),
-            _ => blocks(&mut out, m.get("content"), search, theme),
-        }
+        message_lines(&mut out, m, search, theme);
         return out;
     }
     match ty {
@@ -263,4 +189,99 @@ pub fn detail_lines<'a>(
         }
     }
     out
+}
+
+/// A message entry's lines, by its role.
+fn message_lines<'a>(
+    out: &mut Vec<Line<'a>>,
+    m: &Map<String, Value>,
+    search: &Query,
+    theme: &Theme,
+) {
+    let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+    match role {
+        "assistant" => assistant_lines(out, m, search, theme),
+        "toolResult" => {
+            let name = m.get("toolName").and_then(Value::as_str).unwrap_or("tool");
+            let err = m.get("isError") == Some(&Value::Bool(true));
+            out.push(Line::from(Span::styled(
+                format!(
+                    "{}{}",
+                    arbor_session::render::sanitize_line(name),
+                    if err { " (error)" } else { "" }
+                ),
+                if err { theme.error() } else { theme.accent() },
+            )));
+            blocks(out, m.get("content"), search, theme);
+        }
+        "bashExecution" => {
+            let cmd = m.get("command").and_then(Value::as_str).unwrap_or("");
+            push_text(out, &format!("$ {cmd}"), theme.accent(), search, theme);
+            push_text(
+                out,
+                m.get("output").and_then(Value::as_str).unwrap_or(""),
+                Style::default(),
+                search,
+                theme,
+            );
+            if let Some(code) = m.get("exitCode").and_then(Value::as_i64) {
+                out.push(Line::from(Span::styled(
+                    format!("exit code {code}"),
+                    theme.dim(),
+                )));
+            }
+        }
+        "branchSummary" | "compactionSummary" => push_text(
+            out,
+            m.get("summary").and_then(Value::as_str).unwrap_or(""),
+            Style::default(),
+            search,
+            theme,
+        ),
+        _ => blocks(out, m.get("content"), search, theme),
+    }
+}
+
+/// An assistant message: model, stop reason, usage and error, then its
+/// blocks.
+fn assistant_lines<'a>(
+    out: &mut Vec<Line<'a>>,
+    m: &Map<String, Value>,
+    search: &Query,
+    theme: &Theme,
+) {
+    let model = m.get("model").and_then(Value::as_str).unwrap_or("?");
+    let provider = m.get("provider").and_then(Value::as_str).unwrap_or("?");
+    let stop = m.get("stopReason").and_then(Value::as_str).unwrap_or("?");
+    out.push(Line::from(Span::styled(
+        arbor_session::render::sanitize_line(&format!("model {provider}/{model} · stop {stop}")),
+        theme.dim(),
+    )));
+    if let Some(u) = m.get("usage") {
+        let n = |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+        let cost = u
+            .get("cost")
+            .and_then(|c| c.get("total"))
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
+        out.push(Line::from(Span::styled(
+            format!(
+                "usage in {} · out {} · cache read {} · cache write {} · total {} · ${cost:.4}",
+                n("input"),
+                n("output"),
+                n("cacheRead"),
+                n("cacheWrite"),
+                n("totalTokens")
+            ),
+            theme.dim(),
+        )));
+    }
+    if let Some(err) = m.get("errorMessage").and_then(Value::as_str) {
+        out.push(Line::from(Span::styled(
+            format!("error: {}", arbor_session::render::sanitize_line(err)),
+            theme.error(),
+        )));
+    }
+    out.push(Line::from(""));
+    blocks(out, m.get("content"), search, theme);
 }

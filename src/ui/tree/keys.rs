@@ -1,15 +1,16 @@
-//! Tree view behaviour (SPEC §6–7).
+//! Tree view behaviour (SPEC §6–7): the keys of the tree, of its context
+//! and compare views, the mouse and the clock. The questions' and prompts'
+//! keys are in [`super::dialogs`].
 
 use crossterm::event::{
-    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
 
-use super::state::{Pending, TreeDialog, TreeState};
+use super::dialogs::{self, on_dialog_key};
+use super::state::{TreeDialog, TreeState};
 use crate::ui::app::{App, AppEvent, Effect, Mode, Outcome, Step};
-use crate::ui::input::{Edit, LineInput, Prompted};
-use crate::ui::keymap::{
-    bind, bind_when_empty, ch, ctrl, key, with, Answer, Keymap, Scroll, CONFIRM,
-};
+use crate::ui::input::Edit;
+use crate::ui::keymap::{bind, bind_when_empty, ch, ctrl, key, with, Keymap, Scroll};
 use crate::ui::widgets::help_key;
 use arbor_session::view::Filter;
 
@@ -43,7 +44,9 @@ pub enum Action {
 }
 
 const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
+
 const CONTROL: KeyModifiers = KeyModifiers::CONTROL;
+
 const ALT: KeyModifiers = KeyModifiers::ALT;
 
 /// The tree's keys: dispatch, the help (F1) and the footer's key names all
@@ -233,96 +236,6 @@ pub const COMPARE_KEYS: Keymap<CompareAction> = Keymap(&[
     bind(&[(ctrl('c').quiet(), CompareAction::Quit)], "quit"),
 ]);
 
-/// The Continue box's answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Choice {
-    Branch,
-    Fork,
-    Copy,
-    Cancel,
-}
-
-/// The Continue box (Enter): a numbered choice; the letters are
-/// mnemonics for the numbers.
-pub const CONTINUE_KEYS: Keymap<Choice> = Keymap(&[
-    bind(
-        &[(ch('1'), Choice::Branch), (ch('b').quiet(), Choice::Branch)],
-        "branch here, in place",
-    ),
-    bind(
-        &[(ch('2'), Choice::Fork), (ch('f').quiet(), Choice::Fork)],
-        "fork to a new session file",
-    ),
-    bind(
-        &[(ch('y'), Choice::Copy)],
-        "copy the user message to the clipboard",
-    ),
-    bind(
-        &[
-            (ch('3'), Choice::Cancel),
-            (key(KeyCode::Esc), Choice::Cancel),
-            (ctrl('c').quiet(), Choice::Cancel),
-        ],
-        "cancel",
-    ),
-]);
-
-/// The export question's answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExportChoice {
-    Markdown,
-    Html,
-    Thinking,
-    Cancel,
-}
-
-/// The export question (Shift+E).
-pub const EXPORT_KEYS: Keymap<ExportChoice> = Keymap(&[
-    bind(
-        &[
-            (ch('m'), ExportChoice::Markdown),
-            (ch('1').quiet(), ExportChoice::Markdown),
-        ],
-        "Markdown",
-    ),
-    bind(
-        &[
-            (ch('h'), ExportChoice::Html),
-            (ch('2').quiet(), ExportChoice::Html),
-        ],
-        "HTML",
-    ),
-    bind(&[(ch('t'), ExportChoice::Thinking)], "thinking on/off"),
-    bind(
-        &[
-            (key(KeyCode::Esc), ExportChoice::Cancel),
-            (ch('3').quiet(), ExportChoice::Cancel),
-            (ctrl('c').quiet(), ExportChoice::Cancel),
-        ],
-        "cancel",
-    ),
-]);
-
-/// The offer to resume after a write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Offer {
-    Resume,
-    Copy,
-    Stay,
-}
-
-pub const OFFER_KEYS: Keymap<Offer> = Keymap(&[
-    bind(&[(key(KeyCode::Enter), Offer::Resume)], "resume"),
-    bind(&[(ch('y'), Offer::Copy)], "copy the message"),
-    bind(
-        &[
-            (key(KeyCode::Esc), Offer::Stay),
-            (ctrl('c').quiet(), Offer::Stay),
-        ],
-        "stay",
-    ),
-]);
-
 /// Handles an event while the tree view is open.
 pub fn update(app: &mut App, ev: AppEvent) -> Step {
     let (w, h, frame_ms) = (app.width, app.height, app.frame_ms);
@@ -334,49 +247,20 @@ pub fn update(app: &mut App, ev: AppEvent) -> Step {
     let step: Step = match ev {
         AppEvent::Key(k) if k.kind != KeyEventKind::Release => on_key(t, k, w, h).into(),
         AppEvent::Paste(text) => on_paste(t, &text).into(),
-        AppEvent::Mouse(m) if t.compare.is_some() && t.dialog == TreeDialog::None => {
-            let step = match m.kind {
-                MouseEventKind::ScrollUp => -3,
-                MouseEventKind::ScrollDown => 3,
-                _ => return Step::none(),
-            };
-            let max = compare_max_scroll(t, w, h);
-            if let Some(c) = &mut t.compare {
-                c.scroll = c.scroll.saturating_add_signed(step).min(max);
-            }
-            Step::redraw(Vec::new())
-        }
         AppEvent::Mouse(m) => {
-            let area = super::view::list_area(w, h);
-            match m.kind {
-                MouseEventKind::ScrollUp => move_by(t, -3, false),
-                MouseEventKind::ScrollDown => move_by(t, 3, false),
-                MouseEventKind::Down(MouseButton::Left)
-                    if m.row >= area.y && m.row < area.y + area.height =>
-                {
-                    let pos = t.scroll + (m.row - area.y) as usize;
-                    if pos < t.rows.len() {
-                        t.select_row(pos);
-                    }
-                }
-                _ => return Step::none(),
-            }
-            Step::redraw(Vec::new())
-        }
-        AppEvent::Tick(now) => {
-            t.now_ms = now;
-            let shown = t.status.as_ref().map(|(s, _)| s.as_str());
-            let expired = t.status_timer.expired(shown, now);
-            if expired {
-                t.status = None;
-            }
-            // Label times read `HH:MM` today, `M/D HH:MM` before.
-            let dated = t.label_times && t.label_day_changed(frame_ms, now);
-            Step {
-                effects: Vec::new(),
-                redraw: expired || dated,
+            let in_compare = t.compare.is_some() && t.dialog == TreeDialog::None;
+            let step = if in_compare {
+                on_compare_mouse(t, m, w, h)
+            } else {
+                on_mouse(t, m, w, h)
+            };
+            match step {
+                Some(step) => step,
+                // Neither the wheel nor a click on a row: nothing changed.
+                None => return Step::none(),
             }
         }
+        AppEvent::Tick(now) => on_tick(t, now, frame_ms),
         _ => Step::none(),
     };
     let Mode::Tree(t) = &mut app.mode else {
@@ -388,6 +272,56 @@ pub fn update(app: &mut App, ev: AppEvent) -> Step {
         app.mode = Mode::Picker;
     }
     step
+}
+
+/// The wheel over the compare view scrolls it; `None` for anything else.
+fn on_compare_mouse(t: &mut TreeState, m: MouseEvent, w: u16, h: u16) -> Option<Step> {
+    let step = match m.kind {
+        MouseEventKind::ScrollUp => -3,
+        MouseEventKind::ScrollDown => 3,
+        _ => return None,
+    };
+    let max = compare_max_scroll(t, w, h);
+    if let Some(c) = &mut t.compare {
+        c.scroll = c.scroll.saturating_add_signed(step).min(max);
+    }
+    Some(Step::redraw(Vec::new()))
+}
+
+/// The wheel moves the selection; a click on a row selects it; `None`
+/// for anything else.
+fn on_mouse(t: &mut TreeState, m: MouseEvent, w: u16, h: u16) -> Option<Step> {
+    let area = super::view::list_area(w, h);
+    match m.kind {
+        MouseEventKind::ScrollUp => move_by(t, -3, false),
+        MouseEventKind::ScrollDown => move_by(t, 3, false),
+        MouseEventKind::Down(MouseButton::Left)
+            if m.row >= area.y && m.row < area.y + area.height =>
+        {
+            let pos = t.scroll + (m.row - area.y) as usize;
+            if pos < t.rows.len() {
+                t.select_row(pos);
+            }
+        }
+        _ => return None,
+    }
+    Some(Step::redraw(Vec::new()))
+}
+
+/// A second passed: the status message expires, label times change day.
+fn on_tick(t: &mut TreeState, now: i64, frame_ms: i64) -> Step {
+    t.now_ms = now;
+    let shown = t.status.as_ref().map(|(s, _)| s.as_str());
+    let expired = t.status_timer.expired(shown, now);
+    if expired {
+        t.status = None;
+    }
+    // Label times read `HH:MM` today, `M/D HH:MM` before.
+    let dated = t.label_times && t.label_day_changed(frame_ms, now);
+    Step {
+        effects: Vec::new(),
+        redraw: expired || dated,
+    }
 }
 
 /// The last first-row of the compare view: its rows at this width, less a
@@ -513,47 +447,14 @@ fn on_key(t: &mut TreeState, k: KeyEvent, width: u16, height: u16) -> Option<Vec
 fn act(t: &mut TreeState, action: Action, width: u16) -> Vec<Effect> {
     let page = t.page as isize;
     match action {
-        Action::Back => {
-            if !t.search.is_empty() {
-                // As Atomic: clearing the search also clears the folds.
-                t.search.clear();
-                t.folded.clear();
-                t.rebuild();
-            } else if t.from_picker {
-                return vec![Effect::CloseTree];
-            } else {
-                return vec![Effect::Exit(Outcome::Quit)];
-            }
-        }
+        Action::Back => return back(t),
         Action::Quit => return vec![Effect::Exit(Outcome::Quit)],
         Action::DetailUp => t.detail_scroll = t.detail_scroll.saturating_sub(1),
         Action::DetailDown => t.detail_scroll = t.detail_scroll.saturating_add(1),
         Action::Up => move_by(t, -1, true),
         Action::Down => move_by(t, 1, true),
-        Action::FoldUp => {
-            if let Some(pos) = t.selected {
-                let r = &t.rows[pos];
-                if r.foldable() && !r.folded() {
-                    t.folded.insert(t.entry_id(r.entry()).to_string());
-                    t.rebuild();
-                } else {
-                    let target = segment_start_up(t, pos);
-                    t.select_row(target);
-                }
-            }
-        }
-        Action::UnfoldDown => {
-            if let Some(pos) = t.selected {
-                if t.rows[pos].folded() {
-                    let id = t.entry_id(t.rows[pos].entry()).to_string();
-                    t.folded.remove(&id);
-                    t.rebuild();
-                } else {
-                    let target = segment_start_down(t, pos);
-                    t.select_row(target);
-                }
-            }
-        }
+        Action::FoldUp => fold_up(t),
+        Action::UnfoldDown => unfold_down(t),
         Action::PageUp => move_by(t, -page, false),
         Action::PageDown => move_by(t, page, false),
         Action::First => t.select_row(0),
@@ -579,85 +480,105 @@ fn act(t: &mut TreeState, action: Action, width: u16) -> Vec<Effect> {
         Action::Continue if t.loaded.session.foreign.is_some() => {
             refuse(t, "branched or forked");
         }
-        Action::Label => {
-            if let Some(i) = t.selected_entry() {
-                let target = t.entry_id(i).to_string();
-                let input = t
-                    .loaded
-                    .tree
-                    .labels
-                    .get(&target)
-                    .map(|l| LineInput::new(&l.text))
-                    .unwrap_or_default();
-                t.dialog = TreeDialog::Label { target, input };
-            }
-        }
+        Action::Label => dialogs::ask_label(t),
         Action::LabelTimes => t.label_times = !t.label_times,
-        Action::Mark => {
-            if let Some(i) = t.selected_entry() {
-                let id = t.entry_id(i).to_string();
-                if t.mark.as_deref() == Some(id.as_str()) {
-                    t.mark = None;
-                    t.status = Some(("Mark removed".into(), false));
-                } else {
-                    t.status = Some((
-                        format!(
-                            "Marked {id}: select another entry, {} compares the two branches",
-                            KEYS.keys_of(&[Action::Compare])
-                        ),
-                        false,
-                    ));
-                    t.mark = Some(id);
-                }
-            }
-        }
-        Action::Compare => {
-            let selected = t.selected_entry().map(|i| t.entry_id(i).to_string());
-            match (t.mark.clone(), selected) {
-                (None, _) | (_, None) => {
-                    t.status = Some((
-                        format!(
-                            "Mark an entry first ({}), then select another and compare",
-                            KEYS.keys_of(&[Action::Mark])
-                        ),
-                        false,
-                    ))
-                }
-                (Some(a), Some(b)) if a == b => {
-                    t.status = Some((
-                        "Select another entry than the marked one to compare".into(),
-                        false,
-                    ))
-                }
-                (Some(a), Some(b)) => {
-                    // The marking hint has done its job.
-                    t.status = None;
-                    t.compare = None;
-                    t.open_compare(&a, &b);
-                }
-            }
-        }
-        Action::Export => {
-            if let Some(i) = t.selected_entry() {
-                t.dialog = TreeDialog::Export {
-                    entry: t.entry_id(i).to_string(),
-                    thinking: false,
-                };
-            }
-        }
-        Action::Continue => {
-            if let Some(i) = t.selected_entry() {
-                if t.is_leaf(i) {
-                    t.status = Some(("Already at this point".into(), false));
-                } else {
-                    t.dialog = TreeDialog::Continue {
-                        entry: t.entry_id(i).to_string(),
-                    };
-                }
-            }
-        }
+        Action::Mark => toggle_mark(t),
+        Action::Compare => compare(t),
+        Action::Export => dialogs::ask_export(t),
+        Action::Continue => dialogs::ask_continue(t),
     }
     Vec::new()
+}
+
+/// Esc: the search cleared, else back to the picker (or out of arbor).
+fn back(t: &mut TreeState) -> Vec<Effect> {
+    if !t.search.is_empty() {
+        // As Atomic: clearing the search also clears the folds.
+        t.search.clear();
+        t.folded.clear();
+        t.rebuild();
+    } else if t.from_picker {
+        return vec![Effect::CloseTree];
+    } else {
+        return vec![Effect::Exit(Outcome::Quit)];
+    }
+    Vec::new()
+}
+
+/// Ctrl+←: the selected branch folded, else up to its segment's start.
+fn fold_up(t: &mut TreeState) {
+    if let Some(pos) = t.selected {
+        let r = &t.rows[pos];
+        if r.foldable() && !r.folded() {
+            t.folded.insert(t.entry_id(r.entry()).to_string());
+            t.rebuild();
+        } else {
+            let target = segment_start_up(t, pos);
+            t.select_row(target);
+        }
+    }
+}
+
+/// Ctrl+→: the selected branch unfolded, else down to the next segment.
+fn unfold_down(t: &mut TreeState) {
+    if let Some(pos) = t.selected {
+        if t.rows[pos].folded() {
+            let id = t.entry_id(t.rows[pos].entry()).to_string();
+            t.folded.remove(&id);
+            t.rebuild();
+        } else {
+            let target = segment_start_down(t, pos);
+            t.select_row(target);
+        }
+    }
+}
+
+/// Shift+M: the selected entry marked to compare, or the mark removed.
+fn toggle_mark(t: &mut TreeState) {
+    if let Some(i) = t.selected_entry() {
+        let id = t.entry_id(i).to_string();
+        if t.mark.as_deref() == Some(id.as_str()) {
+            t.mark = None;
+            t.status = Some(("Mark removed".into(), false));
+        } else {
+            t.status = Some((
+                format!(
+                    "Marked {id}: select another entry, {} compares the two branches",
+                    KEYS.keys_of(&[Action::Compare])
+                ),
+                false,
+            ));
+            t.mark = Some(id);
+        }
+    }
+}
+
+/// Shift+C: the marked entry's branch compared with the selected one's.
+fn compare(t: &mut TreeState) {
+    let selected = t.selected_entry().map(|i| t.entry_id(i).to_string());
+    match (t.mark.clone(), selected) {
+        (None, _) | (_, None) => {
+            t.status = Some((
+                format!(
+                    "Mark an entry first ({}), then select another and compare",
+                    KEYS.keys_of(&[Action::Mark])
+                ),
+                false,
+            ))
+        }
+        (Some(a), Some(b)) if a == b => {
+            t.status = Some((
+                "Select another entry than the marked one to compare".into(),
+                false,
+            ))
+        }
+        (Some(a), Some(b)) => {
+            // The marking hint has done its job.
+            t.status = None;
+            t.compare = None;
+            t.open_compare(&a, &b);
+        }
+    }
 }
 
 /// Says on the status line that another agent's session takes no writes.
@@ -685,184 +606,4 @@ fn on_paste(t: &mut TreeState, text: &str) -> Option<Vec<Effect>> {
         }
         _ => None,
     }
-}
-
-/// Writes go through here: a v1/v2 file must be migrated first, after asking.
-fn write(t: &mut TreeState, p: Pending) -> Vec<Effect> {
-    if t.loaded.session.needs_migration() {
-        t.dialog = TreeDialog::ConfirmMigrate { then: p };
-        return Vec::new();
-    }
-    t.dialog = TreeDialog::None;
-    vec![pending_effect(t, p)]
-}
-
-pub fn pending_effect(t: &TreeState, p: Pending) -> Effect {
-    match p {
-        Pending::Label { target, label } => Effect::Label {
-            path: t.path.clone(),
-            target,
-            label,
-        },
-        Pending::Branch { entry, summary } => Effect::Branch {
-            path: t.path.clone(),
-            entry,
-            summary,
-        },
-    }
-}
-
-/// A key while a question or prompt is up: its effects, or `None` when it
-/// is not one of the question's keys (or the prompt's field's).
-fn on_dialog_key(t: &mut TreeState, k: &KeyEvent) -> Option<Vec<Effect>> {
-    match &mut t.dialog {
-        TreeDialog::None | TreeDialog::Help => None,
-        TreeDialog::Label { input, .. } | TreeDialog::BranchSummary { input, .. } => {
-            match input.prompt_key(k) {
-                Prompted::Enter => {
-                    let text = input.text().trim().to_string();
-                    let pending = match &t.dialog {
-                        // Empty removes the label.
-                        TreeDialog::Label { target, .. } => Pending::Label {
-                            target: target.clone(),
-                            label: (!text.is_empty()).then_some(text),
-                        },
-                        TreeDialog::BranchSummary { entry, .. } => Pending::Branch {
-                            entry: entry.clone(),
-                            summary: text,
-                        },
-                        _ => return None,
-                    };
-                    Some(write(t, pending))
-                }
-                Prompted::Cancel => {
-                    t.dialog = TreeDialog::None;
-                    Some(Vec::new())
-                }
-                Prompted::Edited => Some(Vec::new()),
-                Prompted::Ignored => None,
-            }
-        }
-        TreeDialog::Continue { entry } => {
-            let entry = entry.clone();
-            match CONTINUE_KEYS.action(k, true)? {
-                Choice::Branch => {
-                    // Before a user message: its text is offered again
-                    // once the move is written.
-                    t.resend = user_text(t, &entry);
-                    t.dialog = TreeDialog::BranchSummary {
-                        entry,
-                        input: LineInput::default(),
-                    };
-                }
-                Choice::Fork => {
-                    // The fork ends before a user message (Atomic's /fork);
-                    // its text is offered with the new session.
-                    t.resend = user_text(t, &entry);
-                    t.dialog = TreeDialog::None;
-                    t.set_progress("Forking…");
-                    return Some(vec![Effect::Fork {
-                        path: t.path.clone(),
-                        entry,
-                    }]);
-                }
-                Choice::Copy => {
-                    let text = user_text(t, &entry)?;
-                    // OSC 52 has no answer: arbor cannot know whether the
-                    // terminal honoured it, so it says what it did.
-                    t.status = Some((
-                        "Message sent to the terminal's clipboard (OSC 52)".into(),
-                        false,
-                    ));
-                    return Some(vec![Effect::Copy(text)]);
-                }
-                Choice::Cancel => t.dialog = TreeDialog::None,
-            }
-            Some(Vec::new())
-        }
-        TreeDialog::Export { entry, thinking } => {
-            use arbor_session::export::{default_file_name, ExportFormat};
-            let format = match EXPORT_KEYS.action(k, true)? {
-                ExportChoice::Markdown => ExportFormat::Markdown,
-                ExportChoice::Html => ExportFormat::Html,
-                ExportChoice::Thinking => {
-                    *thinking = !*thinking;
-                    return Some(Vec::new());
-                }
-                ExportChoice::Cancel => {
-                    t.dialog = TreeDialog::None;
-                    return Some(Vec::new());
-                }
-            };
-            let (leaf, thinking) = (entry.clone(), *thinking);
-            let file_name = default_file_name(t.loaded.session.id(), Some(&leaf), format);
-            t.dialog = TreeDialog::None;
-            t.set_progress("Exporting…");
-            Some(vec![Effect::Export {
-                path: t.path.clone(),
-                leaf,
-                format,
-                thinking,
-                file_name,
-            }])
-        }
-        TreeDialog::ConfirmMigrate { then } => {
-            let then = then.clone();
-            match CONFIRM.action(k, true)? {
-                Answer::Yes => {
-                    t.dialog = TreeDialog::None;
-                    Some(vec![Effect::MigrateThen {
-                        path: t.path.clone(),
-                        then: Box::new(pending_effect(t, then)),
-                    }])
-                }
-                Answer::No => {
-                    t.dialog = TreeDialog::None;
-                    t.status = Some(("Nothing written".into(), false));
-                    Some(Vec::new())
-                }
-            }
-        }
-        TreeDialog::OfferResume {
-            path,
-            id,
-            cwd,
-            what,
-            prompt,
-            copied,
-        } => {
-            let text = prompt.clone();
-            let (path, id, cwd, what) = (path.clone(), id.clone(), cwd.clone(), what.clone());
-            match OFFER_KEYS.action(k, true)? {
-                Offer::Copy => {
-                    let text = text?;
-                    // Said in the box (the status line is under it).
-                    *copied = true;
-                    Some(vec![Effect::Copy(text)])
-                }
-                Offer::Resume => {
-                    t.dialog = TreeDialog::None;
-                    Some(vec![Effect::Exit(Outcome::Resume {
-                        path,
-                        id,
-                        cwd,
-                        agent: t.loaded.agent,
-                    })])
-                }
-                Offer::Stay => {
-                    // Declined: what was done stays said (for a while).
-                    t.dialog = TreeDialog::None;
-                    t.status = Some((what, false));
-                    Some(Vec::new())
-                }
-            }
-        }
-    }
-}
-
-/// The text of a user message (what Atomic puts back in the editor).
-pub fn user_text(t: &TreeState, id: &str) -> Option<String> {
-    let i = t.loaded.tree.index_of(id)?;
-    let e = &t.loaded.session.entries[i];
-    (e.role() == Some("user")).then(|| arbor_session::writer::user_message_text(e))
 }

@@ -2,16 +2,15 @@
 //! written back to disk.
 
 mod detail;
+mod dialogs;
 mod keys;
 mod state;
 mod view;
 
 pub use detail::detail_lines;
-pub use keys::user_text;
-pub use keys::{
-    update, Action, Choice, CompareAction, ContextAction, ExportChoice, Offer, COMPARE_KEYS,
-    CONTEXT_KEYS, CONTINUE_KEYS, EXPORT_KEYS, KEYS, OFFER_KEYS,
-};
+pub use dialogs::user_text;
+pub use dialogs::{Choice, ExportChoice, Offer, CONTINUE_KEYS, EXPORT_KEYS, OFFER_KEYS};
+pub use keys::{update, Action, CompareAction, ContextAction, COMPARE_KEYS, CONTEXT_KEYS, KEYS};
 pub use state::{CompareView, Loaded, TreeDialog, TreeState};
 pub use view::{help_rows, render};
 

@@ -1,0 +1,107 @@
+//! Effects that write a session: a rename, a label, a branch summary, a
+//! fork, a migration to version 3, an export of a branch.
+
+use std::path::PathBuf;
+
+use crate::ui::app::{AppEvent, Effect, WriteKind};
+
+pub fn rename_session(path: PathBuf, name: String) -> Vec<AppEvent> {
+    use arbor_session::writer::WriteError;
+    let result = match arbor_session::writer::append_session_name(&path, &name) {
+        Err(WriteError::NeedsMigration { version, .. }) => {
+            return vec![AppEvent::RenameNeedsMigration {
+                path,
+                name,
+                version,
+            }]
+        }
+        r => r.map(|_| name).map_err(|e| e.to_string()),
+    };
+    vec![AppEvent::Renamed { path, result }]
+}
+
+/// `label` set on the entry `target` (`None`: the label removed).
+pub fn label(path: PathBuf, target: &str, label: Option<&str>) -> Vec<AppEvent> {
+    let result = arbor_session::writer::append_label(&path, target, label)
+        .map(|_| None)
+        .map_err(|e| e.to_string());
+    vec![AppEvent::Wrote {
+        path,
+        what: if label.is_some() {
+            WriteKind::Label
+        } else {
+            WriteKind::LabelRemoved
+        },
+        result,
+    }]
+}
+
+pub fn branch(path: PathBuf, entry: &str, summary: &str) -> Vec<AppEvent> {
+    let result = arbor_session::writer::append_branch(&path, entry, summary)
+        .map(|_| None)
+        .map_err(|e| e.to_string());
+    vec![AppEvent::Wrote {
+        path,
+        what: WriteKind::Branch,
+        result,
+    }]
+}
+
+pub fn fork(path: PathBuf, entry: &str) -> Vec<AppEvent> {
+    let result = arbor_session::writer::fork(&path, entry, None)
+        .map(|f| Some(f.path))
+        .map_err(|e| e.to_string());
+    vec![AppEvent::Wrote {
+        path,
+        what: WriteKind::Fork,
+        result,
+    }]
+}
+
+/// The file rewritten as version 3, then `then` performed on it.
+pub fn migrate_then(path: PathBuf, then: Effect) -> Vec<AppEvent> {
+    match arbor_session::writer::migrate_file(&path) {
+        Ok(_) => super::perform(then),
+        // The picker's rename hears of it as a failed rename.
+        Err(e) if matches!(then, Effect::Rename { .. }) => vec![AppEvent::Renamed {
+            path,
+            result: Err(e.to_string()),
+        }],
+        Err(e) => vec![AppEvent::Wrote {
+            path,
+            what: WriteKind::Label,
+            result: Err(e.to_string()),
+        }],
+    }
+}
+
+/// The branch ending at `leaf` exported into the current folder.
+pub fn export(
+    path: &std::path::Path,
+    leaf: &str,
+    format: arbor_session::export::ExportFormat,
+    thinking: bool,
+    file_name: &str,
+) -> Vec<AppEvent> {
+    let result = std::env::current_dir()
+        .map_err(|e| format!("cannot read the current folder: {e}"))
+        .and_then(|dir| export_branch(path, leaf, format, thinking, file_name, &dir));
+    vec![AppEvent::Exported(result)]
+}
+
+/// The tree's export: the branch of `path` ending at `leaf`, written into
+/// `dir` as `file_name` or a numbered variant of it.
+pub fn export_branch(
+    path: &std::path::Path,
+    leaf: &str,
+    format: arbor_session::export::ExportFormat,
+    thinking: bool,
+    file_name: &str,
+    dir: &std::path::Path,
+) -> Result<PathBuf, String> {
+    use arbor_session::export;
+    let doc = export::export_file(path, Some(leaf), format, export::ExportOptions { thinking })
+        .map_err(|e| e.to_string())?;
+    export::write_in_dir(dir, file_name, &doc)
+        .map_err(|e| format!("cannot write into {}: {e}", dir.display()))
+}
