@@ -193,3 +193,26 @@ fn the_crate_map_names_every_module() {
     }
     assert!(missing.is_empty(), "{}", missing.join("\n"));
 }
+
+/// A file a newcomer can hold in their head: no source file has more than
+/// 800 lines of code outside its test module (blank and comment lines
+/// aside). Functions are held to 100 lines by clippy (`clippy.toml`).
+#[test]
+fn no_source_file_is_over_800_lines_of_code() {
+    let mut per_file: std::collections::BTreeMap<String, usize> = Default::default();
+    for (f, _, l) in code_lines() {
+        if !l.trim().is_empty() {
+            *per_file.entry(f).or_default() += 1;
+        }
+    }
+    let over: Vec<String> = per_file
+        .into_iter()
+        .filter(|&(_, n)| n > 800)
+        .map(|(f, n)| format!("{f}: {n} lines of code"))
+        .collect();
+    assert!(
+        over.is_empty(),
+        "files over 800 lines of code:\n{}",
+        over.join("\n")
+    );
+}

@@ -32,6 +32,7 @@ fn blocks() -> Vec<(&'static str, &'static str, String)> {
         ),
         ("docs/picker.md", "resume-here", RESUME_HERE_KEYS.markdown()),
         ("docs/picker.md", "prompt", PROMPT.markdown()),
+        ("docs/picker.md", "labels", picker::LABEL_KEYS.markdown()),
         ("docs/tree.md", "tree", keymap::markdown(&tree::help_rows())),
         (
             "docs/tree.md",

@@ -10,6 +10,7 @@ mod update;
 mod view;
 
 pub use dialogs::delete::{PERMANENT_KEYS, TRASHING_KEYS};
+pub use dialogs::labels::LABEL_KEYS;
 pub use keys::{Action, KEYS};
 pub use preview::{
     load_hits, load_preview, load_preview_with, Preview, PreviewHits, PreviewLimits, MAX_HITS,
