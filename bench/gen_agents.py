@@ -12,7 +12,7 @@ HOME (or CLAUDE_CONFIG_DIR=DIR/.claude, CODEX_HOME=DIR/.codex) at DIR. With
 copied) into DIR/.atomic/agent/sessions, for a mixed store.
 
 The lines follow the agents' own files (the shapes of the fixtures in
-tests/fixtures/agents, whose sources src/session/foreign.rs names): Claude
+tests/fixtures/agents, whose sources crates/arbor-session/src/agents/foreign/ names): Claude
 Code's summary, custom-title, file-history-snapshot, queue-operation, isMeta
 caveats and slash-command wrappers, thinking, streamed replies repeating one
 message id, tool_use / tool_result with toolUseResult, progress lines,
@@ -29,7 +29,7 @@ cut-off last line.
 DIR/MANIFEST.json says, per session, what arbor's row must say (id, agent,
 cwd, name, firstMessage, messageCount, gitBranch, internal, skipped lines,
 partial tail), so a test can compare; the rules are those of
-src/session/foreign.rs.
+crates/arbor-session/src/agents/foreign/ (claude.rs, codex.rs).
 """
 
 import argparse
