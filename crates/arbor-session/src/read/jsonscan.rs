@@ -630,18 +630,9 @@ mod tests {
             "xxxxxxxxxxxxxxx",
             "\\\\\\",
         ];
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::testgen::xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..20_000 {
-            let mut body = "y".repeat((next() % 70) as usize);
-            for _ in 0..(next() % 40) {
-                body.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
-            }
+            let body = crate::testgen::random_text(&mut next, &PIECES);
             let line = format!(r#"{{"a":"{body}","b":1}}"#);
             let serde_ok = serde_json::from_str::<serde_json::Value>(&line).is_ok();
             assert_eq!(valid(line.as_bytes()), serde_ok, "{line:?}");
