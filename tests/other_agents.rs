@@ -466,17 +466,7 @@ fn picker(home: &Path) -> App {
 
 /// A key, with the search and preview it asks for performed and fed back.
 fn key(app: &mut App, code: KeyCode, m: KeyModifiers) -> Vec<Effect> {
-    let mut all = Vec::new();
-    let mut queue = vec![AppEvent::Key(KeyEvent::new(code, m))];
-    while let Some(ev) = queue.pop() {
-        for fx in app.update(ev) {
-            all.push(fx.clone());
-            if matches!(fx, Effect::Search { .. } | Effect::LoadPreview { .. }) {
-                queue.extend(perform(fx));
-            }
-        }
-    }
-    all
+    common::drive(app, AppEvent::Key(KeyEvent::new(code, m)))
 }
 
 fn screen(app: &App) -> String {

@@ -285,6 +285,23 @@ pub fn type_query(
     answers
 }
 
+/// Feeds `ev` to `app`, performing the effects a picker hands its workers
+/// (search, preview) and feeding their results back. Returns all effects.
+pub fn drive(app: &mut arbor::ui::App, ev: arbor::ui::AppEvent) -> Vec<arbor::ui::Effect> {
+    use arbor::ui::Effect;
+    let mut all = Vec::new();
+    let mut queue = vec![ev];
+    while let Some(ev) = queue.pop() {
+        for fx in app.update(ev) {
+            all.push(fx.clone());
+            if matches!(fx, Effect::Search { .. } | Effect::LoadPreview { .. }) {
+                queue.extend(arbor::ui::runtime::perform(fx));
+            }
+        }
+    }
+    all
+}
+
 /// Peak memory of this process (Linux: the high-water mark of its RSS).
 #[cfg(target_os = "linux")]
 pub fn max_rss_kb() -> u64 {
