@@ -1,7 +1,7 @@
 //! The distinct tokens and pairs of a text, as the tests' reference for
 //! what the builders index.
 
-use super::builder::{term_key, term_slot};
+use super::builder::{grow_table, term_key, term_slot};
 use super::pairs::{pair_left, pair_right};
 
 /// The distinct space-separated tokens of a normalized text. (This and the
@@ -121,17 +121,8 @@ fn distinct_ranges(b: &[u8], ranges: impl Iterator<Item = (usize, usize)>) -> Ve
             i = (i + 1) & mask;
         }
         if out.len() * 2 > table.len() {
-            // Grow and re-insert.
-            let bigger = table.len() * 2;
-            let old = std::mem::replace(&mut table, vec![(0, 0, 0); bigger]);
-            mask = bigger - 1;
-            for (k, ts, tl) in old.into_iter().filter(|e| e.2 != 0) {
-                let mut j = term_slot(k, tl as usize - 1) & mask;
-                while table[j].2 != 0 {
-                    j = (j + 1) & mask;
-                }
-                table[j] = (k, ts, tl);
-            }
+            grow_table(&mut table);
+            mask = table.len() - 1;
         }
     }
     out
