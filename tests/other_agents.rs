@@ -871,10 +871,7 @@ fn foreign_memory_child() {
 #[cfg(target_os = "linux")]
 #[test]
 fn big_foreign_sessions_read_in_bounded_memory() {
-    let lines: usize = std::env::var("ARBOR_FOREIGN_LINES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(9_000);
+    let lines = common::env_number("ARBOR_FOREIGN_LINES", 9_000);
     let dir = tempfile::tempdir().unwrap();
     let (claude, _) = write_big_foreign(dir.path(), lines);
     let size = std::fs::metadata(&claude).unwrap().len();

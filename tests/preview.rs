@@ -232,10 +232,7 @@ fn preview_memory_child() {
     let early = hits("\"question 300:\"");
     assert_eq!(early.1, 1);
     eprintln!("early match: {:?}", t.elapsed());
-    let n: usize = std::env::var("ARBOR_PREVIEW_ENTRIES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+    let n = common::env_number("ARBOR_PREVIEW_ENTRIES", 0);
     // The last assistant answer.
     let i = (0..n).rev().find(|i| i % 3 == 1).unwrap_or(1);
     let late = hits(&format!("\"answer {i}:\""));
@@ -249,10 +246,7 @@ fn preview_memory_child() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_million_entry_session_previews_in_little_memory() {
-    let entries: usize = std::env::var("ARBOR_PREVIEW_ENTRIES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000);
+    let entries = common::env_number("ARBOR_PREVIEW_ENTRIES", 1_000_000);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("million.jsonl");
     let t = std::time::Instant::now();

@@ -302,6 +302,15 @@ pub fn drive(app: &mut arbor::ui::App, ev: arbor::ui::AppEvent) -> Vec<arbor::ui
     all
 }
 
+/// The number the environment variable `name` holds, or `default` when it
+/// is unset or not a number (the size knobs of the memory tests).
+pub fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// Peak memory of this process (Linux: the high-water mark of its RSS).
 #[cfg(target_os = "linux")]
 pub fn max_rss_kb() -> u64 {
