@@ -466,17 +466,7 @@ fn picker(home: &Path) -> App {
 
 /// A key, with the search and preview it asks for performed and fed back.
 fn key(app: &mut App, code: KeyCode, m: KeyModifiers) -> Vec<Effect> {
-    let mut all = Vec::new();
-    let mut queue = vec![AppEvent::Key(KeyEvent::new(code, m))];
-    while let Some(ev) = queue.pop() {
-        for fx in app.update(ev) {
-            all.push(fx.clone());
-            if matches!(fx, Effect::Search { .. } | Effect::LoadPreview { .. }) {
-                queue.extend(perform(fx));
-            }
-        }
-    }
-    all
+    common::drive(app, AppEvent::Key(KeyEvent::new(code, m)))
 }
 
 fn screen(app: &App) -> String {
@@ -827,19 +817,6 @@ fn write_big_foreign(dir: &Path, lines: usize) -> (PathBuf, PathBuf) {
     (claude, codex)
 }
 
-/// Peak memory of this process (Linux: the high-water mark of its RSS).
-#[cfg(target_os = "linux")]
-fn max_rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 /// Run by `big_foreign_sessions_read_in_bounded_memory` in a process of its
 /// own (its memory is measured alone); does nothing otherwise.
 #[cfg(target_os = "linux")]
@@ -885,7 +862,7 @@ fn foreign_memory_child() {
         let q = arbor_search::Query::parse(&format!("in:tools \"answer {last}:\""));
         assert!(arbor_search::hits::file_hits(&q, &[path]).is_some_and(|h| !h.is_empty()));
     }
-    println!("max_rss_kb={}", max_rss_kb());
+    println!("max_rss_kb={}", common::max_rss_kb());
 }
 
 /// Another agent's session is never read whole into memory: the preview,
@@ -894,36 +871,21 @@ fn foreign_memory_child() {
 #[cfg(target_os = "linux")]
 #[test]
 fn big_foreign_sessions_read_in_bounded_memory() {
-    let lines: usize = std::env::var("ARBOR_FOREIGN_LINES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(9_000);
+    let lines = common::env_number("ARBOR_FOREIGN_LINES", 9_000);
     let dir = tempfile::tempdir().unwrap();
     let (claude, _) = write_big_foreign(dir.path(), lines);
     let size = std::fs::metadata(&claude).unwrap().len();
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "other_agents::foreign_memory_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("ARBOR_FOREIGN_MEMORY_CHILD", dir.path())
-        .env("ARBOR_FOREIGN_LINES", lines.to_string())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::run_test_alone(
+        "other_agents::foreign_memory_child",
+        [
+            (
+                "ARBOR_FOREIGN_MEMORY_CHILD",
+                dir.path().as_os_str().to_owned(),
+            ),
+            ("ARBOR_FOREIGN_LINES", lines.to_string().into()),
+        ],
     );
-    let kb: u64 = stdout
-        .split("max_rss_kb=")
-        .nth(1)
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no figure from the child:\n{stdout}"));
+    let kb = common::child_max_rss_kb(&out);
     eprintln!(
         "foreign sessions of {} MB each: max RSS {} MB",
         size >> 20,

@@ -209,19 +209,6 @@ fn a_huge_line_is_skipped_and_said_to_be() {
     assert!(p.last_messages[2].1.starts_with("a pasted log line"));
 }
 
-/// Peak memory of this process (Linux: the high-water mark of its RSS).
-#[cfg(target_os = "linux")]
-fn max_rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 /// Run by `a_million_entry_session_previews_in_little_memory` in a process
 /// of its own (its memory is measured alone); does nothing otherwise.
 #[cfg(target_os = "linux")]
@@ -245,16 +232,13 @@ fn preview_memory_child() {
     let early = hits("\"question 300:\"");
     assert_eq!(early.1, 1);
     eprintln!("early match: {:?}", t.elapsed());
-    let n: usize = std::env::var("ARBOR_PREVIEW_ENTRIES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+    let n = common::env_number("ARBOR_PREVIEW_ENTRIES", 0);
     // The last assistant answer.
     let i = (0..n).rev().find(|i| i % 3 == 1).unwrap_or(1);
     let late = hits(&format!("\"answer {i}:\""));
     assert_eq!(late.1, 1);
     eprintln!("late match: {:?}", t.elapsed());
-    println!("max_rss_kb={}", max_rss_kb());
+    println!("max_rss_kb={}", common::max_rss_kb());
 }
 
 /// The preview of a 1,000,000-entry session (~350 MB) stays under 100 MB
@@ -262,40 +246,22 @@ fn preview_memory_child() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_million_entry_session_previews_in_little_memory() {
-    let entries: usize = std::env::var("ARBOR_PREVIEW_ENTRIES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000);
+    let entries = common::env_number("ARBOR_PREVIEW_ENTRIES", 1_000_000);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("million.jsonl");
     let t = std::time::Instant::now();
     write_session(&path, entries, None);
     eprintln!("written in {:?}", t.elapsed());
     let size = std::fs::metadata(&path).unwrap().len();
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "preview::preview_memory_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("ARBOR_PREVIEW_MEMORY_CHILD", &path)
-        .env("ARBOR_PREVIEW_ENTRIES", entries.to_string())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::run_test_alone(
+        "preview::preview_memory_child",
+        [
+            ("ARBOR_PREVIEW_MEMORY_CHILD", path.as_os_str().to_owned()),
+            ("ARBOR_PREVIEW_ENTRIES", entries.to_string().into()),
+        ],
     );
-    let kb: u64 = stdout
-        .split("max_rss_kb=")
-        .nth(1)
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no figure from the child:\n{stdout}"));
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    let kb = common::child_max_rss_kb(&out);
     eprintln!(
         "preview of {entries} entries ({} MB): max RSS {} MB",
         size >> 20,

@@ -284,3 +284,73 @@ pub fn type_query(
     }
     answers
 }
+
+/// Feeds `ev` to `app`, performing the effects a picker hands its workers
+/// (search, preview) and feeding their results back. Returns all effects.
+pub fn drive(app: &mut arbor::ui::App, ev: arbor::ui::AppEvent) -> Vec<arbor::ui::Effect> {
+    use arbor::ui::Effect;
+    let mut all = Vec::new();
+    let mut queue = vec![ev];
+    while let Some(ev) = queue.pop() {
+        for fx in app.update(ev) {
+            all.push(fx.clone());
+            if matches!(fx, Effect::Search { .. } | Effect::LoadPreview { .. }) {
+                queue.extend(arbor::ui::runtime::perform(fx));
+            }
+        }
+    }
+    all
+}
+
+/// The number the environment variable `name` holds, or `default` when it
+/// is unset or not a number (the size knobs of the memory tests).
+pub fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Peak memory of this process (Linux: the high-water mark of its RSS).
+#[cfg(target_os = "linux")]
+pub fn max_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Runs the test `name` (`module::test`) of this test binary alone in a
+/// process of its own, with `envs`: its memory is measured alone.
+pub fn run_test_alone<K, V>(name: &str, envs: impl IntoIterator<Item = (K, V)>) -> Output
+where
+    K: AsRef<std::ffi::OsStr>,
+    V: AsRef<std::ffi::OsStr>,
+{
+    Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .envs(envs)
+        .output()
+        .unwrap()
+}
+
+/// The `max_rss_kb=` figure a test run by [`run_test_alone`] printed (it
+/// printed [`max_rss_kb`]), after checking that it passed.
+pub fn child_max_rss_kb(out: &Output) -> u64 {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .split("max_rss_kb=")
+        .nth(1)
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no figure from the child:\n{stdout}"))
+}

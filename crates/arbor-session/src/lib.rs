@@ -37,3 +37,30 @@ pub use entry::{Entry, Header};
 pub use info::{scan_info, SessionInfo};
 pub use reader::{read_session, Diagnostics, ReadError, Session};
 pub use tree::SessionTree;
+
+/// Random test input, the same from run to run (the tests of several
+/// modules draw from it).
+#[cfg(test)]
+mod testgen {
+    /// One xorshift step: moves `seed` on and returns it.
+    pub(crate) fn xorshift_step(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    /// A xorshift generator started at `seed`: each call, the next number.
+    pub(crate) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || xorshift_step(&mut seed)
+    }
+
+    /// Up to 69 `y`s, then up to 39 of `pieces`, all drawn by `next`.
+    pub(crate) fn random_text(next: &mut impl FnMut() -> u64, pieces: &[&str]) -> String {
+        let mut s = "y".repeat((next() % 70) as usize);
+        for _ in 0..(next() % 40) {
+            s.push_str(pieces[(next() % pieces.len() as u64) as usize]);
+        }
+        s
+    }
+}

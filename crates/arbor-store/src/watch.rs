@@ -532,11 +532,17 @@ mod tests {
     }
 
     fn start(root: &Path, force_poll: bool) -> (StoreWatcher, Seen) {
+        start_kind(root, StoreKind::PerProject, force_poll)
+    }
+
+    /// Watches `root`, a store of `kind`, quickly (50 ms debounce, 100 ms
+    /// polls), the changes collected in the [`Seen`].
+    fn start_kind(root: &Path, kind: StoreKind, force_poll: bool) -> (StoreWatcher, Seen) {
         let (tx, rx) = channel();
         let w = StoreWatcher::start(
             &[WatchRoot {
                 path: root.to_path_buf(),
-                kind: StoreKind::PerProject,
+                kind,
             }],
             WatchOptions {
                 debounce: Duration::from_millis(50),
@@ -591,22 +597,7 @@ mod tests {
         std::fs::create_dir_all(root.join("2025/10/29")).unwrap();
         let old = root.join("2025/10/29/rollout-a.jsonl");
         std::fs::write(&old, "{}\n").unwrap();
-        let (tx, rx) = channel();
-        let w = StoreWatcher::start(
-            &[WatchRoot {
-                path: root.clone(),
-                kind: StoreKind::Dated,
-            }],
-            WatchOptions {
-                debounce: Duration::from_millis(50),
-                force_poll,
-                poll_interval: Duration::from_millis(100),
-            },
-            move |c| {
-                let _ = tx.send(c);
-            },
-        );
-        let mut seen = Seen(rx, Vec::new());
+        let (w, mut seen) = start_kind(&root, StoreKind::Dated, force_poll);
         assert_eq!(w.watch_count(), 4, "the root, its year, month and day");
         for day in ["2025/10/30", "2025/11/01", "2026/01/02"] {
             std::fs::create_dir_all(root.join(day)).unwrap();

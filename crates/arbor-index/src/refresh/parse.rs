@@ -145,31 +145,26 @@ fn add_word(sets: &mut PartSets, part: Part, w: &[u8]) {
 
 impl PartWords {
     fn line(&mut self, line: &[u8]) {
-        let sets = &mut self.sets;
-        let mut add = |part: Part, w: &[u8]| add_word(sets, part, w);
-        // Skimmed from the bytes; an unusual line is decoded (same words).
-        if !skim_part_words(
-            line,
-            self.wanted,
-            &mut self.scratch,
-            &mut self.seen,
-            &mut add,
-        ) {
-            self.decoded(line);
-        }
+        self.words(line, None);
     }
 
     /// [`PartWords::line`] for a line already skimmed (`spans`).
     fn skimmed(&mut self, line: &[u8], spans: &LineSpans) {
+        self.words(line, Some(spans));
+    }
+
+    /// The words of `line`, skimmed (from its `spans` when it was skimmed
+    /// already, else from the bytes); an unusual line is decoded (same
+    /// words).
+    fn words(&mut self, line: &[u8], spans: Option<&LineSpans>) {
         let sets = &mut self.sets;
         let mut add = |part: Part, w: &[u8]| add_word(sets, part, w);
-        if !part_words_of(
-            spans,
-            self.wanted,
-            &mut self.scratch,
-            &mut self.seen,
-            &mut add,
-        ) {
+        let (wanted, scratch, seen) = (self.wanted, &mut self.scratch, &mut self.seen);
+        let skimmed = match spans {
+            None => skim_part_words(line, wanted, scratch, seen, &mut add),
+            Some(spans) => part_words_of(spans, wanted, scratch, seen, &mut add),
+        };
+        if !skimmed {
             self.decoded(line);
         }
     }

@@ -105,6 +105,22 @@ pub(super) fn term_slot(key: u64, len: usize) -> usize {
     x as usize
 }
 
+/// Doubles an open-addressing table of `(key, number, len + 1)` slots (a
+/// length of 0 is an empty slot), each entry put back where its probe
+/// starts ([`term_slot`]) or after. The one growth of the term tables.
+pub(super) fn grow_table(table: &mut Vec<(u64, u32, u32)>) {
+    let bigger = table.len() * 2;
+    let old = std::mem::replace(table, vec![(0, 0, 0); bigger]);
+    let mask = bigger - 1;
+    for (k, n, len) in old.into_iter().filter(|e| e.2 != 0) {
+        let mut j = term_slot(k, len as usize - 1) & mask;
+        while table[j].2 != 0 {
+            j = (j + 1) & mask;
+        }
+        table[j] = (k, n, len);
+    }
+}
+
 impl SegmentBuilder {
     fn term(&self, t: usize) -> &[u8] {
         let s = self.starts[t] as usize;
@@ -271,16 +287,7 @@ impl SegmentBuilder {
     }
 
     fn grow(&mut self) {
-        let bigger = self.table.len() * 2;
-        let old = std::mem::replace(&mut self.table, vec![(0, 0, 0); bigger]);
-        let mask = bigger - 1;
-        for (k, idx, len) in old.into_iter().filter(|e| e.2 != 0) {
-            let mut j = term_slot(k, len as usize - 1) & mask;
-            while self.table[j].2 != 0 {
-                j = (j + 1) & mask;
-            }
-            self.table[j] = (k, idx, len);
-        }
+        grow_table(&mut self.table);
     }
 
     pub fn is_empty(&self) -> bool {

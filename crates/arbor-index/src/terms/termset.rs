@@ -1,6 +1,6 @@
 //! The distinct words of a file's text, each numbered once.
 
-use super::builder::{term_key, term_slot};
+use super::builder::{grow_table, term_key, term_slot};
 
 /// A set of distinct terms, gathered one at a time (a file's words of one
 /// part): an arena of their bytes and an open-addressing table keyed as in
@@ -78,16 +78,7 @@ impl TermSet {
     }
 
     fn grow(&mut self) {
-        let bigger = self.table.len() * 2;
-        let old = std::mem::replace(&mut self.table, vec![(0, 0, 0); bigger]);
-        let mask = bigger - 1;
-        for (k, ts, tl) in old.into_iter().filter(|e| e.2 != 0) {
-            let mut j = term_slot(k, tl as usize - 1) & mask;
-            while self.table[j].2 != 0 {
-                j = (j + 1) & mask;
-            }
-            self.table[j] = (k, ts, tl);
-        }
+        grow_table(&mut self.table);
     }
 
     #[cfg(test)]

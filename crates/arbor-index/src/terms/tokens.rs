@@ -1,7 +1,7 @@
 //! The distinct tokens and pairs of a text, as the tests' reference for
 //! what the builders index.
 
-use super::builder::{term_key, term_slot};
+use super::builder::{grow_table, term_key, term_slot};
 use super::pairs::{pair_left, pair_right};
 
 /// The distinct space-separated tokens of a normalized text. (This and the
@@ -17,54 +17,19 @@ pub fn distinct_tokens(text: &str) -> Vec<&[u8]> {
 }
 
 /// [`distinct_tokens`] as `(start, len)` byte ranges, in order of first
-/// appearance: an open-addressing table of `(key, start, len)` where a
-/// token of up to 8 bytes is its own key (so equal keys mean equal tokens)
-/// and a longer one is keyed by its hash and compared byte by byte.
+/// appearance.
 #[cfg(test)]
 pub fn distinct_token_ranges(text: &str) -> Vec<(u32, u32)> {
     let b = text.as_bytes();
-    let mut out: Vec<(u32, u32)> = Vec::new();
-    let mut table: Vec<(u64, u32, u32)> = vec![(0, 0, 0); 256];
-    let mut mask = table.len() - 1;
     let mut start = 0usize;
-    for end in memchr::memchr_iter(b' ', b).chain(std::iter::once(b.len())) {
-        let t = &b[start..end];
-        let s = start;
-        start = end + 1;
-        if t.is_empty() || t.len() > u32::MAX as usize {
-            continue;
-        }
-        let (key, len) = (term_key(t), t.len() as u32);
-        // Slots hold len + 1 so that 0 means empty.
-        let mut i = term_slot(key, len as usize) & mask;
-        loop {
-            let (k, ts, tl) = table[i];
-            if tl == 0 {
-                table[i] = (key, s as u32, len + 1);
-                out.push((s as u32, len));
-                break;
-            }
-            if k == key && tl == len + 1 && (len <= 8 || b[ts as usize..(ts + len) as usize] == *t)
-            {
-                break;
-            }
-            i = (i + 1) & mask;
-        }
-        if out.len() * 2 > table.len() {
-            // Grow and re-insert.
-            let bigger = table.len() * 2;
-            let old = std::mem::replace(&mut table, vec![(0, 0, 0); bigger]);
-            mask = bigger - 1;
-            for (k, ts, tl) in old.into_iter().filter(|e| e.2 != 0) {
-                let mut j = term_slot(k, tl as usize - 1) & mask;
-                while table[j].2 != 0 {
-                    j = (j + 1) & mask;
-                }
-                table[j] = (k, ts, tl);
-            }
-        }
-    }
-    out
+    let tokens = memchr::memchr_iter(b' ', b)
+        .chain(std::iter::once(b.len()))
+        .map(move |end| {
+            let s = start;
+            start = end + 1;
+            (s, end - s)
+        });
+    distinct_ranges(b, tokens)
 }
 
 /// The distinct *word pairs* of a normalized text: every two adjacent
@@ -125,7 +90,10 @@ pub fn distinct_pair_ranges(text: &str, bounds: &[u32]) -> Vec<(u32, u32)> {
 }
 
 /// The distinct byte strings among `ranges` of `b` (as `(start, len)`),
-/// in order of first appearance; empty ones left out.
+/// in order of first appearance; empty ones left out. An open-addressing
+/// table of `(key, start, len)` where a string of up to 8 bytes is its own
+/// key (so equal keys mean equal strings) and a longer one is keyed by its
+/// hash and compared byte by byte.
 #[cfg(test)]
 fn distinct_ranges(b: &[u8], ranges: impl Iterator<Item = (usize, usize)>) -> Vec<(u32, u32)> {
     let mut out: Vec<(u32, u32)> = Vec::new();
@@ -153,17 +121,8 @@ fn distinct_ranges(b: &[u8], ranges: impl Iterator<Item = (usize, usize)>) -> Ve
             i = (i + 1) & mask;
         }
         if out.len() * 2 > table.len() {
-            // Grow and re-insert.
-            let bigger = table.len() * 2;
-            let old = std::mem::replace(&mut table, vec![(0, 0, 0); bigger]);
-            mask = bigger - 1;
-            for (k, ts, tl) in old.into_iter().filter(|e| e.2 != 0) {
-                let mut j = term_slot(k, tl as usize - 1) & mask;
-                while table[j].2 != 0 {
-                    j = (j + 1) & mask;
-                }
-                table[j] = (k, ts, tl);
-            }
+            grow_table(&mut table);
+            mask = table.len() - 1;
         }
     }
     out

@@ -284,10 +284,22 @@ pub fn scan_info_bytes_reference(
     )
 }
 
-fn scan_bytes_with(mut s: InfoScanner, path: &Path, buf: &[u8]) -> Result<SessionInfo, ReadError> {
+fn scan_bytes_with(s: InfoScanner, path: &Path, buf: &[u8]) -> Result<SessionInfo, ReadError> {
+    scan_lines(s, path, buf, |s, line, nl, at| s.feed_at(line, nl, at))
+}
+
+/// Feeds each line of `buf` to the scanner with `feed(scanner, line,
+/// ends_in_newline, offset)` until it fails, then resolves the labels and
+/// finishes the row.
+fn scan_lines(
+    mut s: InfoScanner,
+    path: &Path,
+    buf: &[u8],
+    mut feed: impl FnMut(&mut InfoScanner, &[u8], bool, u64),
+) -> Result<SessionInfo, ReadError> {
     let base = buf.as_ptr() as usize;
     for (line, nl) in lines(buf) {
-        s.feed_at(line, nl, (line.as_ptr() as usize - base) as u64);
+        feed(&mut s, line, nl, (line.as_ptr() as usize - base) as u64);
         if s.failed.is_some() {
             break;
         }
@@ -310,23 +322,13 @@ pub fn scan_info_bytes_skimmed(
     buf: &[u8],
     file_mtime_ms: i64,
 ) -> Result<SessionInfo, ReadError> {
-    let mut s = InfoScanner::new(path, file_mtime_ms);
-    let base = buf.as_ptr() as usize;
-    for (line, nl) in lines(buf) {
-        let at = (line.as_ptr() as usize - base) as u64;
+    let s = InfoScanner::new(path, file_mtime_ms);
+    scan_lines(s, path, buf, |s, line, nl, at| {
         let fed =
             nl && crate::line_skim::skim_line(line).is_some_and(|sp| s.feed_skimmed_at(&sp, at));
         if !fed {
             s.feed_at(line, nl, at);
         }
-        if s.failed.is_some() {
-            break;
-        }
-    }
-    let _ = s.resolve_labels(&mut &buf[..]);
-    s.finish().map_err(|reason| ReadError::NotASession {
-        path: path.to_path_buf(),
-        reason,
     })
 }
 

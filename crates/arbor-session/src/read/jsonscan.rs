@@ -393,26 +393,41 @@ impl<'a> Skim<'a> {
         depth: u32,
         element: &mut impl FnMut(&mut Skim<'a>, u32) -> Option<()>,
     ) -> Option<()> {
+        self.container(depth, b'[', b']', element)
+    }
+
+    /// Crosses a container from `open` to `close`, calling `item` at the
+    /// start of each item (after whitespace); it must cross exactly that one
+    /// item (an element, or a member with its key). The one walk behind
+    /// arrays and objects.
+    #[inline]
+    fn container(
+        &mut self,
+        depth: u32,
+        open: u8,
+        close: u8,
+        item: &mut impl FnMut(&mut Skim<'a>, u32) -> Option<()>,
+    ) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
         }
         self.ws();
-        if self.peek()? != b'[' {
+        if self.peek()? != open {
             return None;
         }
         self.i += 1;
         self.ws();
-        if self.peek()? == b']' {
+        if self.peek()? == close {
             self.i += 1;
             return Some(());
         }
         loop {
             self.ws();
-            element(self, depth)?;
+            item(self, depth)?;
             self.ws();
             match self.peek()? {
                 b',' => self.i += 1,
-                b']' => {
+                c if c == close => {
                     self.i += 1;
                     return Some(());
                 }
@@ -437,6 +452,20 @@ impl<'a> Skim<'a> {
         Some(&self.b[start..self.i - 1])
     }
 
+    /// Reads a member's key and its `:` (whitespace around), leaving the
+    /// skim at the start of the value.
+    #[inline]
+    fn member_key(&mut self) -> Option<&'a [u8]> {
+        let key = self.key()?;
+        self.ws();
+        if self.peek()? != b':' {
+            return None;
+        }
+        self.i += 1;
+        self.ws();
+        Some(key)
+    }
+
     /// Crosses an object, capturing the raw values of `keys`. A captured
     /// key seen twice gives `None` (serde would reject the line).
     pub fn object(
@@ -458,53 +487,25 @@ impl<'a> Skim<'a> {
         out: &mut [Option<&'a str>],
         nested: &mut Nested<'_, 'a>,
     ) -> Option<()> {
-        if depth > MAX_DEPTH {
-            return None;
-        }
-        self.ws();
-        if self.peek()? != b'{' {
-            return None;
-        }
-        self.i += 1;
-        self.ws();
-        if self.peek()? == b'}' {
-            self.i += 1;
-            return Some(());
-        }
-        loop {
-            self.ws();
-            let key = self.key()?;
-            self.ws();
-            if self.peek()? != b':' {
-                return None;
-            }
-            self.i += 1;
-            self.ws();
+        self.container(depth, b'{', b'}', &mut |sk, depth| {
+            let key = sk.member_key()?;
             match keys.iter().position(|k| *k == key) {
                 Some(k) => {
                     if out[k].is_some() {
                         return None;
                     }
-                    let start = self.i;
-                    match nested(key, self) {
+                    let start = sk.i;
+                    match nested(key, sk) {
                         Some(Some(())) => {}
                         Some(None) => return None,
-                        None => self.value(depth)?,
+                        None => sk.value(depth)?,
                     }
-                    out[k] = Some(self.span(start)?);
+                    out[k] = Some(sk.span(start)?);
                 }
-                None => self.value(depth)?,
+                None => sk.value(depth)?,
             }
-            self.ws();
-            match self.peek()? {
-                b',' => self.i += 1,
-                b'}' => {
-                    self.i += 1;
-                    return Some(());
-                }
-                _ => return None,
-            }
-        }
+            Some(())
+        })
     }
 }
 
@@ -518,64 +519,19 @@ impl<'a> Skim<'a> {
         depth: u32,
         member: &mut impl FnMut(&mut Skim<'a>, u32) -> Option<()>,
     ) -> Option<()> {
-        if depth > MAX_DEPTH {
-            return None;
-        }
-        self.ws();
-        if self.peek()? != b'{' {
-            return None;
-        }
-        self.i += 1;
-        self.ws();
-        if self.peek()? == b'}' {
-            self.i += 1;
-            return Some(());
-        }
-        loop {
-            self.ws();
-            self.key()?;
-            self.ws();
-            if self.peek()? != b':' {
-                return None;
-            }
-            self.i += 1;
-            self.ws();
-            member(self, depth)?;
-            self.ws();
-            match self.peek()? {
-                b',' => self.i += 1,
-                b'}' => {
-                    self.i += 1;
-                    return Some(());
-                }
-                _ => return None,
-            }
-        }
+        self.container(depth, b'{', b'}', &mut |sk, depth| {
+            sk.member_key()?;
+            member(sk, depth)
+        })
     }
 }
 
 /// Calls `f` with the raw bytes of each element of a JSON array.
 pub(crate) fn for_each_element<'a>(array: &'a str, mut f: impl FnMut(&'a str)) -> Option<()> {
-    let mut sk = Skim::new(array);
-    sk.ws();
-    if sk.peek()? != b'[' {
-        return None;
-    }
-    sk.i += 1;
-    sk.ws();
-    if sk.peek()? == b']' {
-        return Some(());
-    }
-    loop {
-        let v = sk.value_span(1)?;
-        f(v);
-        sk.ws();
-        match sk.peek()? {
-            b',' => sk.i += 1,
-            b']' => return Some(()),
-            _ => return None,
-        }
-    }
+    Skim::new(array).array_with(0, &mut |sk, _| {
+        f(sk.value_span(1)?);
+        Some(())
+    })
 }
 
 #[cfg(test)]
@@ -674,18 +630,9 @@ mod tests {
             "xxxxxxxxxxxxxxx",
             "\\\\\\",
         ];
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::testgen::xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..20_000 {
-            let mut body = "y".repeat((next() % 70) as usize);
-            for _ in 0..(next() % 40) {
-                body.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
-            }
+            let body = crate::testgen::random_text(&mut next, &PIECES);
             let line = format!(r#"{{"a":"{body}","b":1}}"#);
             let serde_ok = serde_json::from_str::<serde_json::Value>(&line).is_ok();
             assert_eq!(valid(line.as_bytes()), serde_ok, "{line:?}");

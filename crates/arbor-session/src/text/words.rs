@@ -408,18 +408,9 @@ mod tests {
             "xxxxxxxxxxxxxxx",
             "MiXeD",
         ];
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::testgen::xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..20_000 {
-            let mut s = "y".repeat((next() % 70) as usize);
-            for _ in 0..(next() % 40) {
-                s.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
-            }
+            let s = crate::testgen::random_text(&mut next, &PIECES);
             assert_eq!(fast_str(&s), slow(&s), "{s:?}");
             assert_eq!(fast_literal(&s), slow(&s), "{s:?}");
             // Every character escaped as \uXXXX (pairs for the astral ones).

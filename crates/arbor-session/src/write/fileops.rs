@@ -238,6 +238,29 @@ pub enum RestoreError {
     Unsupported,
 }
 
+/// `$yes` where the `trash` crate can list and restore items (its
+/// `os_limited` API: Windows, and the freedesktop trash of the Unixes but
+/// Apple's and Android), `$no` elsewhere; the platform test written once.
+macro_rules! where_trash_restores {
+    ($yes:block else $no:block) => {
+        where_trash_restores!(@cfg any(
+            target_os = "windows",
+            all(
+                unix,
+                not(target_os = "macos"),
+                not(target_os = "ios"),
+                not(target_os = "android")
+            )
+        ), $yes, $no)
+    };
+    (@cfg $platform:meta, $yes:block, $no:block) => {{
+        #[cfg($platform)]
+        $yes
+        #[cfg(not($platform))]
+        $no
+    }};
+}
+
 /// Puts the most recently trashed copy of `path` back.
 pub fn restore_from_trash(path: &Path) -> Result<(), RestoreError> {
     restore_many(&[path.to_path_buf()])?
@@ -252,16 +275,7 @@ pub fn restore_from_trash(path: &Path) -> Result<(), RestoreError> {
 pub(crate) fn restore_many(
     paths: &[PathBuf],
 ) -> Result<Vec<Result<(), RestoreError>>, RestoreError> {
-    #[cfg(any(
-        target_os = "windows",
-        all(
-            unix,
-            not(target_os = "macos"),
-            not(target_os = "ios"),
-            not(target_os = "android")
-        )
-    ))]
-    {
+    where_trash_restores!({
         use std::collections::{HashMap, HashSet};
         // The trash records a path with its folder resolved (a store reached
         // through a symlink is recorded at the link's target), so that
@@ -305,53 +319,24 @@ pub(crate) fn restore_many(
                 },
             )
             .collect())
-    }
-    #[cfg(not(any(
-        target_os = "windows",
-        all(
-            unix,
-            not(target_os = "macos"),
-            not(target_os = "ios"),
-            not(target_os = "android")
-        )
-    )))]
-    {
+    } else {
         Ok(paths
             .iter()
             .map(|_| Err(RestoreError::Unsupported))
             .collect())
-    }
+    })
 }
 
 /// The original paths of the files in the trash, the most recently
 /// trashed first.
 pub(crate) fn trashed_files() -> Result<Vec<PathBuf>, RestoreError> {
-    #[cfg(any(
-        target_os = "windows",
-        all(
-            unix,
-            not(target_os = "macos"),
-            not(target_os = "ios"),
-            not(target_os = "android")
-        )
-    ))]
-    {
+    where_trash_restores!({
         let mut items = trash::os_limited::list().map_err(RestoreError::Trash)?;
         items.sort_by_key(|i| std::cmp::Reverse(i.time_deleted));
         Ok(items.iter().map(trash::TrashItem::original_path).collect())
-    }
-    #[cfg(not(any(
-        target_os = "windows",
-        all(
-            unix,
-            not(target_os = "macos"),
-            not(target_os = "ios"),
-            not(target_os = "android")
-        )
-    )))]
-    {
+    } else {
         Err(RestoreError::Unsupported)
-    }
+    })
 }
 
 /// Writes arbor's note of the last batch it trashed (for `arbor restore`),

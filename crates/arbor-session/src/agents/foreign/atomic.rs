@@ -1,6 +1,7 @@
 //! The Atomic entries a translation writes, and the readers of JSON fields
 //! both formats share.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{json, Map, Value};
@@ -121,6 +122,27 @@ pub(super) fn text_of(v: Option<&Value>) -> String {
 
 pub(super) fn text_block(text: impl Into<Value>) -> Value {
     json!({ "type": "text", "text": text.into() })
+}
+
+/// A `toolResult` message's body: the call it answers, the tool's name
+/// from `tools` (the names the calls gave; `null` when the call was not
+/// seen), its `content` and `isError`.
+pub(super) fn tool_result(
+    tools: &HashMap<String, String>,
+    call: &str,
+    content: Value,
+    is_error: bool,
+) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("role".into(), "toolResult".into());
+    m.insert("toolCallId".into(), call.into());
+    m.insert(
+        "toolName".into(),
+        tools.get(call).map_or(Value::Null, |n| n.clone().into()),
+    );
+    m.insert("content".into(), content);
+    m.insert("isError".into(), is_error.into());
+    m
 }
 
 /// The file's stem (`<session id>.jsonl` → the id).

@@ -37,7 +37,7 @@ use serde_json::{json, Map, Value};
 
 use super::atomic::{
     block, compaction, custom_message, header, message, session_info, stem, str_of, text_block,
-    text_of,
+    text_of, tool_result,
 };
 use super::translator::{Line, Window};
 
@@ -350,27 +350,12 @@ impl Claude {
                 format!("{uuid}:{k}")
             };
             let call = r.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
-            let mut m = Map::new();
-            m.insert("role".into(), "toolResult".into());
-            m.insert("toolCallId".into(), call.into());
-            m.insert(
-                "toolName".into(),
-                self.tools
-                    .get(call)
-                    .map_or(Value::Null, |n| n.clone().into()),
-            );
             let out = match r.get("content") {
                 Some(Value::Array(a)) => Value::Array(a.iter().filter_map(block).collect()),
                 other => Value::Array(vec![text_block(text_of(other))]),
             };
-            m.insert("content".into(), out);
-            m.insert(
-                "isError".into(),
-                r.get("is_error")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false)
-                    .into(),
-            );
+            let is_error = r.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+            let m = tool_result(&self.tools, call, out, is_error);
             let e = message(&id, prev.as_deref(), ts, m);
             self.push(e);
             prev = Some(id);

@@ -24,6 +24,7 @@ use serde_json::{json, Map, Value};
 
 use super::atomic::{
     compaction, custom_message, header, message, session_info, stem, str_of, text_block, text_of,
+    tool_result,
 };
 use super::translator::{Line, Window};
 
@@ -314,17 +315,12 @@ impl Codex {
                     }
                     other => text_of(other),
                 };
-                let mut m = Map::new();
-                m.insert("role".into(), "toolResult".into());
-                m.insert("toolCallId".into(), call.into());
-                m.insert(
-                    "toolName".into(),
-                    self.tools
-                        .get(call)
-                        .map_or(Value::Null, |n| n.clone().into()),
+                let m = tool_result(
+                    &self.tools,
+                    call,
+                    Value::Array(vec![text_block(out)]),
+                    false,
                 );
-                m.insert("content".into(), Value::Array(vec![text_block(out)]));
-                m.insert("isError".into(), false.into());
                 self.push(message("", None, ts, m));
             }
             _ => {}

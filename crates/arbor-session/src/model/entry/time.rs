@@ -83,11 +83,9 @@ pub fn format_iso_ms(ms: i64) -> String {
 mod tests {
     #[test]
     fn formatted_times_are_chronos() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = crate::testgen::xorshift(0x2545_f491_4f6c_dd1d);
         for k in 0..20_000 {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
+            let seed = next();
             // Years 0 to 9999 and a little past either end.
             let ms = (seed % 330_000_000_000_000) as i64 - 62_200_000_000_000;
             let ms = if k % 10 == 0 { ms % 86_400_000 } else { ms };
@@ -103,13 +101,8 @@ mod tests {
     /// (or leaves it to chrono).
     #[test]
     fn canonical_times_read_as_chrono_reads_them() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = crate::testgen::xorshift(0x9e37_79b9_7f4a_7c15);
+        let mut next = move |n: u64| rng() % n;
         let mut cases: Vec<String> = vec![
             "2024-02-29T23:59:59.999Z".into(),
             "2023-02-29T00:00:00.000Z".into(),
