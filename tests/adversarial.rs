@@ -224,7 +224,7 @@ fn every_path_is_listed_or_skipped_with_a_reason() {
             .unwrap_or_else(|| panic!("{prefix} should be listed"))
     };
 
-    // Not sessions (SPEC §1, §2), each with its reason.
+    // Not sessions (docs/spec.md §1, §2), each with its reason.
     assert!(reason("a01_").contains("no session header"));
     assert!(reason("a05_").contains("not a session header"));
     assert!(reason("a19_").contains("string id"));
@@ -235,7 +235,7 @@ fn every_path_is_listed_or_skipped_with_a_reason() {
     assert!(reason("a44_").contains("not a regular file"));
     assert!(reason("a38_").contains("no session header"));
 
-    // SPEC §2: a last line without `\n` that does not parse is a writer
+    // docs/spec.md §2: a last line without `\n` that does not parse is a writer
     // mid-append — reported, not called corrupt, and not counted.
     let a06 = row("a06_");
     assert_eq!(a06["diagnostics"]["partialTail"], true, "{a06}");
@@ -315,7 +315,7 @@ fn every_path_survives_show_and_context() {
     assert!(opened > 25, "only {opened} files opened");
 }
 
-/// The tree SPEC §3 describes, computed here independently of arbor: the
+/// The tree docs/spec.md §3 describes, computed here independently of arbor: the
 /// last entry with an id wins, a missing/self parent makes a root, and every
 /// node on a parent cycle becomes a root.
 struct ExpectedTree {

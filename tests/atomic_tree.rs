@@ -311,7 +311,7 @@ fn status_counts(s: &str) -> Option<(usize, usize)> {
 /// (the leaf, or its nearest visible ancestor, or the last row) is Atomic's.
 /// After Ctrl+A, arbor's selection comes back to the entry the user had
 /// (here the leaf), where Atomic keeps the ancestor the default filter had
-/// moved it to (SPEC §6: the selection comes back when the filter does).
+/// moved it to (docs/spec.md §6: the selection comes back when the filter does).
 #[test]
 fn the_tree_screen_draws_atomics_rows_and_selection() {
     let dir = conformance_corpus();

@@ -1,5 +1,5 @@
 //! `arbor label / rename / branch / fork` on temp copies of demo sessions
-//! (SPEC §7): each write appends exactly one line in Atomic's shape, leaves
+//! (docs/spec.md §7): each write appends exactly one line in Atomic's shape, leaves
 //! every earlier byte alone, and arbor's own reader then sees the intended
 //! leaf, labels, name and context. Plus the refusals: a version 1 file
 //! without `--migrate`, a file ending in a partial line.
@@ -73,7 +73,7 @@ fn check_timestamp(ts: &str) {
     assert!((-5..300).contains(&age), "timestamp {ts} is not now");
 }
 
-/// Runs one append command; checks what SPEC §7 requires of every append
+/// Runs one append command; checks what docs/spec.md §7 requires of every append
 /// and returns the new line (keys in file order) and the command's stdout.
 fn append(path: &Path, args: &[&str], keys: &[&str]) -> (Map<String, Value>, String) {
     let before = std::fs::read(path).unwrap();

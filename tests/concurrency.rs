@@ -18,7 +18,7 @@
 //!
 //! Refusals are expected during the stall, and now and then outside it: this
 //! writer is mid-line a large part of the time, and arbor gives up when five
-//! looks 100 ms apart all find a partial last line (SPEC §7: wait briefly,
+//! looks 100 ms apart all find a partial last line (docs/spec.md §7: wait briefly,
 //! re-check, refuse).
 //!
 //! What no appender can close is the few-syscall window between arbor's last
@@ -277,7 +277,7 @@ fn arbor_writes_beside_a_live_appending_process() {
     let initial = read_session(&path).unwrap();
     let itree = SessionTree::build(&initial);
     let initial_ids: Vec<String> = initial.entries.iter().map(|e| e.id.clone()).collect();
-    // Where a branch at each initial entry must hang (SPEC §7).
+    // Where a branch at each initial entry must hang (docs/spec.md §7).
     let branch_point: HashMap<String, Value> = initial
         .entries
         .iter()

@@ -40,7 +40,7 @@ const REFERENCE_DROPS_ROW: &[(&str, &str)] = &[
     ),
 ];
 
-/// Files the reference lists that SPEC §2 says are not sessions.
+/// Files the reference lists that docs/spec.md §2 says are not sessions.
 const NOT_A_SESSION: &[(&str, &str)] = &[(
     "a19_header_id_number",
     "the header id is a number: Atomic lists it but cannot open it; arbor skips it with a diagnostic",

@@ -1,7 +1,7 @@
 //! The picker screen: whole-screen snapshots on a TestBackend (fixed size
 //! and clock, no colour), and key sequences that assert state and effects.
 
-use crate::common;
+use crate::common::{self, drive};
 
 use std::path::{Path, PathBuf};
 
@@ -49,22 +49,6 @@ fn app_with(root: &Path, cwd: &str) -> App {
     drive(&mut app, AppEvent::Rows(rows(root)));
     drive(&mut app, AppEvent::LoadFinished { problems: vec![] });
     app
-}
-
-/// Feeds an event and performs the effects a test can run synchronously
-/// (search, preview), feeding their results back. Returns all effects.
-fn drive(app: &mut App, ev: AppEvent) -> Vec<Effect> {
-    let mut all = Vec::new();
-    let mut queue = vec![ev];
-    while let Some(ev) = queue.pop() {
-        for fx in app.update(ev) {
-            all.push(fx.clone());
-            if matches!(fx, Effect::Search { .. } | Effect::LoadPreview { .. }) {
-                queue.extend(perform(fx));
-            }
-        }
-    }
-    all
 }
 
 fn key(app: &mut App, code: KeyCode) -> Vec<Effect> {

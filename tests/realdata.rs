@@ -175,7 +175,7 @@ fn contexts_follow_the_raw_lines() {
     for f in FILES {
         let path = project.join(f.name);
         let raw = raw_lines(&path);
-        // Model and thinking level replayed from the raw lines (SPEC §3).
+        // Model and thinking level replayed from the raw lines (docs/spec.md §3).
         let mut model: Option<(Value, Value)> = None;
         let mut thinking = Value::from("off");
         for r in &raw[1..] {

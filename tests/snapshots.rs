@@ -1,6 +1,6 @@
 //! `arbor show` text output: insta snapshots of a few demo and conformance
 //! sessions (branches, several roots, labels, compactions), and a check of
-//! the SPEC §6 flattening rules against a tree model built here from the raw
+//! the docs/spec.md §6 flattening rules against a tree model built here from the raw
 //! JSON, over every v2/v3 session of the demo store and the conformance
 //! corpus.
 //!
@@ -93,7 +93,7 @@ fn conformance_sessions() {
     }
 }
 
-/// The tree of SPEC §3, built here from the raw lines.
+/// The tree of docs/spec.md §3, built here from the raw lines.
 struct Model {
     raw: Vec<Map<String, Value>>,
     children: Vec<Vec<usize>>,

@@ -346,7 +346,7 @@ fn filters_move_the_selection_to_the_nearest_visible_ancestor() {
     assert_eq!(sel(&app).as_deref(), Some("asst-2"));
     steps(&mut app, &[(ctrl('u'), "user-2")]);
     // Atomic stays on user-2 here; arbor deliberately brings the selection
-    // back to the entry the user had (SPEC §6).
+    // back to the entry the user had (docs/spec.md §6).
     steps(&mut app, &[(ctrl('d'), "asst-2")]);
 }
 

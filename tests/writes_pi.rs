@@ -3,7 +3,7 @@
 //!
 //! Every scenario works on a temp copy of a demo-store or conformance
 //! session and writes through the CLI (`arbor label|rename|branch|fork`).
-//! After each write the file is checked against SPEC §7 on arbor's side: the
+//! After each write the file is checked against docs/spec.md §7 on arbor's side: the
 //! old bytes are untouched, exactly one line was appended, it has exactly
 //! the keys Atomic writes, its parentId is the last entry (or the branch
 //! point), and arbor's reader sees the intended effect. At the end all the
@@ -349,7 +349,7 @@ fn run_op(path: &Path, op: &Op) -> String {
     id
 }
 
-/// Runs one append and checks it against SPEC §7 on arbor's side.
+/// Runs one append and checks it against docs/spec.md §7 on arbor's side.
 fn append_and_check(case: &str, path: &Path, op: &Op) {
     let start_ms = chrono::Utc::now().timestamp_millis();
     let before = std::fs::read(path).unwrap();
@@ -362,7 +362,7 @@ fn append_and_check(case: &str, path: &Path, op: &Op) {
     let case = format!("{case} / {op:?}");
 
     // Only appended bytes: the old ones untouched (a last line without a
-    // newline gets its `\n` first, SPEC §7).
+    // newline gets its `\n` first, docs/spec.md §7).
     let after = std::fs::read(path).unwrap();
     let mut prefix = before.clone();
     if !prefix.is_empty() && !prefix.ends_with(b"\n") {
@@ -460,7 +460,7 @@ fn append_and_check(case: &str, path: &Path, op: &Op) {
     }
 }
 
-/// Runs `arbor fork` and checks the new file (SPEC §7 "Fork").
+/// Runs `arbor fork` and checks the new file (docs/spec.md §7 "Fork").
 fn fork_and_check(case: &str, source: &Path, entry: &str) -> PathBuf {
     let start_ms = chrono::Utc::now().timestamp_millis();
     let before = std::fs::read(source).unwrap();
@@ -737,7 +737,7 @@ fn compare_with_pi(c: &Checked, pi: &Value, errors: &mut Vec<String>) {
 
     // Name: pi's getSessionName() is `name?.trim() || undefined`, so a
     // cleared name and a never-set one both read as no name (null here).
-    // arbor keeps the difference (SPEC §3: `Some("")` = cleared; Atomic's
+    // arbor keeps the difference (docs/spec.md §3: `Some("")` = cleared; Atomic's
     // `hasName`), and shows no name for both: compare the shown name.
     let shown = Value::from(t.display_name().map(str::to_string));
     if pi["sessionName"] != shown {

@@ -1,4 +1,4 @@
-//! The picker's query language (SPEC §5) and ranking, independent of any UI.
+//! The picker's query language (docs/spec.md §5) and ranking, independent of any UI.
 //!
 //! `word` fuzzy-matches the short fields (name, summary, first message, cwd,
 //! id) with nucleo, or matches the message bodies as a substring — a

@@ -1,4 +1,4 @@
-//! Where sessions live (SPEC §1): agent and session dirs, the per-project
+//! Where sessions live (docs/spec.md §1): agent and session dirs, the per-project
 //! folders, scanning, and resolving a session by path, id or id prefix.
 
 // Nothing from a file, the environment or the OS may panic the program;

@@ -1,4 +1,4 @@
-//! Tree view behaviour (SPEC §6–7): the keys of the tree, of its context
+//! Tree view behaviour (docs/spec.md §6–7): the keys of the tree, of its context
 //! and compare views, the mouse and the clock. The questions' and prompts'
 //! keys are in [`super::dialogs`].
 

@@ -629,7 +629,7 @@ impl TreeState {
 
     pub fn set_filter(&mut self, f: Filter) {
         self.filter = f;
-        // A filter change clears folds (SPEC §6).
+        // A filter change clears folds (docs/spec.md §6).
         self.folded.clear();
         self.rebuild();
     }

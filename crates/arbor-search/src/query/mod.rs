@@ -1,4 +1,4 @@
-//! The query language (SPEC §5): parsing a typed query into terms (words,
+//! The query language (docs/spec.md §5): parsing a typed query into terms (words,
 //! phrases, regexes) and filters (`dir:`, `after:`, …), matching one row,
 //! and ranking rows.
 //!

@@ -1,5 +1,5 @@
 //! Which agent wrote a session. It is decided once, by the store root a file
-//! was found under (SPEC §1), and then travels with the file through the
+//! was found under (docs/spec.md §1), and then travels with the file through the
 //! scanner, the index and every screen: nothing re-derives it from a path.
 
 use crate::context::ContextFlavor;

@@ -23,7 +23,7 @@ use arbor_util::hash::FxHasher;
 /// How many characters of the labelled entry's row text are kept.
 pub const LABEL_TEXT_CHARS: usize = 120;
 
-/// A label set in the file (the latest for its entry), as SPEC §3 applies
+/// A label set in the file (the latest for its entry), as docs/spec.md §3 applies
 /// them: in file order, an empty or missing `label` clears.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LabelInfo {

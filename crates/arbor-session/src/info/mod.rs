@@ -1,4 +1,4 @@
-//! List-row facts of a session in one streaming pass (SPEC §4).
+//! List-row facts of a session in one streaming pass (docs/spec.md §4).
 //!
 //! This is the hot path of every listing: lines are probed with borrowed
 //! `RawValue` fields, so large tool results and images are skipped without

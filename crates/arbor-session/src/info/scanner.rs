@@ -372,7 +372,7 @@ impl InfoScanner {
         } else if raw_is(p.ty, "branch_summary") {
             i.summary_candidate = None;
         } else if raw_is(p.ty, "label") {
-            // As the tree applies labels (SPEC §3): a string target, a
+            // As the tree applies labels (docs/spec.md §3): a string target, a
             // string label (empty or absent clears).
             if let Some(target) = raw_str(p.target_id) {
                 apply_label(

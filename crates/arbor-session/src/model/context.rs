@@ -1,4 +1,4 @@
-//! What the model sees when a session resumes at a given leaf (SPEC §3).
+//! What the model sees when a session resumes at a given leaf (docs/spec.md §3).
 
 use serde_json::{json, Map, Value};
 

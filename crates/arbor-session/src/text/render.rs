@@ -1,4 +1,4 @@
-//! One-line text of an entry, as Atomic's /tree shows it (SPEC §6), and the
+//! One-line text of an entry, as Atomic's /tree shows it (docs/spec.md §6), and the
 //! sanitizing every piece of session text goes through before a terminal.
 
 use serde_json::Value;
@@ -380,7 +380,7 @@ fn path_arg_only(args: &Value, fallback: &str) -> String {
     }
 }
 
-/// The row text of an entry, exactly as Atomic's tree builds it (SPEC §6),
+/// The row text of an entry, exactly as Atomic's tree builds it (docs/spec.md §6),
 /// before sanitizing. Entry types Atomic draws as blank rows are named
 /// `[<type>]` instead.
 pub fn entry_text(e: &Entry, calls: &ToolCalls) -> String {

@@ -1,4 +1,4 @@
-//! Appends in Atomic's exact shapes (SPEC §7), and the two whole-file writes
+//! Appends in Atomic's exact shapes (docs/spec.md §7), and the two whole-file writes
 //! (fork, migration), both atomic.
 //!
 //! Safety rules: the parent of a new entry is the file's last entry re-read

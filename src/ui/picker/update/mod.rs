@@ -1,4 +1,4 @@
-//! Picker behaviour (SPEC §5): an event in, the effects to perform out.
+//! Picker behaviour (docs/spec.md §5): an event in, the effects to perform out.
 //! Keys, paste and the mouse go to [`super::keys`] (or the dialog up); a
 //! background result goes to the update of its kind: rows loaded or gone,
 //! a search's answer, a preview read, a write on disk.

@@ -57,7 +57,7 @@ impl Header {
         self.raw.get("parentSession").and_then(Value::as_str)
     }
 
-    /// SPEC §4: internal only with `internal: true` and a complete workflow marker.
+    /// docs/spec.md §4: internal only with `internal: true` and a complete workflow marker.
     pub fn is_internal(&self) -> bool {
         is_internal_marker(&self.raw)
     }

@@ -1,4 +1,4 @@
-//! Atomic's /tree flattening (SPEC §6), independent of any terminal:
+//! Atomic's /tree flattening (docs/spec.md §6), independent of any terminal:
 //! filters, folds, search, connectors and the active-path marker.
 
 mod filter;
