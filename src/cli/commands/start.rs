@@ -102,30 +102,23 @@ fn last(config: &StoreConfig, cli: &Cli) -> Result<()> {
 }
 
 fn finish(outcome: crate::ui::Outcome, resume_cmd: &[String]) -> Result<()> {
+    use crate::ui::Outcome;
+    // The folder is gone and the person agreed, in the picker or the tree,
+    // to the current one (`ResumeHere`): not asked again.
+    let here = matches!(outcome, Outcome::ResumeHere { .. });
     match outcome {
-        crate::ui::Outcome::Quit => Ok(()),
-        crate::ui::Outcome::Print(path) => {
+        Outcome::Quit => Ok(()),
+        Outcome::Print(path) => {
             println!("{}", for_stdout(&path.to_string_lossy()));
             Ok(())
         }
-        crate::ui::Outcome::Resume {
+        Outcome::Resume {
             path,
             id,
             cwd,
             agent,
-        } => {
-            let target = crate::cli::resume::Target {
-                path,
-                id,
-                cwd,
-                agent,
-            };
-            let template = crate::cli::resume::template_for(resume_cmd, target.agent);
-            crate::cli::resume::resume(template, &target, &mut crate::cli::resume::ask_on_terminal)
         }
-        // The folder is gone and the person agreed, in the picker or the
-        // tree, to the current one: not asked again.
-        crate::ui::Outcome::ResumeHere {
+        | Outcome::ResumeHere {
             path,
             id,
             cwd,
@@ -138,7 +131,15 @@ fn finish(outcome: crate::ui::Outcome, resume_cmd: &[String]) -> Result<()> {
                 agent,
             };
             let template = crate::cli::resume::template_for(resume_cmd, target.agent);
-            crate::cli::resume::resume(template, &target, &mut |_| Some(true))
+            if here {
+                crate::cli::resume::resume(template, &target, &mut |_| Some(true))
+            } else {
+                crate::cli::resume::resume(
+                    template,
+                    &target,
+                    &mut crate::cli::resume::ask_on_terminal,
+                )
+            }
         }
     }
 }
