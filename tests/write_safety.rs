@@ -196,7 +196,10 @@ fn arbor_s_own_half_line_is_removed_and_the_agent_s_is_refused() {
     let (ok, err) = stderr_of(&["label", p, FIRST_ASK, "refused"]);
     assert!(!ok);
     assert!(err.contains("partial line"), "{err}");
-    assert_eq!(std::fs::read(&f).unwrap(), agent);
+    assert!(
+        std::fs::read(&f).unwrap() == agent,
+        "the agent's half line was touched"
+    );
 }
 
 /// Issue (4): a symlink planted at the temporary name arbor used to write
@@ -217,7 +220,10 @@ fn a_planted_link_at_the_temporary_name_is_never_followed() {
 
     let forked = arbor_session::writer::fork(&f, FIRST_ASK, Some(&out)).unwrap();
     assert_eq!(forked.path, out);
-    assert_eq!(std::fs::read(&victim).unwrap(), b"precious\n");
+    assert!(
+        std::fs::read(&victim).unwrap() == b"precious\n",
+        "the link was followed"
+    );
     assert!(std::fs::symlink_metadata(&out).unwrap().is_file());
     assert_eq!(std::fs::read_link(&planted).unwrap(), victim);
     // Nothing else is left beside them.
@@ -255,7 +261,10 @@ fn a_migration_follows_no_planted_link() {
         std::os::unix::fs::symlink(&victim, planted).unwrap();
     }
     arbor_session::writer::migrate_file(&f).unwrap();
-    assert_eq!(std::fs::read(&victim).unwrap(), b"precious\n");
+    assert!(
+        std::fs::read(&victim).unwrap() == b"precious\n",
+        "the link was followed"
+    );
     assert!(std::fs::symlink_metadata(&f).unwrap().is_file());
     assert!(std::fs::read_to_string(&f)
         .unwrap()
@@ -277,7 +286,10 @@ fn a_link_at_the_target_is_refused() {
     let (ok, err) = stderr_of(&["export", p, "--out", link.to_str().unwrap(), "--force"]);
     assert!(!ok, "exported through a link");
     assert!(err.contains("symbolic link"), "{err}");
-    assert_eq!(std::fs::read(&victim).unwrap(), b"precious\n");
+    assert!(
+        std::fs::read(&victim).unwrap() == b"precious\n",
+        "the link was followed"
+    );
 
     let dangling = dir.path().join("fork.jsonl");
     let missing = dir.path().join("made-through-the-link");
@@ -319,7 +331,7 @@ fn a_read_only_file_system_is_a_failed_write() {
     assert!(!err.contains("cannot read"), "{err}");
     assert!(err.contains("s.jsonl"), "{err}");
     assert_eq!(err.matches("Read-only file system").count(), 1, "{err}");
-    assert_eq!(std::fs::read(&f).unwrap(), before);
+    assert!(std::fs::read(&f).unwrap() == before, "the file changed");
 }
 
 /// An ambiguous `--leaf` prefix is said once (the message used to repeat

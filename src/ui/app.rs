@@ -676,9 +676,10 @@ impl App {
                 // A failed write reloads the tree; its message (why nothing
                 // was written: the file was trashed, say) stays, as a reload
                 // of a file that is gone would only say the same less clearly.
-                if !std::mem::take(&mut t.write_failed) {
-                    t.status = Some((format!("Reload failed: {e}"), true));
-                }
+                let write_message = std::mem::take(&mut t.write_failed)
+                    .then(|| t.status.take())
+                    .flatten();
+                t.status = write_message.or_else(|| Some((format!("Reload failed: {e}"), true)));
             }
             (Err(e), _) => {
                 self.picker.set_status(

@@ -36,8 +36,8 @@ pub enum Error {
         source: std::io::Error,
     },
     /// An append failed, and the part of arbor's line that was written could
-    /// not be cut off: another program appended after it.
-    #[error("cannot write {path}: {source}; part of arbor's line stayed at byte {at}, because another program appended after it (readers skip it as an unreadable line)")]
+    /// not be cut off (another program appended after it, or the cut failed).
+    #[error("cannot write {path}: {source}; part of arbor's line stayed at byte {at} and could not be cut off (readers skip it as an unreadable line)")]
     PartialLeft {
         path: PathBuf,
         #[source]

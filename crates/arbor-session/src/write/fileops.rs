@@ -46,7 +46,8 @@ pub fn append(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
 pub(crate) struct AppendFailed {
     pub error: std::io::Error,
     /// Where arbor's partial line starts when it could not be cut off
-    /// (another program appended after it); `None`: the file is as it was.
+    /// (another program appended after it, or the cut failed); `None`: the
+    /// file is as it was.
     pub left_at: Option<u64>,
 }
 
@@ -76,19 +77,24 @@ pub(crate) fn append_line(file: &mut File, line: &[u8]) -> Result<(), AppendFail
             left_at: None,
         });
     }
+    // The offset is where arbor's bytes end; were it unreadable, the
+    // file's length is (nothing can append to a full disk meanwhile).
+    let end = file
+        .stream_position()
+        .or_else(|_| file.metadata().map(|m| m.len()))
+        .unwrap_or(written as u64);
+    let start = end.saturating_sub(written as u64);
     let cut = (|| {
-        let end = file.stream_position()?;
-        let start = end - written as u64;
         if file.metadata()?.len() != end {
-            return Ok(Some(start));
+            return Ok(false);
         }
         file.set_len(start)?;
         file.sync_data()?;
-        Ok::<_, std::io::Error>(None)
+        Ok::<_, std::io::Error>(true)
     })();
     Err(AppendFailed {
         error,
-        left_at: cut.unwrap_or(Some(0)),
+        left_at: (!matches!(cut, Ok(true))).then_some(start),
     })
 }
 

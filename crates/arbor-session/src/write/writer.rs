@@ -2,8 +2,10 @@
 //! (fork, migration), both atomic.
 //!
 //! Safety rules: the parent of a new entry is the file's last entry re-read
-//! at write time; one `write` per line on an `O_APPEND` handle; a file that
-//! ends in a partial line (a writer mid-append) is never glued onto.
+//! at write time; one `write` per line on an `O_APPEND` handle, all or
+//! nothing (`fileops::append_line`); a file that ends in a partial line (a
+//! writer mid-append) is never glued onto, and the one partial line arbor
+//! cuts is a dead one of its own (`own_partial`).
 
 use std::collections::HashSet;
 use std::fs::File;
