@@ -108,7 +108,8 @@ impl Home {
     fn codex(&self, id: &str, text: &str) -> PathBuf {
         let dir = self.path().join(".codex/sessions/2025/10/29");
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("rollout-2025-10-29T00-59-38-019a2d7a-41c4-78b1-b7cc-a45d62a89cd5.jsonl");
+        let path =
+            dir.join("rollout-2025-10-29T00-59-38-019a2d7a-41c4-78b1-b7cc-a45d62a89cd5.jsonl");
         let meta = serde_json::json!({"timestamp": "2025-10-29T00:59:38.317Z",
             "type": "session_meta", "payload": {"id": id,
             "timestamp": "2025-10-29T00:59:38.308Z", "cwd": self.proj(),
@@ -148,7 +149,10 @@ fn stderr(out: &std::process::Output) -> String {
 #[test]
 fn a_codex_id_that_is_an_option_is_not_resumed() {
     let h = Home::new();
-    let path = h.codex("--dangerously-bypass-approvals-and-sandbox", "hostile rollout");
+    let path = h.codex(
+        "--dangerously-bypass-approvals-and-sandbox",
+        "hostile rollout",
+    );
     let out = h.last(&[]);
     assert!(!out.status.success(), "{out:?}");
     assert_eq!(
@@ -187,20 +191,14 @@ fn a_claude_code_session_id_reaches_claude_bound_to_its_option() {
     h.claude(&format!("{id}.jsonl"), id, false, "a fine session");
     let out = h.last(&[]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(
-        h.ran()[0],
-        ("claude", Some(vec![format!("--resume={id}")]))
-    );
+    assert_eq!(h.ran()[0], ("claude", Some(vec![format!("--resume={id}")])));
 }
 
 #[test]
 fn a_resume_command_word_never_begins_with_an_id_that_is_an_option() {
     let h = Home::new();
     // Atomic's folder of the project (`/a/b` → `--a-b--`).
-    let folder = format!(
-        "--{}--",
-        h.proj().to_str().unwrap()[1..].replace('/', "-")
-    );
+    let folder = format!("--{}--", h.proj().to_str().unwrap()[1..].replace('/', "-"));
     let dir = h.path().join(".atomic/sessions").join(folder);
     std::fs::create_dir_all(&dir).unwrap();
     let header = serde_json::json!({"type": "session", "version": 3,
@@ -240,7 +238,10 @@ fn a_resume_command_word_never_begins_with_an_id_that_is_an_option() {
 #[test]
 fn the_picker_says_why_a_hostile_session_is_not_resumed() {
     let h = Home::new();
-    h.codex("--dangerously-bypass-approvals-and-sandbox", "hostile rollout");
+    h.codex(
+        "--dangerously-bypass-approvals-and-sandbox",
+        "hostile rollout",
+    );
     h.claude(
         "agent-3f2a9c1b.jsonl",
         "--dangerously-skip-permissions",

@@ -335,7 +335,12 @@ mod tests {
         t.agent = Agent::Codex;
         assert_eq!(
             strs(argv(t.agent.resume_template(), &t).unwrap()),
-            ["codex", "resume", "--", "5f0c2a1e-8b7d-4c3e-9a10-2b3c4d5e6f70"]
+            [
+                "codex",
+                "resume",
+                "--",
+                "5f0c2a1e-8b7d-4c3e-9a10-2b3c4d5e6f70"
+            ]
         );
     }
 
@@ -369,7 +374,11 @@ mod tests {
 
     #[test]
     fn a_refused_session_never_runs_its_agent() {
-        let mut t = target("/p.jsonl", "--dangerously-bypass-approvals-and-sandbox", "/");
+        let mut t = target(
+            "/p.jsonl",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "/",
+        );
         let mut never = |_: &str| -> Option<bool> { panic!("asked") };
         t.agent = Agent::Codex;
         // A template that would fail loudly if it ran.

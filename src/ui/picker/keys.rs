@@ -240,7 +240,9 @@ fn resume(p: &mut PickerState, print_mode: bool) -> Vec<Effect> {
         Some(r) => {
             let (path, id) = r.resume_target();
             // The file's name: the status line is one line.
-            let name = path.file_name().map_or(path.as_path(), std::path::Path::new);
+            let name = path
+                .file_name()
+                .map_or(path.as_path(), std::path::Path::new);
             if let Some(why) = r.info.agent.resume_refusal(name, &id) {
                 p.set_status(StatusKind::Error, format!("Not resumed: {why}"));
                 return Vec::new();
