@@ -212,7 +212,8 @@ fn replace_with(
 /// link (even dangling) or anything else there is left alone and the
 /// result is `AlreadyExists`. Linux checks and renames in one step
 /// (`RENAME_NOREPLACE`); elsewhere, or where the file system does not
-/// support it, a hard link does the same (it fails on any name there).
+/// support it, a hard link does the same (it fails on any name there);
+/// without hard links, a check and a rename.
 fn create_with(
     path: &Path,
     fill: impl FnOnce(&mut File) -> std::io::Result<()>,
@@ -242,7 +243,17 @@ fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
             Err(e) => return Err(e.into()),
         }
     }
-    std::fs::hard_link(from, to)
+    match std::fs::hard_link(from, to) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+            // No hard links here either (FAT, some network file systems):
+            // a check, then a rename, with the window between them.
+            if std::fs::symlink_metadata(to).is_ok() {
+                return Err(std::io::ErrorKind::AlreadyExists.into());
+            }
+            std::fs::rename(from, to)
+        }
+        other => other,
+    }
 }
 
 /// Syncs the folder of `path`, so that a rename in it is on disk too.
