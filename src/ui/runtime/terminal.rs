@@ -40,6 +40,10 @@ pub(super) fn setup_terminal() -> Result<Term> {
         restore_terminal();
         hook(info);
     }));
+    // An abort (an allocation failed) restores the terminal too.
+    if let Some(fd) = tty_fd() {
+        crate::abort::screen_entering(fd);
+    }
     enable_raw_mode().context("cannot switch the terminal to raw mode")?;
     // From here on a terminating signal restores the terminal first.
     crate::ui::signals::set_screen(true);
@@ -52,6 +56,11 @@ pub(super) fn setup_terminal() -> Result<Term> {
     if let Err(e) = modes {
         restore_terminal();
         return Err(e).context("cannot set up the terminal");
+    }
+    // A test's way to run out of memory with the screen up (see
+    // tests/memory_limit.rs): the allocation is refused, and Rust aborts.
+    if std::env::var_os("ARBOR_TEST_OOM_ON_SCREEN").is_some() {
+        let _ = std::hint::black_box(Vec::<u8>::with_capacity(usize::MAX >> 2));
     }
     let w: Box<dyn Write + Send> = Box::new(FrameWriter::new(w));
     Terminal::new(CrosstermBackend::new(w)).map_err(|e| {
@@ -112,6 +121,28 @@ pub fn restore_terminal() {
         let _ = w.execute(crossterm::cursor::Show);
     }
     crate::ui::signals::set_screen(false);
+    crate::abort::screen_left();
+}
+
+/// A descriptor of the terminal the screen is drawn on, open for the
+/// process's life (the abort handler restores its settings through it).
+#[cfg(unix)]
+fn tty_fd() -> Option<i32> {
+    use std::os::fd::AsRawFd;
+    static TTY: std::sync::OnceLock<Option<std::fs::File>> = std::sync::OnceLock::new();
+    let tty = TTY.get_or_init(|| crate::term::open_tty(false).ok());
+    match tty {
+        Some(f) => Some(f.as_raw_fd()),
+        None => {
+            use std::io::IsTerminal;
+            std::io::stdout().is_terminal().then_some(1)
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn tty_fd() -> Option<i32> {
+    None
 }
 
 /// Asks the terminal to put `text` on the clipboard (OSC 52).
