@@ -39,7 +39,7 @@ fn choice() -> u8 {
 #[cold]
 fn decide() -> u8 {
     let chosen = if crate::address_space::limit_bytes().is_some() {
-        limit_c_arenas();
+        tune_c_malloc();
         SYSTEM
     } else {
         MIMALLOC
@@ -51,11 +51,17 @@ fn decide() -> u8 {
 }
 
 /// One `malloc` arena for all threads: each further one reserves 64 MiB.
-fn limit_c_arenas() {
+/// And blocks of 256 KiB and more mapped on their own, so that freeing
+/// one gives its address space back at once: by default that threshold
+/// grows with the blocks freed (to 32 MiB), and freed big blocks stayed in
+/// the heap (`arbor index` of 2,000 sessions under 300 MB: peak 137 -> 121
+/// MB of address space).
+fn tune_c_malloc() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: sets one tuning parameter; allocates nothing of Rust's.
+    // SAFETY: sets two tuning parameters; allocates nothing of Rust's.
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 1);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 10);
     }
 }
 

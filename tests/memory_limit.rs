@@ -101,11 +101,10 @@ fn commands_under_an_address_space_limit_answer_as_without_one() {
     }
 }
 
-/// An allocation that fails with the picker on the screen (Rust aborts
-/// then): the terminal leaves raw mode and the alternate screen, arbor
-/// says it ran out of memory and exits with status 1, not SIGABRT.
-#[test]
-fn an_abort_on_the_screen_restores_the_terminal() {
+/// The picker made to fail by `ARBOR_TEST_FAIL_ON_SCREEN=how` once the
+/// screen is up: it ends, with `status`, on a terminal restored (raw mode
+/// off, the alternate screen left), then says `said`.
+fn failing_on_the_screen(how: &str, status: u32, said: &[u8]) {
     let store = common::demo_store();
     let root = store.path().join("sessions");
     let home = tempfile::tempdir().unwrap();
@@ -115,12 +114,12 @@ fn an_abort_on_the_screen_restores_the_terminal() {
     cmd.arg("--all");
     cmd.env("HOME", home.path());
     cmd.env("ARBOR_CACHE_DIR", home.path().join("cache"));
-    cmd.env("ARBOR_TEST_OOM_ON_SCREEN", "1");
+    cmd.env("ARBOR_TEST_FAIL_ON_SCREEN", how);
     cmd.cwd(home.path());
     let mut term = pty::Term::spawn(cmd, 24, 80);
-    let status = term.wait_exit("the failed allocation");
-    assert_eq!(status.signal(), None, "{status:?}");
-    assert_eq!(status.exit_code(), 1, "{status:?}");
+    let got = term.wait_exit(how);
+    assert_eq!(got.signal(), None, "{how}: {got:?}");
+    assert_eq!(got.exit_code(), status, "{how}: {got:?}");
 
     let tty = term.master.tty_name().expect("the terminal's name");
     let after = crate::pty_e2e::stty(&tty);
@@ -128,14 +127,29 @@ fn an_abort_on_the_screen_restores_the_terminal() {
         assert_eq!(
             crate::pty_e2e::has_flag(&after, flag),
             Some(true),
-            "{flag} restored:\n{after}"
+            "{how}: {flag} restored:\n{after}"
         );
     }
     let out = term.into_output();
     let last = |seq: &[u8]| out.windows(seq.len()).rposition(|w| w == seq);
     let entered = last(b"\x1b[?1049h").expect("the alternate screen was entered");
     let left = last(b"\x1b[?1049l");
-    assert!(left > Some(entered), "the alternate screen was left");
-    let said = last(b"arbor: out of memory");
-    assert!(said > left, "the message follows the restore");
+    assert!(left > Some(entered), "{how}: the alternate screen was left");
+    assert!(last(said) > left, "{how}: the message follows the restore");
+}
+
+/// An allocation that fails with the picker on the screen (Rust aborts
+/// then): the terminal is restored, arbor says it ran out of memory and
+/// exits with status 1, not SIGABRT.
+#[test]
+fn an_abort_on_the_screen_restores_the_terminal() {
+    failing_on_the_screen("oom", 1, b"arbor: out of memory");
+}
+
+/// A thread of the picker's that panics (one that cannot start its own
+/// threads under a tight limit): the terminal is restored and arbor ends,
+/// rather than wait on a restored terminal for rows that never come.
+#[test]
+fn a_panic_in_a_thread_on_the_screen_ends_arbor() {
+    failing_on_the_screen("panic-in-thread", 101, b"a test's panic");
 }

@@ -37,8 +37,15 @@ pub(super) fn setup_terminal() -> Result<Term> {
     crate::ui::signals::install();
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        let on_screen = crate::ui::signals::screen_on();
         restore_terminal();
         hook(info);
+        // A thread of the screen's that panics (a loader that cannot start
+        // its threads under a memory limit) left the loop waiting for it,
+        // on a terminal restored under it: arbor ends instead.
+        if on_screen {
+            std::process::exit(101);
+        }
     }));
     // An abort (an allocation failed) restores the terminal too.
     if let Some(fd) = tty_fd() {
@@ -57,10 +64,16 @@ pub(super) fn setup_terminal() -> Result<Term> {
         restore_terminal();
         return Err(e).context("cannot set up the terminal");
     }
-    // A test's way to run out of memory with the screen up (see
-    // tests/memory_limit.rs): the allocation is refused, and Rust aborts.
-    if std::env::var_os("ARBOR_TEST_OOM_ON_SCREEN").is_some() {
-        let _ = std::hint::black_box(Vec::<u8>::with_capacity(usize::MAX >> 2));
+    // The tests' way to fail with the screen up (see tests/memory_limit.rs):
+    // an allocation refused (Rust aborts), or a thread that panics.
+    match std::env::var("ARBOR_TEST_FAIL_ON_SCREEN").as_deref() {
+        Ok("oom") => {
+            let _ = std::hint::black_box(Vec::<u8>::with_capacity(usize::MAX >> 2));
+        }
+        Ok("panic-in-thread") => {
+            std::thread::spawn(|| panic!("a test's panic"));
+        }
+        _ => {}
     }
     let w: Box<dyn Write + Send> = Box::new(FrameWriter::new(w));
     Terminal::new(CrosstermBackend::new(w)).map_err(|e| {
