@@ -64,17 +64,7 @@ pub(super) fn setup_terminal() -> Result<Term> {
         restore_terminal();
         return Err(e).context("cannot set up the terminal");
     }
-    // The tests' way to fail with the screen up (see tests/memory_limit.rs):
-    // an allocation refused (Rust aborts), or a thread that panics.
-    match std::env::var("ARBOR_TEST_FAIL_ON_SCREEN").as_deref() {
-        Ok("oom") => {
-            let _ = std::hint::black_box(Vec::<u8>::with_capacity(usize::MAX >> 2));
-        }
-        Ok("panic-in-thread") => {
-            std::thread::spawn(|| panic!("a test's panic"));
-        }
-        _ => {}
-    }
+    crate::abort::fail_if_a_test_asks();
     let w: Box<dyn Write + Send> = Box::new(FrameWriter::new(w));
     Terminal::new(CrosstermBackend::new(w)).map_err(|e| {
         restore_terminal();
