@@ -27,12 +27,17 @@ pub fn limit_bytes() -> Option<u64> {
 const THREAD_BYTES: u64 = (2 << 20) + 4096;
 
 /// How many threads one of arbor's pools starts: `None` for rayon's
-/// default (one per core) when there is no limit; under a limit, no more
-/// than a sixteenth of it in stacks (arbor has three pools: the shared one,
+/// default (one per core, or `RAYON_NUM_THREADS`) when there is no limit;
+/// under a limit, no more than a sixteenth of it in stacks (arbor has three pools: the shared one,
 /// the picker's foreground and background ones).
 pub fn pool_threads() -> Option<usize> {
     let limit = limit_bytes()?;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // rayon's own setting stands in for the cores when it is given.
+    let cores = std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     Some(threads_within(limit, cores))
 }
 
