@@ -31,9 +31,9 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use crate::entry::{Entry, Header};
-use crate::fileops::NewFileError;
-use crate::reader::{parse_object, parse_session, ReadError};
+use crate::reader::{parse_object, parse_session};
 use crate::tree::SessionTree;
+use crate::{Error, Result};
 
 use html::Html;
 use jsonl::json_lines;
@@ -72,13 +72,13 @@ impl ExportFormat {
 }
 
 impl std::str::FromStr for ExportFormat {
-    type Err = ExportError;
-    fn from_str(s: &str) -> Result<Self, ExportError> {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
         match s {
             "md" | "markdown" => Ok(Self::Markdown),
             "html" => Ok(Self::Html),
             "json" | "jsonl" => Ok(Self::Json),
-            other => Err(ExportError::UnknownFormat(other.to_string())),
+            other => Err(Error::UnknownFormat(other.to_string())),
         }
     }
 }
@@ -118,23 +118,6 @@ pub fn default_file_name(session_id: &str, leaf_id: Option<&str>, format: Export
     name
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum ExportError {
-    /// A `--format` that is none of the formats.
-    #[error("unknown format {0:?} (md, html or json)")]
-    UnknownFormat(String),
-    #[error(transparent)]
-    Read(#[from] ReadError),
-    #[error("no entry {id} in {path}")]
-    NoEntry { id: String, path: PathBuf },
-    /// `--leaf` is a prefix of more than one id.
-    #[error("{path}: {source}")]
-    AmbiguousEntry {
-        path: PathBuf,
-        source: crate::tree::EntryIdError,
-    },
-}
-
 /// A rendered export, in pieces (the branch can be tens of megabytes: the
 /// pieces are written out rather than copied into one string).
 #[derive(Debug, Default)]
@@ -167,7 +150,8 @@ impl std::fmt::Display for Rendered {
 
 /// Writes `doc` into `dir` as `file_name`, or as `stem-2.ext`, `stem-3.ext`…
 /// when that exists: an existing file is never replaced. Returns the path.
-pub fn write_in_dir(dir: &Path, file_name: &str, doc: &Rendered) -> std::io::Result<PathBuf> {
+/// When all 999 names are taken, a [`Error::CreateFile`] saying so.
+pub fn write_in_dir(dir: &Path, file_name: &str, doc: &Rendered) -> Result<PathBuf> {
     let (stem, ext) = file_name.rsplit_once('.').unwrap_or((file_name, ""));
     for n in 1..=999 {
         let name = match (n, ext) {
@@ -178,16 +162,14 @@ pub fn write_in_dir(dir: &Path, file_name: &str, doc: &Rendered) -> std::io::Res
         let path = dir.join(name);
         match crate::fileops::write_new(&path, false, |f| doc.write_to(f)) {
             Ok(()) => return Ok(path),
-            Err(NewFileError::Create(e)) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                continue
-            }
-            Err(NewFileError::Create(e) | NewFileError::Write(e)) => return Err(e),
+            Err(Error::CreateFile(e)) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
         }
     }
-    Err(std::io::Error::new(
+    Err(Error::CreateFile(std::io::Error::new(
         std::io::ErrorKind::AlreadyExists,
         format!("{file_name} and 998 numbered variants exist"),
-    ))
+    )))
 }
 
 /// Reads `path` and renders the branch ending at the entry `leaf_id` (the
@@ -203,7 +185,7 @@ pub fn export_file(
     leaf_id: Option<&str>,
     format: ExportFormat,
     opts: ExportOptions,
-) -> Result<Rendered, ExportError> {
+) -> Result<Rendered> {
     export_file_with(path, leaf_id, format, opts, true)
 }
 
@@ -215,7 +197,7 @@ pub fn export_file_full(
     leaf_id: Option<&str>,
     format: ExportFormat,
     opts: ExportOptions,
-) -> Result<Rendered, ExportError> {
+) -> Result<Rendered> {
     export_file_with(path, leaf_id, format, opts, false)
 }
 
@@ -225,20 +207,20 @@ fn export_file_with(
     format: ExportFormat,
     opts: ExportOptions,
     two_pass: bool,
-) -> Result<Rendered, ExportError> {
+) -> Result<Rendered> {
     let buf = crate::open::read_session_bytes(path)?;
-    let find_leaf = |tree: &SessionTree| -> Result<Option<usize>, ExportError> {
+    let find_leaf = |tree: &SessionTree| -> Result<Option<usize>> {
         match leaf_id {
             // An id or a unique id prefix, as the CLI takes entries.
             Some(id) => match tree.resolve_id(id) {
                 Ok(i) => Ok(Some(i)),
-                Err(crate::tree::EntryIdError::NotFound(_)) => Err(ExportError::NoEntry {
+                Err(Error::UnknownEntryId(_)) => Err(Error::NoSuchEntry {
                     id: id.to_string(),
                     path: path.to_path_buf(),
                 }),
-                Err(source) => Err(ExportError::AmbiguousEntry {
+                Err(source) => Err(Error::AmbiguousEntryIn {
                     path: path.to_path_buf(),
-                    source,
+                    source: Box::new(source),
                 }),
             },
             None => Ok(tree.leaf),
