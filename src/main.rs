@@ -83,7 +83,10 @@ fn main() {
             std::process::exit(1);
         }
         // Messages quote paths, ids and file names: never raw on a terminal.
-        eprintln!("arbor: {}", arbor::term::sanitize_block(&format!("{e:#}")));
+        eprintln!(
+            "arbor: {}",
+            arbor::term::sanitize_block(&arbor::cli::error_line(&e))
+        );
         std::process::exit(1);
     }
 }

@@ -47,4 +47,5 @@ mod tree_scale;
 mod tree_search;
 mod tree_ui;
 mod typed_roundtrip;
+mod write_safety;
 mod writes_pi;
