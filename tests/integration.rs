@@ -35,6 +35,7 @@ mod resume_cmd;
 mod search;
 mod snapshots;
 mod terminal_escapes;
+mod trash_hostile;
 mod tree_compare;
 mod tree_flatten;
 mod tree_fork;

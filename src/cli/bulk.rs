@@ -173,19 +173,26 @@ pub fn trash(
         .map(|c| c.path.clone())
         .collect();
     if !a.dry_run && !movable.is_empty() {
-        let moved = bulk::trash_all(&movable);
+        let note = bulk::record_path();
+        // A batch cut off earlier: its note made whole, its placeholders
+        // gone, before this batch's note replaces it.
+        if let Some(note) = &note {
+            let _ = bulk::settle(note);
+        }
+        let mut journal = note.as_deref().and_then(|n| {
+            bulk::Journal::begin(n, &movable, now_ms)
+                .map_err(|e| note_error(n, &e))
+                .ok()
+        });
+        let moved = bulk::trash_all_noted(&movable, journal.as_mut());
         for (p, e) in &moved.failed {
             if let Some(c) = cands.iter_mut().find(|c| &c.path == p) {
                 c.refused = Some(trash_error_text(e));
             }
         }
-        if let Some(note) = bulk::record_path() {
-            if let Err(e) = bulk::write_record(&note, &moved.done, now_ms) {
-                eprintln!(
-                    "arbor: cannot note the batch in {} ({}); arbor restore PATH… still brings each back",
-                    shown(&note),
-                    crate::ui::trash_text::io_reason(&e)
-                );
+        if let (Some(j), Some(n)) = (journal, &note) {
+            if let Err(e) = j.finish() {
+                note_error(n, &e);
             }
         }
     }
@@ -260,6 +267,14 @@ pub fn trash(
     Ok(())
 }
 
+fn note_error(note: &Path, e: &std::io::Error) {
+    eprintln!(
+        "arbor: cannot note the batch in {} ({}); arbor restore PATH… still brings each back",
+        shown(note),
+        crate::ui::trash_text::io_reason(e)
+    );
+}
+
 fn plural(n: usize, what: &str) -> String {
     if n == 1 {
         format!("1 {what}")
@@ -268,16 +283,20 @@ fn plural(n: usize, what: &str) -> String {
     }
 }
 
+const NO_BATCH: &str = "no batch to restore: arbor has moved none to the trash here (name the sessions: arbor restore PATH|ID…)";
+
 /// What `arbor restore` brings back: the paths named (or the sessions in
 /// the trash whose id starts so), or the last batch noted.
 fn to_restore(config: &StoreConfig, a: &RestoreArgs) -> Result<Vec<PathBuf>> {
     if a.sessions.is_empty() {
-        let note = bulk::record_path();
-        return match note.as_deref().and_then(bulk::read_record) {
-            Some(paths) if !paths.is_empty() => Ok(paths),
-            _ => bail!(
-                "no batch to restore: arbor has moved none to the trash here (name the sessions: arbor restore PATH|ID…)"
-            ),
+        let Some(note) = bulk::record_path() else {
+            bail!(NO_BATCH);
+        };
+        // A batch cut off: what it did move, found first.
+        return match bulk::settle(&note) {
+            Ok(Some(paths)) if !paths.is_empty() => Ok(paths),
+            Ok(_) => bail!(NO_BATCH),
+            Err(e) => bail!("cannot list the trash: {}", restore_error_text(&e)),
         };
     }
     let mut trashed: Option<Vec<PathBuf>> = None;

@@ -4,5 +4,6 @@
 
 pub mod bulk;
 pub mod fileops;
+pub mod journal;
 pub mod splice;
 pub mod writer;
