@@ -53,25 +53,40 @@ pub fn trash_all(paths: &[PathBuf]) -> Outcome<trash::Error> {
 }
 
 /// [`trash_all`], with the batch noted as it goes in `journal` (see
-/// [`Journal`]) when there is one. A move that the journal fails to note
-/// is still done (`arbor restore` finds such a move in the trash).
-pub fn trash_all_noted(paths: &[PathBuf], mut journal: Option<&mut Journal>) -> Outcome<trash::Error> {
+/// [`Journal`]) when there is one: after each call to the trash, the
+/// moves it made. A move that the journal fails to note is still done
+/// (`arbor restore` finds such a move in the trash, as it finds those of
+/// a call cut off).
+pub fn trash_all_noted(
+    paths: &[PathBuf],
+    mut journal: Option<&mut Journal>,
+) -> Outcome<trash::Error> {
     let mut out = Outcome::default();
     let kill_after = test_kill_after_moves();
-    for p in paths {
-        match fileops::trash(p) {
-            Ok(()) => {
-                out.done.push(p.clone());
-                if kill_after == Some(out.done.len()) {
-                    // A test's kill, right after a move and before its note.
-                    std::process::abort();
-                }
-                if let Some(j) = journal.as_deref_mut() {
-                    let _ = j.moved(&std::path::absolute(p).unwrap_or_else(|_| p.clone()));
-                }
-            }
-            Err(e) => out.failed.push((p.clone(), e)),
+    let mut start = 0;
+    while start < paths.len() {
+        let mut end = paths.len().min(start + fileops::TRASH_CALL);
+        if let Some(n) = kill_after.filter(|&n| n > start) {
+            end = end.min(n);
         }
+        let call = &paths[start..end];
+        let moved_before = out.done.len();
+        for (p, r) in call.iter().zip(fileops::trash_many(call)) {
+            match r {
+                Ok(()) => out.done.push(p.clone()),
+                Err(e) => out.failed.push((p.clone(), e)),
+            }
+        }
+        if kill_after.is_some_and(|n| n <= out.done.len()) {
+            // A test's kill: right after the Nth move, before its note.
+            std::process::abort();
+        }
+        if let Some(j) = journal.as_deref_mut() {
+            for p in &out.done[moved_before..] {
+                let _ = j.moved(&std::path::absolute(p).unwrap_or_else(|_| p.clone()));
+            }
+        }
+        start = end;
     }
     out
 }

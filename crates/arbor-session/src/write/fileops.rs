@@ -180,13 +180,62 @@ pub fn trash(path: &Path) -> Result<(), trash::Error> {
     let before = home_trash_slots(path);
     let result = trash::delete(path);
     if result.is_err() {
-        for slot in home_trash_slots(path) {
-            if !before.contains(&slot) {
-                remove_placeholder(&slot, false);
+        remove_refused_placeholders(path, &before);
+    }
+    result
+}
+
+/// After a move of `path` was refused: the placeholders it left in the
+/// slots that were free `before` it.
+fn remove_refused_placeholders(path: &Path, before: &[(PathBuf, PathBuf)]) {
+    for slot in home_trash_slots(path) {
+        if !before.contains(&slot) {
+            remove_placeholder(&slot, false);
+        }
+    }
+}
+
+/// Files handed to the trash in one call by [`trash_many`].
+pub const TRASH_CALL: usize = 64;
+
+/// Moves each of `paths` (at most [`TRASH_CALL`] for one call to count)
+/// to the system trash; each result is that file's own, in order. The
+/// trash is asked for them all in one call (each call resolves the trash
+/// folder and reads the mount table again). A call that fails has moved
+/// the files before the one that failed: those are gone from their place,
+/// and the others are asked for one by one, so that each failure is its
+/// own (and leaves nothing in the trash, as [`trash`]).
+pub fn trash_many(paths: &[PathBuf]) -> Vec<Result<(), trash::Error>> {
+    // A file missing already fails a call before it moves anything.
+    let present: Vec<bool> = paths
+        .iter()
+        .map(|p| std::fs::symlink_metadata(p).is_ok())
+        .collect();
+    let asked: Vec<&PathBuf> = paths
+        .iter()
+        .zip(&present)
+        .filter_map(|(p, &here)| here.then_some(p))
+        .collect();
+    let before: Vec<Vec<(PathBuf, PathBuf)>> = asked.iter().map(|p| home_trash_slots(p)).collect();
+    let all_moved = asked.is_empty() || trash::delete_all(&asked).is_ok();
+    if !all_moved {
+        for (p, before) in asked.iter().zip(&before) {
+            if std::fs::symlink_metadata(p).is_ok() {
+                remove_refused_placeholders(p, before);
             }
         }
     }
-    result
+    paths
+        .iter()
+        .zip(present)
+        .map(|(p, here)| {
+            if here && (all_moved || std::fs::symlink_metadata(p).is_err()) {
+                Ok(())
+            } else {
+                trash(p)
+            }
+        })
+        .collect()
 }
 
 /// The names the home trash has taken for a file named as `path` is

@@ -16,11 +16,6 @@ use serde_json::{json, Value};
 
 use crate::fileops::{self, RestoreError};
 
-/// Moves noted between waits for the disk: a line written is kept by a
-/// kill (the system has it); only a power cut can lose the last few, and
-/// [`settle`] finds those moves in the trash all the same.
-const SYNC_EVERY: usize = 32;
-
 /// A batch as its note says.
 #[derive(Debug, PartialEq)]
 pub struct Batch {
@@ -67,12 +62,11 @@ impl Journal {
     /// Notes that `path` is in the trash now.
     pub fn moved(&mut self, path: &Path) -> std::io::Result<()> {
         self.moved.push(path.to_path_buf());
+        // Not waited for on disk (a wait per move costs more than the
+        // move): a line written is kept through a kill, and the moves a
+        // power cut may lose are found in the trash by [`settle`].
         let line = format!("{}\n", json!({ "moved": path.to_string_lossy() }));
-        if self.moved.len() % SYNC_EVERY == 0 {
-            fileops::append_synced(&mut self.file, line.as_bytes())
-        } else {
-            fileops::append(&mut self.file, line.as_bytes())
-        }
+        fileops::append(&mut self.file, line.as_bytes())
     }
 
     /// The batch has ended: the note names what moved (no note when
