@@ -168,7 +168,9 @@ fn a_move_cut_off_leaves_no_placeholder() {
 
     let out = common::run_ok(cli(&root, data.path()).arg("restore"));
     assert_eq!(restored(&out), gone, "{out}");
-    assert!(paths.iter().all(|p| std::fs::metadata(p).unwrap().len() > 0));
+    assert!(paths
+        .iter()
+        .all(|p| std::fs::metadata(p).unwrap().len() > 0));
     assert_eq!(trash_names(data.path()), (vec![], vec![]));
 }
 
@@ -199,4 +201,129 @@ fn a_file_the_trash_cannot_move_leaves_nothing_in_it() {
     let (files, info) = trash_names(data.path());
     assert_eq!(files, vec![format!("2025-01-01_{}.jsonl", id(2))]);
     assert_eq!(info.len(), 1, "{info:?}");
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+fn ago(secs: u64) -> SystemTime {
+    SystemTime::now() - Duration::from_secs(secs)
+}
+
+fn json_lines(out: &[u8]) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// `--older-than 1d` on sessions whose times lie: only the two that are
+/// old (the control, and one whose message time is 1e30 but whose entry
+/// time is January 2025) are chosen, oldest first; the 1e30 one shows and
+/// sorts as January 2025. Not chosen: a fork written a minute ago (old
+/// times copied), a session whose times are in seconds (a minute ago), one
+/// whose only time is 0, a header-only file dated 1970 written a minute
+/// ago, and a file dated 2099.
+#[test]
+fn older_than_goes_by_the_file_too_and_believes_no_broken_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sessions");
+    let data = tempfile::tempdir().unwrap();
+    let jan = UNIX_EPOCH + Duration::from_secs(1_735_776_000);
+    let old_lines = |k: usize| {
+        vec![
+            header(&id(k), "\"2025-01-01T00:00:00.000Z\""),
+            message(k, "2025-01-01T00:01:00.000Z", "1735689660000"),
+        ]
+    };
+    let control = write_session(&root, "control.jsonl", &old_lines(1), jan);
+    let fork = write_session(&root, "fork.jsonl", &old_lines(2), ago(60));
+    let secs = (now_ms() / 1000 - 60).to_string();
+    let seconds = write_session(
+        &root,
+        "seconds.jsonl",
+        &[header(&id(3), &secs), message(3, "not a time", &secs)],
+        jan,
+    );
+    let zero = write_session(
+        &root,
+        "zero.jsonl",
+        &[header(&id(4), "0"), message(4, "not a time", "0")],
+        ago(60),
+    );
+    let header_only = write_session(
+        &root,
+        "header-only.jsonl",
+        &[header(&id(5), "\"1970-01-01T00:00:00.000Z\"")],
+        ago(60),
+    );
+    let huge = write_session(
+        &root,
+        "huge.jsonl",
+        &[
+            header(&id(6), "\"2025-01-01T00:00:00.000Z\""),
+            message(6, "2025-01-01T00:02:00.000Z", "1e30"),
+        ],
+        jan,
+    );
+    let future = write_session(
+        &root,
+        "future.jsonl",
+        &old_lines(7),
+        UNIX_EPOCH + Duration::from_secs(4_070_908_800),
+    );
+
+    let out = common::run(cli(&root, data.path()).args([
+        "trash",
+        "--all",
+        "--older-than",
+        "1d",
+        "--dry-run",
+        "--json",
+    ]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = json_lines(&out.stdout);
+    let chosen: Vec<PathBuf> = lines
+        .iter()
+        .map(|v| PathBuf::from(v["path"].as_str().unwrap()))
+        .collect();
+    assert_eq!(chosen, vec![control.clone(), huge.clone()], "{lines:?}");
+    assert_eq!(lines[1]["modified"], "2025-01-01T00:02:00.000Z");
+    for p in [&fork, &seconds, &zero, &header_only, &future] {
+        assert!(!chosen.contains(p), "{p:?}");
+    }
+
+    // The list agrees: the 1e30 session is January 2025's, below the
+    // sessions of a minute ago.
+    let list = common::run_ok(cli(&root, data.path()).args(["list", "--all", "--json"]));
+    let listed: Vec<serde_json::Value> = json_lines(list.as_bytes());
+    let row = |p: &Path| {
+        listed
+            .iter()
+            .position(|v| v["path"].as_str() == Some(p.to_str().unwrap()))
+            .unwrap_or_else(|| panic!("{p:?} not listed: {list}"))
+    };
+    assert!(row(&huge) > row(&seconds), "{list}");
+    assert_eq!(listed[row(&huge)]["modified"], "2025-01-01T00:02:00.000Z");
+    let seconds_ms = listed[row(&seconds)]["modified"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(seconds_ms.as_str() > "2026", "{seconds_ms}");
+
+    // Named, the file dated 2099 is moved, and that is said.
+    let out = common::run(cli(&root, data.path()).arg("trash").arg(&future));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!future.exists());
+    assert!(err.contains("dated in the future (2099-"), "{err}");
+    assert!(!err.contains("changed"), "{err}");
 }

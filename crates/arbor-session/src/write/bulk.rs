@@ -96,7 +96,10 @@ pub fn trash_all_noted(
 /// cut off).
 fn test_kill_after_moves() -> Option<usize> {
     if cfg!(debug_assertions) {
-        std::env::var("ARBOR_TEST_KILL_AFTER_MOVES").ok()?.parse().ok()
+        std::env::var("ARBOR_TEST_KILL_AFTER_MOVES")
+            .ok()?
+            .parse()
+            .ok()
     } else {
         None
     }
