@@ -193,28 +193,7 @@ pub fn trash(
         .map(|c| c.path.clone())
         .collect();
     if !a.dry_run && !movable.is_empty() {
-        let note = bulk::record_path();
-        // A batch cut off earlier: its note made whole, its placeholders
-        // gone, before this batch's note replaces it.
-        if let Some(note) = &note {
-            let _ = bulk::settle(note);
-        }
-        let mut journal = note.as_deref().and_then(|n| {
-            bulk::Journal::begin(n, &movable, now_ms)
-                .map_err(|e| note_error(n, &e))
-                .ok()
-        });
-        let moved = bulk::trash_all_noted(&movable, journal.as_mut());
-        for (p, e) in &moved.failed {
-            if let Some(c) = cands.iter_mut().find(|c| &c.path == p) {
-                c.refused = Some(trash_error_text(e));
-            }
-        }
-        if let (Some(j), Some(n)) = (journal, &note) {
-            if let Err(e) = j.finish() {
-                note_error(n, &e);
-            }
-        }
+        move_noted(&mut cands, &movable, now_ms);
     }
     let done = if a.dry_run { "would-move" } else { "moved" };
     for c in &cands {
@@ -291,6 +270,33 @@ pub fn trash(
         );
     }
     Ok(())
+}
+
+/// Moves `movable` with the batch noted as a journal (see
+/// `bulk::Journal`); a file the trash refuses is marked so in `cands`.
+fn move_noted(cands: &mut [Candidate], movable: &[PathBuf], now_ms: i64) {
+    let note = bulk::record_path();
+    // A batch cut off earlier: its note made whole, its placeholders
+    // gone, before this batch's note replaces it.
+    if let Some(note) = &note {
+        let _ = bulk::settle(note);
+    }
+    let mut journal = note.as_deref().and_then(|n| {
+        bulk::Journal::begin(n, movable, now_ms)
+            .map_err(|e| note_error(n, &e))
+            .ok()
+    });
+    let moved = bulk::trash_all_noted(movable, journal.as_mut());
+    for (p, e) in &moved.failed {
+        if let Some(c) = cands.iter_mut().find(|c| &c.path == p) {
+            c.refused = Some(trash_error_text(e));
+        }
+    }
+    if let (Some(j), Some(n)) = (journal, &note) {
+        if let Err(e) = j.finish() {
+            note_error(n, &e);
+        }
+    }
 }
 
 fn note_error(note: &Path, e: &std::io::Error) {
