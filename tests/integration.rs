@@ -24,6 +24,7 @@ mod house_rules;
 mod index;
 mod keymap_docs;
 mod load;
+mod memory_limit;
 mod other_agents;
 mod picker_ui;
 mod preview;
