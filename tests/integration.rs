@@ -37,6 +37,7 @@ mod resume_hostile;
 mod search;
 mod snapshots;
 mod terminal_escapes;
+mod trash_hostile;
 mod tree_compare;
 mod tree_flatten;
 mod tree_fork;

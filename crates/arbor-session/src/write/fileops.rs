@@ -394,45 +394,115 @@ pub fn scratch_file() -> std::io::Result<std::fs::File> {
     }
 }
 
-/// Moves `path` to the system trash.
+/// Moves `path` to the system trash. A move the trash refuses leaves
+/// nothing in it (the trash makes an empty placeholder of the file before
+/// moving it, and leaves it when the move fails: a file that cannot be
+/// moved, say).
 pub fn trash(path: &Path) -> Result<(), trash::Error> {
-    trash::delete(path)
+    let before = home_trash_slots(path);
+    let result = trash::delete(path);
+    if result.is_err() {
+        remove_refused_placeholders(path, &before);
+    }
+    result
+}
+
+/// After a move of `path` was refused: the placeholders it left in the
+/// slots that were free `before` it.
+fn remove_refused_placeholders(path: &Path, before: &[(PathBuf, PathBuf)]) {
+    for slot in home_trash_slots(path) {
+        if !before.contains(&slot) {
+            remove_placeholder(&slot, false);
+        }
+    }
 }
 
 /// Files handed to the trash in one call by [`trash_many`].
-const TRASH_CALL: usize = 64;
+pub const TRASH_CALL: usize = 64;
 
-/// Moves each of `paths` to the system trash; each result is that file's
-/// own, in order. The trash is asked for many files per call (each call
-/// resolves the trash folder and reads the mount table again). A call
-/// that fails has moved the files before the one that failed: those are
-/// gone from their place, and the others are asked for one by one, so
-/// that each failure is its own.
-pub(crate) fn trash_many(paths: &[PathBuf]) -> Vec<Result<(), trash::Error>> {
-    let mut out = Vec::with_capacity(paths.len());
-    for chunk in paths.chunks(TRASH_CALL) {
-        // A file missing already fails a call before it moves anything.
-        let present: Vec<bool> = chunk
-            .iter()
-            .map(|p| std::fs::symlink_metadata(p).is_ok())
-            .collect();
-        let asked: Vec<&PathBuf> = chunk
-            .iter()
-            .zip(&present)
-            .filter_map(|(p, &here)| here.then_some(p))
-            .collect();
-        let all_moved = asked.is_empty() || trash::delete_all(&asked).is_ok();
-        for (p, here) in chunk.iter().zip(present) {
-            out.push(if !here {
-                trash(p)
-            } else if all_moved || std::fs::symlink_metadata(p).is_err() {
+/// Moves each of `paths` (at most [`TRASH_CALL`] for one call to count)
+/// to the system trash; each result is that file's own, in order. The
+/// trash is asked for them all in one call (each call resolves the trash
+/// folder and reads the mount table again). A call that fails has moved
+/// the files before the one that failed: those are gone from their place,
+/// and the others are asked for one by one, so that each failure is its
+/// own (and leaves nothing in the trash, as [`trash`]).
+pub fn trash_many(paths: &[PathBuf]) -> Vec<Result<(), trash::Error>> {
+    // A file missing already fails a call before it moves anything.
+    let present: Vec<bool> = paths
+        .iter()
+        .map(|p| std::fs::symlink_metadata(p).is_ok())
+        .collect();
+    let asked: Vec<&PathBuf> = paths
+        .iter()
+        .zip(&present)
+        .filter_map(|(p, &here)| here.then_some(p))
+        .collect();
+    let before: Vec<Vec<(PathBuf, PathBuf)>> = asked.iter().map(|p| home_trash_slots(p)).collect();
+    let all_moved = asked.is_empty() || trash::delete_all(&asked).is_ok();
+    if !all_moved {
+        for (p, before) in asked.iter().zip(&before) {
+            if std::fs::symlink_metadata(p).is_ok() {
+                remove_refused_placeholders(p, before);
+            }
+        }
+    }
+    paths
+        .iter()
+        .zip(present)
+        .map(|(p, here)| {
+            if here && (all_moved || std::fs::symlink_metadata(p).is_err()) {
                 Ok(())
             } else {
                 trash(p)
-            });
+            }
+        })
+        .collect()
+}
+
+/// The names the home trash has taken for a file named as `path` is
+/// (`name`, `name.2`, … as the freedesktop trash numbers them), each as
+/// its entry in `files` and its info, up to the first free one.
+fn home_trash_slots(path: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let (Some(trash), Some(name)) = (dirs::data_dir(), path.file_name()) else {
+        return Vec::new();
+    };
+    let trash = trash.join("Trash");
+    let mut out = Vec::new();
+    for k in 1usize.. {
+        let mut n = name.to_os_string();
+        if k > 1 {
+            n.push(format!(".{k}"));
         }
+        let file = trash.join("files").join(&n);
+        n.push(".trashinfo");
+        let info = trash.join("info").join(n);
+        if std::fs::symlink_metadata(&file).is_err() && std::fs::symlink_metadata(&info).is_err() {
+            break;
+        }
+        out.push((file, info));
     }
     out
+}
+
+/// Removes a trash entry that holds no file: an empty regular file in
+/// `files` whose info is gone (a refused move) or, with `with_info`, is
+/// there too (a move cut off between the two). Anything else is left.
+fn remove_placeholder((file, info): &(PathBuf, PathBuf), with_info: bool) {
+    let info_there = std::fs::symlink_metadata(info).is_ok();
+    if info_there != with_info {
+        return;
+    }
+    match std::fs::symlink_metadata(file) {
+        Ok(m) if m.is_file() && m.len() == 0 => {
+            let _ = std::fs::remove_file(file);
+        }
+        Ok(_) => return,
+        Err(_) => {}
+    }
+    if with_info {
+        let _ = std::fs::remove_file(info);
+    }
 }
 
 /// Deletes `path` for good.
@@ -447,6 +517,8 @@ pub enum RestoreError {
     NotInTrash,
     /// This platform's trash cannot be restored from by a program.
     Unsupported,
+    /// arbor's note of the batch could not be written.
+    Note(std::io::Error),
 }
 
 /// `$yes` where the `trash` crate can list and restore items (its
@@ -488,18 +560,7 @@ pub(crate) fn restore_many(
 ) -> Result<Vec<Result<(), RestoreError>>, RestoreError> {
     where_trash_restores!({
         use std::collections::{HashMap, HashSet};
-        // The trash records a path with its folder resolved (a store reached
-        // through a symlink is recorded at the link's target), so that
-        // spelling is looked for too.
-        let resolved: Vec<Option<PathBuf>> = paths
-            .iter()
-            .map(|p| {
-                p.parent()
-                    .and_then(|d| d.canonicalize().ok())
-                    .zip(p.file_name())
-                    .map(|(dir, name)| dir.join(name))
-            })
-            .collect();
+        let resolved: Vec<Option<PathBuf>> = paths.iter().map(|p| resolved(p)).collect();
         let wanted: HashSet<&Path> = paths
             .iter()
             .map(PathBuf::as_path)
@@ -538,6 +599,89 @@ pub(crate) fn restore_many(
     })
 }
 
+/// `path` with its folder resolved: the trash records a path so (a store
+/// reached through a symlink is recorded at the link's target), so that
+/// spelling is looked for too.
+fn resolved(path: &Path) -> Option<PathBuf> {
+    path.parent()
+        .and_then(|d| d.canonicalize().ok())
+        .zip(path.file_name())
+        .map(|(dir, name)| dir.join(name))
+}
+
+/// For a batch cut off that began at `since_ms`, of `paths` (its files
+/// not noted as moved): those in the trash since then and gone from their
+/// place (the move under way when it stopped). The placeholder of a move
+/// cut off before its file moved (an empty file in the trash, with its
+/// info, for a file still in its place) is removed. Only the trash's
+/// items for `paths` are looked at. `Err`: the trash could not be listed.
+pub(crate) fn settle_cut_off_moves(
+    paths: &[PathBuf],
+    since_ms: i64,
+) -> Result<Vec<PathBuf>, RestoreError> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    #[cfg(all(
+        unix,
+        not(target_os = "macos"),
+        not(target_os = "ios"),
+        not(target_os = "android")
+    ))]
+    {
+        use std::collections::HashMap;
+        let mut wanted: HashMap<PathBuf, &PathBuf> = HashMap::new();
+        for p in paths {
+            wanted.insert(p.clone(), p);
+            if let Some(r) = resolved(p) {
+                wanted.insert(r, p);
+            }
+        }
+        // Deletion dates are whole seconds.
+        let since = since_ms.div_euclid(1000) - 1;
+        let mut moved = Vec::new();
+        for item in trash::os_limited::list().map_err(RestoreError::Trash)? {
+            let Some(&p) = wanted.get(&item.original_path()) else {
+                continue;
+            };
+            if item.time_deleted < since {
+                continue;
+            }
+            if std::fs::symlink_metadata(p).is_err() {
+                if !moved.contains(p) {
+                    moved.push(p.clone());
+                }
+                continue;
+            }
+            let info = PathBuf::from(&item.id);
+            let file = info
+                .parent()
+                .and_then(Path::parent)
+                .zip(info.file_stem())
+                .map(|(trash, name)| trash.join("files").join(name));
+            if let Some(file) = file {
+                remove_placeholder(&(file, info), true);
+            }
+        }
+        Ok(moved)
+    }
+    #[cfg(not(all(
+        unix,
+        not(target_os = "macos"),
+        not(target_os = "ios"),
+        not(target_os = "android")
+    )))]
+    {
+        // No listing to look in: a file gone from its place moved.
+        let _ = since_ms;
+        Ok(paths
+            .iter()
+            .filter(|p| std::fs::symlink_metadata(p).is_err())
+            .cloned()
+            .collect())
+    }
+}
+
 /// The original paths of the files in the trash, the most recently
 /// trashed first.
 pub(crate) fn trashed_files() -> Result<Vec<PathBuf>, RestoreError> {
@@ -557,6 +701,11 @@ pub(crate) fn write_note(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
     }
     write_atomic(path, bytes)
+}
+
+/// Opens that note to note each move of a batch (see `journal`).
+pub(crate) fn open_note_to_append(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new().append(true).open(path)
 }
 
 /// Removes that note (none there is no error).
