@@ -12,6 +12,7 @@ use rusqlite::{params, Connection};
 
 use crate::codec::{self, fingerprint, FxBuild};
 use crate::db::{key_path, Keys};
+use crate::rowsum;
 use crate::stored::StoredRows;
 use crate::{Error, RefreshStats, Result};
 use arbor_session::info::SessionInfo;
@@ -205,6 +206,7 @@ pub(super) fn look(
     let mut found: Vec<Option<Found>> = Vec::new();
     let mut unlisted: Vec<Vec<u8>> = Vec::new();
     let mut decoded: Vec<SessionInfo> = Vec::new();
+    let mut damaged = 0usize;
     let mut k = Keys::new();
     let (stats, read) = std::thread::scope(|scope| {
         // The stats first: the files' keys and their table are made beside
@@ -239,6 +241,12 @@ pub(super) fn look(
                     unlisted.push(key.to_vec());
                     return Ok(());
                 };
+                if !rowsum::intact(r, 0)? {
+                    // Not indexed: the file is read again and the row
+                    // written again, as for a changed file.
+                    damaged += 1;
+                    return Ok(());
+                }
                 let c = Seen::read(r)?;
                 let state = r.get_ref(9)?.as_blob_or_null()?;
                 let row = r.get_ref(10)?.as_blob_or_null()?;
@@ -289,6 +297,9 @@ pub(super) fn look(
                 }
             }
             arbor_util::log::line("index sql read");
+            if damaged > 0 {
+                arbor_util::log::line(format!("index: {damaged} stored rows failed their sums"));
+            }
             crate::db::set_mmap(conn, true)
         })();
         // A panic on the stat thread is this thread's.
@@ -314,8 +325,11 @@ pub(super) fn look(
 /// writer elsewhere may have moved it on). A state that cannot be read
 /// leaves the file to be read from the start, which is always right.
 pub(super) fn fill_states(conn: &Connection, jobs: &mut [Job]) {
-    let sql = "SELECT state FROM files
-               WHERE id = ?1 AND parsed = ?2 AND head_fp = ?3 AND tail_fp = ?4";
+    let sql = concat!(
+        "SELECT ",
+        rowsum::checked_columns!(),
+        " FROM files WHERE id = ?1 AND parsed = ?2 AND head_fp = ?3 AND tail_fp = ?4"
+    );
     let Ok(mut st) = conn.prepare(sql) else {
         for (_, c, _) in jobs.iter_mut() {
             *c = None;
@@ -326,7 +340,10 @@ pub(super) fn fill_states(conn: &Connection, jobs: &mut [Job]) {
         if let Some(c) = c {
             c.state = st
                 .query_row(params![c.id, c.parsed as i64, c.head_fp, c.tail_fp], |r| {
-                    r.get::<_, Option<Vec<u8>>>(0)
+                    match rowsum::intact(r, 0)? {
+                        true => r.get::<_, Option<Vec<u8>>>(rowsum::col::STATE),
+                        false => Ok(None),
+                    }
                 })
                 .ok()
                 .flatten();
