@@ -207,10 +207,11 @@ fn rewritten_postings_are_not_served_and_index_rebuilds() {
             .map(Result::unwrap)
             .collect();
         assert!(!segs.is_empty());
-        // One id in every segment's lists turned into another.
+        // Ids in every segment's lists turned into others.
         for (id, mut postings) in segs {
-            let at = postings.len() / 2;
-            postings[at] ^= 0x01;
+            for b in postings.iter_mut().step_by(7) {
+                *b ^= 0x01;
+            }
             conn.execute(
                 "UPDATE segments SET postings = ?1 WHERE id = ?2",
                 rusqlite::params![postings, id],
