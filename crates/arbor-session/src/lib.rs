@@ -19,7 +19,7 @@ mod write;
 
 // The modules other crates, the tests and the benches use, by their old
 // flat paths (`arbor_session::reader::…`).
-pub use agents::{agent, foreign};
+pub use agents::{agent, foreign, resume_id};
 pub use info::extras;
 pub use model::{context, entry, tree, types, view};
 pub use read::{chunked, jsonscan, line_skim, open, reader};
@@ -29,7 +29,7 @@ pub use write::{bulk, fileops, writer};
 // The modules only this crate uses.
 pub(crate) use model::{calls, ids};
 pub(crate) use read::{load, source};
-pub(crate) use write::splice;
+pub(crate) use write::{own_partial, splice};
 
 // What most callers need, at the top.
 pub use agent::Agent;

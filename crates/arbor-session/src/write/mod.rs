@@ -4,5 +4,6 @@
 
 pub mod bulk;
 pub mod fileops;
+pub(crate) mod own_partial;
 pub mod splice;
 pub mod writer;
