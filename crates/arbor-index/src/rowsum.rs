@@ -78,7 +78,12 @@ pub fn row_sum<'a>(values: impl IntoIterator<Item = ValueRef<'a>>) -> i64 {
 /// `db::is_broken` has it rebuilt).
 pub fn intact(r: &rusqlite::Row, at: usize) -> rusqlite::Result<bool> {
     let stored: i64 = r.get(at + COVERED)?;
-    Ok(sum_read(r, at)? == stored)
+    let ok = sum_read(r, at)? == stored;
+    if !ok && arbor_util::log::enabled() {
+        let id = r.get_ref(at + col::ID)?.as_i64().unwrap_or(-1);
+        arbor_util::log::line(format!("index: row {id} failed its checksum: read again"));
+    }
+    Ok(ok)
 }
 
 /// The sum of the covered columns read at `at` (see [`intact`]).

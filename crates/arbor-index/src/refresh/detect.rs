@@ -206,7 +206,6 @@ pub(super) fn look(
     let mut found: Vec<Option<Found>> = Vec::new();
     let mut unlisted: Vec<Vec<u8>> = Vec::new();
     let mut decoded: Vec<SessionInfo> = Vec::new();
-    let mut damaged = 0usize;
     let mut k = Keys::new();
     let (stats, read) = std::thread::scope(|scope| {
         // The stats first: the files' keys and their table are made beside
@@ -241,13 +240,10 @@ pub(super) fn look(
                     unlisted.push(key.to_vec());
                     return Ok(());
                 };
-                if !rowsum::intact(r, 0)? {
-                    // Not indexed: the file is read again and the row
-                    // written again, as for a changed file.
-                    damaged += 1;
+                // A row failing its sum is not indexed: read as a changed file.
+                let Some(c) = rowsum::intact(r, 0)?.then(|| Seen::read(r)).transpose()? else {
                     return Ok(());
-                }
-                let c = Seen::read(r)?;
+                };
                 let state = r.get_ref(9)?.as_blob_or_null()?;
                 let row = r.get_ref(10)?.as_blob_or_null()?;
                 let blob = row.map(|b| (b, true)).or(state.map(|b| (b, false)));
@@ -297,9 +293,6 @@ pub(super) fn look(
                 }
             }
             arbor_util::log::line("index sql read");
-            if damaged > 0 {
-                arbor_util::log::line(format!("index: {damaged} stored rows failed their sums"));
-            }
             crate::db::set_mmap(conn, true)
         })();
         // A panic on the stat thread is this thread's.
