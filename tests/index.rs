@@ -1543,14 +1543,23 @@ fn the_picker_search_says_when_it_is_incomplete() {
     let b = search_bodies(Some(&index), &Query::parse("ta"), &docs, None, &never).unwrap();
     assert_eq!(b.incomplete, None);
 
-    // The search itself fails.
-    let conn = rusqlite::Connection::open(index.path()).unwrap();
-    conn.execute("DROP TABLE segments", []).unwrap();
-    drop(conn);
+    // The search itself fails: a dictionary file gone.
     let index = s.index();
+    for (_, p) in numbered_files(&s.cache, "index.sqlite-terms.") {
+        std::fs::remove_file(p).unwrap();
+    }
     let b = search_bodies(Some(&index), &query, &docs, None, &never).unwrap();
     let why = b.incomplete.expect("a failed search is no answer");
     assert!(why.contains("could not be searched"), "{why}");
+
+    // The index damaged under an open handle (a table dropped): the files
+    // answer for every row, whole.
+    let mut index = s.index();
+    index.refresh(&files, &mut |_| {}).unwrap();
+    let conn = rusqlite::Connection::open(index.path()).unwrap();
+    conn.execute("DROP TABLE segments", []).unwrap();
+    drop(conn);
+    complete(search_bodies(Some(&index), &query, &docs, None, &never).unwrap());
 }
 
 /// A store of `n` sessions, its files, their rows and the picker's docs of

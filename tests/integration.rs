@@ -22,6 +22,7 @@ mod fast_load;
 mod fast_path;
 mod house_rules;
 mod index;
+mod index_damage;
 mod keymap_docs;
 mod load;
 mod memory_limit;

@@ -714,6 +714,19 @@ fn search_bodies_with(
     let hits = match index.search_cancellable(query, cancel) {
         Ok(h) => h,
         Err(arbor_index::Error::Cancelled) => return None,
+        // Damage found as it was read (a segment failing its checksum):
+        // every row the index stood for is searched in its file instead,
+        // so the answer is whole, and the index is started again by the
+        // next process that opens it.
+        Err(e) if e.is_damage() && index_problem.is_none() => {
+            arbor_util::log::line(format!("search: {e}: searching the files instead"));
+            let all: Vec<u32> = without_text(docs).map(|(i, _)| i).collect();
+            return Some(BodySearch {
+                hits: None,
+                incomplete: Some(format!("{e}: searching the files instead")),
+                unindexed: Arc::from(all),
+            });
+        }
         Err(e) => return Some(failed(e)),
     };
     if let Some(why) = index_problem {

@@ -38,7 +38,9 @@ CREATE TABLE files(
     tail_text TEXT,
     -- Why the file is not a session (then state and row are NULL).
     problem TEXT,
-    text_bytes INTEGER NOT NULL DEFAULT 0
+    text_bytes INTEGER NOT NULL DEFAULT 0,
+    -- `rowsum::row_sum` of the columns a read serves (`rowsum::CHECKED`).
+    sum INTEGER NOT NULL DEFAULT 0
 );
 -- Normalized searchable text (user/assistant messages), one chunk per parse:
 -- `len` bytes at `off` in the text file of generation meta `text_gen`
@@ -75,7 +77,9 @@ CREATE TABLE segments(
     terms_len INTEGER NOT NULL,
     terms_sum INTEGER NOT NULL,
     starts BLOB NOT NULL,
-    postings BLOB NOT NULL
+    postings BLOB NOT NULL,
+    -- `rowsum::segment_sum` of the columns above (but `id` and `bytes`).
+    sum INTEGER NOT NULL DEFAULT 0
 );
 ";
 
@@ -124,6 +128,7 @@ pub fn text_sum_in_steps(bytes: &[u8], step: &mut dyn FnMut(usize)) -> i64 {
 
 /// [`text_sum`] of bytes given a piece at a time (a merge writes a
 /// dictionary to its file as it goes, never whole in memory).
+#[derive(Clone)]
 pub struct TextSum {
     lanes: [u64; 4],
     /// The bytes of a block not yet complete.
@@ -341,15 +346,38 @@ pub fn disk_bytes(path: &Path) -> u64 {
 }
 
 /// True for errors that mean "this file is not a usable index": SQLite
-/// said the file is not a database or is corrupt. Nothing else is.
+/// said the file is not a database or is corrupt, a value read back is not
+/// of the type the schema gives it, or a table or column is missing (a
+/// schema changed under arbor), or a stored value failed its check
+/// ([`Error::Corrupt`]). Each is mended by starting the index again; an
+/// error that is not about the file (a full disk, a lock) is not.
 pub fn is_broken(e: &Error) -> bool {
+    use rusqlite::Error as E;
     match e {
-        Error::Sqlite(e) => matches!(
-            e.sqlite_error_code(),
-            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
-        ),
+        Error::Corrupt(_) => true,
+        Error::Sqlite(e) => match e {
+            E::FromSqlConversionFailure(..)
+            | E::InvalidColumnType(..)
+            | E::InvalidColumnIndex(_)
+            | E::InvalidColumnName(_)
+            | E::IntegralValueOutOfRange(..) => true,
+            E::SqliteFailure(f, msg) => {
+                matches!(f.code, ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
+                    || (f.code == ErrorCode::Unknown
+                        && msg.as_deref().is_some_and(|m| {
+                            m.starts_with("no such column") || m.starts_with("no such table")
+                        }))
+            }
+            _ => false,
+        },
         _ => false,
     }
+}
+
+/// The file of `conn`'s database (for a message naming it; empty for an
+/// in-memory one).
+pub fn file_of(conn: &Connection) -> PathBuf {
+    PathBuf::from(conn.path().unwrap_or_default())
 }
 
 enum Opened {
@@ -358,8 +386,11 @@ enum Opened {
     Stale,
 }
 
+/// How long a statement waits for another process's write lock.
+pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 fn configure(conn: &Connection) -> Result<()> {
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     // Before WAL mode fixes it: big pages make the bulk text cheaper to
     // write and the 10,000 rows fewer pages to read (no effect on an
     // existing database).
@@ -427,6 +458,11 @@ fn try_open(path: &Path) -> Result<Opened> {
                 "INSERT INTO meta(key, value) VALUES ('format', ?1)",
                 [FORMAT],
             )?;
+            let schema = schema_sum(&tx)?;
+            tx.execute(
+                "INSERT INTO meta(key, value) VALUES ('schema', ?1)",
+                [schema],
+            )?;
             tx.commit()?;
             return Ok(Opened::Ready(conn));
         }
@@ -438,11 +474,35 @@ fn try_open(path: &Path) -> Result<Opened> {
         })
         .optional()
         .unwrap_or(None);
-    if format.as_deref() == Some(FORMAT) {
+    // A schema changed under arbor (a column's type, a column or table
+    // gone) is a rebuild, not an error on every run: one read of the
+    // schema's dozen rows.
+    if format.as_deref() == Some(FORMAT)
+        && get_meta(&conn, "schema")?.as_deref() == Some(&schema_sum(&conn)?)
+    {
         Ok(Opened::Ready(conn))
     } else {
         Ok(Opened::Stale)
     }
+}
+
+/// The checksum of the schema's statements as SQLite keeps them (its own
+/// tables, made as they are needed, left out).
+fn schema_sum(conn: &Connection) -> Result<String> {
+    let mut st = conn.prepare(
+        "SELECT type, name, coalesce(sql, '') FROM sqlite_master
+         WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY type, name",
+    )?;
+    let mut sum = TextSum::default();
+    let mut rows = st.query([])?;
+    while let Some(r) = rows.next()? {
+        for i in 0..3 {
+            let text = r.get_ref(i)?.as_str().map_err(rusqlite::Error::from)?;
+            sum.update(&(text.len() as u64).to_le_bytes());
+            sum.update(text.as_bytes());
+        }
+    }
+    Ok(format!("{:016x}", sum.finish() as u64))
 }
 
 /// Opens (creating, or rebuilding a broken or foreign one) the index at `path`.

@@ -10,8 +10,11 @@ use std::path::PathBuf;
 /// What went wrong in the index.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// Not a `source`: its text is SQLite's whole message already, and a
+    /// conversion error's source is that same text again (a chain printed
+    /// it as "Invalid type: Invalid type: Invalid type").
     #[error("index database: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Sqlite(rusqlite::Error),
     #[error("index at {path}: {source}")]
     Io {
         path: PathBuf,
@@ -30,7 +33,20 @@ pub enum Error {
     Changed,
 }
 
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Error {
+        Error::Sqlite(e)
+    }
+}
+
 impl Error {
+    /// The index's file is damaged or not as arbor wrote it (see
+    /// `db::is_broken`): it is started again, and meanwhile the files
+    /// answer.
+    pub fn is_damage(&self) -> bool {
+        crate::db::is_broken(self)
+    }
+
     /// The words `RefreshStats::write_error` (and a merge's failure) have
     /// always given: SQLite's own message, without the `index database: `
     /// this type's display puts before it.
@@ -44,3 +60,20 @@ impl Error {
 
 /// The crate's result: [`Error`] unless said otherwise.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    /// SQLite's message is the whole of it: a chain printed with its
+    /// sources does not say it again (it said "Invalid type: Invalid type:
+    /// Invalid type" for a value of another type).
+    #[test]
+    fn a_conversion_error_is_said_once() {
+        let e = Error::from(rusqlite::Error::from(
+            rusqlite::types::FromSqlError::InvalidType,
+        ));
+        assert_eq!(e.to_string(), "index database: Invalid type");
+        assert!(std::error::Error::source(&e).is_none());
+    }
+}

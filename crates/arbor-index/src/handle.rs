@@ -75,6 +75,44 @@ impl Index {
         &self.path
     }
 
+    /// SQLite's `quick_check` of every page of the database (structure,
+    /// records, free list: not the values, which the rows' sums check),
+    /// then every word segment's checksum; the index is started again
+    /// when either fails. `arbor index` runs it,
+    /// not every command: it reads the whole file. `Some(what failed)`
+    /// when it rebuilt.
+    pub fn check_pages(&mut self) -> Result<Option<String>, Error> {
+        let found = self.conn.prepare("PRAGMA quick_check").and_then(|mut st| {
+            st.query_map([], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<String>>>()
+        });
+        let what = match found {
+            Ok(lines) if lines.len() == 1 && lines[0] == "ok" => {
+                match crate::rowsum::segments_intact(&self.conn) {
+                    Ok(true) => return Ok(None),
+                    Ok(false) => "a word segment failed its checksum".to_string(),
+                    Err(e) => {
+                        let e = Error::Sqlite(e);
+                        if !db::is_broken(&e) {
+                            return Err(e);
+                        }
+                        e.to_string()
+                    }
+                }
+            }
+            Ok(lines) => lines.into_iter().next().unwrap_or_default(),
+            Err(e) => {
+                let e = Error::Sqlite(e);
+                if !db::is_broken(&e) {
+                    return Err(e);
+                }
+                e.to_string()
+            }
+        };
+        self.clear()?;
+        Ok(Some(what))
+    }
+
     /// A refresh that finds more than `over` bytes it lacks, or another
     /// process building the index, reads those files' rows from them,
     /// writes nothing, and says so in [`RefreshStats::deferred`]: the

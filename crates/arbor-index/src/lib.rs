@@ -62,6 +62,7 @@ mod handle;
 mod mapguard;
 mod matched;
 mod refresh;
+mod rowsum;
 mod search;
 mod stats;
 pub mod stored;

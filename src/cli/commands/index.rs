@@ -104,6 +104,12 @@ fn update_store(index: &mut Index, config: &StoreConfig, rebuild: bool) -> Resul
     }
     if rebuild {
         index.clear().context("cannot delete the index")?;
+    } else if let Some(what) = index.check_pages().context("cannot check the index")? {
+        eprintln!(
+            "arbor: the index at {} failed its check ({}); rebuilding it",
+            shown(index.path()),
+            clean(&what)
+        );
     }
     let (files, mut problems) = list_session_files(config, &Scope::All);
     let stats = index.refresh(&files, &mut |_| {})?;

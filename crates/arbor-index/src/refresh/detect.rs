@@ -12,6 +12,7 @@ use rusqlite::{params, Connection};
 
 use crate::codec::{self, fingerprint, FxBuild};
 use crate::db::{key_path, Keys};
+use crate::rowsum;
 use crate::stored::StoredRows;
 use crate::{Error, RefreshStats, Result};
 use arbor_session::info::SessionInfo;
@@ -239,7 +240,10 @@ pub(super) fn look(
                     unlisted.push(key.to_vec());
                     return Ok(());
                 };
-                let c = Seen::read(r)?;
+                // A row failing its sum is not indexed: read as a changed file.
+                let Some(c) = rowsum::intact(r, 0)?.then(|| Seen::read(r)).transpose()? else {
+                    return Ok(());
+                };
                 let state = r.get_ref(9)?.as_blob_or_null()?;
                 let row = r.get_ref(10)?.as_blob_or_null()?;
                 let blob = row.map(|b| (b, true)).or(state.map(|b| (b, false)));
@@ -314,8 +318,11 @@ pub(super) fn look(
 /// writer elsewhere may have moved it on). A state that cannot be read
 /// leaves the file to be read from the start, which is always right.
 pub(super) fn fill_states(conn: &Connection, jobs: &mut [Job]) {
-    let sql = "SELECT state FROM files
-               WHERE id = ?1 AND parsed = ?2 AND head_fp = ?3 AND tail_fp = ?4";
+    let sql = concat!(
+        "SELECT ",
+        rowsum::checked_columns!(),
+        " FROM files WHERE id = ?1 AND parsed = ?2 AND head_fp = ?3 AND tail_fp = ?4"
+    );
     let Ok(mut st) = conn.prepare(sql) else {
         for (_, c, _) in jobs.iter_mut() {
             *c = None;
@@ -326,7 +333,10 @@ pub(super) fn fill_states(conn: &Connection, jobs: &mut [Job]) {
         if let Some(c) = c {
             c.state = st
                 .query_row(params![c.id, c.parsed as i64, c.head_fp, c.tail_fp], |r| {
-                    r.get::<_, Option<Vec<u8>>>(0)
+                    match rowsum::intact(r, 0)? {
+                        true => r.get::<_, Option<Vec<u8>>>(rowsum::col::STATE),
+                        false => Ok(None),
+                    }
                 })
                 .ok()
                 .flatten();

@@ -11,6 +11,7 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior, MAIN_
 
 use crate::codec::FxBuild;
 use crate::db::{set_meta, text_path, text_state, write_at, TextState};
+use crate::rowsum;
 use crate::termfile;
 use crate::terms::{merge_to_files, Merged, Segment};
 
@@ -60,9 +61,15 @@ fn merge_plan(
                 "a segment's postings are not as long as its dictionary says",
             ));
         }
-        readers.push(std::io::BufReader::with_capacity(256 << 10, blob));
+        let sum = dictionary
+            .check()
+            .map(|c| (c.before_postings.clone(), c.stored));
+        readers.push(Summed {
+            from: std::io::BufReader::with_capacity(256 << 10, blob),
+            sum,
+        });
     }
-    let mut readers: Vec<&mut dyn std::io::Read> = readers
+    let mut dyn_readers: Vec<&mut dyn std::io::Read> = readers
         .iter_mut()
         .map(|r| r as &mut dyn std::io::Read)
         .collect();
@@ -71,7 +78,37 @@ fn merge_plan(
         termfile::scratch(db_path, id, 0)?,
         termfile::scratch(db_path, id, 1)?,
     ];
-    merge_to_files(loaded, &mut readers, live, terms, scratch)
+    let merged = merge_to_files(loaded, &mut dyn_readers, live, terms, scratch)?;
+    // A merge of damaged postings would store them under a new, right sum.
+    for r in &mut readers {
+        std::io::copy(r, &mut std::io::sink())?;
+        if let Some((sum, stored)) = &r.sum {
+            if sum.finish() != *stored {
+                rowsum::mark_broken(conn);
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "a word segment's postings fail their checksum (the index is rebuilt)",
+                ));
+            }
+        }
+    }
+    Ok(merged)
+}
+
+/// A segment's postings as a merge reads them, summed as they go.
+struct Summed<R> {
+    from: R,
+    sum: Option<(crate::db::TextSum, i64)>,
+}
+
+impl<R: std::io::Read> std::io::Read for Summed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.from.read(buf)?;
+        if let Some((sum, _)) = &mut self.sum {
+            sum.update(&buf[..n]);
+        }
+        Ok(n)
+    }
 }
 
 /// Rewrites the text file without the text of files that are gone or were
@@ -427,19 +464,29 @@ fn merge_parts(conn: &Connection, db_path: &Path, plans: &[(i64, Vec<i64>, i64)]
 /// read as they are merged: see `merge_plan`); `None` when one is gone
 /// (merged by another process).
 fn load_segments(conn: &Connection, db_path: &Path, ids: &[i64]) -> Result<Option<Vec<Segment>>> {
-    let mut st = conn.prepare("SELECT terms_len, terms_sum, starts FROM segments WHERE id=?1")?;
+    let mut st = conn.prepare(
+        "SELECT terms_len, terms_sum, starts, part, docs, sum, length(postings)
+         FROM segments WHERE id=?1",
+    )?;
     let mut loaded = Vec::with_capacity(ids.len());
     for &id in ids {
         let seg = st
             .query_row([id], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, Vec<u8>>(2)?,
-                ))
+                let (len, sum, starts): (i64, i64, Vec<u8>) = (r.get(0)?, r.get(1)?, r.get(2)?);
+                let check = rowsum::SegmentCheck {
+                    before_postings: rowsum::segment_sum(
+                        (r.get(3)?, r.get(4)?),
+                        (len, sum),
+                        &starts,
+                        r.get::<_, i64>(6)? as u64,
+                    ),
+                    stored: r.get(5)?,
+                    done: Default::default(),
+                };
+                Ok((len, sum, starts, check))
             })
             .optional()?;
-        let Some((len, sum, s)) = seg else {
+        let Some((len, sum, s, check)) = seg else {
             return Ok(None);
         };
         let len = usize::try_from(len).map_err(|_| rusqlite::Error::InvalidQuery)?;
@@ -456,7 +503,7 @@ fn load_segments(conn: &Connection, db_path: &Path, ids: &[i64]) -> Result<Optio
         };
         // The posting lists are read by the merge as it goes.
         match Segment::dictionary_in(terms, &s) {
-            Some(seg) => loaded.push(seg),
+            Some(seg) => loaded.push(seg.with_check(check)),
             None => return Err(rusqlite::Error::InvalidQuery.into()),
         }
     }

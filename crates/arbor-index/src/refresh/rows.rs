@@ -8,6 +8,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 use crate::codec::{self};
 use crate::db::{key_path, path_key, Keys};
+use crate::rowsum::{self, checked_columns};
 use crate::{Error, Result};
 use arbor_session::info::{InfoScanner, SessionInfo};
 use arbor_store::scan::SessionFile;
@@ -40,20 +41,25 @@ impl Cached {
     }
 }
 
-pub(super) const SELECT_CACHED: &str =
-    "SELECT id, path, dev, ino, size, mtime_ns, parsed, head_fp, tail_fp, state, row, problem FROM files";
+/// Every column of the stored rows, with their sums ([`rowsum::intact`]
+/// at column 0).
+pub(super) const SELECT_CACHED: &str = concat!("SELECT ", checked_columns!(), " FROM files");
 
 /// [`SELECT_CACHED`] of the rows whose paths are in `?1..?2`, through the
 /// index of paths (see [`folder_ranges`]).
-pub(super) const SELECT_CACHED_IN: &str =
-    "SELECT id, path, dev, ino, size, mtime_ns, parsed, head_fp, tail_fp, state, row, problem
-     FROM files WHERE path >= ?1 AND path < ?2";
+pub(super) const SELECT_CACHED_IN: &str = concat!(
+    "SELECT ",
+    checked_columns!(),
+    " FROM files WHERE path >= ?1 AND path < ?2"
+);
 
 /// [`SELECT_CACHED`] in the table's order, for [`stored_rows`] (which
 /// binds a limit it does not use here).
-const SELECT_CACHED_ALL: &str =
-    "SELECT id, path, dev, ino, size, mtime_ns, parsed, head_fp, tail_fp, state, row, problem
-     FROM files NOT INDEXED WHERE ?1 = ?1";
+const SELECT_CACHED_ALL: &str = concat!(
+    "SELECT ",
+    checked_columns!(),
+    " FROM files NOT INDEXED WHERE ?1 = ?1"
+);
 
 /// Every stored row's fingerprint as the read of the stored rows found
 /// them ([`stored_rows`] with a look), matched to the listed files, for the
@@ -177,9 +183,14 @@ fn cached_from_row(r: &rusqlite::Row) -> rusqlite::Result<(Vec<u8>, Cached)> {
 
 pub fn load_one(conn: &Connection, path: &Path) -> Result<Option<Cached>> {
     let sql = format!("{SELECT_CACHED} WHERE path = ?1");
+    // A row that fails its sum is not used: the file is read again.
     Ok(conn
-        .query_row(&sql, [path_key(path)], |r| cached_from_row(r).map(|c| c.1))
-        .optional()?)
+        .query_row(&sql, [path_key(path)], |r| {
+            Ok(rowsum::intact(r, 0)?.then(|| cached_from_row(r).map(|c| c.1)))
+        })
+        .optional()?
+        .flatten()
+        .transpose()?)
 }
 
 /// Stored rows of the sessions under `roots` (most recently written files
@@ -214,28 +225,39 @@ pub fn stored_rows<R: Send>(
         })
         .collect();
     // Columns of the path, the state and the row.
+    const COLS: [usize; 3] = [rowsum::col::PATH, rowsum::col::STATE, rowsum::col::ROW];
     let (sql, cols) = match (limit, &look) {
         // Every row, with what a refresh compares.
-        (None, Some(_)) => (SELECT_CACHED_ALL, [1, 9, 10]),
+        (None, Some(_)) => (SELECT_CACHED_ALL, COLS),
         (_, None) if within.is_some() => (
-            "SELECT path, state, row FROM files WHERE id IN
-             (SELECT id FROM files INDEXED BY files_sessions
-              WHERE problem IS NULL AND path >= ?2 AND path < ?3
-              ORDER BY mtime_ns DESC LIMIT ?1)",
-            [0, 1, 2],
+            concat!(
+                "SELECT ",
+                checked_columns!(),
+                " FROM files WHERE id IN
+                 (SELECT id FROM files INDEXED BY files_sessions
+                  WHERE problem IS NULL AND path >= ?2 AND path < ?3
+                  ORDER BY mtime_ns DESC LIMIT ?1)"
+            ),
+            COLS,
         ),
         (Some(_), _) => (
-            "SELECT path, state, row FROM files WHERE problem IS NULL
-             ORDER BY mtime_ns DESC LIMIT ?1",
-            [0, 1, 2],
+            concat!(
+                "SELECT ",
+                checked_columns!(),
+                " FROM files WHERE problem IS NULL ORDER BY mtime_ns DESC LIMIT ?1"
+            ),
+            COLS,
         ),
         // In the table's order: through the index of times (which SQLite
         // picks for the `WHERE`), each row was a seek to a page of its own,
         // 460 ms for 100,000 rows where the table's pages in order take 50.
         (None, None) => (
-            "SELECT path, state, row FROM files NOT INDEXED
-             WHERE problem IS NULL AND ?1 = ?1",
-            [0, 1, 2],
+            concat!(
+                "SELECT ",
+                checked_columns!(),
+                " FROM files NOT INDEXED WHERE problem IS NULL AND ?1 = ?1"
+            ),
+            COLS,
         ),
     };
     // All of them read, not mapped (see `look`).
@@ -382,12 +404,18 @@ fn read_stored(
         let blob_at =
             |i: usize| -> rusqlite::Result<Option<&[u8]>> { Ok(r.get_ref(i)?.as_blob_or_null()?) };
         let (state, row) = (blob_at(state_col)?, blob_at(row_col)?);
+        // Every statement here selects the checked columns first.
+        let intact = rowsum::intact(r, 0)?;
         let file = match look.as_mut() {
             Some((look, listed)) => {
                 let Some(i) = listed.get_after(key, &mut next) else {
                     look.unlisted.push(key.to_vec());
                     continue;
                 };
+                if !intact {
+                    // Not indexed, for the refresh after this: read again.
+                    continue;
+                }
                 let cached = Seen::read(r)?;
                 let problem = cached.problem.is_some();
                 look.found[i as usize] = Some(Found {
@@ -400,6 +428,8 @@ fn read_stored(
                 }
                 RowFile::Listed(i)
             }
+            // The refresh after this reads the file again.
+            None if !intact => continue,
             None => match found_under_root(key, root_keys, &is_sep) {
                 Some(file) => RowFile::Found(file),
                 None => continue,

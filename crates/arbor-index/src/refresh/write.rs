@@ -256,6 +256,7 @@ impl<'c> Writer<'c> {
                 self.conn.last_insert_rowid()
             }
         };
+        crate::rowsum::seal(self.conn, id)?;
         if !p.text.is_empty() {
             let (f, _, end) = self.text_file()?;
             let off = *end;
@@ -496,10 +497,19 @@ pub(super) fn insert_segment(
         ],
     )?;
     let id = conn.last_insert_rowid();
+    let mut sum = crate::rowsum::segment_sum(
+        (part, docs as i64),
+        (terms_len as i64, terms_sum),
+        starts,
+        postings_len as u64,
+    );
     if postings_len > 0 {
         let mut blob = conn.blob_open(MAIN_DB, "segments", "postings", id, false)?;
         match postings {
-            Postings::Bytes(b) => blob.write_at(b, 0)?,
+            Postings::Bytes(b) => {
+                sum.update(b);
+                blob.write_at(b, 0)?
+            }
             Postings::Read(from, len) => {
                 // A megabyte at a time: the file's length is the blob's.
                 let mut at = 0;
@@ -510,6 +520,7 @@ pub(super) fn insert_segment(
                         return Err(io_err(short).into());
                     }
                     let n = chunk.len().min(len - at);
+                    sum.update(&chunk[..n]);
                     blob.write_at(&chunk[..n], at)?;
                     from.consume(n);
                     at += n;
@@ -517,5 +528,9 @@ pub(super) fn insert_segment(
             }
         }
     }
+    conn.execute(
+        "UPDATE segments SET sum = ?1 WHERE id = ?2",
+        params![sum.finish(), id],
+    )?;
     Ok(id)
 }

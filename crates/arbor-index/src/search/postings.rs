@@ -1,8 +1,6 @@
 //! Reading posting lists: the terms a body term matches in each
 //! dictionary, and the sessions their lists name.
 
-use std::path::PathBuf;
-
 use rusqlite::{Connection, MAIN_DB};
 
 use crate::matched::{IdCounts, Matched, Narrowed, KEEP_BYTES};
@@ -380,12 +378,22 @@ impl<'c> Postings<'c, '_> {
             let blob = self
                 .conn
                 .blob_open(MAIN_DB, c"segments", c"postings", self.rowid, true)?;
-            if blob.len() != self.seg.postings_len() {
-                return Err(Error::Corrupt(PathBuf::new()));
+            let intact = blob.len() == self.seg.postings_len()
+                && match self.seg.check() {
+                    Some(check) => check.postings_match(&blob)?,
+                    None => true,
+                };
+            if !intact {
+                // The caller answers from the files; the next process to
+                // open the index starts it again.
+                crate::rowsum::mark_broken(self.conn);
+                return Err(Error::Corrupt(crate::db::file_of(self.conn)));
             }
             self.blob = Some(blob);
         }
-        self.blob.as_ref().ok_or(Error::Corrupt(PathBuf::new()))
+        self.blob
+            .as_ref()
+            .ok_or_else(|| Error::Corrupt(crate::db::file_of(self.conn)))
     }
 
     /// Reads the batch's lists, handing `f` each id.

@@ -93,6 +93,9 @@ pub struct Segment {
     /// At least the number of distinct ids in its posting lists (0:
     /// unknown; see [`Segment::with_docs`]).
     docs: usize,
+    /// What its postings are checked against when read (`None`: not
+    /// checked, a segment of the tests).
+    check: Option<Box<crate::rowsum::SegmentCheck>>,
 }
 
 impl Segment {
@@ -156,6 +159,7 @@ impl Segment {
             post_starts,
             postings: Vec::new(),
             docs: 0,
+            check: None,
         })
     }
 
@@ -166,6 +170,16 @@ impl Segment {
     pub fn with_docs(mut self, docs: usize) -> Segment {
         self.docs = docs;
         self
+    }
+
+    /// The segment, its postings to be checked by `check` when read.
+    pub fn with_check(mut self, check: crate::rowsum::SegmentCheck) -> Segment {
+        self.check = Some(Box::new(check));
+        self
+    }
+
+    pub fn check(&self) -> Option<&crate::rowsum::SegmentCheck> {
+        self.check.as_deref()
     }
 
     /// Drops the dictionary's mapped pages from the resident set (see
