@@ -32,7 +32,7 @@ pub(crate) use write::splice;
 
 // What most callers need, at the top.
 pub use agent::Agent;
-pub use context::{build_context, ContextFlavor, ContextMessage, SessionContext};
+pub use context::{build_context, ContextFlavor, ContextMessage, ContextPlan, SessionContext};
 pub use entry::{Entry, Header};
 pub use info::{scan_info, SessionInfo};
 pub use reader::{read_session, Diagnostics, ReadError, Session};

@@ -70,7 +70,17 @@ fn replace_with(
 /// Writes `bytes` to `path` atomically: a temporary file in the same
 /// folder, synced, renamed over it; then the folder is synced.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    replace_with(path, "session", |f| f.write_all(bytes))?;
+    write_atomic_with(path, |f| f.write_all(bytes))
+}
+
+/// [`write_atomic`] of what `fill` writes, a piece at a time (a fork of a
+/// large session is never held whole); nothing is left behind when `fill`
+/// fails.
+pub(crate) fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    replace_with(path, "session", fill)?;
     if let Ok(d) = File::open(path.parent().unwrap_or(Path::new("."))) {
         let _ = d.sync_all();
     }

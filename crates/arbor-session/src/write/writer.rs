@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -17,7 +17,7 @@ use crate::entry::{format_iso_ms, Entry};
 use crate::fileops;
 use crate::ids::{new_entry_id, new_session_id};
 use crate::open::open_session_file;
-use crate::reader::{parse_object, read_session, ReadError, Session};
+use crate::reader::{parse_object, ReadError, Session};
 use crate::tree::SessionTree;
 
 #[derive(Debug, thiserror::Error)]
@@ -396,8 +396,13 @@ pub struct Forked {
 
 /// Forks root → the fork point of `entry` (see `fork_point`) into a new
 /// session file.
+///
+/// In memory bounded by the longest line, not the session: the source is
+/// read lean (each entry's facts and where its line is), and the fork is
+/// written a line at a time, each read back from the source, rewritten and
+/// let go.
 pub fn fork(source: &Path, entry_id: &str, out: Option<&Path>) -> Result<Forked, WriteError> {
-    let session = read_session(source)?;
+    let session = crate::reader::read_session_lean(source)?;
     refuse_foreign(&session)?;
     let tree = SessionTree::build(&session);
     let Some(target) = tree.index_of(entry_id) else {
@@ -408,23 +413,30 @@ pub fn fork(source: &Path, entry_id: &str, out: Option<&Path>) -> Result<Forked,
     };
     let point = fork_point(&session, &tree, target);
     let path = point.leaf.map(|l| tree.path_to(l)).unwrap_or_default();
-    let entries = &session.entries;
 
     let id = new_session_id();
     let now = now_iso();
     let header = fork_header(&session, source, &id, &now);
 
-    if let Some(&i) = path.iter().find(|&&i| is_trimmed(&entries[i])) {
+    let dest = fork_destination(source, out, &now, &id)?;
+    let mut trimmed = None;
+    let written = fileops::write_atomic_with(&dest, |f| {
+        let mut w = std::io::BufWriter::with_capacity(256 << 10, f);
+        let lines = ForkLines {
+            session: &session,
+            tree: &tree,
+            path: &path,
+            now: &now,
+        };
+        lines.write(header, &mut w, &mut trimmed)?;
+        w.flush()
+    });
+    if let Some(e) = trimmed {
         return Err(WriteError::Invalid(format!(
-            "entry {} nests JSON too deeply to copy without loss; not forking",
-            entries[i].id
+            "entry {e} nests JSON too deeply to copy without loss; not forking"
         )));
     }
-    let mut bytes = fork_lines(&session, &tree, &path, header, &now).join("\n");
-    bytes.push('\n');
-
-    let dest = fork_destination(source, out, &now, &id)?;
-    write_atomic(&dest, bytes.as_bytes())?;
+    written.map_err(io_err(&dest))?;
     Ok(Forked {
         path: dest,
         id,
@@ -457,68 +469,97 @@ fn fork_header(session: &Session, source: &Path, id: &str, now: &str) -> Map<Str
     header
 }
 
-/// The fork's lines: the header, the entries of `path` but its labels (each
-/// hung from its nearest kept ancestor), then a new label line for each kept
-/// entry that has a label.
-fn fork_lines(
-    session: &Session,
-    tree: &SessionTree,
-    path: &[usize],
-    header: Map<String, Value>,
-    now: &str,
-) -> Vec<String> {
-    let entries = &session.entries;
-    let is_label = |i: usize| entries[i].entry_type() == "label";
+/// What a fork copies: the entries of `path` (root → fork point).
+struct ForkLines<'a> {
+    session: &'a Session,
+    tree: &'a SessionTree,
+    path: &'a [usize],
+    now: &'a str,
+}
 
-    // A kept entry whose parent was a dropped label hangs from that label's parent.
-    let kept_parent = |i: usize| {
-        let mut p = tree.parent[i];
-        while let Some(x) = p {
-            if !is_label(x) {
-                break;
+impl ForkLines<'_> {
+    /// Writes the header, the entries of the path but its labels (each hung
+    /// from its nearest kept ancestor), then a new label line for each kept
+    /// entry that has a label. An entry the reader had to cut (JSON nested
+    /// too deeply) stops it: its id goes to `trimmed`, and an error out.
+    fn write(
+        &self,
+        header: Map<String, Value>,
+        w: &mut impl std::io::Write,
+        trimmed: &mut Option<String>,
+    ) -> std::io::Result<()> {
+        let (entries, tree) = (&self.session.entries, self.tree);
+        let is_label = |i: usize| entries[i].entry_type() == "label";
+
+        // A kept entry whose parent was a dropped label hangs from that label's parent.
+        let kept_parent = |i: usize| {
+            let mut p = tree.parent[i];
+            while let Some(x) = p {
+                if !is_label(x) {
+                    break;
+                }
+                p = tree.parent[x];
             }
-            p = tree.parent[x];
-        }
-        p.map(|x| entries[x].id.clone())
-    };
-
-    let mut out_lines = vec![Value::Object(header).to_string()];
-    let mut last: Option<String> = None;
-    let mut taken: HashSet<String> = HashSet::new();
-    let mut kept_ids = Vec::new();
-    for &i in path {
-        if is_label(i) {
-            continue;
-        }
-        let mut raw = entries[i].raw.clone();
-        raw.insert(
-            "parentId".into(),
-            kept_parent(i).map(Value::from).unwrap_or(Value::Null),
-        );
-        taken.insert(entries[i].id.clone());
-        kept_ids.push(entries[i].id.clone());
-        last = Some(entries[i].id.clone());
-        out_lines.push(Value::Object(raw).to_string());
-    }
-    for kid in &kept_ids {
-        let Some(label) = tree.labels.get(kid) else {
-            continue;
+            p.map(|x| entries[x].id.as_str())
         };
-        let taken_ref: HashSet<&str> = taken.iter().map(String::as_str).collect();
-        let lid = new_entry_id(&taken_ref);
-        let line = json!({
-            "type": "label",
-            "id": lid,
-            "parentId": last,
-            "timestamp": label.timestamp.clone().unwrap_or_else(|| now.to_string()),
-            "targetId": kid,
-            "label": label.text,
-        });
-        taken.insert(lid.clone());
-        last = Some(lid);
-        out_lines.push(line.to_string());
+
+        writeln!(w, "{}", Value::Object(header))?;
+        let mut last: Option<String> = None;
+        let mut taken: HashSet<&str> = HashSet::new();
+        let mut kept = Vec::new();
+        for &i in self.path {
+            if is_label(i) {
+                continue;
+            }
+            let e = &entries[i];
+            // Parsed for this line only: the entries are never all held.
+            let line = e.with_raw(|raw| {
+                if is_trimmed(raw) {
+                    return None;
+                }
+                let mut raw = raw.clone();
+                raw.insert(
+                    "parentId".into(),
+                    kept_parent(i).map(Value::from).unwrap_or(Value::Null),
+                );
+                Some(Value::Object(raw).to_string())
+            });
+            let Some(line) = line else {
+                *trimmed = Some(e.id.clone());
+                return Err(std::io::Error::other("an entry nests JSON too deeply"));
+            };
+            w.write_all(line.as_bytes())?;
+            w.write_all(b"\n")?;
+            taken.insert(&e.id);
+            kept.push(i);
+            last = Some(e.id.clone());
+        }
+        let mut new_ids = Vec::new();
+        for &k in &kept {
+            let kid = &entries[k].id;
+            let Some(label) = tree.labels.get(kid) else {
+                continue;
+            };
+            let lid = loop {
+                let id = new_entry_id(&taken);
+                if !new_ids.contains(&id) {
+                    break id;
+                }
+            };
+            let line = json!({
+                "type": "label",
+                "id": lid,
+                "parentId": last,
+                "timestamp": label.timestamp.clone().unwrap_or_else(|| self.now.to_string()),
+                "targetId": kid,
+                "label": label.text,
+            });
+            writeln!(w, "{line}")?;
+            last = Some(lid.clone());
+            new_ids.push(lid);
+        }
+        Ok(())
     }
-    out_lines
 }
 
 /// Where the fork goes: `out`, else a new file beside the source; never over
@@ -629,8 +670,8 @@ pub fn migrate_file(path: &Path) -> Result<PathBuf, WriteError> {
     Ok(bak)
 }
 
-/// Whether the reader cut a too-deep subtree out of this entry.
-fn is_trimmed(e: &Entry) -> bool {
+/// Whether the reader cut a too-deep subtree out of this entry's object.
+fn is_trimmed(raw: &Map<String, Value>) -> bool {
     fn walk(v: &Value) -> bool {
         match v {
             Value::String(s) => s == crate::reader::DEEP_PLACEHOLDER,
@@ -639,7 +680,7 @@ fn is_trimmed(e: &Entry) -> bool {
             _ => false,
         }
     }
-    e.raw.values().any(walk)
+    raw.values().any(walk)
 }
 
 #[cfg(test)]
