@@ -512,23 +512,21 @@ impl ForkLines<'_> {
                 continue;
             }
             let e = &entries[i];
-            // Parsed for this line only: the entries are never all held.
-            let line = e.with_raw(|raw| {
-                if is_trimmed(raw) {
-                    return None;
-                }
-                let mut raw = raw.clone();
-                raw.insert(
-                    "parentId".into(),
-                    kept_parent(i).map(Value::from).unwrap_or(Value::Null),
-                );
-                Some(Value::Object(raw).to_string())
-            });
-            let Some(line) = line else {
+            // Parsed for this line only (its bytes let go before it is
+            // written out): the entries are never all held.
+            let mut raw = match e.raw.unparsed_line() {
+                Some(line) => parse_object(&line, &mut false).unwrap_or_default(),
+                None => e.with_raw(Map::clone),
+            };
+            if is_trimmed(&raw) {
                 *trimmed = Some(e.id.clone());
                 return Err(std::io::Error::other("an entry nests JSON too deeply"));
-            };
-            w.write_all(line.as_bytes())?;
+            }
+            raw.insert(
+                "parentId".into(),
+                kept_parent(i).map(Value::from).unwrap_or(Value::Null),
+            );
+            serde_json::to_writer(&mut *w, &Value::Object(raw))?;
             w.write_all(b"\n")?;
             taken.insert(&e.id);
             kept.push(i);
