@@ -130,6 +130,17 @@ impl Session {
         self.source.as_ref().is_some_and(|s| s.release())
     }
 
+    /// From now on, a line longer than `max` bytes is never read: its
+    /// entry keeps its facts (type, role, ids, time) and reads as an empty
+    /// object, and [`Entry::unread_len`] says how long the line is. For a
+    /// screen, whose memory must not follow one line of hundreds of
+    /// megabytes.
+    pub fn limit_lines(&self, max: usize) {
+        if let Some(s) = &self.source {
+            s.limit_lines(max);
+        }
+    }
+
     /// Reads the lines of `entries` (in file order) a block at a time and
     /// calls `f` with each entry parsed.
     pub fn for_each_parsed(&self, entries: &[Entry], mut f: impl FnMut(&Entry)) {
