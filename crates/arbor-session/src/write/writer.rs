@@ -118,26 +118,49 @@ fn settle_tail(file: &mut File, path: &Path) -> Result<(), WriteError> {
 /// How often `append_entry` catches up with a file that grew meanwhile.
 const APPEND_ATTEMPTS: usize = 50;
 
-/// The file as read so far: its bytes, and the session parsed from its
-/// complete lines (`buf[..parsed]`).
+/// The file as read so far: how many bytes, the bytes after its last
+/// complete line, and the session read from its complete lines
+/// (`..parsed`).
 struct Snapshot {
-    buf: Vec<u8>,
+    read_len: usize,
     parsed: usize,
+    /// The bytes from `parsed` to `read_len` (a line being written).
+    tail: Vec<u8>,
     session: Session,
 }
 
 impl Snapshot {
     /// Reads through the handle arbor will write with (the same file even
-    /// if the path is replaced meanwhile).
+    /// if the path is replaced meanwhile). A file that ends in `\n` (as
+    /// after `settle_tail`) is read lean: the entries' facts, never the
+    /// file's bytes whole (a label on a session of a million entries).
     fn read(file: &mut File, path: &Path) -> Result<Snapshot, WriteError> {
+        let lean = crate::reader::read_session_lean_file(path, file.try_clone().map_err(io_err(path))?)?;
+        let len = lean.bytes as usize;
+        let mut last = [0u8];
+        let ends_whole = len == 0 || {
+            file.seek(SeekFrom::Start(len as u64 - 1))
+                .map_err(io_err(path))?;
+            file.read(&mut last).map_err(io_err(path))? == 1 && last[0] == b'\n'
+        };
+        if ends_whole && lean.foreign.is_none() {
+            return Ok(Snapshot {
+                read_len: len,
+                parsed: len,
+                tail: Vec::new(),
+                session: lean,
+            });
+        }
+        drop(lean);
         let mut buf = Vec::new();
         file.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
         file.read_to_end(&mut buf).map_err(io_err(path))?;
         let parsed = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
         let session = crate::reader::parse_session(path, &buf[..parsed])?;
         Ok(Snapshot {
-            buf,
+            read_len: buf.len(),
             parsed,
+            tail: buf.split_off(parsed),
             session,
         })
     }
@@ -146,19 +169,20 @@ impl Snapshot {
     /// (re-parsing a multi-MB file each time would never catch up with a
     /// busy writer).
     fn catch_up(&mut self, file: &mut File, path: &Path) -> Result<(), WriteError> {
-        file.seek(SeekFrom::Start(self.buf.len() as u64))
+        file.seek(SeekFrom::Start(self.read_len as u64))
             .map_err(io_err(path))?;
-        file.read_to_end(&mut self.buf).map_err(io_err(path))?;
-        let new = &self.buf[self.parsed..];
-        let end = self.parsed + memchr::memrchr(b'\n', new).map_or(0, |i| i + 1);
-        for (line, _) in crate::reader::lines(&self.buf[self.parsed..end]) {
+        file.read_to_end(&mut self.tail).map_err(io_err(path))?;
+        self.read_len = self.parsed + self.tail.len();
+        let done = memchr::memrchr(b'\n', &self.tail).map_or(0, |i| i + 1);
+        for (line, _) in crate::reader::lines(&self.tail[..done]) {
             if let Some(obj) = parse_object(line, &mut false) {
                 let index = self.session.entries.len() + 1;
                 self.session.entries.push(Entry::new(index, obj));
             }
         }
-        self.parsed = end;
-        self.session.bytes = end as u64;
+        self.tail.drain(..done);
+        self.parsed += done;
+        self.session.bytes = self.parsed as u64;
         Ok(())
     }
 }
@@ -194,7 +218,7 @@ pub(crate) fn append_entry(
         });
     }
     for _ in 0..APPEND_ATTEMPTS {
-        if snap.parsed < snap.buf.len() {
+        if snap.parsed < snap.read_len {
             // A line was started after the tail check: wait for its end.
             settle_tail(&mut file, path)?;
             snap.catch_up(&mut file, path)?;
@@ -213,7 +237,7 @@ pub(crate) fn append_entry(
         // check and the write: O_APPEND has no compare-and-append, and the
         // agents do not lock. It is checked for after the write.)
         let len = file.metadata().map_err(io_err(path))?.len();
-        if len == snap.buf.len() as u64 {
+        if len == snap.read_len as u64 {
             // One write call: O_APPEND makes it land after whatever is there now.
             fileops::append_synced(&mut file, line.as_bytes()).map_err(io_err(path))?;
             // The window cannot be closed, but it can be seen: if another
@@ -230,7 +254,7 @@ pub(crate) fn append_entry(
             line.pop();
             return Ok(Written { id, line });
         }
-        if len < snap.buf.len() as u64 {
+        if len < snap.read_len as u64 {
             // Rewritten meanwhile (not an append): start over.
             snap = Snapshot::read(&mut file, path)?;
             if snap.session.needs_migration() {

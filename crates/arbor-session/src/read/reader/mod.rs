@@ -275,6 +275,12 @@ pub fn read_session_lean_in(path: &Path, block: usize) -> Result<Session, ReadEr
     lean_file(path, file, block)
 }
 
+/// [`read_session_lean`] of a file opened already (read through `file`:
+/// the same file even if `path` is replaced meanwhile).
+pub(crate) fn read_session_lean_file(path: &Path, file: std::fs::File) -> Result<Session, ReadError> {
+    lean_file(path, file, crate::load::READ_BLOCK)
+}
+
 /// [`read_session_lean_in`] of an open file, named `path`.
 fn lean_file(path: &Path, file: std::fs::File, block: usize) -> Result<Session, ReadError> {
     const FIRST: usize = 1 << 20;
