@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{bail, Context as _, Result};
 use rayon::prelude::*;
 
-use super::json::{escape_c1, json_text, needs_c1_escape, plain};
+use super::json::{escape_c1, json_text, needs_c1_escape, plain, C1Escaped};
 use super::{load, resolve};
 use crate::cli::{ContextArgs, DiffArgs, ExportArgs, ShowArgs};
 use crate::term::{path as shown, sanitize_line as clean};
@@ -117,8 +117,7 @@ pub(super) fn context(config: &StoreConfig, a: &ContextArgs, out: &mut impl Writ
         let mut result = Ok(());
         plan.for_each_message(|m| {
             if result.is_ok() {
-                let comma = if std::mem::take(&mut first) { "" } else { "," };
-                result = write!(w, "{comma}{}", json_text(&m.to_json()));
+                result = write_context_row(&mut w, &m, std::mem::take(&mut first));
             }
         });
         result?;
@@ -168,6 +167,34 @@ pub(super) fn context(config: &StoreConfig, a: &ContextArgs, out: &mut impl Writ
     });
     result?;
     w.flush()?;
+    Ok(())
+}
+
+/// One message of `context --json` (`ContextMessage::to_json`, escaped as
+/// `json_text` escapes), written as it is serialized.
+fn write_context_row(
+    w: &mut impl Write,
+    m: &arbor_session::ContextMessage,
+    first: bool,
+) -> std::io::Result<()> {
+    #[derive(serde::Serialize)]
+    struct Row<'a> {
+        role: &'a str,
+        #[serde(rename = "entryId")]
+        entry_id: &'a str,
+        text: &'a str,
+    }
+    if !first {
+        w.write_all(b",")?;
+    }
+    let mut esc = C1Escaped::new(w);
+    let row = Row {
+        role: &m.role,
+        entry_id: &m.entry_id,
+        text: &m.text,
+    };
+    serde_json::to_writer(&mut esc, &row)?;
+    esc.finish()?;
     Ok(())
 }
 

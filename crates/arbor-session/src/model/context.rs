@@ -341,24 +341,32 @@ fn push_entry(out: &mut Vec<ContextMessage>, e: &Entry) {
     ) {
         return;
     }
+    if e.entry_type() == "message" {
+        // The message taken out of its line's object (a line of hundreds
+        // of megabytes is not held twice over).
+        let msg = match e.raw.unparsed_line() {
+            Some(line) => crate::reader::parse_object(&line, &mut false)
+                .and_then(|mut raw| raw.shift_remove("message")),
+            None => e.with_raw(|raw| raw.get("message").cloned()),
+        };
+        let msg = msg.unwrap_or(Value::Null);
+        let role = msg
+            .get("role")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let text = message_text(msg.as_object());
+        out.push(ContextMessage {
+            role,
+            entry_id: e.id.clone(),
+            entry_index: e.index,
+            message: msg,
+            text,
+        });
+        return;
+    }
     let e = &*e.parsed();
     match e.entry_type() {
-        "message" => {
-            let msg = e.raw.get("message").cloned().unwrap_or(Value::Null);
-            let role = msg
-                .get("role")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            let text = message_text(msg.as_object());
-            out.push(ContextMessage {
-                role,
-                entry_id: e.id.clone(),
-                entry_index: e.index,
-                message: msg,
-                text,
-            });
-        }
         "custom_message" => {
             let text = content_text(e.raw.get("content"), "\n");
             let mut message = Map::new();
