@@ -473,10 +473,10 @@ fn run_search(
                 "{:>20} first  {:>7.2} ms ({} rows)",
                 query.raw,
                 drawn,
-                app.picker.visible.len()
+                app.picker.list.visible.len()
             );
         }
-        if done.screen.is_none() && app.picker.visible.len() >= app.picker.page {
+        if done.screen.is_none() && app.picker.list.visible.len() >= app.picker.selection.page {
             done.screen = Some((drawn, shown_paths(app)));
         }
     }
@@ -561,10 +561,11 @@ fn pasted(app: &mut App, term: &mut Terminal<TestBackend>, theme: &Theme) {
 /// The paths of the rows on the picker's screen (its first page).
 fn shown_paths(app: &App) -> Vec<std::path::PathBuf> {
     let p = &app.picker;
-    p.visible
+    p.list
+        .visible
         .iter()
-        .take(p.page)
-        .map(|v| p.rows[v.idx].info.path.to_path_buf())
+        .take(p.selection.page)
+        .map(|v| p.list.rows[v.idx].info.path.to_path_buf())
         .collect()
 }
 

@@ -254,7 +254,7 @@ fn the_watcher_keeps_pi_rows_pi() {
     for ev in perform(fx[0].clone()) {
         app.update(ev);
     }
-    let row = &app.picker.rows[app.picker.row_index(&pi).unwrap()];
+    let row = &app.picker.list.rows[app.picker.row_index(&pi).unwrap()];
     assert_eq!(
         (row.info.agent, row.display_name()),
         (Agent::Pi, Some("Live"))

@@ -93,14 +93,15 @@ fn screen(app: &App, root: &Path) -> String {
 
 fn listed(app: &App) -> Vec<PathBuf> {
     let p = &app.picker;
-    p.visible
+    p.list
+        .visible
         .iter()
-        .map(|v| p.rows[v.idx].info.path.to_path_buf())
+        .map(|v| p.list.rows[v.idx].info.path.to_path_buf())
         .collect()
 }
 
 fn marked(app: &App) -> HashSet<PathBuf> {
-    app.picker.marked.clone()
+    app.picker.selection.marked.clone()
 }
 
 /// The sizes and change times a batch's measure would find: days old.
@@ -132,7 +133,7 @@ fn space_marks_on_an_empty_query_and_types_into_a_query() {
     key(&mut app, KeyCode::Char(' '));
     assert_eq!(marked(&app), HashSet::from([all[0].clone()]));
     assert_eq!(
-        app.picker.selected.as_ref(),
+        app.picker.selection.selected.as_ref(),
         Some(&all[1]),
         "on to the next"
     );
@@ -141,12 +142,12 @@ fn space_marks_on_an_empty_query_and_types_into_a_query() {
     assert!(marked(&app).is_empty(), "the same key unmarks");
 
     typ(&mut app, "fake timers");
-    assert_eq!(app.picker.query.text(), "fake timers");
+    assert_eq!(app.picker.search.query.text(), "fake timers");
     assert!(marked(&app).is_empty());
-    let best = app.picker.selected.clone().unwrap();
+    let best = app.picker.selection.selected.clone().unwrap();
     press(&mut app, KeyCode::Char(' '), KeyModifiers::CONTROL);
     assert_eq!(marked(&app), HashSet::from([best]));
-    assert_eq!(app.picker.query.text(), "fake timers");
+    assert_eq!(app.picker.search.query.text(), "fake timers");
 }
 
 /// A query, then mark all: exactly its matches are marked; they stay
@@ -184,7 +185,7 @@ fn mark_by_query_then_one_question_for_the_batch_then_undo() {
     // Enter waits for the sizes; other keys are dropped.
     assert!(key(&mut app, KeyCode::Enter).is_empty());
     assert!(key(&mut app, KeyCode::Char('x')).is_empty());
-    assert_eq!(app.picker.query.text(), "");
+    assert_eq!(app.picker.search.query.text(), "");
     drive(&mut app, measured(&batch, &[]));
     let s = screen(&app, &root);
     let bytes: u64 = (0..batch.len() as u64).map(|i| 10_000 + 1_000 * i).sum();
@@ -202,7 +203,10 @@ fn mark_by_query_then_one_question_for_the_batch_then_undo() {
         key(&mut app, KeyCode::Enter),
         vec![Effect::TrashBatch(batch.clone())]
     );
-    assert!(matches!(app.picker.dialog, Dialog::TrashingBatch { .. }));
+    assert!(matches!(
+        app.picker.dialog.open,
+        Dialog::TrashingBatch { .. }
+    ));
     assert!(key(&mut app, KeyCode::Enter).is_empty(), "keys wait");
     drive(
         &mut app,
@@ -211,7 +215,7 @@ fn mark_by_query_then_one_question_for_the_batch_then_undo() {
             failed: vec![],
         },
     );
-    assert_eq!(app.picker.dialog, Dialog::None);
+    assert_eq!(app.picker.dialog.open, Dialog::None);
     for p in &batch {
         assert!(app.picker.row_index(p).is_none());
     }
@@ -262,7 +266,7 @@ fn a_batch_holding_a_live_session_asks_again() {
         vec![Effect::MeasureBatch(batch.clone())]
     );
     drive(&mut app, measured(&batch, &[&batch[1]]));
-    let title = app.picker.rows[app.picker.row_index(&batch[1]).unwrap()]
+    let title = app.picker.list.rows[app.picker.row_index(&batch[1]).unwrap()]
         .title()
         .chars()
         .take(20)
@@ -271,7 +275,10 @@ fn a_batch_holding_a_live_session_asks_again() {
     assert!(s.contains("an agent may be writing it"), "{s}");
     assert!(s.contains(&title), "the live one is named: {s}");
     assert!(key(&mut app, KeyCode::Enter).is_empty());
-    assert!(matches!(app.picker.dialog, Dialog::ConfirmLiveBatch { .. }));
+    assert!(matches!(
+        app.picker.dialog.open,
+        Dialog::ConfirmLiveBatch { .. }
+    ));
     let s = screen(&app, &root);
     assert!(s.contains("an agent may be writing it. Delete"), "{s}");
     insta::assert_snapshot!("batch_live_question_80x24", s);
@@ -288,7 +295,7 @@ fn a_batch_holding_a_live_session_asks_again() {
     drive(&mut app, measured(&batch, &[&batch[0]]));
     key(&mut app, KeyCode::Enter);
     assert!(key(&mut app, KeyCode::Esc).is_empty());
-    assert_eq!(app.picker.dialog, Dialog::None);
+    assert_eq!(app.picker.dialog.open, Dialog::None);
     assert_eq!(marked(&app).len(), 1);
 }
 
@@ -321,7 +328,7 @@ fn a_failed_move_leaves_the_others_and_asks_about_it_alone() {
         "nothing deleted yet"
     );
     assert!(matches!(
-        &app.picker.dialog,
+        &app.picker.dialog.open,
         Dialog::ConfirmPermanent { paths, moved: 2, .. } if paths == &batch[2..]
     ));
     let s = screen(&app, &root);

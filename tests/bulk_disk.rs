@@ -79,17 +79,17 @@ fn mark_by_query_trash_the_batch_and_undo_restores_every_file() {
         press(&mut app, KeyCode::Char(c), KeyModifiers::NONE);
     }
     press(&mut app, KeyCode::Char('a'), KeyModifiers::ALT);
-    let batch: Vec<PathBuf> = app.picker.marked.iter().cloned().collect();
+    let batch: Vec<PathBuf> = app.picker.selection.marked.iter().cloned().collect();
     assert!(batch.len() >= 2, "{batch:?}");
     press(&mut app, KeyCode::Char('u'), KeyModifiers::CONTROL);
     press(&mut app, KeyCode::Char('d'), KeyModifiers::CONTROL);
     assert!(matches!(
-        &app.picker.dialog,
+        &app.picker.dialog.open,
         Dialog::ConfirmBatch { measured: Some(m), .. } if m.live.is_empty() && m.bytes > 0
     ));
     let fx = press(&mut app, KeyCode::Enter, KeyModifiers::NONE);
     assert!(matches!(&fx[..], [Effect::TrashBatch(p)] if p.len() == batch.len()));
-    assert_eq!(app.picker.dialog, Dialog::None);
+    assert_eq!(app.picker.dialog.open, Dialog::None);
     for (p, _) in &before {
         let trashed = data.join("Trash/files").join(p.file_name().unwrap());
         assert_eq!(!p.exists(), batch.contains(p), "{p:?}");
@@ -111,7 +111,7 @@ fn mark_by_query_trash_the_batch_and_undo_restores_every_file() {
         0,
         "the trash is empty again"
     );
-    let status = app.picker.status.as_ref().map(|s| s.text.clone());
+    let status = app.picker.flash.status.as_ref().map(|s| s.text.clone());
     assert_eq!(
         status.as_deref(),
         Some(&*format!("{} sessions restored from trash", batch.len()))
@@ -125,14 +125,14 @@ fn mark_by_query_trash_the_batch_and_undo_restores_every_file() {
         .collect();
     run(&mut app, AppEvent::Rows(rows));
     press(&mut app, KeyCode::Char('a'), KeyModifiers::ALT);
-    let all: Vec<PathBuf> = app.picker.marked.iter().cloned().collect();
+    let all: Vec<PathBuf> = app.picker.selection.marked.iter().cloned().collect();
     let gone = all[0].clone();
     // Asked, then gone before the answer.
     press(&mut app, KeyCode::Char('d'), KeyModifiers::CONTROL);
     let kept = home.path().join("kept.jsonl");
     std::fs::rename(&gone, &kept).unwrap();
     press(&mut app, KeyCode::Enter, KeyModifiers::NONE);
-    match &app.picker.dialog {
+    match &app.picker.dialog.open {
         Dialog::ConfirmPermanent { paths, moved, .. } => {
             assert_eq!(paths, &vec![gone.clone()]);
             assert_eq!(*moved, all.len() - 1);

@@ -1724,13 +1724,13 @@ fn a_first_runs_search_is_completed_from_the_files() {
         app.update(interim);
         assert!(header(&app).contains("Search incomplete: reading 30 files"));
         let p = &app.picker;
-        assert!(p.search_incomplete.is_some());
+        assert!(p.search.incomplete.is_some());
         assert!(
-            p.status.is_none(),
+            p.flash.status.is_none(),
             "{:?}",
-            p.status.as_ref().map(|s| &s.text)
+            p.flash.status.as_ref().map(|s| &s.text)
         );
-        let in_interim = p.visible.len();
+        let in_interim = p.list.visible.len();
         match between {
             "down" => drop(app.update(key(KeyCode::Down))),
             "end" => drop(app.update(key(KeyCode::End))),
@@ -1740,24 +1740,24 @@ fn a_first_runs_search_is_completed_from_the_files() {
             )))),
             _ => {}
         }
-        let chosen = app.picker.selected.clone();
+        let chosen = app.picker.selection.selected.clone();
         app.update(whole);
         assert!(!header(&app).contains("incomplete"), "{}", header(&app));
         let p = &app.picker;
-        assert_eq!(p.search_incomplete, None);
-        assert_eq!((in_interim, p.visible.len()), (4, 14));
+        assert_eq!(p.search.incomplete, None);
+        assert_eq!((in_interim, p.list.visible.len()), (4, 14));
         let path = |v: Option<&arbor::ui::picker::VisibleRow>| {
-            v.map(|v| p.rows[v.idx].info.path.to_path_buf())
+            v.map(|v| p.list.rows[v.idx].info.path.to_path_buf())
         };
-        let (top, last) = (path(p.visible.first()), path(p.visible.last()));
+        let (top, last) = (path(p.list.visible.first()), path(p.list.visible.last()));
         assert_ne!(
             chosen, top,
             "{between}: the interim's choice is not the best"
         );
         match between {
-            "down" | "rename" => assert_eq!(p.selected, chosen, "{between}"),
-            "end" => assert_eq!(p.selected, last, "{between}"),
-            _ => assert_eq!(p.selected, top, "{between}"),
+            "down" | "rename" => assert_eq!(p.selection.selected, chosen, "{between}"),
+            "end" => assert_eq!(p.selection.selected, last, "{between}"),
+            _ => assert_eq!(p.selection.selected, top, "{between}"),
         }
     }
 }

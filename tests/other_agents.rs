@@ -518,9 +518,10 @@ fn picker_with_mixed_agents() {
     }
     let ids: Vec<&str> = app
         .picker
+        .list
         .visible
         .iter()
-        .map(|v| app.picker.rows[v.idx].id())
+        .map(|v| app.picker.list.rows[v.idx].id())
         .collect();
     assert_eq!(ids.len(), 2, "{ids:?}");
     assert!(ids.contains(&CODEX_ID));

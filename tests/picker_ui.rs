@@ -82,7 +82,7 @@ fn loading_frame_paints_before_any_row() {
     let mut app = App::new(WEBAPP.into(), NOW);
     app.width = 100;
     app.height = 12;
-    app.picker.loading = Some((0, 9));
+    app.picker.progress.loading = Some((0, 9));
     insta::assert_snapshot!("loading", screen(&app, Path::new("/x")));
 }
 
@@ -94,9 +94,9 @@ fn an_empty_current_folder_says_loading_until_every_row_is_in() {
     let mut app = App::new("/home/demo/elsewhere".into(), NOW);
     app.width = 100;
     app.height = 12;
-    app.picker.loading = Some((0, 9));
+    app.picker.progress.loading = Some((0, 9));
     drive(&mut app, AppEvent::Rows(rows(&fx.root)));
-    assert!(app.picker.visible.is_empty());
+    assert!(app.picker.list.visible.is_empty());
     let s = screen(&app, &fx.root);
     assert!(s.contains("Loading sessions…"), "{s}");
     drive(&mut app, AppEvent::LoadFinished { problems: vec![] });
@@ -120,16 +120,16 @@ fn all_scope_and_each_sort_mode() {
     key(&mut app, KeyCode::Tab);
     insta::assert_snapshot!("all_threaded", screen(&app, &fx.root));
     ctrl(&mut app, 's');
-    assert_eq!(app.picker.sort, Sort::Recent);
+    assert_eq!(app.picker.settings.sort, Sort::Recent);
     let recent = screen(&app, &fx.root);
     assert!(!recent.contains("└─ "), "recent is flat");
     insta::assert_snapshot!("all_recent", recent);
     ctrl(&mut app, 's');
-    assert_eq!(app.picker.sort, Sort::Relevance);
+    assert_eq!(app.picker.settings.sort, Sort::Relevance);
     typ(&mut app, "auth");
     insta::assert_snapshot!("all_relevance_query", screen(&app, &fx.root));
     ctrl(&mut app, 's');
-    assert_eq!(app.picker.sort, Sort::Threaded);
+    assert_eq!(app.picker.settings.sort, Sort::Threaded);
 }
 
 #[test]
@@ -166,7 +166,7 @@ fn named_filter_paths_and_summary_column() {
     let mut app = App::new(WEBAPP.into(), NOW);
     app.width = 100;
     app.height = 24;
-    app.picker.home = Some(home);
+    app.picker.settings.home = Some(home);
     drive(&mut app, AppEvent::Rows(moved));
     key(&mut app, KeyCode::Tab);
     ctrl(&mut app, 'p');
@@ -196,9 +196,9 @@ fn summary_column_shows_the_summary_else_where_the_session_left_off() {
         "{s}"
     );
     // No summary, or a stale one: the last reply's first line.
-    assert_eq!(app.picker.visible.len(), 3);
-    for v in &app.picker.visible {
-        let r = &app.picker.rows[v.idx];
+    assert_eq!(app.picker.list.visible.len(), 3);
+    for v in &app.picker.list.visible {
+        let r = &app.picker.list.rows[v.idx];
         if r.summary().is_none() {
             let reply = r.info.last_reply.as_deref().unwrap();
             let start: String = reply.chars().take(15).collect();
@@ -227,7 +227,7 @@ fn summary_column_lines_up_across_cwds_of_any_length() {
     let mut app = App::new(WEBAPP.into(), NOW);
     app.width = 160;
     app.height = 24;
-    app.picker.preview_on = Some(false);
+    app.picker.settings.preview_on = Some(false);
     drive(&mut app, AppEvent::Rows(rows));
     drive(&mut app, AppEvent::LoadFinished { problems: vec![] });
     key(&mut app, KeyCode::Tab);
@@ -319,7 +319,7 @@ fn query_highlights_matches_and_bad_regex_says_why() {
     typ(&mut app, "re:([");
     let s = screen(&app, &fx.root);
     assert!(s.contains("invalid regex"), "{s}");
-    assert!(app.picker.visible.is_empty());
+    assert!(app.picker.list.visible.is_empty());
     insta::assert_snapshot!("regex_error", s);
 }
 
@@ -328,20 +328,20 @@ fn filters_narrow_the_list_and_an_unknown_key_says_so() {
     let fx = fixture();
     let mut app = app_with(&fx.root, WEBAPP);
     key(&mut app, KeyCode::Tab);
-    let all = app.picker.visible.len();
+    let all = app.picker.list.visible.len();
     typ(&mut app, "is:named");
-    let named = app.picker.visible.len();
+    let named = app.picker.list.visible.len();
     assert!(named > 0 && named < all, "{named} of {all}");
     let s = screen(&app, &fx.root);
     assert!(s.contains("Fix flaky auth test"), "{s}");
     // Words combine with filters.
     typ(&mut app, " zebra");
-    assert!(app.picker.visible.is_empty());
+    assert!(app.picker.list.visible.is_empty());
     ctrl(&mut app, 'u');
     typ(&mut app, "flaky colour:red");
     let s = screen(&app, &fx.root);
     assert!(s.contains("unknown filter \"colour:\""), "{s}");
-    assert!(app.picker.visible.is_empty());
+    assert!(app.picker.list.visible.is_empty());
     // Too long for the line: cut with an ellipsis, not at the edge.
     let query_line = s.lines().nth(2).unwrap_or_default();
     assert!(query_line.trim_end().ends_with('…'), "{s}");
@@ -356,14 +356,15 @@ fn phrase_and_body_search() {
     typ(&mut app, "\"fake timers\"");
     let titles: Vec<String> = app
         .picker
+        .list
         .visible
         .iter()
-        .map(|v| app.picker.rows[v.idx].title().to_string())
+        .map(|v| app.picker.list.rows[v.idx].title().to_string())
         .collect();
     assert!(!titles.is_empty());
-    for v in &app.picker.visible {
+    for v in &app.picker.list.visible {
         // A row keeps its text only in its search document, normalized.
-        let text = app.picker.rows[v.idx].doc.body_text();
+        let text = app.picker.list.rows[v.idx].doc.body_text();
         assert!(
             text.contains("fake timers"),
             "every match contains the phrase"
@@ -375,14 +376,17 @@ fn phrase_and_body_search() {
 fn delete_confirm_swallows_keys_and_trashes_exactly_that_path() {
     let fx = fixture();
     let mut app = app_with(&fx.root, WEBAPP);
-    let path = app.picker.selected.clone().unwrap();
+    let path = app.picker.selection.selected.clone().unwrap();
     assert!(ctrl(&mut app, 'd').is_empty());
-    assert!(matches!(app.picker.dialog, Dialog::ConfirmDelete { .. }));
+    assert!(matches!(
+        app.picker.dialog.open,
+        Dialog::ConfirmDelete { .. }
+    ));
     insta::assert_snapshot!("delete_confirm", screen(&app, &fx.root));
     // Other keys are swallowed while the prompt is up.
     assert!(key(&mut app, KeyCode::Char('x')).is_empty());
     assert!(key(&mut app, KeyCode::Down).is_empty());
-    assert_eq!(app.picker.query, "");
+    assert_eq!(app.picker.search.query, "");
     let fx2 = key(&mut app, KeyCode::Enter);
     assert_eq!(fx2, vec![Effect::Trash(path.clone())]);
     // The trash result removes the row; ctrl+z asks for exactly that restore.
@@ -397,7 +401,7 @@ fn delete_confirm_swallows_keys_and_trashes_exactly_that_path() {
     assert!(screen(&app, &fx.root).contains("Session moved to trash"));
     assert_eq!(ctrl(&mut app, 'z'), vec![Effect::Restore(path.clone())]);
     // The restore under way stays said until its result comes.
-    let said = |app: &App| app.picker.status.as_ref().map(|s| s.text.clone());
+    let said = |app: &App| app.picker.flash.status.as_ref().map(|s| s.text.clone());
     for t in [NOW + 1_000, NOW + 6_000, NOW + 60_000] {
         app.update_at(t, AppEvent::Tick(t));
     }
@@ -413,7 +417,7 @@ fn delete_confirm_swallows_keys_and_trashes_exactly_that_path() {
     // Esc cancels a second prompt.
     ctrl(&mut app, 'd');
     key(&mut app, KeyCode::Esc);
-    assert_eq!(app.picker.dialog, Dialog::None);
+    assert_eq!(app.picker.dialog.open, Dialog::None);
 }
 
 #[test]
@@ -425,21 +429,24 @@ fn ctrl_backspace_deletes_only_with_an_empty_query() {
         &mut app,
         AppEvent::Key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::CONTROL)),
     );
-    assert_eq!(app.picker.dialog, Dialog::None);
-    assert_eq!(app.picker.query, "fix ");
+    assert_eq!(app.picker.dialog.open, Dialog::None);
+    assert_eq!(app.picker.search.query, "fix ");
     ctrl(&mut app, 'u');
     drive(
         &mut app,
         AppEvent::Key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::CONTROL)),
     );
-    assert!(matches!(app.picker.dialog, Dialog::ConfirmDelete { .. }));
+    assert!(matches!(
+        app.picker.dialog.open,
+        Dialog::ConfirmDelete { .. }
+    ));
 }
 
 #[test]
 fn trash_failure_asks_before_permanent_deletion() {
     let fx = fixture();
     let mut app = app_with(&fx.root, WEBAPP);
-    let path = app.picker.selected.clone().unwrap();
+    let path = app.picker.selection.selected.clone().unwrap();
     drive(
         &mut app,
         AppEvent::Trashed {
@@ -447,7 +454,10 @@ fn trash_failure_asks_before_permanent_deletion() {
             result: Err("no trash on this volume".into()),
         },
     );
-    assert!(matches!(app.picker.dialog, Dialog::ConfirmPermanent { .. }));
+    assert!(matches!(
+        app.picker.dialog.open,
+        Dialog::ConfirmPermanent { .. }
+    ));
     assert!(app.picker.row_index(&path).is_some(), "nothing deleted yet");
     insta::assert_snapshot!("trash_failed", screen(&app, &fx.root));
     assert!(
@@ -464,13 +474,13 @@ fn trash_failure_asks_before_permanent_deletion() {
 fn live_session_delete_asks_again() {
     let fx = fixture();
     let mut app = app_with(&fx.root, WEBAPP);
-    let path = app.picker.selected.clone().unwrap();
+    let path = app.picker.selection.selected.clone().unwrap();
     let i = app.picker.row_index(&path).unwrap();
-    app.picker.rows[i].info.file_mtime_ms = NOW - 2_000;
+    app.picker.list.rows[i].info.file_mtime_ms = NOW - 2_000;
     ctrl(&mut app, 'd');
     assert!(key(&mut app, KeyCode::Enter).is_empty());
     assert!(matches!(
-        app.picker.dialog,
+        app.picker.dialog.open,
         Dialog::ConfirmLiveDelete { .. }
     ));
     assert!(screen(&app, &fx.root).contains("an agent may be writing it"));
@@ -484,9 +494,9 @@ fn live_delete_question_fits_at_80_columns() {
     let fx = fixture();
     let mut app = app_with(&fx.root, WEBAPP);
     app.width = 80;
-    let path = app.picker.selected.clone().unwrap();
+    let path = app.picker.selection.selected.clone().unwrap();
     let i = app.picker.row_index(&path).unwrap();
-    app.picker.rows[i].info.file_mtime_ms = NOW - 2_000;
+    app.picker.list.rows[i].info.file_mtime_ms = NOW - 2_000;
     ctrl(&mut app, 'd');
     key(&mut app, KeyCode::Enter);
     let s = screen(&app, &fx.root);
@@ -498,14 +508,14 @@ fn live_delete_question_fits_at_80_columns() {
 fn rename_writes_one_session_info_line_after_the_last_entry() {
     let fx = fixture();
     let mut app = app_with(&fx.root, WEBAPP);
-    let path = app.picker.selected.clone().unwrap();
+    let path = app.picker.selection.selected.clone().unwrap();
     let before = std::fs::read(&path).unwrap();
     let last_id = {
         let s = arbor_session::read_session(&path).unwrap();
         s.entries.last().unwrap().id.clone()
     };
     ctrl(&mut app, 'r');
-    let Dialog::Rename { input, .. } = &app.picker.dialog else {
+    let Dialog::Rename { input, .. } = &app.picker.dialog.open else {
         panic!("rename panel")
     };
     assert_eq!(
@@ -549,12 +559,12 @@ fn help_overlay_and_preview_pane() {
     let fx = fixture();
     let mut app = app_with(&fx.root, WEBAPP);
     key(&mut app, KeyCode::Char('?'));
-    assert_eq!(app.picker.dialog, Dialog::Help);
+    assert_eq!(app.picker.dialog.open, Dialog::Help);
     insta::assert_snapshot!("help", screen(&app, &fx.root));
     key(&mut app, KeyCode::Esc);
-    assert_eq!(app.picker.dialog, Dialog::None);
+    assert_eq!(app.picker.dialog.open, Dialog::None);
     key(&mut app, KeyCode::F(1));
-    assert_eq!(app.picker.dialog, Dialog::Help);
+    assert_eq!(app.picker.dialog.open, Dialog::Help);
     key(&mut app, KeyCode::F(1));
     let mut wide = app_with(&fx.root, WEBAPP);
     wide.width = 140;
@@ -571,7 +581,7 @@ fn help_overlay_and_preview_pane() {
 fn enter_resumes_or_prints() {
     let fx = fixture();
     let mut app = app_with(&fx.root, WEBAPP);
-    let path = app.picker.selected.clone().unwrap();
+    let path = app.picker.selection.selected.clone().unwrap();
     assert_eq!(
         key(&mut app, KeyCode::Enter),
         vec![Effect::Exit(Outcome::Resume {
@@ -601,23 +611,23 @@ fn selection_is_kept_by_path_across_live_updates() {
     key(&mut app, KeyCode::Tab);
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Down);
-    let sel = app.picker.selected.clone().unwrap();
+    let sel = app.picker.selection.selected.clone().unwrap();
     // A new session appears at the top (newest): the selection stays put.
-    let mut newest = app.picker.rows[0].clone().into_info();
+    let mut newest = app.picker.list.rows[0].clone().into_info();
     newest.path = fx
         .root
         .join("--home-demo-projects-webapp--/new.jsonl")
         .into();
     newest.modified_ms = NOW;
     drive(&mut app, AppEvent::Rows(vec![Row::new(newest)]));
-    assert_eq!(app.picker.selected.as_ref(), Some(&sel));
+    assert_eq!(app.picker.selection.selected.as_ref(), Some(&sel));
     // Internal sessions are hidden until asked for.
-    let n = app.picker.visible.len();
+    let n = app.picker.list.visible.len();
     drive(
         &mut app,
         AppEvent::Key(KeyEvent::new(KeyCode::Char('i'), KeyModifiers::ALT)),
     );
-    assert_eq!(app.picker.visible.len(), n + 1);
+    assert_eq!(app.picker.list.visible.len(), n + 1);
 }
 
 #[test]
@@ -631,19 +641,19 @@ fn up_down_clamp_and_page() {
     key(&mut app, KeyCode::PageDown);
     assert_eq!(
         app.picker.selected_pos(),
-        Some(app.picker.visible.len() - 1)
+        Some(app.picker.list.visible.len() - 1)
     );
     key(&mut app, KeyCode::Down);
     assert_eq!(
         app.picker.selected_pos(),
-        Some(app.picker.visible.len() - 1)
+        Some(app.picker.list.visible.len() - 1)
     );
     key(&mut app, KeyCode::Home);
     assert_eq!(app.picker.selected_pos(), Some(0));
     key(&mut app, KeyCode::End);
     assert_eq!(
         app.picker.selected_pos(),
-        Some(app.picker.visible.len() - 1)
+        Some(app.picker.list.visible.len() - 1)
     );
 }
 
@@ -680,13 +690,13 @@ fn the_query_is_edited_at_its_cursor() {
     for _ in 0..4 {
         assert!(key(&mut app, KeyCode::Left).is_empty());
     }
-    assert_eq!(app.picker.query.cursor(), 4);
+    assert_eq!(app.picker.search.query.cursor(), 4);
     let mut fxs = Vec::new();
     for c in "auth ".chars() {
         fxs.extend(key(&mut app, KeyCode::Char(c)));
     }
-    assert_eq!(app.picker.query, "fix auth test");
-    assert_eq!(app.picker.query.cursor(), 9);
+    assert_eq!(app.picker.search.query, "fix auth test");
+    assert_eq!(app.picker.search.query.cursor(), 9);
     assert_eq!(
         searched(&fxs).last().map(String::as_str),
         Some("fix auth test")
@@ -699,38 +709,38 @@ fn the_query_is_edited_at_its_cursor() {
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Home);
     assert_eq!(app.picker.selected_pos(), Some(0));
-    assert_eq!(app.picker.query.cursor(), 9);
+    assert_eq!(app.picker.search.query.cursor(), 9);
     assert!(ctrl(&mut app, 'a').is_empty());
-    assert_eq!(app.picker.query.cursor(), 0);
+    assert_eq!(app.picker.search.query.cursor(), 0);
     ctrl(&mut app, 'e');
-    assert_eq!(app.picker.query.cursor(), 13);
+    assert_eq!(app.picker.search.query.cursor(), 13);
     // Ctrl+→/← (and Alt+B/F) by a word.
     key_with(&mut app, KeyCode::Left, KeyModifiers::CONTROL);
-    assert_eq!(app.picker.query.cursor(), 9);
+    assert_eq!(app.picker.search.query.cursor(), 9);
     key_with(&mut app, KeyCode::Char('b'), KeyModifiers::ALT);
-    assert_eq!(app.picker.query.cursor(), 4);
+    assert_eq!(app.picker.search.query.cursor(), 4);
     key_with(&mut app, KeyCode::Char('f'), KeyModifiers::ALT);
-    assert_eq!(app.picker.query.cursor(), 8);
+    assert_eq!(app.picker.search.query.cursor(), 8);
     key(&mut app, KeyCode::Right);
     // Ctrl+W deletes the word before the cursor, and searches again.
     let fxs = ctrl(&mut app, 'w');
-    assert_eq!(app.picker.query, "fix test");
+    assert_eq!(app.picker.search.query, "fix test");
     assert_eq!(searched(&fxs), vec!["fix test".to_string()]);
     // Delete, Ctrl+K, Ctrl+U.
     key(&mut app, KeyCode::Delete);
-    assert_eq!(app.picker.query, "fix est");
+    assert_eq!(app.picker.search.query, "fix est");
     ctrl(&mut app, 'k');
-    assert_eq!(app.picker.query, "fix ");
+    assert_eq!(app.picker.search.query, "fix ");
     key(&mut app, KeyCode::Left);
     ctrl(&mut app, 'u');
-    assert_eq!(app.picker.query, " ");
-    assert_eq!(app.picker.query.cursor(), 0);
+    assert_eq!(app.picker.search.query, " ");
+    assert_eq!(app.picker.search.query.cursor(), 0);
     // Ctrl+Backspace on a non-empty query deletes a word, not the session.
     ctrl(&mut app, 'e');
     typ(&mut app, "auth");
     let fxs = key_with(&mut app, KeyCode::Backspace, KeyModifiers::CONTROL);
-    assert_eq!(app.picker.query, " ");
-    assert_eq!(app.picker.dialog, Dialog::None);
+    assert_eq!(app.picker.search.query, " ");
+    assert_eq!(app.picker.dialog.open, Dialog::None);
     assert!(searched(&fxs).is_empty(), "a blank query searches nothing");
 }
 
@@ -739,7 +749,7 @@ fn the_rename_field_has_a_cursor() {
     let fx = fixture();
     let mut app = app_with(&fx.root, WEBAPP);
     app.width = 80;
-    let path = app.picker.selected.clone().unwrap();
+    let path = app.picker.selection.selected.clone().unwrap();
     ctrl(&mut app, 'r');
     ctrl(&mut app, 'u');
     typ(&mut app, "auth fixed");
@@ -750,13 +760,13 @@ fn the_rename_field_has_a_cursor() {
     typ(&mut app, "!");
     key_with(&mut app, KeyCode::Left, KeyModifiers::CONTROL);
     key(&mut app, KeyCode::Left);
-    let Dialog::Rename { input, .. } = &app.picker.dialog else {
+    let Dialog::Rename { input, .. } = &app.picker.dialog.open else {
         panic!("rename panel")
     };
     assert_eq!(input, "The auth fixed!");
     assert_eq!(input.cursor(), 8);
     // The query keeps its own (empty) text meanwhile.
-    assert_eq!(app.picker.query, "");
+    assert_eq!(app.picker.search.query, "");
     let s = screen_cursor(&app, &fx.root);
     assert!(
         s.contains("Rename: The auth fixed!  enter save · esc cancel\n                ^\n"),
@@ -819,8 +829,8 @@ fn a_paste_is_text_for_the_focused_field_never_a_key() {
     // Into the query, at the cursor: newlines and tabs become spaces,
     // other control characters go, and nothing is picked.
     let fxs = paste(&mut app, "flaky\n\tauth\r\n\u{1b}[A\u{7} ");
-    assert_eq!(app.picker.query, "fix flaky  auth [A test");
-    assert_eq!(app.picker.query.cursor(), 19);
+    assert_eq!(app.picker.search.query, "fix flaky  auth [A test");
+    assert_eq!(app.picker.search.query.cursor(), 19);
     assert!(app.outcome.is_none(), "a newline in a paste is not Enter");
     assert!(!fxs.iter().any(|e| matches!(e, Effect::Exit(_))));
     assert_eq!(
@@ -833,14 +843,17 @@ fn a_paste_is_text_for_the_focused_field_never_a_key() {
     typ(&mut app, "flaky");
     ctrl(&mut app, 'd');
     assert!(paste(&mut app, "\n").is_empty());
-    assert!(matches!(app.picker.dialog, Dialog::ConfirmDelete { .. }));
-    assert_eq!(app.picker.query, "flaky");
+    assert!(matches!(
+        app.picker.dialog.open,
+        Dialog::ConfirmDelete { .. }
+    ));
+    assert_eq!(app.picker.search.query, "flaky");
     key(&mut app, KeyCode::Esc);
     // …and so does the help.
     key(&mut app, KeyCode::F(1));
     assert!(paste(&mut app, "x\n").is_empty());
-    assert_eq!(app.picker.dialog, Dialog::Help);
-    assert_eq!(app.picker.query, "flaky");
+    assert_eq!(app.picker.dialog.open, Dialog::Help);
+    assert_eq!(app.picker.search.query, "flaky");
     key(&mut app, KeyCode::Esc);
     // The rename prompt takes it at its cursor.
     ctrl(&mut app, 'r');
@@ -848,11 +861,11 @@ fn a_paste_is_text_for_the_focused_field_never_a_key() {
     typ(&mut app, "auth fix");
     key(&mut app, KeyCode::Home);
     assert!(paste(&mut app, "Flaky\n").is_empty());
-    let Dialog::Rename { input, .. } = &app.picker.dialog else {
+    let Dialog::Rename { input, .. } = &app.picker.dialog.open else {
         panic!("still renaming")
     };
     assert_eq!(input, "Flaky auth fix");
-    assert_eq!(app.picker.query, "flaky");
+    assert_eq!(app.picker.search.query, "flaky");
     assert!(app.outcome.is_none());
 }
 
@@ -878,7 +891,7 @@ fn the_preview_match_survives_resizing_case_and_newlines() {
     for q in ["\"spectrum analyser\"", "wavelengths"] {
         ctrl(&mut app, 'u');
         typ(&mut app, q);
-        assert_eq!(app.picker.selected.as_ref(), Some(&path), "{q}");
+        assert_eq!(app.picker.selection.selected.as_ref(), Some(&path), "{q}");
         let s = screen(&app, &fx.root);
         assert!(s.contains("Match"), "{q}: {s}");
         assert!(
@@ -893,7 +906,7 @@ fn key_at(app: &mut App, now: i64, code: KeyCode) -> Vec<Effect> {
 }
 
 fn newest_first(app: &App) -> Vec<PathBuf> {
-    let mut rows: Vec<_> = app.picker.rows.iter().map(|r| &r.info).collect();
+    let mut rows: Vec<_> = app.picker.list.rows.iter().map(|r| &r.info).collect();
     rows.sort_by_key(|i| std::cmp::Reverse(i.modified_ms));
     rows.into_iter().map(|i| i.path.to_path_buf()).collect()
 }
@@ -916,7 +929,7 @@ fn enter_picks_row_zero_until_the_user_moves() {
     let newest = by_age[0].info.path.to_path_buf();
     drive(&mut app, AppEvent::Rows(by_age[1..].to_vec()));
     assert_eq!(
-        app.picker.selected.as_ref(),
+        app.picker.selection.selected.as_ref(),
         Some(&by_age[1].info.path.to_path_buf())
     );
     // …then it arrives above them: the selection is row 0 again.
@@ -936,12 +949,15 @@ fn enter_picks_row_zero_until_the_user_moves() {
         drive(&mut cold, AppEvent::Rows(vec![r.clone()]));
         assert_eq!(cold.picker.selected_pos(), Some(0));
     }
-    assert_eq!(cold.picker.selected.as_ref(), Some(&newest_first(&cold)[0]));
+    assert_eq!(
+        cold.picker.selection.selected.as_ref(),
+        Some(&newest_first(&cold)[0])
+    );
 
     // Once the user has moved, the selection follows its session.
     key(&mut cold, KeyCode::Down);
     key(&mut cold, KeyCode::Up);
-    let chosen = cold.picker.selected.clone().unwrap();
+    let chosen = cold.picker.selection.selected.clone().unwrap();
     let mut newer = by_age[3].clone().into_info();
     newer.path = fx
         .root
@@ -949,7 +965,7 @@ fn enter_picks_row_zero_until_the_user_moves() {
         .into();
     newer.modified_ms = NOW;
     drive(&mut cold, AppEvent::Rows(vec![Row::new(newer)]));
-    assert_eq!(cold.picker.selected.as_ref(), Some(&chosen));
+    assert_eq!(cold.picker.selection.selected.as_ref(), Some(&chosen));
     assert_eq!(cold.picker.selected_pos(), Some(1));
 }
 
@@ -960,16 +976,16 @@ fn typing_pins_the_selection() {
     let mut app = app_with(&fx.root, WEBAPP);
     key(&mut app, KeyCode::Tab);
     typ(&mut app, "a");
-    assert!(app.picker.user_moved);
-    let chosen = app.picker.selected.clone().unwrap();
-    let mut newer = app.picker.rows[0].clone().into_info();
+    assert!(app.picker.selection.user_moved);
+    let chosen = app.picker.selection.selected.clone().unwrap();
+    let mut newer = app.picker.list.rows[0].clone().into_info();
     newer.path = fx
         .root
         .join("--home-demo-projects-webapp--/newer.jsonl")
         .into();
     newer.modified_ms = NOW;
     drive(&mut app, AppEvent::Rows(vec![Row::new(newer)]));
-    assert_eq!(app.picker.selected.as_ref(), Some(&chosen));
+    assert_eq!(app.picker.selection.selected.as_ref(), Some(&chosen));
 }
 
 /// Issue #11.1: with the trash unavailable, Ctrl+D, Enter, Enter (30–100 ms
@@ -980,17 +996,17 @@ fn typing_pins_the_selection() {
 fn double_enter_never_deletes_permanently() {
     let fx = fixture();
     let mut app = app_with(&fx.root, WEBAPP);
-    let path = app.picker.selected.clone().unwrap();
+    let path = app.picker.selection.selected.clone().unwrap();
     ctrl(&mut app, 'd');
     assert_eq!(
         key_at(&mut app, NOW, KeyCode::Enter),
         vec![Effect::Trash(path.clone())]
     );
-    assert!(matches!(app.picker.dialog, Dialog::Trashing { .. }));
+    assert!(matches!(app.picker.dialog.open, Dialog::Trashing { .. }));
     // Typed ahead, while the trash is working: dropped.
     assert!(key_at(&mut app, NOW + 30, KeyCode::Enter).is_empty());
     assert!(key_at(&mut app, NOW + 40, KeyCode::Char('y')).is_empty());
-    assert_eq!(app.picker.query, "");
+    assert_eq!(app.picker.search.query, "");
     app.update_at(
         NOW + 50,
         AppEvent::Trashed {
@@ -1000,7 +1016,10 @@ fn double_enter_never_deletes_permanently() {
             ),
         },
     );
-    assert!(matches!(app.picker.dialog, Dialog::ConfirmPermanent { .. }));
+    assert!(matches!(
+        app.picker.dialog.open,
+        Dialog::ConfirmPermanent { .. }
+    ));
     // The second Enter, 30–100 ms after the first: nothing.
     assert!(key_at(&mut app, NOW + 100, KeyCode::Enter).is_empty());
     // Even `y`, in the first moments: nothing.
@@ -1008,14 +1027,17 @@ fn double_enter_never_deletes_permanently() {
     // Enter never answers it, however late.
     let later = NOW + 50 + PERMANENT_GUARD_MS + 1000;
     assert!(key_at(&mut app, later, KeyCode::Enter).is_empty());
-    assert!(matches!(app.picker.dialog, Dialog::ConfirmPermanent { .. }));
+    assert!(matches!(
+        app.picker.dialog.open,
+        Dialog::ConfirmPermanent { .. }
+    ));
     assert!(app.picker.row_index(&path).is_some(), "nothing deleted");
     // The deliberate answer deletes.
     assert_eq!(
         key_at(&mut app, later, KeyCode::Char('y')),
         vec![Effect::DeletePermanently(path.clone())]
     );
-    assert_eq!(app.picker.dialog, Dialog::None);
+    assert_eq!(app.picker.dialog.open, Dialog::None);
 
     // Esc keeps it, even at once.
     let mut app = app_with(&fx.root, WEBAPP);
@@ -1029,7 +1051,7 @@ fn double_enter_never_deletes_permanently() {
         },
     );
     assert!(key_at(&mut app, NOW + 10, KeyCode::Esc).is_empty());
-    assert_eq!(app.picker.dialog, Dialog::None);
+    assert_eq!(app.picker.dialog.open, Dialog::None);
 }
 
 /// Issue #10.3: the question comes first and fits at 80 columns, with the
@@ -1041,7 +1063,7 @@ fn trash_failure_question_fits_at_80_columns() {
     let mut app = app_with(&fx.root, WEBAPP);
     app.width = 80;
     app.height = 24;
-    let path = app.picker.selected.clone().unwrap();
+    let path = app.picker.selection.selected.clone().unwrap();
     let home = dirs::home_dir().unwrap_or_else(|| PathBuf::from("/home/u"));
     let reason = arbor::ui::trash_text::trash_error_text(&trash::Error::FileSystem {
         path: home.join(".local/share/Trash"),
@@ -1086,21 +1108,22 @@ fn a_removed_folder_takes_its_rows() {
     let fx = fixture();
     let mut app = app_with(&fx.root, WEBAPP);
     key(&mut app, KeyCode::Tab);
-    let n = app.picker.rows.len();
-    let shown = app.picker.visible.len();
+    let n = app.picker.list.rows.len();
+    let shown = app.picker.list.visible.len();
     let gone = fx.root.join("--home-demo-projects-tidy-csv--");
     let in_gone = app
         .picker
+        .list
         .rows
         .iter()
         .filter(|r| r.info.path.starts_with(&gone))
         .count();
     assert_eq!(in_gone, 2);
     // Select the last row of another folder.
-    let pos = (0..app.picker.visible.len())
+    let pos = (0..app.picker.list.visible.len())
         .rev()
         .find(|&i| {
-            !app.picker.rows[app.picker.visible[i].idx]
+            !app.picker.list.rows[app.picker.list.visible[i].idx]
                 .info
                 .path
                 .starts_with(&gone)
@@ -1109,17 +1132,18 @@ fn a_removed_folder_takes_its_rows() {
     for _ in 0..pos {
         key(&mut app, KeyCode::Down);
     }
-    let keep = app.picker.selected.clone().unwrap();
+    let keep = app.picker.selection.selected.clone().unwrap();
     assert!(!keep.starts_with(&gone));
     drive(&mut app, AppEvent::FolderGone(gone.clone()));
-    assert_eq!(app.picker.rows.len(), n - 2);
+    assert_eq!(app.picker.list.rows.len(), n - 2);
     assert!(app
         .picker
+        .list
         .rows
         .iter()
         .all(|r| !r.info.path.starts_with(&gone)));
-    assert_eq!(app.picker.visible.len(), shown - 2);
-    assert_eq!(app.picker.selected.as_ref(), Some(&keep));
+    assert_eq!(app.picker.list.visible.len(), shown - 2);
+    assert_eq!(app.picker.selection.selected.as_ref(), Some(&keep));
 }
 
 /// Issue #10.8: the picker's status messages go after a few seconds.
@@ -1127,7 +1151,7 @@ fn a_removed_folder_takes_its_rows() {
 fn picker_status_messages_expire() {
     let fx = fixture();
     let mut app = app_with(&fx.root, WEBAPP);
-    let path = app.picker.selected.clone().unwrap();
+    let path = app.picker.selection.selected.clone().unwrap();
     drive(
         &mut app,
         AppEvent::Renamed {
@@ -1159,10 +1183,10 @@ fn picker_status_messages_expire() {
 fn live_delete_age_comes_from_the_file_mtime() {
     let fx = fixture();
     let mut app = app_with(&fx.root, WEBAPP);
-    let path = app.picker.selected.clone().unwrap();
+    let path = app.picker.selection.selected.clone().unwrap();
     let i = app.picker.row_index(&path).unwrap();
-    app.picker.rows[i].info.file_mtime_ms = NOW - 3_000;
-    app.picker.rows[i].info.modified_ms = NOW + 482_000;
+    app.picker.list.rows[i].info.file_mtime_ms = NOW - 3_000;
+    app.picker.list.rows[i].info.modified_ms = NOW + 482_000;
     ctrl(&mut app, 'd');
     key(&mut app, KeyCode::Enter);
     let s = screen(&app, &fx.root);
@@ -1170,7 +1194,7 @@ fn live_delete_age_comes_from_the_file_mtime() {
     // An entry stamped in the future does not make an old file live.
     let mut app = app_with(&fx.root, WEBAPP);
     let i = app.picker.row_index(&path).unwrap();
-    app.picker.rows[i].info.modified_ms = NOW + 482_000;
+    app.picker.list.rows[i].info.modified_ms = NOW + 482_000;
     ctrl(&mut app, 'd');
     assert_eq!(key(&mut app, KeyCode::Enter), vec![Effect::Trash(path)]);
 }
@@ -1221,9 +1245,10 @@ fn internal_sessions_are_marked_when_shown() {
     let marked: Vec<&str> = s.lines().filter(|l| l.contains("[internal] ")).collect();
     let internal = app
         .picker
+        .list
         .visible
         .iter()
-        .filter(|v| app.picker.rows[v.idx].info.internal)
+        .filter(|v| app.picker.list.rows[v.idx].info.internal)
         .count();
     assert!(internal > 0);
     assert_eq!(marked.len(), internal, "{s}");
@@ -1264,8 +1289,8 @@ fn a_deleted_rows_place_keeps_the_selection() {
     key(&mut app, KeyCode::Tab);
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Down);
-    let path = app.picker.selected.clone().unwrap();
-    let next = app.picker.rows[app.picker.visible[3].idx]
+    let path = app.picker.selection.selected.clone().unwrap();
+    let next = app.picker.list.rows[app.picker.list.visible[3].idx]
         .info
         .path
         .to_path_buf();
@@ -1277,10 +1302,10 @@ fn a_deleted_rows_place_keeps_the_selection() {
         },
     );
     assert_eq!(app.picker.selected_pos(), Some(2));
-    assert_eq!(app.picker.selected.as_ref(), Some(&next));
+    assert_eq!(app.picker.selection.selected.as_ref(), Some(&next));
     key(&mut app, KeyCode::End);
-    let last = app.picker.selected.clone().unwrap();
-    let n = app.picker.visible.len();
+    let last = app.picker.selection.selected.clone().unwrap();
+    let n = app.picker.list.visible.len();
     drive(
         &mut app,
         AppEvent::Deleted {
@@ -1292,7 +1317,7 @@ fn a_deleted_rows_place_keeps_the_selection() {
     // A file removed behind arbor's back: the same.
     key(&mut app, KeyCode::Home);
     key(&mut app, KeyCode::Down);
-    let gone = app.picker.selected.clone().unwrap();
+    let gone = app.picker.selection.selected.clone().unwrap();
     drive(&mut app, AppEvent::RowGone(gone));
     assert_eq!(app.picker.selected_pos(), Some(1));
 }
@@ -1335,7 +1360,7 @@ fn empty_texts_for_each_filter_combination_with_a_query() {
     let fx = fixture();
     let mut app = app_with(&fx.root, WEBAPP);
     typ(&mut app, "zzqqxxnothing");
-    assert!(app.picker.visible.is_empty());
+    assert!(app.picker.list.visible.is_empty());
     let cases = [
         ("", "No sessions in current folder. tab view all."),
         ("tab", "No sessions found"),
@@ -1371,14 +1396,14 @@ fn the_position_line_shows_when_the_list_does_not_fit() {
     let mut app = app_with(&fx.root, WEBAPP);
     app.height = 12;
     key(&mut app, KeyCode::Tab);
-    let n = app.picker.visible.len();
+    let n = app.picker.list.visible.len();
     let s = screen(&app, &fx.root);
     assert!(s.contains(&format!("  (1/{n})")), "{s}");
     key(&mut app, KeyCode::End);
     let s = screen(&app, &fx.root);
     assert!(s.contains(&format!("  ({n}/{n})")), "{s}");
     // The selected (last) row is still drawn above the position line.
-    let last = app.picker.rows[app.picker.visible[n - 1].idx].title();
+    let last = app.picker.list.rows[app.picker.list.visible[n - 1].idx].title();
     let lines: Vec<&str> = s.lines().collect();
     let pos_line = lines.iter().position(|l| l.starts_with("  (")).unwrap();
     assert!(lines[pos_line - 1].starts_with("› "), "{s}");
@@ -1413,7 +1438,7 @@ fn the_preview_says_a_line_was_too_long_to_read() {
     app.width = 140;
     app.height = 30;
     typ(&mut app, "look at this");
-    assert_eq!(app.picker.selected.as_ref(), Some(&path));
+    assert_eq!(app.picker.selection.selected.as_ref(), Some(&path));
     let s = screen(&app, &fx.root);
     assert!(s.contains("A line of 5 MB is too long to preview"), "{s}");
     assert!(s.contains("user: look at this log"), "{s}");
@@ -1461,7 +1486,7 @@ fn an_incomplete_search_says_so_on_screen() {
         "{s}"
     );
     assert!(s.contains("No sessions found (search incomplete"), "{s}");
-    let status = app.picker.status.as_ref().map(|s| s.text.as_str());
+    let status = app.picker.flash.status.as_ref().map(|s| s.text.as_str());
     assert_eq!(
         status,
         Some("Search incomplete: the index could not be written (No space left on device (os error 28))")
@@ -1470,7 +1495,7 @@ fn an_incomplete_search_says_so_on_screen() {
     // A complete answer clears the mark.
     let effects = key(&mut app, KeyCode::Backspace);
     assert!(effects.iter().any(|e| matches!(e, Effect::Search { .. })));
-    assert_eq!(app.picker.search_incomplete, None);
+    assert_eq!(app.picker.search.incomplete, None);
     assert!(!screen(&app, &fx.root).contains("Search incomplete"));
 }
 
@@ -1520,9 +1545,10 @@ fn searches_ask_the_index_for_message_bodies() {
     }
     let found: Vec<&str> = app
         .picker
+        .list
         .visible
         .iter()
-        .map(|v| app.picker.rows[v.idx].id())
+        .map(|v| app.picker.list.rows[v.idx].id())
         .collect();
     assert_eq!(found, ["01a1f97b-0554-756b-95f5-edc872f30502"]);
 
@@ -1532,11 +1558,11 @@ fn searches_ask_the_index_for_message_bodies() {
     let mut app = App::new(WEBAPP.into(), NOW);
     loaded(&mut app);
     typ(&mut app, &format!("{word} in:thinking"));
-    assert!(app.picker.visible.is_empty());
+    assert!(app.picker.list.visible.is_empty());
     let mut app = App::new(WEBAPP.into(), NOW);
     loaded(&mut app);
     typ(&mut app, &format!("{word} in:tools"));
-    assert_eq!(app.picker.visible.len(), 1);
+    assert_eq!(app.picker.list.visible.len(), 1);
 }
 
 /// A typed query shows the count of its results `(i/N)` even when they all
@@ -1569,7 +1595,7 @@ fn result_count_and_live_marker() {
     );
     typ(&mut app, "dir:webapp");
     let s = screen(&app, &fx.root);
-    let n = app.picker.visible.len();
+    let n = app.picker.list.visible.len();
     assert!(n > 1);
     assert!(s.contains(&format!("(1/{n})")), "{s}");
     insta::assert_snapshot!("result_count_live_marker", s);
@@ -1684,7 +1710,7 @@ fn the_help_scrolls_when_it_does_not_fit() {
     key(&mut app, KeyCode::End);
     let bottom = screen(&app, &fx.root);
     assert!(bottom.contains("ctrl+k"), "{bottom}");
-    assert_eq!(app.picker.dialog, Dialog::Help);
+    assert_eq!(app.picker.dialog.open, Dialog::Help);
     // Down at the bottom changes nothing: no frame.
     let step = app.step(AppEvent::Key(KeyEvent::new(
         KeyCode::Down,
@@ -1694,8 +1720,12 @@ fn the_help_scrolls_when_it_does_not_fit() {
     key(&mut app, KeyCode::Home);
     assert_eq!(screen(&app, &fx.root), top);
     key(&mut app, KeyCode::Char('x'));
-    assert_eq!(app.picker.dialog, Dialog::None);
-    assert_eq!(app.picker.query.text(), "", "the closing key is not typed");
+    assert_eq!(app.picker.dialog.open, Dialog::None);
+    assert_eq!(
+        app.picker.search.query.text(),
+        "",
+        "the closing key is not typed"
+    );
 }
 
 /// The questions' keys come from their tables too: each answers, and the
@@ -1708,7 +1738,10 @@ fn question_keys_are_dispatched_and_named() {
     let asked = || {
         let mut app = app_with(&fx.root, WEBAPP);
         ctrl(&mut app, 'd');
-        assert!(matches!(app.picker.dialog, Dialog::ConfirmDelete { .. }));
+        assert!(matches!(
+            app.picker.dialog.open,
+            Dialog::ConfirmDelete { .. }
+        ));
         app
     };
     let s = screen(&asked(), &fx.root);
@@ -1718,7 +1751,7 @@ fn question_keys_are_dispatched_and_named() {
         let fx_ = drive(&mut app, AppEvent::Key(chord.event()));
         match answer {
             Answer::Yes => assert!(matches!(fx_[..], [Effect::Trash(_)]), "{fx_:?}"),
-            Answer::No => assert_eq!(app.picker.dialog, Dialog::None),
+            Answer::No => assert_eq!(app.picker.dialog.open, Dialog::None),
         }
     }
     // Rename.
@@ -1728,7 +1761,7 @@ fn question_keys_are_dispatched_and_named() {
         let s = screen(&app, &fx.root);
         assert!(chord.quiet || s.contains(&chord.label()), "{s}");
         let fx_ = drive(&mut app, AppEvent::Key(chord.event()));
-        assert_eq!(app.picker.dialog, Dialog::None);
+        assert_eq!(app.picker.dialog.open, Dialog::None);
         assert_eq!(*answer == Answer::Yes, !fx_.is_empty(), "{fx_:?}");
     }
     // While the trash works, and the permanent question after it fails.
@@ -1743,7 +1776,7 @@ fn question_keys_are_dispatched_and_named() {
         };
         for (chord, _) in TRASHING_KEYS.0.iter().flat_map(|b| b.keys) {
             let mut busy = App::new(WEBAPP.into(), NOW);
-            busy.picker.dialog = app.picker.dialog.clone();
+            busy.picker.dialog.open = app.picker.dialog.open.clone();
             let fx_ = busy.update(AppEvent::Key(chord.event()));
             assert_eq!(fx_, vec![Effect::Exit(Outcome::Quit)]);
         }
@@ -1761,7 +1794,7 @@ fn question_keys_are_dispatched_and_named() {
         assert!(chord.quiet || s.contains(&chord.label()), "{s}");
         let mut app = failed(NOW);
         let fx_ = app.update_at(NOW + PERMANENT_GUARD_MS, AppEvent::Key(chord.event()));
-        assert_eq!(app.picker.dialog, Dialog::None, "{}", chord.label());
+        assert_eq!(app.picker.dialog.open, Dialog::None, "{}", chord.label());
         assert_eq!(
             *answer == Answer::Yes,
             matches!(fx_[..], [Effect::DeletePermanently(_)]),
@@ -1812,7 +1845,7 @@ fn nothing_is_drawn_when_nothing_visible_changed() {
     // An answer to an older query: dropped unseen.
     let docs = app.picker.docs();
     let stale = app.step(AppEvent::SearchDone {
-        generation: app.picker.search_gen - 1,
+        generation: app.picker.search.generation - 1,
         query: "x".into(),
         docs,
         scores: Vec::new(),
@@ -1821,17 +1854,17 @@ fn nothing_is_drawn_when_nothing_visible_changed() {
     });
     assert!(!stale.redraw);
     // A change on disk: a rescan first, drawn when its rows come.
-    let path = app.picker.rows[0].info.path.to_path_buf();
+    let path = app.picker.list.rows[0].info.path.to_path_buf();
     let step = app.step(AppEvent::FsChanged(vec![path]));
     assert!(matches!(step.effects[..], [Effect::Rescan(_)]));
     assert!(!step.redraw);
     // A status message goes after its time: that tick draws.
     ctrl(&mut app, 'z');
-    assert!(app.picker.status.is_some());
+    assert!(app.picker.flash.status.is_some());
     let t = app.picker.now_ms;
     assert!(!app.step_at(t + 1_000, AppEvent::Tick(t + 1_000)).redraw);
     assert!(app.step_at(t + 5_000, AppEvent::Tick(t + 5_000)).redraw);
-    assert!(app.picker.status.is_none());
+    assert!(app.picker.flash.status.is_none());
 }
 
 /// Drawing reads no environment: the home folder shown as `~` is the
@@ -1846,7 +1879,7 @@ fn paths_are_shortened_by_the_home_in_the_state() {
     // The cwd column, cut from the left to its width.
     let s = screen(&app, &fx.root);
     assert!(s.contains(" …mo/projects/webapp "), "{s}");
-    app.picker.home = Some("/home/demo".into());
+    app.picker.settings.home = Some("/home/demo".into());
     let s = screen(&app, &fx.root);
     assert!(s.contains(" ~/projects/webapp "), "{s}");
 }
@@ -1988,11 +2021,11 @@ fn ctrl_l_lists_labels_and_opens_the_tree_at_one() {
     assert!(screen(&app, &fx.root).contains("Labels · loading…"));
     // Esc closes; the answer arriving later changes nothing.
     key(&mut app, KeyCode::Esc);
-    assert_eq!(app.picker.dialog, Dialog::None);
+    assert_eq!(app.picker.dialog.open, Dialog::None);
     for ev in perform(fxs[0].clone()) {
         drive(&mut app, ev);
     }
-    assert_eq!(app.picker.dialog, Dialog::None);
+    assert_eq!(app.picker.dialog.open, Dialog::None);
 
     ctrl(&mut app, 'l');
     for ev in perform(fxs[0].clone()) {
@@ -2015,7 +2048,7 @@ fn ctrl_l_lists_labels_and_opens_the_tree_at_one() {
             agent: arbor_session::Agent::Atomic,
         }]
     );
-    assert_eq!(app.picker.dialog, Dialog::None);
+    assert_eq!(app.picker.dialog.open, Dialog::None);
     for ev in perform(open[0].clone()) {
         app.update(ev);
     }
@@ -2059,11 +2092,12 @@ fn label_filter_with_rows_from_the_files_or_the_index() {
         drive(&mut app, AppEvent::LoadFinished { problems: vec![] });
         key(&mut app, KeyCode::Tab);
         typ(&mut app, q);
-        assert!(app.picker.parsed.error().is_none(), "{q}");
+        assert!(app.picker.search.parsed.error().is_none(), "{q}");
         app.picker
+            .list
             .visible
             .iter()
-            .map(|v| app.picker.rows[v.idx].id()[..8].to_string())
+            .map(|v| app.picker.list.rows[v.idx].id()[..8].to_string())
             .collect()
     };
     for (q, want) in [
@@ -2089,7 +2123,7 @@ fn declining_to_resume_elsewhere_goes_back_to_the_picker() {
     let mut app = app_with(&fx.root, WEBAPP);
     app.width = 80;
     key(&mut app, KeyCode::Down);
-    let path = app.picker.selected.clone().unwrap();
+    let path = app.picker.selection.selected.clone().unwrap();
     let id = app.picker.selected_row().unwrap().id().to_string();
     let resume = |app: &mut App| {
         let fxs = key(app, KeyCode::Enter);
@@ -2111,14 +2145,14 @@ fn declining_to_resume_elsewhere_goes_back_to_the_picker() {
     // Typed text and pastes do not reach the query under the question.
     key(&mut app, KeyCode::Char('x'));
     drive(&mut app, AppEvent::Paste("abc".into()));
-    assert_eq!(app.picker.query.text(), "");
+    assert_eq!(app.picker.search.query.text(), "");
     assert!(app.resume_here.is_some());
     // `n`: back in the picker, the same row selected, nothing to leave with.
     assert!(key(&mut app, KeyCode::Char('n')).is_empty());
     assert!(app.resume_here.is_none());
     assert!(app.outcome.is_none());
-    assert_eq!(app.picker.selected.as_ref(), Some(&path));
-    let status = app.picker.status.as_ref().unwrap();
+    assert_eq!(app.picker.selection.selected.as_ref(), Some(&path));
+    let status = app.picker.flash.status.as_ref().unwrap();
     assert!(status.text.starts_with("Not resumed"), "{}", status.text);
     // Esc too; and the picker still works after.
     resume(&mut app);
@@ -2126,7 +2160,7 @@ fn declining_to_resume_elsewhere_goes_back_to_the_picker() {
     assert!(app.resume_here.is_none() && app.outcome.is_none());
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Up);
-    assert_eq!(app.picker.selected.as_ref(), Some(&path));
+    assert_eq!(app.picker.selection.selected.as_ref(), Some(&path));
     // `y`: leaves, to resume in the current folder.
     resume(&mut app);
     let o = Outcome::ResumeHere {
@@ -2178,15 +2212,15 @@ fn renaming_a_version_1_session_offers_the_rewrite() {
     let mut app = app_with(&root, "/nowhere");
     app.width = 80;
     key(&mut app, KeyCode::Tab);
-    assert_eq!(app.picker.selected.as_ref(), Some(&f));
+    assert_eq!(app.picker.selection.selected.as_ref(), Some(&f));
     rename(&mut app);
     assert!(
         matches!(
-            app.picker.dialog,
+            app.picker.dialog.open,
             Dialog::ConfirmMigrateRename { version: 1, .. }
         ),
         "{:?}",
-        app.picker.dialog
+        app.picker.dialog.open
     );
     let s = screen(&app, &root);
     assert!(
@@ -2199,7 +2233,7 @@ fn renaming_a_version_1_session_offers_the_rewrite() {
     );
     // Esc: nothing written.
     key(&mut app, KeyCode::Esc);
-    assert_eq!(app.picker.dialog, Dialog::None);
+    assert_eq!(app.picker.dialog.open, Dialog::None);
     assert_eq!(std::fs::read(&f).unwrap(), original);
     // Enter: rewritten (the original kept), then renamed.
     rename(&mut app);
@@ -2218,7 +2252,7 @@ fn renaming_a_version_1_session_offers_the_rewrite() {
     let s = arbor_session::read_session(&f).unwrap();
     assert_eq!(s.file_version, 3);
     assert_eq!(
-        app.picker.status.as_ref().map(|s| s.text.as_str()),
+        app.picker.flash.status.as_ref().map(|s| s.text.as_str()),
         Some("Renamed to \u{201c}Migrated\u{201d}")
     );
 }
@@ -2292,7 +2326,7 @@ fn preview_lists_matching_entries_and_ctrl_t_opens_the_tree_at_one() {
     typ(&mut app, "token dir:webapp");
     // The fork of the auth session, first in the threaded order.
     let webapp = common::find_session(&fx.root, "01a20d3b");
-    assert_eq!(app.picker.selected.as_ref(), Some(&webapp));
+    assert_eq!(app.picker.selection.selected.as_ref(), Some(&webapp));
     let hits = app.picker.hits().expect("the matches were read").clone();
     let n = hits.hits.len();
     assert!(n >= 3, "{n} matches");
@@ -2310,18 +2344,18 @@ fn preview_lists_matching_entries_and_ctrl_t_opens_the_tree_at_one() {
 
     // Alt+N / Alt+P step, wrapping.
     alt(&mut app, 'n');
-    assert_eq!(app.picker.hit_pos, 1);
+    assert_eq!(app.picker.preview.hit_pos, 1);
     assert!(screen(&app, &fx.root).contains(&format!("Matches · 2 of {n}")));
     alt(&mut app, 'p');
     alt(&mut app, 'p');
-    assert_eq!(app.picker.hit_pos, n - 1);
+    assert_eq!(app.picker.preview.hit_pos, n - 1);
     alt(&mut app, 'n');
     alt(&mut app, 'n');
-    assert_eq!(app.picker.hit_pos, 1);
+    assert_eq!(app.picker.preview.hit_pos, 1);
     // Another selection, or another query, starts at the first again.
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Up);
-    assert_eq!(app.picker.hit_pos, 0);
+    assert_eq!(app.picker.preview.hit_pos, 0);
     alt(&mut app, 'n');
 
     // Ctrl+T: the tree at the picked match, searching for the query's
@@ -2374,7 +2408,7 @@ fn the_tree_takes_phrases_regexes_and_scopes() {
     ] {
         ctrl(&mut app, 'u');
         typ(&mut app, q);
-        let webapp = app.picker.selected.clone().unwrap();
+        let webapp = app.picker.selection.selected.clone().unwrap();
         let open = ctrl(&mut app, 't');
         assert_eq!(app.open_at, None, "{q}: no match picked at 100 columns");
         assert_eq!(app.open_search, Some((webapp.clone(), carried.into())));
@@ -2437,7 +2471,7 @@ fn a_long_first_prompt_leaves_the_matches_in_view() {
     app.width = 110;
     app.height = 24;
     typ(&mut app, "zeppelin");
-    assert_eq!(app.picker.selected.as_ref(), Some(&path));
+    assert_eq!(app.picker.selection.selected.as_ref(), Some(&path));
     let s = screen(&app, &fx.root);
     assert!(s.contains("Matches · 1 of 1"), "{s}");
     assert!(s.contains("The zeppelin module panicked."), "{s}");
@@ -2505,22 +2539,29 @@ fn a_cleared_query_lists_what_a_fresh_list_does() {
     let mut app = app_with(&fx.root, WEBAPP);
     let fresh = |app: &App| {
         let mut p = arbor::ui::picker::PickerState::new(WEBAPP.to_string(), NOW);
-        p.upsert(app.picker.rows.clone());
-        p.scope = app.picker.scope;
-        p.sort = app.picker.sort;
-        p.named_only = app.picker.named_only;
-        p.show_internal = app.picker.show_internal;
+        p.upsert(app.picker.list.rows.clone());
+        p.settings.scope = app.picker.settings.scope;
+        p.settings.sort = app.picker.settings.sort;
+        p.settings.named_only = app.picker.settings.named_only;
+        p.settings.show_internal = app.picker.settings.show_internal;
         p.recompute();
-        p.visible
+        p.list
+            .visible
             .iter()
-            .map(|v| (p.rows[v.idx].info.path.clone(), v.prefix.clone()))
+            .map(|v| (p.list.rows[v.idx].info.path.clone(), v.prefix.clone()))
             .collect::<Vec<_>>()
     };
     let listed = |app: &App| {
         app.picker
+            .list
             .visible
             .iter()
-            .map(|v| (app.picker.rows[v.idx].info.path.clone(), v.prefix.clone()))
+            .map(|v| {
+                (
+                    app.picker.list.rows[v.idx].info.path.clone(),
+                    v.prefix.clone(),
+                )
+            })
             .collect::<Vec<_>>()
     };
     let all = rows(&fx.root);
@@ -2545,7 +2586,7 @@ fn a_cleared_query_lists_what_a_fresh_list_does() {
             ctrl(app, 's');
         }),
         Box::new(|app| {
-            let gone = app.picker.rows[0].info.path.to_path_buf();
+            let gone = app.picker.list.rows[0].info.path.to_path_buf();
             drive(app, AppEvent::RowGone(gone));
         }),
         Box::new(move |app| {
@@ -2559,7 +2600,7 @@ fn a_cleared_query_lists_what_a_fresh_list_does() {
         typ(&mut app, "auth");
         step(&mut app);
         ctrl(&mut app, 'u');
-        assert!(app.picker.query.text().is_empty());
+        assert!(app.picker.search.query.text().is_empty());
         assert_eq!(listed(&app), fresh(&app), "step {i}");
         assert!(!listed(&app).is_empty(), "step {i}");
     }
@@ -2675,7 +2716,7 @@ fn ctrl_t_with_a_query_no_entry_holds_opens_the_whole_tree() {
     let mut app = app_with(&fx.root, WEBAPP);
     let webapp = common::find_session(&fx.root, "01a20d3b");
     typ(&mut app, "01a20d3b");
-    assert_eq!(app.picker.selected.as_ref(), Some(&webapp));
+    assert_eq!(app.picker.selection.selected.as_ref(), Some(&webapp));
     let open = ctrl(&mut app, 't');
     assert_eq!(app.open_search, Some((webapp.clone(), "01a20d3b".into())));
     run_tree_effects(&mut app, open);
@@ -2715,23 +2756,24 @@ fn the_first_screen_comes_before_the_whole_answer() {
     ));
     let shown = |app: &App| -> Vec<String> {
         let p = &app.picker;
-        p.visible
+        p.list
+            .visible
             .iter()
-            .take(p.page)
-            .map(|v| p.rows[v.idx].info.path.display().to_string())
+            .take(p.selection.page)
+            .map(|v| p.list.rows[v.idx].info.path.display().to_string())
             .collect()
     };
     app.update(first);
     let early = shown(&app);
     let s = screen(&app, Path::new("/nowhere"));
     assert!(s.contains("(1/…)"), "the count is to follow:\n{s}");
-    assert_eq!(early.len(), app.picker.page, "the screen is full");
+    assert_eq!(early.len(), app.picker.selection.page, "the screen is full");
     assert!(
-        app.picker.visible.len() >= 2 * app.picker.page,
+        app.picker.list.visible.len() >= 2 * app.picker.selection.page,
         "and the next"
     );
     // The newest named for the parser, newest first.
-    let want: Vec<String> = (0..app.picker.page)
+    let want: Vec<String> = (0..app.picker.selection.page)
         .map(|k| format!("/nowhere/s/{:03}.jsonl", 3 * k))
         .collect();
     assert_eq!(early, want);
@@ -2739,7 +2781,7 @@ fn the_first_screen_comes_before_the_whole_answer() {
     let s = screen(&app, Path::new("/nowhere"));
     assert!(s.contains("(1/200)"), "every match counted:\n{s}");
     assert_eq!(shown(&app), early);
-    assert!(!app.picker.search_partial);
+    assert!(!app.picker.search.partial);
 }
 
 /// A picker at 100×24 over [`parser_rows`], loaded.
@@ -2823,7 +2865,7 @@ fn a_query_asked_again_keeps_the_selection() {
             KeyModifiers::NONE,
         )));
     }
-    let chosen = app.picker.selected.clone().expect("a row");
+    let chosen = app.picker.selection.selected.clone().expect("a row");
     let again = parser_rows().into_iter().take(1).collect();
     let fx = app.update(AppEvent::Rows(again));
     assert!(
@@ -2831,7 +2873,7 @@ fn a_query_asked_again_keeps_the_selection() {
         "asked again"
     );
     assert_eq!(run(&mut app, fx), 0, "no first screen for it");
-    assert_eq!(app.picker.selected, Some(chosen));
+    assert_eq!(app.picker.selection.selected, Some(chosen));
 }
 
 /// [`parser_app`] with `parser` typed, and the last key's two answers
@@ -2853,14 +2895,15 @@ fn parser_typed() -> (App, AppEvent, AppEvent) {
 
 fn visible_paths(app: &App) -> Vec<PathBuf> {
     let p = &app.picker;
-    p.visible
+    p.list
+        .visible
         .iter()
-        .map(|v| p.rows[v.idx].info.path.to_path_buf())
+        .map(|v| p.list.rows[v.idx].info.path.to_path_buf())
         .collect()
 }
 
 fn sort_by_time(app: &mut App) {
-    while app.picker.sort != Sort::Recent {
+    while app.picker.settings.sort != Sort::Recent {
         ctrl(app, 's');
     }
 }
@@ -2884,14 +2927,14 @@ fn a_setting_changed_under_a_partial_answer_waits_for_the_whole_one() {
     assert_eq!(visible_paths(&app), early, "kept until the whole answer");
     app.update(whole);
     assert_eq!(visible_paths(&app), newest);
-    assert_eq!(app.picker.selected.as_ref(), newest.first());
+    assert_eq!(app.picker.selection.selected.as_ref(), newest.first());
 
     // The first rows asked for by relevance, come once sorted by time.
     let (mut app, first, whole) = parser_typed();
     sort_by_time(&mut app);
     let before = visible_paths(&app);
     app.update(first);
-    assert!(!app.picker.search_partial, "not taken");
+    assert!(!app.picker.search.partial, "not taken");
     assert_eq!(visible_paths(&app), before);
     app.update(whole);
     assert_eq!(visible_paths(&app), newest);
@@ -2909,12 +2952,12 @@ fn end_on_a_partial_list_goes_to_the_whole_answers_last_row() {
     };
     let (mut app, first, whole) = parser_typed();
     app.update(first);
-    let partial_len = app.picker.visible.len();
+    let partial_len = app.picker.list.visible.len();
     end(&mut app);
     app.update(whole);
     let all = visible_paths(&app);
     assert!(all.len() > partial_len, "{} rows", all.len());
-    assert_eq!(app.picker.selected.as_ref(), all.last());
+    assert_eq!(app.picker.selection.selected.as_ref(), all.last());
 
     let (mut app, first, whole) = parser_typed();
     app.update(first);
@@ -2923,9 +2966,9 @@ fn end_on_a_partial_list_goes_to_the_whole_answers_last_row() {
         KeyCode::Up,
         KeyModifiers::NONE,
     )));
-    let chosen = app.picker.selected.clone();
+    let chosen = app.picker.selection.selected.clone();
     app.update(whole);
-    assert_eq!(app.picker.selected, chosen);
+    assert_eq!(app.picker.selection.selected, chosen);
 }
 
 /// End and a setting changed before the typed query's first answer: the
@@ -2944,8 +2987,12 @@ fn keys_before_the_first_answer_wait_for_it() {
     app.update(first);
     app.update(whole);
     let all = visible_paths(&app);
-    assert!(all.len() > 2 * app.picker.page, "{} rows", all.len());
-    assert_eq!(app.picker.selected.as_ref(), all.last());
+    assert!(
+        all.len() > 2 * app.picker.selection.page,
+        "{} rows",
+        all.len()
+    );
+    assert_eq!(app.picker.selection.selected.as_ref(), all.last());
 }
 
 /// Rows that change while an answer is awaited are listed afresh: the
@@ -2954,13 +3001,13 @@ fn keys_before_the_first_answer_wait_for_it() {
 fn rows_changed_while_an_answer_is_awaited_are_listed_afresh() {
     let (mut app, _, _) = parser_typed();
     sort_by_time(&mut app);
-    let gone = app.picker.rows[0].info.path.to_path_buf();
+    let gone = app.picker.list.rows[0].info.path.to_path_buf();
     app.picker.remove(&gone);
     app.update(AppEvent::Rows(
         parser_rows().into_iter().skip(299).collect(),
     ));
-    let rows = app.picker.rows.len();
-    assert!(app.picker.visible.iter().all(|v| v.idx < rows));
+    let rows = app.picker.list.rows.len();
+    assert!(app.picker.list.visible.iter().all(|v| v.idx < rows));
     assert!(!visible_paths(&app).contains(&gone));
     let _ = screen(&app, Path::new("/nowhere"));
 }

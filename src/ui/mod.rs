@@ -23,7 +23,7 @@ pub use app::{App, AppEvent, Effect, Mode, Outcome, Step};
 pub fn render(f: &mut ratatui::Frame, app: &App, theme: &theme::Theme) {
     match &app.mode {
         Mode::Picker if app.tree_only => {
-            let text = match &app.picker.status {
+            let text = match &app.picker.flash.status {
                 Some(s) => s.text.clone(),
                 None => "Loading session…".to_string(),
             };

@@ -111,15 +111,15 @@ pub fn run_picker(mut opts: PickerOptions) -> Result<Outcome> {
     }
     let mut app = App::new(opts.project_cwd.clone(), now_ms());
     // What drawing needs from the environment, read here once.
-    app.picker.home = dirs::home_dir();
+    app.picker.settings.home = dirs::home_dir();
     app.set_utc_offset(local_offset());
     app.store = opts.config.clone();
     app.print_mode = opts.print_mode;
-    app.picker.note = opts.note.clone();
+    app.picker.flash.note = opts.note.clone();
     if opts.start_in_all {
-        app.picker.scope = super::picker::Scope::All;
+        app.picker.settings.scope = super::picker::Scope::All;
     }
-    app.picker.loading = Some((0, 0));
+    app.picker.progress.loading = Some((0, 0));
     if !opts.query.is_empty() {
         app.picker.start_with_query(&opts.query);
     }
@@ -223,7 +223,7 @@ fn event_loop(
         }
         if dirty {
             draw(terminal, app, theme)?;
-            if !app.picker.rows.is_empty() {
+            if !app.picker.list.rows.is_empty() {
                 if let Some(t) = drawn_tx.take() {
                     let _ = t.send(());
                     arbor_util::log::line("first frame with rows drawn");

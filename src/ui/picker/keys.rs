@@ -16,17 +16,17 @@ use arbor_search::hits::looks_at_entries;
 /// A key: its effects, or `None` when it did nothing (not a key of the
 /// screen or of the prompt up, or dropped while a question waits).
 pub fn on_key(app: &mut App, k: KeyEvent) -> Option<Vec<Effect>> {
-    if app.picker.dialog != Dialog::None {
+    if app.picker.dialog.open != Dialog::None {
         return dialogs::on_key(app, k);
     }
     let p = &mut app.picker;
-    match KEYS.action(&k, p.query.is_empty()) {
+    match KEYS.action(&k, p.search.query.is_empty()) {
         Some(action) => return Some(act(app, action)),
         // Everything else edits the query (Home/End stay the list's:
         // Ctrl+A/E go to the query's start and end).
         None => {
-            let before = p.query.text().to_string();
-            match p.query.handle_key(&k) {
+            let before = p.search.query.text().to_string();
+            match p.search.query.handle_key(&k) {
                 Edit::Ignored => return None,
                 Edit::Moved => {}
                 Edit::Changed => return Some(query_edited(p, &before)),
@@ -173,21 +173,21 @@ fn act(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Quit => return vec![Effect::Exit(Outcome::Quit)],
         Action::Resume => return resume(p, print_mode),
         Action::Scope => {
-            p.scope = match p.scope {
+            p.settings.scope = match p.settings.scope {
                 Scope::Current => Scope::All,
                 Scope::All => Scope::Current,
             };
             p.recompute();
         }
         Action::Help => {
-            p.dialog = Dialog::Help;
-            p.help_scroll = 0;
+            p.dialog.open = Dialog::Help;
+            p.dialog.help_scroll = 0;
         }
         Action::Preview => {
             let on = super::view::preview_visible(p, app.width);
-            p.preview_on = Some(!on);
+            p.settings.preview_on = Some(!on);
             // Load afresh when it opens again.
-            p.preview_requested = None;
+            p.preview.requested = None;
         }
         Action::Labels => return labels::open(app),
         Action::Tree => return open_tree(app),
@@ -196,35 +196,36 @@ fn act(app: &mut App, action: Action) -> Vec<Effect> {
             step_match(p, action, visible);
         }
         Action::Sort => {
-            p.sort = p.sort.next();
+            p.settings.sort = p.settings.sort.next();
             p.recompute();
         }
         Action::Named => {
-            p.named_only = !p.named_only;
+            p.settings.named_only = !p.settings.named_only;
             p.recompute();
         }
-        Action::Paths => p.show_paths = !p.show_paths,
+        Action::Paths => p.settings.show_paths = !p.settings.show_paths,
         Action::Internal => toggle_internal(p),
         Action::Rename => rename::ask(p),
-        Action::Delete if !p.marked.is_empty() => return delete::ask_batch(p),
+        Action::Delete if !p.selection.marked.is_empty() => return delete::ask_batch(p),
         Action::Delete => return delete::ask_delete(p),
         Action::Mark => p.toggle_mark(),
         Action::MarkAll => p.mark_listed(),
-        Action::Unmark if p.marked.is_empty() => {
+        Action::Unmark if p.selection.marked.is_empty() => {
             p.set_status(StatusKind::Info, "No marks to clear")
         }
-        Action::Unmark => p.marked.clear(),
+        Action::Unmark => p.selection.marked.clear(),
         Action::Undo => return undo(p),
         Action::Up => p.user_move_by(-1),
         Action::Down => p.user_move_by(1),
-        Action::PageUp => p.user_move_by(-(p.page as isize)),
-        Action::PageDown => p.user_move_by(p.page as isize),
+        Action::PageUp => p.user_move_by(-(p.selection.page as isize)),
+        Action::PageDown => p.user_move_by(p.selection.page as isize),
         Action::First => p.user_select_pos(0),
         Action::Last => {
-            p.user_select_pos(p.visible.len().saturating_sub(1));
+            p.user_select_pos(p.list.visible.len().saturating_sub(1));
             // A partial or interim list's last row is not the answer's,
             // nor is the last row of the query before.
-            p.last_on_whole = p.search_partial || p.answer_pending() || p.search_reading.is_some();
+            p.selection.last_on_whole =
+                p.search.partial || p.answer_pending() || p.search.reading.is_some();
         }
     }
     Vec::new()
@@ -252,7 +253,7 @@ fn resume(p: &PickerState, print_mode: bool) -> Vec<Effect> {
 /// Ctrl+T: the selected session's branch tree.
 fn open_tree(app: &mut App) -> Vec<Effect> {
     let p = &mut app.picker;
-    if p.selected.is_some() {
+    if p.selection.selected.is_some() {
         p.hold_selection();
     }
     if let Some(r) = p.selected_row() {
@@ -260,12 +261,12 @@ fn open_tree(app: &mut App) -> Vec<Effect> {
         // With a query that looks inside sessions, the tree opens
         // searching for it (its filters chose the session): at the
         // match picked in the preview, else at the first.
-        if p.query_active() && looks_at_entries(&p.parsed) {
-            app.open_search = Some((path.clone(), p.parsed.without_filters()));
+        if p.query_active() && looks_at_entries(&p.search.parsed) {
+            app.open_search = Some((path.clone(), p.search.parsed.without_filters()));
             let picked = p
                 .hits()
-                .filter(|_| p.scored_query == p.parsed.raw)
-                .and_then(|h| h.hits.get(p.hit_pos));
+                .filter(|_| p.search.scored_query == p.search.parsed.raw)
+                .and_then(|h| h.hits.get(p.preview.hit_pos));
             if let Some(h) = picked {
                 app.open_at = Some((path.clone(), h.entry_id.clone()));
             }
@@ -283,10 +284,10 @@ fn open_tree(app: &mut App) -> Vec<Effect> {
 fn step_match(p: &mut PickerState, action: Action, visible: bool) {
     let n = p.hits().map_or(0, |h| h.hits.len());
     if n > 0 && visible {
-        p.hit_pos = if action == Action::NextMatch {
-            (p.hit_pos + 1) % n
+        p.preview.hit_pos = if action == Action::NextMatch {
+            (p.preview.hit_pos + 1) % n
         } else {
-            (p.hit_pos + n - 1) % n
+            (p.preview.hit_pos + n - 1) % n
         };
     } else {
         // Say why nothing moved.
@@ -305,10 +306,10 @@ fn step_match(p: &mut PickerState, action: Action, visible: bool) {
 }
 
 fn toggle_internal(p: &mut PickerState) {
-    p.show_internal = !p.show_internal;
+    p.settings.show_internal = !p.settings.show_internal;
     p.set_status(
         StatusKind::Info,
-        if p.show_internal {
+        if p.settings.show_internal {
             "Showing internal workflow sessions"
         } else {
             "Internal workflow sessions hidden"
@@ -319,7 +320,7 @@ fn toggle_internal(p: &mut PickerState) {
 
 /// Ctrl+Z: the last delete (one session or a batch) back from the trash.
 fn undo(p: &mut PickerState) -> Vec<Effect> {
-    match p.trashed.pop().map(<[PathBuf; 1]>::try_from) {
+    match p.trash.batches.pop().map(<[PathBuf; 1]>::try_from) {
         Some(Ok([path])) => {
             p.set_progress("Restoring from trash…");
             vec![Effect::Restore(path)]
@@ -342,11 +343,11 @@ fn undo(p: &mut PickerState) -> Vec<Effect> {
 /// no prompt is up); a question or the help ignores it, so that a paste
 /// never answers or triggers anything.
 pub fn on_paste(p: &mut PickerState, text: &str) -> Option<Vec<Effect>> {
-    match &mut p.dialog {
+    match &mut p.dialog.open {
         Dialog::Rename { input, .. } => (input.insert(text) == Edit::Changed).then(Vec::new),
         Dialog::None => {
-            let before = p.query.text().to_string();
-            (p.query.insert(text) == Edit::Changed).then(|| query_edited(p, &before))
+            let before = p.search.query.text().to_string();
+            (p.search.query.insert(text) == Edit::Changed).then(|| query_edited(p, &before))
         }
         _ => None,
     }
@@ -358,7 +359,7 @@ pub fn on_mouse(app: &mut App, m: crossterm::event::MouseEvent) -> Option<Vec<Ef
     let area = super::view::list_area(&app.picker, app.width, app.height);
     let rows = super::view::list_rows(&app.picker, app.width, app.height);
     let p = &mut app.picker;
-    if p.dialog != Dialog::None {
+    if p.dialog.open != Dialog::None {
         return None;
     }
     match m.kind {
@@ -370,8 +371,8 @@ pub fn on_mouse(app: &mut App, m: crossterm::event::MouseEvent) -> Option<Vec<Ef
                 && m.column < area.x + area.width =>
         {
             {
-                let pos = p.scroll + (m.row - area.y) as usize;
-                if pos < p.visible.len() {
+                let pos = p.selection.scroll + (m.row - area.y) as usize;
+                if pos < p.list.visible.len() {
                     let already = p.selected_pos() == Some(pos);
                     p.user_select_pos(pos);
                     // A click on the selected row picks it, like a double click.

@@ -1,11 +1,18 @@
 //! The session picker: Atomic's `/resume` screen, live and searchable.
 
 mod dialogs;
+mod flash;
 mod keys;
+mod list;
 mod matches;
 mod preview;
+mod progress;
 mod row;
+mod search;
+mod selection;
+mod settings;
 mod state;
+mod trash;
 mod update;
 mod view;
 
@@ -18,7 +25,8 @@ pub use preview::{
 };
 pub use row::{Folders, Row, RowInfo, FIRST_PROMPT_KEPT};
 pub use state::{
-    Dialog, PickerState, Scope, Sort, Status, StatusKind, VisibleRow, PERMANENT_GUARD_MS,
+    Dialog, Flash, Modal, PickerState, PreviewPane, Progress, Scope, Search, Selection,
+    SessionList, Settings, Sort, Status, StatusKind, Trashed, VisibleRow, PERMANENT_GUARD_MS,
 };
 pub use update::update;
 pub use view::{help_rows, list_area, list_rows, render};

@@ -25,6 +25,23 @@ pub struct Preview {
     pub note: Option<String>,
 }
 
+/// The preview pane: the preview of the selected session and the lists
+/// of matches read for it.
+#[derive(Debug, Default)]
+pub struct PreviewPane {
+    /// The selected session's preview, once read.
+    pub(crate) shown: Option<Preview>,
+    /// The last preview asked for: (session, query, the file's change time).
+    pub(crate) requested: Option<(PathBuf, String, i64)>,
+    /// The matching entries of sessions previewed lately, newest last (the
+    /// preview's list; see `PickerState::hits`).
+    pub(crate) hits_cache: Vec<std::sync::Arc<PreviewHits>>,
+    /// The match picked in the preview's list (Alt+N / Alt+P), of the
+    /// session and query in `hit_of`; Ctrl+T opens the tree there.
+    pub hit_pos: usize,
+    pub(crate) hit_of: Option<(PathBuf, String)>,
+}
+
 /// The entries of a session that match a query: the preview's list of
 /// matches (see [`load_hits`]).
 #[derive(Debug, Clone, PartialEq)]

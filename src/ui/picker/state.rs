@@ -1,47 +1,28 @@
-//! The picker's state: its rows and what is visible of them (scope, sort,
-//! filters, the query's scores), the selection, dialogs and status.
+//! The picker's state, made of its parts (settings, rows, query,
+//! selection, preview, progress, dialog, messages, trash), and what works
+//! across them: listing the rows in scope for the query, moving and
+//! keeping the selection, marking sessions.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::row::path_hash;
 use crate::app::searcher::TimedRows;
 use arbor_search::Query;
 use arbor_util::hash::FxBuild;
 
-use super::preview::{Preview, PreviewHits};
+pub use super::dialogs::Modal;
+pub use super::flash::{Flash, Status, StatusKind};
+pub use super::list::SessionList;
+use super::preview::PreviewHits;
+pub use super::preview::PreviewPane;
+pub use super::progress::Progress;
 pub use super::row::Row;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    Current,
-    All,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sort {
-    Threaded,
-    Recent,
-    Relevance,
-}
-
-impl Sort {
-    pub fn next(self) -> Sort {
-        match self {
-            Sort::Threaded => Sort::Recent,
-            Sort::Recent => Sort::Relevance,
-            Sort::Relevance => Sort::Threaded,
-        }
-    }
-    pub fn label(self) -> &'static str {
-        match self {
-            Sort::Threaded => "Threaded",
-            Sort::Recent => "Recent",
-            Sort::Relevance => "Fuzzy",
-        }
-    }
-}
+pub use super::search::Search;
+pub use super::selection::Selection;
+use super::settings::ListSettings;
+pub use super::settings::{Scope, Settings, Sort};
+pub use super::trash::Trashed;
 
 /// A modal prompt over the list.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,19 +100,6 @@ pub struct Measured {
     pub live: Vec<(PathBuf, i64)>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StatusKind {
-    Info,
-    Success,
-    Error,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Status {
-    pub text: String,
-    pub kind: StatusKind,
-}
-
 /// A listed row: which session, and its thread prefix (`├─ `, `│  └─ `…).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VisibleRow {
@@ -146,108 +114,20 @@ pub const LIVE_WINDOW_MS: i64 = arbor_session::bulk::LIVE_WINDOW_MS;
 /// appears: a key pressed then was meant for something else.
 pub const PERMANENT_GUARD_MS: i64 = 750;
 
+/// The picker's state, by concern.
 #[derive(Debug)]
 pub struct PickerState {
-    pub project_cwd: String,
-    pub rows: Vec<Row>,
-    /// Row positions by path.
-    by_path: RowIndex,
-    pub scope: Scope,
-    pub sort: Sort,
-    pub named_only: bool,
-    pub show_paths: bool,
-    pub show_internal: bool,
-    /// `None`: automatic (on when the terminal is wide enough).
-    pub preview_on: Option<bool>,
-    /// The query being typed (the text and its cursor).
-    pub query: crate::ui::input::LineInput,
-    pub parsed: Query,
-    /// Scores for `scored_query` by row (None until the first result
-    /// arrives): `rows[i]` has `scores[i]`, `None` when it does not match.
-    pub scores: Option<Vec<Option<u32>>>,
-    pub scored_query: String,
-    pub search_gen: u64,
-    pub visible: Vec<VisibleRow>,
-    pub selected: Option<PathBuf>,
-    /// The user has moved the selection, typed or acted on a row: from then
-    /// on the selection follows its session. Until then it is row 0 of
-    /// whatever is listed, so rows arriving above it (a session changed
-    /// while arbor was closed) never leave Enter on an older one.
-    pub user_moved: bool,
-    pub scroll: usize,
-    /// List height of the last frame, for paging.
-    pub page: usize,
-    pub loading: Option<(usize, usize)>,
-    /// The index being built behind the rows: (files done, total).
-    pub indexing: Option<(usize, usize)>,
-    /// Why the index could not be written, when it could not.
-    pub index_problem: Option<String>,
-    /// Why the last search result did not look at every session's message
-    /// bodies (`None`: it did).
-    pub search_incomplete: Option<String>,
-    /// The last answer is the index's, while the files of this many
-    /// sessions it lacks are read for the whole one.
-    pub search_reading: Option<usize>,
-    /// The reason last put on the status line (said once, not per key).
-    pub incomplete_reported: Option<String>,
-    /// The list holds only the first rows of the answer (those that fill
-    /// the screen, known early); the rest is being scored.
-    pub search_partial: bool,
-    /// The list settings the first rows were last asked under: rows
-    /// chosen for one scope or filter are not the first of another.
-    partial_for: Option<ListSettings>,
-    /// End was pressed on a partial list: the whole answer's last row is
-    /// selected when it comes (unless the selection moved since).
-    pub last_on_whole: bool,
-    pub dialog: Dialog,
-    /// The first line of the help shown (when it is taller than the screen).
-    pub help_scroll: usize,
-    pub status: Option<Status>,
-    pub status_timer: crate::ui::widgets::StatusTimer,
-    /// What each delete moved to the trash (one session, or a batch),
-    /// newest last: Ctrl+Z brings back the last one whole.
-    pub trashed: Vec<Vec<PathBuf>>,
-    /// The rows of the sessions in the last batches trashed, listed again
-    /// the moment their batch is restored (re-reading 1,000 files takes
-    /// seconds); the re-read then brings them up to date.
-    pub trashed_rows: HashMap<PathBuf, Row>,
-    /// Sessions marked for a batch delete, by path: they stay marked
-    /// whatever the query, the scope or a reload lists.
-    pub marked: HashSet<PathBuf>,
-    pub preview: Option<Preview>,
-    pub note: Option<String>,
+    pub settings: Settings,
+    pub list: SessionList,
+    pub search: Search,
+    pub selection: Selection,
+    pub preview: PreviewPane,
+    pub progress: Progress,
+    pub dialog: Modal,
+    pub flash: Flash,
+    pub trash: Trashed,
+    /// The event clock's last time.
     pub now_ms: i64,
-    /// The home folder, shown as `~` in paths: resolved once by the runtime
-    /// (none in tests, so that their screens do not depend on `$HOME`).
-    pub home: Option<PathBuf>,
-    /// Select the best match when the next search result arrives.
-    pub select_first_on_results: bool,
-    /// The row an interim answer selected as its best (see
-    /// `index::searcher::Stage::Interim`): the next answer selects its own
-    /// best instead, while nothing moved the selection from there.
-    pub first_of_interim: Option<PathBuf>,
-    /// The last preview asked for: (session, query, the file's change time).
-    pub preview_requested: Option<(PathBuf, String, i64)>,
-    /// The matching entries of sessions previewed lately, newest last (the
-    /// preview's list; see [`PickerState::hits`]).
-    pub hits_cache: Vec<Arc<PreviewHits>>,
-    /// The match picked in the preview's list (Alt+N / Alt+P), of the
-    /// session and query in `hit_of`; Ctrl+T opens the tree there.
-    pub hit_pos: usize,
-    pub hit_of: Option<(PathBuf, String)>,
-    /// The rows' search documents as sent to the search worker, kept until
-    /// the rows change: the worker's memo of term answers is per snapshot.
-    docs: Option<Arc<arbor_search::Docs>>,
-    /// The list without a query, as last computed, and the settings it was
-    /// computed for: clearing a query shows it again without sorting and
-    /// threading every row (tens of milliseconds at 100,000). Dropped
-    /// whenever the rows change.
-    unfiltered: Option<(ListSettings, Vec<VisibleRow>)>,
-    /// The rows in scope (their time, then their index), for the settings
-    /// they were found for: each search result ranks them without looking
-    /// at every row again (a cache miss per row at 100,000). Dropped
-    /// whenever the rows change.
-    scoped: Option<(ListSettings, TimedRows)>,
 }
 
 /// Lists of matches kept (see [`PickerState::remember_hits`]).
@@ -256,54 +136,16 @@ pub const HITS_KEPT: usize = 32;
 impl PickerState {
     pub fn new(project_cwd: String, now_ms: i64) -> PickerState {
         PickerState {
-            project_cwd,
-            rows: Vec::new(),
-            by_path: RowIndex::default(),
-            scope: Scope::Current,
-            sort: Sort::Threaded,
-            named_only: false,
-            show_paths: false,
-            show_internal: false,
-            preview_on: None,
-            query: crate::ui::input::LineInput::default(),
-            parsed: Query::default(),
-            scores: None,
-            scored_query: String::new(),
-            search_gen: 0,
-            visible: Vec::new(),
-            selected: None,
-            user_moved: false,
-            scroll: 0,
-            page: 10,
-            loading: None,
-            indexing: None,
-            index_problem: None,
-            search_incomplete: None,
-            search_reading: None,
-            incomplete_reported: None,
-            dialog: Dialog::None,
-            help_scroll: 0,
-            status: None,
-            status_timer: Default::default(),
-            trashed: Vec::new(),
-            trashed_rows: HashMap::new(),
-            marked: HashSet::new(),
-            preview: None,
-            note: None,
+            settings: Settings::new(project_cwd),
+            list: SessionList::default(),
+            search: Search::default(),
+            selection: Selection::default(),
+            preview: PreviewPane::default(),
+            progress: Progress::default(),
+            dialog: Modal::default(),
+            flash: Flash::default(),
+            trash: Trashed::default(),
             now_ms,
-            home: None,
-            select_first_on_results: false,
-            first_of_interim: None,
-            search_partial: false,
-            partial_for: None,
-            last_on_whole: false,
-            preview_requested: None,
-            hits_cache: Vec::new(),
-            hit_pos: 0,
-            hit_of: None,
-            docs: None,
-            unfiltered: None,
-            scoped: None,
         }
     }
 
@@ -312,11 +154,16 @@ impl PickerState {
     /// row last saw it).
     pub fn hits(&self) -> Option<&PreviewHits> {
         let r = self.selected_row()?;
-        self.cached_hits(&r.info.path, &self.scored_query, r.info.file_mtime_ms)
+        self.cached_hits(
+            &r.info.path,
+            &self.search.scored_query,
+            r.info.file_mtime_ms,
+        )
     }
 
     pub fn cached_hits(&self, path: &Path, query: &str, stamp: i64) -> Option<&PreviewHits> {
-        self.hits_cache
+        self.preview
+            .hits_cache
             .iter()
             .rev()
             .map(|h| &**h)
@@ -325,11 +172,12 @@ impl PickerState {
 
     /// Keeps a list of matches (the last [`HITS_KEPT`] are kept).
     pub fn remember_hits(&mut self, hits: PreviewHits) {
-        self.hits_cache
+        self.preview
+            .hits_cache
             .retain(|h| !(h.path == hits.path && h.query == hits.query));
-        self.hits_cache.push(Arc::new(hits));
-        if self.hits_cache.len() > HITS_KEPT {
-            self.hits_cache.remove(0);
+        self.preview.hits_cache.push(Arc::new(hits));
+        if self.preview.hits_cache.len() > HITS_KEPT {
+            self.preview.hits_cache.remove(0);
         }
     }
 
@@ -337,19 +185,21 @@ impl PickerState {
     /// or the query changes.
     pub fn follow_hits(&mut self) {
         let now = self
+            .selection
             .selected
             .clone()
-            .map(|p| (p, self.scored_query.clone()));
-        if now != self.hit_of {
-            self.hit_of = now;
-            self.hit_pos = 0;
+            .map(|p| (p, self.search.scored_query.clone()));
+        if now != self.preview.hit_of {
+            self.preview.hit_of = now;
+            self.preview.hit_pos = 0;
         }
     }
 
     /// The current rows' search documents.
     pub fn docs(&mut self) -> Arc<arbor_search::Docs> {
-        let rows = &self.rows;
-        self.docs
+        let rows = &self.list.rows;
+        self.list
+            .docs
             .get_or_insert_with(|| {
                 Arc::new(arbor_search::Docs(
                     rows.iter()
@@ -361,45 +211,49 @@ impl PickerState {
     }
 
     pub fn selected_row(&self) -> Option<&Row> {
-        let p = self.selected.as_ref()?;
-        self.row_index(p).map(|i| &self.rows[i])
+        let p = self.selection.selected.as_ref()?;
+        self.row_index(p).map(|i| &self.list.rows[i])
     }
 
     /// Where `path`'s row is in `rows`.
     pub fn row_index(&self, path: &Path) -> Option<usize> {
-        self.by_path.find(&self.rows, path.as_os_str())
+        self.list.by_path.find(&self.list.rows, path.as_os_str())
     }
 
     pub fn selected_pos(&self) -> Option<usize> {
         // By the paths' bytes: comparing `Path`s walks their components,
         // and this looks through every visible row after each search
         // (tens of milliseconds at 100,000 rows).
-        let p = self.selected.as_ref()?.as_os_str();
-        self.visible
+        let p = self.selection.selected.as_ref()?.as_os_str();
+        self.list
+            .visible
             .iter()
-            .position(|v| self.rows[v.idx].info.path.as_os_str() == p)
+            .position(|v| self.list.rows[v.idx].info.path.as_os_str() == p)
     }
 
     /// Adds or replaces rows (by path).
     pub fn upsert(&mut self, rows: Vec<Row>) {
-        self.docs = None;
-        self.unfiltered = None;
-        self.scoped = None;
+        self.list.docs = None;
+        self.list.unfiltered = None;
+        self.list.scoped = None;
         // The rows come in a few big batches (the first screen, then the
         // rest): room for a batch at once, not doubling past it.
-        self.rows.reserve(rows.len());
-        self.by_path.reserve(rows.len(), &self.rows);
+        self.list.rows.reserve(rows.len());
+        self.list.by_path.reserve(rows.len(), &self.list.rows);
         for r in rows {
-            match self
-                .by_path
-                .find_hashed(&self.rows, r.path_hash, r.info.path.as_os_str())
-            {
-                Some(i) => self.rows[i] = r,
+            match self.list.by_path.find_hashed(
+                &self.list.rows,
+                r.path_hash,
+                r.info.path.as_os_str(),
+            ) {
+                Some(i) => self.list.rows[i] = r,
                 None => {
-                    self.rows.push(r);
-                    self.by_path.insert(&self.rows, self.rows.len() - 1);
+                    self.list.rows.push(r);
+                    self.list
+                        .by_path
+                        .insert(&self.list.rows, self.list.rows.len() - 1);
                     // Unscored until the next result.
-                    if let Some(s) = &mut self.scores {
+                    if let Some(s) = &mut self.list.scores {
                         s.push(None);
                     }
                 }
@@ -410,9 +264,13 @@ impl PickerState {
     /// Takes a search result for the snapshot `docs`; when the rows have
     /// changed since it was taken, scores follow their sessions by path.
     pub fn set_scores(&mut self, docs: &Arc<arbor_search::Docs>, scores: Vec<Option<u32>>) {
-        let current = self.docs.as_ref().is_some_and(|d| Arc::ptr_eq(d, docs));
-        if current && scores.len() == self.rows.len() {
-            self.scores = Some(scores);
+        let current = self
+            .list
+            .docs
+            .as_ref()
+            .is_some_and(|d| Arc::ptr_eq(d, docs));
+        if current && scores.len() == self.list.rows.len() {
+            self.list.scores = Some(scores);
             return;
         }
         let by_path: HashMap<&std::ffi::OsStr, u32, FxBuild> = docs
@@ -421,8 +279,9 @@ impl PickerState {
             .zip(&scores)
             .filter_map(|((p, _), s)| Some((p.as_os_str(), (*s)?)))
             .collect();
-        self.scores = Some(
-            self.rows
+        self.list.scores = Some(
+            self.list
+                .rows
                 .iter()
                 .map(|r| by_path.get(r.info.path.as_os_str()).copied())
                 .collect(),
@@ -431,19 +290,22 @@ impl PickerState {
 
     /// Removes a session's row; the row, when there was one.
     pub fn remove(&mut self, path: &Path) -> Option<Row> {
-        self.docs = None;
-        self.unfiltered = None;
-        self.scoped = None;
+        self.list.docs = None;
+        self.list.unfiltered = None;
+        self.list.scoped = None;
         // A session gone is no longer a batch's.
-        self.marked.remove(path);
-        let i = self.by_path.remove(&self.rows, path.as_os_str())?;
-        let last = self.rows.len() - 1;
+        self.selection.marked.remove(path);
+        let i = self
+            .list
+            .by_path
+            .remove(&self.list.rows, path.as_os_str())?;
+        let last = self.list.rows.len() - 1;
         if i < last {
             // The last row moves into its place.
-            self.by_path.moved(&self.rows, last, i);
+            self.list.by_path.moved(&self.list.rows, last, i);
         }
-        let row = self.rows.swap_remove(i);
-        if let Some(s) = &mut self.scores {
+        let row = self.list.rows.swap_remove(i);
+        if let Some(s) = &mut self.list.scores {
             if i < s.len() {
                 s.swap_remove(i);
             }
@@ -455,44 +317,38 @@ impl PickerState {
     /// selection stays at its place in the list (the next row moves up
     /// into it), as in Atomic, rather than jumping to the top.
     pub fn remove_keeping_place(&mut self, path: &Path) {
-        let was = (self.selected.as_deref() == Some(path))
+        let was = (self.selection.selected.as_deref() == Some(path))
             .then(|| self.selected_pos())
             .flatten();
         self.remove(path);
         self.recompute();
         if let Some(pos) = was {
-            self.select_pos(pos.min(self.visible.len().saturating_sub(1)));
+            self.select_pos(pos.min(self.list.visible.len().saturating_sub(1)));
         }
     }
 
     /// What the list depends on besides the rows and the query.
     fn list_settings(&self) -> ListSettings {
-        ListSettings {
-            scope: self.scope,
-            sort: self.sort,
-            show_internal: self.show_internal,
-            named_only: self.named_only,
-            project_cwd: self.project_cwd.clone(),
-        }
+        self.settings.list_settings()
     }
 
     fn in_scope(&self, r: &Row) -> bool {
-        (self.show_internal || !r.info.internal)
-            && (!self.named_only || r.display_name().is_some())
-            && match self.scope {
+        (self.settings.show_internal || !r.info.internal)
+            && (!self.settings.named_only || r.display_name().is_some())
+            && match self.settings.scope {
                 Scope::All => true,
-                Scope::Current => r.cwd() == self.project_cwd,
+                Scope::Current => r.cwd() == self.settings.project_cwd,
             }
     }
 
     pub fn query_active(&self) -> bool {
-        !self.parsed.is_empty()
+        !self.search.parsed.is_empty()
     }
 
     /// Recomputes the visible rows; keeps the selection by path.
     pub fn recompute(&mut self) {
-        let partial_elsewhere = self.search_partial && !self.first_rows_fit();
-        if (partial_elsewhere || self.answer_pending()) && self.docs.is_some() {
+        let partial_elsewhere = self.search.partial && !self.first_rows_fit();
+        if (partial_elsewhere || self.answer_pending()) && self.list.docs.is_some() {
             // A setting changed while the query's answer is still to come,
             // or under a partial one (its rows are not the first under the
             // new setting, the rest are not scored yet): the list stays as
@@ -500,39 +356,40 @@ impl PickerState {
             // (`docs` is dropped then): the list's positions would be stale.
             return;
         }
-        self.visible = if self.query_active() {
-            if self.parsed.error().is_some() {
+        self.list.visible = if self.query_active() {
+            if self.search.parsed.error().is_some() {
                 Vec::new()
             } else {
                 self.ranked()
             }
         } else {
             let settings = self.list_settings();
-            match &self.unfiltered {
+            match &self.list.unfiltered {
                 Some((s, list)) if *s == settings => list.clone(),
                 _ => {
                     let cands = self.newest_first(self.scoped_rows());
-                    let list = match self.sort {
+                    let list = match self.settings.sort {
                         Sort::Threaded => self.thread(cands),
                         Sort::Recent | Sort::Relevance => flat(cands),
                     };
-                    self.unfiltered = Some((settings, list.clone()));
+                    self.list.unfiltered = Some((settings, list.clone()));
                     list
                 }
             }
         };
-        if !self.user_moved || self.selected_pos().is_none() {
-            self.selected = self
+        if !self.selection.user_moved || self.selected_pos().is_none() {
+            self.selection.selected = self
+                .list
                 .visible
                 .first()
-                .map(|v| self.rows[v.idx].info.path.to_path_buf());
+                .map(|v| self.list.rows[v.idx].info.path.to_path_buf());
         }
     }
 
     /// The rows the scope and the filters of the list keep, in row order.
     fn scoped_rows(&self) -> Vec<usize> {
-        (0..self.rows.len())
-            .filter(|&i| self.in_scope(&self.rows[i]))
+        (0..self.list.rows.len())
+            .filter(|&i| self.in_scope(&self.list.rows[i]))
             .collect()
     }
 
@@ -543,10 +400,10 @@ impl PickerState {
     /// then compared by path.
     fn ranked(&mut self) -> Vec<VisibleRow> {
         self.scoped_times();
-        let (Some(scores), Some((_, scoped))) = (&self.scores, &self.scoped) else {
+        let (Some(scores), Some((_, scoped))) = (&self.list.scores, &self.list.scoped) else {
             return Vec::new();
         };
-        let recent = self.sort == Sort::Recent;
+        let recent = self.settings.sort == Sort::Recent;
         // Ascending order of the key is the list's: the score and the time
         // inverted (highest first), the index last.
         let mut keys: Vec<u128> = scoped
@@ -558,7 +415,7 @@ impl PickerState {
                 Some(u128::from(!s) << 96 | u128::from(newest_first) << 32 | u128::from(i))
             })
             .collect();
-        sort_packed(&mut keys, &self.rows);
+        sort_packed(&mut keys, &self.list.rows);
         keys.iter()
             .map(|&k| VisibleRow {
                 idx: (k as u32) as usize,
@@ -572,15 +429,15 @@ impl PickerState {
     /// and what each answer is ranked from.
     pub fn scoped_times(&mut self) -> TimedRows {
         let settings = self.list_settings();
-        match &self.scoped {
+        match &self.list.scoped {
             Some((s, scoped)) if *s == settings => scoped.clone(),
             _ => {
                 let scoped: TimedRows = self
                     .scoped_rows()
                     .into_iter()
-                    .map(|i| (self.rows[i].info.modified_ms, i as u32))
+                    .map(|i| (self.list.rows[i].info.modified_ms, i as u32))
                     .collect();
-                self.scoped = Some((settings, scoped.clone()));
+                self.list.scoped = Some((settings, scoped.clone()));
                 scoped
             }
         }
@@ -593,17 +450,17 @@ impl PickerState {
         let mut keys: Vec<u128> = rows
             .into_iter()
             .map(|i| {
-                let ms = self.rows[i].info.modified_ms;
+                let ms = self.list.rows[i].info.modified_ms;
                 u128::from(!((ms as u64) ^ (1 << 63))) << 32 | i as u128
             })
             .collect();
-        sort_packed(&mut keys, &self.rows);
+        sort_packed(&mut keys, &self.list.rows);
         keys.into_iter().map(|k| (k as u32) as usize).collect()
     }
 
     /// Nests forks under the session they were forked from (when listed).
     fn thread(&self, sorted: Vec<usize>) -> Vec<VisibleRow> {
-        let rows = &self.rows;
+        let rows = &self.list.rows;
         // Only the sessions some row names as its parent are put in the
         // table, found by the hashes made with the rows (this runs on every
         // batch of rows while 100,000 load); keyed by the paths' bytes:
@@ -673,8 +530,8 @@ impl PickerState {
     }
 
     pub fn select_pos(&mut self, pos: usize) {
-        if let Some(v) = self.visible.get(pos) {
-            self.selected = Some(self.rows[v.idx].info.path.to_path_buf());
+        if let Some(v) = self.list.visible.get(pos) {
+            self.selection.selected = Some(self.list.rows[v.idx].info.path.to_path_buf());
         }
     }
 
@@ -682,58 +539,60 @@ impl PickerState {
     /// row asked about): it follows its session, and no answer to come
     /// moves it.
     pub fn hold_selection(&mut self) {
-        self.user_moved = true;
-        self.first_of_interim = None;
+        self.selection.user_moved = true;
+        self.selection.first_of_interim = None;
     }
 
     /// The user moved the selection: from now on it follows its session.
     pub fn user_move_by(&mut self, delta: isize) {
         self.hold_selection();
-        self.last_on_whole = false;
+        self.selection.last_on_whole = false;
         self.move_by(delta);
     }
 
     pub fn user_select_pos(&mut self, pos: usize) {
         self.hold_selection();
-        self.last_on_whole = false;
+        self.selection.last_on_whole = false;
         self.select_pos(pos);
     }
 
     /// Whether the query typed is still being answered (the scores are
     /// another query's).
     pub fn answer_pending(&self) -> bool {
-        self.query_active() && self.parsed.error().is_none() && self.scored_query != self.parsed.raw
+        self.query_active()
+            && self.search.parsed.error().is_none()
+            && self.search.scored_query != self.search.parsed.raw
     }
 
     /// Notes that the first rows are asked for under the list's settings
     /// as they are now.
     pub fn first_rows_asked(&mut self) {
-        self.partial_for = Some(self.list_settings());
+        self.search.partial_for = Some(self.list_settings());
     }
 
     /// Whether first rows asked for are still the first under the list's
     /// settings (none changed since they were asked for).
     pub fn first_rows_fit(&self) -> bool {
-        self.partial_for.as_ref() == Some(&self.list_settings())
+        self.search.partial_for.as_ref() == Some(&self.list_settings())
     }
 
     pub fn move_by(&mut self, delta: isize) {
-        if self.visible.is_empty() {
+        if self.list.visible.is_empty() {
             return;
         }
         let cur = self.selected_pos().unwrap_or(0) as isize;
-        let max = self.visible.len() as isize - 1;
+        let max = self.list.visible.len() as isize - 1;
         self.select_pos((cur + delta).clamp(0, max) as usize);
     }
 
     /// Marks the selected session, or unmarks it, then selects the next
     /// (marking a run of sessions is one key per session).
     pub fn toggle_mark(&mut self) {
-        let Some(path) = self.selected.clone() else {
+        let Some(path) = self.selection.selected.clone() else {
             return;
         };
-        if !self.marked.remove(&path) {
-            self.marked.insert(path);
+        if !self.selection.marked.remove(&path) {
+            self.selection.marked.insert(path);
         }
         self.user_move_by(1);
     }
@@ -741,9 +600,10 @@ impl PickerState {
     /// Marks every session listed (all a query matches, through the
     /// filters and scope).
     pub fn mark_listed(&mut self) {
-        let rows = &self.rows;
-        self.marked.extend(
-            self.visible
+        let rows = &self.list.rows;
+        self.selection.marked.extend(
+            self.list
+                .visible
                 .iter()
                 .map(|v| rows[v.idx].info.path.to_path_buf()),
         );
@@ -751,12 +611,17 @@ impl PickerState {
 
     /// How many marked sessions are listed now.
     pub fn marked_listed(&self) -> usize {
-        if self.marked.is_empty() {
+        if self.selection.marked.is_empty() {
             return 0;
         }
-        self.visible
+        self.list
+            .visible
             .iter()
-            .filter(|v| self.marked.contains(self.rows[v.idx].info.path.as_path()))
+            .filter(|v| {
+                self.selection
+                    .marked
+                    .contains(self.list.rows[v.idx].info.path.as_path())
+            })
             .count()
     }
 
@@ -764,14 +629,16 @@ impl PickerState {
     /// listed now) by path: the order a batch is asked about and trashed.
     pub fn marked_paths(&self) -> Vec<PathBuf> {
         let mut out: Vec<PathBuf> = self
+            .list
             .visible
             .iter()
-            .map(|v| self.rows[v.idx].info.path.as_path())
-            .filter(|p| self.marked.contains(*p))
+            .map(|v| self.list.rows[v.idx].info.path.as_path())
+            .filter(|p| self.selection.marked.contains(*p))
             .map(Path::to_path_buf)
             .collect();
         let listed: HashSet<&PathBuf> = out.iter().collect();
         let mut rest: Vec<PathBuf> = self
+            .selection
             .marked
             .iter()
             .filter(|p| !listed.contains(p))
@@ -785,30 +652,35 @@ impl PickerState {
     /// Keeps the selected row inside the list window of `height` rows.
     pub fn clamp_scroll(&mut self, height: usize) {
         let pos = self.selected_pos().unwrap_or(0);
-        self.scroll = crate::ui::widgets::scroll_for(pos, self.scroll, height, self.visible.len());
+        self.selection.scroll = crate::ui::widgets::scroll_for(
+            pos,
+            self.selection.scroll,
+            height,
+            self.list.visible.len(),
+        );
     }
 
     /// Whether any listed row has a summary or a last reply (the second
     /// column is shown).
     pub fn any_summary(&self) -> bool {
-        self.visible.iter().any(|v| {
-            let r = &self.rows[v.idx];
+        self.list.visible.iter().any(|v| {
+            let r = &self.list.rows[v.idx];
             r.summary().is_some() || r.info.last_reply.is_some()
         })
     }
 
     pub fn set_status(&mut self, kind: StatusKind, text: impl Into<String>) {
         let text = text.into();
-        self.status_timer.start(&text, self.now_ms);
-        self.status = Some(Status { text, kind });
+        self.flash.timer.start(&text, self.now_ms);
+        self.flash.status = Some(Status { text, kind });
     }
 
     /// A status for work under way (`Restoring from trash…`): it stays
     /// until the result replaces it.
     pub fn set_progress(&mut self, text: impl Into<String>) {
         let text = text.into();
-        self.status_timer.hold(&text);
-        self.status = Some(Status {
+        self.flash.timer.hold(&text);
+        self.flash.status = Some(Status {
             text,
             kind: StatusKind::Info,
         });
@@ -817,83 +689,21 @@ impl PickerState {
     /// `arbor QUERY…`: the query as if typed before any row arrived; the
     /// rows' arrival searches it.
     pub fn start_with_query(&mut self, text: &str) {
-        self.query.set_text(text);
-        self.parsed = Query::parse_at(self.query.text(), self.now_ms);
-        self.select_first_on_results = true;
+        self.search.query.set_text(text);
+        self.search.parsed = Query::parse_at(self.search.query.text(), self.now_ms);
+        self.selection.select_first_on_results = true;
     }
 
     /// The clock moved: the status message goes once it has had its time
     /// (then the answer is true).
     pub fn tick(&mut self, now: i64) -> bool {
         self.now_ms = now;
-        let shown = self.status.as_ref().map(|s| s.text.as_str());
-        let expired = self.status_timer.expired(shown, now);
+        let shown = self.flash.status.as_ref().map(|s| s.text.as_str());
+        let expired = self.flash.timer.expired(shown, now);
         if expired {
-            self.status = None;
+            self.flash.status = None;
         }
         expired
-    }
-}
-
-/// The settings a list of rows is computed for (see
-/// [`PickerState::recompute`]).
-#[derive(Debug, Clone, PartialEq)]
-struct ListSettings {
-    scope: Scope,
-    sort: Sort,
-    show_internal: bool,
-    named_only: bool,
-    project_cwd: String,
-}
-
-/// Where each path's row is in the rows, found by the path's hash made
-/// with the row ([`Row::path_hash`]): taking in 100,000 rows hashed their
-/// paths on the UI thread (~40 ms); placing a row now reads only its
-/// hash, and a path is compared only with the rows of its hash.
-#[derive(Default, Debug)]
-struct RowIndex(hashbrown::HashTable<u32>);
-
-impl RowIndex {
-    fn find(&self, rows: &[Row], path: &std::ffi::OsStr) -> Option<usize> {
-        self.find_hashed(rows, path_hash(path), path)
-    }
-
-    /// [`RowIndex::find`] of a path whose hash is known (a row's).
-    fn find_hashed(&self, rows: &[Row], hash: u64, path: &std::ffi::OsStr) -> Option<usize> {
-        self.0
-            .find(hash, |&i| rows[i as usize].info.path.as_os_str() == path)
-            .map(|&i| i as usize)
-    }
-
-    fn reserve(&mut self, more: usize, rows: &[Row]) {
-        self.0.reserve(more, |&i| rows[i as usize].path_hash);
-    }
-
-    /// Adds row `i`, whose path is not in yet.
-    fn insert(&mut self, rows: &[Row], i: usize) {
-        self.0
-            .insert_unique(rows[i].path_hash, i as u32, |&j| rows[j as usize].path_hash);
-    }
-
-    /// Takes out `path`; where its row was.
-    fn remove(&mut self, rows: &[Row], path: &std::ffi::OsStr) -> Option<usize> {
-        let at = self
-            .0
-            .find_entry(path_hash(path), |&i| {
-                rows[i as usize].info.path.as_os_str() == path
-            })
-            .ok()?;
-        Some(at.remove().0 as usize)
-    }
-
-    /// Row `from` is moving to `to`.
-    fn moved(&mut self, rows: &[Row], from: usize, to: usize) {
-        if let Some(at) = self
-            .0
-            .find_mut(rows[from].path_hash, |&i| i as usize == from)
-        {
-            *at = to as u32;
-        }
     }
 }
 
@@ -944,8 +754,8 @@ mod tests {
             recent in proptest::bool::ANY,
         ) {
             let mut p = PickerState::new("/w".into(), 0);
-            p.scope = Scope::All;
-            p.sort = if recent { Sort::Recent } else { Sort::Relevance };
+            p.settings.scope = Scope::All;
+            p.settings.sort = if recent { Sort::Recent } else { Sort::Relevance };
             let made: Vec<Row> = rows
                 .iter()
                 .enumerate()
@@ -960,23 +770,23 @@ mod tests {
                 })
                 .collect();
             p.upsert(made);
-            p.parsed = Query::parse("x");
+            p.search.parsed = Query::parse("x");
             let by_path: HashMap<PathBuf, Option<u32>> = rows
                 .iter()
                 .enumerate()
                 .map(|(i, r)| (PathBuf::from(format!("/s/{}-{i}.jsonl", r.2)), r.0))
                 .collect();
             let scores: Vec<Option<u32>> =
-                p.rows.iter().map(|r| by_path[r.info.path.as_path()]).collect();
-            p.scores = Some(scores.clone());
+                p.list.rows.iter().map(|r| by_path[r.info.path.as_path()]).collect();
+            p.list.scores = Some(scores.clone());
             p.recompute();
-            let got: Vec<usize> = p.visible.iter().map(|v| v.idx).collect();
-            let mut want: Vec<usize> = (0..p.rows.len())
-                .filter(|&i| !p.rows[i].info.internal && scores[i].is_some())
+            let got: Vec<usize> = p.list.visible.iter().map(|v| v.idx).collect();
+            let mut want: Vec<usize> = (0..p.list.rows.len())
+                .filter(|&i| !p.list.rows[i].info.internal && scores[i].is_some())
                 .collect();
-            let key = |i: usize| (if recent { 0 } else { scores[i].unwrap_or(0) }, p.rows[i].info.modified_ms);
+            let key = |i: usize| (if recent { 0 } else { scores[i].unwrap_or(0) }, p.list.rows[i].info.modified_ms);
             want.sort_by(|&a, &b| {
-                key(b).cmp(&key(a)).then_with(|| p.rows[a].info.path.cmp(&p.rows[b].info.path))
+                key(b).cmp(&key(a)).then_with(|| p.list.rows[a].info.path.cmp(&p.list.rows[b].info.path))
             });
             proptest::prop_assert_eq!(got, want);
         }
@@ -1000,12 +810,12 @@ mod tests {
                 } else {
                     proptest::prop_assert_eq!(p.remove(&path(n)).is_some(), want.remove(&n));
                 }
-                proptest::prop_assert_eq!(p.rows.len(), want.len());
+                proptest::prop_assert_eq!(p.list.rows.len(), want.len());
                 for n in 0..30 {
                     let at = p.row_index(&path(n));
                     proptest::prop_assert_eq!(at.is_some(), want.contains(&n));
                     if let Some(i) = at {
-                        proptest::prop_assert_eq!(p.rows[i].info.path.to_path_buf(), path(n));
+                        proptest::prop_assert_eq!(p.list.rows[i].info.path.to_path_buf(), path(n));
                     }
                 }
             }
@@ -1024,8 +834,8 @@ mod tests {
         ) {
             let path = |i: usize| format!("/s/{}.jsonl", i % 45);
             let mut p = PickerState::new("/w".into(), 0);
-            p.scope = Scope::All;
-            p.sort = Sort::Threaded;
+            p.settings.scope = Scope::All;
+            p.settings.sort = Sort::Threaded;
             // Names repeat past 45 rows: a later row replaces the earlier.
             let made: Vec<Row> = rows
                 .iter()
@@ -1042,20 +852,20 @@ mod tests {
             p.upsert(made);
             p.recompute();
             let got: Vec<(String, String)> = p
-                .visible
+                .list.visible
                 .iter()
-                .map(|v| (p.rows[v.idx].info.path.display().to_string(), v.prefix.clone()))
+                .map(|v| (p.list.rows[v.idx].info.path.display().to_string(), v.prefix.clone()))
                 .collect();
 
-            let n = p.rows.len();
+            let n = p.list.rows.len();
             let mut order: Vec<usize> = (0..n).collect();
             order.sort_by(|&a, &b| {
-                p.rows[b].info.modified_ms.cmp(&p.rows[a].info.modified_ms)
-                    .then_with(|| p.rows[a].info.path.cmp(&p.rows[b].info.path))
+                p.list.rows[b].info.modified_ms.cmp(&p.list.rows[a].info.modified_ms)
+                    .then_with(|| p.list.rows[a].info.path.cmp(&p.list.rows[b].info.path))
             });
             let parent_of = |i: usize| {
-                let want = p.rows[i].info.parent_session_path.as_deref()?;
-                (0..n).find(|&j| j != i && p.rows[j].info.path.as_os_str() == want)
+                let want = p.list.rows[i].info.parent_session_path.as_deref()?;
+                (0..n).find(|&j| j != i && p.list.rows[j].info.path.as_os_str() == want)
             };
             let mut want = Vec::new();
             let mut seen = vec![false; n];
@@ -1079,13 +889,13 @@ mod tests {
                     }
                 }
             }
-            let w = Walk { order: &order, parent_of: &parent_of, rows: &p.rows };
+            let w = Walk { order: &order, parent_of: &parent_of, rows: &p.list.rows };
             for &r in order.iter().filter(|&&r| parent_of(r).is_none()) {
                 w.go(r, (String::new(), ""), &mut seen, &mut want);
             }
             for &r in &order {
                 if !seen[r] {
-                    want.push((p.rows[r].info.path.display().to_string(), String::new()));
+                    want.push((p.list.rows[r].info.path.display().to_string(), String::new()));
                 }
             }
             proptest::prop_assert_eq!(got, want);

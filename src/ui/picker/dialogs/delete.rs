@@ -50,7 +50,7 @@ pub fn sessions(n: usize) -> String {
 
 /// A key while a delete question (or the trash's wait) is up.
 pub fn on_key(p: &mut PickerState, k: &KeyEvent) -> Option<Vec<Effect>> {
-    match &p.dialog {
+    match &p.dialog.open {
         Dialog::ConfirmDelete { path, live } => {
             let (path, live) = (path.clone(), *live);
             confirm(p, k, |p| {
@@ -58,9 +58,9 @@ pub fn on_key(p: &mut PickerState, k: &KeyEvent) -> Option<Vec<Effect>> {
                     // Changed seconds ago: an agent may be writing it. Ask again.
                     let age = p
                         .row_index(&path)
-                        .map(|i| p.now_ms - last_change_ms(&p.rows[i].info))
+                        .map(|i| p.now_ms - last_change_ms(&p.list.rows[i].info))
                         .unwrap_or(0);
-                    p.dialog = Dialog::ConfirmLiveDelete { path, age_ms: age };
+                    p.dialog.open = Dialog::ConfirmLiveDelete { path, age_ms: age };
                     Vec::new()
                 } else {
                     trash(p, path)
@@ -80,7 +80,7 @@ pub fn on_key(p: &mut PickerState, k: &KeyEvent) -> Option<Vec<Effect>> {
             }
             confirm(p, k, |p| match measured {
                 Some(m) if !m.live.is_empty() => {
-                    p.dialog = Dialog::ConfirmLiveBatch {
+                    p.dialog.open = Dialog::ConfirmLiveBatch {
                         paths,
                         live: m.live,
                     };
@@ -120,7 +120,7 @@ fn on_permanent_key(
 ) -> Option<Vec<Effect>> {
     match PERMANENT_KEYS.action(k, true)? {
         Answer::No => {
-            p.dialog = Dialog::None;
+            p.dialog.open = Dialog::None;
             if moved == 0 {
                 p.set_status(StatusKind::Info, "Nothing deleted");
             } else {
@@ -141,7 +141,7 @@ fn on_permanent_key(
         // but the deliberate `y`.
         Answer::Yes if p.now_ms - shown_ms < PERMANENT_GUARD_MS => None,
         Answer::Yes => {
-            p.dialog = Dialog::None;
+            p.dialog.open = Dialog::None;
             p.set_progress("Deleting permanently…");
             Some(match <[PathBuf; 1]>::try_from(paths) {
                 Ok([path]) => vec![Effect::DeletePermanently(path)],
@@ -152,12 +152,12 @@ fn on_permanent_key(
 }
 
 fn trash(p: &mut PickerState, path: PathBuf) -> Vec<Effect> {
-    p.dialog = Dialog::Trashing { path: path.clone() };
+    p.dialog.open = Dialog::Trashing { path: path.clone() };
     vec![Effect::Trash(path)]
 }
 
 fn trash_batch(p: &mut PickerState, paths: Vec<PathBuf>) -> Vec<Effect> {
-    p.dialog = Dialog::TrashingBatch { count: paths.len() };
+    p.dialog.open = Dialog::TrashingBatch { count: paths.len() };
     vec![Effect::TrashBatch(paths)]
 }
 
@@ -165,7 +165,7 @@ fn trash_batch(p: &mut PickerState, paths: Vec<PathBuf>) -> Vec<Effect> {
 /// times, read now (the rows' may be seconds old).
 pub fn ask_batch(p: &mut PickerState) -> Vec<Effect> {
     let paths = p.marked_paths();
-    p.dialog = Dialog::ConfirmBatch {
+    p.dialog.open = Dialog::ConfirmBatch {
         paths: paths.clone(),
         measured: None,
     };
@@ -181,7 +181,7 @@ fn last_change_ms(info: &crate::ui::picker::RowInfo) -> i64 {
 pub fn ask_delete(p: &mut PickerState) -> Vec<Effect> {
     if let Some(r) = p.selected_row() {
         let live = p.now_ms - last_change_ms(&r.info) < LIVE_WINDOW_MS;
-        p.dialog = Dialog::ConfirmDelete {
+        p.dialog.open = Dialog::ConfirmDelete {
             path: r.info.path.to_path_buf(),
             live,
         };
@@ -192,14 +192,14 @@ pub fn ask_delete(p: &mut PickerState) -> Vec<Effect> {
 /// Whether the delete question up is about the session at `path`: the
 /// list marks it as Atomic marks one.
 pub fn asks_about(p: &PickerState, path: &std::path::Path) -> bool {
-    match &p.dialog {
+    match &p.dialog.open {
         Dialog::ConfirmDelete { path: d, .. }
         | Dialog::ConfirmLiveDelete { path: d, .. }
         | Dialog::Trashing { path: d } => d == path,
         Dialog::ConfirmPermanent { paths, .. } => paths.iter().any(|q| q == path),
         Dialog::ConfirmBatch { .. }
         | Dialog::ConfirmLiveBatch { .. }
-        | Dialog::TrashingBatch { .. } => p.marked.contains(path),
+        | Dialog::TrashingBatch { .. } => p.selection.marked.contains(path),
         _ => false,
     }
 }
@@ -217,7 +217,7 @@ pub fn permanent_question(
         paths,
         moved,
         ..
-    } = &p.dialog
+    } = &p.dialog.open
     else {
         return None;
     };
@@ -275,7 +275,7 @@ pub fn question(
     theme: &Theme,
     width: u16,
 ) -> Option<(Line<'static>, Vec<Line<'static>>)> {
-    Some(match &p.dialog {
+    Some(match &p.dialog.open {
         Dialog::ConfirmDelete { path, .. } => (
             Line::from(vec![
                 Span::styled("Delete session? ", theme.error()),
@@ -434,6 +434,6 @@ fn titles_of<'a>(p: &PickerState, paths: impl Iterator<Item = &'a std::path::Pat
 
 fn title_of(p: &PickerState, path: &std::path::Path) -> String {
     p.row_index(path)
-        .map(|i| truncate(&sanitize_line(&p.rows[i].title()), 50))
+        .map(|i| truncate(&sanitize_line(&p.list.rows[i].title()), 50))
         .unwrap_or_default()
 }

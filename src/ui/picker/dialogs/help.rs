@@ -31,10 +31,10 @@ pub fn on_key(app: &mut App, k: &KeyEvent) -> Option<Vec<Effect>> {
     let p = &mut app.picker;
     let rows = help_rows();
     let area = Rect::new(0, 0, app.width, app.height);
-    match help_key(k, &rows, HELP_WIDTH, area, p.help_scroll) {
-        Some(scroll) if scroll == p.help_scroll => return None,
-        Some(scroll) => p.help_scroll = scroll,
-        None => p.dialog = Dialog::None,
+    match help_key(k, &rows, HELP_WIDTH, area, p.dialog.help_scroll) {
+        Some(scroll) if scroll == p.dialog.help_scroll => return None,
+        Some(scroll) => p.dialog.help_scroll = scroll,
+        None => p.dialog.open = Dialog::None,
     }
     Some(Vec::new())
 }
@@ -47,6 +47,6 @@ pub fn render(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         "arbor · keys",
         &help_rows(),
         HELP_WIDTH,
-        p.help_scroll,
+        p.dialog.help_scroll,
     );
 }

@@ -59,24 +59,24 @@ pub const LABEL_KEYS: Keymap<LabelAction> = Keymap(&[
 /// Ctrl+L: the list opens empty while the labels in scope are read.
 pub fn open(app: &mut App) -> Vec<Effect> {
     let p = &mut app.picker;
-    p.dialog = Dialog::Labels {
+    p.dialog.open = Dialog::Labels {
         items: None,
         selected: 0,
     };
-    let scope = match p.scope {
+    let scope = match p.settings.scope {
         Scope::All => arbor_store::Scope::All,
-        Scope::Current => arbor_store::Scope::Project(p.project_cwd.clone()),
+        Scope::Current => arbor_store::Scope::Project(p.settings.project_cwd.clone()),
     };
     vec![Effect::LoadLabels {
         config: app.store.clone(),
         scope,
-        include_internal: p.show_internal,
+        include_internal: p.settings.show_internal,
     }]
 }
 
 /// The labels read: shown, unless the list was closed meanwhile.
 pub fn loaded(p: &mut PickerState, found: Vec<LabelRow>) -> Step {
-    match &mut p.dialog {
+    match &mut p.dialog.open {
         Dialog::Labels { items, selected } => {
             *items = Some(found);
             *selected = 0;
@@ -90,7 +90,7 @@ pub fn loaded(p: &mut PickerState, found: Vec<LabelRow>) -> Step {
 /// A key while the list is up.
 pub fn on_key(app: &mut App, k: &KeyEvent) -> Option<Vec<Effect>> {
     let p = &mut app.picker;
-    let Dialog::Labels { items, selected } = &mut p.dialog else {
+    let Dialog::Labels { items, selected } = &mut p.dialog.open else {
         return None;
     };
     let n = items.as_ref().map_or(0, Vec::len);
@@ -103,11 +103,11 @@ pub fn on_key(app: &mut App, k: &KeyEvent) -> Option<Vec<Effect>> {
         LabelAction::PageDown => *selected = (*selected + page).min(last),
         LabelAction::First => *selected = 0,
         LabelAction::Last => *selected = last,
-        LabelAction::Close => p.dialog = Dialog::None,
+        LabelAction::Close => p.dialog.open = Dialog::None,
         LabelAction::Quit => return Some(vec![Effect::Exit(Outcome::Quit)]),
         LabelAction::Open => {
             let l = items.as_ref().and_then(|v| v.get(*selected)).cloned()?;
-            p.dialog = Dialog::None;
+            p.dialog.open = Dialog::None;
             app.open_at = Some((l.path.clone(), l.entry_id.clone()));
             return Some(vec![Effect::OpenTree {
                 path: l.path,

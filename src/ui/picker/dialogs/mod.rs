@@ -12,10 +12,27 @@ use super::state::{Dialog, PickerState};
 use crate::ui::app::{App, Effect};
 use crate::ui::keymap::{Answer, CONFIRM};
 
+/// The dialog up over the list, if any.
+#[derive(Debug)]
+pub struct Modal {
+    pub open: Dialog,
+    /// The first line of the help shown (when it is taller than the screen).
+    pub(crate) help_scroll: usize,
+}
+
+impl Default for Modal {
+    fn default() -> Modal {
+        Modal {
+            open: Dialog::None,
+            help_scroll: 0,
+        }
+    }
+}
+
 /// A key while a dialog is up: its effects, or `None` when it did nothing
 /// (not a key of the dialog, or dropped while a question waits).
 pub fn on_key(app: &mut App, k: KeyEvent) -> Option<Vec<Effect>> {
-    match &app.picker.dialog {
+    match &app.picker.dialog.open {
         Dialog::Help => help::on_key(app, &k),
         Dialog::ConfirmDelete { .. }
         | Dialog::ConfirmLiveDelete { .. }
@@ -42,7 +59,7 @@ fn confirm(
 ) -> Option<Vec<Effect>> {
     Some(match CONFIRM.action(k, true)? {
         Answer::Yes => {
-            p.dialog = Dialog::None;
+            p.dialog.open = Dialog::None;
             yes(p)
         }
         Answer::No => cancel(p),
@@ -50,7 +67,7 @@ fn confirm(
 }
 
 fn cancel(p: &mut PickerState) -> Vec<Effect> {
-    p.dialog = Dialog::None;
+    p.dialog.open = Dialog::None;
     Vec::new()
 }
 

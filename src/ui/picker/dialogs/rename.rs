@@ -24,7 +24,7 @@ pub fn ask(p: &mut PickerState) {
         p.set_status(StatusKind::Error, agent.refusal("renamed"));
     } else if let Some(r) = p.selected_row() {
         let input = LineInput::new(r.display_name().unwrap_or(""));
-        p.dialog = Dialog::Rename {
+        p.dialog.open = Dialog::Rename {
             path: r.info.path.to_path_buf(),
             input,
         };
@@ -33,7 +33,7 @@ pub fn ask(p: &mut PickerState) {
 
 /// A key while the prompt or the rewrite question is up.
 pub fn on_key(p: &mut PickerState, k: &KeyEvent) -> Option<Vec<Effect>> {
-    match &mut p.dialog {
+    match &mut p.dialog.open {
         Dialog::ConfirmMigrateRename { path, name, .. } => {
             let (path, name) = (path.clone(), name.clone());
             confirm(p, k, |p| {
@@ -48,7 +48,7 @@ pub fn on_key(p: &mut PickerState, k: &KeyEvent) -> Option<Vec<Effect>> {
             Prompted::Enter => {
                 let name = input.text().trim().to_string();
                 let path = path.clone();
-                p.dialog = Dialog::None;
+                p.dialog.open = Dialog::None;
                 if name.is_empty() {
                     p.set_status(StatusKind::Info, "Name unchanged (blank names are ignored)");
                     return Some(Vec::new());

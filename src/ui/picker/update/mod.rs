@@ -19,8 +19,9 @@ use arbor_store::StoreConfig;
 pub fn update(app: &mut App, ev: AppEvent) -> Step {
     // Typing pins the selection (to the best match, then by identity),
     // however the query was edited.
-    let query_before = matches!(ev, AppEvent::Key(_)).then(|| app.picker.query.text().to_string());
-    let no_dialog_before = app.picker.dialog == Dialog::None;
+    let query_before =
+        matches!(ev, AppEvent::Key(_)).then(|| app.picker.search.query.text().to_string());
+    let no_dialog_before = app.picker.dialog.open == Dialog::None;
     let Step {
         effects: mut fx,
         redraw,
@@ -36,13 +37,13 @@ pub fn update(app: &mut App, ev: AppEvent) -> Step {
     let p = &mut app.picker;
     // So does a question about a row (delete, rename): rows arriving
     // meanwhile must not move the selection away from the row asked about.
-    if query_before.is_some_and(|q| q != p.query.text())
-        || (no_dialog_before && !matches!(p.dialog, Dialog::None | Dialog::Help))
+    if query_before.is_some_and(|q| q != p.search.query.text())
+        || (no_dialog_before && !matches!(p.dialog.open, Dialog::None | Dialog::Help))
     {
         p.hold_selection();
     }
     let list_h = super::view::list_rows(p, app.width, app.height);
-    p.page = list_h.max(1);
+    p.selection.page = list_h.max(1);
     p.clamp_scroll(list_h);
     if super::view::preview_visible(p, app.width) {
         fx.extend(preview::follow_selection(p));
@@ -73,7 +74,7 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
     match ev {
         AppEvent::Rows(new) => rows::arrived(p, new),
         AppEvent::LoadProgress { done, total } => {
-            p.loading = Some((done, total));
+            p.progress.loading = Some((done, total));
             Step::redraw(Vec::new())
         }
         AppEvent::Indexing(progress) => rows::indexing(p, progress),
@@ -124,8 +125,8 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
 /// With a query, every row scored again (stale results are dropped): the
 /// rows or what can be searched changed under its answer.
 fn search_again(p: &mut PickerState) -> Option<Effect> {
-    if p.parsed.has_conditions() && p.parsed.error().is_none() {
-        p.search_gen += 1;
+    if p.search.parsed.has_conditions() && p.search.parsed.error().is_none() {
+        p.search.generation += 1;
         return Some(search::search_effect(p));
     }
     None

@@ -16,14 +16,16 @@ use arbor_search::Query;
 pub fn follow_selection(p: &mut PickerState) -> Option<Effect> {
     let r = p.selected_row()?;
     let (path, stamp) = (r.info.path.to_path_buf(), r.info.file_mtime_ms);
-    let want = (path.clone(), p.scored_query.clone(), stamp);
-    if p.preview_requested.as_ref() == Some(&want) {
+    let want = (path.clone(), p.search.scored_query.clone(), stamp);
+    if p.preview.requested.as_ref() == Some(&want) {
         return None;
     }
-    p.preview_requested = Some(want);
-    let query = Query::parse(&p.scored_query);
-    let hits = (looks_at_entries(&query) && p.cached_hits(&path, &p.scored_query, stamp).is_none())
-        .then_some(stamp);
+    p.preview.requested = Some(want);
+    let query = Query::parse(&p.search.scored_query);
+    let hits = (looks_at_entries(&query)
+        && p.cached_hits(&path, &p.search.scored_query, stamp)
+            .is_none())
+    .then_some(stamp);
     Some(Effect::LoadPreview { path, query, hits })
 }
 
@@ -31,16 +33,16 @@ pub fn follow_selection(p: &mut PickerState) -> Option<Effect> {
 pub fn preview_loaded(p: &mut PickerState, result: Result<Preview, (PathBuf, String)>) -> Step {
     match result {
         Ok(preview) => {
-            if p.selected.as_ref() != Some(&preview.path) {
+            if p.selection.selected.as_ref() != Some(&preview.path) {
                 return Step::none();
             }
-            p.preview = Some(preview);
+            p.preview.shown = Some(preview);
         }
         Err((path, e)) => {
-            if p.selected.as_ref() != Some(&path) {
+            if p.selection.selected.as_ref() != Some(&path) {
                 return Step::none();
             }
-            p.preview = None;
+            p.preview.shown = None;
             p.set_status(StatusKind::Error, format!("Preview failed: {e}"));
         }
     }
@@ -54,14 +56,14 @@ pub fn hits_loaded(p: &mut PickerState, result: Result<PreviewHits, (PathBuf, St
         Ok(hits) => {
             let shown = p
                 .selected_row()
-                .is_some_and(|r| r.info.path == hits.path && p.scored_query == hits.query);
+                .is_some_and(|r| r.info.path == hits.path && p.search.scored_query == hits.query);
             p.remember_hits(hits);
             if !shown {
                 return Step::none();
             }
         }
         Err((path, e)) => {
-            if p.selected.as_ref() != Some(&path) {
+            if p.selection.selected.as_ref() != Some(&path) {
                 return Step::none();
             }
             p.set_status(StatusKind::Error, format!("Matches not read: {e}"));

@@ -18,8 +18,8 @@ pub fn arrived(p: &mut PickerState, rows: Vec<Row>) -> Step {
 
 /// The index's progress; once built, a query is asked again.
 pub fn indexing(p: &mut PickerState, progress: Option<(usize, usize)>) -> Step {
-    let finished = progress.is_none() && p.indexing.is_some();
-    p.indexing = progress;
+    let finished = progress.is_none() && p.progress.indexing.is_some();
+    p.progress.indexing = progress;
     // Bodies were not searchable while the index was being built.
     if finished {
         if let Some(search) = search_again(p) {
@@ -30,7 +30,7 @@ pub fn indexing(p: &mut PickerState, progress: Option<(usize, usize)>) -> Step {
 }
 
 pub fn load_finished(p: &mut PickerState, problems: &[ScanProblem]) -> Step {
-    p.loading = None;
+    p.progress.loading = None;
     if !problems.is_empty() {
         p.set_status(
             StatusKind::Info,
@@ -70,6 +70,7 @@ pub fn row_gone(p: &mut PickerState, path: &Path) -> Step {
 /// A watched folder is gone: so is every session under it.
 pub fn folder_gone(p: &mut PickerState, dir: &Path) -> Step {
     let gone: Vec<PathBuf> = p
+        .list
         .rows
         .iter()
         .filter(|r| r.info.path.starts_with(dir))

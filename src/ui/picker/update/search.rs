@@ -14,24 +14,24 @@ const INCOMPLETE: &str = "Search incomplete";
 /// After an edit of the query: a search of every row when its text changed
 /// (moving the cursor changes nothing).
 pub fn query_edited(p: &mut PickerState, before: &str) -> Vec<Effect> {
-    if p.query.text() == before {
+    if p.search.query.text() == before {
         return Vec::new();
     }
-    p.parsed = Query::parse_at(p.query.text(), p.now_ms);
-    p.search_gen += 1;
-    p.select_first_on_results = true;
-    p.last_on_whole = false;
-    if !p.parsed.has_conditions() {
-        p.scores = None;
-        p.search_incomplete = None;
-        p.search_reading = None;
-        p.search_partial = false;
-        p.scored_query.clear();
+    p.search.parsed = Query::parse_at(p.search.query.text(), p.now_ms);
+    p.search.generation += 1;
+    p.selection.select_first_on_results = true;
+    p.selection.last_on_whole = false;
+    if !p.search.parsed.has_conditions() {
+        p.list.scores = None;
+        p.search.incomplete = None;
+        p.search.reading = None;
+        p.search.partial = false;
+        p.search.scored_query.clear();
         p.recompute();
         p.select_pos(0);
         return Vec::new();
     }
-    if p.parsed.error().is_some() {
+    if p.search.parsed.error().is_some() {
         p.recompute();
         return Vec::new();
     }
@@ -47,22 +47,22 @@ pub fn search_effect(p: &mut PickerState) -> Effect {
     // keeps the selection where it is, which a list of two screens may
     // not hold. Not while rows load or the index is built: the rows and
     // the index change under the answer.
-    let wanted = p.sort != Sort::Recent
-        && p.select_first_on_results
-        && p.loading.is_none()
-        && p.indexing.is_none();
+    let wanted = p.settings.sort != Sort::Recent
+        && p.selection.select_first_on_results
+        && p.progress.loading.is_none()
+        && p.progress.indexing.is_none();
     let first = wanted.then(|| FirstRows {
-        want: 2 * p.page.max(1),
+        want: 2 * p.selection.page.max(1),
         scoped: p.scoped_times(),
     });
     if first.is_some() {
         p.first_rows_asked();
     }
     Effect::Search {
-        generation: p.search_gen,
-        query: p.parsed.clone(),
+        generation: p.search.generation,
+        query: p.search.parsed.clone(),
         docs: p.docs(),
-        index_problem: p.index_problem.clone(),
+        index_problem: p.progress.index_problem.clone(),
         first,
     }
 }
@@ -70,7 +70,7 @@ pub fn search_effect(p: &mut PickerState) -> Effect {
 /// The index could not be written: the query is asked again, its answer
 /// saying so.
 pub fn index_incomplete(p: &mut PickerState, reason: String) -> Step {
-    p.index_problem = Some(reason);
+    p.progress.index_problem = Some(reason);
     Step::redraw(search_again(p).into_iter().collect())
 }
 
@@ -86,7 +86,7 @@ pub fn answered(
     stage: Stage,
 ) -> Step {
     let partial = stage == Stage::FirstRows;
-    if generation != p.search_gen || (partial && !p.first_rows_fit()) {
+    if generation != p.search.generation || (partial && !p.first_rows_fit()) {
         // An older query's, or first rows asked for under settings
         // changed since (the whole answer follows).
         return Step::none();
@@ -94,12 +94,12 @@ pub fn answered(
     // A partial answer holds the screen's rows, final; the rest,
     // its count and what the bodies add come with the whole
     // answer, which says whether it is complete.
-    p.search_partial = partial;
+    p.search.partial = partial;
     if !partial {
         note_completeness(p, incomplete, stage);
     }
     p.set_scores(docs, scores);
-    p.scored_query = query;
+    p.search.scored_query = query;
     p.recompute();
     place_selection(p, stage);
     Step::redraw(Vec::new())
@@ -111,25 +111,26 @@ pub fn answered(
 /// already: that is expected, not an error.
 fn note_completeness(p: &mut PickerState, incomplete: Option<String>, stage: Stage) {
     let interim = matches!(stage, Stage::Interim { .. });
-    let building = p.loading.is_some() || p.indexing.is_some() || interim;
+    let building = p.progress.loading.is_some() || p.progress.indexing.is_some() || interim;
     match &incomplete {
-        Some(why) if !building && p.incomplete_reported.as_ref() != Some(why) => {
+        Some(why) if !building && p.search.incomplete_reported.as_ref() != Some(why) => {
             p.set_status(StatusKind::Error, format!("{INCOMPLETE}: {why}"));
-            p.incomplete_reported = Some(why.clone());
+            p.search.incomplete_reported = Some(why.clone());
         }
         Some(_) => {}
         None => {
-            p.incomplete_reported = None;
-            if p.status
+            p.search.incomplete_reported = None;
+            if p.flash
+                .status
                 .as_ref()
                 .is_some_and(|s| s.text.starts_with(INCOMPLETE))
             {
-                p.status = None;
+                p.flash.status = None;
             }
         }
     }
-    p.search_incomplete = incomplete;
-    p.search_reading = match stage {
+    p.search.incomplete = incomplete;
+    p.search.reading = match stage {
         Stage::Interim { reading } => Some(reading),
         _ => None,
     };
@@ -140,17 +141,17 @@ fn place_selection(p: &mut PickerState, stage: Stage) {
     // An interim answer's best row may not be the whole answer's:
     // the whole one selects its own, unless the selection was
     // moved or a row asked about since.
-    let interim_pick = p.first_of_interim.take();
-    if std::mem::take(&mut p.select_first_on_results)
-        || (interim_pick.is_some() && interim_pick == p.selected)
+    let interim_pick = p.selection.first_of_interim.take();
+    if std::mem::take(&mut p.selection.select_first_on_results)
+        || (interim_pick.is_some() && interim_pick == p.selection.selected)
     {
         p.select_pos(0);
-        p.scroll = 0;
+        p.selection.scroll = 0;
     }
     if matches!(stage, Stage::Interim { .. }) {
-        p.first_of_interim = p.selected.clone();
+        p.selection.first_of_interim = p.selection.selected.clone();
     }
-    if stage == Stage::Whole && std::mem::take(&mut p.last_on_whole) {
-        p.select_pos(p.visible.len().saturating_sub(1));
+    if stage == Stage::Whole && std::mem::take(&mut p.selection.last_on_whole) {
+        p.select_pos(p.list.visible.len().saturating_sub(1));
     }
 }

@@ -18,8 +18,8 @@ pub fn rename_needs_migration(
     name: String,
     version: u32,
 ) -> Step {
-    p.status = None;
-    p.dialog = Dialog::ConfirmMigrateRename {
+    p.flash.status = None;
+    p.dialog.open = Dialog::ConfirmMigrateRename {
         path,
         name,
         version,
@@ -54,18 +54,18 @@ pub fn renamed(
 /// One session to the trash: gone from the list (Ctrl+Z brings it back),
 /// or, the trash refusing it, the permanent delete asked.
 pub fn trashed(p: &mut PickerState, path: PathBuf, result: Result<(), String>) -> Step {
-    if matches!(&p.dialog, Dialog::Trashing { path: t } if *t == path) {
-        p.dialog = Dialog::None;
+    if matches!(&p.dialog.open, Dialog::Trashing { path: t } if *t == path) {
+        p.dialog.open = Dialog::None;
     }
     match result {
         Ok(()) => {
             p.remove_keeping_place(&path);
-            p.trashed.push(vec![path]);
+            p.trash.batches.push(vec![path]);
             p.set_status(StatusKind::Success, "Session moved to trash · ctrl+z undo");
         }
         Err(reason) => {
-            p.status = None;
-            p.dialog = Dialog::ConfirmPermanent {
+            p.flash.status = None;
+            p.dialog.open = Dialog::ConfirmPermanent {
                 paths: vec![path],
                 reason,
                 shown_ms: p.now_ms,
@@ -78,7 +78,7 @@ pub fn trashed(p: &mut PickerState, path: PathBuf, result: Result<(), String>) -
 
 /// A marked batch's sizes and change times: its question is complete.
 pub fn batch_measured(p: &mut PickerState, found: Vec<(PathBuf, Option<(u64, i64)>)>) -> Step {
-    let Dialog::ConfirmBatch { paths, measured } = &mut p.dialog else {
+    let Dialog::ConfirmBatch { paths, measured } = &mut p.dialog.open else {
         // Cancelled meanwhile.
         return Step::none();
     };
@@ -100,7 +100,7 @@ pub fn batch_measured(p: &mut PickerState, found: Vec<(PathBuf, Option<(u64, i64
         }
     }
     if paths.is_empty() {
-        p.dialog = Dialog::None;
+        p.dialog.open = Dialog::None;
         p.set_status(StatusKind::Info, "The marked sessions are gone already");
     } else {
         *measured = Some(m);
@@ -115,24 +115,28 @@ pub fn trashed_batch(
     moved: Vec<PathBuf>,
     failed: Vec<(PathBuf, String)>,
 ) -> Step {
-    if matches!(p.dialog, Dialog::TrashingBatch { .. }) {
-        p.dialog = Dialog::None;
+    if matches!(p.dialog.open, Dialog::TrashingBatch { .. }) {
+        p.dialog.open = Dialog::None;
     }
-    let selected_gone = p.selected.as_ref().is_some_and(|s| moved.contains(s));
+    let selected_gone = p
+        .selection
+        .selected
+        .as_ref()
+        .is_some_and(|s| moved.contains(s));
     let pos = p.selected_pos();
     for path in &moved {
         if let Some(row) = p.remove(path) {
-            p.trashed_rows.insert(path.clone(), row);
+            p.trash.rows.insert(path.clone(), row);
         }
     }
     p.recompute();
     if let (true, Some(pos)) = (selected_gone, pos) {
         // The selection stays at its place, as for one session.
-        p.select_pos(pos.min(p.visible.len().saturating_sub(1)));
+        p.select_pos(pos.min(p.list.visible.len().saturating_sub(1)));
     }
     let n = moved.len();
     if n > 0 {
-        p.trashed.push(moved);
+        p.trash.batches.push(moved);
         p.set_status(
             StatusKind::Success,
             format!(
@@ -146,8 +150,8 @@ pub fn trashed_batch(
         // Never silently gone for good: the trash refused these,
         // and the permanent delete is asked as for one session.
         let reason = reason.clone();
-        p.status = None;
-        p.dialog = Dialog::ConfirmPermanent {
+        p.flash.status = None;
+        p.dialog.open = Dialog::ConfirmPermanent {
             paths: failed.into_iter().map(|(path, _)| path).collect(),
             reason,
             shown_ms: p.now_ms,
@@ -182,7 +186,7 @@ pub fn restored_batch(
     }
     let back: Vec<Row> = restored
         .iter()
-        .filter_map(|x| p.trashed_rows.remove(x))
+        .filter_map(|x| p.trash.rows.remove(x))
         .collect();
     let mut fx = Vec::new();
     if !back.is_empty() {

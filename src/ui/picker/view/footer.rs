@@ -69,7 +69,7 @@ fn status_lines<'a>(
     if let Some((first, rest)) = delete::question(p, theme, width) {
         return (first, rest, None);
     }
-    match (&p.dialog, &p.status) {
+    match (&p.dialog.open, &p.flash.status) {
         (Dialog::ConfirmMigrateRename { version, .. }, _) => {
             let (first, rest) = rename::migrate_question(*version, theme, width);
             (first, rest, None)
@@ -108,7 +108,7 @@ fn hint_lines(p: &PickerState, cols: usize) -> Vec<String> {
         KEYS.hint(&[Action::Delete], "Delete"),
         KEYS.hint(
             &[Action::Paths],
-            if p.show_paths {
+            if p.settings.show_paths {
                 "Path (on)"
             } else {
                 "Path (off)"

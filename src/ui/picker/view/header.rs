@@ -22,12 +22,12 @@ pub fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) 
     );
     f.render_widget(Paragraph::new(notes_line(p, theme)), row(1));
     // The field's text is clean by construction (see `ui::input::clean`).
-    let (shown, col) = p.query.view((area.width as usize).saturating_sub(2));
+    let (shown, col) = p.search.query.view((area.width as usize).saturating_sub(2));
     let mut q = vec![
         Span::styled("> ", theme.accent()),
         Span::raw(shown.to_string()),
     ];
-    if let Some(err) = p.parsed.error() {
+    if let Some(err) = p.search.parsed.error() {
         // Cut with an ellipsis: an error cut at the edge reads as whole.
         let room = (area.width as usize).saturating_sub(2 + width(shown) + 2);
         q.push(Span::styled(
@@ -38,7 +38,7 @@ pub fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) 
     f.render_widget(Paragraph::new(Line::from(q)), row(2));
     // The terminal's own cursor, where typing goes (and where an input
     // method composes); none while a question or the help is up.
-    if p.dialog == Dialog::None {
+    if p.dialog.open == Dialog::None {
         f.set_cursor_position((area.x + 2 + col as u16, area.y + 2));
     }
 }
@@ -46,7 +46,7 @@ pub fn render_header(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) 
 /// Atomic's title line: the title on the left; scope (or the loading
 /// progress in its place), name filter and sort on the right.
 fn title_line(p: &PickerState, theme: &Theme, w: usize) -> Line<'static> {
-    let title = match p.scope {
+    let title = match p.settings.scope {
         Scope::Current => "Resume Session (Current Folder)",
         Scope::All => "Resume Session (All)",
     };
@@ -66,7 +66,7 @@ fn title_line(p: &PickerState, theme: &Theme, w: usize) -> Line<'static> {
 /// The title line's right-hand part: scope, name filter, sort.
 fn toggles(p: &PickerState, theme: &Theme) -> Vec<Span<'static>> {
     let mut right: Vec<Span> = Vec::new();
-    if let Some((done, total)) = p.loading {
+    if let Some((done, total)) = p.progress.loading {
         // Before the store is listed the count is unknown.
         let progress = if total == 0 {
             "Loading…".to_string()
@@ -77,21 +77,25 @@ fn toggles(p: &PickerState, theme: &Theme) -> Vec<Span<'static>> {
         right.push(Span::styled(progress, theme.accent()));
     } else {
         let on = |yes: bool| if yes { theme.accent() } else { theme.dim() };
-        let (cur, all) = match p.scope {
+        let (cur, all) = match p.settings.scope {
             Scope::Current => ("◉ Current Folder", "○ All"),
             Scope::All => ("○ Current Folder", "◉ All"),
         };
-        right.push(Span::styled(cur, on(p.scope == Scope::Current)));
+        right.push(Span::styled(cur, on(p.settings.scope == Scope::Current)));
         right.push(Span::styled(" | ", theme.dim()));
-        right.push(Span::styled(all, on(p.scope == Scope::All)));
+        right.push(Span::styled(all, on(p.settings.scope == Scope::All)));
     }
     right.push(Span::styled("  Name: ", theme.dim()));
     right.push(Span::styled(
-        if p.named_only { "Named" } else { "All" },
+        if p.settings.named_only {
+            "Named"
+        } else {
+            "All"
+        },
         theme.accent(),
     ));
     right.push(Span::styled("  Sort: ", theme.dim()));
-    right.push(Span::styled(p.sort.label(), theme.accent()));
+    right.push(Span::styled(p.settings.sort.label(), theme.accent()));
     right
 }
 
@@ -99,11 +103,11 @@ fn toggles(p: &PickerState, theme: &Theme) -> Vec<Span<'static>> {
 /// index being built, the demo store note, internal sessions shown).
 fn notes_line(p: &PickerState, theme: &Theme) -> Line<'static> {
     let mut notes: Vec<Span> = Vec::new();
-    if !p.marked.is_empty() {
+    if !p.selection.marked.is_empty() {
         // Marks the list does not show (another query, scope or filter)
         // are still in the batch: said, so that it holds no surprise.
-        let hidden = p.marked.len() - p.marked_listed();
-        let mut text = format!("✓ {} marked", p.marked.len());
+        let hidden = p.selection.marked.len() - p.marked_listed();
+        let mut text = format!("✓ {} marked", p.selection.marked.len());
         if hidden > 0 {
             text.push_str(&format!(" ({hidden} not listed)"));
         }
@@ -117,24 +121,24 @@ fn notes_line(p: &PickerState, theme: &Theme) -> Line<'static> {
             theme.dim(),
         ));
     }
-    if let Some((done, total)) = p.indexing {
+    if let Some((done, total)) = p.progress.indexing {
         notes.push(Span::styled(
             format!("Indexing {done}/{total}"),
             theme.dim(),
         ));
     }
     // Never an incomplete answer shown as complete (see `search_bodies`).
-    if p.query_active() && p.search_incomplete.is_some() {
-        let text = match p.search_reading {
+    if p.query_active() && p.search.incomplete.is_some() {
+        let text = match p.search.reading {
             Some(n) => format!("Search incomplete: reading {n} files"),
             None => "Search incomplete".to_string(),
         };
         notes.push(Span::styled(text, theme.warning()));
     }
-    if let Some(n) = &p.note {
+    if let Some(n) = &p.flash.note {
         notes.push(Span::styled(sanitize_line(n), theme.dim()));
     }
-    if p.show_internal {
+    if p.settings.show_internal {
         notes.push(Span::styled("Internal: shown", theme.warning()));
     }
     let mut spans = Vec::new();

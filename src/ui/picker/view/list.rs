@@ -21,7 +21,7 @@ use arbor_util::age;
 /// Atomic's texts, which depend on the filters only (a query that matches
 /// nothing gets the same hint as an empty folder).
 fn empty_text(p: &PickerState) -> &'static str {
-    match (p.named_only, p.scope) {
+    match (p.settings.named_only, p.settings.scope) {
         (false, Scope::Current) => "No sessions in current folder. tab view all.",
         (false, Scope::All) => "No sessions found",
         (true, Scope::Current) => {
@@ -35,34 +35,41 @@ pub fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     if area.height == 0 {
         return;
     }
-    if p.visible.is_empty() {
+    if p.list.visible.is_empty() {
         render_empty(f, p, theme, area);
         return;
     }
     let mut matcher = new_matcher();
-    let mut highlight = |title: &str| p.parsed.highlight(title, &mut matcher);
+    let mut highlight = |title: &str| p.search.parsed.highlight(title, &mut matcher);
     let selected = p.selected_pos();
     // With a query the count of its results is always shown.
-    let counting = p.parsed.has_conditions() && !p.visible.is_empty();
+    let counting = p.search.parsed.has_conditions() && !p.list.visible.is_empty();
     // The list's rows, less the position line when they do not all fit.
-    let rows = if p.visible.len() > area.height as usize || counting {
+    let rows = if p.list.visible.len() > area.height as usize || counting {
         area.height.saturating_sub(1) as usize
     } else {
         area.height as usize
     };
     let cols = Columns::new(p, area.width as usize, rows);
     let mut lines = Vec::new();
-    for (pos, v) in p.visible.iter().enumerate().skip(p.scroll).take(rows) {
+    for (pos, v) in p
+        .list
+        .visible
+        .iter()
+        .enumerate()
+        .skip(p.selection.scroll)
+        .take(rows)
+    {
         let is_sel = selected == Some(pos);
         lines.push(row_line(p, theme, &cols, v, is_sel, &mut highlight));
     }
-    if rows < p.visible.len() || counting {
-        let pos = selected.map_or(p.scroll, |s| s) + 1;
+    if rows < p.list.visible.len() || counting {
+        let pos = selected.map_or(p.selection.scroll, |s| s) + 1;
         // Only the screen's rows are known yet: the count follows.
-        let text = if p.search_partial {
+        let text = if p.search.partial {
             format!("  ({pos}/…)")
         } else {
-            format!("  ({pos}/{})", p.visible.len())
+            format!("  ({pos}/{})", p.list.visible.len())
         };
         lines.push(Line::from(Span::styled(text, theme.dim())));
     }
@@ -74,9 +81,9 @@ pub fn render_list(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
 fn render_empty(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     // Rows still loading may be this list's (the current folder's
     // come among the others': on a first run, after seconds).
-    let text = if p.query_active() && p.search_incomplete.is_some() {
+    let text = if p.query_active() && p.search.incomplete.is_some() {
         "No sessions found (search incomplete)"
-    } else if p.loading.is_some() && p.parsed.error().is_none() {
+    } else if p.progress.loading.is_some() && p.search.parsed.error().is_none() {
         "Loading sessions…"
     } else {
         empty_text(p)
@@ -113,11 +120,12 @@ struct Columns {
 impl Columns {
     fn new(p: &PickerState, w: usize, rows: usize) -> Columns {
         let drawn = || {
-            p.visible
+            p.list
+                .visible
                 .iter()
-                .skip(p.scroll)
+                .skip(p.selection.scroll)
                 .take(rows)
-                .map(|v| &p.rows[v.idx])
+                .map(|v| &p.list.rows[v.idx])
         };
         let count_w = drawn()
             .map(|r| r.info.message_count.to_string().len())
@@ -131,7 +139,7 @@ impl Columns {
             age_w,
             right_w: 0,
             summary_col: p.any_summary(),
-            marking: !p.marked.is_empty(),
+            marking: !p.selection.marked.is_empty(),
         };
         cols.right_w = drawn().map(|r| cols.right_w_of(p, r)).max().unwrap_or(0);
         cols
@@ -143,15 +151,15 @@ impl Columns {
         let (w, count_w, age_w) = (self.w, self.count_w, self.age_w);
         let info = &row.info;
         let mut right = String::new();
-        if p.show_paths {
+        if p.settings.show_paths {
             let path = sanitize_line(&short_home_in(
                 &info.path.display().to_string(),
-                p.home.as_deref(),
+                p.settings.home.as_deref(),
             ));
             right.push_str(&format!("{} ", truncate_middle(&path, (w / 2).max(16))));
         }
-        if p.scope == Scope::All {
-            let cwd = sanitize_line(&short_home_in(row.cwd(), p.home.as_deref()));
+        if p.settings.scope == Scope::All {
+            let cwd = sanitize_line(&short_home_in(row.cwd(), p.settings.home.as_deref()));
             right.push_str(&format!("{} ", truncate_left(&cwd, (w / 6).clamp(10, 30))));
         }
         // The git branch, where the agent recorded one (Claude Code, Codex).
@@ -205,11 +213,14 @@ fn row_line(
     is_sel: bool,
     highlight: &mut dyn FnMut(&str) -> Vec<usize>,
 ) -> Line<'static> {
-    let r = &p.rows[v.idx];
+    let r = &p.list.rows[v.idx];
     let info = &r.info;
     // The sessions a delete question is about, marked as Atomic marks one.
     let is_deleting = delete::asks_about(p, &info.path);
-    let mark = match (cols.marking, p.marked.contains(info.path.as_path())) {
+    let mark = match (
+        cols.marking,
+        p.selection.marked.contains(info.path.as_path()),
+    ) {
         (false, _) => "",
         (true, true) => "✓ ",
         (true, false) => "  ",

@@ -42,7 +42,7 @@ pub fn list_area(p: &PickerState, width: u16, height: u16) -> Rect {
 /// `(n/N)` position line Atomic adds when they do not all fit.
 pub fn list_rows(p: &PickerState, width: u16, height: u16) -> usize {
     let h = list_area(p, width, height).height as usize;
-    if p.visible.len() > h {
+    if p.list.visible.len() > h {
         h.saturating_sub(1)
     } else {
         h
@@ -58,7 +58,7 @@ fn footer_rows(p: &PickerState, width: u16, height: u16) -> u16 {
 }
 
 pub fn preview_visible(p: &PickerState, width: u16) -> bool {
-    p.preview_on.unwrap_or(width >= PREVIEW_MIN_WIDTH) && width >= 60
+    p.settings.preview_on.unwrap_or(width >= PREVIEW_MIN_WIDTH) && width >= 60
 }
 
 pub fn render(f: &mut Frame, app: &App, theme: &Theme) {
@@ -78,10 +78,10 @@ pub fn render(f: &mut Frame, app: &App, theme: &Theme) {
         preview::render_preview(f, p, theme, r);
     }
     footer::render_footer(f, p, theme, area);
-    if p.dialog == Dialog::Help {
+    if p.dialog.open == Dialog::Help {
         help::render(f, p, theme, area);
     }
-    if let Dialog::Labels { items, selected } = &p.dialog {
+    if let Dialog::Labels { items, selected } = &p.dialog.open {
         labels::render(f, p, theme, area, items.as_deref(), *selected);
     }
 }
@@ -93,10 +93,17 @@ pub fn clock_changes_view(p: &PickerState, width: u16, height: u16, then: i64, n
     // The live marker goes a minute after the file's last change.
     let live = |at: i64, ms: i64| (0..LIVE_MS).contains(&(at - ms));
     let rows = list_rows(p, width, height);
-    let listed = p.visible.iter().skip(p.scroll).take(rows).any(|v| {
-        let info = &p.rows[v.idx].info;
-        changed(info.modified_ms) || live(then, info.file_mtime_ms) != live(now, info.file_mtime_ms)
-    });
+    let listed = p
+        .list
+        .visible
+        .iter()
+        .skip(p.selection.scroll)
+        .take(rows)
+        .any(|v| {
+            let info = &p.list.rows[v.idx].info;
+            changed(info.modified_ms)
+                || live(then, info.file_mtime_ms) != live(now, info.file_mtime_ms)
+        });
     let previewed = preview_visible(p, width)
         && p.selected_row().is_some_and(|r| {
             changed(r.info.modified_ms)

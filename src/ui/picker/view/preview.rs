@@ -35,7 +35,7 @@ pub fn render_preview(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect)
     let h = inner.height as usize;
     let mut lines = fact_lines(p, r, theme, w);
     // The matching entries, when the query looks inside sessions.
-    let query = arbor_search::Query::parse(&p.scored_query);
+    let query = arbor_search::Query::parse(&p.search.scored_query);
     let matching = p.query_active() && arbor_search::hits::looks_at_entries(&query);
     if matching {
         lines.push(Line::from(""));
@@ -184,7 +184,7 @@ fn match_lines(
             ))],
         },
         Some(hits) => {
-            let pos = p.hit_pos.min(hits.hits.len() - 1);
+            let pos = p.preview.hit_pos.min(hits.hits.len() - 1);
             let keys = format!(
                 "{} step · {} tree",
                 KEYS.keys_of(&[Action::NextMatch, Action::PrevMatch]),
@@ -209,7 +209,11 @@ fn match_lines(
 /// The last messages of the active branch, once the preview is read.
 fn last_message_lines(p: &PickerState, r: &Row, theme: &Theme, w: usize) -> Vec<Line<'static>> {
     let mut lines = vec![Line::from("")];
-    let loaded = p.preview.as_ref().filter(|pv| pv.path == *r.info.path);
+    let loaded = p
+        .preview
+        .shown
+        .as_ref()
+        .filter(|pv| pv.path == *r.info.path);
     let Some(pv) = loaded else {
         lines.push(Line::from(Span::styled("Loading…", theme.dim())));
         return lines;
