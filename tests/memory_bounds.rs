@@ -90,9 +90,16 @@ fn write_session(path: &Path, n: usize) {
             format!("{i} {text}")
         };
         let line = match i % 3 {
-            0 => format!(r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-12-07T10:00:01.000Z","message":{{"role":"user","content":"question {i} {text}","timestamp":1796637601000}}}}"#),
-            1 => format!(r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-12-07T10:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c{i}","name":"bash","arguments":{{"command":"ls"}}}}],"model":"m","stopReason":"toolUse","timestamp":1796637602000}}}}"#),
-            _ => format!(r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-12-07T10:00:03.000Z","message":{{"role":"toolResult","toolCallId":"c{}","toolName":"bash","content":[{{"type":"text","text":"{body}"}}],"isError":false,"timestamp":1796637603000}}}}"#, i - 1),
+            0 => format!(
+                r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-12-07T10:00:01.000Z","message":{{"role":"user","content":"question {i} {text}","timestamp":1796637601000}}}}"#
+            ),
+            1 => format!(
+                r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-12-07T10:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c{i}","name":"bash","arguments":{{"command":"ls"}}}}],"model":"m","stopReason":"toolUse","timestamp":1796637602000}}}}"#
+            ),
+            _ => format!(
+                r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-12-07T10:00:03.000Z","message":{{"role":"toolResult","toolCallId":"c{}","toolName":"bash","content":[{{"type":"text","text":"{body}"}}],"isError":false,"timestamp":1796637603000}}}}"#,
+                i - 1
+            ),
         };
         writeln!(w, "{line}").unwrap();
         parent = format!("\"{id}\"");
@@ -114,9 +121,16 @@ fn fork_context_and_export_hold_the_facts_and_a_few_lines_not_the_file() {
     });
     let bound = facts + 3 * LONGEST + 4 * MB;
     eprintln!("file {size}, facts {facts}, bound {bound}");
-    assert!(bound < size, "the bound {bound} must be below the file's {size}");
+    assert!(
+        bound < size,
+        "the bound {bound} must be below the file's {size}"
+    );
 
-    for format in [ExportFormat::Json, ExportFormat::Markdown, ExportFormat::Html] {
+    for format in [
+        ExportFormat::Json,
+        ExportFormat::Markdown,
+        ExportFormat::Html,
+    ] {
         let (_, held) = peak_of(|| {
             let e = Export::open(&path, None).unwrap();
             e.write(format, ExportOptions::default(), &mut std::io::sink())

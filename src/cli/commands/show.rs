@@ -11,9 +11,9 @@ use super::json::{escape_c1, json_text, needs_c1_escape, plain, C1Escaped};
 use super::{load, resolve};
 use crate::cli::{ContextArgs, DiffArgs, ExportArgs, ShowArgs};
 use crate::term::{path as shown, sanitize_line as clean};
-use arbor_session::ContextPlan;
 use arbor_session::view::{flatten_pre, row_line, Filter, FilterBits, Preorder};
 use arbor_session::ContextFlavor;
+use arbor_session::ContextPlan;
 use arbor_store::{resolve_session, StoreConfig};
 
 pub(super) fn show(config: &StoreConfig, a: &ShowArgs, out: &mut impl Write) -> Result<()> {
@@ -121,7 +121,11 @@ pub(super) fn context(config: &StoreConfig, a: &ContextArgs, out: &mut impl Writ
             }
         });
         result?;
-        writeln!(w, "],\"flavor\":{}}}", serde_json::Value::from(flavor.name()))?;
+        writeln!(
+            w,
+            "],\"flavor\":{}}}",
+            serde_json::Value::from(flavor.name())
+        )?;
         w.flush()?;
         return Ok(());
     }

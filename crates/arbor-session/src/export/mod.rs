@@ -369,7 +369,9 @@ fn render(
         ExportFormat::Json => json_lines(b.entries, b.get, b.raw_line, b.may_think, opts, w),
         ExportFormat::Markdown => {
             let mut md = Markdown::default();
-            let doc = walk(b.header, b.tree, b.entries, b.get, opts, &mut md, &mut spill)?;
+            let doc = walk(
+                b.header, b.tree, b.entries, b.get, opts, &mut md, &mut spill,
+            )?;
             md.end();
             let mut head = md.head(&doc);
             if !md.out.is_empty() {

@@ -394,9 +394,14 @@ pub fn unread_text(e: &Entry, len: usize) -> String {
 /// before sanitizing. Entry types Atomic draws as blank rows are named
 /// `[<type>]` instead; an entry whose line is too long to read says so.
 pub fn entry_text(e: &Entry, calls: &ToolCalls) -> String {
-    if let Some(len) = e.unread_len() {
-        return unread_text(e, len);
+    match e.unread_len() {
+        Some(len) => unread_text(e, len),
+        None => read_entry_text(e, calls),
     }
+}
+
+/// [`entry_text`] of an entry whose line can be read.
+fn read_entry_text(e: &Entry, calls: &ToolCalls) -> String {
     // Parsed for this call only: rows are drawn again and again, and
     // keeping every object ever shown would hold the whole file parsed.
     let e = &*e.parsed();

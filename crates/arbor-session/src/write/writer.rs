@@ -135,7 +135,8 @@ impl Snapshot {
     /// after `settle_tail`) is read lean: the entries' facts, never the
     /// file's bytes whole (a label on a session of a million entries).
     fn read(file: &mut File, path: &Path) -> Result<Snapshot, WriteError> {
-        let lean = crate::reader::read_session_lean_file(path, file.try_clone().map_err(io_err(path))?)?;
+        let lean =
+            crate::reader::read_session_lean_file(path, file.try_clone().map_err(io_err(path))?)?;
         let len = lean.bytes as usize;
         let mut last = [0u8];
         let ends_whole = len == 0 || {

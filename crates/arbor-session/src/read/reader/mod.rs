@@ -277,7 +277,10 @@ pub fn read_session_lean_in(path: &Path, block: usize) -> Result<Session, ReadEr
 
 /// [`read_session_lean`] of a file opened already (read through `file`:
 /// the same file even if `path` is replaced meanwhile).
-pub(crate) fn read_session_lean_file(path: &Path, file: std::fs::File) -> Result<Session, ReadError> {
+pub(crate) fn read_session_lean_file(
+    path: &Path,
+    file: std::fs::File,
+) -> Result<Session, ReadError> {
     lean_file(path, file, crate::load::READ_BLOCK)
 }
 
