@@ -10,8 +10,8 @@ use arbor_search::hits::{body_mask, parts_beyond_text, text_bits, PartMatcher};
 use arbor_search::{BodyHits, Query, Tiers};
 use arbor_session::info::SessionInfo;
 use arbor_session::line_skim::LineSpans;
-use arbor_session::reader::ReadError;
 use arbor_session::searchable::Parts;
+use arbor_session::Error as SessionError;
 use arbor_store::listing::scan_file;
 use arbor_store::{ScanProblem, SessionFile};
 
@@ -118,7 +118,7 @@ fn row_and_tiers(
     query: &Query,
     parts: Parts,
     text: bool,
-) -> Result<(SessionInfo, Tiers), ReadError> {
+) -> Result<(SessionInfo, Tiers), SessionError> {
     let mut m = PartMatcher::new(query, parts);
     let mut info = if f.agent.is_foreign() {
         // Read through a translation: the matcher reads it again.

@@ -540,10 +540,7 @@ pub fn line_hit(
 /// lines). Files whose entries the reader makes up (versions 1 and 2, whose
 /// ids it assigns; other agents' files, which it translates) are read
 /// whole.
-pub fn file_entry_hits(
-    path: &Path,
-    query: &Query,
-) -> Result<Vec<EntryHit>, arbor_session::ReadError> {
+pub fn file_entry_hits(path: &Path, query: &Query) -> Result<Vec<EntryHit>, arbor_session::Error> {
     file_entry_hits_until(path, query, &|| false)
 }
 
@@ -554,7 +551,7 @@ pub fn file_entry_hits_until(
     path: &Path,
     query: &Query,
     stop: &dyn Fn() -> bool,
-) -> Result<Vec<EntryHit>, arbor_session::ReadError> {
+) -> Result<Vec<EntryHit>, arbor_session::Error> {
     if !looks_at_entries(query) {
         return Ok(Vec::new());
     }
@@ -597,7 +594,7 @@ pub fn file_entry_hits_until(
             true
         })
     })
-    .map_err(|source| arbor_session::ReadError::Io {
+    .map_err(|source| arbor_session::Error::Read {
         path: path.to_path_buf(),
         source,
     })?;

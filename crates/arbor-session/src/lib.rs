@@ -9,6 +9,7 @@
 
 mod agents;
 pub mod compare;
+mod error;
 pub mod export;
 pub mod info;
 mod model;
@@ -34,8 +35,9 @@ pub(crate) use write::splice;
 pub use agent::Agent;
 pub use context::{build_context, ContextFlavor, ContextMessage, ContextPlan, SessionContext};
 pub use entry::{Entry, Header};
+pub use error::{Error, Result};
 pub use info::{scan_info, SessionInfo};
-pub use reader::{read_session, Diagnostics, ReadError, Session};
+pub use reader::{read_session, Diagnostics, Session};
 pub use tree::SessionTree;
 
 /// Random test input, the same from run to run (the tests of several

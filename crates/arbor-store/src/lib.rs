@@ -5,13 +5,15 @@
 // tests may unwrap freely.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod error;
 pub mod listing;
 pub mod paths;
 pub mod scan;
 pub mod watch;
 
+pub use error::{Error, Result};
 pub use paths::{encode_cwd, Agent, StoreConfig, StoreKind, StoreRoot};
 pub use scan::{
-    list_session_files, list_store, resolve_session, ListedFolder, ResolveError, ScanProblem,
-    Scope, SessionFile, StoreListing,
+    list_session_files, list_store, resolve_session, ListedFolder, ScanProblem, Scope, SessionFile,
+    StoreListing,
 };

@@ -4,16 +4,18 @@ use rayon::prelude::*;
 
 use super::scan::{ScanProblem, Scope, SessionFile};
 use arbor_session::info::{scan_info_with, SessionInfo};
-use arbor_session::ReadError;
+use arbor_session::Error as SessionError;
 
 /// The list row of one file, marked with the file's agent: how every path
 /// that reads rows without the index (a listing, the picker's loader and
 /// watcher) reads one.
-pub fn scan_file(f: &SessionFile, text: bool) -> Result<SessionInfo, ReadError> {
+pub fn scan_file(f: &SessionFile, text: bool) -> Result<SessionInfo, SessionError> {
     let mut info = if f.agent.is_foreign() {
-        arbor_session::info::scan_foreign(&f.path, text)?.ok_or_else(|| ReadError::NotASession {
-            path: f.path.clone(),
-            reason: "not a session of any agent arbor reads",
+        arbor_session::info::scan_foreign(&f.path, text)?.ok_or_else(|| {
+            SessionError::NotASession {
+                path: f.path.clone(),
+                reason: "not a session of any agent arbor reads",
+            }
         })?
     } else {
         scan_info_with(&f.path, text)?

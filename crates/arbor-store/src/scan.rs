@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::paths::{encode_cwd, Agent, StoreConfig, StoreKind, StoreRoot};
+use crate::{Error, Result};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionFile {
@@ -430,22 +431,8 @@ pub fn list_store(config: &StoreConfig, scope: &Scope) -> StoreListing {
     listing
 }
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum ResolveError {
-    #[error("no session matches {0:?} (give a path, a session id or a unique id prefix)")]
-    NotFound(String),
-    #[error("{} is not a session file: {reason}", path.display())]
-    NotAFile { path: PathBuf, reason: String },
-    #[error("{query:?} is ambiguous: {count} sessions match ({examples})")]
-    Ambiguous {
-        query: String,
-        count: usize,
-        examples: String,
-    },
-}
-
 /// A session by path, id or unique id prefix; ids come from file names only.
-pub fn resolve_session(config: &StoreConfig, arg: &str) -> Result<SessionFile, ResolveError> {
+pub fn resolve_session(config: &StoreConfig, arg: &str) -> Result<SessionFile> {
     let p = Path::new(arg);
     if p.is_file() {
         return Ok(config.session_file(p));
@@ -463,14 +450,14 @@ pub fn resolve_session(config: &StoreConfig, arg: &str) -> Result<SessionFile, R
                 Err(e) if lm.file_type().is_symlink() => format!("unreadable link: {e}"),
                 Err(e) => e.to_string(),
             };
-            return Err(ResolveError::NotAFile {
+            return Err(Error::NotAFile {
                 path: p.to_path_buf(),
                 reason,
             });
         }
     }
     if arg.is_empty() {
-        return Err(ResolveError::NotFound(arg.into()));
+        return Err(Error::NotFound(arg.into()));
     }
     let (files, _) = list_session_files(config, &Scope::All);
     let exact: Vec<&SessionFile> = files
@@ -486,9 +473,9 @@ pub fn resolve_session(config: &StoreConfig, arg: &str) -> Result<SessionFile, R
         exact
     };
     match matches.len() {
-        0 => Err(ResolveError::NotFound(arg.into())),
+        0 => Err(Error::NotFound(arg.into())),
         1 => Ok(matches[0].clone()),
-        n => Err(ResolveError::Ambiguous {
+        n => Err(Error::Ambiguous {
             query: arg.into(),
             count: n,
             examples: matches

@@ -267,18 +267,20 @@ pub fn write_new_file(
     force: bool,
     write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
 ) -> Result<()> {
-    use arbor_session::fileops::{write_new, NewFileError};
+    use arbor_session::fileops::write_new;
+    use arbor_session::Error as SessionError;
     match write_new(dest, force, write) {
         Ok(()) => Ok(()),
-        Err(NewFileError::Create(e)) if e.kind() == std::io::ErrorKind::AlreadyExists => bail!(
+        Err(SessionError::CreateFile(e)) if e.kind() == std::io::ErrorKind::AlreadyExists => bail!(
             "{} exists; nothing written (--force replaces it)",
             shown(dest)
         ),
-        Err(NewFileError::Create(e)) => {
+        Err(SessionError::CreateFile(e)) => {
             Err(e).with_context(|| format!("cannot create {}", shown(dest)))
         }
-        Err(NewFileError::Write(e)) => {
+        Err(SessionError::FillFile(e)) => {
             Err(e).with_context(|| format!("cannot write {}", shown(dest)))
         }
+        Err(e) => Err(e.into()),
     }
 }

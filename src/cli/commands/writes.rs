@@ -9,7 +9,8 @@ use anyhow::{bail, Result};
 use super::{load, resolve};
 use crate::cli::{BranchArgs, ForkArgs, LabelArgs, RenameArgs};
 use crate::term::{for_stdout, path as shown};
-use arbor_session::writer::{self, WriteError};
+use arbor_session::writer;
+use arbor_session::Error as SessionError;
 use arbor_store::StoreConfig;
 
 /// `arbor label`: sets or clears an entry's label.
@@ -69,10 +70,10 @@ fn append(
     out: &mut impl Write,
     path: &Path,
     migrate: bool,
-    write: impl Fn() -> Result<writer::Written, WriteError>,
+    write: impl Fn() -> Result<writer::Written, SessionError>,
 ) -> Result<()> {
     let written = match write() {
-        Err(WriteError::NeedsMigration { version, .. }) if migrate => {
+        Err(SessionError::NeedsMigration { version, .. }) if migrate => {
             let bak = writer::migrate_file(path)?;
             eprintln!(
                 "arbor: rewrote {} from version {version} to version 3 (original kept as {})",
@@ -81,7 +82,7 @@ fn append(
             );
             write()?
         }
-        Err(WriteError::NeedsMigration { version, .. }) => bail!(
+        Err(SessionError::NeedsMigration { version, .. }) => bail!(
             "{} is a version {version} session: add --migrate to rewrite it as version 3 first \
              (the original is kept as .bak)",
             shown(Path::new(path.file_name().unwrap_or(path.as_os_str())))
@@ -101,7 +102,7 @@ fn entry_arg(path: &Path, given: &str) -> Result<String> {
     };
     match t.resolve_id(given) {
         Ok(i) => Ok(s.entries[i].id.to_string()),
-        Err(arbor_session::tree::EntryIdError::NotFound(_)) => Ok(given.to_string()),
+        Err(SessionError::UnknownEntryId(_)) => Ok(given.to_string()),
         Err(e) => bail!("{}: {e}", shown(path)),
     }
 }

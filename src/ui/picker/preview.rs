@@ -13,7 +13,7 @@ use arbor_session::context::message_text;
 use arbor_session::entry::id_text;
 use arbor_session::open::open_session_file;
 use arbor_session::reader::parse_object;
-use arbor_session::{Header, ReadError};
+use arbor_session::{Error as SessionError, Header};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Preview {
@@ -157,7 +157,7 @@ fn open_previewed(
 
 fn io_error(path: &Path) -> impl Fn(std::io::Error) -> String + '_ {
     move |e| {
-        ReadError::Io {
+        SessionError::Read {
             path: path.to_path_buf(),
             source: e,
         }
@@ -178,7 +178,7 @@ fn read_header(
     let header = loop {
         match head.next_line().map_err(io_error(path))? {
             None => {
-                return Err(ReadError::NotASession {
+                return Err(SessionError::NotASession {
                     path: path.to_path_buf(),
                     reason: "no session header",
                 }
@@ -190,7 +190,7 @@ fn read_header(
             Some(Line::Text { bytes, .. }) => {
                 if let Some(obj) = parse_object(&bytes, &mut false) {
                     break Header::from_object(obj).ok_or_else(|| {
-                        ReadError::NotASession {
+                        SessionError::NotASession {
                             path: path.to_path_buf(),
                             reason: "the first entry is not a session header with a string id",
                         }

@@ -15,7 +15,7 @@ use crate::db::{key_path, Keys};
 use crate::stored::StoredRows;
 use crate::{IndexError, RefreshStats};
 use arbor_session::info::SessionInfo;
-use arbor_session::reader::ReadError;
+use arbor_session::Error as SessionError;
 use arbor_store::scan::{ScanProblem, SessionFile};
 
 use super::keys::{file_keys, Cursors, FolderRanges, ListedKeys};
@@ -407,7 +407,7 @@ pub(super) fn sort_out<'f>(
             (Ok(st), fd, None) => jobs.push((f, fd.map(|fd| fd.cached.into_cached()), st.size)),
             (Err(source), _, _) => stats.problems.push(ScanProblem {
                 path: f.path.clone(),
-                reason: ReadError::Io {
+                reason: SessionError::Read {
                     path: f.path.clone(),
                     source,
                 }

@@ -9,11 +9,11 @@ use crate::codec::{self};
 use crate::terms::{pair_left, pair_right, PairSet, Sides, TermSet, EMPTY_SIDE};
 use arbor_session::info::{mtime_ms, read_lines, with_read_buffer, InfoScanner, SessionInfo};
 use arbor_session::line_skim::{skim_line, LineSpans};
-use arbor_session::reader::ReadError;
 use arbor_session::searchable::{
     may_have_other_parts, part_words_of, parts_of_line, skim_part_words, Part, Parts, SeenPieces,
 };
 use arbor_session::words::str_words;
+use arbor_session::Error as SessionError;
 use arbor_store::scan::{ScanProblem, SessionFile};
 
 use super::detect::{fingerprints, Stat};
@@ -280,7 +280,7 @@ fn trimmed(mut s: String) -> String {
 }
 
 fn not_a_session(path: &Path, reason: &'static str) -> String {
-    ReadError::NotASession {
+    SessionError::NotASession {
         path: path.to_path_buf(),
         reason,
     }
@@ -369,12 +369,12 @@ fn read_lines_from(
 /// Parses `file`, continuing `cached` when the file only grew.
 pub fn parse_file(file: &SessionFile, cached: Option<&Cached>) -> Result<Parsed, ScanProblem> {
     let path = &file.path;
-    let problem = |e: ReadError| ScanProblem {
+    let problem = |e: SessionError| ScanProblem {
         path: path.clone(),
         reason: e.to_string(),
     };
     let io = |source| {
-        problem(ReadError::Io {
+        problem(SessionError::Read {
             path: path.clone(),
             source,
         })
@@ -489,7 +489,7 @@ fn parse_foreign(
     let path = &file.path;
     let io = |source| ScanProblem {
         path: path.clone(),
-        reason: ReadError::Io {
+        reason: SessionError::Read {
             path: path.clone(),
             source,
         }

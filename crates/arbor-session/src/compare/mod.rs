@@ -20,6 +20,7 @@ use crate::entry::{content_text, Entry};
 use crate::render::{entry_text, tool_call_text, ToolCalls};
 use crate::tree::SessionTree;
 use crate::Session;
+use crate::{Error, Result};
 
 /// What an item of a turn is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -216,25 +217,14 @@ pub struct Comparison {
     pub turns: Vec<TurnPair>,
 }
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum CompareError {
-    #[error("no entry {0} in the session")]
-    NoEntry(String),
-}
-
 /// Compares the branches ending at entries `a` and `b` (ids).
-pub fn compare(
-    session: &Session,
-    tree: &SessionTree,
-    a: &str,
-    b: &str,
-) -> Result<Comparison, CompareError> {
+pub fn compare(session: &Session, tree: &SessionTree, a: &str, b: &str) -> Result<Comparison> {
     let ia = tree
         .index_of(a)
-        .ok_or_else(|| CompareError::NoEntry(a.to_string()))?;
+        .ok_or_else(|| Error::NoEntryInSession(a.to_string()))?;
     let ib = tree
         .index_of(b)
-        .ok_or_else(|| CompareError::NoEntry(b.to_string()))?;
+        .ok_or_else(|| Error::NoEntryInSession(b.to_string()))?;
     Ok(compare_at(session, tree, ia, ib))
 }
 

@@ -32,9 +32,9 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use crate::entry::{Entry, Header};
-use crate::fileops::NewFileError;
-use crate::reader::{parse_object, parse_session, ReadError, Session};
+use crate::reader::{parse_object, parse_session, Session};
 use crate::tree::SessionTree;
+use crate::{Error, Result};
 
 use html::Html;
 use jsonl::json_lines;
@@ -72,13 +72,13 @@ impl ExportFormat {
 }
 
 impl std::str::FromStr for ExportFormat {
-    type Err = ExportError;
-    fn from_str(s: &str) -> Result<Self, ExportError> {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
         match s {
             "md" | "markdown" => Ok(Self::Markdown),
             "html" => Ok(Self::Html),
             "json" | "jsonl" => Ok(Self::Json),
-            other => Err(ExportError::UnknownFormat(other.to_string())),
+            other => Err(Error::UnknownFormat(other.to_string())),
         }
     }
 }
@@ -116,23 +116,6 @@ pub fn default_file_name(session_id: &str, leaf_id: Option<&str>, format: Export
     name.push('.');
     name.push_str(format.extension());
     name
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ExportError {
-    /// A `--format` that is none of the formats.
-    #[error("unknown format {0:?} (md, html or json)")]
-    UnknownFormat(String),
-    #[error(transparent)]
-    Read(#[from] ReadError),
-    #[error("no entry {id} in {path}")]
-    NoEntry { id: String, path: PathBuf },
-    /// `--leaf` is a prefix of more than one id.
-    #[error("{path}: {source}")]
-    AmbiguousEntry {
-        path: PathBuf,
-        source: crate::tree::EntryIdError,
-    },
 }
 
 /// A rendered export, in pieces (the branch can be tens of megabytes: the
@@ -173,7 +156,8 @@ impl std::fmt::Display for Rendered {
 
 /// Writes `doc` into `dir` as `file_name`, or as `stem-2.ext`, `stem-3.ext`…
 /// when that exists: an existing file is never replaced. Returns the path.
-pub fn write_in_dir(dir: &Path, file_name: &str, doc: &Rendered) -> std::io::Result<PathBuf> {
+/// When all 999 names are taken, a [`Error::CreateFile`] saying so.
+pub fn write_in_dir(dir: &Path, file_name: &str, doc: &Rendered) -> Result<PathBuf> {
     let (stem, ext) = file_name.rsplit_once('.').unwrap_or((file_name, ""));
     for n in 1..=999 {
         let name = match (n, ext) {
@@ -184,16 +168,14 @@ pub fn write_in_dir(dir: &Path, file_name: &str, doc: &Rendered) -> std::io::Res
         let path = dir.join(name);
         match crate::fileops::write_new(&path, false, |f| doc.write_to(f)) {
             Ok(()) => return Ok(path),
-            Err(NewFileError::Create(e)) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                continue
-            }
-            Err(NewFileError::Create(e) | NewFileError::Write(e)) => return Err(e),
+            Err(Error::CreateFile(e)) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
         }
     }
-    Err(std::io::Error::new(
+    Err(Error::CreateFile(std::io::Error::new(
         std::io::ErrorKind::AlreadyExists,
         format!("{file_name} and 998 numbered variants exist"),
-    ))
+    )))
 }
 
 /// Reads `path` and renders the branch ending at the entry `leaf_id` (the
@@ -204,12 +186,12 @@ pub fn export_file(
     leaf_id: Option<&str>,
     format: ExportFormat,
     opts: ExportOptions,
-) -> Result<Rendered, ExportError> {
+) -> Result<Rendered> {
     let export = Export::open(path, leaf_id)?;
     let mut out = Vec::new();
     export
         .write(format, opts, &mut out)
-        .map_err(|source| ReadError::Io {
+        .map_err(|source| Error::Read {
             path: path.to_path_buf(),
             source,
         })?;
@@ -224,7 +206,7 @@ pub fn export_file_full(
     leaf_id: Option<&str>,
     format: ExportFormat,
     opts: ExportOptions,
-) -> Result<Rendered, ExportError> {
+) -> Result<Rendered> {
     let buf = crate::open::read_session_bytes(path)?;
     let session = parse_session(path, &buf)?;
     drop(buf);
@@ -234,7 +216,7 @@ pub fn export_file_full(
     let get = |i: usize| Some(Cow::Borrowed(&session.entries[i]));
     let may_think = |i: usize| session.entries[i].role() == Some("assistant");
     let mut out = Vec::new();
-    let io = |source| ReadError::Io {
+    let io = |source| Error::Read {
         path: path.to_path_buf(),
         source,
     };
@@ -252,21 +234,17 @@ pub fn export_file_full(
 
 /// The entry `leaf_id` names (an id or a unique id prefix, as the command
 /// line takes entries), else the session's leaf.
-fn find_leaf(
-    path: &Path,
-    tree: &SessionTree,
-    leaf_id: Option<&str>,
-) -> Result<Option<usize>, ExportError> {
+fn find_leaf(path: &Path, tree: &SessionTree, leaf_id: Option<&str>) -> Result<Option<usize>> {
     match leaf_id {
         Some(id) => match tree.resolve_id(id) {
             Ok(i) => Ok(Some(i)),
-            Err(crate::tree::EntryIdError::NotFound(_)) => Err(ExportError::NoEntry {
+            Err(Error::UnknownEntryId(_)) => Err(Error::NoSuchEntry {
                 id: id.to_string(),
                 path: path.to_path_buf(),
             }),
-            Err(source) => Err(ExportError::AmbiguousEntry {
+            Err(source) => Err(Error::AmbiguousEntryIn {
                 path: path.to_path_buf(),
-                source,
+                source: Box::new(source),
             }),
         },
         None => Ok(tree.leaf),
@@ -286,7 +264,7 @@ pub struct Export {
 impl Export {
     /// Reads `path` and finds the branch ending at `leaf_id` (the
     /// session's leaf when `None`).
-    pub fn open(path: &Path, leaf_id: Option<&str>) -> Result<Export, ExportError> {
+    pub fn open(path: &Path, leaf_id: Option<&str>) -> Result<Export> {
         let session = crate::reader::read_session_lean(path)?;
         let tree = SessionTree::build(&session);
         let leaf = find_leaf(path, &tree, leaf_id)?;

@@ -4,18 +4,19 @@
 use std::path::Path;
 
 use crate::line_skim::LineSpans;
-use crate::reader::{lines, ReadError};
+use crate::reader::lines;
+use crate::{Error, Result};
 
 use super::scanner::InfoScanner;
 use super::SessionInfo;
 
 /// Reads a file's list row in one pass.
-pub fn scan_info(path: &Path) -> Result<SessionInfo, ReadError> {
+pub fn scan_info(path: &Path) -> Result<SessionInfo> {
     scan_info_with(path, true)
 }
 
 /// [`scan_info`], gathering the searchable `all_text` only when `text`.
-pub fn scan_info_with(path: &Path, text: bool) -> Result<SessionInfo, ReadError> {
+pub fn scan_info_with(path: &Path, text: bool) -> Result<SessionInfo> {
     scan_info_seeing(path, text, None).map(|seen| seen.info)
 }
 
@@ -39,8 +40,8 @@ pub fn scan_info_seeing(
     path: &Path,
     text: bool,
     mut each: Option<&mut LineSeer>,
-) -> Result<SeenRow, ReadError> {
-    let io = |source| ReadError::Io {
+) -> Result<SeenRow> {
+    let io = |source| Error::Read {
         path: path.to_path_buf(),
         source,
     };
@@ -87,7 +88,7 @@ pub fn scan_info_seeing(
     // Without the labelled entries' text the row is still right: their
     // labels then show without it.
     let _ = s.resolve_labels(&mut f);
-    let info = s.finish().map_err(|reason| ReadError::NotASession {
+    let info = s.finish().map_err(|reason| Error::NotASession {
         path: path.to_path_buf(),
         reason,
     })?;
@@ -101,7 +102,7 @@ pub fn scan_info_seeing(
 /// (`session::foreign`) as it is read, in bounded memory; `None` when the
 /// file is in no format arbor knows. The row's `agent` is left to the
 /// caller, who knows the store root.
-pub fn scan_foreign(path: &Path, text: bool) -> Result<Option<SessionInfo>, ReadError> {
+pub fn scan_foreign(path: &Path, text: bool) -> Result<Option<SessionInfo>> {
     let Some(agent) = crate::foreign::detect_path(path) else {
         return Ok(None);
     };
@@ -119,7 +120,7 @@ pub fn scan_foreign(path: &Path, text: bool) -> Result<Option<SessionInfo>, Read
             true
         })
     })
-    .map_err(|source| ReadError::Io {
+    .map_err(|source| Error::Read {
         path: path.to_path_buf(),
         source,
     })?;
@@ -159,11 +160,11 @@ pub(crate) fn finish_foreign(
 }
 
 /// A whole file and its mtime.
-pub fn read_whole(path: &Path) -> Result<(Vec<u8>, i64), ReadError> {
+pub fn read_whole(path: &Path) -> Result<(Vec<u8>, i64)> {
     use std::io::Read;
     let (mut f, meta) = crate::open::open_session_file(path)?;
     let mut buf = Vec::with_capacity(meta.len() as usize);
-    f.read_to_end(&mut buf).map_err(|source| ReadError::Io {
+    f.read_to_end(&mut buf).map_err(|source| Error::Read {
         path: path.to_path_buf(),
         source,
     })?;
@@ -255,11 +256,7 @@ pub fn read_lines(
     }
 }
 
-pub fn scan_info_bytes(
-    path: &Path,
-    buf: &[u8],
-    file_mtime_ms: i64,
-) -> Result<SessionInfo, ReadError> {
+pub fn scan_info_bytes(path: &Path, buf: &[u8], file_mtime_ms: i64) -> Result<SessionInfo> {
     let row = scan_bytes_with(InfoScanner::new(path, file_mtime_ms), path, buf);
     if row.is_err() {
         // Another agent's session, as `scan_info_with` reads it.
@@ -276,7 +273,7 @@ pub fn scan_info_bytes_reference(
     path: &Path,
     buf: &[u8],
     file_mtime_ms: i64,
-) -> Result<SessionInfo, ReadError> {
+) -> Result<SessionInfo> {
     scan_bytes_with(
         InfoScanner::new(path, file_mtime_ms).without_fast_path(),
         path,
@@ -284,7 +281,7 @@ pub fn scan_info_bytes_reference(
     )
 }
 
-fn scan_bytes_with(s: InfoScanner, path: &Path, buf: &[u8]) -> Result<SessionInfo, ReadError> {
+fn scan_bytes_with(s: InfoScanner, path: &Path, buf: &[u8]) -> Result<SessionInfo> {
     scan_lines(s, path, buf, |s, line, nl, at| s.feed_at(line, nl, at))
 }
 
@@ -296,7 +293,7 @@ fn scan_lines(
     path: &Path,
     buf: &[u8],
     mut feed: impl FnMut(&mut InfoScanner, &[u8], bool, u64),
-) -> Result<SessionInfo, ReadError> {
+) -> Result<SessionInfo> {
     let base = buf.as_ptr() as usize;
     for (line, nl) in lines(buf) {
         feed(&mut s, line, nl, (line.as_ptr() as usize - base) as u64);
@@ -305,7 +302,7 @@ fn scan_lines(
         }
     }
     let _ = s.resolve_labels(&mut &buf[..]);
-    s.finish().map_err(|reason| ReadError::NotASession {
+    s.finish().map_err(|reason| Error::NotASession {
         path: path.to_path_buf(),
         reason,
     })
@@ -317,11 +314,7 @@ fn scan_lines(
 /// [`InfoScanner::feed_skimmed_at`]). For tests that check it gives the
 /// same rows.
 #[doc(hidden)]
-pub fn scan_info_bytes_skimmed(
-    path: &Path,
-    buf: &[u8],
-    file_mtime_ms: i64,
-) -> Result<SessionInfo, ReadError> {
+pub fn scan_info_bytes_skimmed(path: &Path, buf: &[u8], file_mtime_ms: i64) -> Result<SessionInfo> {
     let s = InfoScanner::new(path, file_mtime_ms);
     scan_lines(s, path, buf, |s, line, nl, at| {
         let fed =

@@ -30,18 +30,13 @@ impl ContextFlavor {
     }
 }
 
-/// A `--flavor` that is neither of the flavors.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown flavor {0:?} (atomic or pi)")]
-pub struct UnknownFlavor(pub String);
-
 impl std::str::FromStr for ContextFlavor {
-    type Err = UnknownFlavor;
-    fn from_str(s: &str) -> Result<Self, UnknownFlavor> {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> crate::Result<Self> {
         match s {
             "atomic" => Ok(Self::Atomic),
             "pi" => Ok(Self::Pi),
-            other => Err(UnknownFlavor(other.to_string())),
+            other => Err(crate::Error::UnknownFlavor(other.to_string())),
         }
     }
 }

@@ -7,20 +7,8 @@ use std::collections::HashMap;
 
 use crate::entry::{parse_iso_ms, Entry};
 use crate::reader::Session;
+use crate::{Error, Result};
 use arbor_util::hash::FxBuild;
-
-/// Why an entry id given on the command line names no one entry.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EntryIdError {
-    #[error("no entry {0}")]
-    NotFound(String),
-    #[error("entry id {given:?} is ambiguous: {count} entries start with it ({examples}); give more of it")]
-    Ambiguous {
-        given: String,
-        count: usize,
-        examples: String,
-    },
-}
 
 /// A label on an entry, with the time it was set.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,7 +175,7 @@ impl SessionTree {
 
     /// The entry an id typed by a person names: that id exactly, else the
     /// one id it begins (a unique prefix, as git takes commit ids).
-    pub fn resolve_id(&self, given: &str) -> Result<usize, EntryIdError> {
+    pub fn resolve_id(&self, given: &str) -> Result<usize> {
         if let Some(i) = self.index_of(given) {
             return Ok(i);
         }
@@ -201,11 +189,11 @@ impl SessionTree {
                 .collect()
         };
         match found.len() {
-            0 => Err(EntryIdError::NotFound(given.into())),
+            0 => Err(Error::UnknownEntryId(given.into())),
             1 => Ok(found[0].1),
             count => {
                 found.sort_unstable();
-                Err(EntryIdError::Ambiguous {
+                Err(Error::AmbiguousEntryId {
                     given: given.into(),
                     count,
                     examples: found

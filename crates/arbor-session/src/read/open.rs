@@ -11,19 +11,19 @@
 use std::fs::{File, Metadata, OpenOptions};
 use std::path::Path;
 
-use crate::reader::ReadError;
+use crate::{Error, Result};
 
 /// Opens `path` for reading; only a regular file is accepted.
-pub fn open_session_file(path: &Path) -> Result<(File, Metadata), ReadError> {
+pub fn open_session_file(path: &Path) -> Result<(File, Metadata)> {
     open_session_file_with(path, OpenOptions::new().read(true))
 }
 
 /// A session file's bytes, whole (opened as [`open_session_file`] does).
-pub(crate) fn read_session_bytes(path: &Path) -> Result<Vec<u8>, ReadError> {
+pub(crate) fn read_session_bytes(path: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
     let (mut f, meta) = open_session_file(path)?;
     let mut buf = Vec::with_capacity(meta.len() as usize);
-    f.read_to_end(&mut buf).map_err(|source| ReadError::Io {
+    f.read_to_end(&mut buf).map_err(|source| Error::Read {
         path: path.to_path_buf(),
         source,
     })?;
@@ -34,8 +34,8 @@ pub(crate) fn read_session_bytes(path: &Path) -> Result<Vec<u8>, ReadError> {
 pub(crate) fn open_session_file_with(
     path: &Path,
     opts: &mut OpenOptions,
-) -> Result<(File, Metadata), ReadError> {
-    let io = |source| ReadError::Io {
+) -> Result<(File, Metadata)> {
+    let io = |source| Error::Read {
         path: path.to_path_buf(),
         source,
     };
@@ -74,9 +74,9 @@ pub(crate) fn open_session_file_with(
     Ok((file, meta))
 }
 
-fn not_regular(path: &Path, meta: &Metadata) -> ReadError {
+fn not_regular(path: &Path, meta: &Metadata) -> Error {
     if meta.is_dir() {
-        return ReadError::IsDirectory {
+        return Error::IsDirectory {
             path: path.to_path_buf(),
         };
     }
@@ -93,7 +93,7 @@ fn not_regular(path: &Path, meta: &Metadata) -> ReadError {
             kind = "a device, not a regular file";
         }
     }
-    ReadError::NotRegular {
+    Error::NotRegular {
         path: path.to_path_buf(),
         kind,
     }
@@ -111,17 +111,17 @@ mod tests {
         // SAFETY: `c` is a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let e = open_session_file(&p).unwrap_err();
-        assert!(matches!(e, ReadError::NotRegular { .. }), "{e}");
+        assert!(matches!(e, Error::NotRegular { .. }), "{e}");
         assert!(e.to_string().contains("FIFO"), "{e}");
         let e = open_session_file_with(&p, OpenOptions::new().read(true).append(true)).unwrap_err();
-        assert!(matches!(e, ReadError::NotRegular { .. }), "{e}");
+        assert!(matches!(e, Error::NotRegular { .. }), "{e}");
         let e = open_session_file_with(&p, OpenOptions::new().append(true)).unwrap_err();
-        assert!(matches!(e, ReadError::NotRegular { .. }), "{e}");
+        assert!(matches!(e, Error::NotRegular { .. }), "{e}");
         let e = open_session_file(Path::new("/dev/null")).unwrap_err();
         assert!(e.to_string().contains("device"), "{e}");
         assert!(matches!(
             open_session_file(dir.path()).unwrap_err(),
-            ReadError::IsDirectory { .. }
+            Error::IsDirectory { .. }
         ));
     }
 

@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::open::open_session_file_with;
-use crate::reader::ReadError;
+use crate::{Error, Result};
 
 /// Opens a session to append to it (and read it: an append is built from
 /// the file as it is right before the write). Only a regular file opens.
-pub(crate) fn open_to_append(path: &Path) -> Result<(File, Metadata), ReadError> {
+pub(crate) fn open_to_append(path: &Path) -> Result<(File, Metadata)> {
     open_session_file_with(path, OpenOptions::new().read(true).append(true))
 }
 
@@ -105,24 +105,13 @@ pub(crate) fn write_backup(bak: &Path, bytes: &[u8], meta: &Metadata) -> std::io
     })
 }
 
-/// Which step of [`write_new`] failed.
-#[derive(Debug, thiserror::Error)]
-pub enum NewFileError {
-    /// The file could not be created (`AlreadyExists`: it is there, and
-    /// was not touched).
-    #[error("{0}")]
-    Create(std::io::Error),
-    #[error("{0}")]
-    Write(std::io::Error),
-}
-
 /// Creates `path` and fills it with `write`. An existing file is never
 /// touched, unless `replace` (then it is emptied first).
 pub fn write_new(
     path: &Path,
     replace: bool,
     write: impl FnOnce(&mut File) -> std::io::Result<()>,
-) -> Result<(), NewFileError> {
+) -> Result<()> {
     let mut opts = OpenOptions::new();
     opts.write(true);
     if replace {
@@ -130,10 +119,10 @@ pub fn write_new(
     } else {
         opts.create_new(true);
     }
-    let mut f = opts.open(path).map_err(NewFileError::Create)?;
+    let mut f = opts.open(path).map_err(Error::CreateFile)?;
     write(&mut f)
         .and_then(|_| f.flush())
-        .map_err(NewFileError::Write)
+        .map_err(Error::FillFile)
 }
 
 /// Writes `bytes` to `path` (creating its folders) and dates it
@@ -377,7 +366,7 @@ mod tests {
         write_new(&p, false, |f| f.write_all(b"first")).unwrap();
         let e = write_new(&p, false, |f| f.write_all(b"second")).unwrap_err();
         assert!(
-            matches!(&e, NewFileError::Create(e) if e.kind() == std::io::ErrorKind::AlreadyExists)
+            matches!(&e, Error::CreateFile(e) if e.kind() == std::io::ErrorKind::AlreadyExists)
         );
         assert_eq!(std::fs::read(&p).unwrap(), b"first");
         write_new(&p, true, |f| f.write_all(b"2nd")).unwrap();

@@ -17,38 +17,13 @@ use crate::entry::{format_iso_ms, Entry};
 use crate::fileops;
 use crate::ids::{new_entry_id, new_session_id};
 use crate::open::open_session_file;
-use crate::reader::{parse_object, ReadError, Session};
+use crate::reader::{parse_object, Session};
 use crate::tree::SessionTree;
+use crate::{Error, Result};
 
-#[derive(Debug, thiserror::Error)]
-pub enum WriteError {
-    #[error(transparent)]
-    Read(#[from] ReadError),
-    #[error("cannot write {path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path} is a version {version} file; it must be migrated to version 3 first (arbor rewrites it atomically and keeps a .bak copy)")]
-    NeedsMigration { path: PathBuf, version: u32 },
-    #[error("{path} ends in a partial line (another program is writing it); nothing was written, try again")]
-    PartialLastLine { path: PathBuf },
-    #[error("{path} kept changing while arbor read it (another program is writing it); nothing was written, try again")]
-    Busy { path: PathBuf },
-    #[error("{path}: another program was in the middle of writing a line when arbor appended its own, so the two were interleaved at byte {at}: arbor's entry was not saved, and the other program's line was split around it (readers skip both parts as unreadable lines); the lines before are intact; try again")]
-    Interleaved { path: PathBuf, at: u64 },
-    #[error("no entry {id} in {path}")]
-    NoSuchEntry { path: PathBuf, id: String },
-    #[error("{path} is a {agent} session: labels, names, branches and forks are Atomic and pi features its format does not support, and arbor never writes into another agent's files")]
-    Foreign { path: PathBuf, agent: &'static str },
-    #[error("{0}")]
-    Invalid(String),
-}
-
-fn refuse_foreign(session: &Session) -> Result<(), WriteError> {
+fn refuse_foreign(session: &Session) -> Result<()> {
     match session.foreign {
-        Some(a) => Err(WriteError::Foreign {
+        Some(a) => Err(Error::Foreign {
             path: session.path.clone(),
             agent: a.display_name(),
         }),
@@ -56,8 +31,8 @@ fn refuse_foreign(session: &Session) -> Result<(), WriteError> {
     }
 }
 
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
-    move |source| WriteError::Io {
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Write {
         path: path.to_path_buf(),
         source,
     }
@@ -75,7 +50,7 @@ pub(crate) fn now_iso() -> String {
 }
 
 /// Makes sure the file ends in `\n`; returns Err when the last line is partial.
-fn settle_tail(file: &mut File, path: &Path) -> Result<(), WriteError> {
+fn settle_tail(file: &mut File, path: &Path) -> Result<()> {
     // A writer mid-append finishes within milliseconds; give it a few chances.
     for attempt in 0..5 {
         let len = file.seek(SeekFrom::End(0)).map_err(io_err(path))?;
@@ -110,7 +85,7 @@ fn settle_tail(file: &mut File, path: &Path) -> Result<(), WriteError> {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
-    Err(WriteError::PartialLastLine {
+    Err(Error::PartialLastLine {
         path: path.to_path_buf(),
     })
 }
@@ -134,7 +109,7 @@ impl Snapshot {
     /// if the path is replaced meanwhile). A file that ends in `\n` (as
     /// after `settle_tail`) is read lean: the entries' facts, never the
     /// file's bytes whole (a label on a session of a million entries).
-    fn read(file: &mut File, path: &Path) -> Result<Snapshot, WriteError> {
+    fn read(file: &mut File, path: &Path) -> Result<Snapshot> {
         let lean =
             crate::reader::read_session_lean_file(path, file.try_clone().map_err(io_err(path))?)?;
         let len = lean.bytes as usize;
@@ -169,7 +144,7 @@ impl Snapshot {
     /// Reads what was appended since, and parses its complete lines only
     /// (re-parsing a multi-MB file each time would never catch up with a
     /// busy writer).
-    fn catch_up(&mut self, file: &mut File, path: &Path) -> Result<(), WriteError> {
+    fn catch_up(&mut self, file: &mut File, path: &Path) -> Result<()> {
         file.seek(SeekFrom::Start(self.read_len as u64))
             .map_err(io_err(path))?;
         file.read_to_end(&mut self.tail).map_err(io_err(path))?;
@@ -199,11 +174,11 @@ impl Snapshot {
 /// the new lines (waiting for a partial one to end) and builds it again.
 pub(crate) fn append_entry(
     path: &Path,
-    make: impl Fn(&Session, &str) -> Result<Map<String, Value>, WriteError>,
-) -> Result<Written, WriteError> {
+    make: impl Fn(&Session, &str) -> Result<Map<String, Value>>,
+) -> Result<Written> {
     // Before anything else: another agent's file is not even waited on.
     if let Some(agent) = crate::foreign::detect_path(path) {
-        return Err(WriteError::Foreign {
+        return Err(Error::Foreign {
             path: path.to_path_buf(),
             agent: agent.display_name(),
         });
@@ -213,7 +188,7 @@ pub(crate) fn append_entry(
     let mut snap = Snapshot::read(&mut file, path)?;
     refuse_foreign(&snap.session)?;
     if snap.session.needs_migration() {
-        return Err(WriteError::NeedsMigration {
+        return Err(Error::NeedsMigration {
             path: path.to_path_buf(),
             version: snap.session.file_version,
         });
@@ -230,7 +205,7 @@ pub(crate) fn append_entry(
         let id = new_entry_id(&taken);
         let obj = make(session, &id)?;
         let mut line = serde_json::to_string(&Value::Object(obj))
-            .map_err(|e| WriteError::Invalid(e.to_string()))?;
+            .map_err(|e| Error::Invalid(e.to_string()))?;
         line.push('\n');
         // Appends only grow a file: the length as read means nothing was
         // added since, so the file still ends in `\n` and the parent is still
@@ -247,7 +222,7 @@ pub(crate) fn append_entry(
             // that partial line and both are unreadable. Say so; never report
             // such a write as done.
             if let Some(at) = glued_onto(&mut file, len, line.as_bytes()).map_err(io_err(path))? {
-                return Err(WriteError::Interleaved {
+                return Err(Error::Interleaved {
                     path: path.to_path_buf(),
                     at,
                 });
@@ -259,7 +234,7 @@ pub(crate) fn append_entry(
             // Rewritten meanwhile (not an append): start over.
             snap = Snapshot::read(&mut file, path)?;
             if snap.session.needs_migration() {
-                return Err(WriteError::NeedsMigration {
+                return Err(Error::NeedsMigration {
                     path: path.to_path_buf(),
                     version: snap.session.file_version,
                 });
@@ -268,7 +243,7 @@ pub(crate) fn append_entry(
             snap.catch_up(&mut file, path)?;
         }
     }
-    Err(WriteError::Busy {
+    Err(Error::Busy {
         path: path.to_path_buf(),
     })
 }
@@ -306,10 +281,10 @@ fn last_id(s: &Session) -> Option<&str> {
 }
 
 /// Sets (or with `None`/empty, clears) the label of `target`.
-pub fn append_label(path: &Path, target: &str, label: Option<&str>) -> Result<Written, WriteError> {
+pub fn append_label(path: &Path, target: &str, label: Option<&str>) -> Result<Written> {
     append_entry(path, |s, id| {
         if !s.entries.iter().any(|e| e.id == target) {
-            return Err(WriteError::NoSuchEntry {
+            return Err(Error::NoSuchEntry {
                 path: path.to_path_buf(),
                 id: target.to_string(),
             });
@@ -324,7 +299,7 @@ pub fn append_label(path: &Path, target: &str, label: Option<&str>) -> Result<Wr
 }
 
 /// Renames the session (`""` clears the name).
-pub fn append_session_name(path: &Path, name: &str) -> Result<Written, WriteError> {
+pub fn append_session_name(path: &Path, name: &str) -> Result<Written> {
     append_entry(path, |s, id| {
         let mut m = base("session_info", id, last_id(s));
         m.insert("name".into(), name.trim().into());
@@ -346,9 +321,9 @@ pub fn branch_point(session: &Session, entry_id: &str) -> Option<Option<String>>
 }
 
 /// Moves the leaf: a `branch_summary` child of the branch point.
-pub fn append_branch(path: &Path, entry_id: &str, summary: &str) -> Result<Written, WriteError> {
+pub fn append_branch(path: &Path, entry_id: &str, summary: &str) -> Result<Written> {
     append_entry(path, |s, id| {
-        let point = branch_point(s, entry_id).ok_or_else(|| WriteError::NoSuchEntry {
+        let point = branch_point(s, entry_id).ok_or_else(|| Error::NoSuchEntry {
             path: path.to_path_buf(),
             id: entry_id.to_string(),
         })?;
@@ -368,7 +343,7 @@ pub(crate) fn session_file_name(timestamp: &str, id: &str) -> String {
 }
 
 /// Writes `bytes` to `path` atomically (see [`fileops::write_atomic`]).
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     fileops::write_atomic(path, bytes).map_err(io_err(path))
 }
 
@@ -426,12 +401,12 @@ pub struct Forked {
 /// read lean (each entry's facts and where its line is), and the fork is
 /// written a line at a time, each read back from the source, rewritten and
 /// let go.
-pub fn fork(source: &Path, entry_id: &str, out: Option<&Path>) -> Result<Forked, WriteError> {
+pub fn fork(source: &Path, entry_id: &str, out: Option<&Path>) -> Result<Forked> {
     let session = crate::reader::read_session_lean(source)?;
     refuse_foreign(&session)?;
     let tree = SessionTree::build(&session);
     let Some(target) = tree.index_of(entry_id) else {
-        return Err(WriteError::NoSuchEntry {
+        return Err(Error::NoSuchEntry {
             path: source.to_path_buf(),
             id: entry_id.to_string(),
         });
@@ -457,7 +432,7 @@ pub fn fork(source: &Path, entry_id: &str, out: Option<&Path>) -> Result<Forked,
         w.flush()
     });
     if let Some(e) = trimmed {
-        return Err(WriteError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "entry {e} nests JSON too deeply to copy without loss; not forking"
         )));
     }
@@ -587,12 +562,7 @@ impl ForkLines<'_> {
 
 /// Where the fork goes: `out`, else a new file beside the source; never over
 /// an existing file.
-fn fork_destination(
-    source: &Path,
-    out: Option<&Path>,
-    now: &str,
-    id: &str,
-) -> Result<PathBuf, WriteError> {
+fn fork_destination(source: &Path, out: Option<&Path>, now: &str, id: &str) -> Result<PathBuf> {
     let dest = match out {
         Some(p) => p.to_path_buf(),
         None => source
@@ -601,7 +571,7 @@ fn fork_destination(
             .join(session_file_name(now, id)),
     };
     if dest.exists() {
-        return Err(WriteError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "{} already exists; not overwriting it",
             dest.display()
         )));
@@ -617,7 +587,7 @@ fn fork_destination(
 /// is edited in place, so every other value keeps its exact text (numbers,
 /// escapes, key order, even invalid UTF-8), and lines the reader skips stay
 /// where they were. The `.bak` is the original's bytes with its mtime.
-pub fn migrate_file(path: &Path) -> Result<PathBuf, WriteError> {
+pub fn migrate_file(path: &Path) -> Result<PathBuf> {
     use crate::reader::{lines, migrate_v1, migrate_v2};
     use crate::splice::splice_object_line;
 
@@ -649,7 +619,7 @@ pub fn migrate_file(path: &Path) -> Result<PathBuf, WriteError> {
         }
     }
     if old.is_empty() {
-        return Err(WriteError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "{} has no session header",
             path.display()
         )));
@@ -673,7 +643,7 @@ pub fn migrate_file(path: &Path) -> Result<PathBuf, WriteError> {
                     None => (text, &b""[..]),
                 };
                 let edited = splice_object_line(body, &old[i], &new[i]).map_err(|_| {
-                    WriteError::Invalid(format!(
+                    Error::Invalid(format!(
                         "line {} of {} cannot be rewritten without changing it; not migrating",
                         n + 1,
                         path.display()
@@ -735,7 +705,7 @@ mod tests {
     /// program's line, not that nothing else changed.
     #[test]
     fn the_interleaving_report_says_the_other_line_was_damaged() {
-        let e = WriteError::Interleaved {
+        let e = Error::Interleaved {
             path: PathBuf::from("/s/x.jsonl"),
             at: 16,
         }

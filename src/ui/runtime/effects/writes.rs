@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use crate::ui::app::{AppEvent, Effect, WriteKind};
 
 pub fn rename_session(path: PathBuf, name: String) -> Vec<AppEvent> {
-    use arbor_session::writer::WriteError;
+    use arbor_session::Error as SessionError;
     let result = match arbor_session::writer::append_session_name(&path, &name) {
-        Err(WriteError::NeedsMigration { version, .. }) => {
+        Err(SessionError::NeedsMigration { version, .. }) => {
             return vec![AppEvent::RenameNeedsMigration {
                 path,
                 name,

@@ -15,25 +15,9 @@ use serde_json::{Map, Value};
 use crate::calls::ToolCalls;
 use crate::entry::{Entry, Header};
 use crate::source::Source;
+use crate::{Error, Result};
 
 use migrate::parse_legacy;
-
-/// Why a file could not be read as a session.
-#[derive(Debug, thiserror::Error)]
-pub enum ReadError {
-    #[error("cannot read {path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path} is a directory, not a session file")]
-    IsDirectory { path: PathBuf },
-    #[error("{path} is {kind}")]
-    NotRegular { path: PathBuf, kind: &'static str },
-    #[error("{path} is not a session file: {reason}")]
-    NotASession { path: PathBuf, reason: &'static str },
-}
 
 /// What the reader skipped or repaired, for diagnostics rows.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -228,9 +212,9 @@ impl Session {
 }
 
 /// Reads and migrates a session file.
-pub fn read_session(path: &Path) -> Result<Session, ReadError> {
+pub fn read_session(path: &Path) -> Result<Session> {
     let (mut file, meta) = crate::open::open_session_file(path)?;
-    let io = |source| ReadError::Io {
+    let io = |source| Error::Read {
         path: path.to_path_buf(),
         source,
     };
@@ -245,15 +229,15 @@ pub fn read_session(path: &Path) -> Result<Session, ReadError> {
 /// commands that read few entries' objects (the tree, `show --json`); a
 /// file whose header is not in its first megabyte, or an older version,
 /// is read whole and let go after.
-pub fn read_session_lean(path: &Path) -> Result<Session, ReadError> {
+pub fn read_session_lean(path: &Path) -> Result<Session> {
     read_session_lean_in(path, crate::load::READ_BLOCK)
 }
 
 /// [`read_session_lean`] reading `block` bytes at a time (tests cut lines
 /// at every place with small blocks).
 #[doc(hidden)]
-pub fn read_session_lean_in(path: &Path, block: usize) -> Result<Session, ReadError> {
-    let io = |source| ReadError::Io {
+pub fn read_session_lean_in(path: &Path, block: usize) -> Result<Session> {
+    let io = |source| Error::Read {
         path: path.to_path_buf(),
         source,
     };
@@ -277,17 +261,14 @@ pub fn read_session_lean_in(path: &Path, block: usize) -> Result<Session, ReadEr
 
 /// [`read_session_lean`] of a file opened already (read through `file`:
 /// the same file even if `path` is replaced meanwhile).
-pub(crate) fn read_session_lean_file(
-    path: &Path,
-    file: std::fs::File,
-) -> Result<Session, ReadError> {
+pub(crate) fn read_session_lean_file(path: &Path, file: std::fs::File) -> Result<Session> {
     lean_file(path, file, crate::load::READ_BLOCK)
 }
 
 /// [`read_session_lean_in`] of an open file, named `path`.
-fn lean_file(path: &Path, file: std::fs::File, block: usize) -> Result<Session, ReadError> {
+fn lean_file(path: &Path, file: std::fs::File, block: usize) -> Result<Session> {
     const FIRST: usize = 1 << 20;
-    let io = |source| ReadError::Io {
+    let io = |source| Error::Read {
         path: path.to_path_buf(),
         source,
     };
@@ -320,7 +301,7 @@ fn lean_file(path: &Path, file: std::fs::File, block: usize) -> Result<Session, 
                 foreign: None,
             })
         }
-        None if n < FIRST => Err(ReadError::NotASession {
+        None if n < FIRST => Err(Error::NotASession {
             path: path.to_path_buf(),
             reason: "no session header",
         }),
@@ -334,7 +315,7 @@ fn lean_file(path: &Path, file: std::fs::File, block: usize) -> Result<Session, 
 
 /// Checks that `path` is a session file by reading up to its header only
 /// (the errors `read_session` gives for a file that is not one).
-pub fn check_header(path: &Path) -> Result<(), ReadError> {
+pub fn check_header(path: &Path) -> Result<()> {
     use std::io::BufRead;
     let (file, _) = crate::open::open_session_file(path)?;
     let mut r = std::io::BufReader::with_capacity(64 << 10, file);
@@ -343,12 +324,12 @@ pub fn check_header(path: &Path) -> Result<(), ReadError> {
         line.clear();
         let n = r
             .read_until(b'\n', &mut line)
-            .map_err(|source| ReadError::Io {
+            .map_err(|source| Error::Read {
                 path: path.to_path_buf(),
                 source,
             })?;
         if n == 0 {
-            return Err(ReadError::NotASession {
+            return Err(Error::NotASession {
                 path: path.to_path_buf(),
                 reason: "no session header",
             });
@@ -360,7 +341,7 @@ pub fn check_header(path: &Path) -> Result<(), ReadError> {
         if let Some(obj) = parse_object(text, &mut false) {
             return match Header::from_object(obj) {
                 Some(_) => Ok(()),
-                None => Err(ReadError::NotASession {
+                None => Err(Error::NotASession {
                     path: path.to_path_buf(),
                     reason: "the first entry is not a session header with a string id",
                 }),
@@ -370,13 +351,13 @@ pub fn check_header(path: &Path) -> Result<(), ReadError> {
 }
 
 /// Parses a session from bytes already read.
-pub fn parse_session(path: &Path, buf: &[u8]) -> Result<Session, ReadError> {
+pub fn parse_session(path: &Path, buf: &[u8]) -> Result<Session> {
     parse_session_owned(path, Arc::new(buf.to_vec()))
 }
 
 /// Parses a session from bytes it keeps: entries of a version 3 file stay
 /// lines of `buf` until asked for (see `load`).
-pub(crate) fn parse_session_owned(path: &Path, buf: Arc<Vec<u8>>) -> Result<Session, ReadError> {
+pub(crate) fn parse_session_owned(path: &Path, buf: Arc<Vec<u8>>) -> Result<Session> {
     parse_session_from(path, buf, None)
 }
 
@@ -386,7 +367,7 @@ fn parse_session_from(
     path: &Path,
     buf: Arc<Vec<u8>>,
     file: Option<std::fs::File>,
-) -> Result<Session, ReadError> {
+) -> Result<Session> {
     if let Some(agent) = crate::foreign::detect_bytes(&buf) {
         let translated = crate::foreign::translate(agent, path, &buf);
         let mut s = parse_session_from(path, Arc::new(translated), None)?;
@@ -423,7 +404,7 @@ fn parse_session_from(
 /// The reference reader the fast loader is checked against (tests,
 /// benchmarks): every line parsed into a JSON object up front, as arbor
 /// read sessions before the loader kept lines for later.
-pub fn parse_session_eager(path: &Path, buf: &[u8]) -> Result<Session, ReadError> {
+pub fn parse_session_eager(path: &Path, buf: &[u8]) -> Result<Session> {
     let mut diagnostics = Diagnostics::default();
     let (header, body) = find_header(path, buf, &mut diagnostics)?;
     let entries = parse_legacy(&header, &buf[body..], &mut diagnostics);
@@ -443,12 +424,8 @@ pub fn parse_session_eager(path: &Path, buf: &[u8]) -> Result<Session, ReadError
 
 /// The session header, the first line that parses as an object, and
 /// where the entries after it start.
-fn find_header(
-    path: &Path,
-    buf: &[u8],
-    diagnostics: &mut Diagnostics,
-) -> Result<(Header, usize), ReadError> {
-    find_header_in(path, buf, diagnostics)?.ok_or_else(|| ReadError::NotASession {
+fn find_header(path: &Path, buf: &[u8], diagnostics: &mut Diagnostics) -> Result<(Header, usize)> {
+    find_header_in(path, buf, diagnostics)?.ok_or_else(|| Error::NotASession {
         path: path.to_path_buf(),
         reason: "no session header",
     })
@@ -460,14 +437,14 @@ fn find_header_in(
     path: &Path,
     buf: &[u8],
     diagnostics: &mut Diagnostics,
-) -> Result<Option<(Header, usize)>, ReadError> {
+) -> Result<Option<(Header, usize)>> {
     let mut at = 0;
     for (line, newline) in lines(buf) {
         at += line.len() + usize::from(newline);
         let Some(obj) = parse_line(line, newline, diagnostics) else {
             continue;
         };
-        let header = Header::from_object(obj).ok_or_else(|| ReadError::NotASession {
+        let header = Header::from_object(obj).ok_or_else(|| Error::NotASession {
             path: path.to_path_buf(),
             reason: "the first entry is not a session header with a string id",
         })?;
