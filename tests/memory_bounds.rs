@@ -115,39 +115,37 @@ fn fork_context_and_export_hold_the_facts_and_a_few_lines_not_the_file() {
     assert!(size > 40 * MB, "{size}");
 
     // What reading the facts costs (the loader's read block among it).
-    let (_, facts) = peak_of(|| {
-        let s = arbor_session::reader::read_session_lean(&path).unwrap();
-        SessionTree::build(&s);
-    });
-    let bound = facts + 3 * LONGEST + 4 * MB;
-    eprintln!("file {size}, facts {facts}, bound {bound}");
-    assert!(
-        bound < size,
-        "the bound {bound} must be below the file's {size}"
-    );
-
-    for format in [
-        ExportFormat::Json,
-        ExportFormat::Markdown,
-        ExportFormat::Html,
-    ] {
-        let (_, held) = peak_of(|| {
-            let e = Export::open(&path, None).unwrap();
-            e.write(format, ExportOptions::default(), &mut std::io::sink())
-                .unwrap();
-        });
-        assert!(held <= bound, "export {format:?}: {held} > {bound}");
-    }
-
-    let (_, held) = peak_of(|| {
+    let ((session, tree), facts) = peak_of(|| {
         let s = arbor_session::reader::read_session_lean(&path).unwrap();
         let t = SessionTree::build(&s);
-        let plan = ContextPlan::new(&s, &t, None, ContextFlavor::Atomic);
+        (s, t)
+    });
+    // Beyond the facts: a few times the longest line, and a fixed budget.
+    let lines = 3 * LONGEST + 4 * MB;
+    let bound = facts + lines;
+    eprintln!("file {size}, facts {facts}, bound {bound}");
+    assert!(bound < size, "the bound {bound} must be below the file's {size}");
+
+    let (export, held) = peak_of(|| Export::open(&path, None).unwrap());
+    assert!(held <= bound, "export's read: {held} > {bound}");
+    for format in [ExportFormat::Json, ExportFormat::Markdown, ExportFormat::Html] {
+        let (_, held) = peak_of(|| {
+            export
+                .write(format, ExportOptions::default(), &mut std::io::sink())
+                .unwrap();
+        });
+        assert!(held <= lines, "export {format:?}: {held} > {lines}");
+    }
+    drop(export);
+
+    let (_, held) = peak_of(|| {
+        let plan = ContextPlan::new(&session, &tree, None, ContextFlavor::Atomic);
         let mut n = 0;
         plan.for_each_message(|m| n += m.text.len());
         assert!(n > size / 2, "{n}");
     });
-    assert!(held <= bound, "context: {held} > {bound}");
+    assert!(held <= lines, "context: {held} > {lines}");
+    drop((session, tree));
 
     let out = dir.path().join("forked.jsonl");
     let (_, held) = peak_of(|| {
