@@ -1067,7 +1067,7 @@ fn a_stale_search_gives_up_and_leaves_no_trace() {
     let regex = Query::parse("re:qu?ick\\b");
     assert!(matches!(
         index.search_cancellable(&regex, &|| true),
-        Err(arbor_index::IndexError::Cancelled)
+        Err(arbor_index::Error::Cancelled)
     ));
     // Words are answered from the dictionary alone: nothing to give up.
     let word = Query::parse("quick");

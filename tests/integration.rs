@@ -32,6 +32,7 @@ mod pty_e2e;
 mod realdata;
 mod report;
 mod resume_cmd;
+mod resume_hostile;
 mod search;
 mod snapshots;
 mod terminal_escapes;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use arbor::app::load::{load_listing, load_screen, LoadEvent, Plain, COLD_FILES};
-use arbor_index::{Index, IndexError};
+use arbor_index::Index;
 use arbor_session::SessionInfo;
 use arbor_store::{list_session_files, Scope, StoreConfig, StoreKind};
 
@@ -91,7 +91,7 @@ fn record(ev: LoadEvent<SessionInfo>, evs: &mut Vec<Ev>) {
     })
 }
 
-fn screen(config: &StoreConfig, index: Option<Result<Index, IndexError>>) -> Vec<Ev> {
+fn screen(config: &StoreConfig, index: Option<Result<Index, arbor_index::Error>>) -> Vec<Ev> {
     let mut evs = Vec::new();
     load_screen(config, index, &Plain, &mut |ev| record(ev, &mut evs));
     evs
@@ -339,7 +339,7 @@ fn stored_rows_past_the_first_screen_are_those_of_listed_files() {
 #[test]
 fn an_unusable_index_is_a_warning_and_the_files_are_read() {
     let s = Store::new(3);
-    let evs = screen(&s.config(), Some(Err(IndexError::NoCacheDir)));
+    let evs = screen(&s.config(), Some(Err(arbor_index::Error::NoCacheDir)));
     assert_eq!(evs[..3], [Ev::Warning, Ev::Watch, Ev::Progress(0, 3)]);
     assert_eq!(sent(&evs).len(), 3);
     assert_eq!(evs.last(), Some(&Ev::Finished(0)));
@@ -352,7 +352,7 @@ fn an_unusable_index_is_a_warning_and_the_files_are_read() {
     let index = load_listing(
         &s.config(),
         &Scope::All,
-        Some(Err(IndexError::NoCacheDir)),
+        Some(Err(arbor_index::Error::NoCacheDir)),
         &mut |ev| record(ev, &mut evs),
     );
     assert!(index.is_none());

@@ -124,11 +124,18 @@ fn fork_context_and_export_hold_the_facts_and_a_few_lines_not_the_file() {
     let lines = 3 * LONGEST + 4 * MB;
     let bound = facts + lines;
     eprintln!("file {size}, facts {facts}, bound {bound}");
-    assert!(bound < size, "the bound {bound} must be below the file's {size}");
+    assert!(
+        bound < size,
+        "the bound {bound} must be below the file's {size}"
+    );
 
     let (export, held) = peak_of(|| Export::open(&path, None).unwrap());
     assert!(held <= bound, "export's read: {held} > {bound}");
-    for format in [ExportFormat::Json, ExportFormat::Markdown, ExportFormat::Html] {
+    for format in [
+        ExportFormat::Json,
+        ExportFormat::Markdown,
+        ExportFormat::Html,
+    ] {
         let (_, held) = peak_of(|| {
             export
                 .write(format, ExportOptions::default(), &mut std::io::sink())

@@ -368,20 +368,21 @@ fn claude_code_and_codex_sessions_resume_with_their_own_commands() {
         (
             "Parser counts",
             "claude",
-            vec!["--resume", "5f0c2a1e-8b7d-4c3e-9a10-2b3c4d5e6f70"],
+            vec!["--resume=5f0c2a1e-8b7d-4c3e-9a10-2b3c4d5e6f70"],
             &proj,
         ),
         (
             "Arithmetic check",
             "codex",
-            vec!["resume", "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"],
+            vec!["resume", "--", "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"],
             &calc,
         ),
     ] {
         let mut pty = spawn(&["--all"], &[("PATH", Path::new(&path_var))], home);
         resume_row(&mut pty, title);
         let got = recorded(&home.join(format!("argv-{name}")));
-        assert_eq!(got[..2], want[..], "{name}");
-        assert_eq!(got[2].trim_end(), dir.to_str().unwrap(), "{name}");
+        let n = want.len();
+        assert_eq!(got[..n], want[..], "{name}");
+        assert_eq!(got[n].trim_end(), dir.to_str().unwrap(), "{name}");
     }
 }

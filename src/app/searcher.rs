@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arbor_index::{Index, IndexError};
+use arbor_index::Index;
 use arbor_search::query::Fuzzy;
 use arbor_search::{BodyHits, Docs, Parts, Query, Scorer};
 
@@ -287,7 +287,7 @@ impl Searcher {
         });
         match hits {
             _ if !prepared => Placed::Stale,
-            Err(IndexError::Cancelled) => Placed::Stale,
+            Err(arbor_index::Error::Cancelled) => Placed::Stale,
             Ok(Some(hits)) => match scorer.score_placed(query, docs, &hits) {
                 Some(scores) => Placed::Rows(Answer {
                     scores,
@@ -497,7 +497,7 @@ fn matched_in_text(
     } else {
         match index.search_ids(text_query, ask, cancel) {
             Ok(h) => h,
-            Err(IndexError::Cancelled) => return Err(Placed::Stale),
+            Err(arbor_index::Error::Cancelled) => return Err(Placed::Stale),
             // The whole search says what failed.
             Err(_) => return Err(Placed::Nothing),
         }
@@ -645,7 +645,7 @@ fn search_bodies_memo(
 type Unindexed = Option<(Arc<Docs>, i64, Arc<[u32]>)>;
 
 /// Which rows the index lacks (see [`unindexed_memo`]).
-type FindUnindexed<'a> = dyn FnMut(&Index) -> Result<Arc<[u32]>, IndexError> + 'a;
+type FindUnindexed<'a> = dyn FnMut(&Index) -> Result<Arc<[u32]>, arbor_index::Error> + 'a;
 
 /// The rows of `docs` that rely on the index for their text (the loader
 /// read none of their own), with their places.
@@ -663,7 +663,7 @@ fn unindexed_memo(
     index: &Index,
     docs: &Arc<Docs>,
     memo: &mut Unindexed,
-) -> Result<Arc<[u32]>, IndexError> {
+) -> Result<Arc<[u32]>, arbor_index::Error> {
     let version = index.data_version()?;
     if let Some((d, v, rows)) = memo.as_ref() {
         if Arc::ptr_eq(d, docs) && *v == version {
@@ -697,7 +697,7 @@ fn search_bodies_with(
         }
         return Some(BodySearch::default());
     };
-    let failed = |e: IndexError| BodySearch {
+    let failed = |e: arbor_index::Error| BodySearch {
         incomplete: Some(format!("the index could not be searched ({e})")),
         ..Default::default()
     };
@@ -713,7 +713,7 @@ fn search_bodies_with(
     };
     let hits = match index.search_cancellable(query, cancel) {
         Ok(h) => h,
-        Err(IndexError::Cancelled) => return None,
+        Err(arbor_index::Error::Cancelled) => return None,
         Err(e) => return Some(failed(e)),
     };
     if let Some(why) = index_problem {

@@ -8,11 +8,11 @@ use super::GlobalOpts;
 use crate::app::load::LoadWarning;
 use crate::term::sanitize_line as clean;
 use arbor_index::behind::{self, Deferred};
-use arbor_index::{Index, IndexError};
+use arbor_index::Index;
 
 /// The index for a command that answers from it (`None` with
 /// `--no-index`), leaving a big build to a process behind the answer.
-pub fn open_index(g: &GlobalOpts) -> Option<Result<Index, IndexError>> {
+pub fn open_index(g: &GlobalOpts) -> Option<Result<Index, arbor_index::Error>> {
     (!g.no_index).then(|| {
         Index::open_default().map(|mut index| {
             index.build_behind(behind::threshold());

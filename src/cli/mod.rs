@@ -34,9 +34,11 @@ pub struct Cli {
     /// words (never run through a shell); `{path}`, `{id}` and `{cwd}` are
     /// replaced by the session's (the path is appended when none is used).
     /// Default: the session's agent's own, `atomic --session {path}`,
-    /// `pi --session {path}`, `claude --resume {id}` or `codex resume {id}`.
+    /// `pi --session {path}`, `claude --resume={id}` or `codex resume -- {id}`.
+    /// Session data never begins an argument with `-`, and a Claude Code or
+    /// Codex id must be a UUID: such a session is not resumed.
     /// `AGENT=CMD` (repeatable) sets the command of one agent's sessions:
-    /// --resume-cmd 'claude=claude --resume {id} --verbose'
+    /// --resume-cmd 'claude=claude --resume={id} --verbose'
     #[arg(long, env = "ARBOR_RESUME_CMD", value_name = "CMD")]
     pub resume_cmd: Vec<String>,
     /// Picker: start with all projects instead of the current folder

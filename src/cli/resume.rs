@@ -4,7 +4,10 @@
 //! session's agent's own command), split with shell-word rules. Session data
 //! (path, id, cwd) only ever becomes whole argv elements or parts of one:
 //! nothing is run through a shell, so no quote, `;`, `$(…)` or newline in
-//! a session can change what runs.
+//! a session can change what runs. Nor can one choose the program's
+//! options: the path is made absolute, a word may not begin with a value
+//! that begins with `-`, and an id must have its agent's shape
+//! (`Agent::resume_refusal`, which the picker asks too).
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -29,6 +32,10 @@ pub enum TemplateError {
     Empty,
     #[error("the resume command has an unclosed quote or a trailing backslash")]
     Unbalanced,
+    /// A word would begin with session data that begins with `-`: the
+    /// program would read it as one of its options.
+    #[error("its {what} \"{shown}\" begins with \"-\"")]
+    LooksLikeOption { what: &'static str, shown: String },
 }
 
 const PLACEHOLDERS: [&str; 3] = ["{path}", "{id}", "{cwd}"];
@@ -36,7 +43,9 @@ const PLACEHOLDERS: [&str; 3] = ["{path}", "{id}", "{cwd}"];
 /// The argv of `template` for `t`: words split as a POSIX shell splits
 /// them (quotes and backslashes, no expansions), then `{path}`, `{id}` and
 /// `{cwd}` replaced inside their own word. A template without any
-/// placeholder gets the path as a last argument.
+/// placeholder gets the path as a last argument. The path is absolute (a
+/// file named `--model=opus.jsonl` is never an option), and a word that
+/// would begin with an id or folder beginning with `-` is refused.
 pub fn argv(template: &str, t: &Target) -> Result<Vec<OsString>, TemplateError> {
     let words = shlex::split(template).ok_or(TemplateError::Unbalanced)?;
     if words.is_empty() {
@@ -45,32 +54,51 @@ pub fn argv(template: &str, t: &Target) -> Result<Vec<OsString>, TemplateError> 
     let any = words
         .iter()
         .any(|w| PLACEHOLDERS.iter().any(|p| w.contains(p)));
-    let mut out: Vec<OsString> = words.iter().map(|w| substitute(w, t)).collect();
+    let path = absolute(&t.path);
+    let mut out = words
+        .iter()
+        .map(|w| substitute(w, t, &path))
+        .collect::<Result<Vec<OsString>, _>>()?;
     if !any {
-        out.push(t.path.clone().into_os_string());
+        out.push(path.into_os_string());
     }
     Ok(out)
 }
 
+/// `p`, or the current folder joined to it when it is relative (then
+/// `./`-prefixed when even that is unknown): never a word beginning with `-`.
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        return p.to_path_buf();
+    }
+    std::path::absolute(p).unwrap_or_else(|_| Path::new(".").join(p))
+}
+
 /// One pass over the word: text substituted in is never looked at again
 /// (a path containing `{id}` stays as it is).
-fn substitute(word: &str, t: &Target) -> OsString {
+fn substitute(word: &str, t: &Target, path: &Path) -> Result<OsString, TemplateError> {
     let mut out = OsString::new();
     let mut rest = word;
     while let Some(i) = rest.find('{') {
         out.push(&rest[..i]);
         let tail = &rest[i..];
-        let value: Option<(&OsStr, usize)> = if tail.starts_with("{path}") {
-            Some((t.path.as_os_str(), 6))
+        let value: Option<(&OsStr, usize, &'static str)> = if tail.starts_with("{path}") {
+            Some((path.as_os_str(), 6, "path"))
         } else if tail.starts_with("{id}") {
-            Some((OsStr::new(&t.id), 4))
+            Some((OsStr::new(&t.id), 4, "session id"))
         } else if tail.starts_with("{cwd}") {
-            Some((OsStr::new(&t.cwd), 5))
+            Some((OsStr::new(&t.cwd), 5, "folder"))
         } else {
             None
         };
         match value {
-            Some((v, n)) => {
+            Some((v, n, what)) => {
+                if out.is_empty() && v.as_encoded_bytes().starts_with(b"-") {
+                    return Err(TemplateError::LooksLikeOption {
+                        what,
+                        shown: crate::term::sanitize_line(&v.to_string_lossy()),
+                    });
+                }
                 out.push(v);
                 rest = &tail[n..];
             }
@@ -81,7 +109,7 @@ fn substitute(word: &str, t: &Target) -> OsString {
         }
     }
     out.push(rest);
-    out
+    Ok(out)
 }
 
 /// The template for a session of `agent` among `--resume-cmd`'s: the last
@@ -141,8 +169,23 @@ pub fn choose_dir(t: &Target, ask: Ask) -> Result<Option<PathBuf>> {
 /// Runs the agent on `t` (the template, or the agent's own command) in the
 /// chosen folder; prints the command when the agent is not installed.
 pub fn resume(template: Option<&str>, t: &Target, ask: Ask) -> Result<()> {
+    if let Some(why) = t.agent.resume_refusal(&t.path, &t.id) {
+        bail!(why);
+    }
     let template = template.unwrap_or(t.agent.resume_template());
-    let argv = argv(template, t)?;
+    let argv = match argv(template, t) {
+        Err(e @ TemplateError::LooksLikeOption { .. }) => {
+            let program = shlex::split(template)
+                .and_then(|w| w.into_iter().next())
+                .unwrap_or_default();
+            bail!(
+                "{}: {e}, so arbor will not pass it to {}: it would be read as an option",
+                shown_path(&t.path),
+                crate::term::sanitize_line(&program)
+            )
+        }
+        r => r?,
+    };
     let Some(dir) = choose_dir(t, ask)? else {
         eprintln!("arbor: not resumed");
         return Ok(());
@@ -282,6 +325,75 @@ mod tests {
         assert_eq!(
             strs(argv(t.agent.resume_template(), &t).unwrap()),
             ["pi", "--session", "/p.jsonl"]
+        );
+        t.id = "5f0c2a1e-8b7d-4c3e-9a10-2b3c4d5e6f70".into();
+        t.agent = Agent::Claude;
+        assert_eq!(
+            strs(argv(t.agent.resume_template(), &t).unwrap()),
+            ["claude", "--resume=5f0c2a1e-8b7d-4c3e-9a10-2b3c4d5e6f70"]
+        );
+        t.agent = Agent::Codex;
+        assert_eq!(
+            strs(argv(t.agent.resume_template(), &t).unwrap()),
+            [
+                "codex",
+                "resume",
+                "--",
+                "5f0c2a1e-8b7d-4c3e-9a10-2b3c4d5e6f70"
+            ]
+        );
+    }
+
+    #[test]
+    fn session_data_never_begins_an_option() {
+        // A relative path is made absolute: `--model=opus.jsonl` is a file.
+        let rel = target("--model=opus.jsonl", "i", "/");
+        let got = strs(argv("atomic --session {path}", &rel).unwrap());
+        assert!(
+            Path::new(&got[2]).is_absolute() && got[2].ends_with("/--model=opus.jsonl"),
+            "{got:?}"
+        );
+        assert!(strs(argv("x", &rel).unwrap())[1].starts_with('/'));
+        // An id or folder beginning with `-` may not begin a word…
+        let t = target("/p.jsonl", "--dangerously-skip-permissions", "-rf");
+        for template in ["x {id}", "x {cwd}", "x {cwd}{id}"] {
+            assert!(
+                matches!(
+                    argv(template, &t),
+                    Err(TemplateError::LooksLikeOption { .. })
+                ),
+                "{template}"
+            );
+        }
+        // …but may follow text of the template's own.
+        assert_eq!(
+            strs(argv("x --id={id} -C{cwd}", &t).unwrap()),
+            ["x", "--id=--dangerously-skip-permissions", "-C-rf"]
+        );
+    }
+
+    #[test]
+    fn a_refused_session_never_runs_its_agent() {
+        let mut t = target(
+            "/p.jsonl",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "/",
+        );
+        let mut never = |_: &str| -> Option<bool> { panic!("asked") };
+        t.agent = Agent::Codex;
+        // A template that would fail loudly if it ran.
+        let err = resume(Some("/nonexistent/arbor-agent {id}"), &t, &mut never).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "/p.jsonl: its session id \"--dangerously-bypass-approvals-and-sandbox\" is not a \
+             Codex session id, so arbor will not pass it to codex"
+        );
+        t.agent = Agent::Atomic;
+        let err = resume(Some("/nonexistent/arbor-agent {id}"), &t, &mut never).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "/p.jsonl: its session id \"--dangerously-bypass-approvals-and-sandbox\" begins with \
+             \"-\", so arbor will not pass it to /nonexistent/arbor-agent: it would be read as an option"
         );
     }
 

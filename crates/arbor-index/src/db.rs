@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension};
 
-use super::IndexError;
+use crate::{Error, Result};
 
 /// Changes whenever the schema or the meaning of stored data changes; the
 /// arbor version is part of it, so another arbor version rebuilds.
@@ -233,10 +233,8 @@ pub struct TextState {
 
 /// Read in the caller's transaction (or snapshot) with the offsets it
 /// goes with. A new index starts at generation 1.
-pub fn text_state(conn: &Connection) -> rusqlite::Result<TextState> {
-    let num = |k| -> rusqlite::Result<Option<u64>> {
-        Ok(get_meta(conn, k)?.and_then(|v| v.parse().ok()))
-    };
+pub fn text_state(conn: &Connection) -> Result<TextState> {
+    let num = |k| -> Result<Option<u64>> { Ok(get_meta(conn, k)?.and_then(|v| v.parse().ok())) };
     Ok(TextState {
         gen: num("text_gen")?.unwrap_or(1),
         len: num("text_len")?.unwrap_or(0),
@@ -342,12 +340,16 @@ pub fn disk_bytes(path: &Path) -> u64 {
         .sum()
 }
 
-/// True for errors that mean "this file is not a usable index".
-pub fn is_broken(e: &rusqlite::Error) -> bool {
-    matches!(
-        e.sqlite_error_code(),
-        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
-    )
+/// True for errors that mean "this file is not a usable index": SQLite
+/// said the file is not a database or is corrupt. Nothing else is.
+pub fn is_broken(e: &Error) -> bool {
+    match e {
+        Error::Sqlite(e) => matches!(
+            e.sqlite_error_code(),
+            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
+        ),
+        _ => false,
+    }
 }
 
 enum Opened {
@@ -356,7 +358,7 @@ enum Opened {
     Stale,
 }
 
-fn configure(conn: &Connection) -> rusqlite::Result<()> {
+fn configure(conn: &Connection) -> Result<()> {
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     // Before WAL mode fixes it: big pages make the bulk text cheaper to
     // write and the 10,000 rows fewer pages to read (no effect on an
@@ -389,14 +391,14 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
 /// Copies the write-ahead log's pages into the database file and empties
 /// the log, when no reader holds a snapshot of it (else as much as can be
 /// copied, which is no error).
-pub fn checkpoint(conn: &Connection) -> rusqlite::Result<()> {
-    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+pub fn checkpoint(conn: &Connection) -> Result<()> {
+    Ok(conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?)
 }
 
 /// Whether SQLite reads this connection's pages through a memory map.
 /// Every page read through it counts in the process's resident set, so a
 /// read of the whole `files` table goes without (see `refresh::look`).
-pub fn set_mmap(conn: &Connection, on: bool) -> rusqlite::Result<()> {
+pub fn set_mmap(conn: &Connection, on: bool) -> Result<()> {
     let sql = if on {
         "PRAGMA mmap_size=268435456"
     } else {
@@ -406,7 +408,7 @@ pub fn set_mmap(conn: &Connection, on: bool) -> rusqlite::Result<()> {
     Ok(())
 }
 
-fn try_open(path: &Path) -> rusqlite::Result<Opened> {
+fn try_open(path: &Path) -> Result<Opened> {
     let conn = Connection::open(path)?;
     configure(&conn)?;
     let has_meta: bool = conn.query_row(
@@ -444,9 +446,9 @@ fn try_open(path: &Path) -> rusqlite::Result<Opened> {
 }
 
 /// Opens (creating, or rebuilding a broken or foreign one) the index at `path`.
-pub fn open(path: &Path) -> Result<Connection, IndexError> {
+pub fn open(path: &Path) -> Result<Connection, Error> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| IndexError::Io {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
             path: dir.to_path_buf(),
             source,
         })?;
@@ -457,20 +459,20 @@ pub fn open(path: &Path) -> Result<Connection, IndexError> {
             Ok(Opened::Ready(c)) => return Ok(c),
             Ok(Opened::Stale) => last = None,
             Err(e) if is_broken(&e) => last = Some(e),
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         }
-        delete(path).map_err(|source| IndexError::Io {
+        delete(path).map_err(|source| Error::Io {
             path: path.to_path_buf(),
             source,
         })?;
     }
     Err(match last {
-        Some(e) => e.into(),
-        None => IndexError::Corrupt(path.to_path_buf()),
+        Some(e) => e,
+        None => Error::Corrupt(path.to_path_buf()),
     })
 }
 
-pub fn set_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
+pub fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> {
     conn.execute(
         "INSERT INTO meta(key, value) VALUES (?1, ?2)
          ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -479,9 +481,10 @@ pub fn set_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<(
     Ok(())
 }
 
-pub fn get_meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
-    conn.query_row("SELECT value FROM meta WHERE key=?1", [key], |r| r.get(0))
-        .optional()
+pub fn get_meta(conn: &Connection, key: &str) -> Result<Option<String>> {
+    Ok(conn
+        .query_row("SELECT value FROM meta WHERE key=?1", [key], |r| r.get(0))
+        .optional()?)
 }
 
 /// Reads `len` bytes at `off`.

@@ -1,9 +1,15 @@
 //! The crate's one error type.
+//!
+//! Every function of the crate's own answers with [`Result`]; `rusqlite`'s
+//! result type is left to the closures handed to `rusqlite` (row mappers).
+//! What SQLite said stays whole in [`Error::Sqlite`]: whether the index is
+//! started again is decided on its code (`db::is_broken`).
 
 use std::path::PathBuf;
 
+/// What went wrong in the index.
 #[derive(Debug, thiserror::Error)]
-pub enum IndexError {
+pub enum Error {
     #[error("index database: {0}")]
     Sqlite(#[from] rusqlite::Error),
     #[error("index at {path}: {source}")]
@@ -23,3 +29,18 @@ pub enum IndexError {
     #[error("the index changed while it was read")]
     Changed,
 }
+
+impl Error {
+    /// The words `RefreshStats::write_error` (and a merge's failure) have
+    /// always given: SQLite's own message, without the `index database: `
+    /// this type's display puts before it.
+    pub(crate) fn plain_text(&self) -> String {
+        match self {
+            Error::Sqlite(e) => e.to_string(),
+            e => e.to_string(),
+        }
+    }
+}
+
+/// The crate's result: [`Error`] unless said otherwise.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -12,8 +12,7 @@ use arbor_store::scan::SessionFile;
 
 use crate::refresh::{self, StoredRow};
 use crate::{
-    behind, db, default_dir, search, stored, BodyHits, IndexError, IndexStats, RefreshStats,
-    FILE_NAME,
+    behind, db, default_dir, search, stored, BodyHits, Error, IndexStats, RefreshStats, FILE_NAME,
 };
 
 pub struct Index {
@@ -51,14 +50,14 @@ fn only_read<'a>(on_read: &'a mut dyn FnMut(Vec<SessionInfo>)) -> refresh::OnRow
 
 impl Index {
     /// The index under the cache dir (see [`default_dir`]).
-    pub fn open_default() -> Result<Index, IndexError> {
-        let dir = default_dir().ok_or(IndexError::NoCacheDir)?;
+    pub fn open_default() -> Result<Index, Error> {
+        let dir = default_dir().ok_or(Error::NoCacheDir)?;
         Index::open(&dir.join(FILE_NAME))
     }
 
     /// The index in the database file `path` (created when missing; rebuilt
     /// when corrupt or from another arbor version).
-    pub fn open(path: &Path) -> Result<Index, IndexError> {
+    pub fn open(path: &Path) -> Result<Index, Error> {
         Ok(Index {
             conn: db::open(path)?,
             path: path.to_path_buf(),
@@ -109,11 +108,11 @@ impl Index {
     /// Holds the build lock from now on (waiting for another builder to
     /// finish when `wait`); `false` when another process holds it.
     /// Refreshes of an index that does not hold it take it for a build.
-    pub fn take_build_lock(&mut self, wait: bool) -> Result<bool, IndexError> {
+    pub fn take_build_lock(&mut self, wait: bool) -> Result<bool, Error> {
         if self.build_lock.is_some() {
             return Ok(true);
         }
-        let io = |source| IndexError::Io {
+        let io = |source| Error::Io {
             path: behind::lock_path(&self.path),
             source,
         };
@@ -125,11 +124,11 @@ impl Index {
     }
 
     /// Deletes everything; the next refresh reads every file.
-    pub fn clear(&mut self) -> Result<(), IndexError> {
+    pub fn clear(&mut self) -> Result<(), Error> {
         self.search_cache.get_mut().take();
         let placeholder = Connection::open_in_memory()?;
         drop(std::mem::replace(&mut self.conn, placeholder));
-        db::delete(&self.path).map_err(|source| IndexError::Io {
+        db::delete(&self.path).map_err(|source| Error::Io {
             path: self.path.clone(),
             source,
         })?;
@@ -181,7 +180,7 @@ impl Index {
         &mut self,
         files: &[SessionFile],
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
-    ) -> Result<RefreshStats, IndexError> {
+    ) -> Result<RefreshStats, Error> {
         let on_rows = std::cell::RefCell::new(on_rows);
         self.refresh_split(
             files,
@@ -203,7 +202,7 @@ impl Index {
         on_unchanged: &mut dyn FnMut(Vec<SessionInfo>),
         on_read: &mut dyn FnMut(Vec<SessionInfo>),
         on_behind: Option<&mut dyn FnMut(Vec<SessionInfo>)>,
-    ) -> Result<RefreshStats, IndexError> {
+    ) -> Result<RefreshStats, Error> {
         let on_rows = refresh::OnRows {
             unchanged: Some(on_unchanged),
             read: on_read,
@@ -223,7 +222,7 @@ impl Index {
         unchanged: &mut stored::Unchanged,
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
         on_behind: Option<&mut dyn FnMut(Vec<SessionInfo>)>,
-    ) -> Result<RefreshStats, IndexError> {
+    ) -> Result<RefreshStats, Error> {
         let mut rows = only_read(on_rows);
         rows.behind = on_behind.map(|f| f as &mut dyn FnMut(Vec<SessionInfo>));
         self.refresh_inner(files, refresh::UnchangedRows::Keep(unchanged), rows)
@@ -234,7 +233,7 @@ impl Index {
         files: &[SessionFile],
         mut unchanged: refresh::UnchangedRows,
         mut on_rows: refresh::OnRows,
-    ) -> Result<RefreshStats, IndexError> {
+    ) -> Result<RefreshStats, Error> {
         self.search_cache.get_mut().take();
         let wanted = self.wanted;
         self.folders = self
@@ -255,7 +254,7 @@ impl Index {
             (wanted, build),
             &mut on_rows,
         ) {
-            Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
+            Err(e) if db::is_broken(&e) => {
                 // Nothing was delivered yet (reading the rows failed): rebuild.
                 self.clear()?;
                 refresh::refresh(
@@ -280,7 +279,7 @@ impl Index {
         &mut self,
         files: &[SessionFile],
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
-    ) -> Result<RefreshStats, IndexError> {
+    ) -> Result<RefreshStats, Error> {
         self.refresh_inner(files, refresh::UnchangedRows::Skip, only_read(on_rows))
     }
 
@@ -293,7 +292,7 @@ impl Index {
         files: &[SessionFile],
         look: refresh::StoredLook,
         on_rows: &mut dyn FnMut(Vec<SessionInfo>),
-    ) -> Result<RefreshStats, IndexError> {
+    ) -> Result<RefreshStats, Error> {
         self.refresh_inner(
             files,
             refresh::UnchangedRows::Looked(look),
@@ -311,7 +310,7 @@ impl Index {
         &mut self,
         roots: &[arbor_store::StoreRoot],
         limit: Option<usize>,
-    ) -> Result<Vec<SessionInfo>, IndexError> {
+    ) -> Result<Vec<SessionInfo>, Error> {
         self.stored_rows_map(roots, (limit, None), &|row| {
             row.info(row.file().path.as_path().into())
         })
@@ -326,7 +325,7 @@ impl Index {
         roots: &[arbor_store::StoreRoot],
         dirs: &[PathBuf],
         limit: usize,
-    ) -> Result<Vec<SessionInfo>, IndexError> {
+    ) -> Result<Vec<SessionInfo>, Error> {
         let ranges = refresh::dir_ranges(dirs);
         self.stored_rows_map(roots, (Some(limit), Some(&ranges)), &|row| {
             row.info(row.file().path.as_path().into())
@@ -340,7 +339,7 @@ impl Index {
         roots: &[arbor_store::StoreRoot],
         (limit, within): (Option<usize>, Option<&refresh::FolderRanges>),
         f: &(dyn Fn(StoredRow<'_>) -> Option<R> + Sync),
-    ) -> Result<Vec<R>, IndexError> {
+    ) -> Result<Vec<R>, Error> {
         match refresh::stored_rows(&self.conn, roots, (limit, within), f, None) {
             Ok(batches) => {
                 let mut rows = Vec::with_capacity(batches.iter().map(Vec::len).sum());
@@ -349,7 +348,7 @@ impl Index {
                 }
                 Ok(rows)
             }
-            Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
+            Err(e) if db::is_broken(&e) => {
                 self.clear()?;
                 Ok(Vec::new())
             }
@@ -367,7 +366,7 @@ impl Index {
         roots: &[arbor_store::StoreRoot],
         listed: &refresh::ListedKeys,
         f: &(dyn Fn(StoredRow<'_>) -> Option<R> + Sync),
-    ) -> Result<(Vec<Vec<R>>, refresh::StoredLook), IndexError> {
+    ) -> Result<(Vec<Vec<R>>, refresh::StoredLook), Error> {
         let mut look = refresh::StoredLook::default();
         match refresh::stored_rows(
             &self.conn,
@@ -377,7 +376,7 @@ impl Index {
             Some((&mut look, listed)),
         ) {
             Ok(rows) => Ok((rows, look)),
-            Err(IndexError::Sqlite(e)) if db::is_broken(&e) => {
+            Err(e) if db::is_broken(&e) => {
                 self.clear()?;
                 Ok((Vec::new(), refresh::StoredLook::default()))
             }
@@ -386,7 +385,7 @@ impl Index {
     }
 
     /// Changes whenever another connection commits to the index.
-    pub fn data_version(&self) -> Result<i64, IndexError> {
+    pub fn data_version(&self) -> Result<i64, Error> {
         Ok(self
             .conn
             .query_row("PRAGMA data_version", [], |r| r.get(0))?)
@@ -395,7 +394,7 @@ impl Index {
     /// The watcher's path: re-reads `file` (only its appended bytes when it
     /// just grew) and returns its row, marked with the file's agent; `None`
     /// when the file is gone or is not a session.
-    pub fn update_file(&mut self, file: &SessionFile) -> Result<Option<SessionInfo>, IndexError> {
+    pub fn update_file(&mut self, file: &SessionFile) -> Result<Option<SessionInfo>, Error> {
         self.search_cache.get_mut().take();
         let path = file.path.as_path();
         let is_file = std::fs::metadata(path).is_ok_and(|m| m.is_file());
@@ -407,7 +406,7 @@ impl Index {
         }
         let cached = refresh::load_one(&self.conn, path)?;
         if let Some(c) = &cached {
-            let m = std::fs::metadata(path).map_err(|source| IndexError::Io {
+            let m = std::fs::metadata(path).map_err(|source| Error::Io {
                 path: path.to_path_buf(),
                 source,
             })?;
@@ -431,7 +430,7 @@ impl Index {
     /// Loads what searches need, so the first keystroke does not wait for
     /// it (the picker's search worker calls this when it starts). From then
     /// on stored text is read through a map kept between searches.
-    pub fn warm_search(&self) -> Result<(), IndexError> {
+    pub fn warm_search(&self) -> Result<(), Error> {
         if !self.many_searches.replace(true) {
             // A search before this one opened the text file to read spans.
             if let Some(c) = self.search_cache.borrow_mut().as_mut() {
@@ -473,18 +472,18 @@ impl Index {
         search::remembers(&self.search_cache.borrow(), query)
     }
 
-    /// Like [`Index::search`]; gives up with [`IndexError::Cancelled`] as
+    /// Like [`Index::search`]; gives up with [`Error::Cancelled`] as
     /// soon as `cancel` says so (it is asked while stored text is read, the
     /// only slow part).
     pub fn search_cancellable(
         &self,
         query: &Query,
         cancel: &(dyn Fn() -> bool + Sync),
-    ) -> Result<Option<BodyHits>, IndexError> {
+    ) -> Result<Option<BodyHits>, Error> {
         self.search_in(query, None, cancel)
     }
 
-    pub fn search(&self, query: &Query) -> Result<Option<BodyHits>, IndexError> {
+    pub fn search(&self, query: &Query) -> Result<Option<BodyHits>, Error> {
         self.search_in(query, None, &|| false)
     }
 
@@ -494,7 +493,7 @@ impl Index {
         &self,
         query: &Query,
         within: &[&Path],
-    ) -> Result<Option<BodyHits>, IndexError> {
+    ) -> Result<Option<BodyHits>, Error> {
         self.search_in(query, Some(search::Within::Paths(within)), &|| false)
     }
 
@@ -506,7 +505,7 @@ impl Index {
         query: &Query,
         ids: &[u32],
         cancel: &(dyn Fn() -> bool + Sync),
-    ) -> Result<Option<BodyHits>, IndexError> {
+    ) -> Result<Option<BodyHits>, Error> {
         self.search_in(query, Some(search::Within::Ids(ids)), cancel)
     }
 
@@ -516,7 +515,7 @@ impl Index {
         query: &Query,
         within: Option<search::Within>,
         cancel: &(dyn Fn() -> bool + Sync),
-    ) -> Result<Option<BodyHits>, IndexError> {
+    ) -> Result<Option<BodyHits>, Error> {
         if !self.many_searches.get() {
             // Posting lists read through SQLite's map stay in the resident
             // set until the process ends: a one-shot search of a short
@@ -541,7 +540,7 @@ impl Index {
     pub fn unindexed<'p>(
         &self,
         paths: impl IntoIterator<Item = (u32, &'p Path)>,
-    ) -> Result<Vec<u32>, IndexError> {
+    ) -> Result<Vec<u32>, Error> {
         search::unindexed(
             &self.conn,
             &self.path,
@@ -559,7 +558,7 @@ impl Index {
     pub fn share_paths(
         &self,
         f: &mut dyn FnMut(&mut std::sync::Arc<std::ffi::OsStr>),
-    ) -> Result<std::sync::Arc<arbor_search::PathsById>, IndexError> {
+    ) -> Result<std::sync::Arc<arbor_search::PathsById>, Error> {
         search::share_paths(
             &self.conn,
             &self.path,
@@ -572,11 +571,9 @@ impl Index {
     /// Rewrites the text file without dead text (of files gone or read
     /// again) when that is over half of it and at least `min_dead` bytes.
     /// Refreshes do this by themselves above 64 MiB. Returns whether it did.
-    pub fn compact(&mut self, min_dead: u64) -> Result<bool, IndexError> {
+    pub fn compact(&mut self, min_dead: u64) -> Result<bool, Error> {
         self.search_cache.get_mut().take();
-        Ok(refresh::maybe_compact_text(
-            &self.conn, &self.path, min_dead,
-        )?)
+        refresh::maybe_compact_text(&self.conn, &self.path, min_dead)
     }
 
     /// Settles what the last writes left in the write-ahead log into the
@@ -584,13 +581,13 @@ impl Index {
     /// stays on disk: right after a build at 100,000 sessions the log held
     /// ~110 MB that closing the index then folded in (1.60 GB reported,
     /// 1.49 GB left).
-    pub fn settle(&self) -> Result<(), IndexError> {
-        Ok(db::checkpoint(&self.conn)?)
+    pub fn settle(&self) -> Result<(), Error> {
+        db::checkpoint(&self.conn)
     }
 
     /// Files the index has a row for (sessions or not): how far a build
     /// is, as another process looks at it.
-    pub fn files_count(&self) -> Result<usize, IndexError> {
+    pub fn files_count(&self) -> Result<usize, Error> {
         let n: i64 = self
             .conn
             .query_row("SELECT count(*) FROM files", [], |r| r.get(0))?;
@@ -600,7 +597,7 @@ impl Index {
     /// Files the index has a row for in the folders of `files`: how much
     /// of a listing it could answer (a project's folder may be missing
     /// from an index that holds the others').
-    pub fn files_held_in_folders_of(&self, files: &[SessionFile]) -> Result<usize, IndexError> {
+    pub fn files_held_in_folders_of(&self, files: &[SessionFile]) -> Result<usize, Error> {
         let ranges = refresh::folder_ranges(&refresh::file_keys(files));
         let mut st = self
             .conn
@@ -613,7 +610,7 @@ impl Index {
         Ok(n)
     }
 
-    pub fn stats(&self) -> Result<IndexStats, IndexError> {
+    pub fn stats(&self) -> Result<IndexStats, Error> {
         let c = &self.conn;
         let (sessions, not_sessions, store_bytes, text_bytes): (i64, i64, i64, i64) = c.query_row(
             "SELECT count(*) FILTER (WHERE problem IS NULL),

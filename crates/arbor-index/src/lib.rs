@@ -31,7 +31,7 @@
 //! ```no_run
 //! # use arbor_index::Index;
 //! # use arbor_store::{list_session_files, Scope, StoreConfig};
-//! # fn demo(config: &StoreConfig) -> Result<(), arbor_index::IndexError> {
+//! # fn demo(config: &StoreConfig) -> Result<(), arbor_index::Error> {
 //! let (files, _problems) = list_session_files(config, &Scope::All);
 //! let mut index = Index::open_default()?;
 //! // Cached rows arrive at once in one batch, then changed files as they are parsed.
@@ -70,7 +70,7 @@ mod terms;
 
 pub use codec::RowView;
 pub use db::{default_dir, FILE_NAME, FORMAT};
-pub use error::IndexError;
+pub use error::{Error, Result};
 pub use handle::Index;
 pub use refresh::{file_keys, ListedKeys, StoredLook, StoredRow};
 pub use search::BodyHits;

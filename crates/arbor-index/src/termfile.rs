@@ -11,10 +11,13 @@ use rusqlite::{Connection, OptionalExtension};
 
 use super::db::{merge_scratch_path, terms_files, terms_path, text_sum};
 use super::terms::TermBytes;
+use crate::Result;
 
-/// Why a dictionary file could not be used.
+/// Why a dictionary file could not be used. It never leaves the crate:
+/// its readers, who know the index's path, answer with [`crate::Error`]
+/// (`Changed`, `Corrupt` or `Io`; a merge's failure keeps these words).
 #[derive(Debug, thiserror::Error)]
-pub enum TermFileError {
+pub(crate) enum TermFileError {
     /// Not there: deleted after a merge that this reader's snapshot
     /// predates (a newer snapshot does not name it), or by someone else.
     #[error("a dictionary file is gone")]
@@ -122,7 +125,7 @@ pub fn load(db_path: &Path, id: i64, len: usize, sum: i64) -> Result<TermBytes, 
 
 /// Every segment's dictionary file is there, as long as recorded (in the
 /// caller's snapshot or transaction).
-pub fn all_present(conn: &Connection, db_path: &Path) -> rusqlite::Result<bool> {
+pub fn all_present(conn: &Connection, db_path: &Path) -> Result<bool> {
     let mut st = conn.prepare("SELECT id, terms_len FROM segments")?;
     let mut rows = st.query([])?;
     while let Some(r) = rows.next()? {
@@ -148,7 +151,7 @@ pub fn remove(db_path: &Path, ids: &[i64]) {
 /// A reader whose older snapshot still names one either has it mapped
 /// already (a mapped file outlives its name on unix) or finds it gone and
 /// takes a new snapshot.
-pub fn sweep(conn: &Connection, db_path: &Path) -> rusqlite::Result<()> {
+pub fn sweep(conn: &Connection, db_path: &Path) -> Result<()> {
     let tx = conn.unchecked_transaction()?;
     let last: i64 = tx
         .query_row(

@@ -19,7 +19,7 @@ mod write;
 
 // The modules other crates, the tests and the benches use, by their old
 // flat paths (`arbor_session::reader::…`).
-pub use agents::{agent, foreign};
+pub use agents::{agent, foreign, resume_id};
 pub use info::extras;
 pub use model::{context, entry, tree, types, view};
 pub use read::{chunked, jsonscan, line_skim, open, reader};

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use arbor_index::stored::Listing;
-use arbor_index::{Index, IndexError};
+use arbor_index::Index;
 use arbor_search::Query;
 use arbor_session::info::SessionInfo;
 use arbor_store::{list_session_files, ScanProblem, Scope, SessionFile, StoreConfig};
@@ -24,7 +24,7 @@ use super::{LoadEvent, LoadWarning, Out};
 pub fn load_listing(
     config: &StoreConfig,
     scope: &Scope,
-    index: Option<Result<Index, IndexError>>,
+    index: Option<Result<Index, arbor_index::Error>>,
     emit: &mut dyn FnMut(LoadEvent<SessionInfo>),
 ) -> Option<Index> {
     load_listing_holding(config, scope, index, emit, READ_ROWS_HELD)
@@ -36,7 +36,7 @@ pub fn load_listing(
 pub fn load_listing_holding(
     config: &StoreConfig,
     scope: &Scope,
-    index: Option<Result<Index, IndexError>>,
+    index: Option<Result<Index, arbor_index::Error>>,
     emit: &mut dyn FnMut(LoadEvent<SessionInfo>),
     held_at_most: usize,
 ) -> Option<Index> {
@@ -129,7 +129,7 @@ fn refresh_holding(
     read: &mut Vec<SessionInfo>,
     let_go: &mut bool,
     held: usize,
-) -> Result<arbor_index::RefreshStats, IndexError> {
+) -> Result<arbor_index::RefreshStats, arbor_index::Error> {
     // Rows left to a build behind are not stored: they cannot be let go
     // and read back.
     let mut behind = Vec::new();
@@ -165,7 +165,7 @@ fn refresh_holding(
 pub fn load_listing_stored(
     config: &StoreConfig,
     scope: &Scope,
-    index: Option<Result<Index, IndexError>>,
+    index: Option<Result<Index, arbor_index::Error>>,
     query: Option<&Query>,
     emit: &mut dyn FnMut(LoadEvent<SessionInfo>),
 ) -> (Listing, Vec<ScanProblem>, Option<Index>) {
@@ -177,7 +177,7 @@ pub fn load_listing_stored(
 pub fn load_listing_stored_holding(
     config: &StoreConfig,
     scope: &Scope,
-    index: Option<Result<Index, IndexError>>,
+    index: Option<Result<Index, arbor_index::Error>>,
     query: Option<&Query>,
     emit: &mut dyn FnMut(LoadEvent<SessionInfo>),
     held: usize,
@@ -325,7 +325,7 @@ fn refresh_listing(
     files: &[SessionFile],
     listing: &mut Listing,
     held: usize,
-) -> Result<(arbor_index::RefreshStats, bool), IndexError> {
+) -> Result<(arbor_index::RefreshStats, bool), arbor_index::Error> {
     let read = &mut listing.read;
     let mut let_go = false;
     // As in `refresh_holding`.

@@ -30,7 +30,6 @@ pub use screen::{load_screen, load_screen_behind, load_screen_for, StartBuilder,
 use std::path::PathBuf;
 use std::time::Instant;
 
-use arbor_index::IndexError;
 use arbor_store::ScanProblem;
 
 /// What the loader tells its consumer, in the order it happens.
@@ -63,7 +62,7 @@ pub enum LoadEvent<R> {
 #[derive(Debug, thiserror::Error)]
 pub enum LoadWarning {
     #[error("index unavailable ({0}); reading the files")]
-    IndexUnavailable(IndexError),
+    IndexUnavailable(arbor_index::Error),
     /// The rows are complete, but the index lacks the text of what it
     /// could not write: searches through it miss those sessions.
     #[error("the index could not be updated: {0}")]

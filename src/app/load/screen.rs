@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use arbor_index::{Index, IndexError, ListedKeys, StoredLook};
+use arbor_index::{Index, ListedKeys, StoredLook};
 use arbor_session::info::SessionInfo;
 use arbor_store::listing::scan_file;
 use arbor_store::{
@@ -47,7 +47,7 @@ const INDEXING_NOTE: Duration = Duration::from_millis(250);
 /// Without it (off, unusable, or failing): every file read, in batches.
 pub fn load_screen<M: MakeRow>(
     config: &StoreConfig,
-    index: Option<Result<Index, IndexError>>,
+    index: Option<Result<Index, arbor_index::Error>>,
     make: &M,
     emit: &mut dyn FnMut(LoadEvent<M::Row>),
 ) {
@@ -61,7 +61,7 @@ pub fn load_screen<M: MakeRow>(
 /// sessions).
 pub fn load_screen_for<M: MakeRow>(
     config: &StoreConfig,
-    index: Option<Result<Index, IndexError>>,
+    index: Option<Result<Index, arbor_index::Error>>,
     make: &M,
     project: Option<&str>,
     emit: &mut dyn FnMut(LoadEvent<M::Row>),
@@ -83,7 +83,7 @@ pub type StartBuilder<'a> = &'a dyn Fn(&Path) -> bool;
 /// the two had peaked at ~460 MB in one.
 pub fn load_screen_behind<M: MakeRow>(
     config: &StoreConfig,
-    index: Option<Result<Index, IndexError>>,
+    index: Option<Result<Index, arbor_index::Error>>,
     make: &M,
     project: Option<&str>,
     start_builder: StartBuilder,
@@ -94,7 +94,7 @@ pub fn load_screen_behind<M: MakeRow>(
 
 fn load_screen_with<M: MakeRow>(
     config: &StoreConfig,
-    index: Option<Result<Index, IndexError>>,
+    index: Option<Result<Index, arbor_index::Error>>,
     make: &M,
     (project, start_builder): (Option<&str>, Option<StartBuilder>),
     emit: &mut dyn FnMut(LoadEvent<M::Row>),
@@ -206,7 +206,7 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
 
     /// An error means the caller reads every file instead: rows sent from
     /// the index whose files are gone have been taken back by then.
-    fn run(&mut self, index: &mut Index, out: &mut Out<M::Row>) -> Result<(), IndexError> {
+    fn run(&mut self, index: &mut Index, out: &mut Out<M::Row>) -> Result<(), arbor_index::Error> {
         // Another process committing to the index after the stored rows are
         // read could make a sent row stale in a way the refresh (which only
         // compares files with the index) would not see: then every row is
@@ -338,7 +338,7 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         &mut self,
         index: &mut Index,
         out: &mut Out<M::Row>,
-    ) -> Result<(), IndexError> {
+    ) -> Result<(), arbor_index::Error> {
         let first = index.stored_rows(&self.config.roots, Some(FIRST_SCREEN))?;
         let cwd = self.project.as_ref().map(|(cwd, _)| cwd.as_str());
         let rows: Vec<M::Row> = first
@@ -407,7 +407,7 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         listed: &ListedKeys,
         was_shown: &mut [bool],
         out: &mut Out<M::Row>,
-    ) -> Result<(), IndexError> {
+    ) -> Result<(), arbor_index::Error> {
         // Each row made as it is decoded, on the decoding threads.
         let (make, cache, sent) = (self.make, &self.cache, &*was_shown);
         let (rest, look) = index.stored_rows_looked(&self.config.roots, listed, &|row| {
@@ -524,7 +524,7 @@ impl<'a, M: MakeRow> IndexLoad<'a, M> {
         scanned: HashMap<SharedPath, Fingerprint>,
         (shown, building): (usize, Option<usize>),
         out: &mut Out<M::Row>,
-    ) -> Result<(arbor_index::RefreshStats, HashSet<SharedPath>), IndexError> {
+    ) -> Result<(arbor_index::RefreshStats, HashSet<SharedPath>), arbor_index::Error> {
         let total = files.len();
         let mut done = shown;
         let mut indexed = 0usize;

@@ -159,7 +159,7 @@ pub(in crate::cli) fn listed_rows(
     config: &StoreConfig,
     g: &GlobalOpts,
     scope: &Scope,
-    index: Option<Result<Index, arbor_index::IndexError>>,
+    index: Option<Result<Index, arbor_index::Error>>,
     query: Option<&Query>,
     include_internal: bool,
 ) -> Listed {
@@ -277,7 +277,7 @@ fn rank_listing(
 fn rank_by_files(
     query: &Query,
     files: &[SessionFile],
-    e: &arbor_index::IndexError,
+    e: &arbor_index::Error,
 ) -> Vec<arbor_session::SessionInfo> {
     eprintln!(
         "arbor: index search failed ({}); reading the files",

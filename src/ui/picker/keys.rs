@@ -231,14 +231,23 @@ fn act(app: &mut App, action: Action) -> Vec<Effect> {
     Vec::new()
 }
 
-/// Enter: the selected session resumed (with `--print`, its path printed).
-fn resume(p: &PickerState, print_mode: bool) -> Vec<Effect> {
+/// Enter: the selected session resumed (with `--print`, its path printed);
+/// one whose id its agent cannot be given safely stays, the reason said.
+fn resume(p: &mut PickerState, print_mode: bool) -> Vec<Effect> {
     match p.selected_row() {
         Some(r) if print_mode => {
             vec![Effect::Exit(Outcome::Print(r.info.path.to_path_buf()))]
         }
         Some(r) => {
             let (path, id) = r.resume_target();
+            // The file's name: the status line is one line.
+            let name = path
+                .file_name()
+                .map_or(path.as_path(), std::path::Path::new);
+            if let Some(why) = r.info.agent.resume_refusal(name, &id) {
+                p.set_status(StatusKind::Error, format!("Not resumed: {why}"));
+                return Vec::new();
+            }
             vec![Effect::Exit(Outcome::Resume {
                 path,
                 id,

@@ -13,7 +13,7 @@ use rusqlite::{params, Connection};
 use crate::codec::{self, fingerprint, FxBuild};
 use crate::db::{key_path, Keys};
 use crate::stored::StoredRows;
-use crate::{IndexError, RefreshStats};
+use crate::{Error, RefreshStats, Result};
 use arbor_session::info::SessionInfo;
 use arbor_session::Error as SessionError;
 use arbor_store::scan::{ScanProblem, SessionFile};
@@ -198,7 +198,7 @@ pub(super) fn look(
     unchanged: &UnchangedRows,
     wanted: Wanted,
     pre: Option<StoredLook>,
-) -> Result<Looked, IndexError> {
+) -> Result<Looked, Error> {
     let decode = matches!(unchanged, UnchangedRows::Send);
     let keep = matches!(unchanged, UnchangedRows::Keep(_));
     let mut stored = StoredRows::default();
@@ -222,7 +222,7 @@ pub(super) fn look(
         };
         let listed = ListedKeys::new_here(files, &keys);
         let mut next = Cursors::default();
-        let read = (|| -> rusqlite::Result<()> {
+        let read = (|| -> Result<()> {
             if let Some(pre) = pre {
                 found = pre.found;
                 unlisted = pre.unlisted;
@@ -446,7 +446,7 @@ pub(super) fn remove_gone(
     files: &[SessionFile],
     unlisted: &[Vec<u8>],
     stats: &mut RefreshStats,
-) -> rusqlite::Result<()> {
+) -> Result<()> {
     if unlisted.is_empty() {
         return Ok(());
     }

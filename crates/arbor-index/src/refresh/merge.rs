@@ -15,6 +15,7 @@ use crate::termfile;
 use crate::terms::{merge_to_files, Merged, Segment};
 
 use super::write::{insert_segment, io_err};
+use crate::Result;
 
 /// A segment's posting lists: in memory, or read from a file of this length.
 pub(super) enum Postings<'a> {
@@ -23,7 +24,7 @@ pub(super) enum Postings<'a> {
 }
 
 /// A connection that only reads the index at `db_path` (a merge's worker).
-fn open_reader(db_path: &Path) -> rusqlite::Result<Connection> {
+fn open_reader(db_path: &Path) -> Result<Connection> {
     use rusqlite::OpenFlags;
     let conn = Connection::open_with_flags(
         db_path,
@@ -82,12 +83,8 @@ fn merge_plan(
 /// is deleted after the commit (see [`crate::db::remove_generations_before`]).
 /// A crash before the commit leaves the old generation current and an
 /// unused newer file, which the next compaction writes over.
-pub fn maybe_compact_text(
-    conn: &Connection,
-    db_path: &Path,
-    min_dead: u64,
-) -> rusqlite::Result<bool> {
-    let dead = |conn: &Connection| -> rusqlite::Result<(TextState, bool)> {
+pub fn maybe_compact_text(conn: &Connection, db_path: &Path, min_dead: u64) -> Result<bool> {
+    let dead = |conn: &Connection| -> Result<(TextState, bool)> {
         let state = text_state(conn)?;
         let live: i64 =
             conn.query_row("SELECT coalesce(sum(len), 0) FROM chunks", [], |r| r.get(0))?;
@@ -140,7 +137,7 @@ pub fn maybe_compact_text(
 /// merges (seconds of CPU at 10,000 sessions) run on all cores, while this
 /// thread loads the next part's segments and stores the merged ones, all
 /// in one write transaction.
-pub fn maybe_merge(conn: &Connection, db_path: &Path) -> rusqlite::Result<()> {
+pub fn maybe_merge(conn: &Connection, db_path: &Path) -> Result<()> {
     const MAX_SEGMENTS: usize = 8;
     let mut segs: Vec<(i64, i64, i64)> = conn
         .prepare("SELECT part, id, bytes FROM segments")?
@@ -264,10 +261,7 @@ impl LiveIds {
 /// (`None` else). Postings of files that are gone are dropped when merging
 /// big segments; small merges (after a few appends) keep them: queries
 /// ignore them, and reading every row id would cost more than the merge.
-fn live_ids_for(
-    conn: &Connection,
-    plans: &[(i64, Vec<i64>, i64)],
-) -> rusqlite::Result<Option<LiveIds>> {
+fn live_ids_for(conn: &Connection, plans: &[(i64, Vec<i64>, i64)]) -> Result<Option<LiveIds>> {
     Ok(if plans.iter().any(|p| p.2 > BIG_MERGE) {
         let ids: Vec<u32> = conn
             .prepare("SELECT id FROM files WHERE problem IS NULL")?
@@ -282,13 +276,13 @@ fn live_ids_for(
 
 /// The id the next segment gets: no committed row names it, and the
 /// merging transaction is the only writer.
-fn next_segment_id(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row(
+fn next_segment_id(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row(
         "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'segments'), 0),
                     coalesce((SELECT max(id) FROM segments), 0)) + 1",
         [],
         |r| r.get(0),
-    )
+    )?)
 }
 
 /// One merging thread of [`merge_parts`]: merges the loaded parts it takes
@@ -317,7 +311,7 @@ fn merge_worker(
         let keep = |id| !drop_gone || live.as_ref().is_none_or(|l| l.contains(id));
         let merged = match &reader {
             Ok(conn) => merge_plan(conn, db_path, &plans[k].1, &loaded, &keep, id_of(k)),
-            Err(e) => Err(std::io::Error::other(e.to_string())),
+            Err(e) => Err(std::io::Error::other(e.plain_text())),
         };
         drop(loaded);
         if done.send((k, merged)).is_err() {
@@ -333,11 +327,7 @@ fn merge_worker(
 /// transaction: loaded and stored here, merged on worker threads; a part
 /// is loaded only when a worker is free, so no more parts are held than
 /// there are workers.
-fn merge_parts(
-    conn: &Connection,
-    db_path: &Path,
-    plans: &[(i64, Vec<i64>, i64)],
-) -> rusqlite::Result<()> {
+fn merge_parts(conn: &Connection, db_path: &Path, plans: &[(i64, Vec<i64>, i64)]) -> Result<()> {
     let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
     let live = live_ids_for(&tx, plans)?;
     // Each plan's merged segment gets its id now, so that its dictionary
@@ -350,7 +340,7 @@ fn merge_parts(
     let (job_tx, job_rx) = mpsc::sync_channel::<(usize, Vec<Segment>)>(workers);
     let job_rx = std::sync::Mutex::new(job_rx);
     let (done_tx, done_rx) = mpsc::channel::<(usize, std::io::Result<Merged>)>();
-    let result: rusqlite::Result<()> = std::thread::scope(|scope| {
+    let result: Result<()> = std::thread::scope(|scope| {
         for _ in 0..workers {
             let (job_rx, done_tx, live) = (&job_rx, done_tx.clone(), &live);
             scope.spawn(move || merge_worker(db_path, plans, live, &id_of, job_rx, done_tx));
@@ -371,7 +361,7 @@ fn merge_parts(
             arbor_util::memory::give_back();
             Ok(())
         };
-        let sent: rusqlite::Result<()> = (|| {
+        let sent: Result<()> = (|| {
             // Merges under way, and the bytes of the small ones among them.
             let (mut in_flight, mut small_bytes) = (0usize, 0i64);
             let big = |b: i64| b > MERGE_AT_ONCE;
@@ -436,11 +426,7 @@ fn merge_parts(
 /// The dictionaries of the segments of these ids (their posting lists are
 /// read as they are merged: see `merge_plan`); `None` when one is gone
 /// (merged by another process).
-fn load_segments(
-    conn: &Connection,
-    db_path: &Path,
-    ids: &[i64],
-) -> rusqlite::Result<Option<Vec<Segment>>> {
+fn load_segments(conn: &Connection, db_path: &Path, ids: &[i64]) -> Result<Option<Vec<Segment>>> {
     let mut st = conn.prepare("SELECT terms_len, terms_sum, starts FROM segments WHERE id=?1")?;
     let mut loaded = Vec::with_capacity(ids.len());
     for &id in ids {
@@ -465,13 +451,13 @@ fn load_segments(
                 // (see `check_text_file`), which a damaged file of the
                 // right length would not make it do.
                 termfile::remove(db_path, &[id]);
-                return Err(io_err(std::io::Error::other(e)));
+                return Err(io_err(std::io::Error::other(e)).into());
             }
         };
         // The posting lists are read by the merge as it goes.
         match Segment::dictionary_in(terms, &s) {
             Some(seg) => loaded.push(seg),
-            None => return Err(rusqlite::Error::InvalidQuery),
+            None => return Err(rusqlite::Error::InvalidQuery.into()),
         }
     }
     Ok(Some(loaded))

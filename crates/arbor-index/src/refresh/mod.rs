@@ -22,7 +22,7 @@ use rusqlite::Connection;
 
 use crate::behind::{self, BuildLock, Deferred};
 use crate::stored::Unchanged;
-use crate::{IndexError, RefreshStats};
+use crate::{Error, RefreshStats};
 use arbor_session::info::SessionInfo;
 use arbor_store::scan::SessionFile;
 
@@ -49,7 +49,7 @@ pub fn refresh(
     mut unchanged: UnchangedRows,
     (wanted, build): (Wanted, Build),
     on_rows: &mut OnRows,
-) -> Result<RefreshStats, IndexError> {
+) -> Result<RefreshStats, Error> {
     let t0 = Instant::now();
     let lap = |what: &str| {
         if arbor_util::log::enabled() {
@@ -107,7 +107,7 @@ pub fn refresh(
     });
     if let Err(e) = result {
         // The rows were delivered; only the cache could not be updated.
-        stats.write_error = Some(e.to_string());
+        stats.write_error = Some(e.plain_text());
     }
     lap("merged");
     stats.elapsed = t0.elapsed();

@@ -14,6 +14,7 @@ use super::detect::Job;
 use super::parse::{parse_file, Parsed};
 use super::write::Writer;
 use super::Wanted;
+use crate::Result;
 
 /// How many bytes of parse results may wait for the writer. While it
 /// commits they pile up to this, beside its builders at their fullest: at
@@ -134,7 +135,7 @@ pub(super) fn read_changed(
     wanted: Wanted,
     stats: &mut RefreshStats,
     on_rows: &mut dyn FnMut(Vec<SessionInfo>),
-) -> rusqlite::Result<()> {
+) -> Result<()> {
     read_order(&mut jobs);
     // A build, not a few appends: its builders' memory goes back as soon
     // as it is freed (see `PurgeAtOnce`).

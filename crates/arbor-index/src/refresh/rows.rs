@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 use crate::codec::{self};
 use crate::db::{key_path, path_key, Keys};
-use crate::IndexError;
+use crate::{Error, Result};
 use arbor_session::info::{InfoScanner, SessionInfo};
 use arbor_store::scan::SessionFile;
 use arbor_util::shared_path::SharedPath;
@@ -175,10 +175,11 @@ fn cached_from_row(r: &rusqlite::Row) -> rusqlite::Result<(Vec<u8>, Cached)> {
     Ok((r.get(1)?, c))
 }
 
-pub fn load_one(conn: &Connection, path: &Path) -> rusqlite::Result<Option<Cached>> {
+pub fn load_one(conn: &Connection, path: &Path) -> Result<Option<Cached>> {
     let sql = format!("{SELECT_CACHED} WHERE path = ?1");
-    conn.query_row(&sql, [path_key(path)], |r| cached_from_row(r).map(|c| c.1))
-        .optional()
+    Ok(conn
+        .query_row(&sql, [path_key(path)], |r| cached_from_row(r).map(|c| c.1))
+        .optional()?)
 }
 
 /// Stored rows of the sessions under `roots` (most recently written files
@@ -197,7 +198,7 @@ pub fn stored_rows<R: Send>(
     (limit, within): (Option<usize>, Option<&FolderRanges>),
     f: &(dyn Fn(StoredRow<'_>) -> Option<R> + Sync),
     look: Option<(&mut StoredLook, &ListedKeys)>,
-) -> Result<Vec<Vec<R>>, IndexError> {
+) -> Result<Vec<Vec<R>>, Error> {
     let mut k = Keys::new();
     let is_sep = |b: u8| b == b'/' || (cfg!(windows) && b == b'\\');
     // A root given with a trailing separator keys like the same root
@@ -363,7 +364,7 @@ fn read_stored(
     is_sep: impl Fn(u8) -> bool,
     tx: std::sync::mpsc::SyncSender<Vec<(RowFile, Vec<u8>, bool)>>,
     mut look: Option<(&mut StoredLook, &ListedKeys)>,
-) -> Result<(), IndexError> {
+) -> Result<(), Error> {
     /// Rows per batch sent to be decoded.
     const BATCH: usize = 512;
     let mut st = conn.prepare(sql)?;

@@ -13,6 +13,7 @@ use crate::terms::{pair_key, pair_sides, SegmentBuilder, Sides, TermSet, EMPTY_S
 
 use super::merge::Postings;
 use super::parse::{Parsed, PartText};
+use crate::Result;
 
 /// Writes parse results; one open transaction at a time.
 pub struct Writer<'c> {
@@ -58,7 +59,7 @@ fn text_file_broken() -> rusqlite::Error {
 }
 
 /// The committed text file is shorter than committed (or gone).
-fn text_file_short(conn: &Connection, db_path: &Path) -> rusqlite::Result<bool> {
+fn text_file_short(conn: &Connection, db_path: &Path) -> Result<bool> {
     let TextState {
         gen,
         len: committed,
@@ -75,10 +76,10 @@ fn text_file_short(conn: &Connection, db_path: &Path) -> rusqlite::Result<bool> 
 /// reload, where a new database file would leave them on the deleted one.
 /// Files of older generations left by a crash (or kept by a reader on
 /// Windows) are deleted on the way.
-pub fn check_text_file(conn: &Connection, db_path: &Path) -> rusqlite::Result<()> {
+pub fn check_text_file(conn: &Connection, db_path: &Path) -> Result<()> {
     // A dictionary file gone or cut short loses the words of its segment
     // the same way.
-    let broken = |c: &Connection| -> rusqlite::Result<bool> {
+    let broken = |c: &Connection| -> Result<bool> {
         Ok(text_file_short(c, db_path)? || !termfile::all_present(c, db_path)?)
     };
     if broken(conn)? {
@@ -117,7 +118,7 @@ impl<'c> Writer<'c> {
         }
     }
 
-    fn begin(&mut self) -> rusqlite::Result<()> {
+    fn begin(&mut self) -> Result<()> {
         if !self.in_tx {
             self.conn.execute_batch("BEGIN IMMEDIATE")?;
             self.in_tx = true;
@@ -132,7 +133,7 @@ impl<'c> Writer<'c> {
     /// its reader is a crash (SIGBUS), not an error. A shorter file means a
     /// broken index. The generation is read in the write transaction: no
     /// compaction can start a new one until this transaction ends.
-    fn text_file(&mut self) -> rusqlite::Result<&mut (File, u64, u64)> {
+    fn text_file(&mut self) -> Result<&mut (File, u64, u64)> {
         let text = match self.text.take() {
             Some(text) => text,
             None => {
@@ -150,7 +151,7 @@ impl<'c> Writer<'c> {
                     .map_err(io_err)?;
                 let len = f.metadata().map_err(io_err)?.len();
                 if len < committed {
-                    return Err(text_file_broken());
+                    return Err(text_file_broken().into());
                 }
                 if len == 0 {
                     // Possibly just created: its name must last as long as
@@ -187,7 +188,7 @@ impl<'c> Writer<'c> {
 
     /// Stores one result. Returns false when another process changed the
     /// row meanwhile (then this result is not stored; it is still valid).
-    pub fn put(&mut self, p: &Parsed) -> rusqlite::Result<bool> {
+    pub fn put(&mut self, p: &Parsed) -> Result<bool> {
         self.begin()?;
         let key = path_key(&p.file.path);
         let (state, row, problem) = match &p.state {
@@ -323,14 +324,14 @@ impl<'c> Writer<'c> {
         self.pair_keys = keys;
     }
 
-    fn delete_id(&mut self, id: i64) -> rusqlite::Result<()> {
+    fn delete_id(&mut self, id: i64) -> Result<()> {
         self.conn
             .execute("DELETE FROM chunks WHERE file_id=?1", [id])?;
         self.conn.execute("DELETE FROM files WHERE id=?1", [id])?;
         Ok(())
     }
 
-    pub fn delete_path(&mut self, path: &Path) -> rusqlite::Result<bool> {
+    pub fn delete_path(&mut self, path: &Path) -> Result<bool> {
         self.begin()?;
         let id = self
             .conn
@@ -348,7 +349,7 @@ impl<'c> Writer<'c> {
     }
 
     /// Writes gathered postings as a segment and commits.
-    pub fn commit(&mut self) -> rusqlite::Result<()> {
+    pub fn commit(&mut self) -> Result<()> {
         if !self.in_tx {
             return Ok(());
         }
@@ -388,7 +389,7 @@ impl<'c> Writer<'c> {
             }
             store_segment(conn, db_path, part, e)
         };
-        std::thread::scope(|s| -> rusqlite::Result<()> {
+        std::thread::scope(|s| -> Result<()> {
             let mut big = None;
             for (i, (part, b)) in self.builders.iter_mut().enumerate() {
                 if Some(i) == biggest {
@@ -448,7 +449,7 @@ fn store_segment(
     db_path: &Path,
     part: i64,
     e: &crate::terms::Encoded,
-) -> rusqlite::Result<()> {
+) -> Result<()> {
     let sum = crate::db::text_sum(&e.terms);
     let facts = (e.docs, e.terms.len(), sum);
     let id = insert_segment(
@@ -459,7 +460,7 @@ fn store_segment(
         &e.starts,
         Postings::Bytes(&e.postings),
     )?;
-    termfile::write(db_path, id, &e.terms).map_err(io_err)
+    Ok(termfile::write(db_path, id, &e.terms).map_err(io_err)?)
 }
 
 /// Inserts a segment's row (as `id`, or the next one) whose dictionary is
@@ -471,7 +472,7 @@ pub(super) fn insert_segment(
     (docs, terms_len, terms_sum): (usize, usize, i64),
     starts: &[u8],
     postings: Postings<'_>,
-) -> rusqlite::Result<i64> {
+) -> Result<i64> {
     let postings_len = match &postings {
         Postings::Bytes(b) => b.len(),
         Postings::Read(_, len) => *len,
@@ -506,7 +507,7 @@ pub(super) fn insert_segment(
                     let chunk = from.fill_buf().map_err(io_err)?;
                     if chunk.is_empty() {
                         let short = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
-                        return Err(io_err(short));
+                        return Err(io_err(short).into());
                     }
                     let n = chunk.len().min(len - at);
                     blob.write_at(&chunk[..n], at)?;

@@ -10,7 +10,7 @@ use crate::codec::FxBuild;
 use crate::db::Keys;
 use crate::refresh::TEXT_SEGMENT;
 use crate::terms::Match;
-use crate::IndexError;
+use crate::Error;
 use arbor_search::hits::PartMatcher;
 use arbor_search::Term;
 use arbor_search::{Parts, Tiers};
@@ -35,7 +35,7 @@ pub(super) fn answer(
     cache: &mut SearchCache,
     within: Option<Within>,
     cancel: Cancel,
-) -> Result<Option<BodyHits>, IndexError> {
+) -> Result<Option<BodyHits>, Error> {
     // `within` as row ids (the index keys absolute paths). Only texts to
     // read need it: word hits outside it are harmless to the caller, and a
     // query of words alone is answered from the word indexes.
@@ -185,7 +185,7 @@ pub(super) fn term_hits(
     allowed: Option<&IdSet>,
     cancel: Cancel,
     known: Option<(&[IdSet; 3], Parts)>,
-) -> Result<[IdSet; 3], IndexError> {
+) -> Result<[IdSet; 3], Error> {
     // `known`: the answer of some of `parts` (looked up alone before).
     let (mut out, done) = match known {
         Some((k, done)) => (k.clone(), done),
@@ -315,7 +315,7 @@ fn regex_in_terms(
     kind: i64,
     allowed: Option<&IdSet>,
     out: &mut IdSet,
-) -> Result<bool, IndexError> {
+) -> Result<bool, Error> {
     if let (true, Some(lits), Some(bytes)) = (
         within_a_term(r.as_str()),
         regex_prefixes(r),
@@ -348,7 +348,7 @@ fn confirm_by_reading(
     allowed: Option<&IdSet>,
     cancel: Cancel,
     out: &mut [IdSet; 3],
-) -> Result<(), IndexError> {
+) -> Result<(), Error> {
     let keep = |keys: &PathsById, id: &u32| -> bool {
         keys.contains_key(id) && allowed.is_none_or(|a| a.contains(id))
     };
@@ -382,7 +382,7 @@ fn confirm_by_reading(
         .par_iter()
         .map(|&id| {
             if cancel() {
-                return Err(IndexError::Cancelled);
+                return Err(Error::Cancelled);
             }
             let mut m = PartMatcher::one(t, to_confirm);
             if let Some(path) = keys.get(&id) {

@@ -17,7 +17,7 @@ use crate::matched::Matched;
 use crate::refresh::{FolderRanges, SharedFolders};
 use crate::termfile::{self, TermFileError};
 use crate::terms::{Match, Segment};
-use crate::IndexError;
+use crate::{Error, Result};
 use arbor_util::memo::Memo;
 
 use arbor_search::PathsById;
@@ -56,7 +56,7 @@ pub(super) struct Files {
 }
 
 /// The sessions' ids and paths, all or those under `folders`.
-fn load_files(conn: &Connection, folders: Option<&FolderRanges>) -> rusqlite::Result<Files> {
+fn load_files(conn: &Connection, folders: Option<&FolderRanges>) -> Result<Files> {
     // Both served by partial indexes, without reading the rows. The planner
     // left alone picks `files_recent` and reads every row (with its state)
     // for the path: 226 ms at 100,000 sessions, 13 ms from this index.
@@ -83,7 +83,8 @@ fn load_files(conn: &Connection, folders: Option<&FolderRanges>) -> rusqlite::Re
             };
             // On every platform the key's bytes are the path's encoded
             // bytes (elsewhere than Unix the key is the path as UTF-8).
-            let path: Arc<OsStr> = Arc::from(key_path(r.get_ref(1)?.as_blob()?).as_os_str());
+            let key = r.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
+            let path: Arc<OsStr> = Arc::from(key_path(key).as_os_str());
             keys.insert(id, path);
         }
     }
@@ -114,7 +115,7 @@ fn load_dictionaries(
     conn: &Connection,
     db_path: &std::path::Path,
     kind: i64,
-) -> Result<Vec<Dict>, IndexError> {
+) -> Result<Vec<Dict>, Error> {
     let mut st = conn
         .prepare("SELECT id, terms_len, terms_sum, starts, docs FROM segments WHERE part = ?1")?;
     let mut rows = st.query([kind])?;
@@ -124,15 +125,15 @@ fn load_dictionaries(
         let len = usize::try_from(r.get::<_, i64>(1)?).unwrap_or(usize::MAX);
         let terms = match termfile::load(db_path, id, len, r.get(2)?) {
             Ok(t) => t,
-            Err(TermFileError::Gone) => return Err(IndexError::Changed),
+            Err(TermFileError::Gone) => return Err(Error::Changed),
             Err(TermFileError::Damaged) => {
                 // The next refresh starts the index again (see
                 // `refresh::check_text_file`).
                 termfile::remove(db_path, &[id]);
-                return Err(IndexError::Corrupt(db_path.to_path_buf()));
+                return Err(Error::Corrupt(db_path.to_path_buf()));
             }
             Err(TermFileError::Io(source)) => {
-                return Err(IndexError::Io {
+                return Err(Error::Io {
                     path: db_path.to_path_buf(),
                     source,
                 })
@@ -142,7 +143,7 @@ fn load_dictionaries(
         let docs = usize::try_from(r.get::<_, i64>(4)?).unwrap_or(0);
         match Segment::dictionary_in(terms, starts) {
             Some(s) => out.push((id, s.with_docs(docs))),
-            None => return Err(IndexError::Corrupt(PathBuf::new())),
+            None => return Err(Error::Corrupt(PathBuf::new())),
         }
     }
     Ok(out)
@@ -164,10 +165,7 @@ pub(super) type Spans = HashMap<u32, Vec<Span>, FxBuild>;
 /// Where the stored text of each session lies, of all or of those under
 /// `folders` (through the files' index of paths and the chunks' of files:
 /// every session's spans were ~40 ms of a one-folder search at 100,000).
-pub(super) fn load_spans(
-    conn: &Connection,
-    folders: Option<&FolderRanges>,
-) -> rusqlite::Result<Spans> {
+pub(super) fn load_spans(conn: &Connection, folders: Option<&FolderRanges>) -> Result<Spans> {
     let mut spans = Spans::default();
     let all = [(Vec::new(), Vec::new())];
     let (sql, ranges) = match folders {
@@ -194,7 +192,7 @@ pub(super) fn load_spans(
     Ok(spans)
 }
 
-fn add_spans(spans: &mut Spans, rows: &mut rusqlite::Rows) -> rusqlite::Result<()> {
+fn add_spans(spans: &mut Spans, rows: &mut rusqlite::Rows) -> Result<()> {
     while let Some(r) = rows.next()? {
         let Ok(id) = u32::try_from(r.get::<_, i64>(0)?) else {
             continue;
@@ -266,8 +264,8 @@ const MEMO_TERMS: usize = 256;
 /// term, and a long session of typing kept them all).
 const MEMO_BYTES: usize = 8 << 20;
 
-pub(super) fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row("PRAGMA data_version", [], |r| r.get(0))
+pub(super) fn data_version(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("PRAGMA data_version", [], |r| r.get(0))?)
 }
 
 impl SearchCache {
@@ -277,7 +275,7 @@ impl SearchCache {
         db_path: &std::path::Path,
         slot: &'c mut Option<SearchCache>,
         folders: Folders,
-    ) -> Result<&'c mut SearchCache, IndexError> {
+    ) -> Result<&'c mut SearchCache, Error> {
         let version = data_version(conn)?;
         let cache = match slot.take() {
             Some(cache) if cache.version == version && cache.folders.as_ref() == folders => cache,
@@ -298,7 +296,7 @@ impl SearchCache {
         Ok(slot.insert(cache))
     }
 
-    pub(super) fn segs(&mut self, conn: &Connection, kind: i64) -> Result<&[Dict], IndexError> {
+    pub(super) fn segs(&mut self, conn: &Connection, kind: i64) -> Result<&[Dict], Error> {
         Ok(match self.segs.entry(kind) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => {
@@ -314,7 +312,7 @@ impl SearchCache {
         conn: &Connection,
         db_path: &std::path::Path,
         map: bool,
-    ) -> Result<bool, IndexError> {
+    ) -> Result<bool, Error> {
         if self.stored.is_none() {
             let folders = self.folders.as_deref().map(Vec::as_slice);
             self.stored = Some(Stored::load(conn, db_path, map, folders)?);
@@ -338,7 +336,7 @@ impl SearchCache {
         needle: &str,
         how: Match,
         part: i64,
-    ) -> Result<Arc<IdSet>, IndexError> {
+    ) -> Result<Arc<IdSet>, Error> {
         let key = (needle.to_string(), how, part);
         if let Some(hit) = self.lookups.get(&key) {
             return Ok(hit.clone());

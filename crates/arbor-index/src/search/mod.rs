@@ -32,7 +32,7 @@ use rusqlite::Connection;
 
 use crate::db::Keys;
 use crate::refresh::TEXT_SEGMENT;
-use crate::IndexError;
+use crate::Error;
 use arbor_search::{Query, Term};
 
 pub use arbor_search::{BodyHits, PathsById};
@@ -49,7 +49,7 @@ pub fn warm(
     map_text: bool,
     slot: &mut Option<SearchCache>,
     folders: Folders,
-) -> Result<(), IndexError> {
+) -> Result<(), Error> {
     for may_retry in [true, false] {
         let snapshot = conn.unchecked_transaction()?;
         let c = SearchCache::current(&snapshot, db_path, slot, folders)?;
@@ -61,7 +61,7 @@ pub fn warm(
             .into_iter()
             .try_for_each(|kind| c.segs(&snapshot, kind).map(|_| ()))
         {
-            Err(IndexError::Changed) if may_retry => {
+            Err(Error::Changed) if may_retry => {
                 *slot = None;
                 continue;
             }
@@ -94,7 +94,7 @@ pub fn unindexed(
     cache: &mut Option<SearchCache>,
     folders: Folders,
     paths: &mut dyn Iterator<Item = (u32, &std::path::Path)>,
-) -> Result<Vec<u32>, IndexError> {
+) -> Result<Vec<u32>, Error> {
     let cache = SearchCache::current(conn, db_path, cache, folders)?;
     let files = &cache.files;
     let set = cache
@@ -119,7 +119,7 @@ pub fn share_paths(
     cache: &mut Option<SearchCache>,
     folders: Folders,
     f: &mut dyn FnMut(&mut Arc<std::ffi::OsStr>),
-) -> Result<Arc<PathsById>, IndexError> {
+) -> Result<Arc<PathsById>, Error> {
     let cache = SearchCache::current(conn, db_path, cache, folders)?;
     // Shared with answers given before: those keep the table they name.
     for p in Arc::make_mut(&mut cache.files.keys).values_mut() {
@@ -177,7 +177,7 @@ pub fn search(
     query: &Query,
     within: Option<Within>,
     cancel: Cancel,
-) -> Result<Option<BodyHits>, IndexError> {
+) -> Result<Option<BodyHits>, Error> {
     let body_terms: Vec<(usize, &Term)> = query
         .terms
         .iter()
@@ -227,7 +227,7 @@ pub fn search(
         for segs in cache.segs.values() {
             segs.iter().for_each(|(_, s)| s.release());
         }
-        if matches!(result, Err(IndexError::Changed)) && may_retry {
+        if matches!(result, Err(Error::Changed)) && may_retry {
             *slot = None;
             may_retry = false;
             continue;

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 use crate::refresh::pair_segment;
 use crate::terms::{pair_side_word, Match};
-use crate::IndexError;
+use crate::Error;
 use arbor_search::literals::{parse_case_insensitive, regex_literals};
 use arbor_search::Term;
 
@@ -128,7 +128,7 @@ pub(super) fn narrow(
     cache: &mut SearchCache,
     t: &Term,
     kind: i64,
-) -> Result<Option<Narrow>, IndexError> {
+) -> Result<Option<Narrow>, Error> {
     match t {
         Term::Phrase(p) if p.contains(' ') => phrase_pairs(conn, cache, p, kind).map(Some),
         // One word: the terms holding it, exactly (for one or two
@@ -187,7 +187,7 @@ fn phrase_pairs(
     cache: &mut SearchCache,
     phrase: &str,
     kind: i64,
-) -> Result<Narrow, IndexError> {
+) -> Result<Narrow, Error> {
     let words: Vec<&str> = phrase.split(' ').filter(|w| !w.is_empty()).collect();
     let pairs = pair_segment(kind);
     let n = words.len();

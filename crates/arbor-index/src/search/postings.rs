@@ -7,7 +7,7 @@ use rusqlite::{Connection, MAIN_DB};
 
 use crate::matched::{IdCounts, Matched, Narrowed, KEEP_BYTES};
 use crate::terms::{decode_postings, Match, Segment};
-use crate::IndexError;
+use crate::Error;
 
 use super::cache::Dict;
 use super::idset::IdSet;
@@ -22,7 +22,7 @@ pub(super) fn lookup_where(
     how: Match,
     keep: &(dyn Fn(&[u8]) -> bool + Sync),
     live: &IdSet,
-) -> Result<IdSet, IndexError> {
+) -> Result<IdSet, Error> {
     Ok(lookup_until(conn, segs, needle, how, keep, Some(live), None, false)?.0)
 }
 
@@ -48,7 +48,7 @@ pub(super) fn lookup_until(
     live: Option<&IdSet>,
     among: Option<&[Vec<u32>]>,
     remember: bool,
-) -> Result<(IdSet, Option<(Vec<Vec<u32>>, Vec<u8>)>), IndexError> {
+) -> Result<(IdSet, Option<(Vec<Vec<u32>>, Vec<u8>)>), Error> {
     let full = |out: &IdSet| live.is_some_and(|l| !l.is_empty() && out.covers(l));
     let mut out = IdSet::default();
     let mut buf = Vec::new();
@@ -218,7 +218,7 @@ pub(super) fn narrowed_by_counts(
     needle: &str,
     how: Match,
     prior: Matched,
-) -> Result<(IdSet, Matched), IndexError> {
+) -> Result<(IdSet, Matched), Error> {
     let Narrowed { mut kept, dropped } = prior.narrow(needle, how);
     let dropped_bytes = postings_bytes(segs, &dropped);
     kept.post_bytes = prior.post_bytes.saturating_sub(dropped_bytes);
@@ -260,7 +260,7 @@ fn read_lists(
     seg: &Segment,
     terms: &[u32],
     f: &mut dyn FnMut(u32),
-) -> Result<(), IndexError> {
+) -> Result<(), Error> {
     let mut reader = Postings {
         conn,
         rowid,
@@ -303,7 +303,7 @@ pub(super) fn biggest_lists_first(
     ranges: &[(usize, usize)],
     out: &mut IdSet,
     full: &dyn Fn(&IdSet) -> bool,
-) -> Result<Biggest, IndexError> {
+) -> Result<Biggest, Error> {
     use std::cmp::Reverse;
     let s = reader.seg;
     // The longest lists, kept in a small heap (a letter matches millions
@@ -375,23 +375,21 @@ impl<'c> Postings<'c, '_> {
     }
 
     /// The segment's postings blob, opened when first read.
-    fn blob(&mut self) -> Result<&rusqlite::blob::Blob<'c>, IndexError> {
+    fn blob(&mut self) -> Result<&rusqlite::blob::Blob<'c>, Error> {
         if self.blob.is_none() {
             let blob = self
                 .conn
                 .blob_open(MAIN_DB, c"segments", c"postings", self.rowid, true)?;
             if blob.len() != self.seg.postings_len() {
-                return Err(IndexError::Corrupt(PathBuf::new()));
+                return Err(Error::Corrupt(PathBuf::new()));
             }
             self.blob = Some(blob);
         }
-        self.blob
-            .as_ref()
-            .ok_or(IndexError::Corrupt(PathBuf::new()))
+        self.blob.as_ref().ok_or(Error::Corrupt(PathBuf::new()))
     }
 
     /// Reads the batch's lists, handing `f` each id.
-    fn drain(&mut self, buf: &mut Vec<u8>, f: &mut dyn FnMut(u32)) -> Result<(), IndexError> {
+    fn drain(&mut self, buf: &mut Vec<u8>, f: &mut dyn FnMut(u32)) -> Result<(), Error> {
         let (Some(&(start, _)), Some(&(_, end))) = (self.batch.first(), self.batch.last()) else {
             return Ok(());
         };
@@ -410,7 +408,7 @@ impl<'c> Postings<'c, '_> {
         buf: &mut Vec<u8>,
         out: &mut IdSet,
         full: &dyn Fn(&IdSet) -> bool,
-    ) -> Result<bool, IndexError> {
+    ) -> Result<bool, Error> {
         let (Some(&(start, _)), Some(&(_, end))) = (self.batch.first(), self.batch.last()) else {
             return Ok(false);
         };

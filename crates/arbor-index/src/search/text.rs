@@ -14,7 +14,7 @@ use crate::db::{text_path, text_state, TextState};
 use crate::refresh::FolderRanges;
 use crate::refresh::TEXT_SEGMENT;
 use crate::terms::Match;
-use crate::IndexError;
+use crate::Error;
 use arbor_search::Term;
 
 use arbor_search::PathsById;
@@ -147,7 +147,7 @@ impl Stored {
         db_path: &std::path::Path,
         map: bool,
         folders: Option<&FolderRanges>,
-    ) -> Result<Stored, IndexError> {
+    ) -> Result<Stored, Error> {
         let state = text_state(conn)?;
         let (text, gone) = match Text::open(db_path, state, map) {
             Ok(text) => (text, false),
@@ -420,7 +420,7 @@ pub(super) fn text_hits(
     t: &Term,
     allowed: Option<&IdSet>,
     cancel: Cancel,
-) -> Result<IdSet, IndexError> {
+) -> Result<IdSet, Error> {
     let keep = |keys: &PathsById, id: &u32| -> bool {
         keys.contains_key(id) && allowed.is_none_or(|a| a.contains(id))
     };
@@ -500,13 +500,13 @@ pub(super) fn text_hits(
         let mut found = Vec::new();
         for batch in batches.windows(2) {
             let ids = &to_read[batch[0]..batch[1]];
-            let batch_found: Result<Vec<u32>, IndexError> = ids
+            let batch_found: Result<Vec<u32>, Error> = ids
                 .par_iter()
                 .map_init(
                     || (Vec::new(), Vec::new()),
                     |bufs, &id| {
                         if cancel() {
-                            return Err(IndexError::Cancelled);
+                            return Err(Error::Cancelled);
                         }
                         let tail = tail_of.get(&id).copied();
                         Ok(text_matches(&stored, keys, tail, &check, id, bufs).then_some(id))

@@ -78,16 +78,20 @@ impl Agent {
     }
 
     /// The command that resumes one of its sessions (a `--resume-cmd`
-    /// template): Atomic and pi take the session file with `--session`;
-    /// Claude Code (`claude --resume <session id>`, its CLI reference) and
-    /// Codex (`codex resume <session id>`, its `resume` subcommand) take the
-    /// id.
+    /// template): Atomic and pi take the session file with `--session`
+    /// (the path is always absolute, so never an option); Claude Code
+    /// (`claude --resume <session id>`, its CLI reference) and Codex
+    /// (`codex resume <session id>`, its `resume` subcommand) take the id,
+    /// bound to the option (`--resume=<id>`, as Claude Code's own apps call
+    /// it) or after the end of options (`--`, which Codex's argument parser,
+    /// clap, takes before positionals), so that even an id that got past
+    /// [`Agent::resumes_by_id`] could not be read as an option.
     pub fn resume_template(self) -> &'static str {
         match self {
             Agent::Atomic => "atomic --session {path}",
             Agent::Pi => "pi --session {path}",
-            Agent::Claude => "claude --resume {id}",
-            Agent::Codex => "codex resume {id}",
+            Agent::Claude => "claude --resume={id}",
+            Agent::Codex => "codex resume -- {id}",
         }
     }
 
