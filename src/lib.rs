@@ -10,6 +10,9 @@
 // tests may unwrap freely.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod abort;
+pub mod address_space;
+pub mod allocator;
 pub mod app;
 pub mod cli;
 pub mod demo;

@@ -9,16 +9,24 @@ use clap::Parser;
 
 // Listing 10,000 sessions from the index allocates and frees many small
 // rows across threads; mimalloc measured faster than the system allocator
-// for exactly that (see README, "Benchmarks").
+// for exactly that (see README, "Benchmarks"). Under an address-space
+// limit the C library's takes its place (see `allocator`).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: arbor::allocator::Allocator = arbor::allocator::Allocator;
 
 /// `mi_option_purge_delay` in mimalloc's `mi_option_e` (v2's header; the
 /// crate names only its stable options).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
 fn main() {
+    // An allocation that fails aborts: this says so and restores the
+    // terminal first.
+    arbor::abort::install();
     let cli = arbor::cli::Cli::parse();
+    if let Err(e) = arbor::address_space::start_shared_pool() {
+        eprintln!("arbor: {e:#}");
+        std::process::exit(1);
+    }
     // A screen (the picker, the tree) gives memory it frees back to the
     // system at once rather than after 10 ms: the picker frees a search's
     // transient sets between keystrokes, and with the delay their pages
@@ -75,7 +83,10 @@ fn main() {
             std::process::exit(1);
         }
         // Messages quote paths, ids and file names: never raw on a terminal.
-        eprintln!("arbor: {}", arbor::term::sanitize_block(&format!("{e:#}")));
+        eprintln!(
+            "arbor: {}",
+            arbor::term::sanitize_block(&arbor::cli::error_line(&e))
+        );
         std::process::exit(1);
     }
 }

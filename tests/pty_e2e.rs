@@ -611,7 +611,7 @@ fn tree_of_a_relative_path_reloads_when_the_file_grows() {
 
 /// The terminal's settings, as `stty -a` prints them.
 #[cfg(unix)]
-fn stty(tty: &std::path::Path) -> String {
+pub(crate) fn stty(tty: &std::path::Path) -> String {
     let out = std::process::Command::new("stty")
         .arg(if cfg!(target_os = "linux") {
             "-F"
@@ -626,7 +626,7 @@ fn stty(tty: &std::path::Path) -> String {
 }
 
 #[cfg(unix)]
-fn has_flag(stty: &str, flag: &str) -> Option<bool> {
+pub(crate) fn has_flag(stty: &str, flag: &str) -> Option<bool> {
     stty.split_whitespace().find_map(|w| {
         if w == flag {
             Some(true)

@@ -1311,3 +1311,28 @@ fn a_line_too_long_to_read_says_so_in_the_tree() {
         "{s}"
     );
 }
+
+/// Issue "Hostile conditions, second round": a label on a file trashed
+/// since the tree opened says the file is gone and nothing was written
+/// (the reload that follows a failed write used to replace that with
+/// "Reload failed").
+#[test]
+fn a_label_on_a_file_that_is_gone_says_so() {
+    let store = common::demo_store();
+    let path = common::find_session(&store.path().join("sessions"), "01a20947");
+    let mut app = open(&path, 100, 30);
+    key(&mut app, KeyCode::Home);
+    key(&mut app, KeyCode::Char('L'));
+    for c in "lost".chars() {
+        key(&mut app, KeyCode::Char(c));
+    }
+    std::fs::remove_file(&path).unwrap();
+    let fx = key(&mut app, KeyCode::Enter);
+    assert!(matches!(fx[0], Effect::Label { .. }), "{fx:?}");
+    drive(&mut app, fx[0].clone());
+    let (text, error) = tree(&app).status.clone().expect("a message");
+    assert!(error, "{text}");
+    assert!(text.contains("is gone"), "{text}");
+    assert!(text.contains("nothing was written"), "{text}");
+    assert!(!text.contains("Reload failed"), "{text}");
+}

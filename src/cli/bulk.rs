@@ -28,6 +28,9 @@ struct Candidate {
     bytes: u64,
     /// Why it is not moved (gone, changed seconds ago, the trash failed).
     refused: Option<String>,
+    /// Something odd said of it, moved all the same (a file dated in the
+    /// future).
+    note: Option<String>,
 }
 
 impl Candidate {
@@ -39,8 +42,16 @@ impl Candidate {
             modified_ms: r.modified_ms,
             bytes: 0,
             refused: None,
+            note: None,
         }
     }
+}
+
+/// When a session was last active: the newest of its last message's time
+/// and its file's (a fork made now copies old times; a file written with
+/// no believable time has its mtime).
+fn last_active_ms(r: &SessionInfo) -> i64 {
+    r.modified_ms.max(r.file_mtime_ms)
 }
 
 fn absolute(p: &Path) -> PathBuf {
@@ -97,6 +108,7 @@ fn candidates(
                             modified_ms: 0,
                             bytes: 0,
                             refused: None,
+                            note: None,
                         },
                     });
                 }
@@ -107,6 +119,7 @@ fn candidates(
                     modified_ms: 0,
                     bytes: 0,
                     refused: Some(e.to_string()),
+                    note: None,
                 }),
             }
         }
@@ -124,10 +137,10 @@ fn candidates(
     if rows.is_empty() {
         super::commands::no_sessions_hint(&scope, "looks in every folder");
     }
-    rows.retain(|r| cutoff.is_none_or(|c| r.modified_ms < c));
+    rows.retain(|r| cutoff.is_none_or(|c| last_active_ms(r) < c));
     rows.sort_by(|x, y| {
-        x.modified_ms
-            .cmp(&y.modified_ms)
+        last_active_ms(x)
+            .cmp(&last_active_ms(y))
             .then_with(|| x.path.cmp(&y.path))
     });
     let mut out: Vec<Candidate> = rows.iter().map(Candidate::from_info).collect();
@@ -139,14 +152,21 @@ fn candidates(
 }
 
 /// Sizes from the files now; a file gone, or changed in the last seconds
-/// (an agent may be writing it), is refused.
+/// (an agent may be writing it), is refused. A file dated well in the
+/// future is not "changed seconds ago": it is moved, and that is said.
 fn measure(cands: &mut [Candidate], now_ms: i64) {
     for c in cands.iter_mut().filter(|c| c.refused.is_none()) {
         match bulk::size_and_mtime(&c.path) {
             Ok((bytes, mtime)) => {
                 c.bytes = bytes;
                 let age = now_ms - mtime;
-                if age < LIVE_WINDOW_MS {
+                if age <= -LIVE_WINDOW_MS {
+                    // No agent writes it now: its clock, or a copy, dated it so.
+                    c.note = Some(format!(
+                        "its file is dated in the future ({}); not taken for a sign that an agent is writing it",
+                        arbor_session::entry::format_iso_ms(mtime)
+                    ));
+                } else if age < LIVE_WINDOW_MS {
                     c.refused = Some(format!(
                         "it changed {}s ago; an agent may be writing it",
                         age.max(0) / 1000
@@ -173,21 +193,7 @@ pub fn trash(
         .map(|c| c.path.clone())
         .collect();
     if !a.dry_run && !movable.is_empty() {
-        let moved = bulk::trash_all(&movable);
-        for (p, e) in &moved.failed {
-            if let Some(c) = cands.iter_mut().find(|c| &c.path == p) {
-                c.refused = Some(trash_error_text(e));
-            }
-        }
-        if let Some(note) = bulk::record_path() {
-            if let Err(e) = bulk::write_record(&note, &moved.done, now_ms) {
-                eprintln!(
-                    "arbor: cannot note the batch in {} ({}); arbor restore PATH… still brings each back",
-                    shown(&note),
-                    crate::ui::trash_text::io_reason(&e)
-                );
-            }
-        }
+        move_noted(&mut cands, &movable, now_ms);
     }
     let done = if a.dry_run { "would-move" } else { "moved" };
     for c in &cands {
@@ -200,6 +206,7 @@ pub fn trash(
                 "title": c.title,
                 "status": if c.refused.is_some() { "not-moved" } else { done },
                 "error": c.refused,
+                "note": c.note,
             });
             writeln!(out, "{}", json_text(&v))?;
         } else if c.refused.is_none() {
@@ -212,6 +219,11 @@ pub fn trash(
                 shown(&c.path),
                 clean(&c.title).chars().take(60).collect::<String>(),
             )?;
+        }
+    }
+    for c in cands.iter().filter(|c| c.refused.is_none()) {
+        if let Some(note) = &c.note {
+            eprintln!("arbor: note: {}: {}", shown(&c.path), clean(note));
         }
     }
     let refused: Vec<&Candidate> = cands.iter().filter(|c| c.refused.is_some()).collect();
@@ -260,6 +272,41 @@ pub fn trash(
     Ok(())
 }
 
+/// Moves `movable` with the batch noted as a journal (see
+/// `bulk::Journal`); a file the trash refuses is marked so in `cands`.
+fn move_noted(cands: &mut [Candidate], movable: &[PathBuf], now_ms: i64) {
+    let note = bulk::record_path();
+    // A batch cut off earlier: its note made whole, its placeholders
+    // gone, before this batch's note replaces it.
+    if let Some(note) = &note {
+        let _ = bulk::settle(note);
+    }
+    let mut journal = note.as_deref().and_then(|n| {
+        bulk::Journal::begin(n, movable, now_ms)
+            .map_err(|e| note_error(n, &e))
+            .ok()
+    });
+    let moved = bulk::trash_all_noted(movable, journal.as_mut());
+    for (p, e) in &moved.failed {
+        if let Some(c) = cands.iter_mut().find(|c| &c.path == p) {
+            c.refused = Some(trash_error_text(e));
+        }
+    }
+    if let (Some(j), Some(n)) = (journal, &note) {
+        if let Err(e) = j.finish() {
+            note_error(n, &e);
+        }
+    }
+}
+
+fn note_error(note: &Path, e: &std::io::Error) {
+    eprintln!(
+        "arbor: cannot note the batch in {} ({}); arbor restore PATH… still brings each back",
+        shown(note),
+        crate::ui::trash_text::io_reason(e)
+    );
+}
+
 fn plural(n: usize, what: &str) -> String {
     if n == 1 {
         format!("1 {what}")
@@ -268,16 +315,20 @@ fn plural(n: usize, what: &str) -> String {
     }
 }
 
+const NO_BATCH: &str = "no batch to restore: arbor has moved none to the trash here (name the sessions: arbor restore PATH|ID…)";
+
 /// What `arbor restore` brings back: the paths named (or the sessions in
 /// the trash whose id starts so), or the last batch noted.
 fn to_restore(config: &StoreConfig, a: &RestoreArgs) -> Result<Vec<PathBuf>> {
     if a.sessions.is_empty() {
-        let note = bulk::record_path();
-        return match note.as_deref().and_then(bulk::read_record) {
-            Some(paths) if !paths.is_empty() => Ok(paths),
-            _ => bail!(
-                "no batch to restore: arbor has moved none to the trash here (name the sessions: arbor restore PATH|ID…)"
-            ),
+        let Some(note) = bulk::record_path() else {
+            bail!(NO_BATCH);
+        };
+        // A batch cut off: what it did move, found first.
+        return match bulk::settle(&note) {
+            Ok(Some(paths)) if !paths.is_empty() => Ok(paths),
+            Ok(_) => bail!(NO_BATCH),
+            Err(e) => bail!("cannot list the trash: {}", restore_error_text(&e)),
         };
     }
     let mut trashed: Option<Vec<PathBuf>> = None;

@@ -3,6 +3,7 @@
 mod behind;
 mod bulk;
 mod commands;
+mod error_line;
 mod report;
 pub mod resume;
 mod search;
@@ -12,6 +13,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 pub use commands::run;
+pub use error_line::error_line;
 pub use search::NoMatch;
 
 #[derive(Debug, Parser)]

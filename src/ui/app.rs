@@ -640,6 +640,7 @@ impl App {
         match (result, &mut self.mode) {
             (Ok(loaded), Mode::Tree(t)) if reload && t.path == path => {
                 let session = SharedSession(loaded.session.clone());
+                t.write_failed = false;
                 t.replace(*loaded);
                 t.clamp_scroll(super::tree::list_height(self.width, self.height));
                 t.expect_search_text();
@@ -672,7 +673,13 @@ impl App {
                 return vec![Effect::IndexTree(session)];
             }
             (Err(e), Mode::Tree(t)) if t.path == path => {
-                t.status = Some((format!("Reload failed: {e}"), true))
+                // A failed write reloads the tree; its message (why nothing
+                // was written: the file was trashed, say) stays, as a reload
+                // of a file that is gone would only say the same less clearly.
+                let write_message = std::mem::take(&mut t.write_failed)
+                    .then(|| t.status.take())
+                    .flatten();
+                t.status = write_message.or_else(|| Some((format!("Reload failed: {e}"), true)));
             }
             (Err(e), _) => {
                 self.picker.set_status(
@@ -709,7 +716,13 @@ impl App {
         match result {
             Err(e) => {
                 t.resend = None;
-                t.status = Some((format!("Nothing written: {e}"), true));
+                let text = if e.contains("nothing was written") {
+                    e
+                } else {
+                    format!("Nothing written: {e}")
+                };
+                t.status = Some((text, true));
+                t.write_failed = true;
                 vec![Effect::ReloadTree { path, agent }]
             }
             Ok(new_path) => {

@@ -52,6 +52,11 @@ pub fn set_screen(on: bool) {
     arbor_util::log::on_screen(on);
 }
 
+/// Whether the screen is up (see [`set_screen`]).
+pub fn screen_on() -> bool {
+    SCREEN_ON.load(Ordering::SeqCst)
+}
+
 pub fn set_wake(tx: Option<Sender<AppEvent>>) {
     if let Ok(mut w) = WAKE.lock() {
         *w = tx;

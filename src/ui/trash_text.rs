@@ -89,6 +89,7 @@ pub fn restore_error_text(e: &arbor_session::fileops::RestoreError) -> String {
         R::Unsupported => {
             "this platform's trash cannot be restored from a program; use Finder's Put Back".into()
         }
+        R::Note(e) => format!("cannot write arbor's note of the batch: {}", io_reason(e)),
     }
 }
 

@@ -28,6 +28,25 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An append failed and was undone: the file is as it was.
+    #[error("cannot write {path}: {source}; nothing was written")]
+    NotWritten {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// An append failed, and the part of arbor's line that was written could
+    /// not be cut off (another program appended after it, or the cut failed).
+    #[error("cannot write {path}: {source}; part of arbor's line stayed at byte {at} and could not be cut off (readers skip it as an unreadable line)")]
+    PartialLeft {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+        at: u64,
+    },
+    /// The file is not there any more (moved, renamed or trashed).
+    #[error("{path} is gone (moved, renamed or trashed since it was opened); nothing was written")]
+    Vanished { path: PathBuf },
     #[error("{path} is a version {version} file; it must be migrated to version 3 first (arbor rewrites it atomically and keeps a .bak copy)")]
     NeedsMigration { path: PathBuf, version: u32 },
     #[error("{path} ends in a partial line (another program is writing it); nothing was written, try again")]
@@ -62,8 +81,9 @@ pub enum Error {
         examples: String,
     },
     /// An [`Error::AmbiguousEntryId`] (the `source`) in the file `path`
-    /// (export's `--leaf`). The `source` is also its cause, so a printer
-    /// that walks causes (`{:#}`) prints it twice, as it always has.
+    /// (export's `--leaf`). The text names its `source`, as every error
+    /// here does: the CLI prints a cause only where the text does not
+    /// (`arbor::cli::error_line`).
     #[error("{path}: {source}")]
     AmbiguousEntryIn { path: PathBuf, source: Box<Error> },
     #[error("no entry {id} in {path}")]

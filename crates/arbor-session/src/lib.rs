@@ -29,7 +29,7 @@ pub use write::{bulk, fileops, writer};
 // The modules only this crate uses.
 pub(crate) use model::{calls, ids};
 pub(crate) use read::{load, source};
-pub(crate) use write::splice;
+pub(crate) use write::{own_partial, splice};
 
 // What most callers need, at the top.
 pub use agent::Agent;

@@ -24,7 +24,7 @@ pub(super) fn on_foreground_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T 
 fn foreground_pool() -> Option<&'static rayon::ThreadPool> {
     static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
     POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
+        sized(rayon::ThreadPoolBuilder::new())
             .thread_name(|n| format!("arbor-foreground-{n}"))
             .build()
             .ok()
@@ -40,13 +40,22 @@ fn foreground_pool() -> Option<&'static rayon::ThreadPool> {
 pub(super) fn background_pool() -> Option<&'static rayon::ThreadPool> {
     static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
     POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
+        sized(rayon::ThreadPoolBuilder::new())
             .thread_name(|n| format!("arbor-background-{n}"))
             .start_handler(|_| lower_priority())
             .build()
             .ok()
     })
     .as_ref()
+}
+
+/// A pool sized by the address-space limit when there is one (see
+/// `address_space::pool_threads`); one thread per core otherwise.
+fn sized(builder: rayon::ThreadPoolBuilder) -> rayon::ThreadPoolBuilder {
+    match crate::address_space::pool_threads() {
+        Some(n) => builder.num_threads(n),
+        None => builder,
+    }
 }
 
 /// Lowers the calling thread's scheduling priority (nice 10); on Linux a

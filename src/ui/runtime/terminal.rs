@@ -37,9 +37,20 @@ pub(super) fn setup_terminal() -> Result<Term> {
     crate::ui::signals::install();
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        let on_screen = crate::ui::signals::screen_on();
         restore_terminal();
         hook(info);
+        // A thread of the screen's that panics (a loader that cannot start
+        // its threads under a memory limit) left the loop waiting for it,
+        // on a terminal restored under it: arbor ends instead.
+        if on_screen {
+            std::process::exit(101);
+        }
     }));
+    // An abort (an allocation failed) restores the terminal too.
+    if let Some(fd) = tty_fd() {
+        crate::abort::screen_entering(fd);
+    }
     enable_raw_mode().context("cannot switch the terminal to raw mode")?;
     // From here on a terminating signal restores the terminal first.
     crate::ui::signals::set_screen(true);
@@ -53,6 +64,7 @@ pub(super) fn setup_terminal() -> Result<Term> {
         restore_terminal();
         return Err(e).context("cannot set up the terminal");
     }
+    crate::abort::fail_if_a_test_asks();
     let w: Box<dyn Write + Send> = Box::new(FrameWriter::new(w));
     Terminal::new(CrosstermBackend::new(w)).map_err(|e| {
         restore_terminal();
@@ -112,6 +124,28 @@ pub fn restore_terminal() {
         let _ = w.execute(crossterm::cursor::Show);
     }
     crate::ui::signals::set_screen(false);
+    crate::abort::screen_left();
+}
+
+/// A descriptor of the terminal the screen is drawn on, open for the
+/// process's life (the abort handler restores its settings through it).
+#[cfg(unix)]
+fn tty_fd() -> Option<i32> {
+    use std::os::fd::AsRawFd;
+    static TTY: std::sync::OnceLock<Option<std::fs::File>> = std::sync::OnceLock::new();
+    let tty = TTY.get_or_init(|| crate::term::open_tty(false).ok());
+    match tty {
+        Some(f) => Some(f.as_raw_fd()),
+        None => {
+            use std::io::IsTerminal;
+            std::io::stdout().is_terminal().then_some(1)
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn tty_fd() -> Option<i32> {
+    None
 }
 
 /// Asks the terminal to put `text` on the clipboard (OSC 52).

@@ -197,6 +197,9 @@ pub struct TreeState {
     /// The first line of the help shown (when it is taller than the screen).
     pub help_scroll: usize,
     pub status: Option<(String, bool)>,
+    /// A write just failed and its message is shown: the reload that
+    /// follows it leaves the message alone if it fails too.
+    pub write_failed: bool,
     pub status_timer: crate::ui::widgets::StatusTimer,
     pub now_ms: i64,
     /// The offset label times are shown in: the local one, from the
@@ -245,6 +248,7 @@ impl TreeState {
             dialog: TreeDialog::None,
             help_scroll: 0,
             status: None,
+            write_failed: false,
             status_timer: Default::default(),
             now_ms,
             utc_offset: chrono::Offset::fix(&chrono::Utc),

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::entry::{format_iso_ms, is_internal_marker, parse_iso_ms};
+use crate::entry::{format_iso_ms, is_internal_marker, number_ms, parse_iso_ms, sane_ms};
 use crate::extras::{apply_label, raw_id_hash, LineSource, Offsets};
 use crate::line_skim::LineSpans;
 use crate::reader::{parse_json_lenient, parse_object, too_deep};
@@ -260,14 +260,15 @@ impl InfoScanner {
         i.internal = is_internal_marker(&obj);
         match obj.get("timestamp") {
             Some(Value::String(s)) => {
-                i.header_ms = parse_iso_ms(s);
+                let ms = parse_iso_ms(s);
                 // Normalized to UTC like the agents' `toISOString()`.
-                i.created = i.header_ms.map(format_iso_ms).unwrap_or_else(|| s.clone());
+                i.created = ms.map(format_iso_ms).unwrap_or_else(|| s.clone());
+                i.header_ms = ms.and_then(sane_ms);
             }
             Some(Value::Number(n)) => {
-                if let Some(ms) = n.as_f64().filter(|f| f.is_finite()) {
-                    i.created = format_iso_ms(ms as i64);
-                    i.header_ms = Some(ms as i64);
+                if let Some(ms) = n.as_f64().and_then(number_ms) {
+                    i.created = format_iso_ms(ms);
+                    i.header_ms = Some(ms);
                 }
             }
             _ => {}
@@ -328,9 +329,13 @@ impl InfoScanner {
             let ms = m
                 .timestamp
                 .and_then(|t| t.parse::<f64>().ok())
-                .filter(|f| f.is_finite())
-                .map(|f| f as i64)
-                .or_else(|| raw_str(p.timestamp).as_deref().and_then(parse_iso_ms));
+                .and_then(number_ms)
+                .or_else(|| {
+                    raw_str(p.timestamp)
+                        .as_deref()
+                        .and_then(parse_iso_ms)
+                        .and_then(sane_ms)
+                });
             if let Some(ms) = ms {
                 i.newest_message_ms = Some(i.newest_message_ms.map_or(ms, |c| c.max(ms)));
             }

@@ -7,9 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
-
 use crate::fileops::{self, RestoreError};
+pub use crate::write::journal::{read_batch, settle, write_record, Batch, Journal};
 
 /// Sessions changed within this window may be in use by a live agent: a
 /// delete asks again (picker) or leaves them (`arbor trash`).
@@ -50,14 +49,60 @@ pub fn size_and_mtime(path: &Path) -> std::io::Result<(u64, i64)> {
 
 /// Moves each of `paths` to the system trash; never deletes one.
 pub fn trash_all(paths: &[PathBuf]) -> Outcome<trash::Error> {
+    trash_all_noted(paths, None)
+}
+
+/// [`trash_all`], with the batch noted as it goes in `journal` (see
+/// [`Journal`]) when there is one: after each call to the trash, the
+/// moves it made. A move that the journal fails to note is still done
+/// (`arbor restore` finds such a move in the trash, as it finds those of
+/// a call cut off).
+pub fn trash_all_noted(
+    paths: &[PathBuf],
+    mut journal: Option<&mut Journal>,
+) -> Outcome<trash::Error> {
     let mut out = Outcome::default();
-    for (p, r) in paths.iter().zip(fileops::trash_many(paths)) {
-        match r {
-            Ok(()) => out.done.push(p.clone()),
-            Err(e) => out.failed.push((p.clone(), e)),
+    let kill_after = test_kill_after_moves();
+    let mut start = 0;
+    while start < paths.len() {
+        let mut end = paths.len().min(start + fileops::TRASH_CALL);
+        if let Some(n) = kill_after.filter(|&n| n > start) {
+            end = end.min(n);
         }
+        let call = &paths[start..end];
+        let moved_before = out.done.len();
+        for (p, r) in call.iter().zip(fileops::trash_many(call)) {
+            match r {
+                Ok(()) => out.done.push(p.clone()),
+                Err(e) => out.failed.push((p.clone(), e)),
+            }
+        }
+        if kill_after.is_some_and(|n| n <= out.done.len()) {
+            // A test's kill: right after the Nth move, before its note.
+            std::process::abort();
+        }
+        if let Some(j) = journal.as_deref_mut() {
+            for p in &out.done[moved_before..] {
+                let _ = j.moved(&std::path::absolute(p).unwrap_or_else(|_| p.clone()));
+            }
+        }
+        start = end;
     }
     out
+}
+
+/// `ARBOR_TEST_KILL_AFTER_MOVES=N`: a batch aborts the process after its
+/// Nth move, as a kill would (debug builds only: for the tests of a batch
+/// cut off).
+fn test_kill_after_moves() -> Option<usize> {
+    if cfg!(debug_assertions) {
+        std::env::var("ARBOR_TEST_KILL_AFTER_MOVES")
+            .ok()?
+            .parse()
+            .ok()
+    } else {
+        None
+    }
 }
 
 /// Puts back the most recently trashed copy of each of `paths` (see
@@ -80,32 +125,6 @@ pub fn restore_all(paths: &[PathBuf]) -> Result<Outcome<RestoreError>, RestoreEr
 /// folder has its own note.
 pub fn record_path() -> Option<PathBuf> {
     dirs::data_dir().map(|d| d.join("arbor").join("last-trash.json"))
-}
-
-/// Notes `paths` (absolute) as the last batch moved to the trash, at
-/// `time_ms`. Nothing is noted for an empty batch.
-pub fn write_record(record: &Path, paths: &[PathBuf], time_ms: i64) -> std::io::Result<()> {
-    if paths.is_empty() {
-        return Ok(());
-    }
-    let v = json!({
-        "trashedMs": time_ms,
-        "paths": paths.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
-    });
-    fileops::write_note(record, v.to_string().as_bytes())
-}
-
-/// The last batch noted (`None`: nothing noted, or the note is unreadable).
-pub fn read_record(record: &Path) -> Option<Vec<PathBuf>> {
-    let text = std::fs::read_to_string(record).ok()?;
-    let v: Value = serde_json::from_str(&text).ok()?;
-    let paths = v.get("paths")?.as_array()?;
-    Some(
-        paths
-            .iter()
-            .filter_map(|p| p.as_str().map(PathBuf::from))
-            .collect(),
-    )
 }
 
 /// The note after a restore: the paths that failed and are still in the
@@ -136,15 +155,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let note = dir.path().join("arbor/last-trash.json");
         let paths = vec![PathBuf::from("/a/b.jsonl"), PathBuf::from("/c d/é.jsonl")];
+        let read = |n: &Path| read_batch(n).map(|b| b.paths);
         write_record(&note, &paths, 1).unwrap();
-        assert_eq!(read_record(&note), Some(paths.clone()));
+        assert_eq!(read(&note), Some(paths.clone()));
         update_record(&note, &paths[1..], 2).unwrap();
-        assert_eq!(read_record(&note), Some(paths[1..].to_vec()));
+        assert_eq!(read(&note), Some(paths[1..].to_vec()));
         update_record(&note, &[], 3).unwrap();
         assert!(!note.exists());
         // Nothing noted: no file, and no error removing none.
         update_record(&note, &[], 4).unwrap();
         write_record(&note, &[], 5).unwrap();
-        assert_eq!(read_record(&note), None);
+        assert_eq!(read(&note), None);
     }
 }

@@ -4,5 +4,7 @@
 
 pub mod bulk;
 pub mod fileops;
+pub mod journal;
+pub(crate) mod own_partial;
 pub mod splice;
 pub mod writer;

@@ -2,8 +2,10 @@
 //! (fork, migration), both atomic.
 //!
 //! Safety rules: the parent of a new entry is the file's last entry re-read
-//! at write time; one `write` per line on an `O_APPEND` handle; a file that
-//! ends in a partial line (a writer mid-append) is never glued onto.
+//! at write time; one `write` per line on an `O_APPEND` handle, all or
+//! nothing (`fileops::append_line`); a file that ends in a partial line (a
+//! writer mid-append) is never glued onto, and the one partial line arbor
+//! cuts is a dead one of its own (`own_partial`).
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -49,13 +51,18 @@ pub(crate) fn now_iso() -> String {
     format_iso_ms(chrono::Utc::now().timestamp_millis())
 }
 
-/// Makes sure the file ends in `\n`; returns Err when the last line is partial.
-fn settle_tail(file: &mut File, path: &Path) -> Result<()> {
+/// Makes sure the file ends in `\n`; returns Err when the last line is
+/// partial, but for a dead partial line arbor's own append left, which is
+/// cut off (`Ok(true)`; see `own_partial`).
+fn settle_tail(file: &mut File, path: &Path) -> Result<bool> {
+    // The partial line as first seen: (where it starts, the file's length).
+    let mut first_seen: Option<(Option<u64>, u64)> = None;
+    let mut unchanged = true;
     // A writer mid-append finishes within milliseconds; give it a few chances.
     for attempt in 0..5 {
         let len = file.seek(SeekFrom::End(0)).map_err(io_err(path))?;
         if len == 0 {
-            return Ok(());
+            return Ok(false);
         }
         let tail_start = len.saturating_sub(64 * 1024);
         file.seek(SeekFrom::Start(tail_start))
@@ -63,7 +70,7 @@ fn settle_tail(file: &mut File, path: &Path) -> Result<()> {
         let mut tail = Vec::new();
         file.read_to_end(&mut tail).map_err(io_err(path))?;
         if tail.last() == Some(&b'\n') {
-            return Ok(());
+            return Ok(false);
         }
         let line_start = memchr::memrchr(b'\n', &tail).map(|i| i + 1);
         let complete_line = match line_start {
@@ -79,10 +86,22 @@ fn settle_tail(file: &mut File, path: &Path) -> Result<()> {
         };
         if complete_line {
             fileops::append(file, b"\n").map_err(io_err(path))?;
-            return Ok(());
+            return Ok(false);
         }
+        // Only a line that neither grew nor moved while arbor waited is dead.
+        let seen = (line_start.map(|s| tail_start + s as u64), len);
+        unchanged &= *first_seen.get_or_insert(seen) == seen;
         if attempt < 4 {
             std::thread::sleep(Duration::from_millis(100));
+            continue;
+        }
+        if let (true, Some(s)) = (unchanged, line_start) {
+            if crate::own_partial::is_own_partial_line(&tail[s..]) {
+                let from = tail_start + s as u64;
+                if fileops::cut_dead_partial_line(file, from, len).map_err(io_err(path))? {
+                    return Ok(true);
+                }
+            }
         }
     }
     Err(Error::PartialLastLine {
@@ -196,8 +215,12 @@ pub(crate) fn append_entry(
     for _ in 0..APPEND_ATTEMPTS {
         if snap.parsed < snap.read_len {
             // A line was started after the tail check: wait for its end.
-            settle_tail(&mut file, path)?;
-            snap.catch_up(&mut file, path)?;
+            if settle_tail(&mut file, path)? {
+                // A dead line of arbor's was cut off: what was read is stale.
+                snap = Snapshot::read(&mut file, path)?;
+            } else {
+                snap.catch_up(&mut file, path)?;
+            }
             continue;
         }
         let session = &snap.session;
@@ -214,8 +237,19 @@ pub(crate) fn append_entry(
         // agents do not lock. It is checked for after the write.)
         let len = file.metadata().map_err(io_err(path))?.len();
         if len == snap.read_len as u64 {
-            // One write call: O_APPEND makes it land after whatever is there now.
-            fileops::append_synced(&mut file, line.as_bytes()).map_err(io_err(path))?;
+            // One write call: O_APPEND makes it land after whatever is there
+            // now; all or nothing (a full disk leaves no half line).
+            fileops::append_line(&mut file, line.as_bytes()).map_err(|f| match f.left_at {
+                None => Error::NotWritten {
+                    path: path.to_path_buf(),
+                    source: f.error,
+                },
+                Some(at) => Error::PartialLeft {
+                    path: path.to_path_buf(),
+                    source: f.error,
+                    at,
+                },
+            })?;
             // The window cannot be closed, but it can be seen: if another
             // writer started a line in it (one that writes a line in several
             // calls; Atomic writes each line in one), arbor's line follows
@@ -420,7 +454,7 @@ pub fn fork(source: &Path, entry_id: &str, out: Option<&Path>) -> Result<Forked>
 
     let dest = fork_destination(source, out, &now, &id)?;
     let mut trimmed = None;
-    let written = fileops::write_atomic_with(&dest, |f| {
+    let written = fileops::write_atomic_new_with(&dest, |f| {
         let mut w = std::io::BufWriter::with_capacity(256 << 10, f);
         let lines = ForkLines {
             session: &session,
@@ -436,7 +470,13 @@ pub fn fork(source: &Path, entry_id: &str, out: Option<&Path>) -> Result<Forked>
             "entry {e} nests JSON too deeply to copy without loss; not forking"
         )));
     }
-    written.map_err(io_err(&dest))?;
+    written.map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            already_exists(&dest)
+        } else {
+            io_err(&dest)(e)
+        }
+    })?;
     Ok(Forked {
         path: dest,
         id,
@@ -570,13 +610,18 @@ fn fork_destination(source: &Path, out: Option<&Path>, now: &str, id: &str) -> R
             .unwrap_or(Path::new("."))
             .join(session_file_name(now, id)),
     };
-    if dest.exists() {
-        return Err(Error::Invalid(format!(
-            "{} already exists; not overwriting it",
-            dest.display()
-        )));
+    // A link, even dangling, counts: arbor never writes through one.
+    if dest.symlink_metadata().is_ok() {
+        return Err(already_exists(&dest));
     }
     Ok(dest)
+}
+
+fn already_exists(dest: &Path) -> Error {
+    Error::Invalid(format!(
+        "{} already exists; not overwriting it",
+        dest.display()
+    ))
 }
 
 /// Rewrites a v1/v2 file as v3 (atomically, keeping `<file>.bak`).
@@ -591,6 +636,8 @@ pub fn migrate_file(path: &Path) -> Result<PathBuf> {
     use crate::reader::{lines, migrate_v1, migrate_v2};
     use crate::splice::splice_object_line;
 
+    // A link is refused before anything is written (the .bak included).
+    fileops::refuse_symlink(path).map_err(io_err(path))?;
     let (mut file, meta) = open_session_file(path)?;
     let mut original = Vec::new();
     file.read_to_end(&mut original).map_err(io_err(path))?;

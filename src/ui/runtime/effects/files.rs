@@ -27,9 +27,26 @@ pub fn measure_batch(paths: Vec<PathBuf>) -> Vec<AppEvent> {
     vec![AppEvent::BatchMeasured(measured)]
 }
 
+/// Moves a batch with its note kept as a journal (see
+/// `arbor_session::bulk::Journal`): a picker killed in the middle of it
+/// leaves a batch `arbor restore` undoes exactly.
 pub fn trash_batch(paths: &[PathBuf]) -> Vec<AppEvent> {
-    let out = arbor_session::bulk::trash_all(paths);
-    note_batch(&out.done);
+    use arbor_session::bulk;
+    let note = bulk::record_path();
+    if let Some(note) = &note {
+        let _ = bulk::settle(note);
+    }
+    let abs: Vec<PathBuf> = paths.iter().map(|p| absolute(p)).collect();
+    let now = crate::ui::runtime::now_ms();
+    let mut journal = note.as_deref().and_then(|n| {
+        bulk::Journal::begin(n, &abs, now)
+            .map_err(|e| arbor_util::log::line(format!("trash note {}: {e}", n.display())))
+            .ok()
+    });
+    let out = bulk::trash_all_noted(paths, journal.as_mut());
+    if let Some(Err(e)) = journal.map(bulk::Journal::finish) {
+        arbor_util::log::line(format!("trash note: {e}"));
+    }
     vec![AppEvent::TrashedBatch {
         moved: out.done,
         failed: out
@@ -79,10 +96,7 @@ fn note_batch(paths: &[PathBuf]) {
     let Some(note) = arbor_session::bulk::record_path() else {
         return;
     };
-    let abs: Vec<PathBuf> = paths
-        .iter()
-        .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
-        .collect();
+    let abs: Vec<PathBuf> = paths.iter().map(|p| absolute(p)).collect();
     let now = crate::ui::runtime::now_ms();
     if let Err(e) = arbor_session::bulk::write_record(&note, &abs, now) {
         arbor_util::log::line(format!("trash note {}: {e}", note.display()));
@@ -92,4 +106,8 @@ fn note_batch(paths: &[PathBuf]) {
 /// Puts the most recently trashed copy of `path` back; errors in words.
 pub fn restore_from_trash(path: &std::path::Path) -> Result<(), String> {
     fileops::restore_from_trash(path).map_err(|e| trash_text::restore_error_text(&e))
+}
+
+fn absolute(p: &std::path::Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }

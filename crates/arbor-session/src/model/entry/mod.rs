@@ -11,7 +11,7 @@ mod time;
 pub(crate) use facts::{intern_role, intern_type, Facts, LabelFacts};
 pub use facts::{StopKind, TextKind};
 pub use raw::Raw;
-pub use time::{format_iso_ms, parse_iso_ms};
+pub use time::{format_iso_ms, number_ms, parse_iso_ms, sane_ms, LATEST_SANE_MS};
 
 use std::borrow::Cow;
 

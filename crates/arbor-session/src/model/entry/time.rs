@@ -1,6 +1,37 @@
 //! ISO 8601 timestamps to milliseconds and back, as chrono reads and
 //! writes them, without chrono on the common shape.
 
+/// The newest time a session's record is believed (2100-01-01): a later
+/// one is a broken clock or a bad write, and would keep its session the
+/// newest (never old enough to clean up) for ever.
+pub const LATEST_SANE_MS: i64 = 4_102_444_800_000;
+
+/// A number below this is a time in seconds (as milliseconds it would be
+/// before March 1973; as seconds it is any time before the year 5138).
+const SECONDS_BELOW: f64 = 1e11;
+
+/// `ms` (since the epoch) when it is a believable time for a session's
+/// record: after 1970-01-01 (0 is "no time" written as a time) and before
+/// [`LATEST_SANE_MS`]. Every time read from a session's lines passes
+/// here, so that the row, the list's order and the age shown agree.
+pub fn sane_ms(ms: i64) -> Option<i64> {
+    (ms > 0 && ms < LATEST_SANE_MS).then_some(ms)
+}
+
+/// A numeric timestamp (Unix milliseconds, or seconds when too small to
+/// be milliseconds) as [`sane_ms`] milliseconds.
+pub fn number_ms(n: f64) -> Option<i64> {
+    if !n.is_finite() || n <= 0.0 {
+        return None;
+    }
+    let ms = if n < SECONDS_BELOW { n * 1000.0 } else { n };
+    // Compared as a float first: 1e30 as an integer saturates.
+    if ms >= LATEST_SANE_MS as f64 {
+        return None;
+    }
+    sane_ms(ms as i64)
+}
+
 /// Milliseconds since the epoch of an ISO 8601 timestamp.
 pub fn parse_iso_ms(s: &str) -> Option<i64> {
     canonical_iso_ms(s).or_else(|| {
@@ -81,6 +112,21 @@ pub fn format_iso_ms(ms: i64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn times_are_believed_or_not_the_same_way() {
+        use super::{number_ms, sane_ms};
+        assert_eq!(number_ms(1_735_689_660_000.0), Some(1_735_689_660_000));
+        // Seconds, with or without a fraction.
+        assert_eq!(number_ms(1_735_689_660.0), Some(1_735_689_660_000));
+        assert_eq!(number_ms(1_735_689_660.5), Some(1_735_689_660_500));
+        for bad in [0.0, -5.0, 1e30, f64::NAN, f64::INFINITY, 4.2e12, 4.2e9] {
+            assert_eq!(number_ms(bad), None, "{bad}");
+        }
+        assert_eq!(sane_ms(0), None);
+        assert_eq!(sane_ms(super::LATEST_SANE_MS), None);
+        assert_eq!(sane_ms(1), Some(1));
+    }
+
     #[test]
     fn formatted_times_are_chronos() {
         let mut next = crate::testgen::xorshift(0x2545_f491_4f6c_dd1d);
