@@ -273,6 +273,13 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// [`write_atomic_new_with`] of `bytes` (the fork streams; the tests
+/// write bytes).
+#[cfg(test)]
+pub(crate) fn write_atomic_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_new_with(path, |f| f.write_all(bytes))
+}
+
 /// Writes what `fill` writes to the new file `path` atomically, a piece
 /// at a time (a fork of a large session is never held whole); anything at
 /// `path` already (a link too) is left alone: `AlreadyExists`. Nothing is
