@@ -1,54 +1,67 @@
-//! JSON and text safe to print on a terminal: DEL and C1 controls, which
-//! serde_json leaves raw and some terminals obey, written as escapes.
+//! JSON and text safe to print on a terminal: DEL, C1 controls and the
+//! bidirectional-text controls, which serde_json leaves raw and a terminal
+//! obeys (C1) or uses to reorder what is shown (bidi: a path or command in
+//! a string could read as something else), written as `\u` escapes. Inside
+//! a JSON string the escape means the same character, so a program reading
+//! the output sees the same value.
 
 use serde_json::Value;
 
-/// Rewrites DEL and C1 controls (raw in JSON strings) as `\u` escapes; they
-/// can only occur inside strings, where the escape means the same.
+/// Whether `c` is written as an escape: DEL, a C1 control, or a bidi
+/// control (the embeddings, overrides and isolates, and the marks).
+fn must_escape(c: char) -> bool {
+    matches!(c,
+        '\u{7f}'..='\u{9f}'
+        | '\u{061c}'
+        | '\u{200e}' | '\u{200f}'
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2066}'..='\u{2069}')
+}
+
+/// The first byte of every character [`must_escape`] names: DEL, 0xc2 (C1),
+/// 0xd8 (U+061C) and 0xe2 (the U+20xx controls). A buffer without them is
+/// passed through without decoding.
+fn may_need_escape(buf: &[u8]) -> bool {
+    buf.iter().any(|b| matches!(b, 0x7f | 0xc2 | 0xd8 | 0xe2))
+}
+
+/// Rewrites the characters [`must_escape`] names as `\u` escapes; in JSON
+/// text they can only occur inside strings, where the escape means the same.
 pub(super) fn escape_c1(buf: Vec<u8>) -> Vec<u8> {
     if !needs_c1_escape(&buf) {
         return buf;
     }
-    let mut out = Vec::with_capacity(buf.len() + 16);
-    let mut i = 0;
-    while i < buf.len() {
-        let b = buf[i];
-        if b == 0x7f {
-            out.extend_from_slice(b"\\u007f");
-        } else if b == 0xc2 && buf.get(i + 1).is_some_and(|n| (0x80..=0x9f).contains(n)) {
-            out.extend_from_slice(format!("\\u{:04x}", buf[i + 1]).as_bytes());
-            i += 1;
-        } else {
-            out.push(b);
-        }
-        i += 1;
+    match String::from_utf8(buf) {
+        Ok(s) => escaped(&s).into_bytes(),
+        // serde_json writes UTF-8; anything else is passed on as it is.
+        Err(e) => e.into_bytes(),
     }
-    out
 }
 
-/// Whether `buf` holds DEL or a C1 control ([`escape_c1`] changes it).
+/// Whether `buf` holds a character [`escape_c1`] changes.
 pub(super) fn needs_c1_escape(buf: &[u8]) -> bool {
-    memchr::memchr(0x7f, buf).is_some()
-        || memchr::memmem::find_iter(buf, b"\xc2")
-            .any(|i| buf.get(i + 1).is_some_and(|b| (0x80..=0x9f).contains(b)))
+    may_need_escape(buf) && String::from_utf8_lossy(buf).chars().any(must_escape)
 }
 
-/// JSON text safe to print on a terminal: DEL and C1 controls (which
-/// serde_json leaves raw and some terminals obey) are written as escapes.
-pub fn json_text(v: &Value) -> String {
-    let s = v.to_string();
-    if !s.chars().any(|c| ('\u{7f}'..='\u{9f}').contains(&c)) {
-        return s;
-    }
+fn escaped(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 16);
     for c in s.chars() {
-        if ('\u{7f}'..='\u{9f}').contains(&c) {
+        if must_escape(c) {
             out.push_str(&format!("\\u{:04x}", c as u32));
         } else {
             out.push(c);
         }
     }
     out
+}
+
+/// JSON text safe to print on a terminal (see the module docs).
+pub fn json_text(v: &Value) -> String {
+    let s = v.to_string();
+    if !s.chars().any(must_escape) {
+        return s;
+    }
+    escaped(&s)
 }
 
 pub(super) fn plain(v: &Value) -> String {
@@ -58,81 +71,18 @@ pub(super) fn plain(v: &Value) -> String {
     }
 }
 
-/// A writer that escapes DEL and C1 controls as [`json_text`] does, as
-/// the bytes go through (a JSON text of hundreds of megabytes is never
-/// held to be escaped). [`C1Escaped::finish`] writes a `\xc2` held last.
-pub(super) struct C1Escaped<W: std::io::Write> {
-    out: W,
-    /// A `\xc2` was the last byte: whether it starts a C1 control depends
-    /// on the next.
-    held: bool,
-}
-
-impl<W: std::io::Write> C1Escaped<W> {
-    pub(super) fn new(out: W) -> Self {
-        C1Escaped { out, held: false }
-    }
-
-    pub(super) fn finish(mut self) -> std::io::Result<W> {
-        if std::mem::take(&mut self.held) {
-            self.out.write_all(b"\xc2")?;
-        }
-        Ok(self.out)
-    }
-}
-
-impl<W: std::io::Write> std::io::Write for C1Escaped<W> {
-    fn write(&mut self, mut buf: &[u8]) -> std::io::Result<usize> {
-        let n = buf.len();
-        if std::mem::take(&mut self.held) {
-            match buf.first() {
-                Some(&b) if (0x80..=0x9f).contains(&b) => {
-                    write!(self.out, "\\u{b:04x}")?;
-                    buf = &buf[1..];
-                }
-                _ => self.out.write_all(b"\xc2")?,
-            }
-        }
-        while let Some(i) = memchr::memchr2(0x7f, 0xc2, buf) {
-            self.out.write_all(&buf[..i])?;
-            match (buf[i], buf.get(i + 1)) {
-                (0x7f, _) => self.out.write_all(b"\\u007f")?,
-                (_, None) => self.held = true,
-                (_, Some(&b)) if (0x80..=0x9f).contains(&b) => {
-                    write!(self.out, "\\u{b:04x}")?;
-                    buf = &buf[i + 2..];
-                    continue;
-                }
-                _ => self.out.write_all(b"\xc2")?,
-            }
-            buf = &buf[i + 1..];
-        }
-        self.out.write_all(buf)?;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
 
-    /// Escaped as the bytes go, whatever the pieces, as `json_text` does whole.
     #[test]
-    fn c1_escaped_as_a_stream_is_json_text() {
-        let v = serde_json::json!({"t": "a\u{7f}b\u{85}c\u{9f}é\u{a0}ok\u{c2}\u{80}"});
-        let whole = json_text(&v);
-        let bytes = v.to_string().into_bytes();
-        for piece in 1..6 {
-            let mut w = C1Escaped::new(Vec::new());
-            for c in bytes.chunks(piece) {
-                w.write_all(c).unwrap();
-            }
-            assert_eq!(String::from_utf8(w.finish().unwrap()).unwrap(), whole);
-        }
+    fn bidi_and_c1_controls_are_escaped_and_mean_the_same() {
+        let v = serde_json::json!({"title": "a\u{202e}gpj.exe\u{2066}\u{85}\u{7f}é"});
+        let text = json_text(&v);
+        assert_eq!(text, r#"{"title":"a\u202egpj.exe\u2066\u0085\u007fé"}"#);
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), v);
+        let bytes = escape_c1(v.to_string().into_bytes());
+        assert_eq!(String::from_utf8(bytes).unwrap(), text);
+        assert!(!needs_c1_escape("plain — “quoted” é".as_bytes()));
     }
 }

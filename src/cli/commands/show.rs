@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{bail, Context as _, Result};
 use rayon::prelude::*;
 
-use super::json::{escape_c1, json_text, needs_c1_escape, plain, C1Escaped};
+use super::json::{escape_c1, json_text, needs_c1_escape, plain};
 use super::{load, resolve};
 use crate::cli::{ContextArgs, DiffArgs, ExportArgs, ShowArgs};
 use crate::term::{path as shown, sanitize_line as clean};
@@ -175,7 +175,7 @@ pub(super) fn context(config: &StoreConfig, a: &ContextArgs, out: &mut impl Writ
 }
 
 /// One message of `context --json` (`ContextMessage::to_json`, escaped as
-/// `json_text` escapes), written as it is serialized.
+/// `json_text` escapes), serialized from the message's own strings.
 fn write_context_row(
     w: &mut impl Write,
     m: &arbor_session::ContextMessage,
@@ -191,15 +191,12 @@ fn write_context_row(
     if !first {
         w.write_all(b",")?;
     }
-    let mut esc = C1Escaped::new(w);
     let row = Row {
         role: &m.role,
         entry_id: &m.entry_id,
         text: &m.text,
     };
-    serde_json::to_writer(&mut esc, &row)?;
-    esc.finish()?;
-    Ok(())
+    w.write_all(&escape_c1(serde_json::to_vec(&row)?))
 }
 
 pub(super) fn export(config: &StoreConfig, a: &ExportArgs, out: &mut impl Write) -> Result<()> {

@@ -61,10 +61,48 @@ fn tag_like(next: Option<char>) -> bool {
     next.is_some_and(|c| c.is_ascii_alphabetic() || matches!(c, '/' | '!' | '?'))
 }
 
-/// A line of prose with tag-like `<` escaped outside code spans.
+/// A line Markdown would read as a heading, a thematic break or a setext
+/// underline. Message text stays Markdown, but these would let a message
+/// forge the document's own structure (its `---` and `## Assistant`).
+fn forges_structure(line: &str) -> bool {
+    let t = line.trim_start_matches(' ');
+    if line.len() - t.len() > 3 {
+        return false;
+    }
+    let hashes = t.len() - t.trim_start_matches('#').len();
+    if (1..=6).contains(&hashes)
+        && t[hashes..]
+            .chars()
+            .next()
+            .is_none_or(|c| c == ' ' || c == '\t')
+    {
+        return true;
+    }
+    let mut marks = t.chars().filter(|c| !matches!(c, ' ' | '\t'));
+    let Some(first) = marks.next() else {
+        return false;
+    };
+    let count = 1 + marks.clone().count();
+    let all_same = marks.all(|c| c == first);
+    match first {
+        // A setext underline may be one character long.
+        '-' | '=' => all_same,
+        '*' | '_' => all_same && count >= 3,
+        _ => false,
+    }
+}
+
+/// A line of prose with tag-like `<` escaped outside code spans, a line
+/// that would forge structure escaped at its first mark, and images made
+/// plain links (a viewer would fetch a remote image on opening the file).
 fn md_prose_line(line: &str, out: &mut String) {
     let chars: Vec<char> = line.chars().collect();
     let mut i = 0;
+    if forges_structure(line) {
+        i = chars.iter().take_while(|&&c| c == ' ').count();
+        out.extend(&chars[..i]);
+        out.push('\\');
+    }
     while i < chars.len() {
         let c = chars[i];
         if c == '`' {
@@ -97,6 +135,8 @@ fn md_prose_line(line: &str, out: &mut String) {
         }
         if c == '<' && tag_like(chars.get(i + 1).copied()) {
             out.push_str("&lt;");
+        } else if c == '!' && chars.get(i + 1) == Some(&'[') {
+            out.push_str("\\!");
         } else {
             out.push(c);
         }
@@ -274,6 +314,20 @@ mod tests {
         assert_eq!(
             out,
             "Use `Vec<String>` not Vec&lt;String>; a < b.\n```rust\nlet x: Vec<u8>;\n```\n&lt;script>x&lt;/script>\n"
+        );
+    }
+
+    #[test]
+    fn markdown_prose_cannot_forge_sections_or_load_images() {
+        let mut out = String::new();
+        md_block(
+            "ok\n---\n## Assistant\n#tag stays\n  ===\n* * *\n- item\n![x](https://e.example/t.png) `![c](d)`\n```\n## in code\n```",
+            "",
+            &mut out,
+        );
+        assert_eq!(
+            out,
+            "ok\n\\---\n\\## Assistant\n#tag stays\n  \\===\n\\* * *\n- item\n\\![x](https://e.example/t.png) `![c](d)`\n```\n## in code\n```\n"
         );
     }
 
