@@ -8,7 +8,9 @@ use crate::common;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use arbor::ui::picker::{load_hits, load_preview, load_preview_with, PreviewLimits};
+use arbor::ui::picker::{
+    load_hits, load_hits_noting, load_preview, load_preview_with, PreviewLimits, Unread,
+};
 use arbor_search::Query;
 use arbor_session::context::message_text;
 use arbor_session::{read_session, SessionTree};
@@ -207,6 +209,36 @@ fn a_huge_line_is_skipped_and_said_to_be() {
     let p = load_preview(&path).unwrap();
     assert_eq!(p.note, None);
     assert!(p.last_messages[2].1.starts_with("a pasted log line"));
+}
+
+/// Issue (hostile conditions, item 5): a match inside a line too long to
+/// read is not "none in its entries": the search says the line was not
+/// read, and the picker's preview says so.
+#[test]
+fn a_match_in_a_line_too_long_to_read_is_said_unread_not_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.jsonl");
+    write_session(&path, 30, Some((27, 3 << 20)));
+    let limits = PreviewLimits {
+        max_line: 1 << 20,
+        ..PreviewLimits::default()
+    };
+    let q = Query::parse("\"pasted log line\"");
+    let (hits, total, unread) = load_hits_noting(&path, &q, &limits, &|| false)
+        .unwrap()
+        .unwrap();
+    assert_eq!((hits.len(), total), (0, 0));
+    assert_eq!(unread.lines, 1);
+    assert!(unread.biggest > 3 << 20, "{}", unread.biggest);
+    assert_eq!(
+        unread.note().as_deref(),
+        Some("a line of 3 MB is too long to read here: not searched")
+    );
+    // With room for it, it is read and matches.
+    let (hits, _, unread) = load_hits_noting(&path, &q, &PreviewLimits::default(), &|| false)
+        .unwrap()
+        .unwrap();
+    assert_eq!((hits.len(), unread), (1, Unread::default()));
 }
 
 /// Run by `a_million_entry_session_previews_in_little_memory` in a process

@@ -1279,6 +1279,39 @@ fn the_tree_opens_at_an_entry() {
     assert_eq!(id(&app), "10d18958");
 }
 
+/// Hostile conditions, item 5: a line longer than the tree reads
+/// (`TREE_MAX_LINE`) is never read: its row says what it is and that it
+/// was not read, and the entries around it show as ever.
+#[test]
+fn a_line_too_long_to_read_says_so_in_the_tree() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.jsonl");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    writeln!(w, r#"{{"type":"session","version":3,"id":"0193b000-0000-7000-8000-0000000000aa","timestamp":"2026-11-29T10:00:00.000Z","cwd":"/h"}}"#).unwrap();
+    writeln!(w, r#"{{"type":"message","id":"aaaa0001","parentId":null,"timestamp":"2026-11-29T10:00:01.000Z","message":{{"role":"user","content":"show me the log"}}}}"#).unwrap();
+    write!(w, r#"{{"type":"message","id":"aaaa0002","parentId":"aaaa0001","timestamp":"2026-11-29T10:00:02.000Z","message":{{"role":"assistant","content":""#).unwrap();
+    let chunk = "a log line ".repeat(1 << 16);
+    let big = arbor::ui::tree::TREE_MAX_LINE + (1 << 20);
+    for _ in 0..big.div_ceil(chunk.len()) {
+        w.write_all(chunk.as_bytes()).unwrap();
+    }
+    writeln!(w, r#""}}}}"#).unwrap();
+    writeln!(w, r#"{{"type":"message","id":"aaaa0003","parentId":"aaaa0002","timestamp":"2026-11-29T10:00:03.000Z","message":{{"role":"user","content":"thanks"}}}}"#).unwrap();
+    drop(w);
+    let app = open(&path, 120, 20);
+    let s = screen(&app);
+    assert!(s.contains("user: show me the log"), "{s}");
+    assert!(s.contains("user: thanks"), "{s}");
+    let mb = big.div_ceil(chunk.len()) * chunk.len() / (1 << 20) + 1;
+    assert!(
+        s.contains(&format!(
+            "assistant: [a line of {mb} MB, too long to read here: not shown]"
+        )),
+        "{s}"
+    );
+}
+
 /// Issue "Hostile conditions, second round": a label on a file trashed
 /// since the tree opened says the file is gone and nothing was written
 /// (the reload that follows a failed write used to replace that with

@@ -11,9 +11,9 @@ use super::json::{escape_c1, json_text, needs_c1_escape, plain};
 use super::{load, resolve};
 use crate::cli::{ContextArgs, DiffArgs, ExportArgs, ShowArgs};
 use crate::term::{path as shown, sanitize_line as clean};
-use arbor_session::build_context;
 use arbor_session::view::{flatten_pre, row_line, Filter, FilterBits, Preorder};
 use arbor_session::ContextFlavor;
+use arbor_session::ContextPlan;
 use arbor_store::{resolve_session, StoreConfig};
 
 pub(super) fn show(config: &StoreConfig, a: &ShowArgs, out: &mut impl Write) -> Result<()> {
@@ -95,49 +95,108 @@ pub(super) fn context(config: &StoreConfig, a: &ContextArgs, out: &mut impl Writ
         ),
         None => None,
     };
-    let ctx = build_context(&s, &t, leaf, flavor);
+    let plan = ContextPlan::new(&s, &t, leaf, flavor);
     if a.json {
-        let mut v = ctx.to_json();
-        // Which agent's rules built it (pi's for the pi store's sessions).
-        v["flavor"] = flavor.name().into();
-        writeln!(out, "{}", json_text(&v))?;
+        // The object of `SessionContext::to_json` with the flavor, written a
+        // message at a time (the context is never held whole).
+        let mut head = serde_json::Map::new();
+        head.insert("leafId".into(), plan.leaf_id().into());
+        head.insert(
+            "model".into(),
+            match &plan.model {
+                Some((p, m)) => serde_json::json!({"provider": p, "modelId": m}),
+                None => serde_json::Value::Null,
+            },
+        );
+        head.insert("thinkingLevel".into(), plan.thinking_level.clone());
+        let head = json_text(&serde_json::Value::Object(head));
+        let mut w = std::io::BufWriter::with_capacity(256 << 10, out);
+        w.write_all(&head.as_bytes()[..head.len() - 1])?;
+        w.write_all(b",\"messages\":[")?;
+        let mut first = true;
+        let mut result = Ok(());
+        plan.for_each_message(|m| {
+            if result.is_ok() {
+                result = write_context_row(&mut w, &m, std::mem::take(&mut first));
+            }
+        });
+        result?;
+        writeln!(
+            w,
+            "],\"flavor\":{}}}",
+            serde_json::Value::from(flavor.name())
+        )?;
+        w.flush()?;
         return Ok(());
     }
-    let model = ctx
+    // The count and the tokens head the messages: a first pass makes
+    // them, a second writes the messages out.
+    let (mut count, mut tokens) = (0, 0);
+    plan.for_each_message(|m| {
+        count += 1;
+        tokens += m.text.chars().count().div_ceil(4);
+    });
+    let model = plan
         .model
         .as_ref()
         .map(|(p, m)| format!("{}/{}", plain(p), plain(m)))
         .unwrap_or_else(|| "(none)".into());
+    let mut w = std::io::BufWriter::with_capacity(256 << 10, out);
     writeln!(
-        out,
+        w,
         "leaf {} · model {} · thinking {} · {} · ~{} tokens",
-        clean(ctx.leaf_id.as_deref().unwrap_or("(none)")),
+        clean(plan.leaf_id().unwrap_or("(none)")),
         clean(&model),
-        clean(&plain(&ctx.thinking_level)),
-        match ctx.messages.len() {
+        clean(&plain(&plan.thinking_level)),
+        match count {
             1 => "1 message".to_string(),
             n => format!("{n} messages"),
         },
-        ctx.estimated_tokens()
+        tokens
     )?;
-    for (i, m) in ctx.messages.iter().enumerate() {
-        if Some(i) == ctx.boundary {
-            writeln!(
-                out,
-                "──── compaction boundary ({}) ────",
-                clean(&m.entry_id)
-            )?;
+    let mut i = 0;
+    let mut result = Ok(());
+    plan.for_each_message(|m| {
+        if result.is_err() {
+            return;
         }
-        writeln!(
-            out,
-            "[{}] {} ({})",
-            i + 1,
-            clean(&m.role),
-            clean(&m.entry_id)
-        )?;
-        writeln!(out, "{}", arbor_session::render::sanitize_block(&m.text))?;
-    }
+        result = (|| {
+            if Some(i) == plan.boundary {
+                writeln!(w, "──── compaction boundary ({}) ────", clean(&m.entry_id))?;
+            }
+            i += 1;
+            writeln!(w, "[{i}] {} ({})", clean(&m.role), clean(&m.entry_id))?;
+            writeln!(w, "{}", arbor_session::render::sanitize_block(&m.text))
+        })();
+    });
+    result?;
+    w.flush()?;
     Ok(())
+}
+
+/// One message of `context --json` (`ContextMessage::to_json`, escaped as
+/// `json_text` escapes), serialized from the message's own strings.
+fn write_context_row(
+    w: &mut impl Write,
+    m: &arbor_session::ContextMessage,
+    first: bool,
+) -> std::io::Result<()> {
+    #[derive(serde::Serialize)]
+    struct Row<'a> {
+        role: &'a str,
+        #[serde(rename = "entryId")]
+        entry_id: &'a str,
+        text: &'a str,
+    }
+    if !first {
+        w.write_all(b",")?;
+    }
+    let row = Row {
+        role: &m.role,
+        entry_id: &m.entry_id,
+        text: &m.text,
+    };
+    w.write_all(&escape_c1(serde_json::to_vec(&row)?))
 }
 
 pub(super) fn export(config: &StoreConfig, a: &ExportArgs, out: &mut impl Write) -> Result<()> {
@@ -155,10 +214,17 @@ pub(super) fn export(config: &StoreConfig, a: &ExportArgs, out: &mut impl Write)
     let opts = ExportOptions {
         thinking: a.thinking,
     };
-    let doc = export::export_file(&path, a.leaf.as_deref(), format, opts)?;
+    // Read (and the branch found) before anything is created; then
+    // written out an entry at a time.
+    let doc = export::Export::open(&path, a.leaf.as_deref())?;
+    let write = |w: &mut dyn Write| {
+        let mut w = std::io::BufWriter::with_capacity(256 << 10, w);
+        doc.write(format, opts, &mut w)?;
+        w.flush()
+    };
     match &a.out {
-        None => doc.write_to(out)?,
-        Some(dest) => write_new_file(dest, &doc, a.force)?,
+        None => write(out)?,
+        Some(dest) => write_new_file(dest, a.force, |f| write(f))?,
     }
     Ok(())
 }
@@ -191,16 +257,16 @@ pub(super) fn diff(config: &StoreConfig, a: &DiffArgs, out: &mut impl Write) -> 
     Ok(())
 }
 
-/// Writes an export to `dest`, refusing to replace an existing file unless
-/// `force`.
+/// Writes an export to `dest` with `write`, refusing to replace an
+/// existing file unless `force`.
 pub fn write_new_file(
     dest: &Path,
-    doc: &arbor_session::export::Rendered,
     force: bool,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
 ) -> Result<()> {
     use arbor_session::fileops::write_new;
     use arbor_session::Error as SessionError;
-    match write_new(dest, force, |f| doc.write_to(f)) {
+    match write_new(dest, force, write) {
         Ok(()) => Ok(()),
         Err(SessionError::CreateFile(e)) if e.kind() == std::io::ErrorKind::AlreadyExists => bail!(
             "{} exists; nothing written (--force replaces it)",

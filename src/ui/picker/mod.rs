@@ -20,7 +20,8 @@ pub use dialogs::delete::{PERMANENT_KEYS, TRASHING_KEYS};
 pub use dialogs::labels::LABEL_KEYS;
 pub use keys::{Action, KEYS};
 pub use preview::{
-    load_hits, load_preview, load_preview_with, Preview, PreviewHits, PreviewLimits, MAX_HITS,
+    load_hits, load_hits_noting, load_preview, load_preview_with, Preview, PreviewHits,
+    PreviewLimits, Unread, MAX_HITS,
 };
 pub use row::{Folders, Row, RowInfo, FIRST_PROMPT_KEPT};
 pub use state::{

@@ -56,6 +56,38 @@ pub struct PreviewHits {
     pub hits: Vec<EntryHit>,
     /// How many entries match (more than `hits` holds past [`MAX_HITS`]).
     pub total: usize,
+    /// Lines too long to read for matches (they may hold some).
+    pub unread: Unread,
+}
+
+/// Lines of a session left unread for being longer than the preview's
+/// limit: how many, and the longest's length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Unread {
+    pub lines: usize,
+    pub biggest: u64,
+}
+
+impl Unread {
+    fn add(&mut self, len: u64) {
+        self.lines += 1;
+        self.biggest = self.biggest.max(len);
+    }
+
+    /// What the preview says of them: a match may be in them.
+    pub fn note(&self) -> Option<String> {
+        match self.lines {
+            0 => None,
+            1 => Some(format!(
+                "a line of {} is too long to read here: not searched",
+                size(self.biggest)
+            )),
+            n => Some(format!(
+                "{n} lines too long to read here (up to {}): not searched",
+                size(self.biggest)
+            )),
+        }
+    }
 }
 
 /// Matching entries a preview keeps (each with its snippet); more are
@@ -224,10 +256,21 @@ pub fn load_hits(
     limits: &PreviewLimits,
     stale: &dyn Fn() -> bool,
 ) -> Result<Option<(Vec<EntryHit>, usize)>, String> {
+    Ok(load_hits_noting(path, query, limits, stale)?.map(|(hits, total, _)| (hits, total)))
+}
+
+/// [`load_hits`], and the lines it could not read for their length.
+pub fn load_hits_noting(
+    path: &Path,
+    query: &Query,
+    limits: &PreviewLimits,
+    stale: &dyn Fn() -> bool,
+) -> Result<Option<(Vec<EntryHit>, usize, Unread)>, String> {
     if !looks_at_entries(query) {
-        return Ok(Some((Vec::new(), 0)));
+        return Ok(Some((Vec::new(), 0, Unread::default())));
     }
-    let (file, len, _) = open_previewed(path, limits, &mut HashMap::new())?;
+    let mut huge = HashMap::new();
+    let (file, len, _) = open_previewed(path, limits, &mut huge)?;
     let io = io_error(path);
     let (header, body_start, _) = read_header(path, &file, len, limits, &mut HashMap::new())?;
     if header.version < 3 {
@@ -236,8 +279,12 @@ pub fn load_hits(
         let session = arbor_session::read_session(path).map_err(|e| e.to_string())?;
         let hits = entry_hits(&session.entries, query);
         let total = hits.len();
-        return Ok(Some((hits.into_iter().take(MAX_HITS).collect(), total)));
+        let hits = hits.into_iter().take(MAX_HITS).collect();
+        return Ok(Some((hits, total, Unread::default())));
     }
+    // Lines another agent's translation left out.
+    let mut unread = Unread::default();
+    huge.values().for_each(|&len| unread.add(len));
     let mut scan = Forward::new(&file, body_start, len, limits.max_line);
     let mut filter = LineFilter::new(query);
     let mut norm = String::new();
@@ -247,8 +294,12 @@ pub fn load_hits(
         if index % 256 == 0 && stale() {
             return Ok(None);
         }
-        let Line::Text { bytes, .. } = line else {
-            continue;
+        let bytes = match line {
+            Line::Text { bytes, .. } => bytes,
+            Line::Huge { len, .. } => {
+                unread.add(len);
+                continue;
+            }
         };
         if let Some(h) = line_hit(index, &bytes, query, &mut filter, &mut norm) {
             total += 1;
@@ -257,7 +308,7 @@ pub fn load_hits(
             }
         }
     }
-    Ok(Some((hits, total)))
+    Ok(Some((hits, total, unread)))
 }
 
 /// The agent of a file whose first object is in another agent's format.

@@ -9,7 +9,7 @@ use super::open_index;
 use super::pools::{on_foreground_pool, search_in_foreground};
 use crate::app::searcher::{Answer, FirstRows, Searcher};
 use crate::ui::app::AppEvent;
-use crate::ui::picker::{load_hits, load_preview_with, PreviewHits, PreviewLimits};
+use crate::ui::picker::{load_hits_noting, load_preview_with, PreviewHits, PreviewLimits};
 use arbor_search::{Docs, Query};
 
 /// The generation of the newest search asked for: an older one still
@@ -204,14 +204,15 @@ pub(super) fn preview_hits(
     limits: &PreviewLimits,
     stale: &dyn Fn() -> bool,
 ) -> Option<AppEvent> {
-    let r = match load_hits(&path, query, limits, stale) {
+    let r = match load_hits_noting(&path, query, limits, stale) {
         Ok(None) => return None,
-        Ok(Some((hits, total))) => Ok(PreviewHits {
+        Ok(Some((hits, total, unread))) => Ok(PreviewHits {
             path,
             query: query.raw.clone(),
             stamp,
             hits,
             total,
+            unread,
         }),
         Err(e) => Err((path, e)),
     };

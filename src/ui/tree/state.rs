@@ -34,11 +34,26 @@ pub struct Loaded {
     pub filters: FilterBits,
 }
 
+/// Lines longer than this are never read by the tree: their rows say so
+/// (a line of hundreds of megabytes would otherwise be held several times
+/// over by its row, its details and the search text).
+pub const TREE_MAX_LINE: usize = 32 << 20;
+
 impl Loaded {
     pub fn read(path: &std::path::Path, agent: Agent) -> Result<Loaded, String> {
+        Self::read_limited(path, agent, TREE_MAX_LINE)
+    }
+
+    /// [`Loaded::read`] leaving lines over `max_line` bytes unread.
+    pub fn read_limited(
+        path: &std::path::Path,
+        agent: Agent,
+        max_line: usize,
+    ) -> Result<Loaded, String> {
         // The screen reads the lines it shows from the file: memory stays
         // near the facts of the entries, not the size of the file.
         let session = arbor_session::reader::read_session_lean(path).map_err(|e| e.to_string())?;
+        session.limit_lines(max_line);
         let tree = SessionTree::build(&session);
         let pre = Preorder::new(&tree);
         let filters = FilterBits::build(&session.entries, &tree, &pre);

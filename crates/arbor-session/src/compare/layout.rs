@@ -214,7 +214,7 @@ fn item_lines(i: &Item, width: usize) -> Vec<(Tone, String)> {
         _ => i.text.clone(),
     };
     let mut out = Vec::new();
-    let all = wrap(&sanitize_block(text.trim_end()), width, 2);
+    let all = wrap_at_most(&sanitize_block(text.trim_end()), width, 2, ITEM_LINES);
     let more = all.len() > ITEM_LINES;
     for (k, l) in all.into_iter().take(ITEM_LINES).enumerate() {
         if more && k + 1 == ITEM_LINES {
@@ -272,9 +272,23 @@ pub fn cut(s: &str, width: usize) -> String {
 /// longer than a line is broken; lines after the first are indented by
 /// `indent`.
 fn wrap(text: &str, width: usize, indent: usize) -> Vec<String> {
+    wrap_at_most(text, width, indent, usize::MAX)
+}
+
+/// [`wrap`] stopped once it has more than `max` lines that are not blank
+/// (an item shows a few lines: a message of megabytes is not wrapped whole).
+fn wrap_at_most(text: &str, width: usize, indent: usize, max: usize) -> Vec<String> {
     let width = width.max(indent + 4);
     let mut out: Vec<String> = Vec::new();
-    for para in text.split('\n') {
+    // Lines not blank so far: each is counted as it is pushed.
+    let shown = std::cell::Cell::new(0usize);
+    let full = |out: &Vec<String>| {
+        if out.last().is_some_and(|l| !l.trim().is_empty()) {
+            shown.set(shown.get() + 1);
+        }
+        shown.get() > max
+    };
+    'text: for para in text.split('\n') {
         let mut line = String::new();
         let mut w = 0;
         let pad = |out: &Vec<String>| if out.is_empty() { 0 } else { indent };
@@ -289,6 +303,9 @@ fn wrap(text: &str, width: usize, indent: usize) -> Vec<String> {
             let gap = usize::from(!empty);
             if !empty && w + gap + ww > width {
                 out.push(std::mem::take(&mut line));
+                if full(&out) {
+                    break 'text;
+                }
                 start(&mut line, &mut w, &out);
                 empty = true;
             }
@@ -300,6 +317,9 @@ fn wrap(text: &str, width: usize, indent: usize) -> Vec<String> {
                 let cw = c.width().unwrap_or(0);
                 if w + cw > width {
                     out.push(std::mem::take(&mut line));
+                    if full(&out) {
+                        break 'text;
+                    }
                     start(&mut line, &mut w, &out);
                 }
                 line.push(c);
@@ -308,6 +328,9 @@ fn wrap(text: &str, width: usize, indent: usize) -> Vec<String> {
             empty = false;
         }
         out.push(line);
+        if full(&out) {
+            break 'text;
+        }
     }
     // Blank lines inside a message say little in a comparison.
     out.retain(|l| !l.trim().is_empty());

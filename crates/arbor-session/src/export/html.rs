@@ -134,6 +134,10 @@ impl Html {
 }
 
 impl Sink for Html {
+    fn held(&mut self) -> &mut String {
+        &mut self.out
+    }
+
     fn section(&mut self, kind: Kind, title: &str, time: Option<&str>, label: Option<&str>) {
         self.close_section();
         let _ = write!(

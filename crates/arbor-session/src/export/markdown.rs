@@ -233,6 +233,10 @@ impl Markdown {
 }
 
 impl Sink for Markdown {
+    fn held(&mut self) -> &mut String {
+        &mut self.out
+    }
+
     fn section(&mut self, kind: Kind, title: &str, time: Option<&str>, label: Option<&str>) {
         self.blank();
         self.out.push_str("---\n");

@@ -25,19 +25,19 @@ mod html;
 mod jsonl;
 mod light;
 mod markdown;
+mod spill;
 mod walk;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use crate::entry::{Entry, Header};
-use crate::reader::{parse_object, parse_session};
+use crate::reader::{parse_object, parse_session, Session};
 use crate::tree::SessionTree;
 use crate::{Error, Result};
 
 use html::Html;
 use jsonl::json_lines;
-use light::light_scan;
 use markdown::Markdown;
 use walk::walk;
 
@@ -126,6 +126,12 @@ pub struct Rendered {
 }
 
 impl Rendered {
+    fn from_bytes(bytes: Vec<u8>) -> Rendered {
+        let text = String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        Rendered { parts: vec![text] }
+    }
+
     pub fn write_to(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
         for p in &self.parts {
             w.write_all(p.as_bytes())?;
@@ -173,24 +179,27 @@ pub fn write_in_dir(dir: &Path, file_name: &str, doc: &Rendered) -> Result<PathB
 }
 
 /// Reads `path` and renders the branch ending at the entry `leaf_id` (the
-/// session's leaf when `None`).
-///
-/// A version 3 file is read in two passes, so that a session of tens of
-/// megabytes never sits in memory as parsed JSON: the first pass takes
-/// only the fields the tree is built from (see [`light_scan`]), the second
-/// parses the branch's lines one at a time as they are written out. Other
-/// files (v1/v2, which need migrating) are read whole.
+/// session's leaf when `None`), in memory (the tree's export; the command
+/// line writes [`Export::write`] out instead).
 pub fn export_file(
     path: &Path,
     leaf_id: Option<&str>,
     format: ExportFormat,
     opts: ExportOptions,
 ) -> Result<Rendered> {
-    export_file_with(path, leaf_id, format, opts, true)
+    let export = Export::open(path, leaf_id)?;
+    let mut out = Vec::new();
+    export
+        .write(format, opts, &mut out)
+        .map_err(|source| Error::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(Rendered::from_bytes(out))
 }
 
-/// [`export_file`] through the full reader only (the reference the
-/// two-pass read is tested against).
+/// [`export_file`] through the full reader only (the reference the lean
+/// read is tested against).
 #[doc(hidden)]
 pub fn export_file_full(
     path: &Path,
@@ -198,122 +207,163 @@ pub fn export_file_full(
     format: ExportFormat,
     opts: ExportOptions,
 ) -> Result<Rendered> {
-    export_file_with(path, leaf_id, format, opts, false)
-}
-
-fn export_file_with(
-    path: &Path,
-    leaf_id: Option<&str>,
-    format: ExportFormat,
-    opts: ExportOptions,
-    two_pass: bool,
-) -> Result<Rendered> {
     let buf = crate::open::read_session_bytes(path)?;
-    let find_leaf = |tree: &SessionTree| -> Result<Option<usize>> {
-        match leaf_id {
-            // An id or a unique id prefix, as the CLI takes entries.
-            Some(id) => match tree.resolve_id(id) {
-                Ok(i) => Ok(Some(i)),
-                Err(Error::UnknownEntryId(_)) => Err(Error::NoSuchEntry {
-                    id: id.to_string(),
-                    path: path.to_path_buf(),
-                }),
-                Err(source) => Err(Error::AmbiguousEntryIn {
-                    path: path.to_path_buf(),
-                    source: Box::new(source),
-                }),
-            },
-            None => Ok(tree.leaf),
-        }
-    };
-    if let Some(light) = two_pass.then(|| light_scan(&buf)).flatten() {
-        let tree = SessionTree::from_entries(&light.entries);
-        let leaf = find_leaf(&tree)?;
-        let branch = leaf.map(|l| tree.path_to(l)).unwrap_or_default();
-        let get = |i: usize| -> Option<Cow<'_, Entry>> {
-            let (start, end, _) = light.lines[i];
-            let mut lossy = false;
-            let raw = parse_object(&buf[start..end], &mut lossy)?;
-            Some(Cow::Owned(Entry::new(light.entries[i].index, raw)))
-        };
-        // A line the strict parser took as it is can be copied verbatim.
-        let raw_line = |i: usize| -> Option<&str> {
-            let (start, end, strict) = light.lines[i];
-            strict
-                .then(|| std::str::from_utf8(&buf[start..end]).ok())
-                .flatten()
-        };
-        return Ok(render(
-            &light.header,
-            &tree,
-            &branch,
-            &get,
-            &raw_line,
-            format,
-            opts,
-            buf.len(),
-        ));
-    }
     let session = parse_session(path, &buf)?;
-    let size = buf.len();
     drop(buf);
     let tree = SessionTree::build(&session);
-    let leaf = find_leaf(&tree)?;
+    let leaf = find_leaf(path, &tree, leaf_id)?;
     let branch = leaf.map(|l| tree.path_to(l)).unwrap_or_default();
     let get = |i: usize| Some(Cow::Borrowed(&session.entries[i]));
-    Ok(render(
-        &session.header,
-        &tree,
-        &branch,
-        &get,
-        &|_| None,
-        format,
-        opts,
-        size,
-    ))
+    let may_think = |i: usize| session.entries[i].role() == Some("assistant");
+    let mut out = Vec::new();
+    let io = |source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let branch = Branch {
+        header: &session.header,
+        tree: &tree,
+        entries: &branch,
+        get: &get,
+        raw_line: &|_| None,
+        may_think: &may_think,
+    };
+    render(&branch, format, opts, &mut out).map_err(io)?;
+    Ok(Rendered::from_bytes(out))
+}
+
+/// The entry `leaf_id` names (an id or a unique id prefix, as the command
+/// line takes entries), else the session's leaf.
+fn find_leaf(path: &Path, tree: &SessionTree, leaf_id: Option<&str>) -> Result<Option<usize>> {
+    match leaf_id {
+        Some(id) => match tree.resolve_id(id) {
+            Ok(i) => Ok(Some(i)),
+            Err(Error::UnknownEntryId(_)) => Err(Error::NoSuchEntry {
+                id: id.to_string(),
+                path: path.to_path_buf(),
+            }),
+            Err(source) => Err(Error::AmbiguousEntryIn {
+                path: path.to_path_buf(),
+                source: Box::new(source),
+            }),
+        },
+        None => Ok(tree.leaf),
+    }
+}
+
+/// A branch of a session, read and ready to be written: the session is
+/// read lean (each entry's facts and where its line is), and the branch's
+/// lines are parsed one at a time as they are written out, so that memory
+/// follows the longest entry, not the session.
+pub struct Export {
+    session: Session,
+    tree: SessionTree,
+    branch: Vec<usize>,
+}
+
+impl Export {
+    /// Reads `path` and finds the branch ending at `leaf_id` (the
+    /// session's leaf when `None`).
+    pub fn open(path: &Path, leaf_id: Option<&str>) -> Result<Export> {
+        let session = crate::reader::read_session_lean(path)?;
+        let tree = SessionTree::build(&session);
+        let leaf = find_leaf(path, &tree, leaf_id)?;
+        let branch = leaf.map(|l| tree.path_to(l)).unwrap_or_default();
+        Ok(Export {
+            session,
+            tree,
+            branch,
+        })
+    }
+
+    /// Writes the branch to `w` as `format`.
+    pub fn write(
+        &self,
+        format: ExportFormat,
+        opts: ExportOptions,
+        w: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        let entries = &self.session.entries;
+        // An entry read from its line is parsed for this use only; one
+        // the reader holds parsed (a migrated file) is lent.
+        let get = |i: usize| -> Option<Cow<'_, Entry>> {
+            let e = &entries[i];
+            match e.raw.unparsed_line() {
+                Some(line) => {
+                    let raw = parse_object(&line, &mut false)?;
+                    Some(Cow::Owned(Entry::new(e.index, raw)))
+                }
+                None => Some(Cow::Borrowed(e)),
+            }
+        };
+        let raw_line = |i: usize| -> Option<String> {
+            let line = entries[i].raw.unparsed_line()?;
+            if !light::is_strict(&line) {
+                return None;
+            }
+            String::from_utf8(line.to_vec()).ok()
+        };
+        let may_think = |i: usize| entries[i].role() == Some("assistant");
+        let branch = Branch {
+            header: &self.session.header,
+            tree: &self.tree,
+            entries: &self.branch,
+            get: &get,
+            raw_line: &raw_line,
+            may_think: &may_think,
+        };
+        render(&branch, format, opts, w)
+    }
 }
 
 /// An entry of the branch, parsed on demand.
 type GetEntry<'g, 'e> = &'g dyn Fn(usize) -> Option<Cow<'e, Entry>>;
 
-/// `size`: the file's size, which the output is reserved at (growing a
-/// string of tens of megabytes by doubling costs more than writing it).
-#[allow(clippy::too_many_arguments)]
-fn render<'e>(
-    header: &Header,
-    tree: &SessionTree,
-    branch: &[usize],
-    get: GetEntry<'_, 'e>,
-    raw_line: &dyn Fn(usize) -> Option<&'e str>,
+/// An entry's line as it is in the file, when the strict parser takes it
+/// as it is (then it can be copied verbatim).
+type RawLine<'g> = &'g dyn Fn(usize) -> Option<String>;
+
+/// What an export is written from.
+struct Branch<'g, 'e> {
+    header: &'g Header,
+    tree: &'g SessionTree,
+    entries: &'g [usize],
+    get: GetEntry<'g, 'e>,
+    raw_line: RawLine<'g>,
+    may_think: &'g dyn Fn(usize) -> bool,
+}
+
+/// Writes `b` to `w` as `format`: JSON Lines a line at a time; Markdown
+/// and HTML with their head first, the body (rendered before it) from a
+/// scratch file.
+fn render(
+    b: &Branch<'_, '_>,
     format: ExportFormat,
     opts: ExportOptions,
-    size: usize,
-) -> Rendered {
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let mut spill = spill::Spill::default();
     match format {
-        ExportFormat::Json => Rendered {
-            parts: vec![json_lines(branch, get, raw_line, opts, size)],
-        },
+        ExportFormat::Json => json_lines(b.entries, b.get, b.raw_line, b.may_think, opts, w),
         ExportFormat::Markdown => {
             let mut md = Markdown::default();
-            md.out.reserve(size);
-            let doc = walk(header, tree, branch, get, opts, &mut md);
+            let doc = walk(
+                b.header, b.tree, b.entries, b.get, opts, &mut md, &mut spill,
+            )?;
             md.end();
             let mut head = md.head(&doc);
             if !md.out.is_empty() {
                 head.push('\n');
             }
-            Rendered {
-                parts: vec![head, md.out],
-            }
+            w.write_all(head.as_bytes())?;
+            spill.finish(&md.out, w)
         }
         ExportFormat::Html => {
             let mut h = Html::default();
-            h.out.reserve(size + size / 8);
-            let doc = walk(header, tree, branch, get, opts, &mut h);
+            let doc = walk(b.header, b.tree, b.entries, b.get, opts, &mut h, &mut spill)?;
             h.end();
-            Rendered {
-                parts: vec![h.head(&doc), h.out],
-            }
+            w.write_all(h.head(&doc).as_bytes())?;
+            spill.finish(&h.out, w)
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::entry::{format_iso_ms, parse_iso_ms, Entry, Header};
 use crate::tree::SessionTree;
 
 use super::clean::{first_chars, one_line};
+use super::spill::Spill;
 use super::{ExportOptions, GetEntry};
 
 pub(super) fn has_thinking(e: &Entry) -> bool {
@@ -88,6 +89,8 @@ pub(super) trait Sink {
     fn image(&mut self, mime: &str, data: &str);
     /// A one-line remark (model change, error, …).
     fn note(&mut self, text: &str, time: Option<&str>);
+    /// The text rendered and not yet written out.
+    fn held(&mut self) -> &mut String;
 }
 
 /// What the walk learns of the branch as it goes: the document's facts
@@ -100,8 +103,9 @@ struct BranchFacts {
     models: Vec<String>,
 }
 
-/// Renders the branch into `s`; returns the document's facts (its head is
-/// written last, since the title and models come from the branch).
+/// Renders the branch into `s`, whose text goes to `spill` as it grows;
+/// returns the document's facts (its head is written last, since the
+/// title and models come from the branch).
 pub(super) fn walk<'e>(
     header: &Header,
     tree: &SessionTree,
@@ -109,7 +113,8 @@ pub(super) fn walk<'e>(
     get: GetEntry<'_, 'e>,
     opts: ExportOptions,
     s: &mut dyn Sink,
-) -> DocInfo {
+    spill: &mut Spill,
+) -> std::io::Result<DocInfo> {
     let mut facts = BranchFacts::default();
     for &i in branch {
         let Some(e) = get(i) else {
@@ -122,8 +127,9 @@ pub(super) fn walk<'e>(
         let label = tree.labels.get(&e.id).map(|l| one_line(&l.text));
         let label = label.as_deref();
         entry(e, time, label, &facts.calls, opts, s);
+        spill.take(s.held())?;
     }
-    doc_info(header, tree, branch, get, facts)
+    Ok(doc_info(header, tree, branch, get, facts))
 }
 
 impl BranchFacts {

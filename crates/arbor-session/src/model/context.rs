@@ -78,11 +78,18 @@ impl SessionContext {
             "leafId": self.leaf_id,
             "model": self.model.as_ref().map(|(p, m)| json!({"provider": p, "modelId": m})),
             "thinkingLevel": self.thinking_level,
-            "messages": self.messages.iter().map(|m| json!({
-                "role": m.role,
-                "entryId": m.entry_id,
-                "text": m.text,
-            })).collect::<Vec<_>>(),
+            "messages": self.messages.iter().map(ContextMessage::to_json).collect::<Vec<_>>(),
+        })
+    }
+}
+
+impl ContextMessage {
+    /// The message as `arbor context --json` lists it.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "role": self.role,
+            "entryId": self.entry_id,
+            "text": self.text,
         })
     }
 }
@@ -94,15 +101,121 @@ pub fn build_context(
     leaf: Option<usize>,
     flavor: ContextFlavor,
 ) -> SessionContext {
-    let entries = &session.entries;
-    let leaf = leaf.or(tree.leaf);
-    let path = leaf.map(|l| tree.path_to(l)).unwrap_or_default();
+    let plan = ContextPlan::new(session, tree, leaf, flavor);
+    let mut messages = Vec::new();
+    plan.for_each_message(|m| messages.push(m));
+    SessionContext {
+        leaf_id: plan.leaf_id().map(str::to_string),
+        model: plan.model,
+        thinking_level: plan.thinking_level,
+        messages,
+        boundary: plan.boundary,
+    }
+}
 
+/// A context before its messages are made: the path, the model and
+/// thinking level in force at its end, and where the compaction boundary
+/// is. Its messages are made one at a time ([`ContextPlan::for_each_message`]),
+/// so a context of a million entries can be written out without being held.
+pub struct ContextPlan<'s> {
+    entries: &'s [Entry],
+    leaf: Option<usize>,
+    path: Vec<usize>,
+    flavor: ContextFlavor,
+    /// Position in `path` of the active compaction.
+    boundary_pos: Option<usize>,
+    /// `(provider, modelId)` as written in the file (any JSON value).
+    pub model: Option<(Value, Value)>,
+    pub thinking_level: Value,
+    /// Index among the messages of the compaction boundary, when one is active.
+    pub boundary: Option<usize>,
+}
+
+impl<'s> ContextPlan<'s> {
+    /// The context at `leaf` (the session's leaf when `None`).
+    pub fn new(
+        session: &'s Session,
+        tree: &SessionTree,
+        leaf: Option<usize>,
+        flavor: ContextFlavor,
+    ) -> ContextPlan<'s> {
+        let entries = &session.entries;
+        let leaf = leaf.or(tree.leaf);
+        let path = leaf.map(|l| tree.path_to(l)).unwrap_or_default();
+        let (model, thinking_level) = settings_at_end(entries, &path);
+        let boundary_pos = path
+            .iter()
+            .rposition(|&i| is_active_boundary(&entries[i], flavor));
+        ContextPlan {
+            entries,
+            leaf,
+            path,
+            flavor,
+            boundary_pos,
+            model,
+            thinking_level,
+            boundary: boundary_pos.map(|_| 0),
+        }
+    }
+
+    /// The id of the entry the context ends at.
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.leaf.map(|l| self.entries[l].id.as_str())
+    }
+
+    /// Makes the messages in order, handing each to `f`; entries are
+    /// parsed one at a time and let go.
+    pub fn for_each_message(&self, mut f: impl FnMut(ContextMessage)) {
+        let (entries, path) = (self.entries, &self.path);
+        let mut one = Vec::with_capacity(1);
+        let mut push = |e: &Entry, f: &mut dyn FnMut(ContextMessage)| {
+            push_entry(&mut one, e);
+            one.drain(..).for_each(f);
+        };
+        let Some(b) = self.boundary_pos else {
+            for &i in path {
+                push(&entries[i], &mut f);
+            }
+            return;
+        };
+        let c = &*entries[path[b]].parsed();
+        let first_kept = c
+            .raw
+            .get("firstKeptEntryId")
+            .and_then(Value::as_str)
+            .and_then(|id| path[..b].iter().position(|&i| entries[i].id == id));
+        let kept: &[usize] = match first_kept {
+            Some(k) => &path[k..b],
+            None => &[],
+        };
+        match self.flavor {
+            ContextFlavor::Atomic => {
+                let mut kept_msgs = Vec::new();
+                for &i in kept {
+                    push_entry(&mut kept_msgs, &entries[i]);
+                }
+                f(verbatim_boundary(c, &kept_msgs));
+            }
+            ContextFlavor::Pi => {
+                f(pi_compaction_summary(c));
+                for &i in kept {
+                    push(&entries[i], &mut f);
+                }
+            }
+        }
+        for &i in &path[b + 1..] {
+            push(&entries[i], &mut f);
+        }
+    }
+}
+
+/// The model and thinking level in force at the end of `path`.
+fn settings_at_end(entries: &[Entry], path: &[usize]) -> (Option<(Value, Value)>, Value) {
     let mut thinking_level = Value::String("off".into());
     let mut model: Option<(Value, Value)> = None;
     // Entries are parsed one at a time and let go: a long path must not
     // leave the whole session parsed.
-    for &i in &path {
+    for &i in path {
         let e = &entries[i];
         match e.entry_type() {
             "thinking_level_change" => {
@@ -135,58 +248,7 @@ pub fn build_context(
             _ => {}
         }
     }
-
-    let boundary_pos = path
-        .iter()
-        .rposition(|&i| is_active_boundary(&entries[i], flavor));
-    let mut messages = Vec::new();
-    let mut boundary = None;
-    match boundary_pos {
-        None => {
-            for &i in &path {
-                push_entry(&mut messages, &entries[i]);
-            }
-        }
-        Some(b) => {
-            let c = &*entries[path[b]].parsed();
-            let first_kept = c
-                .raw
-                .get("firstKeptEntryId")
-                .and_then(Value::as_str)
-                .and_then(|id| path[..b].iter().position(|&i| entries[i].id == id));
-            let kept: &[usize] = match first_kept {
-                Some(k) => &path[k..b],
-                None => &[],
-            };
-            boundary = Some(0);
-            match flavor {
-                ContextFlavor::Atomic => {
-                    let mut kept_msgs = Vec::new();
-                    for &i in kept {
-                        push_entry(&mut kept_msgs, &entries[i]);
-                    }
-                    messages.push(verbatim_boundary(c, &kept_msgs));
-                }
-                ContextFlavor::Pi => {
-                    messages.push(pi_compaction_summary(c));
-                    for &i in kept {
-                        push_entry(&mut messages, &entries[i]);
-                    }
-                }
-            }
-            for &i in &path[b + 1..] {
-                push_entry(&mut messages, &entries[i]);
-            }
-        }
-    }
-
-    SessionContext {
-        leaf_id: leaf.map(|l| entries[l].id.clone()),
-        model,
-        thinking_level,
-        messages,
-        boundary,
-    }
+    (model, thinking_level)
 }
 
 fn is_active_boundary(e: &Entry, flavor: ContextFlavor) -> bool {
@@ -274,24 +336,32 @@ fn push_entry(out: &mut Vec<ContextMessage>, e: &Entry) {
     ) {
         return;
     }
+    if e.entry_type() == "message" {
+        // The message taken out of its line's object (a line of hundreds
+        // of megabytes is not held twice over).
+        let msg = match e.raw.unparsed_line() {
+            Some(line) => crate::reader::parse_object(&line, &mut false)
+                .and_then(|mut raw| raw.shift_remove("message")),
+            None => e.with_raw(|raw| raw.get("message").cloned()),
+        };
+        let msg = msg.unwrap_or(Value::Null);
+        let role = msg
+            .get("role")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let text = message_text(msg.as_object());
+        out.push(ContextMessage {
+            role,
+            entry_id: e.id.clone(),
+            entry_index: e.index,
+            message: msg,
+            text,
+        });
+        return;
+    }
     let e = &*e.parsed();
     match e.entry_type() {
-        "message" => {
-            let msg = e.raw.get("message").cloned().unwrap_or(Value::Null);
-            let role = msg
-                .get("role")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            let text = message_text(msg.as_object());
-            out.push(ContextMessage {
-                role,
-                entry_id: e.id.clone(),
-                entry_index: e.index,
-                message: msg,
-                text,
-            });
-        }
         "custom_message" => {
             let text = content_text(e.raw.get("content"), "\n");
             let mut message = Map::new();

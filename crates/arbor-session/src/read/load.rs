@@ -338,8 +338,14 @@ pub(crate) fn load_entries_streamed(
             true => buf.len(),
             false => match memchr::memrchr(b'\n', &buf) {
                 Some(i) => i + 1,
-                // A line longer than the block: read on.
-                None => continue,
+                // A line longer than the block: read on, into room for
+                // all of it made at once (grown by doubling, the copies
+                // would hold the line two or three times over).
+                None => {
+                    let rest = line_rest(src, (pos + buf.len()) as u64)?;
+                    buf.reserve_exact(rest.saturating_add(block));
+                    continue;
+                }
             },
         };
         let chunks = load_block(src, &buf, pos, 0, end);
@@ -365,6 +371,23 @@ pub(crate) fn load_entries_streamed(
         entries.shrink_to_fit();
     }
     Ok((entries, calls, pos))
+}
+
+/// Bytes from `at` to the end of its line (its newline included), or to
+/// the end of the file; found a small block at a time, nothing kept.
+fn line_rest(src: &Source, at: u64) -> std::io::Result<usize> {
+    let mut probe = vec![0u8; 1 << 20];
+    let mut off = at;
+    loop {
+        let n = src.read_into(&mut probe, off)?;
+        if let Some(i) = memchr::memchr(b'\n', &probe[..n]) {
+            return Ok((off - at) as usize + i + 1);
+        }
+        if n < probe.len() {
+            return Ok((off - at) as usize + n);
+        }
+        off += n as u64;
+    }
 }
 
 /// Appends loaded chunks (in file order) to `entries`, numbering them on.

@@ -9,12 +9,15 @@
 
 use std::fs::File;
 use std::ops::Deref;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 #[derive(Debug)]
 pub(crate) struct Source {
     bytes: RwLock<Option<Arc<Vec<u8>>>>,
     file: Option<File>,
+    /// Longer lines are never read (see [`Source::limit_lines`]).
+    max_line: AtomicUsize,
 }
 
 impl Source {
@@ -22,6 +25,7 @@ impl Source {
         Source {
             bytes: RwLock::new(Some(bytes)),
             file,
+            max_line: AtomicUsize::new(usize::MAX),
         }
     }
 
@@ -30,7 +34,16 @@ impl Source {
         Source {
             bytes: RwLock::new(None),
             file: Some(file),
+            max_line: AtomicUsize::new(usize::MAX),
         }
+    }
+
+    /// From now on, a line longer than `max` bytes is not read: its entry
+    /// reads as an empty object, and says how long the line is
+    /// ([`crate::Entry::unread_len`]). For a screen, whose memory must
+    /// not follow one line of hundreds of megabytes.
+    pub fn limit_lines(&self, max: usize) {
+        self.max_line.store(max, Ordering::Relaxed);
     }
 
     /// Reads into `buf` from `off` of the file, as much as there is (0
@@ -143,5 +156,10 @@ pub(crate) struct LineRef {
 impl LineRef {
     pub fn bytes(&self) -> Bytes {
         self.src.read(self.start, self.end)
+    }
+
+    /// Whether the line is longer than its source reads (never read).
+    pub fn too_long(&self) -> bool {
+        self.end.saturating_sub(self.start) > self.src.max_line.load(Ordering::Relaxed)
     }
 }

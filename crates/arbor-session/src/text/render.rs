@@ -380,10 +380,28 @@ fn path_arg_only(args: &Value, fallback: &str) -> String {
     }
 }
 
+/// The text of an entry whose line is too long to read: what it is (from
+/// its facts) and that it was not read.
+pub fn unread_text(e: &Entry, len: usize) -> String {
+    let what = e.role().unwrap_or(e.entry_type());
+    format!(
+        "{what}: [a line of {} MB, too long to read here: not shown]",
+        len.div_ceil(1 << 20)
+    )
+}
+
 /// The row text of an entry, exactly as Atomic's tree builds it (docs/spec.md §6),
 /// before sanitizing. Entry types Atomic draws as blank rows are named
-/// `[<type>]` instead.
+/// `[<type>]` instead; an entry whose line is too long to read says so.
 pub fn entry_text(e: &Entry, calls: &ToolCalls) -> String {
+    match e.unread_len() {
+        Some(len) => unread_text(e, len),
+        None => read_entry_text(e, calls),
+    }
+}
+
+/// [`entry_text`] of an entry whose line can be read.
+fn read_entry_text(e: &Entry, calls: &ToolCalls) -> String {
     // Parsed for this call only: rows are drawn again and again, and
     // keeping every object ever shown would hold the whole file parsed.
     let e = &*e.parsed();

@@ -273,10 +273,22 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Writes `bytes` to the new file `path` atomically; anything at `path`
-/// already (a link too) is left alone: `AlreadyExists`.
+/// [`write_atomic_new_with`] of `bytes` (the fork streams; the tests
+/// write bytes).
+#[cfg(test)]
 pub(crate) fn write_atomic_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    create_with(path, |f| f.write_all(bytes))
+    write_atomic_new_with(path, |f| f.write_all(bytes))
+}
+
+/// Writes what `fill` writes to the new file `path` atomically, a piece
+/// at a time (a fork of a large session is never held whole); anything at
+/// `path` already (a link too) is left alone: `AlreadyExists`. Nothing is
+/// left behind when `fill` fails.
+pub(crate) fn write_atomic_new_with(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    create_with(path, fill)
 }
 
 /// Writes `bak` atomically with `bytes` and the original's permissions and

@@ -9,7 +9,7 @@
 
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -19,7 +19,7 @@ use crate::entry::{format_iso_ms, Entry};
 use crate::fileops;
 use crate::ids::{new_entry_id, new_session_id};
 use crate::open::open_session_file;
-use crate::reader::{parse_object, read_session, Session};
+use crate::reader::{parse_object, Session};
 use crate::tree::SessionTree;
 use crate::{Error, Result};
 
@@ -112,26 +112,50 @@ fn settle_tail(file: &mut File, path: &Path) -> Result<bool> {
 /// How often `append_entry` catches up with a file that grew meanwhile.
 const APPEND_ATTEMPTS: usize = 50;
 
-/// The file as read so far: its bytes, and the session parsed from its
-/// complete lines (`buf[..parsed]`).
+/// The file as read so far: how many bytes, the bytes after its last
+/// complete line, and the session read from its complete lines
+/// (`..parsed`).
 struct Snapshot {
-    buf: Vec<u8>,
+    read_len: usize,
     parsed: usize,
+    /// The bytes from `parsed` to `read_len` (a line being written).
+    tail: Vec<u8>,
     session: Session,
 }
 
 impl Snapshot {
     /// Reads through the handle arbor will write with (the same file even
-    /// if the path is replaced meanwhile).
+    /// if the path is replaced meanwhile). A file that ends in `\n` (as
+    /// after `settle_tail`) is read lean: the entries' facts, never the
+    /// file's bytes whole (a label on a session of a million entries).
     fn read(file: &mut File, path: &Path) -> Result<Snapshot> {
+        let lean =
+            crate::reader::read_session_lean_file(path, file.try_clone().map_err(io_err(path))?)?;
+        let len = lean.bytes as usize;
+        let mut last = [0u8];
+        let ends_whole = len == 0 || {
+            file.seek(SeekFrom::Start(len as u64 - 1))
+                .map_err(io_err(path))?;
+            file.read(&mut last).map_err(io_err(path))? == 1 && last[0] == b'\n'
+        };
+        if ends_whole && lean.foreign.is_none() {
+            return Ok(Snapshot {
+                read_len: len,
+                parsed: len,
+                tail: Vec::new(),
+                session: lean,
+            });
+        }
+        drop(lean);
         let mut buf = Vec::new();
         file.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
         file.read_to_end(&mut buf).map_err(io_err(path))?;
         let parsed = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
         let session = crate::reader::parse_session(path, &buf[..parsed])?;
         Ok(Snapshot {
-            buf,
+            read_len: buf.len(),
             parsed,
+            tail: buf.split_off(parsed),
             session,
         })
     }
@@ -140,19 +164,20 @@ impl Snapshot {
     /// (re-parsing a multi-MB file each time would never catch up with a
     /// busy writer).
     fn catch_up(&mut self, file: &mut File, path: &Path) -> Result<()> {
-        file.seek(SeekFrom::Start(self.buf.len() as u64))
+        file.seek(SeekFrom::Start(self.read_len as u64))
             .map_err(io_err(path))?;
-        file.read_to_end(&mut self.buf).map_err(io_err(path))?;
-        let new = &self.buf[self.parsed..];
-        let end = self.parsed + memchr::memrchr(b'\n', new).map_or(0, |i| i + 1);
-        for (line, _) in crate::reader::lines(&self.buf[self.parsed..end]) {
+        file.read_to_end(&mut self.tail).map_err(io_err(path))?;
+        self.read_len = self.parsed + self.tail.len();
+        let done = memchr::memrchr(b'\n', &self.tail).map_or(0, |i| i + 1);
+        for (line, _) in crate::reader::lines(&self.tail[..done]) {
             if let Some(obj) = parse_object(line, &mut false) {
                 let index = self.session.entries.len() + 1;
                 self.session.entries.push(Entry::new(index, obj));
             }
         }
-        self.parsed = end;
-        self.session.bytes = end as u64;
+        self.tail.drain(..done);
+        self.parsed += done;
+        self.session.bytes = self.parsed as u64;
         Ok(())
     }
 }
@@ -188,7 +213,7 @@ pub(crate) fn append_entry(
         });
     }
     for _ in 0..APPEND_ATTEMPTS {
-        if snap.parsed < snap.buf.len() {
+        if snap.parsed < snap.read_len {
             // A line was started after the tail check: wait for its end.
             if settle_tail(&mut file, path)? {
                 // A dead line of arbor's was cut off: what was read is stale.
@@ -211,7 +236,7 @@ pub(crate) fn append_entry(
         // check and the write: O_APPEND has no compare-and-append, and the
         // agents do not lock. It is checked for after the write.)
         let len = file.metadata().map_err(io_err(path))?.len();
-        if len == snap.buf.len() as u64 {
+        if len == snap.read_len as u64 {
             // One write call: O_APPEND makes it land after whatever is there
             // now; all or nothing (a full disk leaves no half line).
             fileops::append_line(&mut file, line.as_bytes()).map_err(|f| match f.left_at {
@@ -239,7 +264,7 @@ pub(crate) fn append_entry(
             line.pop();
             return Ok(Written { id, line });
         }
-        if len < snap.buf.len() as u64 {
+        if len < snap.read_len as u64 {
             // Rewritten meanwhile (not an append): start over.
             snap = Snapshot::read(&mut file, path)?;
             if snap.session.needs_migration() {
@@ -405,8 +430,13 @@ pub struct Forked {
 
 /// Forks root → the fork point of `entry` (see `fork_point`) into a new
 /// session file.
+///
+/// In memory bounded by the longest line, not the session: the source is
+/// read lean (each entry's facts and where its line is), and the fork is
+/// written a line at a time, each read back from the source, rewritten and
+/// let go.
 pub fn fork(source: &Path, entry_id: &str, out: Option<&Path>) -> Result<Forked> {
-    let session = read_session(source)?;
+    let session = crate::reader::read_session_lean(source)?;
     refuse_foreign(&session)?;
     let tree = SessionTree::build(&session);
     let Some(target) = tree.index_of(entry_id) else {
@@ -417,25 +447,30 @@ pub fn fork(source: &Path, entry_id: &str, out: Option<&Path>) -> Result<Forked>
     };
     let point = fork_point(&session, &tree, target);
     let path = point.leaf.map(|l| tree.path_to(l)).unwrap_or_default();
-    let entries = &session.entries;
 
     let id = new_session_id();
     let now = now_iso();
     let header = fork_header(&session, source, &id, &now);
 
-    if let Some(&i) = path.iter().find(|&&i| is_trimmed(&entries[i])) {
+    let dest = fork_destination(source, out, &now, &id)?;
+    let mut trimmed = None;
+    let written = fileops::write_atomic_new_with(&dest, |f| {
+        let mut w = std::io::BufWriter::with_capacity(256 << 10, f);
+        let lines = ForkLines {
+            session: &session,
+            tree: &tree,
+            path: &path,
+            now: &now,
+        };
+        lines.write(header, &mut w, &mut trimmed)?;
+        w.flush()
+    });
+    if let Some(e) = trimmed {
         return Err(Error::Invalid(format!(
-            "entry {} nests JSON too deeply to copy without loss; not forking",
-            entries[i].id
+            "entry {e} nests JSON too deeply to copy without loss; not forking"
         )));
     }
-    let mut bytes = fork_lines(&session, &tree, &path, header, &now).join("\n");
-    bytes.push('\n');
-
-    let dest = fork_destination(source, out, &now, &id)?;
-    // Created only where nothing is, in one step: a file or link put at
-    // `dest` since the check above is left alone, never written through.
-    fileops::write_atomic_new(&dest, bytes.as_bytes()).map_err(|e| {
+    written.map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
             already_exists(&dest)
         } else {
@@ -474,68 +509,95 @@ fn fork_header(session: &Session, source: &Path, id: &str, now: &str) -> Map<Str
     header
 }
 
-/// The fork's lines: the header, the entries of `path` but its labels (each
-/// hung from its nearest kept ancestor), then a new label line for each kept
-/// entry that has a label.
-fn fork_lines(
-    session: &Session,
-    tree: &SessionTree,
-    path: &[usize],
-    header: Map<String, Value>,
-    now: &str,
-) -> Vec<String> {
-    let entries = &session.entries;
-    let is_label = |i: usize| entries[i].entry_type() == "label";
+/// What a fork copies: the entries of `path` (root → fork point).
+struct ForkLines<'a> {
+    session: &'a Session,
+    tree: &'a SessionTree,
+    path: &'a [usize],
+    now: &'a str,
+}
 
-    // A kept entry whose parent was a dropped label hangs from that label's parent.
-    let kept_parent = |i: usize| {
-        let mut p = tree.parent[i];
-        while let Some(x) = p {
-            if !is_label(x) {
-                break;
+impl ForkLines<'_> {
+    /// Writes the header, the entries of the path but its labels (each hung
+    /// from its nearest kept ancestor), then a new label line for each kept
+    /// entry that has a label. An entry the reader had to cut (JSON nested
+    /// too deeply) stops it: its id goes to `trimmed`, and an error out.
+    fn write(
+        &self,
+        header: Map<String, Value>,
+        w: &mut impl std::io::Write,
+        trimmed: &mut Option<String>,
+    ) -> std::io::Result<()> {
+        let (entries, tree) = (&self.session.entries, self.tree);
+        let is_label = |i: usize| entries[i].entry_type() == "label";
+
+        // A kept entry whose parent was a dropped label hangs from that label's parent.
+        let kept_parent = |i: usize| {
+            let mut p = tree.parent[i];
+            while let Some(x) = p {
+                if !is_label(x) {
+                    break;
+                }
+                p = tree.parent[x];
             }
-            p = tree.parent[x];
-        }
-        p.map(|x| entries[x].id.clone())
-    };
-
-    let mut out_lines = vec![Value::Object(header).to_string()];
-    let mut last: Option<String> = None;
-    let mut taken: HashSet<String> = HashSet::new();
-    let mut kept_ids = Vec::new();
-    for &i in path {
-        if is_label(i) {
-            continue;
-        }
-        let mut raw = entries[i].raw.clone();
-        raw.insert(
-            "parentId".into(),
-            kept_parent(i).map(Value::from).unwrap_or(Value::Null),
-        );
-        taken.insert(entries[i].id.clone());
-        kept_ids.push(entries[i].id.clone());
-        last = Some(entries[i].id.clone());
-        out_lines.push(Value::Object(raw).to_string());
-    }
-    for kid in &kept_ids {
-        let Some(label) = tree.labels.get(kid) else {
-            continue;
+            p.map(|x| entries[x].id.as_str())
         };
-        let taken_ref: HashSet<&str> = taken.iter().map(String::as_str).collect();
-        let lid = new_entry_id(&taken_ref);
-        let line = json!({
-            "type": "label",
-            "id": lid,
-            "parentId": last,
-            "timestamp": label.timestamp.clone().unwrap_or_else(|| now.to_string()),
-            "targetId": kid,
-            "label": label.text,
-        });
-        taken.insert(lid.clone());
-        last = Some(lid);
-        out_lines.push(line.to_string());
+
+        writeln!(w, "{}", Value::Object(header))?;
+        let mut last: Option<String> = None;
+        let mut taken: HashSet<&str> = HashSet::new();
+        let mut kept = Vec::new();
+        for &i in self.path {
+            if is_label(i) {
+                continue;
+            }
+            let e = &entries[i];
+            // Parsed for this line only (its bytes let go before it is
+            // written out): the entries are never all held.
+            let mut raw = match e.raw.unparsed_line() {
+                Some(line) => parse_object(&line, &mut false).unwrap_or_default(),
+                None => e.with_raw(Map::clone),
+            };
+            if is_trimmed(&raw) {
+                *trimmed = Some(e.id.clone());
+                return Err(std::io::Error::other("an entry nests JSON too deeply"));
+            }
+            raw.insert(
+                "parentId".into(),
+                kept_parent(i).map(Value::from).unwrap_or(Value::Null),
+            );
+            serde_json::to_writer(&mut *w, &Value::Object(raw))?;
+            w.write_all(b"\n")?;
+            taken.insert(&e.id);
+            kept.push(i);
+            last = Some(e.id.clone());
+        }
+        let mut new_ids = Vec::new();
+        for &k in &kept {
+            let kid = &entries[k].id;
+            let Some(label) = tree.labels.get(kid) else {
+                continue;
+            };
+            let lid = loop {
+                let id = new_entry_id(&taken);
+                if !new_ids.contains(&id) {
+                    break id;
+                }
+            };
+            let line = json!({
+                "type": "label",
+                "id": lid,
+                "parentId": last,
+                "timestamp": label.timestamp.clone().unwrap_or_else(|| self.now.to_string()),
+                "targetId": kid,
+                "label": label.text,
+            });
+            writeln!(w, "{line}")?;
+            last = Some(lid.clone());
+            new_ids.push(lid);
+        }
+        Ok(())
     }
-    out_lines
 }
 
 /// Where the fork goes: `out`, else a new file beside the source; never over
@@ -648,8 +710,8 @@ pub fn migrate_file(path: &Path) -> Result<PathBuf> {
     Ok(bak)
 }
 
-/// Whether the reader cut a too-deep subtree out of this entry.
-fn is_trimmed(e: &Entry) -> bool {
+/// Whether the reader cut a too-deep subtree out of this entry's object.
+fn is_trimmed(raw: &Map<String, Value>) -> bool {
     fn walk(v: &Value) -> bool {
         match v {
             Value::String(s) => s == crate::reader::DEEP_PLACEHOLDER,
@@ -658,7 +720,7 @@ fn is_trimmed(e: &Entry) -> bool {
             _ => false,
         }
     }
-    e.raw.values().any(walk)
+    raw.values().any(walk)
 }
 
 #[cfg(test)]

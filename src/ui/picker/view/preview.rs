@@ -171,10 +171,18 @@ fn match_lines(
             "Matches · searching…",
             theme.dim(),
         ))],
-        Some(hits) if hits.hits.is_empty() => vec![Line::from(Span::styled(
-            "Matches · none in its entries (its name, folder or id matched)",
-            theme.dim(),
-        ))],
+        // A line too long to read may hold the match: said, never
+        // taken for no match.
+        Some(hits) if hits.hits.is_empty() => match hits.unread.note() {
+            Some(note) => vec![Line::from(Span::styled(
+                format!("Matches · none in the entries read; {note}"),
+                theme.warning(),
+            ))],
+            None => vec![Line::from(Span::styled(
+                "Matches · none in its entries (its name, folder or id matched)",
+                theme.dim(),
+            ))],
+        },
         Some(hits) => {
             let pos = p.preview.hit_pos.min(hits.hits.len() - 1);
             let keys = format!(
@@ -187,6 +195,12 @@ fn match_lines(
             // the first prompt under it.
             let budget = h.saturating_sub(above + lines.len() + 3).max(3);
             lines.extend(matches::lines(hits, pos, w, budget, theme));
+            if let Some(note) = hits.unread.note() {
+                lines.push(Line::from(Span::styled(
+                    format!("Also {note}"),
+                    theme.warning(),
+                )));
+            }
             lines
         }
     }

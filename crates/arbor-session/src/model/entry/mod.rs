@@ -172,6 +172,13 @@ impl Entry {
         e
     }
 
+    /// The length of the entry's line when it is too long to read (the
+    /// session's lines were limited: see [`crate::Session::limit_lines`]);
+    /// the entry then reads as an empty object.
+    pub fn unread_len(&self) -> Option<usize> {
+        self.raw.unread_len()
+    }
+
     /// Calls `f` with the entry's object without keeping it parsed (see [`Raw::with`]).
     pub fn with_raw<R>(&self, f: impl FnOnce(&Map<String, Value>) -> R) -> R {
         self.raw.with(f)

@@ -39,10 +39,21 @@ impl Raw {
         }
     }
 
+    /// The line, unless it is too long to read (see `Source::limit_lines`).
+    fn readable(&self) -> Option<&LineRef> {
+        self.line.as_ref().filter(|l| !l.too_long())
+    }
+
+    /// The length of the line, when it is too long to read.
+    pub(crate) fn unread_len(&self) -> Option<usize> {
+        let line = self.line.as_ref().filter(|l| l.too_long())?;
+        Some(line.end - line.start)
+    }
+
     /// Calls `f` with the object, parsing the line for this call only when
     /// it is not held already.
     pub fn with<R>(&self, f: impl FnOnce(&Map<String, Value>) -> R) -> R {
-        match (self.parsed.get(), &self.line) {
+        match (self.parsed.get(), self.readable()) {
             (Some(m), _) => f(m),
             (None, Some(line)) => f(&parse_line(&line.bytes())),
             (None, None) => f(&Map::new()),
@@ -51,13 +62,13 @@ impl Raw {
 
     /// Where the entry's line is in the file (`None`: held parsed).
     pub(crate) fn line_range(&self) -> Option<(usize, usize)> {
-        self.line.as_ref().map(|l| (l.start, l.end))
+        self.readable().map(|l| (l.start, l.end))
     }
 
     /// The entry's line as it is in the file, when the object is not
     /// held parsed (a cheap look at the bytes before parsing them).
     pub fn unparsed_line(&self) -> Option<impl std::ops::Deref<Target = [u8]>> {
-        match (self.parsed.get(), &self.line) {
+        match (self.parsed.get(), self.readable()) {
             (None, Some(line)) => Some(line.bytes()),
             _ => None,
         }
@@ -74,7 +85,7 @@ impl std::ops::Deref for Raw {
 
     fn deref(&self) -> &Map<String, Value> {
         self.parsed.get_or_init(|| {
-            Box::new(match &self.line {
+            Box::new(match self.readable() {
                 Some(line) => parse_line(&line.bytes()),
                 None => Map::new(),
             })

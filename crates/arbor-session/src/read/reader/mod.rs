@@ -114,6 +114,17 @@ impl Session {
         self.source.as_ref().is_some_and(|s| s.release())
     }
 
+    /// From now on, a line longer than `max` bytes is never read: its
+    /// entry keeps its facts (type, role, ids, time) and reads as an empty
+    /// object, and [`Entry::unread_len`] says how long the line is. For a
+    /// screen, whose memory must not follow one line of hundreds of
+    /// megabytes.
+    pub fn limit_lines(&self, max: usize) {
+        if let Some(s) = &self.source {
+            s.limit_lines(max);
+        }
+    }
+
     /// Reads the lines of `entries` (in file order) a block at a time and
     /// calls `f` with each entry parsed.
     pub fn for_each_parsed(&self, entries: &[Entry], mut f: impl FnMut(&Entry)) {
@@ -246,6 +257,12 @@ pub fn read_session_lean_in(path: &Path, block: usize) -> Result<Session> {
     }
     let (file, _) = crate::open::open_session_file(path)?;
     lean_file(path, file, block)
+}
+
+/// [`read_session_lean`] of a file opened already (read through `file`:
+/// the same file even if `path` is replaced meanwhile).
+pub(crate) fn read_session_lean_file(path: &Path, file: std::fs::File) -> Result<Session> {
+    lean_file(path, file, crate::load::READ_BLOCK)
 }
 
 /// [`read_session_lean_in`] of an open file, named `path`.
