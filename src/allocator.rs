@@ -9,7 +9,7 @@
 //! reserved ~480 MB while ~25 MB were resident, and allocations of a few
 //! bytes failed. The C library's allocator with one arena reserves about
 //! what it uses, so under a limit arbor uses that one (mimalloc stays the
-//! allocator otherwise: it measured faster, see README, "Benchmarks").
+//! allocator otherwise: it measured faster, see `main.rs`).
 //!
 //! The choice is made at the first allocation, before `main`, and never
 //! changes: memory is always freed by the allocator that gave it.

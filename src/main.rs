@@ -9,7 +9,7 @@ use clap::Parser;
 
 // Listing 10,000 sessions from the index allocates and frees many small
 // rows across threads; mimalloc measured faster than the system allocator
-// for exactly that (see README, "Benchmarks"). Under an address-space
+// for exactly that (commit 3aea329, 2026-11-30). Under an address-space
 // limit the C library's takes its place (see `allocator`).
 #[global_allocator]
 static GLOBAL: arbor::allocator::Allocator = arbor::allocator::Allocator;
