@@ -454,6 +454,7 @@ pub fn fork(source: &Path, entry_id: &str, out: Option<&Path>) -> Result<Forked>
 
     let dest = fork_destination(source, out, &now, &id)?;
     let mut trimmed = None;
+    let mut moved = false;
     let written = fileops::write_atomic_new_with(&dest, |f| {
         let mut w = std::io::BufWriter::with_capacity(256 << 10, f);
         let lines = ForkLines {
@@ -462,9 +463,14 @@ pub fn fork(source: &Path, entry_id: &str, out: Option<&Path>) -> Result<Forked>
             path: &path,
             now: &now,
         };
-        lines.write(header, &mut w, &mut trimmed)?;
+        lines.write(header, &mut w, &mut trimmed, &mut moved)?;
         w.flush()
     });
+    if moved {
+        return Err(Error::Busy {
+            path: source.to_path_buf(),
+        });
+    }
     if let Some(e) = trimmed {
         return Err(Error::Invalid(format!(
             "entry {e} nests JSON too deeply to copy without loss; not forking"
@@ -521,12 +527,14 @@ impl ForkLines<'_> {
     /// Writes the header, the entries of the path but its labels (each hung
     /// from its nearest kept ancestor), then a new label line for each kept
     /// entry that has a label. An entry the reader had to cut (JSON nested
-    /// too deeply) stops it: its id goes to `trimmed`, and an error out.
+    /// too deeply) stops it: its id goes to `trimmed`, and an error out; so
+    /// does a line no longer where it was read (`moved`).
     fn write(
         &self,
         header: Map<String, Value>,
         w: &mut impl std::io::Write,
         trimmed: &mut Option<String>,
+        moved: &mut bool,
     ) -> std::io::Result<()> {
         let (entries, tree) = (&self.session.entries, self.tree);
         let is_label = |i: usize| entries[i].entry_type() == "label";
@@ -555,7 +563,18 @@ impl ForkLines<'_> {
             // Parsed for this line only (its bytes let go before it is
             // written out): the entries are never all held.
             let mut raw = match e.raw.unparsed_line() {
-                Some(line) => parse_object(&line, &mut false).unwrap_or_default(),
+                // Read back from the file by where the line was: a file
+                // rewritten in place since (an editor's save) has something
+                // else there, which must not be copied as this entry.
+                Some(line) => match parse_object(&line, &mut false) {
+                    Some(obj) if obj.get("id").and_then(Value::as_str) == Some(e.id.as_str()) => {
+                        obj
+                    }
+                    _ => {
+                        *moved = true;
+                        return Err(std::io::Error::other("the session changed under arbor"));
+                    }
+                },
                 None => e.with_raw(Map::clone),
             };
             if is_trimmed(&raw) {
@@ -764,5 +783,48 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("arbor's entry was not saved"), "{e}");
+    }
+
+    /// A fork reads each line back from the source by where it was: a
+    /// source rewritten in place meanwhile stops the fork instead of
+    /// copying whatever is there now as the entry.
+    #[test]
+    fn a_fork_stops_when_the_source_changed_under_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let line = |id: &str, parent: &str| {
+            format!(
+                "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"hi\"}}}}\n"
+            )
+        };
+        let header = "{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n";
+        let text = format!(
+            "{header}{}{}",
+            line("aaaa0001", "null"),
+            line("aaaa0002", "\"aaaa0001\"")
+        );
+        std::fs::write(&path, &text).unwrap();
+        let session = crate::reader::read_session_lean(&path).unwrap();
+        let tree = SessionTree::build(&session);
+        let leaf = tree.index_of("aaaa0002").unwrap();
+        let fork_path = tree.path_to(leaf);
+        let lines = ForkLines {
+            session: &session,
+            tree: &tree,
+            path: &fork_path,
+            now: "2026-01-02T00:00:00.000Z",
+        };
+        let write = || {
+            let (mut out, mut trimmed, mut moved) = (Vec::new(), None, false);
+            let r = lines.write(Map::new(), &mut out, &mut trimmed, &mut moved);
+            (r.is_ok(), moved)
+        };
+        assert_eq!(write(), (true, false));
+        // The same bytes but other ids, written over the same file.
+        let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.write_all(text.replace("aaaa", "bbbb").as_bytes())
+            .unwrap();
+        drop(f);
+        assert_eq!(write(), (false, true));
     }
 }
