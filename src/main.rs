@@ -24,7 +24,7 @@ fn main() {
     arbor::abort::install();
     let cli = arbor::cli::Cli::parse();
     if let Err(e) = arbor::address_space::start_shared_pool() {
-        eprintln!("arbor: {e:#}");
+        eprintln!("arbor: {}", arbor::cli::error_line(&e));
         std::process::exit(1);
     }
     // A screen (the picker, the tree) gives memory it frees back to the
