@@ -261,7 +261,7 @@ impl TreeState {
             .loaded
             .tree
             .leaf
-            .map(|l| t.loaded.session.entries[l].id.clone());
+            .map(|l| t.loaded.session.entries[l].id.to_string());
         t.rebuild();
         t
     }
@@ -607,10 +607,11 @@ impl TreeState {
         let Some(i) = tree.index_of(id) else {
             return false;
         };
-        let mut cur = tree.parent[i];
+        let mut cur = tree.parent.of(i);
         while let Some(a) = cur {
-            self.folded.remove(&self.loaded.session.entries[a].id);
-            cur = tree.parent[a];
+            self.folded
+                .remove(self.loaded.session.entries[a].id.as_str());
+            cur = tree.parent.of(a);
         }
         self.anchor = Some(id.to_string());
         self.rebuild();
@@ -640,7 +641,7 @@ impl TreeState {
     pub fn select_row(&mut self, pos: usize) {
         if let Some(r) = self.rows.get(pos) {
             self.selected = Some(pos);
-            self.anchor = Some(self.loaded.session.entries[r.entry()].id.clone());
+            self.anchor = Some(self.loaded.session.entries[r.entry()].id.to_string());
             self.detail_scroll = 0;
             self.context_scroll = 0;
         }
