@@ -38,6 +38,7 @@ mod resume_hostile;
 mod search;
 mod snapshots;
 mod terminal_escapes;
+mod themes;
 mod trash_hostile;
 mod tree_compare;
 mod tree_flatten;
