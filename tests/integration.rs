@@ -26,6 +26,7 @@ mod index_damage;
 mod keymap_docs;
 mod load;
 mod memory_limit;
+mod mouse;
 mod other_agents;
 mod picker_ui;
 mod preview;

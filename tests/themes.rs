@@ -197,16 +197,26 @@ fn a_custom_theme_reaches_the_terminal() {
     assert!(sets(&out, "38;2;18;52;86"), "the accent, in 24-bit colour");
     assert!(sets(&out, "38;5;135"), "dim, the 256-colour index");
     // A terminal of 256 colours gets the nearest of them.
-    let (out, _) = picker_bytes(home.path(), &[], &[("COLORTERM", ""), ("TERM", "screen-256color")]);
+    let (out, _) = picker_bytes(
+        home.path(),
+        &[],
+        &[("COLORTERM", ""), ("TERM", "screen-256color")],
+    );
     assert!(sets(&out, "38;5;23"), "the accent, in the 256-colour cube");
-    assert!(!has(&out, "38;2;"), "no 24-bit colour on a 256-colour terminal");
+    assert!(
+        !has(&out, "38;2;"),
+        "no 24-bit colour on a 256-colour terminal"
+    );
 }
 
 #[test]
 fn no_color_beats_every_theme() {
     let home = home_with_theme(&custom_theme());
-    let (out, screen) =
-        picker_bytes(home.path(), &["--theme", "catppuccin-latte"], &[("NO_COLOR", "1")]);
+    let (out, screen) = picker_bytes(
+        home.path(),
+        &["--theme", "catppuccin-latte"],
+        &[("NO_COLOR", "1")],
+    );
     assert!(screen.contains("Fix flaky auth test"));
     for sgr in ["38;2;", "38;5;", "48;2;", "48;5;"] {
         assert!(!has(&out, sgr), "no colour under NO_COLOR ({sgr})");
@@ -236,11 +246,18 @@ fn a_broken_theme_file_is_one_line_and_the_default_theme() {
         .collect();
     assert_eq!(lines.len(), 1, "one line: {text:?}");
     assert!(
-        lines[0].contains(&format!("arbor: theme file {}: missing colour tokens: border,", file.display())),
+        lines[0].contains(&format!(
+            "arbor: theme file {}: missing colour tokens: border,",
+            file.display()
+        )),
         "{}",
         lines[0]
     );
-    assert!(lines[0].trim_end().ends_with("; using the dark theme"), "{}", lines[0]);
+    assert!(
+        lines[0].trim_end().ends_with("; using the dark theme"),
+        "{}",
+        lines[0]
+    );
     // The screen says so too, and is drawn in Atomic's dark theme.
     assert!(screen.contains("theme file"), "{screen}");
     assert!(sets(&out, "38;2;138;190;183"), "dark's accent #8abeb7");
@@ -275,12 +292,17 @@ fn arbor_config_prints_every_setting_and_its_origin() {
         home.path(),
         "scope = \"all\"\nsort = \"recent\"\nmouse = false\n\n[resume]\nclaude = \"claude --resume={id} --verbose\"\n",
     );
-    let out = common::run_ok(config_cmd(home.path()).args(["--resume-cmd", "pi=pi -c {path}", "config"]));
+    let out =
+        common::run_ok(config_cmd(home.path()).args(["--resume-cmd", "pi=pi -c {path}", "config"]));
     let shown = out.replace(&home.path().display().to_string(), "[home]");
     insta::assert_snapshot!("arbor_config", shown);
     // The theme named on the command line beats Atomic's settings.
     let out = common::run_ok(config_cmd(home.path()).args(["config", "--theme", "light"]));
-    assert!(out.lines().any(|l| l.starts_with("theme") && l.contains("light") && l.ends_with("flag")), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("theme") && l.contains("light") && l.ends_with("flag")),
+        "{out}"
+    );
 }
 
 #[test]
@@ -296,15 +318,39 @@ fn config_errors_name_the_file_line_and_key() {
     let f = file.display();
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 3, "{err}");
-    assert!(lines[0].starts_with(&format!("arbor: {f}: line 3: key \"sort\": ")), "{err}");
-    assert!(lines[1].starts_with(&format!("arbor: {f}: line 4: key \"mouse\": ")), "{err}");
-    assert_eq!(lines[2], format!("arbor: {f}: unknown keys ignored: \"frobnicate\" (line 5)"));
+    assert!(
+        lines[0].starts_with(&format!("arbor: {f}: line 3: key \"sort\": ")),
+        "{err}"
+    );
+    assert!(
+        lines[1].starts_with(&format!("arbor: {f}: line 4: key \"mouse\": ")),
+        "{err}"
+    );
+    assert_eq!(
+        lines[2],
+        format!("arbor: {f}: unknown keys ignored: \"frobnicate\" (line 5)")
+    );
     // What was right is in force; what was wrong is its default.
     let stdout = String::from_utf8(out.stdout).unwrap();
-    let row = |k: &str| stdout.lines().find(|l| l.starts_with(k)).unwrap().to_string();
-    assert!(row("theme ").contains("light") && row("theme ").ends_with("file"), "{stdout}");
-    assert!(row("sort ").contains("threaded") && row("sort ").ends_with("default"), "{stdout}");
-    assert!(row("mouse ").contains("on") && row("mouse ").ends_with("default"), "{stdout}");
+    let row = |k: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(k))
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        row("theme ").contains("light") && row("theme ").ends_with("file"),
+        "{stdout}"
+    );
+    assert!(
+        row("sort ").contains("threaded") && row("sort ").ends_with("default"),
+        "{stdout}"
+    );
+    assert!(
+        row("mouse ").contains("on") && row("mouse ").ends_with("default"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -323,8 +369,14 @@ fn flags_beat_the_file_and_the_file_beats_the_defaults() {
     let s = Settings::load(&Overrides::default(), &var, Some(home.path()));
     assert!(s.warnings.is_empty(), "{:?}", s.warnings);
     assert_eq!(s.config_path.value, file);
-    assert_eq!((s.theme_name.value.as_str(), &s.theme_name.origin), ("catppuccin-frappe", &Origin::File));
-    assert_eq!((s.scope.value, &s.scope.origin), (PickerScope::Current, &Origin::File));
+    assert_eq!(
+        (s.theme_name.value.as_str(), &s.theme_name.origin),
+        ("catppuccin-frappe", &Origin::File)
+    );
+    assert_eq!(
+        (s.scope.value, &s.scope.origin),
+        (PickerScope::Current, &Origin::File)
+    );
     assert_eq!(s.sort.value, Sort::Relevance);
     assert_eq!(s.preview_on(), Some(false));
     assert_eq!((s.mouse.value, &s.mouse.origin), (true, &Origin::Default));
@@ -336,9 +388,15 @@ fn flags_beat_the_file_and_the_file_beats_the_defaults() {
         ..Overrides::default()
     };
     let s = Settings::load(&o, &var, Some(home.path()));
-    assert_eq!((s.theme_name.value.as_str(), &s.theme_name.origin), ("ansi", &Origin::Flag));
+    assert_eq!(
+        (s.theme_name.value.as_str(), &s.theme_name.origin),
+        ("ansi", &Origin::Flag)
+    );
     assert_eq!(s.theme, Theme::ansi());
-    assert_eq!((s.scope.value, &s.scope.origin), (PickerScope::All, &Origin::Flag));
+    assert_eq!(
+        (s.scope.value, &s.scope.origin),
+        (PickerScope::All, &Origin::Flag)
+    );
     assert_eq!(
         s.resume_cmds(),
         vec![
@@ -354,6 +412,12 @@ fn flags_beat_the_file_and_the_file_beats_the_defaults() {
         ..Overrides::default()
     };
     let s = Settings::load(&o, &var, Some(home.path()));
-    assert_eq!((s.config_path.value.as_path(), &s.config_path.origin), (other.as_path(), &Origin::Flag));
-    assert_eq!((s.mouse.value, &s.theme_name.origin), (false, &Origin::Terminal));
+    assert_eq!(
+        (s.config_path.value.as_path(), &s.config_path.origin),
+        (other.as_path(), &Origin::Flag)
+    );
+    assert_eq!(
+        (s.mouse.value, &s.theme_name.origin),
+        (false, &Origin::Terminal)
+    );
 }

@@ -38,8 +38,12 @@ pub fn settings_theme(agent_dir: &Path) -> Result<Option<String>, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot read {}: {e}", crate::term::path(&path))),
     };
-    let json: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{}: not JSON ({e}); its theme is not used", crate::term::path(&path)))?;
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "{}: not JSON ({e}); its theme is not used",
+            crate::term::path(&path)
+        )
+    })?;
     match json.get("theme") {
         None | Some(serde_json::Value::Null) => Ok(None),
         Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
@@ -58,14 +62,23 @@ mod tests {
     fn the_agent_dir_and_its_theme() {
         let home = tempfile::tempdir().unwrap();
         let none = |_: &str| None;
-        assert_eq!(agent_dir(&none, Some(home.path())), home.path().join(".atomic/agent"));
+        assert_eq!(
+            agent_dir(&none, Some(home.path())),
+            home.path().join(".atomic/agent")
+        );
         std::fs::create_dir_all(home.path().join(".pi/agent")).unwrap();
-        assert_eq!(agent_dir(&none, Some(home.path())), home.path().join(".pi/agent"));
+        assert_eq!(
+            agent_dir(&none, Some(home.path())),
+            home.path().join(".pi/agent")
+        );
         std::fs::create_dir_all(home.path().join(".atomic/agent")).unwrap();
         let dir = agent_dir(&none, Some(home.path()));
         assert_eq!(dir, home.path().join(".atomic/agent"));
         let env = |k: &str| (k == "PI_CODING_AGENT_DIR").then(|| "~/elsewhere".to_string());
-        assert_eq!(agent_dir(&env, Some(home.path())), home.path().join("elsewhere"));
+        assert_eq!(
+            agent_dir(&env, Some(home.path())),
+            home.path().join("elsewhere")
+        );
 
         assert_eq!(settings_theme(&dir), Ok(None));
         std::fs::write(dir.join("settings.json"), r#"{"theme": "light", "x": 1}"#).unwrap();

@@ -93,7 +93,11 @@ pub fn from_json(text: &str, mode: ColorMode) -> Result<Palette, String> {
 }
 
 /// The palette of resolved `colors`.
-fn palette(colors: &Map<String, Value>, vars: &Map<String, Value>, mode: ColorMode) -> Result<Palette, String> {
+fn palette(
+    colors: &Map<String, Value>,
+    vars: &Map<String, Value>,
+    mode: ColorMode,
+) -> Result<Palette, String> {
     let get = |token: &str| -> Result<Color, String> {
         let value = colors.get(token).unwrap_or(&Value::Null);
         resolve(token, value, vars, mode)
@@ -115,7 +119,12 @@ fn palette(colors: &Map<String, Value>, vars: &Map<String, Value>, mode: ColorMo
 
 /// One colour value: variables followed (a cycle or a missing one is an
 /// error), then `""`, `#rrggbb` or an index 0–255.
-fn resolve(token: &str, value: &Value, vars: &Map<String, Value>, mode: ColorMode) -> Result<Color, String> {
+fn resolve(
+    token: &str,
+    value: &Value,
+    vars: &Map<String, Value>,
+    mode: ColorMode,
+) -> Result<Color, String> {
     let mut value = value;
     let mut seen = HashSet::new();
     loop {
@@ -172,7 +181,10 @@ mod tests {
         assert_eq!(p("\"#102030\"", "").unwrap().accent, Color::Rgb(16, 32, 48));
         assert_eq!(p("39", "").unwrap().accent, Color::Indexed(39));
         assert_eq!(p("\"\"", "").unwrap().accent, Color::Reset);
-        assert_eq!(p("\"a\"", "\"a\": \"b\", \"b\": 7").unwrap().accent, Color::Indexed(7));
+        assert_eq!(
+            p("\"a\"", "\"a\": \"b\", \"b\": 7").unwrap().accent,
+            Color::Indexed(7)
+        );
         assert_eq!(p("\"#102030\"", "").unwrap().dim, Color::Reset);
         let in_256 = from_json(&file("\"#ff0000\"", ""), ColorMode::Palette256).unwrap();
         assert_eq!(in_256.accent, Color::Indexed(196));
@@ -180,15 +192,28 @@ mod tests {
 
     #[test]
     fn broken_files_say_why() {
-        let e = |accent: &str, vars: &str| from_json(&file(accent, vars), ColorMode::TrueColor).unwrap_err();
+        let e = |accent: &str, vars: &str| {
+            from_json(&file(accent, vars), ColorMode::TrueColor).unwrap_err()
+        };
         assert!(e("\"nope\"", "").contains("no variable \"nope\""));
         assert!(e("\"a\"", "\"a\": \"b\", \"b\": \"a\"").contains("refers to itself"));
         assert!(e("256", "").contains("not a colour index"));
         assert!(e("\"#12345\"", "").contains("not a #rrggbb"));
-        let missing = from_json(r#"{"name": "x", "colors": {"accent": ""}}"#, ColorMode::TrueColor).unwrap_err();
-        assert!(missing.starts_with("missing colour tokens: border, borderAccent"), "{missing}");
-        assert!(from_json("{", ColorMode::TrueColor).unwrap_err().starts_with("not JSON"));
-        assert!(from_json(r#"{"colors": {}}"#, ColorMode::TrueColor).unwrap_err().contains("name"));
+        let missing = from_json(
+            r#"{"name": "x", "colors": {"accent": ""}}"#,
+            ColorMode::TrueColor,
+        )
+        .unwrap_err();
+        assert!(
+            missing.starts_with("missing colour tokens: border, borderAccent"),
+            "{missing}"
+        );
+        assert!(from_json("{", ColorMode::TrueColor)
+            .unwrap_err()
+            .starts_with("not JSON"));
+        assert!(from_json(r#"{"colors": {}}"#, ColorMode::TrueColor)
+            .unwrap_err()
+            .contains("name"));
     }
 
     #[test]
@@ -198,8 +223,15 @@ mod tests {
             let t = load(name, dir, ColorMode::TrueColor).unwrap();
             assert!(t.has_color());
         }
-        assert_eq!(load("ansi", dir, ColorMode::TrueColor).unwrap(), Theme::ansi());
-        assert!(load("mine", dir, ColorMode::TrueColor).unwrap_err().contains("not found"));
-        assert!(load("../x", dir, ColorMode::TrueColor).unwrap_err().contains("not a theme name"));
+        assert_eq!(
+            load("ansi", dir, ColorMode::TrueColor).unwrap(),
+            Theme::ansi()
+        );
+        assert!(load("mine", dir, ColorMode::TrueColor)
+            .unwrap_err()
+            .contains("not found"));
+        assert!(load("../x", dir, ColorMode::TrueColor)
+            .unwrap_err()
+            .contains("not a theme name"));
     }
 }

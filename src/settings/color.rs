@@ -117,7 +117,10 @@ mod tests {
     fn color_mode_follows_atomic() {
         let mode = |v: &[(&str, &str)]| color_mode(&env(v));
         assert_eq!(mode(&[("COLORTERM", "truecolor")]), ColorMode::TrueColor);
-        assert_eq!(mode(&[("COLORTERM", "24bit"), ("TERM", "dumb")]), ColorMode::TrueColor);
+        assert_eq!(
+            mode(&[("COLORTERM", "24bit"), ("TERM", "dumb")]),
+            ColorMode::TrueColor
+        );
         assert_eq!(mode(&[("TERM", "xterm-256color")]), ColorMode::TrueColor);
         assert_eq!(mode(&[("TERM", "screen-256color")]), ColorMode::Palette256);
         assert_eq!(mode(&[("TERM", "linux")]), ColorMode::Palette256);

@@ -86,9 +86,12 @@ pub fn parse(path: &Path, text: &str) -> ReadFile {
     for (key, value) in keys {
         let name = key.get_ref().as_ref();
         let line = line_of(text, key.span().start);
-        if let Err((key, message, span)) =
-            read_key(&mut out.settings, (name, key.span().start), value, &mut unknown)
-        {
+        if let Err((key, message, span)) = read_key(
+            &mut out.settings,
+            (name, key.span().start),
+            value,
+            &mut unknown,
+        ) {
             out.problems.push(format!(
                 "{shown}: line {}: key \"{key}\": {}; its default is used",
                 span.map_or(line, |s| line_of(text, s.start)),
@@ -167,7 +170,10 @@ fn read_resume(
     let Some(table) = value.get_ref().as_table() else {
         return Err((
             "resume".into(),
-            format!("a table of agent = \"command\" was expected, not a {}", value.get_ref().type_str()),
+            format!(
+                "a table of agent = \"command\" was expected, not a {}",
+                value.get_ref().type_str()
+            ),
             Some(value.span()),
         ));
     };
@@ -178,7 +184,8 @@ fn read_resume(
             unknown.push((full, key.span().start));
             continue;
         };
-        let text = de::<String>(cmd).map_err(|e| (full.clone(), e.message().to_string(), e.span()))?;
+        let text =
+            de::<String>(cmd).map_err(|e| (full.clone(), e.message().to_string(), e.span()))?;
         let check = crate::cli::resume::Target {
             path: "/x.jsonl".into(),
             id: "x".into(),
@@ -200,7 +207,11 @@ fn de<'a, T: Deserialize<'a>>(value: &Spanned<DeValue<'a>>) -> Result<T, toml::d
 /// The 1-based line of byte `at`.
 fn line_of(text: &str, at: usize) -> usize {
     let at = at.min(text.len());
-    text.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1
+    text.as_bytes()[..at]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 /// A parser's message on one line.
@@ -229,9 +240,15 @@ mod tests {
         assert_eq!(s.preview, Some(Preview::Auto));
         assert_eq!(s.scope, Some(Scope::All));
         assert_eq!(s.sort, Some(Sort::Recent));
-        assert_eq!(s.resume, vec![(Agent::Claude, "claude --resume={id} --verbose".into())]);
+        assert_eq!(
+            s.resume,
+            vec![(Agent::Claude, "claude --resume={id} --verbose".into())]
+        );
         assert_eq!(read("preview = false").settings.preview, Some(Preview::Off));
-        assert_eq!(read("sort = \"fuzzy\"").settings.sort, Some(Sort::Relevance));
+        assert_eq!(
+            read("sort = \"fuzzy\"").settings.sort,
+            Some(Sort::Relevance)
+        );
     }
 
     #[test]
@@ -240,13 +257,29 @@ mod tests {
         assert_eq!(r.settings.theme.as_deref(), Some("light"));
         assert_eq!(r.settings.sort, None);
         assert_eq!(r.problems.len(), 2, "{:?}", r.problems);
-        assert!(r.problems[0].starts_with("/c/config.toml: line 3: key \"sort\": "), "{}", r.problems[0]);
+        assert!(
+            r.problems[0].starts_with("/c/config.toml: line 3: key \"sort\": "),
+            "{}",
+            r.problems[0]
+        );
         assert!(r.problems[0].contains("newest"), "{}", r.problems[0]);
-        assert!(r.problems[1].starts_with("/c/config.toml: line 4: key \"mouse\": "), "{}", r.problems[1]);
+        assert!(
+            r.problems[1].starts_with("/c/config.toml: line 4: key \"mouse\": "),
+            "{}",
+            r.problems[1]
+        );
         let r = read("[resume]\natomic = \"atomic 'x\"\n");
-        assert!(r.problems[0].starts_with("/c/config.toml: line 2: key \"resume.atomic\": "), "{:?}", r.problems);
+        assert!(
+            r.problems[0].starts_with("/c/config.toml: line 2: key \"resume.atomic\": "),
+            "{:?}",
+            r.problems
+        );
         let r = read("preview = \"sometimes\"\n");
-        assert!(r.problems[0].contains("key \"preview\""), "{:?}", r.problems);
+        assert!(
+            r.problems[0].contains("key \"preview\""),
+            "{:?}",
+            r.problems
+        );
     }
 
     #[test]
@@ -261,6 +294,12 @@ mod tests {
     #[test]
     fn a_syntax_error_names_its_line() {
         let r = read("theme = \"dark\"\nmouse = = true\n");
-        assert!(r.problems.iter().any(|p| p.starts_with("/c/config.toml: line 2: ")), "{:?}", r.problems);
+        assert!(
+            r.problems
+                .iter()
+                .any(|p| p.starts_with("/c/config.toml: line 2: ")),
+            "{:?}",
+            r.problems
+        );
     }
 }

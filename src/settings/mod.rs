@@ -104,13 +104,18 @@ impl Settings {
         Settings::load(o, &var, dirs::home_dir().as_deref())
     }
 
-    pub fn load(o: &Overrides, var: &dyn Fn(&str) -> Option<String>, home: Option<&Path>) -> Settings {
+    pub fn load(
+        o: &Overrides,
+        var: &dyn Fn(&str) -> Option<String>,
+        home: Option<&Path>,
+    ) -> Settings {
         let mut warnings = Vec::new();
         let config_path = config_path(o, var, home);
         let file = read_config(&config_path, &mut warnings);
         let agent_dir = atomic_agent::agent_dir(var, home);
         let color_mode = color::color_mode(var);
-        let (theme_name, theme) = choose_theme(o, &file, &agent_dir, color_mode, var, &mut warnings);
+        let (theme_name, theme) =
+            choose_theme(o, &file, &agent_dir, color_mode, var, &mut warnings);
         let scope = if o.all {
             set(Scope::All, Origin::Flag)
         } else {
@@ -165,7 +170,11 @@ fn from_file<T>(v: Option<T>, default: T) -> Setting<T> {
 
 /// `--config`, else `ARBOR_CONFIG`, else `$XDG_CONFIG_HOME/arbor/config.toml`
 /// (`~/.config/arbor/config.toml`).
-fn config_path(o: &Overrides, var: &dyn Fn(&str) -> Option<String>, home: Option<&Path>) -> Setting<PathBuf> {
+fn config_path(
+    o: &Overrides,
+    var: &dyn Fn(&str) -> Option<String>,
+    home: Option<&Path>,
+) -> Setting<PathBuf> {
     if let Some(p) = o.config {
         return set(p.to_path_buf(), Origin::Flag);
     }
@@ -230,7 +239,8 @@ fn choose_theme(
         }
     };
     let fallback = color::background_theme(var);
-    let load_default = || atomic_theme::load(fallback, agent_dir, mode).unwrap_or_else(|_| Theme::ansi());
+    let load_default =
+        || atomic_theme::load(fallback, agent_dir, mode).unwrap_or_else(|_| Theme::ansi());
     match chosen {
         Some(name) => match atomic_theme::load(&name.value, agent_dir, mode) {
             Ok(theme) => (name, theme),

@@ -21,7 +21,10 @@ impl ClickPairs {
     /// third press starts a new pair.
     pub fn is_double(&mut self, m: &MouseEvent, now: Instant) -> bool {
         if m.kind != MouseEventKind::Down(MouseButton::Left) {
-            if !matches!(m.kind, MouseEventKind::Up(_) | MouseEventKind::Drag(_) | MouseEventKind::Moved) {
+            if !matches!(
+                m.kind,
+                MouseEventKind::Up(_) | MouseEventKind::Drag(_) | MouseEventKind::Moved
+            ) {
                 self.last = None;
             }
             return false;

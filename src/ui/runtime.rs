@@ -169,7 +169,7 @@ fn event_loop(
     // Told once, when a frame with rows has been drawn.
     let (drawn_tx, drawn_rx) = channel::<()>();
     let mut drawn_tx = Some(drawn_tx);
-    spawn_input(tx.clone());
+    spawn_input(tx.clone(), opts.look.mouse);
     spawn_ticker(tx.clone());
     let search_tx = spawn_search_worker(tx.clone());
     let preview_tx = spawn_preview_worker(tx.clone());

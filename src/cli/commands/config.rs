@@ -67,10 +67,18 @@ pub(super) fn config_cmd(cli: &Cli, out: &mut impl Write) -> Result<()> {
         row("scope", scope_name(s.scope.value), &s.scope.origin),
         row("sort", sort_name(s.sort.value), &s.sort.origin),
         row("preview", preview_name(s.preview.value), &s.preview.origin),
-        row("mouse", if s.mouse.value { "on" } else { "off" }, &s.mouse.origin),
+        row(
+            "mouse",
+            if s.mouse.value { "on" } else { "off" },
+            &s.mouse.origin,
+        ),
     ];
     for (agent, cmd) in &s.resume {
-        rows.push(row(&format!("resume.{}", agent.name()), &cmd.value, &cmd.origin));
+        rows.push(row(
+            &format!("resume.{}", agent.name()),
+            &cmd.value,
+            &cmd.origin,
+        ));
     }
     let key_w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     let value_w = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);

@@ -31,7 +31,10 @@ pub(super) fn tree(config: &StoreConfig, cli: &Cli, a: &TreeArgs) -> Result<()> 
         builder_args: None,
         look: look(&settings),
     };
-    finish(crate::ui::runtime::run_picker(opts)?, &settings.resume_cmds())
+    finish(
+        crate::ui::runtime::run_picker(opts)?,
+        &settings.resume_cmds(),
+    )
 }
 
 /// Opens the picker; on a machine with no sessions, on the bundled demo store.
@@ -74,7 +77,10 @@ pub(super) fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
         builder_args,
         look: look(&settings),
     };
-    finish(crate::ui::runtime::run_picker(opts)?, &settings.resume_cmds())
+    finish(
+        crate::ui::runtime::run_picker(opts)?,
+        &settings.resume_cmds(),
+    )
 }
 
 /// `arbor --last`: the newest session of the current folder, resumed (or

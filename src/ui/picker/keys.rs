@@ -389,7 +389,11 @@ pub fn on_mouse(
             }
             let up = m.kind == MouseEventKind::ScrollUp;
             let at = p.preview.hit_pos.min(n - 1);
-            p.preview.hit_pos = if up { at.saturating_sub(1) } else { (at + 1).min(n - 1) };
+            p.preview.hit_pos = if up {
+                at.saturating_sub(1)
+            } else {
+                (at + 1).min(n - 1)
+            };
         }
         MouseEventKind::ScrollUp => p.user_move_by(-3),
         MouseEventKind::ScrollDown => p.user_move_by(3),
