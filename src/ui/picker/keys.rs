@@ -79,7 +79,7 @@ pub const KEYS: Keymap<Action> = Keymap(&[
             (key(KeyCode::Home), Action::First),
             (key(KeyCode::End), Action::Last),
         ],
-        "move, first/last; wheel; a second click picks",
+        "move, first/last; wheel; a double click picks",
     ),
     bind(
         &[(key(KeyCode::Enter), Action::Resume)],
