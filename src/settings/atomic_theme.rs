@@ -82,8 +82,18 @@ pub fn from_json(text: &str, mode: ColorMode) -> Result<Palette, String> {
         .copied()
         .filter(|t| !colors.contains_key(*t))
         .collect();
-    if !missing.is_empty() {
-        return Err(format!("missing colour tokens: {}", missing.join(", ")));
+    // A few named, the rest counted: the message stays one line to read.
+    const NAMED: usize = 6;
+    match missing.len() {
+        0 => {}
+        n if n <= NAMED => return Err(format!("missing colour tokens: {}", missing.join(", "))),
+        n => {
+            return Err(format!(
+                "missing colour tokens: {} and {} more",
+                missing[..NAMED].join(", "),
+                n - NAMED
+            ))
+        }
     }
     // Every token must resolve, as in Atomic, not only those arbor draws with.
     for token in REQUIRED {
