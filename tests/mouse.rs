@@ -117,6 +117,36 @@ fn picker_wheel_over_the_preview_leaves_the_list_alone() {
     assert_eq!(app.picker.selected_pos(), Some(4));
 }
 
+/// With a query, the wheel over the preview steps through its list of
+/// matching entries (without wrapping, as a scroll).
+#[test]
+fn picker_wheel_over_the_preview_steps_through_its_matches() {
+    let store = common::demo_store();
+    let mut app = picker(&store.path().join("sessions"), 140);
+    app.height = 30;
+    for c in "token dir:webapp".chars() {
+        drive(
+            &mut app,
+            AppEvent::Key(crossterm::event::KeyEvent::new(
+                crossterm::event::KeyCode::Char(c),
+                KeyModifiers::NONE,
+            )),
+        );
+    }
+    let n = app.picker.hits().expect("the matches were read").hits.len();
+    assert!(n >= 3, "{n} matches");
+    let selected = app.picker.selected_pos();
+    assert_eq!(app.picker.preview.hit_pos, 0);
+    drive(&mut app, wheel(true, 120, FIRST_ROW + 5));
+    drive(&mut app, wheel(true, 120, FIRST_ROW + 5));
+    assert_eq!(app.picker.preview.hit_pos, 2);
+    assert_eq!(app.picker.selected_pos(), selected, "the list stays");
+    for _ in 0..n + 2 {
+        drive(&mut app, wheel(false, 120, FIRST_ROW + 5));
+    }
+    assert_eq!(app.picker.preview.hit_pos, 0, "no wrapping");
+}
+
 fn open_tree(path: &Path, w: u16, h: u16) -> App {
     let mut app = App::new("/".into(), NOW);
     app.width = w;
