@@ -290,7 +290,7 @@ fn query_highlights_matches_and_bad_regex_says_why() {
     assert!(s.contains("Fix flaky auth test"));
     // The matched characters carry the highlight style.
     let mut t = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
-    let theme = Theme { color: true };
+    let theme = Theme::ansi();
     t.draw(|f| arbor::ui::picker::render(f, &app, &theme))
         .unwrap();
     let buf = t.backend().buffer();
@@ -1331,7 +1331,7 @@ fn the_row_awaiting_delete_confirmation_is_marked() {
     key(&mut app, KeyCode::Tab);
     key(&mut app, KeyCode::Down);
     ctrl(&mut app, 'd');
-    let theme = Theme { color: true };
+    let theme = Theme::ansi();
     let mut t = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
     t.draw(|f| arbor::ui::picker::render(f, &app, &theme))
         .unwrap();

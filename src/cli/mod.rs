@@ -77,6 +77,14 @@ pub struct GlobalOpts {
     /// that agent's store
     #[arg(long = "agent", global = true, value_name = "AGENT", value_parser = parse_agent)]
     pub agents: Vec<arbor_session::Agent>,
+    /// arbor's settings file (default: $ARBOR_CONFIG, else
+    /// $XDG_CONFIG_HOME/arbor/config.toml); see `arbor config`
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The colour theme: an Atomic theme (dark, light, catppuccin-*, or
+    /// <agent dir>/themes/NAME.json) or ansi; beats the settings files
+    #[arg(long, global = true, value_name = "NAME")]
+    pub theme: Option<String>,
 }
 
 fn parse_agent(s: &str) -> Result<arbor_session::Agent, String> {
@@ -118,7 +126,12 @@ pub enum Command {
     Rename(RenameArgs),
     /// Update the persistent index of the store, or show its figures
     Index(IndexArgs),
+    /// The settings in force, each with where it came from (default, file, flag)
+    Config(ConfigArgs),
 }
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {}
 
 #[derive(Debug, Args)]
 pub struct IndexArgs {

@@ -21,6 +21,9 @@ pub enum AppEvent {
     /// text field as text, never as keys, so a newline in it is not Enter.
     Paste(String),
     Mouse(MouseEvent),
+    /// The second left press of a double click (see `mouse::ClickPairs`),
+    /// in place of its `Mouse` event: what Enter does, on the row under it.
+    DoubleClick(MouseEvent),
     Resize(u16, u16),
     /// A second passed, at this time: the ages shown change with it, and
     /// status messages expire.
@@ -502,7 +505,10 @@ impl App {
     fn on_resume_here(&mut self, ev: &AppEvent) -> Option<Step> {
         let k = match ev {
             AppEvent::Key(k) if k.kind != KeyEventKind::Release => k,
-            AppEvent::Key(_) | AppEvent::Paste(_) | AppEvent::Mouse(_) => return Some(Step::none()),
+            AppEvent::Key(_)
+            | AppEvent::Paste(_)
+            | AppEvent::Mouse(_)
+            | AppEvent::DoubleClick(_) => return Some(Step::none()),
             _ => return None,
         };
         let Some(answer) = RESUME_HERE_KEYS.action(k, true) else {
@@ -611,6 +617,7 @@ impl App {
             ev @ (AppEvent::Key(_)
             | AppEvent::Paste(_)
             | AppEvent::Mouse(_)
+            | AppEvent::DoubleClick(_)
             | AppEvent::Tick(_))
                 if matches!(self.mode, Mode::Tree(_)) =>
             {

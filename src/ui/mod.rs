@@ -8,6 +8,7 @@
 pub mod app;
 pub mod input;
 pub mod keymap;
+pub mod mouse;
 pub mod picker;
 pub mod runtime;
 mod signals;

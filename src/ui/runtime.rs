@@ -53,6 +53,19 @@ pub struct PickerOptions {
     /// builds a cold index beside the screen (see `index::behind`); `None`
     /// builds it in this process.
     pub builder_args: Option<Vec<std::ffi::OsString>>,
+    /// The settings of the screen's look and input.
+    pub look: Look,
+}
+
+/// The settings the screen starts with (see `settings`).
+#[derive(Debug, Clone, Copy)]
+pub struct Look {
+    pub theme: Theme,
+    /// Capture the mouse (off: the terminal's own selection works).
+    pub mouse: bool,
+    pub sort: super::picker::Sort,
+    /// `None`: the preview follows the terminal's width.
+    pub preview_on: Option<bool>,
 }
 
 /// Whether this process uses the index (set once at start; read by workers).
@@ -119,6 +132,8 @@ pub fn run_picker(mut opts: PickerOptions) -> Result<Outcome> {
     if opts.start_in_all {
         app.picker.settings.scope = super::picker::Scope::All;
     }
+    app.picker.settings.sort = opts.look.sort;
+    app.picker.settings.preview_on = opts.look.preview_on;
     app.picker.progress.loading = Some((0, 0));
     if !opts.query.is_empty() {
         app.picker.start_with_query(&opts.query);
@@ -127,9 +142,9 @@ pub fn run_picker(mut opts: PickerOptions) -> Result<Outcome> {
     if let (Some(file), Some(entry)) = (&opts.open_tree, &opts.tree_at) {
         app.open_at = Some((file.path.clone(), entry.clone()));
     }
-    let theme = Theme::from_env();
+    let theme = opts.look.theme;
 
-    let mut terminal = setup_terminal()?;
+    let mut terminal = setup_terminal(opts.look.mouse)?;
     let result = event_loop(&mut terminal, &mut app, &theme, &opts);
     super::signals::set_wake(None);
     restore_terminal();
@@ -154,7 +169,7 @@ fn event_loop(
     // Told once, when a frame with rows has been drawn.
     let (drawn_tx, drawn_rx) = channel::<()>();
     let mut drawn_tx = Some(drawn_tx);
-    spawn_input(tx.clone());
+    spawn_input(tx.clone(), opts.look.mouse);
     spawn_ticker(tx.clone());
     let search_tx = spawn_search_worker(tx.clone());
     let preview_tx = spawn_preview_worker(tx.clone());

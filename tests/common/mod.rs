@@ -25,6 +25,9 @@ pub fn arbor() -> Command {
         .env_remove("PI_CODING_AGENT_SESSION_DIR")
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("CODEX_HOME")
+        // Nor arbor's settings file (tests that read one name it).
+        .env_remove("ARBOR_CONFIG")
+        .env("XDG_CONFIG_HOME", "/nonexistent-arbor-config")
         .env(
             "XDG_CACHE_HOME",
             std::env::temp_dir().join("arbor-test-cache-unused"),

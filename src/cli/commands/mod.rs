@@ -8,8 +8,10 @@
 //! - `show`: `show`, `context`, `export` and `diff`, which read one session;
 //! - `writes`: `label`, `branch`, `rename` and `fork`;
 //! - `index`: `arbor index`;
+//! - `config`: `arbor config`, and the settings the picker starts with;
 //! - `json`: JSON and output safe for a terminal.
 
+mod config;
 mod index;
 mod json;
 mod list;
@@ -83,6 +85,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Rename(a)) => writes::name_session(&config, &a, &mut out),
         Some(Command::Index(a)) => index::index_cmd(&config, &a, &mut out),
         Some(Command::Fork(a)) => writes::fork(&config, &a, &mut out),
+        Some(Command::Config(_)) => config::config_cmd(&cli, &mut out),
     }
 }
 

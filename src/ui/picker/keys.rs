@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEventKind};
+use ratatui::layout::Rect;
 
 use super::dialogs::{self, delete, labels, rename};
 use super::state::{Dialog, PickerState, Scope, StatusKind};
@@ -78,7 +79,7 @@ pub const KEYS: Keymap<Action> = Keymap(&[
             (key(KeyCode::Home), Action::First),
             (key(KeyCode::End), Action::Last),
         ],
-        "move, first/last; wheel; a second click picks",
+        "move, first/last; wheel; a double click picks",
     ),
     bind(
         &[(key(KeyCode::Enter), Action::Resume)],
@@ -363,32 +364,49 @@ pub fn on_paste(p: &mut PickerState, text: &str) -> Option<Vec<Effect>> {
 }
 
 /// A mouse event: its effects, or `None` when it did nothing (a move, a
-/// click outside the rows, anything while a question is up).
-pub fn on_mouse(app: &mut App, m: crossterm::event::MouseEvent) -> Option<Vec<Effect>> {
-    let area = super::view::list_area(&app.picker, app.width, app.height);
+/// click outside the rows, anything while a question is up). The wheel
+/// moves the selection over the list and steps through the preview's
+/// matches over the preview; a click selects the row under it, a double
+/// click (`double`) resumes it as Enter does.
+pub fn on_mouse(
+    app: &mut App,
+    m: crossterm::event::MouseEvent,
+    double: bool,
+) -> Option<Vec<Effect>> {
+    let (list, preview) = super::view::panes(&app.picker, app.width, app.height);
     let rows = super::view::list_rows(&app.picker, app.width, app.height);
     let p = &mut app.picker;
     if p.dialog.open != Dialog::None {
         return None;
     }
+    let over = |r: Rect| r.contains(ratatui::layout::Position::new(m.column, m.row));
+    let over_preview = preview.is_some_and(over);
     match m.kind {
+        MouseEventKind::ScrollUp | MouseEventKind::ScrollDown if over_preview => {
+            let n = p.hits().map_or(0, |h| h.hits.len());
+            if n == 0 {
+                return None;
+            }
+            let up = m.kind == MouseEventKind::ScrollUp;
+            let at = p.preview.hit_pos.min(n - 1);
+            p.preview.hit_pos = if up {
+                at.saturating_sub(1)
+            } else {
+                (at + 1).min(n - 1)
+            };
+        }
         MouseEventKind::ScrollUp => p.user_move_by(-3),
         MouseEventKind::ScrollDown => p.user_move_by(3),
         MouseEventKind::Down(MouseButton::Left)
-            if m.row >= area.y
-                && usize::from(m.row - area.y) < rows
-                && m.column < area.x + area.width =>
+            if over(list) && usize::from(m.row - list.y) < rows =>
         {
-            {
-                let pos = p.selection.scroll + (m.row - area.y) as usize;
-                if pos < p.list.visible.len() {
-                    let already = p.selected_pos() == Some(pos);
-                    p.user_select_pos(pos);
-                    // A click on the selected row picks it, like a double click.
-                    if already {
-                        return Some(act(app, Action::Resume));
-                    }
-                }
+            let pos = p.selection.scroll + (m.row - list.y) as usize;
+            if pos >= p.list.visible.len() {
+                return None;
+            }
+            p.user_select_pos(pos);
+            if double {
+                return Some(act(app, Action::Resume));
             }
         }
         _ => return None,

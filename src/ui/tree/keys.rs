@@ -244,15 +244,22 @@ pub fn update(app: &mut App, ev: AppEvent) -> Step {
     };
     let list_h = super::view::list_area(w, h).height as usize;
     t.page = list_h.max(1);
+    // A double click, told apart before the event is taken apart.
+    let ev_kind = match &ev {
+        AppEvent::DoubleClick(_) => Some(true),
+        AppEvent::Mouse(_) => Some(false),
+        _ => None,
+    };
     let step: Step = match ev {
         AppEvent::Key(k) if k.kind != KeyEventKind::Release => on_key(t, k, w, h).into(),
         AppEvent::Paste(text) => on_paste(t, &text).into(),
-        AppEvent::Mouse(m) => {
+        AppEvent::Mouse(m) | AppEvent::DoubleClick(m) => {
+            let double = matches!(ev_kind, Some(true));
             let in_compare = t.compare.is_some() && t.dialog == TreeDialog::None;
             let step = if in_compare {
                 on_compare_mouse(t, m, w, h)
             } else {
-                on_mouse(t, m, w, h)
+                on_mouse(t, m, w, h, double)
             };
             match step {
                 Some(step) => step,
@@ -288,19 +295,33 @@ fn on_compare_mouse(t: &mut TreeState, m: MouseEvent, w: u16, h: u16) -> Option<
     Some(Step::redraw(Vec::new()))
 }
 
-/// The wheel moves the selection; a click on a row selects it; `None`
-/// for anything else.
-fn on_mouse(t: &mut TreeState, m: MouseEvent, w: u16, h: u16) -> Option<Step> {
-    let area = super::view::list_area(w, h);
+/// The wheel moves the selection over the rows and scrolls the detail
+/// pane over it; a click on a row selects it, a double click does what
+/// Enter does there; `None` for anything else (or while a box is up).
+fn on_mouse(t: &mut TreeState, m: MouseEvent, w: u16, h: u16, double: bool) -> Option<Step> {
+    if t.dialog != TreeDialog::None {
+        return None;
+    }
+    let (list, detail) = super::view::panes(t, w, h);
+    let at = ratatui::layout::Position::new(m.column, m.row);
+    let over_detail = detail.is_some_and(|d| d.contains(at));
     match m.kind {
+        MouseEventKind::ScrollUp if over_detail => {
+            t.detail_scroll = t.detail_scroll.saturating_sub(3);
+        }
+        MouseEventKind::ScrollDown if over_detail => {
+            t.detail_scroll = t.detail_scroll.saturating_add(3);
+        }
         MouseEventKind::ScrollUp => move_by(t, -3, false),
         MouseEventKind::ScrollDown => move_by(t, 3, false),
-        MouseEventKind::Down(MouseButton::Left)
-            if m.row >= area.y && m.row < area.y + area.height =>
-        {
-            let pos = t.scroll + (m.row - area.y) as usize;
-            if pos < t.rows.len() {
-                t.select_row(pos);
+        MouseEventKind::Down(MouseButton::Left) if list.contains(at) => {
+            let pos = t.scroll + (m.row - list.y) as usize;
+            if pos >= t.rows.len() {
+                return None;
+            }
+            t.select_row(pos);
+            if double {
+                return Some(Step::redraw(act(t, Action::Continue, w)));
             }
         }
         _ => return None,
