@@ -118,6 +118,16 @@ pub enum Command {
     Rename(RenameArgs),
     /// Update the persistent index of the store, or show its figures
     Index(IndexArgs),
+    /// The keys in force on each screen, and where each came from
+    /// (arbor's defaults or the user's keybindings.json)
+    Keys(KeysArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KeysArgs {
+    /// Print the table as one JSON object
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

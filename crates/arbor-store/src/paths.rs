@@ -59,6 +59,15 @@ fn expand_tilde(p: &str, env: &dyn Env) -> PathBuf {
     PathBuf::from(p)
 }
 
+/// The agent dir the environment names (`ATOMIC_CODING_AGENT_DIR`, else
+/// `PI_CODING_AGENT_DIR`), `~` expanded; `None` when neither is set.
+pub fn agent_dir_from_env(env: &dyn Env) -> Option<PathBuf> {
+    ["ATOMIC_CODING_AGENT_DIR", "PI_CODING_AGENT_DIR"]
+        .iter()
+        .find_map(|k| env.var(k))
+        .map(|v| expand_tilde(&v, env))
+}
+
 impl StoreConfig {
     /// Highest first: `--session-dir`, `--store`, the session-dir env vars,
     /// then the agent dir (env or `~/.atomic/agent`) plus the legacy pi store.
@@ -77,10 +86,7 @@ impl StoreConfig {
                 return StoreConfig::single(&expand_tilde(&v, env), StoreKind::Flat);
             }
         }
-        let agent_dir = ["ATOMIC_CODING_AGENT_DIR", "PI_CODING_AGENT_DIR"]
-            .iter()
-            .find_map(|k| env.var(k))
-            .map(|v| expand_tilde(&v, env))
+        let agent_dir = agent_dir_from_env(env)
             .or_else(|| env.home().map(|h| h.join(".atomic").join("agent")))
             .unwrap_or_else(|| PathBuf::from(".atomic/agent"));
         let mut roots = vec![StoreRoot {

@@ -8,10 +8,12 @@
 //! - `show`: `show`, `context`, `export` and `diff`, which read one session;
 //! - `writes`: `label`, `branch`, `rename` and `fork`;
 //! - `index`: `arbor index`;
+//! - `keys`: `arbor keys`;
 //! - `json`: JSON and output safe for a terminal.
 
 mod index;
 mod json;
+mod keys;
 mod list;
 mod show;
 mod start;
@@ -83,6 +85,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Rename(a)) => writes::name_session(&config, &a, &mut out),
         Some(Command::Index(a)) => index::index_cmd(&config, &a, &mut out),
         Some(Command::Fork(a)) => writes::fork(&config, &a, &mut out),
+        Some(Command::Keys(a)) => keys::keys(&a, &mut out),
     }
 }
 

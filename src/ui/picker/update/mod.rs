@@ -114,6 +114,7 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
         | AppEvent::Mouse(_)
         | AppEvent::Resize(..)
         | AppEvent::Tick(_)
+        | AppEvent::Keys(_)
         | AppEvent::TreeLoaded { .. }
         | AppEvent::Exported(_)
         | AppEvent::TreeSearchText { .. }
