@@ -185,6 +185,23 @@ pub fn clashes(user: &UserKeys) -> Vec<String> {
         ("picker", &super::picker::KEYS as &dyn Table),
         ("tree", &super::tree::KEYS),
     ] {
+        // A key the user gave the screen that was one of its field's.
+        for l in table.lines(user).iter().filter(|l| l.user && !l.when_empty) {
+            for k in &l.keys {
+                if let Some(f) = field
+                    .iter()
+                    .find(|f| f.id.is_some() && f.keys.iter().any(|fk| fk.same_key(k)))
+                {
+                    out.push(format!(
+                        "{FILE_NAME}: {} is both {} and {} in the {screen}'s text field; there it does {}",
+                        key_syntax::name(k),
+                        id_name(l.id),
+                        id_name(f.id),
+                        id_name(l.id),
+                    ));
+                }
+            }
+        }
         for l in field.iter().filter(|l| l.user) {
             for k in l.keys.iter().filter(|k| chosen(l, k)) {
                 if let Some(by) = table.holder(k, user) {

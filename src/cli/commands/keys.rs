@@ -57,10 +57,9 @@ fn write_table(user: &UserKeys, out: &mut impl Write) -> Result<()> {
             } else {
                 keys.join(", ")
             };
-            let when = if l.when_empty { " (field empty)" } else { "" };
             writeln!(
                 out,
-                "  {:<34} {:<28} {:<8} {}{when}",
+                "  {:<34} {:<28} {:<8} {}",
                 l.id.unwrap_or("(typing)"),
                 keys,
                 if l.user { "file" } else { "default" },
