@@ -186,6 +186,22 @@ fn two_actions_on_one_key_are_said_and_the_users_key_wins() {
     install(Arc::new(UserKeys::default()));
 }
 
+/// arbor's own tables give no key two actions on one screen.
+#[test]
+fn the_defaults_have_no_clashes() {
+    assert_eq!(
+        arbor::ui::key_screens::clashes(&UserKeys::default()),
+        Vec::<String>::new()
+    );
+    // A character bound to an editing action edits rather than types.
+    let k = keys_from(r#"{"tui.editor.deleteToLineStart": "~"}"#);
+    install(Arc::new(k));
+    let mut field = arbor::ui::input::LineInput::new("abc");
+    field.handle_key(&KeyEvent::new(KeyCode::Char('~'), KeyModifiers::NONE));
+    assert_eq!(field.text(), "");
+    install(Arc::new(UserKeys::default()));
+}
+
 /// The picker's help with a file's keys in force: the help names them.
 #[test]
 fn the_help_shows_the_keys_in_force() {

@@ -263,3 +263,46 @@ fn read_keys(v: &serde_json::Value) -> Result<Vec<super::keymap::Chord>, String>
     }
     Ok(chords)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct FakeEnv(Vec<(&'static str, String)>, PathBuf);
+
+    impl Env for FakeEnv {
+        fn var(&self, key: &str) -> Option<String> {
+            self.0
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.clone())
+        }
+        fn home(&self) -> Option<PathBuf> {
+            Some(self.1.clone())
+        }
+    }
+
+    #[test]
+    fn the_file_is_in_the_agent_dir_else_pis() {
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path().to_path_buf();
+        let env = FakeEnv(vec![("PI_CODING_AGENT_DIR", "/agent".into())], h.clone());
+        assert_eq!(
+            location_in(&env),
+            Some(PathBuf::from("/agent/keybindings.json"))
+        );
+        let env = FakeEnv(Vec::new(), h.clone());
+        let atomic = h.join(".atomic/agent/keybindings.json");
+        // Neither installed: Atomic's place (where a file would go).
+        assert_eq!(location_in(&env), Some(atomic.clone()));
+        // pi only: pi's.
+        std::fs::create_dir_all(h.join(".pi/agent")).unwrap();
+        assert_eq!(
+            location_in(&env),
+            Some(h.join(".pi/agent/keybindings.json"))
+        );
+        // Atomic there too: Atomic's.
+        std::fs::create_dir_all(h.join(".atomic/agent")).unwrap();
+        assert_eq!(location_in(&env), Some(atomic));
+    }
+}

@@ -310,12 +310,19 @@ impl<A: Copy + PartialEq + Named> Keymap<A> {
     }
 
     /// The action `k` stands for, with the screen's field empty or not.
+    /// A key bound as itself comes before typing (a user may bind a
+    /// character to an editing action).
     pub fn action(&self, k: &KeyEvent, field_empty: bool) -> Option<A> {
-        self.rows()
-            .iter()
-            .filter(|r| r.when == When::Always || field_empty)
-            .flat_map(|r| &r.keys)
-            .find(|e| e.chord.matches(k))
+        let rows = self.rows();
+        let keys = || {
+            rows.iter()
+                .filter(|r| r.when == When::Always || field_empty)
+                .flat_map(|r| &r.keys)
+                .filter(|e| e.chord.matches(k))
+        };
+        keys()
+            .find(|e| e.chord.key != Key::Text)
+            .or_else(|| keys().next())
             .map(|e| e.action)
     }
 
