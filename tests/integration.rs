@@ -23,6 +23,7 @@ mod fast_path;
 mod house_rules;
 mod index;
 mod index_damage;
+mod keybindings;
 mod keymap_docs;
 mod load;
 mod memory_limit;

@@ -128,6 +128,16 @@ pub enum Command {
     Index(IndexArgs),
     /// The settings in force, each with where it came from (default, file, flag)
     Config(ConfigArgs),
+    /// The keys in force on each screen, and where each came from
+    /// (arbor's defaults or the user's keybindings.json)
+    Keys(KeysArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KeysArgs {
+    /// Print the table as one JSON object
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

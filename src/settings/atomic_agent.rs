@@ -2,31 +2,23 @@
 
 use std::path::{Path, PathBuf};
 
-/// The agent dir as Atomic finds it: `ATOMIC_CODING_AGENT_DIR` (or pi's
-/// `PI_CODING_AGENT_DIR`), else `~/.atomic/agent`; on a machine with only
-/// pi, `~/.pi/agent`.
+/// The agent dir as Atomic finds it (see [`arbor_store::paths::agent_dir`]),
+/// from these variables and home.
 pub fn agent_dir(var: &dyn Fn(&str) -> Option<String>, home: Option<&Path>) -> PathBuf {
-    let expand = |v: String| match (v.strip_prefix("~/"), home) {
-        (Some(rest), Some(h)) => h.join(rest),
-        _ if v == "~" => home.map_or_else(|| PathBuf::from(&v), Path::to_path_buf),
-        _ => PathBuf::from(v),
-    };
-    if let Some(dir) = ["ATOMIC_CODING_AGENT_DIR", "PI_CODING_AGENT_DIR"]
-        .iter()
-        .find_map(|k| var(k))
-    {
-        return expand(dir);
+    struct Given<'a> {
+        var: &'a dyn Fn(&str) -> Option<String>,
+        home: Option<&'a Path>,
     }
-    let Some(home) = home else {
-        return PathBuf::from(".atomic/agent");
-    };
-    let atomic = home.join(".atomic").join("agent");
-    let pi = home.join(".pi").join("agent");
-    if !atomic.is_dir() && pi.is_dir() {
-        pi
-    } else {
-        atomic
+    impl arbor_store::paths::Env for Given<'_> {
+        fn var(&self, key: &str) -> Option<String> {
+            (self.var)(key)
+        }
+        fn home(&self) -> Option<PathBuf> {
+            self.home.map(Path::to_path_buf)
+        }
     }
+    arbor_store::paths::agent_dir(&Given { var, home })
+        .unwrap_or_else(|| PathBuf::from(".atomic/agent"))
 }
 
 /// The `theme` of `<agent dir>/settings.json`: `Ok(None)` when the file or

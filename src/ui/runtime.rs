@@ -7,6 +7,7 @@
 //! shared pool.
 
 mod effects;
+mod key_watch;
 mod pools;
 mod sources;
 mod terminal;
@@ -143,6 +144,18 @@ pub fn run_picker(mut opts: PickerOptions) -> Result<Outcome> {
         app.open_at = Some((file.path.clone(), entry.clone()));
     }
     let theme = opts.look.theme;
+    // The user's keys, and what in their file could not be used: said
+    // here (it stays on the terminal after arbor ends) and on the status
+    // line.
+    let keys = super::keybindings::load();
+    for p in &keys.problems {
+        eprintln!("arbor: {}", crate::ui::text::sanitize_line(p));
+    }
+    if let Some(problem) = super::keybindings::summary(&keys) {
+        app.picker
+            .set_status(super::picker::StatusKind::Error, problem);
+    }
+    super::keybindings::install(std::sync::Arc::new(keys));
 
     let mut terminal = setup_terminal(opts.look.mouse)?;
     let result = event_loop(&mut terminal, &mut app, &theme, &opts);
@@ -171,6 +184,9 @@ fn event_loop(
     let mut drawn_tx = Some(drawn_tx);
     spawn_input(tx.clone(), opts.look.mouse);
     spawn_ticker(tx.clone());
+    // Lives as long as the loop.
+    let _keys_watcher =
+        key_watch::watch_keys(tx.clone(), (*super::keybindings::in_force()).clone());
     let search_tx = spawn_search_worker(tx.clone());
     let preview_tx = spawn_preview_worker(tx.clone());
     // Lives as long as the loop.

@@ -59,6 +59,33 @@ fn expand_tilde(p: &str, env: &dyn Env) -> PathBuf {
     PathBuf::from(p)
 }
 
+/// The agent dir the environment names (`ATOMIC_CODING_AGENT_DIR`, else
+/// `PI_CODING_AGENT_DIR`), `~` expanded; `None` when neither is set.
+pub fn agent_dir_from_env(env: &dyn Env) -> Option<PathBuf> {
+    ["ATOMIC_CODING_AGENT_DIR", "PI_CODING_AGENT_DIR"]
+        .iter()
+        .find_map(|k| env.var(k))
+        .map(|v| expand_tilde(&v, env))
+}
+
+/// The agent's own folder, where its settings and keys live: the one the
+/// environment names, else Atomic's `~/.atomic/agent`, else, on a machine
+/// with only pi (no `~/.atomic/agent`), pi's `~/.pi/agent`. `None` only
+/// without a home.
+pub fn agent_dir(env: &dyn Env) -> Option<PathBuf> {
+    if let Some(dir) = agent_dir_from_env(env) {
+        return Some(dir);
+    }
+    let home = env.home()?;
+    let atomic = home.join(".atomic").join("agent");
+    let pi = home.join(".pi").join("agent");
+    Some(if !atomic.is_dir() && pi.is_dir() {
+        pi
+    } else {
+        atomic
+    })
+}
+
 impl StoreConfig {
     /// Highest first: `--session-dir`, `--store`, the session-dir env vars,
     /// then the agent dir (env or `~/.atomic/agent`) plus the legacy pi store.
@@ -77,10 +104,7 @@ impl StoreConfig {
                 return StoreConfig::single(&expand_tilde(&v, env), StoreKind::Flat);
             }
         }
-        let agent_dir = ["ATOMIC_CODING_AGENT_DIR", "PI_CODING_AGENT_DIR"]
-            .iter()
-            .find_map(|k| env.var(k))
-            .map(|v| expand_tilde(&v, env))
+        let agent_dir = agent_dir_from_env(env)
             .or_else(|| env.home().map(|h| h.join(".atomic").join("agent")))
             .unwrap_or_else(|| PathBuf::from(".atomic/agent"));
         let mut roots = vec![StoreRoot {

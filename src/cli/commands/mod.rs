@@ -9,11 +9,13 @@
 //! - `writes`: `label`, `branch`, `rename` and `fork`;
 //! - `index`: `arbor index`;
 //! - `config`: `arbor config`, and the settings the picker starts with;
+//! - `keys`: `arbor keys`;
 //! - `json`: JSON and output safe for a terminal.
 
 mod config;
 mod index;
 mod json;
+mod keys;
 mod list;
 mod show;
 mod start;
@@ -86,6 +88,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Index(a)) => index::index_cmd(&config, &a, &mut out),
         Some(Command::Fork(a)) => writes::fork(&config, &a, &mut out),
         Some(Command::Config(_)) => config::config_cmd(&cli, &mut out),
+        Some(Command::Keys(a)) => keys::keys(&a, &mut out),
     }
 }
 

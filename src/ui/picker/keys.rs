@@ -11,7 +11,10 @@ use super::state::{Dialog, PickerState, Scope, StatusKind};
 use super::update::search::query_edited;
 use crate::ui::app::{App, Effect, Outcome};
 use crate::ui::input::Edit;
-use crate::ui::keymap::{alt, bind, bind_when_empty, ch, ctrl, key, with, Keymap};
+use crate::ui::keymap::{
+    alt, bind, bind_when_empty, ch, ctrl, key, with, Keymap, Named, CANCEL_ID, CONFIRM_ID,
+    FIRST_ID, LAST_ID,
+};
 use arbor_search::hits::looks_at_entries;
 
 /// A key: its effects, or `None` when it did nothing (not a key of the
@@ -67,6 +70,40 @@ pub enum Action {
     Quit,
 }
 
+impl Named for Action {
+    /// Atomic's /resume ids where Atomic has the action, arbor's own
+    /// (`arbor.picker.*`) where it does not.
+    fn id(&self) -> Option<&'static str> {
+        Some(match self {
+            Action::Up => "tui.select.up",
+            Action::Down => "tui.select.down",
+            Action::PageUp => "tui.select.pageUp",
+            Action::PageDown => "tui.select.pageDown",
+            Action::First => FIRST_ID,
+            Action::Last => LAST_ID,
+            Action::Resume => CONFIRM_ID,
+            Action::Scope => "tui.input.tab",
+            Action::Sort => "app.session.toggleSort",
+            Action::Named => "app.session.toggleNamedFilter",
+            Action::Paths => "app.session.togglePath",
+            Action::Rename => "app.session.rename",
+            Action::Delete => "app.session.delete",
+            Action::Undo => "arbor.picker.undo",
+            Action::Tree => "arbor.picker.tree",
+            Action::NextMatch => "arbor.picker.nextMatch",
+            Action::PrevMatch => "arbor.picker.previousMatch",
+            Action::Labels => "arbor.picker.labels",
+            Action::Mark => "arbor.picker.mark",
+            Action::MarkAll => "arbor.picker.markAll",
+            Action::Unmark => "arbor.picker.clearMarks",
+            Action::Internal => "arbor.picker.internal",
+            Action::Preview => "arbor.picker.preview",
+            Action::Help => "arbor.picker.help",
+            Action::Quit => CANCEL_ID,
+        })
+    }
+}
+
 /// The picker's keys: dispatch, the help (F1) and the footer's key names
 /// all come from here. Keys not listed go to the query's field.
 pub const KEYS: Keymap<Action> = Keymap(&[
@@ -110,7 +147,7 @@ pub const KEYS: Keymap<Action> = Keymap(&[
         "mark/unmark for a batch delete, then next",
     ),
     bind_when_empty(
-        &[(ch(' '), Action::Mark)],
+        &[(ch(' ').as_id("arbor.picker.markWhenEmpty"), Action::Mark)],
         "mark/unmark, when the query is empty",
     ),
     bind(
@@ -125,10 +162,10 @@ pub const KEYS: Keymap<Action> = Keymap(&[
     bind_when_empty(
         &[
             (
-                with(KeyCode::Backspace, KeyModifiers::CONTROL),
+                with(KeyCode::Backspace, KeyModifiers::CONTROL).as_id(NONINVASIVE),
                 Action::Delete,
             ),
-            (ctrl('h'), Action::Delete),
+            (ctrl('h').as_id(NONINVASIVE), Action::Delete),
         ],
         "delete to the trash, when the query is empty",
     ),
@@ -158,7 +195,7 @@ pub const KEYS: Keymap<Action> = Keymap(&[
     ),
     bind(&[(key(KeyCode::F(1)), Action::Help)], "this help"),
     bind_when_empty(
-        &[(ch('?'), Action::Help)],
+        &[(ch('?').as_id("arbor.picker.helpWhenEmpty"), Action::Help)],
         "this help, when the query is empty",
     ),
     bind(
@@ -166,6 +203,9 @@ pub const KEYS: Keymap<Action> = Keymap(&[
         "close",
     ),
 ]);
+
+/// Atomic's delete key for when the query is empty.
+const NONINVASIVE: &str = "app.session.deleteNoninvasive";
 
 fn act(app: &mut App, action: Action) -> Vec<Effect> {
     let print_mode = app.print_mode;

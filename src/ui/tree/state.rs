@@ -72,7 +72,7 @@ impl Loaded {
 pub enum TreeDialog {
     None,
     Help,
-    /// Shift+L: the label being edited for `target`.
+    /// `app.tree.editLabel`: the label being edited for `target`.
     Label {
         target: String,
         input: LineInput,
@@ -90,7 +90,7 @@ pub enum TreeDialog {
     ConfirmMigrate {
         then: Pending,
     },
-    /// Shift+E: export the branch ending at `entry` (to the current folder).
+    /// `arbor.tree.export`: export the branch ending at `entry` (to the current folder).
     Export {
         entry: String,
         thinking: bool,

@@ -116,6 +116,7 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
         | AppEvent::DoubleClick(_)
         | AppEvent::Resize(..)
         | AppEvent::Tick(_)
+        | AppEvent::Keys(_)
         | AppEvent::TreeLoaded { .. }
         | AppEvent::Exported(_)
         | AppEvent::TreeSearchText { .. }

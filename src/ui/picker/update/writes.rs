@@ -61,7 +61,13 @@ pub fn trashed(p: &mut PickerState, path: PathBuf, result: Result<(), String>) -
         Ok(()) => {
             p.remove_keeping_place(&path);
             p.trash.batches.push(vec![path]);
-            p.set_status(StatusKind::Success, "Session moved to trash · ctrl+z undo");
+            p.set_status(
+                StatusKind::Success,
+                format!(
+                    "Session moved to trash · {} undo",
+                    KEYS.keys_of(&[Action::Undo])
+                ),
+            );
         }
         Err(reason) => {
             p.flash.status = None;
