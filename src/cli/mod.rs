@@ -144,7 +144,7 @@ pub struct IndexArgs {
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// All projects instead of the current one
-    #[arg(long)]
+    #[arg(long, conflicts_with = "cwd")]
     pub all: bool,
     /// The project directory (default: the current directory)
     #[arg(long, value_name = "DIR")]

@@ -201,9 +201,10 @@ impl By {
     }
 }
 
-/// The start of `--since`, in ms since the epoch: an age before `now_ms`
-/// (`12h`, `2d`, `1w`, `3mo`, `1y`), a date (UTC midnight) or an RFC 3339 time.
-pub fn parse_since(s: &str, now_ms: i64) -> Result<i64> {
+/// The start of `--since` (or `--older-than`: `flag`, named in the
+/// error), in ms since the epoch: an age before `now_ms` (`12h`, `2d`,
+/// `1w`, `3mo`, `1y`), a date (UTC midnight) or an RFC 3339 time.
+pub fn parse_since(flag: &str, s: &str, now_ms: i64) -> Result<i64> {
     let s = s.trim();
     if let Some(ms) = parse_iso_ms(s) {
         return Ok(ms);
@@ -215,19 +216,19 @@ pub fn parse_since(s: &str, now_ms: i64) -> Result<i64> {
     }
     let digits = s.chars().take_while(|c| c.is_ascii_digit()).count();
     let (n, unit) = s.split_at(digits);
-    let n: i64 = n.parse().map_err(|_| since_error(s))?;
-    let now = chrono::DateTime::from_timestamp_millis(now_ms).ok_or_else(|| since_error(s))?;
+    let n: i64 = n.parse().map_err(|_| since_error(flag, s))?;
+    let now = chrono::DateTime::from_timestamp_millis(now_ms).ok_or_else(|| since_error(flag, s))?;
     let months = |m: i64| {
         u32::try_from(m)
             .ok()
             .and_then(|m| now.checked_sub_months(chrono::Months::new(m)))
             .map(|t| t.timestamp_millis())
-            .ok_or_else(|| since_error(s))
+            .ok_or_else(|| since_error(flag, s))
     };
     let hours = |h: i64| {
         h.checked_mul(HOUR_MS)
             .and_then(|d| now_ms.checked_sub(d))
-            .ok_or_else(|| since_error(s))
+            .ok_or_else(|| since_error(flag, s))
     };
     match unit {
         "h" => hours(n),
@@ -235,13 +236,13 @@ pub fn parse_since(s: &str, now_ms: i64) -> Result<i64> {
         "w" => hours(n.saturating_mul(24 * 7)),
         "mo" => months(n),
         "y" => months(n.saturating_mul(12)),
-        _ => Err(since_error(s)),
+        _ => Err(since_error(flag, s)),
     }
 }
 
-fn since_error(s: &str) -> anyhow::Error {
+fn since_error(flag: &str, s: &str) -> anyhow::Error {
     anyhow::anyhow!(
-        "--since {:?}: give an age (12h, 2d, 1w, 3mo, 1y) or a date (2026-11-01)",
+        "{flag} {:?}: give an age (12h, 2d, 1w, 3mo, 1y) or a date (2026-11-01)",
         clean(s)
     )
 }
@@ -304,7 +305,7 @@ pub fn stats(
 ) -> Result<()> {
     let by = By::parse(&a.by)?;
     let since = match &a.since {
-        Some(s) => Some(parse_since(s, chrono::Utc::now().timestamp_millis())?),
+        Some(s) => Some(parse_since("--since", s, chrono::Utc::now().timestamp_millis())?),
         None => None,
     };
     let scope = scope_of(a.all, a.cwd.as_deref())?;
@@ -425,23 +426,23 @@ mod tests {
     fn since_forms() {
         // 2026-11-29T12:00:00Z
         let now = 1_795_953_600_000;
-        assert_eq!(parse_since("2d", now).unwrap(), now - 48 * HOUR_MS);
-        assert_eq!(parse_since("12h", now).unwrap(), now - 12 * HOUR_MS);
-        assert_eq!(parse_since("1w", now).unwrap(), now - 168 * HOUR_MS);
+        assert_eq!(parse_since("--since", "2d", now).unwrap(), now - 48 * HOUR_MS);
+        assert_eq!(parse_since("--since", "12h", now).unwrap(), now - 12 * HOUR_MS);
+        assert_eq!(parse_since("--since", "1w", now).unwrap(), now - 168 * HOUR_MS);
         assert_eq!(
-            format_iso_ms(parse_since("3mo", now).unwrap()),
+            format_iso_ms(parse_since("--since", "3mo", now).unwrap()),
             "2026-08-29T12:00:00.000Z"
         );
         assert_eq!(
-            format_iso_ms(parse_since("2026-11-01", now).unwrap()),
+            format_iso_ms(parse_since("--since", "2026-11-01", now).unwrap()),
             "2026-11-01T00:00:00.000Z"
         );
         assert_eq!(
-            format_iso_ms(parse_since("2026-11-01T08:30:00+01:00", now).unwrap()),
+            format_iso_ms(parse_since("--since", "2026-11-01T08:30:00+01:00", now).unwrap()),
             "2026-11-01T07:30:00.000Z"
         );
         for bad in ["", "d", "2x", "-1d", "yesterday", "99999999999999999999d"] {
-            assert!(parse_since(bad, now).is_err(), "{bad}");
+            assert!(parse_since("--since", bad, now).is_err(), "{bad}");
         }
     }
 

@@ -52,6 +52,7 @@ pub fn run(cli: Cli) -> Result<()> {
         arbor_util::log::init(p)
             .with_context(|| format!("cannot open the log file {}", p.display()))?;
     }
+    explicit_store_exists(&cli.global)?;
     let config = store_config(&cli.global);
     arbor_util::log::line(format!(
         "arbor {} with store roots {:?}",
@@ -84,6 +85,18 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Index(a)) => index::index_cmd(&config, &a, &mut out),
         Some(Command::Fork(a)) => writes::fork(&config, &a, &mut out),
     }
+}
+
+/// A store named on the command line must be there: a typo in `--store`
+/// would otherwise list nothing and succeed.
+fn explicit_store_exists(g: &GlobalOpts) -> Result<()> {
+    for (flag, dir) in [("--store", &g.store), ("--session-dir", &g.session_dir)] {
+        if let Some(d) = dir.as_deref().filter(|d| !d.is_dir()) {
+            let what = if d.exists() { "not a folder" } else { "no such folder" };
+            anyhow::bail!("{flag} {}: {what}", d.display());
+        }
+    }
+    Ok(())
 }
 
 pub fn resolve(config: &StoreConfig, arg: &str) -> Result<PathBuf> {
