@@ -12,6 +12,7 @@ use super::commands::{json_text, project_cwd};
 use super::{GlobalOpts, LabelsArgs, StatsArgs};
 use crate::app::load::{gather, load_listing, LoadEvent};
 use crate::term::{path as shown, sanitize_line as clean};
+use super::columns::{agent_cell, AGENT_W};
 use crate::ui::text::width;
 use arbor_session::entry::parse_iso_ms;
 use arbor_session::extras::{label_rows, UsageBucket, HOUR_MS};
@@ -120,10 +121,15 @@ pub fn labels(
         .max()
         .unwrap_or(0)
         .clamp(5, 24);
+    // The text takes what the other columns leave of a known width.
+    let text_w = match super::columns::output_width() {
+        Some(w) => super::columns::slack(w, 16 + label_w + 8 + 8 + AGENT_W + 5 * 2, 10),
+        None => 80,
+    };
     writeln!(
         out,
-        "{:<16}  {:<label_w$}  {:<8}  {:<8}  TEXT",
-        "TIME (UTC)", "LABEL", "SESSION", "ENTRY"
+        "{:<16}  {:<label_w$}  {:<8}  {:<8}  {:<AGENT_W$}  TEXT",
+        "TIME (UTC)", "LABEL", "SESSION", "ENTRY", "AGENT"
     )?;
     for l in &found {
         let time = l
@@ -134,16 +140,17 @@ pub fn labels(
                 None => t.to_string(),
             })
             .unwrap_or_default();
-        writeln!(
-            out,
-            "{:<16}  {}  {:<8}  {:<8}  {}",
+        let line = format!(
+            "{:<16}  {}  {:<8}  {:<8}  {:<AGENT_W$}  {}",
             cut(&clean(&time), 16),
             pad(&cut(&clean(&l.label), label_w), label_w),
             // A prefix, as `arbor tree` and the others take it.
             clean(&l.session_id).chars().take(8).collect::<String>(),
             cut(&clean(&l.entry_id), 8),
-            cut(&clean(&l.text), 80),
-        )?;
+            agent_cell(l.agent),
+            cut(&clean(&l.text), text_w),
+        );
+        writeln!(out, "{}", line.trim_end())?;
     }
     Ok(())
 }
@@ -352,52 +359,123 @@ pub fn stats(
         writeln!(out, "{}", json_text(&line("total", &total)))?;
         return Ok(());
     }
-    let head = [
-        by.name(),
-        "sessions",
-        "messages",
-        "input",
-        "output",
-        "cache read",
-        "cache write",
-        "cost",
-    ];
-    let cells = |k: &str, s: &Acc| -> [String; 8] {
-        [
-            clean(k),
-            thousands(s.sessions),
-            thousands(s.messages),
-            thousands(s.input),
-            thousands(s.output),
-            thousands(s.cache_read),
-            thousands(s.cache_write),
-            format!("${:.2}", s.cost),
-        ]
-    };
-    let mut table: Vec<[String; 8]> = vec![head.map(str::to_string)];
-    table.extend(groups.iter().map(|(k, s)| cells(k, s)));
-    table.push(cells("total", &total));
-    let mut w = [0usize; 8];
-    for row in &table {
-        for (c, cell) in row.iter().enumerate() {
-            w[c] = w[c].max(width(cell));
+    let agents = group_agents(by, &rows, since);
+    write_table(by.name(), &groups, &total, &agents, out)
+}
+
+/// The plain table of `stats`: a row per group, a rule, the total. Fitted
+/// to a known width: the group column takes the slack (a path cut from
+/// the left, its end says the most), and when even its least does not
+/// fit, figures are written short (`5.8M`) under short headings.
+fn write_table(
+    by: &str,
+    groups: &[(String, Acc)],
+    total: &Acc,
+    agents: &HashMap<String, u8>,
+    out: &mut impl Write,
+) -> Result<()> {
+    let fit = super::columns::output_width();
+    let all_agents = agents.values().fold(0, |m, a| m | a);
+    let build = |short: bool| {
+        let head = match short {
+            false => [by, "agent", "sessions", "messages", "input", "output", "cache read", "cache write", "cost"],
+            true => [by, "agent", "sess", "msgs", "input", "output", "cache r", "cache w", "cost"],
+        };
+        let n = |v: u64| if short { compact(v) } else { thousands(v) };
+        let cells = |k: &str, s: &Acc, agents: u8| -> [String; 9] {
+            [
+                clean(k),
+                agent_list(agents),
+                n(s.sessions),
+                n(s.messages),
+                n(s.input),
+                n(s.output),
+                n(s.cache_read),
+                n(s.cache_write),
+                format!("${:.2}", s.cost),
+            ]
+        };
+        let mut table: Vec<[String; 9]> = vec![head.map(str::to_string)];
+        table.extend(
+            groups
+                .iter()
+                .map(|(k, s)| cells(k, s, agents.get(k).copied().unwrap_or(0))),
+        );
+        table.push(cells("total", total, all_agents));
+        let mut w = [0usize; 9];
+        for row in &table {
+            for (c, cell) in row.iter().enumerate() {
+                w[c] = w[c].max(width(cell));
+            }
         }
+        (table, w)
+    };
+    const MIN_GROUP: usize = 12;
+    let others = |w: &[usize; 9]| w[1..].iter().sum::<usize>() + 2 * 8;
+    let (mut table, mut w) = build(false);
+    if fit.is_some_and(|total| others(&w) + MIN_GROUP > total) {
+        (table, w) = build(true);
     }
-    // A long project path is cut from the left: its end says the most.
-    w[0] = w[0].min(48);
+    w[0] = w[0].min(match fit {
+        Some(total) => super::columns::slack(total, others(&w), MIN_GROUP),
+        None => 48,
+    });
     for (i, row) in table.iter().enumerate() {
         if i + 1 == table.len() {
             let rule: usize = w.iter().sum::<usize>() + 2 * (w.len() - 1);
             writeln!(out, "{}", "─".repeat(rule))?;
         }
-        let first = left_cut(&row[0], w[0]);
-        let mut line = pad(&first, w[0]);
-        for c in 1..8 {
+        let mut line = pad(&left_cut(&row[0], w[0]), w[0]);
+        line.push_str(&format!("  {}", pad(&row[1], w[1])));
+        for c in 2..9 {
             line.push_str(&format!("  {:>width$}", row[c], width = w[c]));
         }
         writeln!(out, "{}", line.trim_end())?;
     }
     Ok(())
+}
+
+/// `5752041` → `5.8M`: a figure in at most 6 cells.
+fn compact(n: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1_000_000_000, "B"), (1_000_000, "M"), (1_000, "k")];
+    for (size, unit) in UNITS {
+        if n >= size {
+            let v = n as f64 / size as f64;
+            return if v >= 100.0 {
+                format!("{v:.0}{unit}")
+            } else {
+                format!("{v:.1}{unit}")
+            };
+        }
+    }
+    n.to_string()
+}
+
+/// The agents of the sessions counted in each group (as a bit set of
+/// `Agent as u8`), counted as `stats` counts: the buckets ending after
+/// `since`.
+fn group_agents(by: By, rows: &[SessionInfo], since: Option<i64>) -> HashMap<String, u8> {
+    let mut agents: HashMap<String, u8> = HashMap::new();
+    for r in rows {
+        for b in &r.usage.buckets {
+            if since.is_some_and(|s| (b.hour + 1).saturating_mul(HOUR_MS) <= s) {
+                continue;
+            }
+            *agents.entry(group_of(by, r, b)).or_default() |= 1 << (r.agent as u8);
+        }
+    }
+    agents
+}
+
+/// A group's agents, in the order `--agent` names them: `Atomic,Claude`.
+fn agent_list(set: u8) -> String {
+    use arbor_session::Agent;
+    [Agent::Atomic, Agent::Pi, Agent::Claude, Agent::Codex]
+        .into_iter()
+        .filter(|&a| set & (1 << (a as u8)) != 0)
+        .map(agent_cell)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn left_cut(s: &str, max: usize) -> String {

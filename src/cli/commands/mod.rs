@@ -48,6 +48,12 @@ pub fn store_config(g: &GlobalOpts) -> StoreConfig {
 
 /// Runs a subcommand; the caller prints the error and exits non-zero.
 pub fn run(cli: Cli) -> Result<()> {
+    // They read no store: a missing one is no reason to fail them.
+    match &cli.command {
+        Some(Command::Completions(a)) => return super::shell::completions(a, &mut std::io::stdout()),
+        Some(Command::Man(a)) => return super::shell::man(a, &mut std::io::stdout()),
+        _ => {}
+    }
     if let Some(p) = &cli.global.log {
         arbor_util::log::init(p)
             .with_context(|| format!("cannot open the log file {}", p.display()))?;
@@ -84,6 +90,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Rename(a)) => writes::name_session(&config, &a, &mut out),
         Some(Command::Index(a)) => index::index_cmd(&config, &a, &mut out),
         Some(Command::Fork(a)) => writes::fork(&config, &a, &mut out),
+        Some(Command::Completions(_) | Command::Man(_)) => Ok(()),
     }
 }
 
