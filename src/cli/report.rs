@@ -385,7 +385,7 @@ fn write_table(
         let cells = |k: &str, s: &Acc, agents: u8| -> [String; 9] {
             [
                 clean(k),
-                agent_list(agents),
+                agent_list(agents, short),
                 n(s.sessions),
                 n(s.messages),
                 n(s.input),
@@ -467,15 +467,19 @@ fn group_agents(by: By, rows: &[SessionInfo], since: Option<i64>) -> HashMap<Str
     agents
 }
 
-/// A group's agents, in the order `--agent` names them: `Atomic,Claude`.
-fn agent_list(set: u8) -> String {
+/// A group's agents, in the order `--agent` names them: `Atomic,Claude`,
+/// or `short`, the first and how many more: `Atomic+1`.
+fn agent_list(set: u8, short: bool) -> String {
     use arbor_session::Agent;
-    [Agent::Atomic, Agent::Pi, Agent::Claude, Agent::Codex]
+    let names: Vec<&str> = [Agent::Atomic, Agent::Pi, Agent::Claude, Agent::Codex]
         .into_iter()
         .filter(|&a| set & (1 << (a as u8)) != 0)
         .map(agent_cell)
-        .collect::<Vec<_>>()
-        .join(",")
+        .collect();
+    match (short, names.as_slice()) {
+        (true, [first, more @ ..]) if !more.is_empty() => format!("{first}+{}", more.len()),
+        _ => names.join(","),
+    }
 }
 
 fn left_cut(s: &str, max: usize) -> String {
