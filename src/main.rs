@@ -83,7 +83,9 @@ fn main() {
             std::process::exit(1);
         }
         // The agent to resume is not installed: the command was printed.
-        if e.downcast_ref::<arbor::cli::resume::NotInstalled>().is_some() {
+        if e.downcast_ref::<arbor::cli::resume::NotInstalled>()
+            .is_some()
+        {
             std::process::exit(127);
         }
         // Messages quote paths, ids and file names: never raw on a terminal.

@@ -61,7 +61,10 @@ fn roff_text(s: &str) -> String {
 fn man_pages_name_every_command_and_flag() {
     let all = commands_and_flags();
     let page = roff_text(&common::run_ok(common::arbor().arg("man")));
-    assert!(page.starts_with(".ie") || page.contains(".TH arbor 1"), "{page}");
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH arbor 1"),
+        "{page}"
+    );
     for (name, _) in &all[1..] {
         assert!(page.contains(name.as_str()), "arbor(1) names {name}");
     }
@@ -121,7 +124,11 @@ fn three_agents_home(home: &Path) {
 /// (`COLUMNS`, standard output being a pipe here).
 fn tables(home: &Path, columns: Option<usize>) -> String {
     let mut text = String::new();
-    for args in [&["list", "--all"][..], &["stats", "--all"], &["labels", "--all"]] {
+    for args in [
+        &["list", "--all"][..],
+        &["stats", "--all"],
+        &["labels", "--all"],
+    ] {
         let mut c = common::arbor();
         c.env("HOME", home).arg("--no-index").args(args);
         match columns {
@@ -170,7 +177,11 @@ fn a_pipe_keeps_the_fixed_layout() {
         assert!(id.len() >= 36, "{line}");
         // The title column is 70 cells, then two spaces.
         let title: String = line.chars().take(72).collect();
-        assert_eq!(unicode_width::UnicodeWidthStr::width(title.as_str()), 72, "{line}");
+        assert_eq!(
+            unicode_width::UnicodeWidthStr::width(title.as_str()),
+            72,
+            "{line}"
+        );
         assert!(title.ends_with("  "), "{line}");
     }
     assert!(list.iter().any(|l| l.contains("  Atomic  ")));

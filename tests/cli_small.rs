@@ -125,7 +125,12 @@ fn a_store_that_is_not_there_is_an_error() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("not a folder"), "{}", stderr(&out));
     // An empty store is a store.
-    common::run_ok(common::arbor().arg("--store").arg(dir.path()).args(["list", "--all"]));
+    common::run_ok(
+        common::arbor()
+            .arg("--store")
+            .arg(dir.path())
+            .args(["list", "--all"]),
+    );
 }
 
 /// Messages whose own time is 0 take the time Atomic falls back to, not
@@ -177,7 +182,8 @@ fn search_with_only_filters_says_why() {
 /// A copy of the Claude Code fixture store, its files dated a day ago (a
 /// session changed in the last seconds is not trashed).
 fn claude_store(root: &Path) -> PathBuf {
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents/claude/projects");
+    let fixtures =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents/claude/projects");
     common::copy_dir(&fixtures, root);
     let day_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(86_400);
     let mut stack = vec![root.to_path_buf()];
@@ -216,11 +222,19 @@ fn a_claude_session_goes_to_the_trash_with_its_subagents() {
     let listed = |c: &mut std::process::Command| -> Vec<String> {
         let out = common::run_ok(c.args(["list", "--all", "--include-internal", "--json"]));
         out.lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["path"].as_str().unwrap().to_string())
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["path"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
             .collect()
     };
     let before = listed(&mut cli());
-    assert!(before.iter().any(|p| p.contains("/subagents/")), "{before:?}");
+    assert!(
+        before.iter().any(|p| p.contains("/subagents/")),
+        "{before:?}"
+    );
 
     common::run_ok(cli().args(["trash", "5f0c2a1e"]));
     assert!(!session.exists());
@@ -242,13 +256,16 @@ fn an_agent_not_installed_exits_non_zero() {
     let home = dir.path().canonicalize().unwrap();
     let store = home.join("store");
     session(&store, ID, home.to_str().unwrap(), "here", "1767261601000");
-    let out = common::run(
-        arbor_on(&store)
-            .current_dir(&home)
-            .args(["--last", "--resume-cmd", "arbor-no-such-agent {path}"]),
-    );
+    let out = common::run(arbor_on(&store).current_dir(&home).args([
+        "--last",
+        "--resume-cmd",
+        "arbor-no-such-agent {path}",
+    ]));
     assert_eq!(out.status.code(), Some(127), "{}", stderr(&out));
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(said.contains("arbor-no-such-agent is not installed"), "{said}");
+    assert!(
+        said.contains("arbor-no-such-agent is not installed"),
+        "{said}"
+    );
     assert!(said.contains("arbor-no-such-agent "), "{said}");
 }

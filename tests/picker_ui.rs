@@ -462,7 +462,10 @@ fn undo_selects_the_restored_session() {
         },
     );
     key(&mut app, KeyCode::Home);
-    assert_eq!(ctrl(&mut app, 'z'), vec![Effect::RestoreBatch(batch.clone())]);
+    assert_eq!(
+        ctrl(&mut app, 'z'),
+        vec![Effect::RestoreBatch(batch.clone())]
+    );
     drive(
         &mut app,
         AppEvent::RestoredBatch {

@@ -13,7 +13,9 @@ pub fn output_width() -> Option<usize> {
         .then(|| crossterm::terminal::size().ok())
         .flatten()
         .map(|(w, _)| usize::from(w));
-    terminal.filter(|&w| w > 0).or_else(|| columns_var(std::env::var("COLUMNS").ok()))
+    terminal
+        .filter(|&w| w > 0)
+        .or_else(|| columns_var(std::env::var("COLUMNS").ok()))
 }
 
 /// `COLUMNS` as a width: a positive number, else none.

@@ -8,11 +8,11 @@ use std::io::Write;
 use anyhow::{bail, Result};
 use serde_json::json;
 
+use super::columns::{agent_cell, AGENT_W};
 use super::commands::{json_text, project_cwd};
 use super::{GlobalOpts, LabelsArgs, StatsArgs};
 use crate::app::load::{gather, load_listing, LoadEvent};
 use crate::term::{path as shown, sanitize_line as clean};
-use super::columns::{agent_cell, AGENT_W};
 use crate::ui::text::width;
 use arbor_session::entry::parse_iso_ms;
 use arbor_session::extras::{label_rows, UsageBucket, HOUR_MS};
@@ -224,7 +224,8 @@ pub fn parse_since(flag: &str, s: &str, now_ms: i64) -> Result<i64> {
     let digits = s.chars().take_while(|c| c.is_ascii_digit()).count();
     let (n, unit) = s.split_at(digits);
     let n: i64 = n.parse().map_err(|_| since_error(flag, s))?;
-    let now = chrono::DateTime::from_timestamp_millis(now_ms).ok_or_else(|| since_error(flag, s))?;
+    let now =
+        chrono::DateTime::from_timestamp_millis(now_ms).ok_or_else(|| since_error(flag, s))?;
     let months = |m: i64| {
         u32::try_from(m)
             .ok()
@@ -312,7 +313,11 @@ pub fn stats(
 ) -> Result<()> {
     let by = By::parse(&a.by)?;
     let since = match &a.since {
-        Some(s) => Some(parse_since("--since", s, chrono::Utc::now().timestamp_millis())?),
+        Some(s) => Some(parse_since(
+            "--since",
+            s,
+            chrono::Utc::now().timestamp_millis(),
+        )?),
         None => None,
     };
     let scope = scope_of(a.all, a.cwd.as_deref())?;
@@ -378,8 +383,20 @@ fn write_table(
     let all_agents = agents.values().fold(0, |m, a| m | a);
     let build = |short: bool| {
         let head = match short {
-            false => [by, "agent", "sessions", "messages", "input", "output", "cache read", "cache write", "cost"],
-            true => [by, "agent", "sess", "msgs", "input", "output", "cache r", "cache w", "cost"],
+            false => [
+                by,
+                "agent",
+                "sessions",
+                "messages",
+                "input",
+                "output",
+                "cache read",
+                "cache write",
+                "cost",
+            ],
+            true => [
+                by, "agent", "sess", "msgs", "input", "output", "cache r", "cache w", "cost",
+            ],
         };
         let n = |v: u64| if short { compact(v) } else { thousands(v) };
         let cells = |k: &str, s: &Acc, agents: u8| -> [String; 9] {
@@ -508,9 +525,18 @@ mod tests {
     fn since_forms() {
         // 2026-11-29T12:00:00Z
         let now = 1_795_953_600_000;
-        assert_eq!(parse_since("--since", "2d", now).unwrap(), now - 48 * HOUR_MS);
-        assert_eq!(parse_since("--since", "12h", now).unwrap(), now - 12 * HOUR_MS);
-        assert_eq!(parse_since("--since", "1w", now).unwrap(), now - 168 * HOUR_MS);
+        assert_eq!(
+            parse_since("--since", "2d", now).unwrap(),
+            now - 48 * HOUR_MS
+        );
+        assert_eq!(
+            parse_since("--since", "12h", now).unwrap(),
+            now - 12 * HOUR_MS
+        );
+        assert_eq!(
+            parse_since("--since", "1w", now).unwrap(),
+            now - 168 * HOUR_MS
+        );
         assert_eq!(
             format_iso_ms(parse_since("--since", "3mo", now).unwrap()),
             "2026-08-29T12:00:00.000Z"

@@ -50,7 +50,9 @@ pub fn store_config(g: &GlobalOpts) -> StoreConfig {
 pub fn run(cli: Cli) -> Result<()> {
     // They read no store: a missing one is no reason to fail them.
     match &cli.command {
-        Some(Command::Completions(a)) => return super::shell::completions(a, &mut std::io::stdout()),
+        Some(Command::Completions(a)) => {
+            return super::shell::completions(a, &mut std::io::stdout())
+        }
         Some(Command::Man(a)) => return super::shell::man(a, &mut std::io::stdout()),
         _ => {}
     }
@@ -99,7 +101,11 @@ pub fn run(cli: Cli) -> Result<()> {
 fn explicit_store_exists(g: &GlobalOpts) -> Result<()> {
     for (flag, dir) in [("--store", &g.store), ("--session-dir", &g.session_dir)] {
         if let Some(d) = dir.as_deref().filter(|d| !d.is_dir()) {
-            let what = if d.exists() { "not a folder" } else { "no such folder" };
+            let what = if d.exists() {
+                "not a folder"
+            } else {
+                "no such folder"
+            };
             anyhow::bail!("{flag} {}: {what}", d.display());
         }
     }
