@@ -25,7 +25,7 @@ pub fn man(a: &ManArgs, out: &mut impl Write) -> Result<()> {
     match &a.dir {
         None => clap_mangen::Man::new(cmd).render(out)?,
         Some(dir) => {
-            std::fs::create_dir_all(dir)
+            arbor_session::fileops::create_folders(dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
             write_pages(cmd, dir, out)?;
         }
@@ -41,9 +41,13 @@ fn write_pages(cmd: clap::Command, dir: &Path, out: &mut impl Write) -> Result<(
     let mut pages = vec![cmd.clone()];
     pages.extend(cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned());
     for page in pages {
-        let file = clap_mangen::Man::new(page)
-            .generate_to(dir)
-            .with_context(|| format!("cannot write a page into {}", dir.display()))?;
+        let man = clap_mangen::Man::new(page);
+        let file = dir.join(man.get_filename());
+        let mut bytes = Vec::new();
+        man.render(&mut bytes)?;
+        // A page written before is replaced: the pages are regenerated.
+        arbor_session::fileops::write_new(&file, true, |f| f.write_all(&bytes))
+            .with_context(|| format!("cannot write {}", file.display()))?;
         writeln!(out, "{}", crate::term::path(&file))?;
     }
     Ok(())

@@ -341,6 +341,12 @@ pub fn write_new(
         .map_err(Error::FillFile)
 }
 
+/// Creates the folder `path` and those above it that are missing (where
+/// `arbor man --dir` writes its pages).
+pub fn create_folders(path: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(path)
+}
+
 /// Writes `bytes` to `path` (creating its folders) and dates it
 /// `modified` when it can (a copy dated now would look live). A symlink
 /// at `path` is not followed (the open fails).
