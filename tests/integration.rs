@@ -13,6 +13,8 @@ mod agents;
 mod atomic_tree;
 mod build_behind;
 mod bulk;
+mod cli_shell;
+mod cli_small;
 mod cli_writes;
 mod compare;
 mod concurrency;

@@ -420,6 +420,63 @@ fn delete_confirm_swallows_keys_and_trashes_exactly_that_path() {
     assert_eq!(app.picker.dialog.open, Dialog::None);
 }
 
+/// Ctrl+Z selects the session it brought back, wherever the selection
+/// went after the delete: one session, then a batch.
+#[test]
+fn undo_selects_the_restored_session() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    assert!(app.picker.list.visible.len() >= 3);
+    key(&mut app, KeyCode::Down);
+    let path = app.picker.selection.selected.clone().unwrap();
+    drive(
+        &mut app,
+        AppEvent::Trashed {
+            path: path.clone(),
+            result: Ok(()),
+        },
+    );
+    key(&mut app, KeyCode::Home);
+    assert_ne!(app.picker.selection.selected.as_ref(), Some(&path));
+    assert_eq!(ctrl(&mut app, 'z'), vec![Effect::Restore(path.clone())]);
+    drive(
+        &mut app,
+        AppEvent::Restored {
+            path: path.clone(),
+            result: Ok(()),
+        },
+    );
+    assert_eq!(app.picker.selection.selected.as_ref(), Some(&path));
+    assert!(app.picker.selected_pos().is_some(), "listed again at once");
+
+    // A batch: the restored row the list shows first is selected.
+    let batch: Vec<PathBuf> = app.picker.list.visible[1..3]
+        .iter()
+        .map(|v| app.picker.list.rows[v.idx].info.path.to_path_buf())
+        .collect();
+    drive(
+        &mut app,
+        AppEvent::TrashedBatch {
+            moved: batch.clone(),
+            failed: vec![],
+        },
+    );
+    key(&mut app, KeyCode::Home);
+    assert_eq!(
+        ctrl(&mut app, 'z'),
+        vec![Effect::RestoreBatch(batch.clone())]
+    );
+    drive(
+        &mut app,
+        AppEvent::RestoredBatch {
+            restored: batch.clone(),
+            failed: vec![],
+        },
+    );
+    assert_eq!(app.picker.selected_pos(), Some(1));
+    assert_eq!(app.picker.selection.selected.as_ref(), Some(&batch[0]));
+}
+
 #[test]
 fn ctrl_backspace_deletes_only_with_an_empty_query() {
     let fx = fixture();

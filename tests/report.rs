@@ -65,11 +65,12 @@ fn labels_of_the_demo_store() {
     let rows: Vec<&str> = table.lines().collect();
     assert_eq!(rows.len(), 3, "{table}");
     assert!(rows[0].starts_with("TIME (UTC)"));
-    assert!(rows[1]
-        .starts_with("2026-11-21 09:22  checkpoint  01a1fd62  7ea66ad8  assistant: Committed"));
-    assert!(
-        rows[2].starts_with("2026-11-21 09:21  checkpoint  01a1fd62  c856cfd2  assistant: Fixed.")
-    );
+    assert!(rows[1].starts_with(
+        "2026-11-21 09:22  checkpoint  01a1fd62  7ea66ad8  Atomic  assistant: Committed"
+    ));
+    assert!(rows[2].starts_with(
+        "2026-11-21 09:21  checkpoint  01a1fd62  c856cfd2  Atomic  assistant: Fixed."
+    ));
     // Another project's folder: none.
     let none = run_ok(cmd(&store, cache.path()).args([
         "labels",
@@ -440,12 +441,12 @@ fn stats_table_is_aligned_with_a_total_line() {
     assert_eq!(
         table,
         "\
-model      sessions  messages  input  output  cache read  cache write   cost
-m1                2         3    307      37       1,007           12  $2.75
-m2                1         1      1       2           3            4  $1.00
-(unknown)         1         1      0       0           0            0  $0.00
-────────────────────────────────────────────────────────────────────────────
-total             2         5    308      39       1,010           16  $3.75
+model      agent   sessions  messages  input  output  cache read  cache write   cost
+m1         Atomic         2         3    307      37       1,007           12  $2.75
+m2         Atomic         1         1      1       2           3            4  $1.00
+(unknown)  Atomic         1         1      0       0           0            0  $0.00
+────────────────────────────────────────────────────────────────────────────────────
+total      Atomic         2         5    308      39       1,010           16  $3.75
 "
     );
     let e = run(cmd(&store, cache.path()).args(["stats", "--all", "--by", "year"]));

@@ -1,12 +1,14 @@
-//! The command line: `arbor [list|show|context|export|diff|labels|stats|trash|restore|label|branch|fork|rename|index]`.
+//! The command line: `arbor [list|show|context|export|diff|labels|stats|trash|restore|label|branch|fork|rename|index|completions|man]`.
 
 mod behind;
 mod bulk;
+mod columns;
 mod commands;
 mod error_line;
 mod report;
 pub mod resume;
 mod search;
+mod shell;
 
 use std::path::PathBuf;
 
@@ -131,6 +133,24 @@ pub enum Command {
     /// The keys in force on each screen, and where each came from
     /// (arbor's defaults or the user's keybindings.json)
     Keys(KeysArgs),
+    /// Print the completion script for a shell (bash, zsh, fish, powershell, elvish)
+    Completions(CompletionsArgs),
+    /// Print arbor's manual page (roff: `arbor man | man -l -`), or write every command's page
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, powershell or elvish
+    #[arg(value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write `arbor.1` and one page per command (`arbor-list.1`, …) into DIR
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -167,7 +187,7 @@ pub struct IndexArgs {
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// All projects instead of the current one
-    #[arg(long)]
+    #[arg(long, conflicts_with = "cwd")]
     pub all: bool,
     /// The project directory (default: the current directory)
     #[arg(long, value_name = "DIR")]

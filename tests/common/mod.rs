@@ -35,7 +35,10 @@ pub fn arbor() -> Command {
         // Each test process gets its own index (tests that need a specific
         // one set ARBOR_CACHE_DIR again).
         .env("ARBOR_CACHE_DIR", test_cache_dir())
-        .env("NO_COLOR", "1");
+        .env("NO_COLOR", "1")
+        // Plain tables fit `COLUMNS` when set: tests see the pipe layout
+        // unless they set it.
+        .env_remove("COLUMNS");
     c
 }
 

@@ -241,14 +241,32 @@ pub fn encode_cwd(cwd: &str) -> String {
     format!("--{body}--")
 }
 
-/// The absolute form of a project path, with `~` expanded and no symlink
-/// resolution (as the agents store it).
+/// The form of a project path the agents store (their `process.cwd()`):
+/// `~` expanded, absolute, without `.`, `..` or a trailing separator, and
+/// with symlinks resolved when the folder exists here (as `getcwd` gives
+/// it). `--cwd proj/` and `--cwd ./proj` name the sessions `cd proj`
+/// would.
 pub fn absolute_cwd(p: &str, env: &dyn Env) -> String {
     let expanded = expand_tilde(p, env);
-    std::path::absolute(&expanded)
-        .unwrap_or(expanded)
-        .display()
-        .to_string()
+    let absolute = std::path::absolute(&expanded).unwrap_or(expanded);
+    let mut clean = PathBuf::new();
+    for c in absolute.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                // `..` at the root is the root.
+                clean.pop();
+            }
+            other => clean.push(other),
+        }
+    }
+    // Windows' canonical form is a `\\?\` path no agent writes.
+    if cfg!(unix) {
+        if let Ok(real) = clean.canonicalize() {
+            clean = real;
+        }
+    }
+    clean.display().to_string()
 }
 
 #[cfg(test)]
@@ -333,5 +351,23 @@ mod tests {
             c.roots[0].path,
             PathBuf::from("/nonexistent-home/.atomic/agent/sessions")
         );
+    }
+
+    #[test]
+    fn a_project_path_is_normalized() {
+        let env = FakeEnv(vec![]);
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(real.join("proj")).unwrap();
+        let want = real.join("proj").display().to_string();
+        for given in ["proj/", "proj", "./proj", "proj/./", "other/../proj"] {
+            let p = real.join(given).display().to_string();
+            assert_eq!(absolute_cwd(&p, &env), want, "{given}");
+        }
+        // A folder that is not here (another machine's) is cleaned up
+        // lexically.
+        assert_eq!(absolute_cwd("/no/such/proj/", &env), "/no/such/proj");
+        assert_eq!(absolute_cwd("/no/such/x/../proj/.", &env), "/no/such/proj");
+        assert_eq!(absolute_cwd("/", &env), "/");
     }
 }

@@ -52,10 +52,19 @@ pub fn store_config(g: &GlobalOpts) -> StoreConfig {
 
 /// Runs a subcommand; the caller prints the error and exits non-zero.
 pub fn run(cli: Cli) -> Result<()> {
+    // They read no store: a missing one is no reason to fail them.
+    match &cli.command {
+        Some(Command::Completions(a)) => {
+            return super::shell::completions(a, &mut std::io::stdout())
+        }
+        Some(Command::Man(a)) => return super::shell::man(a, &mut std::io::stdout()),
+        _ => {}
+    }
     if let Some(p) = &cli.global.log {
         arbor_util::log::init(p)
             .with_context(|| format!("cannot open the log file {}", p.display()))?;
     }
+    explicit_store_exists(&cli.global)?;
     let config = store_config(&cli.global);
     arbor_util::log::line(format!(
         "arbor {} with store roots {:?}",
@@ -89,7 +98,24 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Fork(a)) => writes::fork(&config, &a, &mut out),
         Some(Command::Config(_)) => config::config_cmd(&cli, &mut out),
         Some(Command::Keys(a)) => keys::keys(&a, &mut out),
+        Some(Command::Completions(_) | Command::Man(_)) => Ok(()),
     }
+}
+
+/// A store named on the command line must be there: a typo in `--store`
+/// would otherwise list nothing and succeed.
+fn explicit_store_exists(g: &GlobalOpts) -> Result<()> {
+    for (flag, dir) in [("--store", &g.store), ("--session-dir", &g.session_dir)] {
+        if let Some(d) = dir.as_deref().filter(|d| !d.is_dir()) {
+            let what = if d.exists() {
+                "not a folder"
+            } else {
+                "no such folder"
+            };
+            anyhow::bail!("{flag} {}: {what}", d.display());
+        }
+    }
+    Ok(())
 }
 
 pub fn resolve(config: &StoreConfig, arg: &str) -> Result<PathBuf> {
