@@ -13,6 +13,7 @@ mod agents;
 mod atomic_tree;
 mod build_behind;
 mod bulk;
+mod cjk_words;
 mod cli_writes;
 mod compare;
 mod concurrency;

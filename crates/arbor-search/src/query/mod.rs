@@ -58,7 +58,8 @@ pub const MAX_TERMS: usize = 32;
 /// Words shorter than this (in characters) are not looked up in message
 /// bodies: as a substring they match nearly every transcript, so they would
 /// filter nothing and cost a pass over the whole store. They still match the
-/// short fields (fuzzily, or as a substring).
+/// short fields (fuzzily, or as a substring). A Chinese, Japanese or
+/// Korean word is looked up whatever its length (see `term::is_cjk`).
 pub const MIN_BODY_WORD: usize = 3;
 
 impl Query {
@@ -327,6 +328,13 @@ mod tests {
         assert!(!matches("ox", &d));
         assert!(matches("\"ox\"", &d));
         assert!(matches("ox ", &doc("ox", "")));
+        // A word of one or two CJK characters is a whole word: it looks at
+        // the bodies, and the two characters apart do not match.
+        let d = doc("x", "我已经修复了解析器 and バグ");
+        assert!(matches("修复", &d));
+        assert!(matches("修", &d));
+        assert!(matches("バグ", &d));
+        assert!(!matches("修析", &doc("x", "修 复 解析")));
     }
 
     #[test]
