@@ -33,6 +33,7 @@ mod preview;
 mod proptest_reader;
 mod pty_e2e;
 mod realdata;
+mod relevance;
 mod report;
 mod resume_cmd;
 mod resume_hostile;

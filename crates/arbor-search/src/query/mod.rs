@@ -6,17 +6,20 @@
 //! - `term`: one term, what it matches and how much it scores;
 //! - `filter`: the `key:value` conditions on a row;
 //! - `fuzzy`: a word's compact fuzzy match in a short field;
-//! - `rank`: the rows a query keeps, best first.
+//! - `rank`: the rows a query keeps, best first;
+//! - `relevance`: Atomic's order of the sessions matched.
 
 mod filter;
 mod fuzzy;
 mod parse;
 mod rank;
+mod relevance;
 mod term;
 
 pub use filter::Filter;
 pub use fuzzy::{compact_limit, new_matcher, Fuzzy, Span};
 pub use rank::{rank, rank_order, rank_order_visiting, rank_with_index};
+pub use relevance::{atomic_score, relevance};
 pub use term::{tier_score, word_key, Term, Tiers};
 
 use nucleo_matcher::{Matcher, Utf32Str};
@@ -131,6 +134,13 @@ impl Query {
             total = total.saturating_add(s);
         }
         Some(total)
+    }
+
+    /// What a session `doc` that the query matched with arbor's `score`
+    /// ([`Query::score_with`], [`crate::Scorer::score`]) is listed by,
+    /// highest first: Atomic's relevance order (see [`relevance`]).
+    pub fn rank_score(&self, doc: &SearchDoc, score: u32) -> u32 {
+        relevance(atomic_score(self, doc), score)
     }
 
     /// Character positions in `text` to highlight.
