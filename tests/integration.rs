@@ -41,6 +41,7 @@ mod search;
 mod snapshots;
 mod terminal_escapes;
 mod trash_hostile;
+mod tree_at_match;
 mod tree_compare;
 mod tree_flatten;
 mod tree_fork;
