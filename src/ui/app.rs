@@ -702,11 +702,18 @@ impl App {
                 if let Some((_, text)) = search {
                     // Opened at the entry asked for, else at the first match.
                     t.start_search(&text, at.is_none());
+                    let listed = self.picker.hits().filter(|h| h.path == t.path);
+                    t.preview_matches = listed.map(|h| (text.trim().to_string(), h.total));
                 }
                 if let Some((_, entry)) = at {
-                    if !t.open_at(&entry) {
+                    // Where the match picked is, said when it is not its own
+                    // row under the filter in force.
+                    let opened = t.open_at(&entry);
+                    if opened == super::tree::OpenedAt::Missing {
                         let id = arbor_session::render::sanitize_line(&entry);
                         t.status = Some((format!("No entry {id} in this session"), true));
+                    } else if let Some(said) = opened.said() {
+                        t.status = Some((said, false));
                     }
                 }
                 // The first frame shows the selection (the leaf: often the

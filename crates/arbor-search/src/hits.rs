@@ -805,7 +805,7 @@ mod tests {
         assert_eq!(ids("re:src/\\w+\\.rs:\\d+"), ["r1"]);
         assert_eq!(ids("bounds"), ["r1", "c2"]);
         assert!(ids("zebra").is_empty());
-        // Words of 1–2 characters never look at bodies.
+        // Words of 1–2 (Latin) characters never look at bodies.
         assert!(ids("rs").is_empty());
     }
 
