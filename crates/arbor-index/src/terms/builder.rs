@@ -28,6 +28,9 @@ pub struct SegmentBuilder {
     /// sized for as many).
     terms_seen: usize,
     log_seen: usize,
+    /// The slots `table` gets at the first add after an encode (it is
+    /// empty until then; see [`SegmentBuilder::sized_like`]).
+    table_slots: usize,
 }
 
 impl Default for SegmentBuilder {
@@ -41,6 +44,7 @@ impl Default for SegmentBuilder {
             docs: 0,
             terms_seen: 0,
             log_seen: 0,
+            table_slots: 1024,
         }
     }
 }
@@ -189,6 +193,7 @@ impl SegmentBuilder {
     #[inline(always)]
     fn add_keyed<'a>(&mut self, file_id: u32, terms: impl Iterator<Item = (u64, usize, &'a [u8])>) {
         self.docs += 1;
+        self.ensure_table();
         let terms: Vec<(u64, &[u8])> = terms.map(|(k, _, t)| (k, t)).collect();
         let n = terms.len();
         let mut found = [u32::MAX; 2 * LOOKAHEAD];
@@ -235,6 +240,7 @@ impl SegmentBuilder {
     /// [`SegmentBuilder::add`], never both: their slots are keyed apart.
     pub fn add_pairs<'s>(&mut self, file_id: u32, keys: &[u64], side: impl Fn(u32) -> &'s [u8]) {
         self.docs += 1;
+        self.ensure_table();
         for &key in keys.iter().take(LOOKAHEAD) {
             self.prefetch(key, 0);
         }
@@ -318,6 +324,14 @@ impl SegmentBuilder {
         grow_table(&mut self.table);
     }
 
+    /// Gives the table its slots, when an encode left it empty.
+    #[inline]
+    fn ensure_table(&mut self) {
+        if self.table.is_empty() {
+            self.table = vec![(0, 0, 0); self.table_slots.max(1024)];
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.starts.is_empty()
     }
@@ -352,12 +366,15 @@ impl SegmentBuilder {
     /// fill up alike from one commit to the next, and one grown from a
     /// table of 1,024 slots and empty buffers rehashed its table and
     /// copied its buffers a dozen times per commit (a twentieth of a
-    /// build of realistic sessions). Only the table is written now; the
-    /// buffers' pages are touched as they fill.
+    /// build of realistic sessions). Nothing is written now: the table is
+    /// made at the first add (after the commit has stored and freed the
+    /// encoded segment, so the two never add up in the build's peak), and
+    /// the buffers' pages are touched as they fill.
     fn sized_like(was: &SegmentBuilder) -> SegmentBuilder {
         let terms = was.terms_seen;
         SegmentBuilder {
-            table: vec![(0, 0, 0); (terms * 2 + 1).next_power_of_two().max(1024)],
+            table: Vec::new(),
+            table_slots: (terms * 2 + 1).next_power_of_two().max(1024),
             arena: Vec::with_capacity(was.arena.capacity()),
             starts: Vec::with_capacity(terms),
             log: Vec::with_capacity(was.log_seen),
