@@ -42,6 +42,7 @@ mod report;
 mod resume_cmd;
 mod resume_hostile;
 mod search;
+mod session_escapes;
 mod snapshots;
 mod terminal_escapes;
 mod themes;

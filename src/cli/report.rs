@@ -2,7 +2,7 @@
 //! from the rows the index keeps (labels and usage are stored with them),
 //! or from the files with `--no-index` (the same scanner, the same answer).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 
 use anyhow::{bail, Result};
@@ -305,6 +305,35 @@ fn group_of(by: By, r: &SessionInfo, b: &UsageBucket) -> String {
     }
 }
 
+/// The figures of `rows` per group of `by`, and their total, from `since`.
+fn sum_groups(rows: &[SessionInfo], by: By, since: Option<i64>) -> (HashMap<String, Acc>, Acc) {
+    let mut groups: HashMap<String, Acc> = HashMap::new();
+    let mut total = Acc::default();
+    // Each reply once (docs/cli.md, "Labels and usage"): a fork's copies of its parent's
+    // replies count only when the parent is not counted here itself.
+    let counted: HashSet<&std::path::Path> = rows.iter().map(|r| &*r.path).collect();
+    let parent_counted = |r: &SessionInfo| {
+        r.parent_session_path
+            .as_deref()
+            .is_some_and(|p| counted.contains(std::path::Path::new(p)))
+    };
+    for (ri, r) in rows.iter().enumerate() {
+        let skip_copied = parent_counted(r);
+        for b in &r.usage.buckets {
+            if b.copied && skip_copied {
+                continue;
+            }
+            // A bucket counts when its hour ends after `since`.
+            if since.is_some_and(|s| (b.hour + 1).saturating_mul(HOUR_MS) <= s) {
+                continue;
+            }
+            groups.entry(group_of(by, r, b)).or_default().add(ri, b);
+            total.add(ri, b);
+        }
+    }
+    (groups, total)
+}
+
 pub fn stats(
     config: &StoreConfig,
     g: &GlobalOpts,
@@ -327,18 +356,7 @@ pub fn stats(
     if rows.is_empty() {
         super::commands::no_sessions_hint(&scope, "counts every folder's");
     }
-    let mut groups: HashMap<String, Acc> = HashMap::new();
-    let mut total = Acc::default();
-    for (ri, r) in rows.iter().enumerate() {
-        for b in &r.usage.buckets {
-            // A bucket counts when its hour ends after `since`.
-            if since.is_some_and(|s| (b.hour + 1).saturating_mul(HOUR_MS) <= s) {
-                continue;
-            }
-            groups.entry(group_of(by, r, b)).or_default().add(ri, b);
-            total.add(ri, b);
-        }
-    }
+    let (groups, total) = sum_groups(&rows, by, since);
     let mut groups: Vec<(String, Acc)> = groups.into_iter().collect();
     if by.by_time() {
         groups.sort_by(|a, b| a.0.cmp(&b.0));
