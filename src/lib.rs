@@ -16,5 +16,6 @@ pub mod allocator;
 pub mod app;
 pub mod cli;
 pub mod demo;
+pub mod settings;
 pub mod term;
 pub mod ui;

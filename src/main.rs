@@ -82,6 +82,12 @@ fn main() {
         if e.downcast_ref::<arbor::cli::NoMatch>().is_some() {
             std::process::exit(1);
         }
+        // The agent to resume is not installed: the command was printed.
+        if e.downcast_ref::<arbor::cli::resume::NotInstalled>()
+            .is_some()
+        {
+            std::process::exit(127);
+        }
         // Messages quote paths, ids and file names: never raw on a terminal.
         eprintln!(
             "arbor: {}",

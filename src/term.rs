@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 use std::io::IsTerminal;
 use std::path::Path;
 
-pub use arbor_session::render::{is_unsafe, sanitize_block, sanitize_line};
+pub use arbor_session::render::{is_unsafe, replace_controls, sanitize_block, sanitize_line};
 
 /// The controlling terminal itself (`/dev/tty`), for a screen or a
 /// question when stdin and stdout may be redirected; also readable when
@@ -27,19 +27,22 @@ pub fn stdout_is_tty() -> bool {
 }
 
 /// A value printed alone on stdout for scripts (a path, an id): exact when
-/// stdout is piped, sanitized when a person reads it on a terminal.
+/// stdout is piped, its controls shown as spaces when a person reads it on
+/// a terminal (what is left of a sequence stays: it names the file).
 pub fn for_stdout(s: &str) -> Cow<'_, str> {
     if stdout_is_tty() && s.chars().any(is_unsafe) {
-        Cow::Owned(sanitize_line(s))
+        Cow::Owned(replace_controls(s))
     } else {
         Cow::Borrowed(s)
     }
 }
 
 /// A path in a message (always sanitized: messages go to stderr or are
-/// read on a terminal).
+/// read on a terminal). Only its controls become spaces: the rest of an
+/// escape sequence in a file name stays, so the name shown still finds
+/// the file.
 pub fn path(p: &Path) -> String {
-    sanitize_line(&p.to_string_lossy())
+    replace_controls(&p.to_string_lossy())
 }
 
 /// A word as a person can paste it into a POSIX shell: bare when it is

@@ -17,9 +17,10 @@ use crate::common::{arbor, conformance_corpus, run_ok, shared_dir};
 /// Why a row may differ from Atomic's, and the files where it does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Deliberate {
-    /// Control characters, escape sequences and bidi overrides in session
-    /// text are drawn as spaces (Atomic writes them to the terminal as they
-    /// are; the reference shows them raw, minus what its ANSI stripping ate).
+    /// Control characters and bidi overrides in session text are drawn as
+    /// spaces (Atomic writes them to the terminal as they are; the
+    /// reference shows them raw). Whole escape sequences are removed, as
+    /// the reference's ANSI stripping removed them, so they match.
     Sanitized,
     /// Entry types Atomic's tree has no text for (unknown, retired, or no
     /// `type` at all) are drawn as `[<type>]` (Atomic draws a blank row).

@@ -133,12 +133,14 @@ fn only_fileops_changes_files() {
 /// on any machine and a test's snapshot never depends on the runner. The
 /// runtime reads them (once, or with each tick) and hands them in; aside
 /// are the signal handler's own deadline, the trash's error messages (not
-/// drawn from the state) and `NO_COLOR`, read when the theme is made.
+/// drawn from the state), `NO_COLOR`, read when the theme is made, and
+/// the input thread's clock, which pairs clicks into double clicks.
 #[test]
 fn drawing_reads_no_environment() {
     const READS: &[&str] = &["home_dir(", "now()", "env::var", "Local::"];
     const ASIDE: &[&str] = &[
         "src/ui/runtime.rs",
+        "src/ui/runtime/sources.rs",
         "src/ui/signals.rs",
         "src/ui/trash_text.rs",
         "src/ui/theme.rs",

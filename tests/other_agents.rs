@@ -549,7 +549,7 @@ fn claude_code_tree_screen() {
     app.height = 18;
     insta::assert_snapshot!("claude_tree", screen(&app));
     // Label and continue are refused, in a sentence.
-    key(&mut app, KeyCode::Char('L'), KeyModifiers::SHIFT);
+    key(&mut app, KeyCode::Char('l'), KeyModifiers::ALT);
     assert!(screen(&app).contains("cannot be labelled here"));
     key(&mut app, KeyCode::Enter, KeyModifiers::NONE);
     assert!(screen(&app).contains("cannot be branched or forked here"));

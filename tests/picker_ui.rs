@@ -290,7 +290,7 @@ fn query_highlights_matches_and_bad_regex_says_why() {
     assert!(s.contains("Fix flaky auth test"));
     // The matched characters carry the highlight style.
     let mut t = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
-    let theme = Theme { color: true };
+    let theme = Theme::ansi();
     t.draw(|f| arbor::ui::picker::render(f, &app, &theme))
         .unwrap();
     let buf = t.backend().buffer();
@@ -418,6 +418,63 @@ fn delete_confirm_swallows_keys_and_trashes_exactly_that_path() {
     ctrl(&mut app, 'd');
     key(&mut app, KeyCode::Esc);
     assert_eq!(app.picker.dialog.open, Dialog::None);
+}
+
+/// Ctrl+Z selects the session it brought back, wherever the selection
+/// went after the delete: one session, then a batch.
+#[test]
+fn undo_selects_the_restored_session() {
+    let fx = fixture();
+    let mut app = app_with(&fx.root, WEBAPP);
+    assert!(app.picker.list.visible.len() >= 3);
+    key(&mut app, KeyCode::Down);
+    let path = app.picker.selection.selected.clone().unwrap();
+    drive(
+        &mut app,
+        AppEvent::Trashed {
+            path: path.clone(),
+            result: Ok(()),
+        },
+    );
+    key(&mut app, KeyCode::Home);
+    assert_ne!(app.picker.selection.selected.as_ref(), Some(&path));
+    assert_eq!(ctrl(&mut app, 'z'), vec![Effect::Restore(path.clone())]);
+    drive(
+        &mut app,
+        AppEvent::Restored {
+            path: path.clone(),
+            result: Ok(()),
+        },
+    );
+    assert_eq!(app.picker.selection.selected.as_ref(), Some(&path));
+    assert!(app.picker.selected_pos().is_some(), "listed again at once");
+
+    // A batch: the restored row the list shows first is selected.
+    let batch: Vec<PathBuf> = app.picker.list.visible[1..3]
+        .iter()
+        .map(|v| app.picker.list.rows[v.idx].info.path.to_path_buf())
+        .collect();
+    drive(
+        &mut app,
+        AppEvent::TrashedBatch {
+            moved: batch.clone(),
+            failed: vec![],
+        },
+    );
+    key(&mut app, KeyCode::Home);
+    assert_eq!(
+        ctrl(&mut app, 'z'),
+        vec![Effect::RestoreBatch(batch.clone())]
+    );
+    drive(
+        &mut app,
+        AppEvent::RestoredBatch {
+            restored: batch.clone(),
+            failed: vec![],
+        },
+    );
+    assert_eq!(app.picker.selected_pos(), Some(1));
+    assert_eq!(app.picker.selection.selected.as_ref(), Some(&batch[0]));
 }
 
 #[test]
@@ -1334,7 +1391,7 @@ fn the_row_awaiting_delete_confirmation_is_marked() {
     key(&mut app, KeyCode::Tab);
     key(&mut app, KeyCode::Down);
     ctrl(&mut app, 'd');
-    let theme = Theme { color: true };
+    let theme = Theme::ansi();
     let mut t = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
     t.draw(|f| arbor::ui::picker::render(f, &app, &theme))
         .unwrap();
@@ -2853,15 +2910,15 @@ fn a_query_asked_again_keeps_the_selection() {
         }
         partial
     };
-    let mut partials = 0;
+    // (Without the index no first screen is sent: Atomic's relevance
+    // order is known only once every session is scored.)
     for c in "parser".chars() {
         let fx = app.update(AppEvent::Key(KeyEvent::new(
             KeyCode::Char(c),
             KeyModifiers::NONE,
         )));
-        partials += run(&mut app, fx);
+        run(&mut app, fx);
     }
-    assert!(partials > 0, "typing sends first screens");
     for _ in 0..60 {
         app.update(AppEvent::Key(KeyEvent::new(
             KeyCode::Down,
@@ -2880,20 +2937,48 @@ fn a_query_asked_again_keeps_the_selection() {
 }
 
 /// [`parser_app`] with `parser` typed, and the last key's two answers
-/// (the first rows, then the whole answer), not yet taken in.
+/// (the first rows, then the whole answer), not yet taken in. The first
+/// rows are the whole answer's first two screens, as an index's placed
+/// rows would come (without the index, the whole answer comes alone).
 fn parser_typed() -> (App, AppEvent, AppEvent) {
     use arbor::app::searcher::Searcher;
     let mut app = parser_app();
     let answers = common::type_query(&mut app, &mut Searcher::new(None), "parser");
-    let [first, whole] = <[AppEvent; 2]>::try_from(answers).expect("two answers");
-    assert!(matches!(
-        first,
-        AppEvent::SearchDone {
-            stage: Stage::FirstRows,
-            ..
-        }
-    ));
+    let [whole] = <[AppEvent; 1]>::try_from(answers).expect("one answer");
+    let first = first_rows_of(&whole, 2 * app.picker.selection.page);
     (app, first, whole)
+}
+
+/// The first `want` rows of a whole answer (best, then newest), and those
+/// that tie with the last, as a [`Stage::FirstRows`] answer.
+fn first_rows_of(whole: &AppEvent, want: usize) -> AppEvent {
+    let AppEvent::SearchDone {
+        generation,
+        query,
+        docs,
+        scores,
+        incomplete,
+        stage: Stage::Whole,
+    } = whole
+    else {
+        panic!("not a whole answer: {whole:?}")
+    };
+    let key = |d: usize| (scores[d], docs.0[d].1.facts.modified_ms);
+    let mut ranked: Vec<usize> = (0..scores.len()).filter(|&d| scores[d].is_some()).collect();
+    ranked.sort_by_key(|&d| std::cmp::Reverse(key(d)));
+    let last = key(ranked[want.min(ranked.len()) - 1]);
+    let mut first = vec![None; scores.len()];
+    for d in ranked.into_iter().filter(|&d| key(d) >= last) {
+        first[d] = scores[d];
+    }
+    AppEvent::SearchDone {
+        generation: *generation,
+        query: query.clone(),
+        docs: docs.clone(),
+        scores: first,
+        incomplete: incomplete.clone(),
+        stage: Stage::FirstRows,
+    }
 }
 
 fn visible_paths(app: &App) -> Vec<PathBuf> {

@@ -65,11 +65,12 @@ fn labels_of_the_demo_store() {
     let rows: Vec<&str> = table.lines().collect();
     assert_eq!(rows.len(), 3, "{table}");
     assert!(rows[0].starts_with("TIME (UTC)"));
-    assert!(rows[1]
-        .starts_with("2026-11-21 09:22  checkpoint  01a1fd62  7ea66ad8  assistant: Committed"));
-    assert!(
-        rows[2].starts_with("2026-11-21 09:21  checkpoint  01a1fd62  c856cfd2  assistant: Fixed.")
-    );
+    assert!(rows[1].starts_with(
+        "2026-11-21 09:22  checkpoint  01a1fd62  7ea66ad8  Atomic  assistant: Committed"
+    ));
+    assert!(rows[2].starts_with(
+        "2026-11-21 09:21  checkpoint  01a1fd62  c856cfd2  Atomic  assistant: Fixed."
+    ));
     // Another project's folder: none.
     let none = run_ok(cmd(&store, cache.path()).args([
         "labels",
@@ -162,7 +163,11 @@ fn labels_follow_appends_through_the_index() {
     std::fs::write(&path, format!("{text_now}{evil}\n")).unwrap();
     let table = index_json(&["labels", "--all"]);
     assert!(common::terminal_controls(&table).is_empty(), "{table:?}");
-    assert!(table.contains("red [31m 2J"), "{table}");
+    // Escape sequences go whole (docs/spec.md §6), as a terminal shows them.
+    assert!(
+        table.contains("  red  ") && !table.contains("[31m") && !table.contains("2J"),
+        "{table}"
+    );
     let json = index_json(&["labels", "--all", "--json"]);
     assert_eq!(lines(&json)[0]["label"], "red\u{1b}[31m\u{9b}2J");
 }
@@ -440,12 +445,12 @@ fn stats_table_is_aligned_with_a_total_line() {
     assert_eq!(
         table,
         "\
-model      sessions  messages  input  output  cache read  cache write   cost
-m1                2         3    307      37       1,007           12  $2.75
-m2                1         1      1       2           3            4  $1.00
-(unknown)         1         1      0       0           0            0  $0.00
-────────────────────────────────────────────────────────────────────────────
-total             2         5    308      39       1,010           16  $3.75
+model      agent   sessions  messages  input  output  cache read  cache write   cost
+m1         Atomic         2         3    307      37       1,007           12  $2.75
+m2         Atomic         1         1      1       2           3            4  $1.00
+(unknown)  Atomic         1         1      0       0           0            0  $0.00
+────────────────────────────────────────────────────────────────────────────────────
+total      Atomic         2         5    308      39       1,010           16  $3.75
 "
     );
     let e = run(cmd(&store, cache.path()).args(["stats", "--all", "--by", "year"]));
@@ -500,8 +505,10 @@ fn tables_line_up_with_wide_characters() {
 }
 
 /// The demo store, summed by hand over every assistant message of its nine
-/// files (abandoned branches included): 88 replies, 40,976 input, 15,166
-/// output, 1,433,281 cache read, 137,051 cache write tokens, $1.2259.
+/// files (abandoned branches included), each reply once: 84 replies,
+/// 40,941 input, 14,654 output, 1,402,805 cache read, 126,436 cache write
+/// tokens, $1.1692. (Its fork of the auth session holds 4 of that
+/// session's replies, copied: 35/512/30,476/10,615 tokens, $0.0567.)
 #[test]
 fn stats_of_the_demo_store() {
     let dir = demo_store();
@@ -513,7 +520,7 @@ fn stats_of_the_demo_store() {
     assert_eq!(total["group"], "total");
     assert_eq!(
         (total["sessions"].as_u64(), total["messages"].as_u64()),
-        (Some(9), Some(88))
+        (Some(9), Some(84))
     );
     assert_eq!(
         [
@@ -522,9 +529,9 @@ fn stats_of_the_demo_store() {
             &total["cacheRead"],
             &total["cacheWrite"]
         ],
-        [40976, 15166, 1433281, 137051]
+        [40941, 14654, 1402805, 126436]
     );
-    assert!((total["cost"].as_f64().unwrap() - 1.22591375).abs() < 1e-9);
+    assert!((total["cost"].as_f64().unwrap() - 1.1691797).abs() < 1e-9);
     // The same money per session as the list row's total cost.
     let rows = lines(&run_ok(
         cmd(&store, cache.path()).args(["stats", "--all", "--json", "--by", "project"]),
@@ -533,7 +540,79 @@ fn stats_of_the_demo_store() {
         .iter()
         .map(|r| r["cost"].as_f64().unwrap())
         .sum();
-    assert!((sum - 1.22591375).abs() < 1e-9);
+    assert!((sum - 1.1691797).abs() < 1e-9);
+}
+
+/// `arbor fork` copies the replies on the way to the fork point into a new
+/// file; the money was spent once, so every grouping of `stats` is the same
+/// after the fork as before it, through the index and without. Replies made
+/// in the fork afterwards count; a fork whose parent is not counted (gone,
+/// or outside the scope) counts its copies, once.
+#[test]
+fn stats_after_a_fork_equal_stats_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = stats_fixture(&dir.path().join("store"));
+    let cache = tempfile::tempdir().unwrap();
+    let groupings: [&[&str]; 5] = [
+        &[],
+        &["--by", "model"],
+        &["--by", "day"],
+        &["--by", "month"],
+        &["--by", "project"],
+    ];
+    let before: Vec<_> = groupings
+        .iter()
+        .map(|g| stats_json(&store, cache.path(), g))
+        .collect();
+    // Only the fork's folder (its parent is in it too).
+    let one = |cache: &Path| {
+        lines(&run_ok(
+            cmd(&store, cache).args(["stats", "--json", "--cwd", "/p/one"]),
+        ))
+    };
+    let before_one = one(cache.path());
+    let a = find_session(&store, "0199aaaa");
+    // At a2: the path u1 → a1 → a2 is copied, two replies ($0.75).
+    let out = run_ok(cmd(&store, cache.path()).arg("fork").arg(&a).arg("a2"));
+    let fork = PathBuf::from(out.lines().next().unwrap().trim());
+    assert!(fork.is_file(), "{out}");
+    for (g, b) in groupings.iter().zip(&before) {
+        assert_eq!(&stats_json(&store, cache.path(), g), b, "{g:?}");
+    }
+    assert_eq!(one(cache.path()), before_one);
+    // The fork's parent gone: the fork's copies are the only ones left.
+    std::fs::rename(&a, dir.path().join("moved.jsonl")).unwrap();
+    let total = stats_json(&store, cache.path(), &[]);
+    assert_eq!(total.last().unwrap()["cost"], 2.75, "{total:?}");
+    // a1, a2 (copied), b1 and b2 (no usage, still a reply).
+    assert_eq!(total.last().unwrap()["messages"], 4, "{total:?}");
+    std::fs::rename(dir.path().join("moved.jsonl"), &a).unwrap();
+    // A reply made in the fork after it was made counts.
+    let header: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&fork)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let later =
+        arbor_session::entry::parse_iso_ms(header["timestamp"].as_str().unwrap()).unwrap() + 1000;
+    let reply = serde_json::json!({"type":"message","id":"f1","parentId":"a2",
+        "timestamp": arbor_session::entry::format_iso_ms(later),
+        "message":{"role":"assistant","model":"m1","content":[],"timestamp":later,
+                   "usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,
+                            "cost":{"total":0.125}}}});
+    let mut text = std::fs::read_to_string(&fork).unwrap();
+    text.push_str(&format!("{reply}\n"));
+    std::fs::write(&fork, text).unwrap();
+    let total = stats_json(&store, cache.path(), &[]);
+    let was = before[0].last().unwrap();
+    assert_eq!(
+        total.last().unwrap()["messages"].as_u64(),
+        was["messages"].as_u64().map(|m| m + 1)
+    );
+    assert_eq!(total.last().unwrap()["cost"], 3.875);
 }
 
 // ------------------------------------------------------------------ list

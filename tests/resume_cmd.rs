@@ -243,7 +243,8 @@ fn the_fallback_message_shows_the_command_without_escapes() {
     );
     pty.wait_for("the row", |t| t.contains("no agent"));
     pty.press(b"\r");
-    assert!(pty.wait_exit("its end").success());
+    // As a shell's status for a command it cannot find.
+    assert_eq!(pty.wait_exit("its end").exit_code(), 127);
     let said = after(&pty.into_output(), "arbor-no-such-agent is not installed");
     assert_eq!(controls(&said), Vec::<char>::new(), "{said:?}");
     assert!(

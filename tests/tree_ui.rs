@@ -112,8 +112,8 @@ fn branches_labels_and_the_active_path() {
     );
     assert!(s.contains("[checkpoint] "), "labels before the text");
     insta::assert_snapshot!("demo_branches", s);
-    // Label times (shift+t).
-    key(&mut app, KeyCode::Char('T'));
+    // Label times (alt+t).
+    alt(&mut app, 't');
     let s = screen(&app);
     assert!(s.contains("[+label time]"));
     // Atomic: the time follows the label, `[label] M/D HH:MM `.
@@ -394,7 +394,7 @@ fn label_editor_writes_and_clears_a_label() {
     let target = tree(&app)
         .entry_id(tree(&app).selected_entry().unwrap())
         .to_string();
-    key(&mut app, KeyCode::Char('L'));
+    alt(&mut app, 'l');
     assert!(matches!(tree(&app).dialog, TreeDialog::Label { .. }));
     for c in "first ask".chars() {
         key(&mut app, KeyCode::Char(c));
@@ -425,7 +425,7 @@ fn label_editor_writes_and_clears_a_label() {
     assert!(screen(&app).contains("[first ask] "));
     // Empty removes it.
     key(&mut app, KeyCode::Home);
-    key(&mut app, KeyCode::Char('L'));
+    alt(&mut app, 'l');
     ctrl(&mut app, 'u');
     let fx = key(&mut app, KeyCode::Enter);
     assert_eq!(
@@ -538,7 +538,7 @@ fn a_legacy_file_asks_before_the_migration_rewrite() {
     let original = std::fs::read(&path).unwrap();
     let mut app = open(&path, 100, 30);
     key(&mut app, KeyCode::Home);
-    key(&mut app, KeyCode::Char('L'));
+    alt(&mut app, 'l');
     key(&mut app, KeyCode::Char('x'));
     assert!(
         key(&mut app, KeyCode::Enter).is_empty(),
@@ -561,7 +561,7 @@ fn a_legacy_file_asks_before_the_migration_rewrite() {
         original,
         "untouched after esc"
     );
-    key(&mut app, KeyCode::Char('L'));
+    alt(&mut app, 'l');
     key(&mut app, KeyCode::Char('x'));
     key(&mut app, KeyCode::Enter);
     let fx = key(&mut app, KeyCode::Enter);
@@ -585,8 +585,10 @@ fn help_overlay() {
     key(&mut app, KeyCode::Char('x'));
     assert_eq!(tree(&app).dialog, TreeDialog::None);
     assert_eq!(tree(&app).search, "", "the closing key is not typed");
+    // `?` is a character like any other: the search's (Atomic's).
     key(&mut app, KeyCode::Char('?'));
-    assert_eq!(tree(&app).dialog, TreeDialog::Help);
+    assert_eq!(tree(&app).dialog, TreeDialog::None);
+    assert_eq!(tree(&app).search, "?");
 }
 
 fn alt(app: &mut App, c: char) -> Vec<Effect> {
@@ -659,7 +661,7 @@ fn the_label_and_summary_prompts_have_a_cursor() {
     let path = common::find_session(&store.path().join("sessions"), "01a20947");
     let mut app = open(&path, 80, 24);
     key(&mut app, KeyCode::Home);
-    key(&mut app, KeyCode::Char('L'));
+    alt(&mut app, 'l');
     typ(&mut app, "first ask");
     // In a prompt Home/End and ←/→ are the field's.
     key(&mut app, KeyCode::Home);
@@ -716,7 +718,7 @@ fn a_paste_is_text_for_the_tree_never_a_key() {
     assert!(!tree(&app).rows.is_empty());
     key(&mut app, KeyCode::Esc);
     // The label prompt takes it at its cursor.
-    key(&mut app, KeyCode::Char('L'));
+    alt(&mut app, 'l');
     typ(&mut app, "ask");
     key(&mut app, KeyCode::Home);
     assert!(paste(&mut app, "first\t").is_empty());
@@ -758,7 +760,7 @@ fn status_messages_expire_and_say_what_happened() {
     let path = common::find_session(&store.path().join("sessions"), "01a20947");
     let mut app = open(&path, 100, 30);
     key(&mut app, KeyCode::Home);
-    key(&mut app, KeyCode::Char('L'));
+    alt(&mut app, 'l');
     typ(&mut app, "first ask");
     let fx = key(&mut app, KeyCode::Enter);
     drive(&mut app, fx[0].clone());
@@ -771,7 +773,7 @@ fn status_messages_expire_and_say_what_happened() {
     assert!(!screen(&app).contains("Label saved"));
 
     // Clearing the label says it was removed.
-    key(&mut app, KeyCode::Char('L'));
+    alt(&mut app, 'l');
     ctrl(&mut app, 'u');
     let fx = key(&mut app, KeyCode::Enter);
     drive(&mut app, fx[0].clone());
@@ -828,7 +830,7 @@ fn shift_e_exports_the_branch_ending_at_the_selection() {
         let t = tree(&app);
         t.entry_id(t.selected_entry().unwrap()).to_string()
     };
-    assert!(key(&mut app, KeyCode::Char('E')).is_empty());
+    assert!(alt(&mut app, 'e').is_empty());
     let s = screen(&app);
     assert!(
         s.contains("Export the branch ending here to the current folder: m Markdown · h HTML · t thinking [off] · esc cancel"),
@@ -838,7 +840,7 @@ fn shift_e_exports_the_branch_ending_at_the_selection() {
     assert!(key(&mut app, KeyCode::Esc).is_empty());
     assert_eq!(tree(&app).dialog, TreeDialog::None);
 
-    key(&mut app, KeyCode::Char('E'));
+    alt(&mut app, 'e');
     assert!(key(&mut app, KeyCode::Char('t')).is_empty());
     assert!(screen(&app).contains("t thinking [on]"));
     let fx = key(&mut app, KeyCode::Char('h'));
@@ -1003,14 +1005,11 @@ fn tree_question_keys_are_dispatched_and_named() {
         while !selected_text(&app).starts_with("user: Let's keep it simple") {
             key(&mut app, KeyCode::Up);
         }
-        key(
-            &mut app,
-            if k == 'c' {
-                KeyCode::Enter
-            } else {
-                KeyCode::Char('E')
-            },
-        );
+        if k == 'c' {
+            key(&mut app, KeyCode::Enter);
+        } else {
+            alt(&mut app, 'e');
+        }
         app
     };
     let s = screen(&asked('c'));
@@ -1078,14 +1077,14 @@ fn the_tree_draws_nothing_when_nothing_visible_changed() {
         .redraw
     );
     // Label times: `HH:MM` for today; the next day they read `M/D HH:MM`.
-    key(&mut app, KeyCode::Char('T'));
+    alt(&mut app, 't');
     let midnight = 1_796_000_000_000 - 1_796_000_000_000 % 86_400_000;
     assert!(
         !app.step_at(midnight - 1_000, AppEvent::Tick(midnight - 1_000))
             .redraw
     );
     assert!(app.step_at(midnight, AppEvent::Tick(midnight)).redraw);
-    key(&mut app, KeyCode::Char('T'));
+    alt(&mut app, 't');
     // A status message's end is drawn.
     if let Mode::Tree(t) = &mut app.mode {
         t.status = Some(("Label saved".into(), false));
@@ -1222,7 +1221,7 @@ fn label_times_use_the_offset_in_the_state() {
     let store = common::demo_store();
     let path = common::find_session(&store.path().join("sessions"), "01a1fd62");
     let mut app = open(&path, 100, 40);
-    key(&mut app, KeyCode::Char('T'));
+    alt(&mut app, 't');
     assert!(screen(&app).contains("[checkpoint] 11/21 09:"));
     let two_hours_east = chrono::FixedOffset::east_opt(2 * 3600).unwrap();
     app.set_utc_offset(two_hours_east);
@@ -1322,7 +1321,7 @@ fn a_label_on_a_file_that_is_gone_says_so() {
     let path = common::find_session(&store.path().join("sessions"), "01a20947");
     let mut app = open(&path, 100, 30);
     key(&mut app, KeyCode::Home);
-    key(&mut app, KeyCode::Char('L'));
+    alt(&mut app, 'l');
     for c in "lost".chars() {
         key(&mut app, KeyCode::Char(c));
     }

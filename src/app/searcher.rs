@@ -4,12 +4,10 @@
 //! bodies are asked of (when one is used) and the scorer's memory of the
 //! terms already scored.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arbor_index::Index;
-use arbor_search::query::Fuzzy;
-use arbor_search::{BodyHits, Docs, Parts, Query, Scorer};
+use arbor_search::{BodyHits, Docs, Query, Scorer};
 
 /// The answer to one query over one snapshot of the rows.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,6 +35,24 @@ pub enum Stage {
     Whole,
 }
 
+/// `answer` with the scores the rows are listed by ([`Query::rank_score`]:
+/// Atomic's relevance order of the sessions matched), as `arbor list
+/// --query` ranks them. The rows the first answers place early are those
+/// arbor's own scores place; the whole answer orders them.
+fn listed(query: &Query, docs: &Docs, mut answer: Answer) -> Answer {
+    use rayon::prelude::*;
+    answer
+        .scores
+        .par_iter_mut()
+        .zip(&docs.0)
+        .for_each(|(score, (_, doc))| {
+            if let Some(s) = score {
+                *s = query.rank_score(doc, *s);
+            }
+        });
+    answer
+}
+
 /// Rows (their positions) with their times (ms).
 pub type TimedRows = Arc<[(i64, u32)]>;
 
@@ -50,11 +66,10 @@ enum Placed {
 }
 
 /// What of an answer the picker shows first: the rows that fill its
-/// screen, found from the newest sessions' short fields while every
-/// session is scored (see [`Scorer::first_rows`]). At 100,000 sessions the
-/// whole answer takes tens of milliseconds, a word's third letter well
-/// over a hundred; its first screen is usually settled within a few
-/// thousand sessions, in about a millisecond.
+/// screen, when the bodies' best ranks place them (see
+/// [`Searcher::placed_answer`]) while the rest is looked up. (Finding
+/// them from the newest sessions alone no longer can: Atomic's relevance
+/// order scores where each term is in every session's text.)
 #[derive(Debug, Clone, PartialEq)]
 pub struct FirstRows {
     /// How many rows the screen shows.
@@ -69,12 +84,6 @@ pub struct FirstRows {
 /// first, said to be incomplete.
 const READ_WITHOUT_INTERIM: usize = 16;
 
-/// At most this many sessions are looked at for the first rows (about
-/// 1.5 µs each): past it, the whole answer is as near.
-fn first_rows_budget(sessions: usize) -> usize {
-    (sessions / 25).clamp(1024, 4096)
-}
-
 /// An index to ask for message bodies, and the scorer for the rest.
 #[derive(Default)]
 pub struct Searcher {
@@ -88,8 +97,6 @@ pub struct Searcher {
     /// found for it: the worker makes it when idle, ahead of the first key
     /// that asks the index.
     seen: Option<Arc<Docs>>,
-    /// The rows of the last [`FirstRows`] asked, newest first.
-    newest: Option<(TimedRows, Vec<(i64, u32)>)>,
 }
 
 impl Searcher {
@@ -100,7 +107,6 @@ impl Searcher {
             scorer: Scorer::new(),
             unindexed: None,
             seen: None,
-            newest: None,
         }
     }
 
@@ -157,8 +163,7 @@ impl Searcher {
 
     /// [`Searcher::search`], giving `early` the rows that fill the screen
     /// first when it can (a [`Stage::FirstRows`] answer) and `first` asks
-    /// for them: from the newest sessions' short fields, or from the
-    /// bodies' best ranks; and, while the files of many sessions the
+    /// for them: from the bodies' best ranks; and, while the files of many sessions the
     /// index lacks are read, the index's own answer ([`Stage::Interim`]).
     pub fn search_first(
         &mut self,
@@ -179,18 +184,14 @@ impl Searcher {
         {
             self.seen = Some(docs.clone());
         }
-        // The first screen from the fields when it can be known so; else
-        // the rows the bodies' best ranks place, before the rest (tool
+        // The rows the bodies' best ranks place, before the rest (tool
         // output, thinking) is looked up: only when the index holds every
         // session (those it lacks could outrank them).
-        if let Some(first) = first {
-            let placed = match self.first_answer(query, docs, first) {
-                Some(answer) => Placed::Rows(answer),
-                None if self.lacks_some(docs) => Placed::Nothing,
-                None => match self.text_first_answer(query, docs, first, cancel) {
-                    Placed::Nothing => self.placed_answer(query, docs, cancel),
-                    placed => placed,
-                },
+        if first.is_some() {
+            let placed = if self.lacks_some(docs) {
+                Placed::Nothing
+            } else {
+                self.placed_answer(query, docs, cancel)
             };
             match placed {
                 Placed::Stale => return None,
@@ -230,21 +231,29 @@ impl Searcher {
             // index's answer first, said to be incomplete, so the screen
             // follows the keys, then the whole one.
             if bodies.unindexed.len() > READ_WITHOUT_INTERIM {
-                early(Answer {
-                    scores: scorer.score(query, docs, bodies.hits.as_ref()),
-                    incomplete: bodies.incomplete.clone(),
-                    stage: Stage::Interim {
-                        reading: bodies.unindexed.len(),
+                early(listed(
+                    query,
+                    docs,
+                    Answer {
+                        scores: scorer.score(query, docs, bodies.hits.as_ref()),
+                        incomplete: bodies.incomplete.clone(),
+                        stage: Stage::Interim {
+                            reading: bodies.unindexed.len(),
+                        },
                     },
-                });
+                ));
             }
             bodies.read_unindexed(query, docs, cancel)?;
         }
-        Some(Answer {
-            scores: scorer.score(query, docs, bodies.hits.as_ref()),
-            incomplete: bodies.incomplete,
-            stage: Stage::Whole,
-        })
+        Some(listed(
+            query,
+            docs,
+            Answer {
+                scores: scorer.score(query, docs, bodies.hits.as_ref()),
+                incomplete: bodies.incomplete,
+                stage: Stage::Whole,
+            },
+        ))
     }
 
     /// Whether the index lacks sessions of `docs` (as far as it knows:
@@ -300,216 +309,6 @@ impl Searcher {
             Ok(None) | Err(_) => Placed::Nothing,
         }
     }
-
-    /// The rows in scope newest first (made once per set of rows in scope).
-    fn newest_first(&mut self, first: &FirstRows) -> &[(i64, u32)] {
-        if !self
-            .newest
-            .as_ref()
-            .is_some_and(|(s, _)| Arc::ptr_eq(s, &first.scoped))
-        {
-            let mut order = first.scoped.to_vec();
-            order.sort_unstable_by_key(|&(ms, _)| std::cmp::Reverse(ms));
-            self.newest = Some((first.scoped.clone(), order));
-        }
-        self.newest.as_ref().map_or(&[][..], |(_, o)| o.as_slice())
-    }
-
-    /// The first rows of a query of phrases and regexes, from the newest
-    /// sessions' fields and text. Such a term scores as much in the
-    /// conversation text as in a field (the most it can: see
-    /// [`Term::body_score`]), so the first rows are the newest sessions
-    /// matching every term in either, at least `want` of them and every
-    /// one as new as the last (ties rank newest first). The index reads
-    /// the text of a batch of them at a time (`Index::search_ids`), up to
-    /// the budget of [`Searcher::first_answer`]: a letter or two (`"t`,
-    /// `re:f`) is in nearly every session, and its whole answer read the
-    /// text of all 100,000 (~130 ms); its first screen is in the first
-    /// hundred.
-    fn text_first_answer(
-        &mut self,
-        query: &Query,
-        docs: &Arc<Docs>,
-        first: &FirstRows,
-        cancel: &(dyn Fn() -> bool + Sync),
-    ) -> Placed {
-        let best_parts = query.parts.ranked_above(1);
-        let Some(index) = self.index.as_ref() else {
-            return Placed::Nothing;
-        };
-        let Some(best) = text_first_score(query, best_parts, first.want, index) else {
-            return Placed::Nothing;
-        };
-        let want = first.want;
-        self.newest_first(first);
-        let Searcher {
-            index,
-            scorer,
-            newest,
-            ..
-        } = self;
-        let (Some(index), Some(order)) = (index.as_ref(), newest.as_ref().map(|(_, o)| o)) else {
-            return Placed::Nothing;
-        };
-        if scorer.index_ids(docs).is_none() {
-            // Not done while idle yet (the whole answer needs it too).
-            learn_paths(scorer, index, docs);
-        }
-        let Some(id_of) = scorer.index_ids(docs) else {
-            return Placed::Nothing;
-        };
-        let text_query = query.with_parts(best_parts);
-        let budget = first_rows_budget(order.len()).min(order.len());
-        let mut fz = Fuzzy::new();
-        let mut found: Vec<u32> = Vec::new();
-        let mut last_ms = None;
-        let (mut from, mut batch) = (0usize, 2 * want);
-        while from < budget {
-            let end = (from + batch).min(budget);
-            let rows = &order[from..end];
-            let (in_fields, ask) = matched_in_fields(query, docs, rows, &id_of, &mut fz);
-            let in_text = match matched_in_text(index, &text_query, &ask, cancel) {
-                Ok(in_text) => in_text,
-                Err(placed) => return placed,
-            };
-            let all = u32::MAX >> (32 - query.terms.len());
-            for (&(ms, d), bits) in rows.iter().zip(in_fields) {
-                if found.len() >= want && last_ms.is_some_and(|l| ms < l) {
-                    return Placed::Rows(partial_of(docs, best, &found));
-                }
-                let Some(bits) = bits else { continue };
-                let text = id_of(d).and_then(|id| in_text.get(&id).copied());
-                if bits | text.unwrap_or(0) == all {
-                    found.push(d);
-                    last_ms = Some(ms);
-                }
-            }
-            // Rows this rare would not fill the screen within the budget:
-            // the whole answer is the quicker (it reads only candidates).
-            if found.len() * budget < want * end {
-                return Placed::Nothing;
-            }
-            from = end;
-            batch *= 2;
-        }
-        if budget == order.len() && found.len() >= want {
-            // Every row in scope looked at: these are all the best ones.
-            return Placed::Rows(partial_of(docs, best, &found));
-        }
-        Placed::Nothing
-    }
-
-    /// The partial answer [`Searcher::search_first`] gives first, when
-    /// the first rows are found that way.
-    pub fn first_answer(
-        &mut self,
-        query: &Query,
-        docs: &Arc<Docs>,
-        first: &FirstRows,
-    ) -> Option<Answer> {
-        let order = self.newest_first(first);
-        let budget = first_rows_budget(order.len());
-        let order = self.newest.as_ref().map_or(&[][..], |(_, o)| o.as_slice());
-        let (best, found) = self
-            .scorer
-            .first_rows(query, docs, order, first.want, budget)?;
-        Some(partial_of(docs, best, &found))
-    }
-}
-
-/// The best score of a row in [`Searcher::text_first_answer`]'s answer
-/// (every term matched in the best parts), or `None` when the first rows
-/// are not found that way: a query of phrases and regexes only, valid,
-/// that looks at the conversation text, for a screen that shows rows, and
-/// that the index has not answered already.
-fn text_first_score(query: &Query, best_parts: Parts, want: usize, index: &Index) -> Option<u32> {
-    use arbor_search::Term;
-    let phrases = !query.terms.is_empty()
-        && query.terms.len() <= 32
-        && query
-            .terms
-            .iter()
-            .all(|t| matches!(t, Term::Phrase(_) | Term::Regex(_)));
-    if !phrases
-        || query.error().is_some()
-        || !best_parts.covers_text()
-        || want == 0
-        || index.remembers(query)
-    {
-        return None;
-    }
-    query
-        .terms
-        .iter()
-        .map(|t| t.body_score(0))
-        .try_fold(0u32, |a, s| Some(a.saturating_add(s?)))
-}
-
-/// Per row of `rows`: whether each term matched its fields (bit i), `None`
-/// for a row the filters refuse (or unknown); and the index ids of the
-/// rows whose text must be searched for the terms their fields lack.
-fn matched_in_fields(
-    query: &Query,
-    docs: &Docs,
-    rows: &[(i64, u32)],
-    id_of: &dyn Fn(u32) -> Option<u32>,
-    fz: &mut Fuzzy,
-) -> (Vec<Option<u32>>, Vec<u32>) {
-    let mut in_fields = Vec::with_capacity(rows.len());
-    let mut ask = Vec::new();
-    for &(_, d) in rows {
-        let Some((_, doc)) = docs.0.get(d as usize) else {
-            in_fields.push(None);
-            continue;
-        };
-        if !query.accepts(&doc.facts) {
-            in_fields.push(None);
-            continue;
-        }
-        let mut bits = 0u32;
-        for (i, t) in query.terms.iter().enumerate() {
-            if t.local_score(doc, query.parts, fz).is_some() {
-                bits |= 1 << i;
-            }
-        }
-        let all = u32::MAX >> (32 - query.terms.len());
-        if bits != all {
-            if let Some(id) = id_of(d) {
-                ask.push(id);
-            }
-        }
-        in_fields.push(Some(bits));
-    }
-    (in_fields, ask)
-}
-
-/// Per index id of `ask`, the terms of `text_query` its text matched in
-/// the best parts (bit i); the placing to give up with when the search
-/// was cancelled or failed.
-fn matched_in_text(
-    index: &Index,
-    text_query: &Query,
-    ask: &[u32],
-    cancel: &(dyn Fn() -> bool + Sync),
-) -> Result<HashMap<u32, u32>, Placed> {
-    let hits = if ask.is_empty() {
-        None
-    } else {
-        match index.search_ids(text_query, ask, cancel) {
-            Ok(h) => h,
-            Err(arbor_index::Error::Cancelled) => return Err(Placed::Stale),
-            // The whole search says what failed.
-            Err(_) => return Err(Placed::Nothing),
-        }
-    };
-    Ok(hits
-        .map(|h| {
-            h.of_row_ids()
-                .iter()
-                .map(|&(id, tiers)| (id, tiers[0]))
-                .collect()
-        })
-        .unwrap_or_default())
 }
 
 /// Maps the index's paths to the rows of `docs` for `scorer` (see
@@ -525,21 +324,6 @@ fn learn_paths(scorer: &mut Scorer, index: &Index, docs: &Arc<Docs>) {
     });
     if let Some(e) = failed {
         arbor_util::log::line(format!("index: reading the sessions' paths failed: {e}"));
-    }
-}
-
-/// A partial answer: the rows `found`, each scoring `best`.
-fn partial_of(docs: &Docs, best: u32, found: &[u32]) -> Answer {
-    let mut scores = vec![None; docs.0.len()];
-    for &d in found {
-        if let Some(s) = scores.get_mut(d as usize) {
-            *s = Some(best);
-        }
-    }
-    Answer {
-        scores,
-        incomplete: None,
-        stage: Stage::FirstRows,
     }
 }
 

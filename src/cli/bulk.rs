@@ -128,7 +128,7 @@ fn candidates(
     let cutoff = a
         .older_than
         .as_deref()
-        .map(|s| parse_since(s, now_ms))
+        .map(|s| parse_since("--older-than", s, now_ms))
         .transpose()?;
     let min = a.larger_than.as_deref().map(parse_size).transpose()?;
     let scope = scope_of(a.all, a.cwd.as_deref())?;

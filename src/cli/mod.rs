@@ -1,12 +1,14 @@
-//! The command line: `arbor [list|show|context|export|diff|labels|stats|trash|restore|label|branch|fork|rename|index]`.
+//! The command line: `arbor [list|show|context|export|diff|labels|stats|trash|restore|label|branch|fork|rename|index|completions|man]`.
 
 mod behind;
 mod bulk;
+mod columns;
 mod commands;
 mod error_line;
 mod report;
 pub mod resume;
 mod search;
+mod shell;
 
 use std::path::PathBuf;
 
@@ -77,6 +79,14 @@ pub struct GlobalOpts {
     /// that agent's store
     #[arg(long = "agent", global = true, value_name = "AGENT", value_parser = parse_agent)]
     pub agents: Vec<arbor_session::Agent>,
+    /// arbor's settings file (default: $ARBOR_CONFIG, else
+    /// $XDG_CONFIG_HOME/arbor/config.toml); see `arbor config`
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The colour theme: an Atomic theme (dark, light, catppuccin-*, or
+    /// <agent dir>/themes/NAME.json) or ansi; beats the settings files
+    #[arg(long, global = true, value_name = "NAME")]
+    pub theme: Option<String>,
 }
 
 fn parse_agent(s: &str) -> Result<arbor_session::Agent, String> {
@@ -118,7 +128,40 @@ pub enum Command {
     Rename(RenameArgs),
     /// Update the persistent index of the store, or show its figures
     Index(IndexArgs),
+    /// The settings in force, each with where it came from (default, file, flag)
+    Config(ConfigArgs),
+    /// The keys in force on each screen, and where each came from
+    /// (arbor's defaults or the user's keybindings.json)
+    Keys(KeysArgs),
+    /// Print the completion script for a shell (bash, zsh, fish, powershell, elvish)
+    Completions(CompletionsArgs),
+    /// Print arbor's manual page (roff: `arbor man | man -l -`), or write every command's page
+    Man(ManArgs),
 }
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, powershell or elvish
+    #[arg(value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write `arbor.1` and one page per command (`arbor-list.1`, …) into DIR
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct KeysArgs {
+    /// Print the table as one JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {}
 
 #[derive(Debug, Args)]
 pub struct IndexArgs {
@@ -144,7 +187,7 @@ pub struct IndexArgs {
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// All projects instead of the current one
-    #[arg(long)]
+    #[arg(long, conflicts_with = "cwd")]
     pub all: bool,
     /// The project directory (default: the current directory)
     #[arg(long, value_name = "DIR")]

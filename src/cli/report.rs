@@ -2,12 +2,13 @@
 //! from the rows the index keeps (labels and usage are stored with them),
 //! or from the files with `--no-index` (the same scanner, the same answer).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 
 use anyhow::{bail, Result};
 use serde_json::json;
 
+use super::columns::{agent_cell, AGENT_W};
 use super::commands::{json_text, project_cwd};
 use super::{GlobalOpts, LabelsArgs, StatsArgs};
 use crate::app::load::{gather, load_listing, LoadEvent};
@@ -120,10 +121,15 @@ pub fn labels(
         .max()
         .unwrap_or(0)
         .clamp(5, 24);
+    // The text takes what the other columns leave of a known width.
+    let text_w = match super::columns::output_width() {
+        Some(w) => super::columns::slack(w, 16 + label_w + 8 + 8 + AGENT_W + 5 * 2, 10),
+        None => 80,
+    };
     writeln!(
         out,
-        "{:<16}  {:<label_w$}  {:<8}  {:<8}  TEXT",
-        "TIME (UTC)", "LABEL", "SESSION", "ENTRY"
+        "{:<16}  {:<label_w$}  {:<8}  {:<8}  {:<AGENT_W$}  TEXT",
+        "TIME (UTC)", "LABEL", "SESSION", "ENTRY", "AGENT"
     )?;
     for l in &found {
         let time = l
@@ -134,16 +140,17 @@ pub fn labels(
                 None => t.to_string(),
             })
             .unwrap_or_default();
-        writeln!(
-            out,
-            "{:<16}  {}  {:<8}  {:<8}  {}",
+        let line = format!(
+            "{:<16}  {}  {:<8}  {:<8}  {:<AGENT_W$}  {}",
             cut(&clean(&time), 16),
             pad(&cut(&clean(&l.label), label_w), label_w),
             // A prefix, as `arbor tree` and the others take it.
             clean(&l.session_id).chars().take(8).collect::<String>(),
             cut(&clean(&l.entry_id), 8),
-            cut(&clean(&l.text), 80),
-        )?;
+            agent_cell(l.agent),
+            cut(&clean(&l.text), text_w),
+        );
+        writeln!(out, "{}", line.trim_end())?;
     }
     Ok(())
 }
@@ -201,9 +208,10 @@ impl By {
     }
 }
 
-/// The start of `--since`, in ms since the epoch: an age before `now_ms`
-/// (`12h`, `2d`, `1w`, `3mo`, `1y`), a date (UTC midnight) or an RFC 3339 time.
-pub fn parse_since(s: &str, now_ms: i64) -> Result<i64> {
+/// The start of `--since` (or `--older-than`: `flag`, named in the
+/// error), in ms since the epoch: an age before `now_ms` (`12h`, `2d`,
+/// `1w`, `3mo`, `1y`), a date (UTC midnight) or an RFC 3339 time.
+pub fn parse_since(flag: &str, s: &str, now_ms: i64) -> Result<i64> {
     let s = s.trim();
     if let Some(ms) = parse_iso_ms(s) {
         return Ok(ms);
@@ -215,19 +223,20 @@ pub fn parse_since(s: &str, now_ms: i64) -> Result<i64> {
     }
     let digits = s.chars().take_while(|c| c.is_ascii_digit()).count();
     let (n, unit) = s.split_at(digits);
-    let n: i64 = n.parse().map_err(|_| since_error(s))?;
-    let now = chrono::DateTime::from_timestamp_millis(now_ms).ok_or_else(|| since_error(s))?;
+    let n: i64 = n.parse().map_err(|_| since_error(flag, s))?;
+    let now =
+        chrono::DateTime::from_timestamp_millis(now_ms).ok_or_else(|| since_error(flag, s))?;
     let months = |m: i64| {
         u32::try_from(m)
             .ok()
             .and_then(|m| now.checked_sub_months(chrono::Months::new(m)))
             .map(|t| t.timestamp_millis())
-            .ok_or_else(|| since_error(s))
+            .ok_or_else(|| since_error(flag, s))
     };
     let hours = |h: i64| {
         h.checked_mul(HOUR_MS)
             .and_then(|d| now_ms.checked_sub(d))
-            .ok_or_else(|| since_error(s))
+            .ok_or_else(|| since_error(flag, s))
     };
     match unit {
         "h" => hours(n),
@@ -235,13 +244,13 @@ pub fn parse_since(s: &str, now_ms: i64) -> Result<i64> {
         "w" => hours(n.saturating_mul(24 * 7)),
         "mo" => months(n),
         "y" => months(n.saturating_mul(12)),
-        _ => Err(since_error(s)),
+        _ => Err(since_error(flag, s)),
     }
 }
 
-fn since_error(s: &str) -> anyhow::Error {
+fn since_error(flag: &str, s: &str) -> anyhow::Error {
     anyhow::anyhow!(
-        "--since {:?}: give an age (12h, 2d, 1w, 3mo, 1y) or a date (2026-11-01)",
+        "{flag} {:?}: give an age (12h, 2d, 1w, 3mo, 1y) or a date (2026-11-01)",
         clean(s)
     )
 }
@@ -296,6 +305,35 @@ fn group_of(by: By, r: &SessionInfo, b: &UsageBucket) -> String {
     }
 }
 
+/// The figures of `rows` per group of `by`, and their total, from `since`.
+fn sum_groups(rows: &[SessionInfo], by: By, since: Option<i64>) -> (HashMap<String, Acc>, Acc) {
+    let mut groups: HashMap<String, Acc> = HashMap::new();
+    let mut total = Acc::default();
+    // Each reply once (docs/cli.md, "Labels and usage"): a fork's copies of its parent's
+    // replies count only when the parent is not counted here itself.
+    let counted: HashSet<&std::path::Path> = rows.iter().map(|r| &*r.path).collect();
+    let parent_counted = |r: &SessionInfo| {
+        r.parent_session_path
+            .as_deref()
+            .is_some_and(|p| counted.contains(std::path::Path::new(p)))
+    };
+    for (ri, r) in rows.iter().enumerate() {
+        let skip_copied = parent_counted(r);
+        for b in &r.usage.buckets {
+            if b.copied && skip_copied {
+                continue;
+            }
+            // A bucket counts when its hour ends after `since`.
+            if since.is_some_and(|s| (b.hour + 1).saturating_mul(HOUR_MS) <= s) {
+                continue;
+            }
+            groups.entry(group_of(by, r, b)).or_default().add(ri, b);
+            total.add(ri, b);
+        }
+    }
+    (groups, total)
+}
+
 pub fn stats(
     config: &StoreConfig,
     g: &GlobalOpts,
@@ -304,7 +342,11 @@ pub fn stats(
 ) -> Result<()> {
     let by = By::parse(&a.by)?;
     let since = match &a.since {
-        Some(s) => Some(parse_since(s, chrono::Utc::now().timestamp_millis())?),
+        Some(s) => Some(parse_since(
+            "--since",
+            s,
+            chrono::Utc::now().timestamp_millis(),
+        )?),
         None => None,
     };
     let scope = scope_of(a.all, a.cwd.as_deref())?;
@@ -314,18 +356,7 @@ pub fn stats(
     if rows.is_empty() {
         super::commands::no_sessions_hint(&scope, "counts every folder's");
     }
-    let mut groups: HashMap<String, Acc> = HashMap::new();
-    let mut total = Acc::default();
-    for (ri, r) in rows.iter().enumerate() {
-        for b in &r.usage.buckets {
-            // A bucket counts when its hour ends after `since`.
-            if since.is_some_and(|s| (b.hour + 1).saturating_mul(HOUR_MS) <= s) {
-                continue;
-            }
-            groups.entry(group_of(by, r, b)).or_default().add(ri, b);
-            total.add(ri, b);
-        }
-    }
+    let (groups, total) = sum_groups(&rows, by, since);
     let mut groups: Vec<(String, Acc)> = groups.into_iter().collect();
     if by.by_time() {
         groups.sort_by(|a, b| a.0.cmp(&b.0));
@@ -351,52 +382,139 @@ pub fn stats(
         writeln!(out, "{}", json_text(&line("total", &total)))?;
         return Ok(());
     }
-    let head = [
-        by.name(),
-        "sessions",
-        "messages",
-        "input",
-        "output",
-        "cache read",
-        "cache write",
-        "cost",
-    ];
-    let cells = |k: &str, s: &Acc| -> [String; 8] {
-        [
-            clean(k),
-            thousands(s.sessions),
-            thousands(s.messages),
-            thousands(s.input),
-            thousands(s.output),
-            thousands(s.cache_read),
-            thousands(s.cache_write),
-            format!("${:.2}", s.cost),
-        ]
-    };
-    let mut table: Vec<[String; 8]> = vec![head.map(str::to_string)];
-    table.extend(groups.iter().map(|(k, s)| cells(k, s)));
-    table.push(cells("total", &total));
-    let mut w = [0usize; 8];
-    for row in &table {
-        for (c, cell) in row.iter().enumerate() {
-            w[c] = w[c].max(width(cell));
+    let agents = group_agents(by, &rows, since);
+    write_table(by.name(), &groups, &total, &agents, out)
+}
+
+/// The plain table of `stats`: a row per group, a rule, the total. Fitted
+/// to a known width: the group column takes the slack (a path cut from
+/// the left, its end says the most), and when even its least does not
+/// fit, figures are written short (`5.8M`) under short headings.
+fn write_table(
+    by: &str,
+    groups: &[(String, Acc)],
+    total: &Acc,
+    agents: &HashMap<String, u8>,
+    out: &mut impl Write,
+) -> Result<()> {
+    let fit = super::columns::output_width();
+    let all_agents = agents.values().fold(0, |m, a| m | a);
+    let build = |short: bool| {
+        let head = match short {
+            false => [
+                by,
+                "agent",
+                "sessions",
+                "messages",
+                "input",
+                "output",
+                "cache read",
+                "cache write",
+                "cost",
+            ],
+            true => [
+                by, "agent", "sess", "msgs", "input", "output", "cache r", "cache w", "cost",
+            ],
+        };
+        let n = |v: u64| if short { compact(v) } else { thousands(v) };
+        let cells = |k: &str, s: &Acc, agents: u8| -> [String; 9] {
+            [
+                clean(k),
+                agent_list(agents, short),
+                n(s.sessions),
+                n(s.messages),
+                n(s.input),
+                n(s.output),
+                n(s.cache_read),
+                n(s.cache_write),
+                format!("${:.2}", s.cost),
+            ]
+        };
+        let mut table: Vec<[String; 9]> = vec![head.map(str::to_string)];
+        table.extend(
+            groups
+                .iter()
+                .map(|(k, s)| cells(k, s, agents.get(k).copied().unwrap_or(0))),
+        );
+        table.push(cells("total", total, all_agents));
+        let mut w = [0usize; 9];
+        for row in &table {
+            for (c, cell) in row.iter().enumerate() {
+                w[c] = w[c].max(width(cell));
+            }
         }
+        (table, w)
+    };
+    const MIN_GROUP: usize = 12;
+    let others = |w: &[usize; 9]| w[1..].iter().sum::<usize>() + 2 * 8;
+    let (mut table, mut w) = build(false);
+    if fit.is_some_and(|total| others(&w) + MIN_GROUP > total) {
+        (table, w) = build(true);
     }
-    // A long project path is cut from the left: its end says the most.
-    w[0] = w[0].min(48);
+    w[0] = w[0].min(match fit {
+        Some(total) => super::columns::slack(total, others(&w), MIN_GROUP),
+        None => 48,
+    });
     for (i, row) in table.iter().enumerate() {
         if i + 1 == table.len() {
             let rule: usize = w.iter().sum::<usize>() + 2 * (w.len() - 1);
             writeln!(out, "{}", "─".repeat(rule))?;
         }
-        let first = left_cut(&row[0], w[0]);
-        let mut line = pad(&first, w[0]);
-        for c in 1..8 {
+        let mut line = pad(&left_cut(&row[0], w[0]), w[0]);
+        line.push_str(&format!("  {}", pad(&row[1], w[1])));
+        for c in 2..9 {
             line.push_str(&format!("  {:>width$}", row[c], width = w[c]));
         }
         writeln!(out, "{}", line.trim_end())?;
     }
     Ok(())
+}
+
+/// `5752041` → `5.8M`: a figure in at most 6 cells.
+fn compact(n: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1_000_000_000, "B"), (1_000_000, "M"), (1_000, "k")];
+    for (size, unit) in UNITS {
+        if n >= size {
+            let v = n as f64 / size as f64;
+            return if v >= 100.0 {
+                format!("{v:.0}{unit}")
+            } else {
+                format!("{v:.1}{unit}")
+            };
+        }
+    }
+    n.to_string()
+}
+
+/// The agents of the sessions counted in each group (as a bit set of
+/// `Agent as u8`), counted as `stats` counts: the buckets ending after
+/// `since`.
+fn group_agents(by: By, rows: &[SessionInfo], since: Option<i64>) -> HashMap<String, u8> {
+    let mut agents: HashMap<String, u8> = HashMap::new();
+    for r in rows {
+        for b in &r.usage.buckets {
+            if since.is_some_and(|s| (b.hour + 1).saturating_mul(HOUR_MS) <= s) {
+                continue;
+            }
+            *agents.entry(group_of(by, r, b)).or_default() |= 1 << (r.agent as u8);
+        }
+    }
+    agents
+}
+
+/// A group's agents, in the order `--agent` names them: `Atomic,Claude`,
+/// or `short`, the first and how many more: `Atomic+1`.
+fn agent_list(set: u8, short: bool) -> String {
+    use arbor_session::Agent;
+    let names: Vec<&str> = [Agent::Atomic, Agent::Pi, Agent::Claude, Agent::Codex]
+        .into_iter()
+        .filter(|&a| set & (1 << (a as u8)) != 0)
+        .map(agent_cell)
+        .collect();
+    match (short, names.as_slice()) {
+        (true, [first, more @ ..]) if !more.is_empty() => format!("{first}+{}", more.len()),
+        _ => names.join(","),
+    }
 }
 
 fn left_cut(s: &str, max: usize) -> String {
@@ -425,23 +543,32 @@ mod tests {
     fn since_forms() {
         // 2026-11-29T12:00:00Z
         let now = 1_795_953_600_000;
-        assert_eq!(parse_since("2d", now).unwrap(), now - 48 * HOUR_MS);
-        assert_eq!(parse_since("12h", now).unwrap(), now - 12 * HOUR_MS);
-        assert_eq!(parse_since("1w", now).unwrap(), now - 168 * HOUR_MS);
         assert_eq!(
-            format_iso_ms(parse_since("3mo", now).unwrap()),
+            parse_since("--since", "2d", now).unwrap(),
+            now - 48 * HOUR_MS
+        );
+        assert_eq!(
+            parse_since("--since", "12h", now).unwrap(),
+            now - 12 * HOUR_MS
+        );
+        assert_eq!(
+            parse_since("--since", "1w", now).unwrap(),
+            now - 168 * HOUR_MS
+        );
+        assert_eq!(
+            format_iso_ms(parse_since("--since", "3mo", now).unwrap()),
             "2026-08-29T12:00:00.000Z"
         );
         assert_eq!(
-            format_iso_ms(parse_since("2026-11-01", now).unwrap()),
+            format_iso_ms(parse_since("--since", "2026-11-01", now).unwrap()),
             "2026-11-01T00:00:00.000Z"
         );
         assert_eq!(
-            format_iso_ms(parse_since("2026-11-01T08:30:00+01:00", now).unwrap()),
+            format_iso_ms(parse_since("--since", "2026-11-01T08:30:00+01:00", now).unwrap()),
             "2026-11-01T07:30:00.000Z"
         );
         for bad in ["", "d", "2x", "-1d", "yesterday", "99999999999999999999d"] {
-            assert!(parse_since(bad, now).is_err(), "{bad}");
+            assert!(parse_since("--since", bad, now).is_err(), "{bad}");
         }
     }
 

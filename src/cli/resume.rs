@@ -166,6 +166,12 @@ pub fn choose_dir(t: &Target, ask: Ask) -> Result<Option<PathBuf>> {
     }
 }
 
+/// The agent to resume with is not installed: said on stdout with the
+/// command to run instead; the binary exits with status 127 and no more.
+#[derive(Debug, thiserror::Error)]
+#[error("the agent is not installed")]
+pub struct NotInstalled;
+
 /// Runs the agent on `t` (the template, or the agent's own command) in the
 /// chosen folder; prints the command when the agent is not installed.
 pub fn resume(template: Option<&str>, t: &Target, ask: Ask) -> Result<()> {
@@ -206,7 +212,8 @@ pub fn resume(template: Option<&str>, t: &Target, ask: Ask) -> Result<()> {
         Ok(st) => bail!("{program} exited with {st}"),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             println!("{program} is not installed here. To resume this session run:\n  {shown}");
-            Ok(())
+            // Status 127, as a shell gives a command it cannot find.
+            Err(NotInstalled.into())
         }
         Err(e) => Err(e).with_context(|| format!("cannot run {shown} ({})", shown_path(&dir))),
     }

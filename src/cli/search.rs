@@ -51,6 +51,17 @@ pub fn search(
     if let Some(err) = query.error() {
         bail!("invalid query: {err}");
     }
+    // Filters choose sessions, not entries: with nothing to look for in
+    // them there is no entry to show, and a silent status 1 would read as
+    // "nothing matched".
+    if query.terms.is_empty() {
+        bail!(
+            "{:?} has no words to find entries by (filters and in: choose where to look); \
+             add words, or list the sessions it chooses with: arbor list --query {:?}",
+            raw,
+            raw
+        );
+    }
     let ranked = ranked_sessions(config, g, a, &query)?;
     let cwd = std::env::current_dir()?;
     let mut written = Written {

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseEvent};
 
-use super::keymap::{bind, ch, ctrl, key, Answer, Keymap};
-use super::picker::{PickerState, Preview, PreviewHits, Row};
+use super::keymap::{bind, ch, ctrl, key, Answer, Keymap, CANCEL_ID};
+use super::picker::{PickerState, Preview, PreviewHits, Row, StatusKind};
 use super::tree::{Loaded, TreeDialog, TreeState};
 use arbor_search::Query;
 use arbor_session::search_text::SearchText;
@@ -21,6 +21,9 @@ pub enum AppEvent {
     /// text field as text, never as keys, so a newline in it is not Enter.
     Paste(String),
     Mouse(MouseEvent),
+    /// The second left press of a double click (see `mouse::ClickPairs`),
+    /// in place of its `Mouse` event: what Enter does, on the row under it.
+    DoubleClick(MouseEvent),
     Resize(u16, u16),
     /// A second passed, at this time: the ages shown change with it, and
     /// status messages expire.
@@ -55,6 +58,8 @@ pub enum AppEvent {
     IndexIncomplete(String),
     /// The watcher saw these paths change.
     FsChanged(Vec<PathBuf>),
+    /// The user's `keybindings.json` changed: the bindings it now gives.
+    Keys(Arc<crate::ui::keybindings::UserKeys>),
     /// A watched file is gone (or no longer a session).
     RowGone(PathBuf),
     /// A watched folder is gone: so is every session under it.
@@ -343,20 +348,26 @@ pub struct ResumeHereQuestion {
     pub here: String,
 }
 
+const HERE_YES: &str = "arbor.resumeHere.yes";
+const HERE_NO: &str = "arbor.resumeHere.no";
+
 /// Its keys: `y` resumes in the current folder; `n`, Esc (or Enter, the
 /// `[y/N]` default) go back.
 pub const RESUME_HERE_KEYS: Keymap<Answer> = Keymap(&[
     bind(
-        &[(ch('y'), Answer::Yes), (ch('Y').quiet(), Answer::Yes)],
+        &[
+            (ch('y').as_id(HERE_YES), Answer::Yes),
+            (ch('Y').quiet().as_id(HERE_YES), Answer::Yes),
+        ],
         "resume in the current folder",
     ),
     bind(
         &[
-            (ch('n'), Answer::No),
-            (ch('N').quiet(), Answer::No),
-            (key(KeyCode::Esc), Answer::No),
-            (key(KeyCode::Enter).quiet(), Answer::No),
-            (ctrl('c').quiet(), Answer::No),
+            (ch('n').as_id(HERE_NO), Answer::No),
+            (ch('N').quiet().as_id(HERE_NO), Answer::No),
+            (key(KeyCode::Esc).as_id(CANCEL_ID), Answer::No),
+            (key(KeyCode::Enter).quiet().as_id(HERE_NO), Answer::No),
+            (ctrl('c').quiet().as_id(CANCEL_ID), Answer::No),
         ],
         "back",
     ),
@@ -463,6 +474,10 @@ impl App {
             }
             return Step::redraw(Vec::new());
         }
+        if let AppEvent::Keys(keys) = ev {
+            self.keys_changed(keys);
+            return Step::redraw(Vec::new());
+        }
         if self.resume_here.is_some() {
             if let Some(step) = self.on_resume_here(&ev) {
                 return step;
@@ -489,6 +504,30 @@ impl App {
         step
     }
 
+    /// The user's bindings changed: they are in force from the next key,
+    /// and the status line says so (or what could not be read).
+    fn keys_changed(&mut self, keys: Arc<crate::ui::keybindings::UserKeys>) {
+        let (text, error) = match crate::ui::keybindings::summary(&keys) {
+            Some(problem) => (problem, true),
+            None => (
+                format!("Keys read again from {}", crate::ui::key_file::FILE_NAME),
+                false,
+            ),
+        };
+        crate::ui::keybindings::install(keys);
+        match &mut self.mode {
+            Mode::Tree(t) => t.status = Some((text, error)),
+            Mode::Picker => {
+                let kind = if error {
+                    StatusKind::Error
+                } else {
+                    StatusKind::Info
+                };
+                self.picker.set_status(kind, text);
+            }
+        }
+    }
+
     /// The runtime found `outcome`'s folder gone ([`Outcome::folder_gone`]):
     /// ask, over the screen, whether to resume in `here` instead.
     pub fn ask_resume_here(&mut self, outcome: Outcome, here: String) {
@@ -502,7 +541,10 @@ impl App {
     fn on_resume_here(&mut self, ev: &AppEvent) -> Option<Step> {
         let k = match ev {
             AppEvent::Key(k) if k.kind != KeyEventKind::Release => k,
-            AppEvent::Key(_) | AppEvent::Paste(_) | AppEvent::Mouse(_) => return Some(Step::none()),
+            AppEvent::Key(_)
+            | AppEvent::Paste(_)
+            | AppEvent::Mouse(_)
+            | AppEvent::DoubleClick(_) => return Some(Step::none()),
             _ => return None,
         };
         let Some(answer) = RESUME_HERE_KEYS.action(k, true) else {
@@ -611,6 +653,7 @@ impl App {
             ev @ (AppEvent::Key(_)
             | AppEvent::Paste(_)
             | AppEvent::Mouse(_)
+            | AppEvent::DoubleClick(_)
             | AppEvent::Tick(_))
                 if matches!(self.mode, Mode::Tree(_)) =>
             {
@@ -659,11 +702,18 @@ impl App {
                 if let Some((_, text)) = search {
                     // Opened at the entry asked for, else at the first match.
                     t.start_search(&text, at.is_none());
+                    let listed = self.picker.hits().filter(|h| h.path == t.path);
+                    t.preview_matches = listed.map(|h| (text.trim().to_string(), h.total));
                 }
                 if let Some((_, entry)) = at {
-                    if !t.open_at(&entry) {
+                    // Where the match picked is, said when it is not its own
+                    // row under the filter in force.
+                    let opened = t.open_at(&entry);
+                    if opened == super::tree::OpenedAt::Missing {
                         let id = arbor_session::render::sanitize_line(&entry);
                         t.status = Some((format!("No entry {id} in this session"), true));
+                    } else if let Some(said) = opened.said() {
+                        t.status = Some((said, false));
                     }
                 }
                 // The first frame shows the selection (the leaf: often the

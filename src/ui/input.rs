@@ -15,7 +15,7 @@ use std::ops::Range;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::keymap::{alt, bind, ctrl, key, with, Answer, Keymap, PROMPT, TEXT};
+use super::keymap::{alt, bind, ctrl, key, with, Answer, Keymap, Named, PROMPT, TEXT};
 use ratatui::buffer::CellWidth;
 use ratatui::text::{Line, Span};
 use unicode_segmentation::UnicodeSegmentation;
@@ -57,6 +57,28 @@ pub enum Op {
     DeleteToStart,
     DeleteToEnd,
     Insert,
+}
+
+impl Named for Op {
+    /// Atomic's editor ids (`tui.editor.*`): every text field of arbor's
+    /// takes them.
+    fn id(&self) -> Option<&'static str> {
+        Some(match self {
+            Op::Left => "tui.editor.cursorLeft",
+            Op::Right => "tui.editor.cursorRight",
+            Op::WordLeft => "tui.editor.cursorWordLeft",
+            Op::WordRight => "tui.editor.cursorWordRight",
+            Op::Start => "tui.editor.cursorLineStart",
+            Op::End => "tui.editor.cursorLineEnd",
+            Op::DeleteBack => "tui.editor.deleteCharBackward",
+            Op::DeleteForward => "tui.editor.deleteCharForward",
+            Op::DeleteWordBack => "tui.editor.deleteWordBackward",
+            Op::DeleteWordForward => "tui.editor.deleteWordForward",
+            Op::DeleteToStart => "tui.editor.deleteToLineStart",
+            Op::DeleteToEnd => "tui.editor.deleteToLineEnd",
+            Op::Insert => return None,
+        })
+    }
 }
 
 /// A field's keys: readline's, as in Atomic's editor. A screen lists the

@@ -22,6 +22,16 @@ pub struct Chord {
     /// Listed in the help but left out of footer hints: another spelling
     /// of a hinted key (shift+tab beside tab) or a key too minor for them.
     pub quiet: bool,
+    /// The id a user's `keybindings.json` rebinds this key under, when it
+    /// is not its action's own ([`Named::id`]): the tree pages with
+    /// `tui.editor.cursorLeft` as well as `tui.select.pageUp`, as Atomic's.
+    pub id: Option<&'static str>,
+}
+
+/// An action's id in a `keybindings.json` (Atomic's `app.session.rename`,
+/// or arbor's own `arbor.picker.undo`); `None` for one no file rebinds.
+pub trait Named {
+    fn id(&self) -> Option<&'static str>;
 }
 
 pub const fn key(code: KeyCode) -> Chord {
@@ -29,6 +39,7 @@ pub const fn key(code: KeyCode) -> Chord {
         key: Key::Code(code),
         mods: KeyModifiers::NONE,
         quiet: false,
+        id: None,
     }
 }
 
@@ -37,6 +48,7 @@ pub const fn with(code: KeyCode, mods: KeyModifiers) -> Chord {
         key: Key::Code(code),
         mods,
         quiet: false,
+        id: None,
     }
 }
 
@@ -57,6 +69,7 @@ pub const TEXT: Chord = Chord {
     key: Key::Text,
     mods: KeyModifiers::NONE,
     quiet: false,
+    id: None,
 };
 
 impl Chord {
@@ -65,6 +78,21 @@ impl Chord {
             quiet: true,
             ..self
         }
+    }
+
+    /// This key rebound under `id` rather than its action's own.
+    pub const fn as_id(self, id: &'static str) -> Chord {
+        Chord {
+            id: Some(id),
+            ..self
+        }
+    }
+
+    /// Whether `other` is the same key as this (whatever their ids).
+    /// Typing is no key of its own: a letter bound to an action is taken
+    /// from it, as a screen's keys are from its field.
+    pub fn same_key(&self, other: &Chord) -> bool {
+        self.key != Key::Text && other.key != Key::Text && self.matches(&other.event())
     }
 
     /// Whether `k` is this key. Modifiers must be exactly the chord's
@@ -240,29 +268,78 @@ impl<A> Binding<A> {
     }
 }
 
-/// A screen's keys, in the order they are tried (and listed).
+/// A screen's default keys, in the order they are tried (and listed). The
+/// keys in force are these with the user's `keybindings.json` applied
+/// ([`Keymap::rows`]): dispatch, help and hints all read those.
 #[derive(Debug)]
 pub struct Keymap<A: 'static>(pub &'static [Binding<A>]);
 
-impl<A: Copy + PartialEq> Keymap<A> {
+/// A key of a table as it is in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry<A> {
+    pub chord: Chord,
+    pub action: A,
+    /// The id it is bound under (`None`: no file rebinds it).
+    pub id: Option<&'static str>,
+    /// Given by the user's file rather than arbor's defaults.
+    pub user: bool,
+}
+
+/// A row of a table (a line of its help) as it is in force.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row<A> {
+    pub keys: Vec<Entry<A>>,
+    pub when: When,
+    pub help: &'static str,
+}
+
+impl<A> Row<A> {
+    /// The row's keys as the help writes them.
+    pub fn label(&self) -> String {
+        if self.keys.is_empty() {
+            return "(no key)".into();
+        }
+        label(self.keys.iter().map(|e| &e.chord), " ")
+    }
+}
+
+impl<A: Copy + PartialEq + Named> Keymap<A> {
+    /// The table in force: the defaults with the user's bindings applied.
+    pub fn rows(&self) -> Vec<Row<A>> {
+        super::key_resolve::resolve(self.0, &super::keybindings::in_force()).rows
+    }
+
     /// The action `k` stands for, with the screen's field empty or not.
+    /// A key bound as itself comes before typing (a user may bind a
+    /// character to an editing action).
     pub fn action(&self, k: &KeyEvent, field_empty: bool) -> Option<A> {
-        self.0
-            .iter()
-            .filter(|b| b.when == When::Always || field_empty)
-            .flat_map(|b| b.keys)
-            .find(|(c, _)| c.matches(k))
-            .map(|(_, a)| *a)
+        let rows = self.rows();
+        let keys = || {
+            rows.iter()
+                .filter(|r| r.when == When::Always || field_empty)
+                .flat_map(|r| &r.keys)
+                .filter(|e| e.chord.matches(k))
+        };
+        keys()
+            .find(|e| e.chord.key != Key::Text)
+            .or_else(|| keys().next())
+            .map(|e| e.action)
     }
 
     /// Whether `k` is one of this table's keys whatever the field holds
     /// (a text field under it never sees it).
     pub fn takes(&self, k: &KeyEvent) -> bool {
-        self.0
+        self.taker(k).is_some()
+    }
+
+    /// The key of this table that takes `k` whatever the field holds.
+    pub fn taker(&self, k: &KeyEvent) -> Option<Entry<A>> {
+        self.rows()
             .iter()
-            .filter(|b| b.when == When::Always)
-            .flat_map(|b| b.keys)
-            .any(|(c, _)| c.matches(k))
+            .filter(|r| r.when == When::Always)
+            .flat_map(|r| &r.keys)
+            .find(|e| e.chord.matches(k))
+            .copied()
     }
 
     /// The footer hint for `actions`: the names of their keys (quiet ones
@@ -273,35 +350,39 @@ impl<A: Copy + PartialEq> Keymap<A> {
 
     /// The names of the keys bound to `actions`, as hints write them.
     pub fn keys_of(&self, actions: &[A]) -> String {
-        label(self.hinted(actions), "/")
+        let keys = self.hinted(actions);
+        if keys.is_empty() {
+            return "(no key)".into();
+        }
+        label(&keys, "/")
     }
 
     /// The keys bound to `actions` that hints name: not quiet, and not of
     /// a conditional binding.
-    pub fn hinted(&self, actions: &[A]) -> Vec<&Chord> {
-        self.0
+    pub fn hinted(&self, actions: &[A]) -> Vec<Chord> {
+        self.rows()
             .iter()
-            .filter(|b| b.when == When::Always)
-            .flat_map(|b| b.keys)
-            .filter(|(c, a)| !c.quiet && actions.contains(a))
-            .map(|(c, _)| c)
+            .filter(|r| r.when == When::Always)
+            .flat_map(|r| &r.keys)
+            .filter(|e| !e.chord.quiet && actions.contains(&e.action))
+            .map(|e| e.chord)
             .collect()
     }
 
     /// The help's rows: keys and what they do.
     pub fn help_rows(&self) -> Vec<HelpRow> {
-        self.0
+        self.rows()
             .iter()
-            .map(|b| HelpRow {
-                keys: b.label(),
-                text: b.help.to_string(),
+            .map(|r| HelpRow {
+                keys: r.label(),
+                text: r.help.to_string(),
             })
             .collect()
     }
 
     /// A screen's help: what typing does, this table's keys, then under
     /// `heading` the editing keys it leaves to its text field.
-    pub fn help_with_field<F: Copy + PartialEq>(
+    pub fn help_with_field<F: Copy + PartialEq + Named>(
         &self,
         typing: &str,
         heading: &str,
@@ -318,45 +399,48 @@ impl<A: Copy + PartialEq> Keymap<A> {
     /// table: the field's own bindings, less the keys this table takes
     /// for itself. Typing is left to the screen to describe
     /// ([`HelpRow::typing`]).
-    pub fn field_rows<F: Copy + PartialEq>(&self, field: &Keymap<F>) -> Vec<HelpRow> {
+    pub fn field_rows<F: Copy + PartialEq + Named>(&self, field: &Keymap<F>) -> Vec<HelpRow> {
         field
-            .0
+            .rows()
             .iter()
-            .filter_map(|b| {
-                let keys: Vec<&Chord> = b
+            .filter_map(|r| {
+                let keys: Vec<&Chord> = r
                     .keys
                     .iter()
-                    .map(|(c, _)| c)
+                    .map(|e| &e.chord)
                     .filter(|c| c.key != Key::Text && !self.takes(&c.event()))
                     .collect();
                 (!keys.is_empty()).then(|| HelpRow {
                     keys: label(keys, " "),
-                    text: b.help.to_string(),
+                    text: r.help.to_string(),
                 })
             })
             .collect()
     }
-}
 
-impl<A: Copy + PartialEq> Keymap<A> {
     /// Rows of `field` whose keys this table takes only some of, leaving
     /// one of the row's actions without a key: its help text would then
     /// describe a key the field does not have here. Tables are written so
     /// that there are none (a test checks).
-    pub fn partly_taken<F: Copy + PartialEq>(&self, field: &Keymap<F>) -> Vec<String> {
+    pub fn partly_taken<F: Copy + PartialEq + Named>(&self, field: &Keymap<F>) -> Vec<String> {
         field
-            .0
+            .rows()
             .iter()
-            .filter(|b| {
-                b.keys.iter().any(|(_, a)| {
-                    b.keys
+            .filter(|r| {
+                r.keys.iter().any(|e| {
+                    r.keys
                         .iter()
-                        .filter(|(_, x)| x == a)
-                        .all(|(c, _)| self.takes(&c.event()))
-                }) && !b.keys.iter().all(|(c, _)| self.takes(&c.event()))
+                        .filter(|x| x.action == e.action)
+                        .all(|x| self.takes(&x.chord.event()))
+                }) && !r.keys.iter().all(|e| self.takes(&e.chord.event()))
             })
-            .map(|b| b.label())
+            .map(Row::label)
             .collect()
+    }
+
+    /// This table's help as a Markdown table ([`markdown`]).
+    pub fn markdown(&self) -> String {
+        markdown(&self.help_rows())
     }
 }
 
@@ -403,13 +487,6 @@ pub fn markdown(rows: &[HelpRow]) -> String {
     out
 }
 
-impl<A: Copy + PartialEq> Keymap<A> {
-    /// This table's help as a Markdown table ([`markdown`]).
-    pub fn markdown(&self) -> String {
-        markdown(&self.help_rows())
-    }
-}
-
 /// A move of a view over its lines: by one, by a page, to an end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scroll {
@@ -445,12 +522,49 @@ pub enum Answer {
     No,
 }
 
+/// Atomic's ids for a list's or a question's Enter and Esc.
+pub const CONFIRM_ID: &str = "tui.select.confirm";
+pub const CANCEL_ID: &str = "tui.select.cancel";
+
+/// Answers are bound per key (`y` is not Enter): see each table.
+impl Named for Answer {
+    fn id(&self) -> Option<&'static str> {
+        None
+    }
+}
+
+impl Named for Scroll {
+    fn id(&self) -> Option<&'static str> {
+        Some(match self {
+            Scroll::Up => "tui.select.up",
+            Scroll::Down => "tui.select.down",
+            Scroll::PageUp => "tui.select.pageUp",
+            Scroll::PageDown => "tui.select.pageDown",
+            Scroll::Top => FIRST_ID,
+            Scroll::Bottom => LAST_ID,
+        })
+    }
+}
+
+/// arbor's id for the keys that quit arbor from a list or while it works.
+pub const QUIT_ID: &str = "arbor.quit";
+
+/// arbor's ids for Home and End in every list and scrolled view.
+pub const FIRST_ID: &str = "arbor.select.first";
+pub const LAST_ID: &str = "arbor.select.last";
+
 /// A yes/no question (Atomic's `tui.select.confirm` / `cancel`); other
 /// keys are ignored while it is up.
 pub const CONFIRM: Keymap<Answer> = Keymap(&[
-    bind(&[(key(KeyCode::Enter), Answer::Yes)], "yes"),
     bind(
-        &[(key(KeyCode::Esc), Answer::No), (ctrl('c'), Answer::No)],
+        &[(key(KeyCode::Enter).as_id(CONFIRM_ID), Answer::Yes)],
+        "yes",
+    ),
+    bind(
+        &[
+            (key(KeyCode::Esc).as_id(CANCEL_ID), Answer::No),
+            (ctrl('c').as_id(CANCEL_ID), Answer::No),
+        ],
         "no",
     ),
 ]);
@@ -458,11 +572,14 @@ pub const CONFIRM: Keymap<Answer> = Keymap(&[
 /// A one-line prompt: Enter takes the text, Esc drops it; other keys
 /// edit the field.
 pub const PROMPT: Keymap<Answer> = Keymap(&[
-    bind(&[(key(KeyCode::Enter), Answer::Yes)], "save"),
+    bind(
+        &[(key(KeyCode::Enter).as_id(CONFIRM_ID), Answer::Yes)],
+        "save",
+    ),
     bind(
         &[
-            (key(KeyCode::Esc), Answer::No),
-            (ctrl('c').quiet(), Answer::No),
+            (key(KeyCode::Esc).as_id(CANCEL_ID), Answer::No),
+            (ctrl('c').quiet().as_id(CANCEL_ID), Answer::No),
         ],
         "cancel",
     ),

@@ -7,7 +7,13 @@
 
 pub mod app;
 pub mod input;
+pub mod key_file;
+pub mod key_resolve;
+pub mod key_screens;
+pub mod key_syntax;
+pub mod keybindings;
 pub mod keymap;
+pub mod mouse;
 pub mod picker;
 pub mod runtime;
 mod signals;

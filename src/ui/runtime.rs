@@ -7,6 +7,7 @@
 //! shared pool.
 
 mod effects;
+mod key_watch;
 mod pools;
 mod sources;
 mod terminal;
@@ -53,6 +54,19 @@ pub struct PickerOptions {
     /// builds a cold index beside the screen (see `index::behind`); `None`
     /// builds it in this process.
     pub builder_args: Option<Vec<std::ffi::OsString>>,
+    /// The settings of the screen's look and input.
+    pub look: Look,
+}
+
+/// The settings the screen starts with (see `settings`).
+#[derive(Debug, Clone, Copy)]
+pub struct Look {
+    pub theme: Theme,
+    /// Capture the mouse (off: the terminal's own selection works).
+    pub mouse: bool,
+    pub sort: super::picker::Sort,
+    /// `None`: the preview follows the terminal's width.
+    pub preview_on: Option<bool>,
 }
 
 /// Whether this process uses the index (set once at start; read by workers).
@@ -119,6 +133,8 @@ pub fn run_picker(mut opts: PickerOptions) -> Result<Outcome> {
     if opts.start_in_all {
         app.picker.settings.scope = super::picker::Scope::All;
     }
+    app.picker.settings.sort = opts.look.sort;
+    app.picker.settings.preview_on = opts.look.preview_on;
     app.picker.progress.loading = Some((0, 0));
     if !opts.query.is_empty() {
         app.picker.start_with_query(&opts.query);
@@ -127,9 +143,21 @@ pub fn run_picker(mut opts: PickerOptions) -> Result<Outcome> {
     if let (Some(file), Some(entry)) = (&opts.open_tree, &opts.tree_at) {
         app.open_at = Some((file.path.clone(), entry.clone()));
     }
-    let theme = Theme::from_env();
+    let theme = opts.look.theme;
+    // The user's keys, and what in their file could not be used: said
+    // here (it stays on the terminal after arbor ends) and on the status
+    // line.
+    let keys = super::keybindings::load();
+    for p in &keys.problems {
+        eprintln!("arbor: {}", crate::ui::text::sanitize_line(p));
+    }
+    if let Some(problem) = super::keybindings::summary(&keys) {
+        app.picker
+            .set_status(super::picker::StatusKind::Error, problem);
+    }
+    super::keybindings::install(std::sync::Arc::new(keys));
 
-    let mut terminal = setup_terminal()?;
+    let mut terminal = setup_terminal(opts.look.mouse)?;
     let result = event_loop(&mut terminal, &mut app, &theme, &opts);
     super::signals::set_wake(None);
     restore_terminal();
@@ -154,8 +182,11 @@ fn event_loop(
     // Told once, when a frame with rows has been drawn.
     let (drawn_tx, drawn_rx) = channel::<()>();
     let mut drawn_tx = Some(drawn_tx);
-    spawn_input(tx.clone());
+    spawn_input(tx.clone(), opts.look.mouse);
     spawn_ticker(tx.clone());
+    // Lives as long as the loop.
+    let _keys_watcher =
+        key_watch::watch_keys(tx.clone(), (*super::keybindings::in_force()).clone());
     let search_tx = spawn_search_worker(tx.clone());
     let preview_tx = spawn_preview_worker(tx.clone());
     // Lives as long as the loop.

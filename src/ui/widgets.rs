@@ -125,7 +125,10 @@ fn help_geometry(rows: &[HelpRow], box_width: u16, area: Rect) -> (usize, usize,
     }
     let closing: Vec<String> = wrap_styled(
         &[vec![(
-            format!("{} scroll · any other key closes", HELP_KEYS.0[0].label()),
+            format!(
+                "{} scroll · any other key closes",
+                HELP_KEYS.rows()[0].label()
+            ),
             Style::default(),
         )]],
         (inner as usize).saturating_sub(1),

@@ -25,6 +25,9 @@ pub fn arbor() -> Command {
         .env_remove("PI_CODING_AGENT_SESSION_DIR")
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("CODEX_HOME")
+        // Nor arbor's settings file (tests that read one name it).
+        .env_remove("ARBOR_CONFIG")
+        .env("XDG_CONFIG_HOME", "/nonexistent-arbor-config")
         .env(
             "XDG_CACHE_HOME",
             std::env::temp_dir().join("arbor-test-cache-unused"),
@@ -32,7 +35,10 @@ pub fn arbor() -> Command {
         // Each test process gets its own index (tests that need a specific
         // one set ARBOR_CACHE_DIR again).
         .env("ARBOR_CACHE_DIR", test_cache_dir())
-        .env("NO_COLOR", "1");
+        .env("NO_COLOR", "1")
+        // Plain tables fit `COLUMNS` when set: tests see the pipe layout
+        // unless they set it.
+        .env_remove("COLUMNS");
     c
 }
 

@@ -20,9 +20,12 @@ pub fn command(program: impl AsRef<OsStr>) -> CommandBuilder {
         "CLAUDE_CONFIG_DIR",
         "CODEX_HOME",
         "ARBOR_RESUME_CMD",
+        "ARBOR_CONFIG",
     ] {
         cmd.env_remove(var);
     }
+    // No settings file of the runner's (tests that want one name it).
+    cmd.env("XDG_CONFIG_HOME", "/nonexistent-arbor-config");
     cmd.env("TERM", "xterm-256color");
     cmd.env("NO_COLOR", "1");
     cmd

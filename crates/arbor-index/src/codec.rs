@@ -84,7 +84,8 @@ impl Enc {
         self.u64(usage.buckets.len() as u64);
         let mut hour = 0i64;
         for b in &usage.buckets {
-            self.u64(u64::from(b.model));
+            // The model's number and whether the bucket holds copied replies.
+            self.u64(u64::from(b.model) << 1 | u64::from(b.copied));
             // Consecutive buckets are hours apart: a small delta.
             self.i64(b.hour.wrapping_sub(hour));
             hour = b.hour;
@@ -610,7 +611,9 @@ fn decode_usage(d: &mut Dec) -> Option<Usage> {
     usage.buckets.reserve(n.min(1 << 16));
     let mut hour = 0i64;
     for _ in 0..n {
-        let model = u32::try_from(d.u64()?).ok()?;
+        let word = d.u64()?;
+        let copied = word & 1 == 1;
+        let model = u32::try_from(word >> 1).ok()?;
         if model as usize >= usage.models.len() {
             return None;
         }
@@ -629,6 +632,7 @@ fn decode_usage(d: &mut Dec) -> Option<Usage> {
             cache_read,
             cache_write,
             cost: d.f64()?,
+            copied,
         });
     }
     Some(usage)
@@ -710,10 +714,18 @@ mod tests {
                         cache_read: u64::MAX,
                         cache_write: 4,
                         cost: 0.1 + 0.2,
+                        copied: false,
                     },
                     UsageBucket {
                         model: 0,
                         hour: -7,
+                        ..Default::default()
+                    },
+                    UsageBucket {
+                        model: 1,
+                        hour: 493_001,
+                        messages: 1,
+                        copied: true,
                         ..Default::default()
                     },
                 ],

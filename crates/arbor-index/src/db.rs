@@ -13,7 +13,7 @@ use crate::{Error, Result};
 
 /// Changes whenever the schema or the meaning of stored data changes; the
 /// arbor version is part of it, so another arbor version rebuilds.
-pub const FORMAT: &str = concat!("arbor-index-19/", env!("CARGO_PKG_VERSION"));
+pub const FORMAT: &str = concat!("arbor-index-20/", env!("CARGO_PKG_VERSION"));
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);

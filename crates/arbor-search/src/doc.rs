@@ -47,6 +47,9 @@ pub struct SearchDoc {
     /// one no ASCII character matches: a cheap scan of these finds
     /// whether a compact match can exist before nucleo looks.
     folded: Box<[u8]>,
+    /// Where a short document's first message (as typed, cut as the
+    /// fields cut it) starts in `text`; it ends at `short_start`.
+    lead_start: usize,
     /// Where the normalized parts start in `text`.
     short_start: usize,
     /// Where the bodies start in `text`.
@@ -235,7 +238,9 @@ impl SearchDoc {
     /// cost in those fields (a first message's characters, graphemes).
     pub fn of_row_short(t: RowText, facts: RowFacts) -> SearchDoc {
         let short = [t.id, t.name.unwrap_or(""), t.summary.unwrap_or(""), t.cwd];
-        let mut doc = SearchDoc::new([], short, "", facts);
+        let first = t.first_message;
+        let lead = &first[..arbor_util::chars_end(first, FIRST_MESSAGE_SCORED)];
+        let mut doc = SearchDoc::build([], lead, short, "", facts);
         doc.named = t.name.is_some();
         doc
     }
@@ -244,6 +249,18 @@ impl SearchDoc {
     /// as substrings) and the message bodies' text `body`.
     pub fn new<'a>(
         fields: impl IntoIterator<Item = &'a str>,
+        short: impl IntoIterator<Item = &'a str>,
+        body: &str,
+        facts: RowFacts,
+    ) -> SearchDoc {
+        SearchDoc::build(fields, "", short, body, facts)
+    }
+
+    /// [`SearchDoc::new`], keeping `lead` (a short document's first
+    /// message, as typed) after the fields for [`SearchDoc::atomic_lead`].
+    fn build<'a>(
+        fields: impl IntoIterator<Item = &'a str>,
+        lead: &str,
         short: impl IntoIterator<Item = &'a str>,
         body: &str,
         facts: RowFacts,
@@ -257,7 +274,8 @@ impl SearchDoc {
             .chain(&short)
             .map(|f| f.len() + 1)
             .sum::<usize>()
-            + body.len();
+            + body.len()
+            + lead.len();
         let mut text = String::with_capacity(room + room / 16 + 16);
         let mut field_ends = Vec::with_capacity(fields.len());
         let (mut ascii, mut unicode) = (0u32, 0u32);
@@ -287,6 +305,8 @@ impl SearchDoc {
             }
             char_ends.push(chars.len() as u32);
         }
+        let lead_start = text.len();
+        text.push_str(lead);
         let short_start = text.len();
         for f in short {
             push_normalized(f, &mut text);
@@ -305,6 +325,7 @@ impl SearchDoc {
             chars: chars.into_boxed_slice(),
             char_ends: char_ends.into_boxed_slice(),
             folded: folded.into_boxed_slice(),
+            lead_start,
             short_start,
             body_start,
             first_field: None,
@@ -319,6 +340,31 @@ impl SearchDoc {
     pub fn first_message(&self) -> Option<&str> {
         let i = usize::from(self.first_field?);
         self.fields().nth(i).map(|f| f.text)
+    }
+
+    /// What Atomic's search text of the session starts with, as kept:
+    /// the id, the name and the first message (its first
+    /// [`FIRST_MESSAGE_SCORED`] characters; empty when there is none). As
+    /// typed for a document made by [`SearchDoc::of_row`]; the id and name
+    /// normalized for another.
+    pub fn atomic_lead(&self) -> (&str, Option<&str>, &str) {
+        if self.first_field.is_some() {
+            let first = self
+                .first_message()
+                .filter(|f| *f != arbor_session::info::NO_MESSAGES)
+                .unwrap_or("");
+            return (self.row_id(), self.row_name(), first);
+        }
+        let mut short = self.fields_text().split('\n');
+        let id = short.next().unwrap_or("");
+        let name = short.next().filter(|n| self.named && !n.is_empty());
+        let lead = &self.text[self.lead_start..self.short_start];
+        let first = if lead == arbor_session::info::NO_MESSAGES {
+            ""
+        } else {
+            lead
+        };
+        (id, name, first)
     }
 
     /// Short field `i`'s text.

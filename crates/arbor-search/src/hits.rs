@@ -715,6 +715,10 @@ pub fn find_in_original(t: &Term, text: &str) -> Option<Range<usize>> {
 /// runs as one space, with `…` where it was cut; and where `m` is in it.
 pub fn snippet(text: &str, m: Range<usize>) -> (String, Range<usize>) {
     const BEFORE: usize = 40;
+    // Escape sequences go whole before the text is cut: a cut through one
+    // would leave `[32m` that no sanitizer can tell from text.
+    let (text, m) = arbor_session::escapes::strip_escapes_keeping(text, m);
+    let text = &*text;
     // Start a few characters before the match, at a character boundary.
     let start = text[..m.start]
         .char_indices()
@@ -805,7 +809,7 @@ mod tests {
         assert_eq!(ids("re:src/\\w+\\.rs:\\d+"), ["r1"]);
         assert_eq!(ids("bounds"), ["r1", "c2"]);
         assert!(ids("zebra").is_empty());
-        // Words of 1–2 characters never look at bodies.
+        // Words of 1–2 (Latin) characters never look at bodies.
         assert!(ids("rs").is_empty());
     }
 
@@ -862,6 +866,17 @@ mod tests {
         assert_eq!((s.as_str(), &s[h]), ("Short END", "END"));
         let (s, h) = snippet("ÉCOLE x", 0..6);
         assert_eq!(&s[h], "ÉCOLE");
+    }
+
+    #[test]
+    fn snippets_hold_no_part_of_an_escape_sequence() {
+        // The window starts 40 characters before the match: here inside
+        // the colour code, which must go whole all the same.
+        let text = format!("x\x1b[32m{}\x1b[39m needle", "✓".repeat(39));
+        let at = text.find("needle").unwrap();
+        let (s, h) = snippet(&text, at..at + 6);
+        assert_eq!(&s[h], "needle");
+        assert!(!s.contains("[3") && !s.contains('\x1b'), "{s:?}");
     }
 
     #[test]

@@ -321,7 +321,8 @@ impl Scorer {
     /// scores what it will score (only the best rank counts); a term it
     /// does not may still match in the rest, for the least a body match
     /// scores. `None` where no row is placed. The terms must have been
-    /// scored (see [`Scorer::prepare`]).
+    /// scored (see [`Scorer::prepare`]). The scores are those the rows
+    /// are listed by ([`Query::rank_score`]).
     pub fn score_placed(
         &mut self,
         query: &Query,
@@ -359,9 +360,11 @@ impl Scorer {
                         .map(|least| (total.saturating_add(least), false)),
                 };
             }
+            // Ranked as the sessions are listed (Atomic's order first,
+            // which the rest cannot change, then this score).
             match most {
-                Some((total, true)) => scores[d] = Some(total),
-                Some((total, false)) => ceiling = ceiling.max(total),
+                Some((total, true)) => scores[d] = Some(query.rank_score(doc, total)),
+                Some((total, false)) => ceiling = ceiling.max(query.rank_score(doc, total)),
                 None => {}
             }
         }

@@ -23,7 +23,7 @@ pub use agents::{agent, foreign, resume_id};
 pub use info::extras;
 pub use model::{context, entry, tree, types, view};
 pub use read::{chunked, jsonscan, line_skim, open, reader};
-pub use text::{normalize, render, search_text, searchable, words};
+pub use text::{escapes, normalize, render, search_text, searchable, words};
 pub use write::{bulk, fileops, writer};
 
 // The modules only this crate uses.

@@ -59,6 +59,33 @@ fn expand_tilde(p: &str, env: &dyn Env) -> PathBuf {
     PathBuf::from(p)
 }
 
+/// The agent dir the environment names (`ATOMIC_CODING_AGENT_DIR`, else
+/// `PI_CODING_AGENT_DIR`), `~` expanded; `None` when neither is set.
+pub fn agent_dir_from_env(env: &dyn Env) -> Option<PathBuf> {
+    ["ATOMIC_CODING_AGENT_DIR", "PI_CODING_AGENT_DIR"]
+        .iter()
+        .find_map(|k| env.var(k))
+        .map(|v| expand_tilde(&v, env))
+}
+
+/// The agent's own folder, where its settings and keys live: the one the
+/// environment names, else Atomic's `~/.atomic/agent`, else, on a machine
+/// with only pi (no `~/.atomic/agent`), pi's `~/.pi/agent`. `None` only
+/// without a home.
+pub fn agent_dir(env: &dyn Env) -> Option<PathBuf> {
+    if let Some(dir) = agent_dir_from_env(env) {
+        return Some(dir);
+    }
+    let home = env.home()?;
+    let atomic = home.join(".atomic").join("agent");
+    let pi = home.join(".pi").join("agent");
+    Some(if !atomic.is_dir() && pi.is_dir() {
+        pi
+    } else {
+        atomic
+    })
+}
+
 impl StoreConfig {
     /// Highest first: `--session-dir`, `--store`, the session-dir env vars,
     /// then the agent dir (env or `~/.atomic/agent`) plus the legacy pi store.
@@ -77,10 +104,7 @@ impl StoreConfig {
                 return StoreConfig::single(&expand_tilde(&v, env), StoreKind::Flat);
             }
         }
-        let agent_dir = ["ATOMIC_CODING_AGENT_DIR", "PI_CODING_AGENT_DIR"]
-            .iter()
-            .find_map(|k| env.var(k))
-            .map(|v| expand_tilde(&v, env))
+        let agent_dir = agent_dir_from_env(env)
             .or_else(|| env.home().map(|h| h.join(".atomic").join("agent")))
             .unwrap_or_else(|| PathBuf::from(".atomic/agent"));
         let mut roots = vec![StoreRoot {
@@ -217,14 +241,32 @@ pub fn encode_cwd(cwd: &str) -> String {
     format!("--{body}--")
 }
 
-/// The absolute form of a project path, with `~` expanded and no symlink
-/// resolution (as the agents store it).
+/// The form of a project path the agents store (their `process.cwd()`):
+/// `~` expanded, absolute, without `.`, `..` or a trailing separator, and
+/// with symlinks resolved when the folder exists here (as `getcwd` gives
+/// it). `--cwd proj/` and `--cwd ./proj` name the sessions `cd proj`
+/// would.
 pub fn absolute_cwd(p: &str, env: &dyn Env) -> String {
     let expanded = expand_tilde(p, env);
-    std::path::absolute(&expanded)
-        .unwrap_or(expanded)
-        .display()
-        .to_string()
+    let absolute = std::path::absolute(&expanded).unwrap_or(expanded);
+    let mut clean = PathBuf::new();
+    for c in absolute.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                // `..` at the root is the root.
+                clean.pop();
+            }
+            other => clean.push(other),
+        }
+    }
+    // Windows' canonical form is a `\\?\` path no agent writes.
+    if cfg!(unix) {
+        if let Ok(real) = clean.canonicalize() {
+            clean = real;
+        }
+    }
+    clean.display().to_string()
 }
 
 #[cfg(test)]
@@ -309,5 +351,23 @@ mod tests {
             c.roots[0].path,
             PathBuf::from("/nonexistent-home/.atomic/agent/sessions")
         );
+    }
+
+    #[test]
+    fn a_project_path_is_normalized() {
+        let env = FakeEnv(vec![]);
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(real.join("proj")).unwrap();
+        let want = real.join("proj").display().to_string();
+        for given in ["proj/", "proj", "./proj", "proj/./", "other/../proj"] {
+            let p = real.join(given).display().to_string();
+            assert_eq!(absolute_cwd(&p, &env), want, "{given}");
+        }
+        // A folder that is not here (another machine's) is cleaned up
+        // lexically.
+        assert_eq!(absolute_cwd("/no/such/proj/", &env), "/no/such/proj");
+        assert_eq!(absolute_cwd("/no/such/x/../proj/.", &env), "/no/such/proj");
+        assert_eq!(absolute_cwd("/", &env), "/");
     }
 }

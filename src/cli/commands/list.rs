@@ -50,6 +50,7 @@ pub(super) fn list(
         ..
     } = listed_rows(config, g, &scope, index, query.as_ref(), a.include_internal);
     let now = chrono::Utc::now().timestamp_millis();
+    let fit = ListFit::new(crate::cli::columns::output_width());
     let line = |r: ListRow, buf: &mut Vec<u8>| {
         if a.json {
             r.write_json_line(buf);
@@ -57,13 +58,19 @@ pub(super) fn list(
         }
         let title = arbor_session::render::sanitize_line(r.title());
         // Cells, not characters: a wide title must not push the columns.
-        let title = crate::ui::text::clip(&title, 70);
+        let title = match fit.fitted {
+            true => crate::ui::text::truncate(&title, fit.title),
+            false => crate::ui::text::clip(&title, fit.title),
+        };
+        let id = clean(r.id());
         let text = format!(
-            "{}  {:>5}  {:>4}  {}\n",
-            crate::cli::report::pad(&title, 70),
+            "{}  {:>5}  {:>4}  {:<agent_w$}  {}\n",
+            crate::cli::report::pad(&title, fit.title),
             r.message_count(),
             arbor_util::age(now, r.modified_ms()),
-            clean(r.id())
+            crate::cli::columns::agent_cell(r.agent()),
+            crate::ui::text::clip(&id, fit.id),
+            agent_w = crate::cli::columns::AGENT_W,
         );
         buf.extend_from_slice(text.as_bytes());
     };
@@ -113,6 +120,46 @@ pub(super) fn list(
     // The process ends now: skip freeing thousands of rows one by one.
     std::mem::forget(listing);
     Ok(())
+}
+
+/// The widths of `arbor list`'s title and id columns: fitted to a known
+/// width (the title takes the slack, cut with an ellipsis; ids shortened
+/// to a prefix `arbor show` takes when the title would be cramped), else
+/// the fixed 70-cell title and whole ids scripts have always read.
+struct ListFit {
+    fitted: bool,
+    title: usize,
+    id: usize,
+}
+
+impl ListFit {
+    /// A UUID, the ids of every agent's new sessions.
+    const FULL_ID: usize = 36;
+    const SHORT_ID: usize = 8;
+    /// Narrower than this, the ids are shortened to give the title room.
+    const ROOMY_TITLE: usize = 40;
+
+    fn new(width: Option<usize>) -> ListFit {
+        let Some(w) = width else {
+            return ListFit {
+                fitted: false,
+                title: 70,
+                id: usize::MAX,
+            };
+        };
+        // Messages, age and agent, and the four separators.
+        let others = 5 + 4 + crate::cli::columns::AGENT_W + 4 * 2;
+        let id = if w.saturating_sub(others + Self::FULL_ID) >= Self::ROOMY_TITLE {
+            Self::FULL_ID
+        } else {
+            Self::SHORT_ID
+        };
+        ListFit {
+            fitted: true,
+            title: crate::cli::columns::slack(w, others + id, 10),
+            id: if id == Self::FULL_ID { usize::MAX } else { id },
+        }
+    }
 }
 
 /// Why a file was skipped, without the path its read error repeats

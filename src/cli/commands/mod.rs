@@ -8,10 +8,14 @@
 //! - `show`: `show`, `context`, `export` and `diff`, which read one session;
 //! - `writes`: `label`, `branch`, `rename` and `fork`;
 //! - `index`: `arbor index`;
+//! - `config`: `arbor config`, and the settings the picker starts with;
+//! - `keys`: `arbor keys`;
 //! - `json`: JSON and output safe for a terminal.
 
+mod config;
 mod index;
 mod json;
+mod keys;
 mod list;
 mod show;
 mod start;
@@ -48,10 +52,19 @@ pub fn store_config(g: &GlobalOpts) -> StoreConfig {
 
 /// Runs a subcommand; the caller prints the error and exits non-zero.
 pub fn run(cli: Cli) -> Result<()> {
+    // They read no store: a missing one is no reason to fail them.
+    match &cli.command {
+        Some(Command::Completions(a)) => {
+            return super::shell::completions(a, &mut std::io::stdout())
+        }
+        Some(Command::Man(a)) => return super::shell::man(a, &mut std::io::stdout()),
+        _ => {}
+    }
     if let Some(p) = &cli.global.log {
         arbor_util::log::init(p)
             .with_context(|| format!("cannot open the log file {}", p.display()))?;
     }
+    explicit_store_exists(&cli.global)?;
     let config = store_config(&cli.global);
     arbor_util::log::line(format!(
         "arbor {} with store roots {:?}",
@@ -83,7 +96,26 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Rename(a)) => writes::name_session(&config, &a, &mut out),
         Some(Command::Index(a)) => index::index_cmd(&config, &a, &mut out),
         Some(Command::Fork(a)) => writes::fork(&config, &a, &mut out),
+        Some(Command::Config(_)) => config::config_cmd(&cli, &mut out),
+        Some(Command::Keys(a)) => keys::keys(&a, &mut out),
+        Some(Command::Completions(_) | Command::Man(_)) => Ok(()),
     }
+}
+
+/// A store named on the command line must be there: a typo in `--store`
+/// would otherwise list nothing and succeed.
+fn explicit_store_exists(g: &GlobalOpts) -> Result<()> {
+    for (flag, dir) in [("--store", &g.store), ("--session-dir", &g.session_dir)] {
+        if let Some(d) = dir.as_deref().filter(|d| !d.is_dir()) {
+            let what = if d.exists() {
+                "not a folder"
+            } else {
+                "no such folder"
+            };
+            anyhow::bail!("{flag} {}: {what}", d.display());
+        }
+    }
+    Ok(())
 }
 
 pub fn resolve(config: &StoreConfig, arg: &str) -> Result<PathBuf> {

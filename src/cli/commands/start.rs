@@ -6,6 +6,7 @@ use anyhow::{bail, Context as _, Result};
 use super::project_cwd;
 use crate::app::load::{gather, load_listing, LoadEvent};
 use crate::cli::{Cli, TreeArgs};
+use crate::settings::Settings;
 use crate::term::for_stdout;
 use arbor_store::listing::{filter_rows, sort_recent};
 use arbor_store::{resolve_session, Scope, StoreConfig};
@@ -16,6 +17,7 @@ pub(super) fn tree(config: &StoreConfig, cli: &Cli, a: &TreeArgs) -> Result<()> 
     // Fail before the screen opens when the file is not a session
     // (reading its header only: the screen reads the whole file).
     arbor_session::reader::check_header(&file.path)?;
+    let settings = super::config::load_for_screen(cli);
     let opts = crate::ui::runtime::PickerOptions {
         config: config.clone(),
         project_cwd: project_cwd(None)?,
@@ -27,17 +29,23 @@ pub(super) fn tree(config: &StoreConfig, cli: &Cli, a: &TreeArgs) -> Result<()> 
         use_index: false,
         query: String::new(),
         builder_args: None,
+        look: look(&settings),
     };
-    finish(crate::ui::runtime::run_picker(opts)?, &cli.resume_cmd)
+    finish(
+        crate::ui::runtime::run_picker(opts)?,
+        &settings.resume_cmds(),
+    )
 }
 
 /// Opens the picker; on a machine with no sessions, on the bundled demo store.
 pub(super) fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
+    let settings = super::config::load_for_screen(cli);
     if cli.last {
-        return last(&config, cli);
+        return last(&config, cli, &settings);
     }
-    let mut note = None;
-    let mut start_in_all = cli.all;
+    // A problem with the settings stays on screen (stderr is covered).
+    let mut note = (!settings.warnings.is_empty()).then(|| settings.warnings.join(" · "));
+    let mut start_in_all = settings.scope.value == crate::ui::picker::Scope::All;
     if !arbor_store::scan::has_session_files(&config) {
         let dest = crate::demo::demo_dir();
         crate::demo::unpack_demo_store(&dest)
@@ -67,13 +75,17 @@ pub(super) fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
         use_index: !cli.global.no_index,
         query: cli.query.join(" "),
         builder_args,
+        look: look(&settings),
     };
-    finish(crate::ui::runtime::run_picker(opts)?, &cli.resume_cmd)
+    finish(
+        crate::ui::runtime::run_picker(opts)?,
+        &settings.resume_cmds(),
+    )
 }
 
 /// `arbor --last`: the newest session of the current folder, resumed (or
 /// printed) as Enter in the picker would.
-fn last(config: &StoreConfig, cli: &Cli) -> Result<()> {
+fn last(config: &StoreConfig, cli: &Cli, settings: &Settings) -> Result<()> {
     let cwd = project_cwd(None)?;
     let scope = Scope::Project(cwd.clone());
     let mut rows = Vec::new();
@@ -98,7 +110,17 @@ fn last(config: &StoreConfig, cli: &Cli) -> Result<()> {
             agent: newest.agent,
         }
     };
-    finish(outcome, &cli.resume_cmd)
+    finish(outcome, &settings.resume_cmds())
+}
+
+/// How the screen looks and takes input, from the settings.
+fn look(s: &Settings) -> crate::ui::runtime::Look {
+    crate::ui::runtime::Look {
+        theme: s.theme,
+        mouse: s.mouse.value,
+        sort: s.sort.value,
+        preview_on: s.preview_on(),
+    }
 }
 
 fn finish(outcome: crate::ui::Outcome, resume_cmd: &[String]) -> Result<()> {

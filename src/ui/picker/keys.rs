@@ -4,13 +4,17 @@
 use std::path::PathBuf;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEventKind};
+use ratatui::layout::Rect;
 
 use super::dialogs::{self, delete, labels, rename};
 use super::state::{Dialog, PickerState, Scope, StatusKind};
 use super::update::search::query_edited;
 use crate::ui::app::{App, Effect, Outcome};
 use crate::ui::input::Edit;
-use crate::ui::keymap::{alt, bind, bind_when_empty, ch, ctrl, key, with, Keymap};
+use crate::ui::keymap::{
+    alt, bind, bind_when_empty, ch, ctrl, key, with, Keymap, Named, CANCEL_ID, CONFIRM_ID,
+    FIRST_ID, LAST_ID,
+};
 use arbor_search::hits::looks_at_entries;
 
 /// A key: its effects, or `None` when it did nothing (not a key of the
@@ -66,6 +70,40 @@ pub enum Action {
     Quit,
 }
 
+impl Named for Action {
+    /// Atomic's /resume ids where Atomic has the action, arbor's own
+    /// (`arbor.picker.*`) where it does not.
+    fn id(&self) -> Option<&'static str> {
+        Some(match self {
+            Action::Up => "tui.select.up",
+            Action::Down => "tui.select.down",
+            Action::PageUp => "tui.select.pageUp",
+            Action::PageDown => "tui.select.pageDown",
+            Action::First => FIRST_ID,
+            Action::Last => LAST_ID,
+            Action::Resume => CONFIRM_ID,
+            Action::Scope => "tui.input.tab",
+            Action::Sort => "app.session.toggleSort",
+            Action::Named => "app.session.toggleNamedFilter",
+            Action::Paths => "app.session.togglePath",
+            Action::Rename => "app.session.rename",
+            Action::Delete => "app.session.delete",
+            Action::Undo => "arbor.picker.undo",
+            Action::Tree => "arbor.picker.tree",
+            Action::NextMatch => "arbor.picker.nextMatch",
+            Action::PrevMatch => "arbor.picker.previousMatch",
+            Action::Labels => "arbor.picker.labels",
+            Action::Mark => "arbor.picker.mark",
+            Action::MarkAll => "arbor.picker.markAll",
+            Action::Unmark => "arbor.picker.clearMarks",
+            Action::Internal => "arbor.picker.internal",
+            Action::Preview => "arbor.picker.preview",
+            Action::Help => "arbor.picker.help",
+            Action::Quit => CANCEL_ID,
+        })
+    }
+}
+
 /// The picker's keys: dispatch, the help (F1) and the footer's key names
 /// all come from here. Keys not listed go to the query's field.
 pub const KEYS: Keymap<Action> = Keymap(&[
@@ -78,7 +116,7 @@ pub const KEYS: Keymap<Action> = Keymap(&[
             (key(KeyCode::Home), Action::First),
             (key(KeyCode::End), Action::Last),
         ],
-        "move, first/last; wheel; a second click picks",
+        "move, first/last; wheel; a double click picks",
     ),
     bind(
         &[(key(KeyCode::Enter), Action::Resume)],
@@ -109,7 +147,7 @@ pub const KEYS: Keymap<Action> = Keymap(&[
         "mark/unmark for a batch delete, then next",
     ),
     bind_when_empty(
-        &[(ch(' '), Action::Mark)],
+        &[(ch(' ').as_id("arbor.picker.markWhenEmpty"), Action::Mark)],
         "mark/unmark, when the query is empty",
     ),
     bind(
@@ -124,10 +162,10 @@ pub const KEYS: Keymap<Action> = Keymap(&[
     bind_when_empty(
         &[
             (
-                with(KeyCode::Backspace, KeyModifiers::CONTROL),
+                with(KeyCode::Backspace, KeyModifiers::CONTROL).as_id(NONINVASIVE),
                 Action::Delete,
             ),
-            (ctrl('h'), Action::Delete),
+            (ctrl('h').as_id(NONINVASIVE), Action::Delete),
         ],
         "delete to the trash, when the query is empty",
     ),
@@ -157,7 +195,7 @@ pub const KEYS: Keymap<Action> = Keymap(&[
     ),
     bind(&[(key(KeyCode::F(1)), Action::Help)], "this help"),
     bind_when_empty(
-        &[(ch('?'), Action::Help)],
+        &[(ch('?').as_id("arbor.picker.helpWhenEmpty"), Action::Help)],
         "this help, when the query is empty",
     ),
     bind(
@@ -165,6 +203,9 @@ pub const KEYS: Keymap<Action> = Keymap(&[
         "close",
     ),
 ]);
+
+/// Atomic's delete key for when the query is empty.
+const NONINVASIVE: &str = "app.session.deleteNoninvasive";
 
 fn act(app: &mut App, action: Action) -> Vec<Effect> {
     let print_mode = app.print_mode;
@@ -363,32 +404,49 @@ pub fn on_paste(p: &mut PickerState, text: &str) -> Option<Vec<Effect>> {
 }
 
 /// A mouse event: its effects, or `None` when it did nothing (a move, a
-/// click outside the rows, anything while a question is up).
-pub fn on_mouse(app: &mut App, m: crossterm::event::MouseEvent) -> Option<Vec<Effect>> {
-    let area = super::view::list_area(&app.picker, app.width, app.height);
+/// click outside the rows, anything while a question is up). The wheel
+/// moves the selection over the list and steps through the preview's
+/// matches over the preview; a click selects the row under it, a double
+/// click (`double`) resumes it as Enter does.
+pub fn on_mouse(
+    app: &mut App,
+    m: crossterm::event::MouseEvent,
+    double: bool,
+) -> Option<Vec<Effect>> {
+    let (list, preview) = super::view::panes(&app.picker, app.width, app.height);
     let rows = super::view::list_rows(&app.picker, app.width, app.height);
     let p = &mut app.picker;
     if p.dialog.open != Dialog::None {
         return None;
     }
+    let over = |r: Rect| r.contains(ratatui::layout::Position::new(m.column, m.row));
+    let over_preview = preview.is_some_and(over);
     match m.kind {
+        MouseEventKind::ScrollUp | MouseEventKind::ScrollDown if over_preview => {
+            let n = p.hits().map_or(0, |h| h.hits.len());
+            if n == 0 {
+                return None;
+            }
+            let up = m.kind == MouseEventKind::ScrollUp;
+            let at = p.preview.hit_pos.min(n - 1);
+            p.preview.hit_pos = if up {
+                at.saturating_sub(1)
+            } else {
+                (at + 1).min(n - 1)
+            };
+        }
         MouseEventKind::ScrollUp => p.user_move_by(-3),
         MouseEventKind::ScrollDown => p.user_move_by(3),
         MouseEventKind::Down(MouseButton::Left)
-            if m.row >= area.y
-                && usize::from(m.row - area.y) < rows
-                && m.column < area.x + area.width =>
+            if over(list) && usize::from(m.row - list.y) < rows =>
         {
-            {
-                let pos = p.selection.scroll + (m.row - area.y) as usize;
-                if pos < p.list.visible.len() {
-                    let already = p.selected_pos() == Some(pos);
-                    p.user_select_pos(pos);
-                    // A click on the selected row picks it, like a double click.
-                    if already {
-                        return Some(act(app, Action::Resume));
-                    }
-                }
+            let pos = p.selection.scroll + (m.row - list.y) as usize;
+            if pos >= p.list.visible.len() {
+                return None;
+            }
+            p.user_select_pos(pos);
+            if double {
+                return Some(act(app, Action::Resume));
             }
         }
         _ => return None,

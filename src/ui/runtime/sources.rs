@@ -17,7 +17,11 @@ use arbor_store::watch::{StoreChange, StoreWatcher, WatchOptions, WatchRoot};
 use arbor_store::{ListedFolder, StoreConfig};
 use arbor_util::shared_path::SharedPath;
 
-pub(super) fn spawn_input(tx: Sender<AppEvent>) {
+/// The terminal's input as events. With the mouse off (`mouse`), mouse
+/// reports are dropped: a terminal that sends them anyway (another
+/// program asked for them) must not click for the user.
+pub(super) fn spawn_input(tx: Sender<AppEvent>, mouse: bool) {
+    let mut clicks = crate::ui::mouse::ClickPairs::default();
     std::thread::spawn(move || loop {
         let ev = match crossterm::event::read() {
             Ok(Event::Key(k)) if arbor_util::log::enabled() => {
@@ -26,6 +30,10 @@ pub(super) fn spawn_input(tx: Sender<AppEvent>) {
             }
             Ok(Event::Key(k)) => AppEvent::Key(k),
             Ok(Event::Paste(text)) => AppEvent::Paste(text),
+            Ok(Event::Mouse(_)) if !mouse => continue,
+            Ok(Event::Mouse(m)) if clicks.is_double(&m, std::time::Instant::now()) => {
+                AppEvent::DoubleClick(m)
+            }
             Ok(Event::Mouse(m)) => AppEvent::Mouse(m),
             Ok(Event::Resize(w, h)) => AppEvent::Resize(w, h),
             Ok(_) => continue,

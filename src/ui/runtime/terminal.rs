@@ -32,7 +32,9 @@ pub(super) fn tty_writer() -> Result<Box<dyn Write + Send>> {
     }
 }
 
-pub(super) fn setup_terminal() -> Result<Term> {
+/// `mouse`: capture the mouse (off, the terminal's own selection works
+/// and arbor never asks for mouse reports).
+pub(super) fn setup_terminal(mouse: bool) -> Result<Term> {
     let mut w = tty_writer()?;
     crate::ui::signals::install();
     let hook = std::panic::take_hook();
@@ -58,7 +60,13 @@ pub(super) fn setup_terminal() -> Result<Term> {
     // newline in it would be Enter, and resume a session).
     let modes = w
         .execute(EnterAlternateScreen)
-        .and_then(|w| w.execute(EnableMouseCapture))
+        .and_then(|w| {
+            if mouse {
+                w.execute(EnableMouseCapture)
+            } else {
+                Ok(w)
+            }
+        })
         .and_then(|w| w.execute(EnableBracketedPaste));
     if let Err(e) = modes {
         restore_terminal();

@@ -8,7 +8,9 @@ use crossterm::event::{KeyCode, KeyEvent};
 use super::state::{Pending, TreeDialog, TreeState};
 use crate::ui::app::{Effect, Outcome};
 use crate::ui::input::{LineInput, Prompted};
-use crate::ui::keymap::{bind, ch, ctrl, key, Answer, Keymap, CONFIRM};
+use crate::ui::keymap::{
+    bind, ch, ctrl, key, Answer, Keymap, Named, CANCEL_ID, CONFIRM, CONFIRM_ID,
+};
 
 /// The Continue box's answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +19,17 @@ pub enum Choice {
     Fork,
     Copy,
     Cancel,
+}
+
+impl Named for Choice {
+    fn id(&self) -> Option<&'static str> {
+        Some(match self {
+            Choice::Branch => "arbor.tree.continue.branch",
+            Choice::Fork => "arbor.tree.continue.fork",
+            Choice::Copy => "arbor.tree.continue.copy",
+            Choice::Cancel => CANCEL_ID,
+        })
+    }
 }
 
 /// The Continue box (Enter): a numbered choice; the letters are
@@ -36,7 +49,7 @@ pub const CONTINUE_KEYS: Keymap<Choice> = Keymap(&[
     ),
     bind(
         &[
-            (ch('3'), Choice::Cancel),
+            (ch('3').as_id("arbor.tree.continue.cancel"), Choice::Cancel),
             (key(KeyCode::Esc), Choice::Cancel),
             (ctrl('c').quiet(), Choice::Cancel),
         ],
@@ -53,7 +66,18 @@ pub enum ExportChoice {
     Cancel,
 }
 
-/// The export question (Shift+E).
+impl Named for ExportChoice {
+    fn id(&self) -> Option<&'static str> {
+        Some(match self {
+            ExportChoice::Markdown => "arbor.tree.export.markdown",
+            ExportChoice::Html => "arbor.tree.export.html",
+            ExportChoice::Thinking => "arbor.tree.export.thinking",
+            ExportChoice::Cancel => CANCEL_ID,
+        })
+    }
+}
+
+/// The export question (`arbor.tree.export`).
 pub const EXPORT_KEYS: Keymap<ExportChoice> = Keymap(&[
     bind(
         &[
@@ -73,7 +97,10 @@ pub const EXPORT_KEYS: Keymap<ExportChoice> = Keymap(&[
     bind(
         &[
             (key(KeyCode::Esc), ExportChoice::Cancel),
-            (ch('3').quiet(), ExportChoice::Cancel),
+            (
+                ch('3').quiet().as_id("arbor.tree.export.cancel"),
+                ExportChoice::Cancel,
+            ),
             (ctrl('c').quiet(), ExportChoice::Cancel),
         ],
         "cancel",
@@ -88,6 +115,16 @@ pub enum Offer {
     Stay,
 }
 
+impl Named for Offer {
+    fn id(&self) -> Option<&'static str> {
+        Some(match self {
+            Offer::Resume => CONFIRM_ID,
+            Offer::Copy => "arbor.tree.offer.copy",
+            Offer::Stay => CANCEL_ID,
+        })
+    }
+}
+
 pub const OFFER_KEYS: Keymap<Offer> = Keymap(&[
     bind(&[(key(KeyCode::Enter), Offer::Resume)], "resume"),
     bind(&[(ch('y'), Offer::Copy)], "copy the message"),
@@ -100,7 +137,7 @@ pub const OFFER_KEYS: Keymap<Offer> = Keymap(&[
     ),
 ]);
 
-/// Shift+L: the label prompt, holding the entry's label.
+/// `app.tree.editLabel`: the label prompt, holding the entry's label.
 pub fn ask_label(t: &mut TreeState) {
     if let Some(i) = t.selected_entry() {
         let target = t.entry_id(i).to_string();
@@ -115,7 +152,7 @@ pub fn ask_label(t: &mut TreeState) {
     }
 }
 
-/// Shift+E: the export question, for the branch ending at the selection.
+/// `arbor.tree.export`: the export question, for the branch ending at the selection.
 pub fn ask_export(t: &mut TreeState) {
     if let Some(i) = t.selected_entry() {
         t.dialog = TreeDialog::Export {

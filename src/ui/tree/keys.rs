@@ -10,7 +10,9 @@ use super::dialogs::{self, on_dialog_key};
 use super::state::{TreeDialog, TreeState};
 use crate::ui::app::{App, AppEvent, Effect, Mode, Outcome, Step};
 use crate::ui::input::Edit;
-use crate::ui::keymap::{bind, bind_when_empty, ch, ctrl, key, with, Keymap, Scroll};
+use crate::ui::keymap::{
+    alt, bind, ctrl, key, with, Keymap, Named, Scroll, CANCEL_ID, CONFIRM_ID, FIRST_ID, LAST_ID,
+};
 use crate::ui::widgets::help_key;
 use arbor_session::view::Filter;
 
@@ -40,8 +42,48 @@ pub enum Action {
     Context,
     Help,
     Back,
-    Quit,
 }
+
+impl Named for Action {
+    /// Atomic's /tree ids where Atomic has the action, arbor's own
+    /// (`arbor.tree.*`) where it does not.
+    fn id(&self) -> Option<&'static str> {
+        Some(match self {
+            Action::Up => "tui.select.up",
+            Action::Down => "tui.select.down",
+            Action::PageUp => "tui.select.pageUp",
+            Action::PageDown => "tui.select.pageDown",
+            Action::First => FIRST_ID,
+            Action::Last => LAST_ID,
+            Action::FoldUp => "app.tree.foldOrUp",
+            Action::UnfoldDown => "app.tree.unfoldOrDown",
+            Action::DetailUp => "arbor.tree.detailUp",
+            Action::DetailDown => "arbor.tree.detailDown",
+            Action::Continue => CONFIRM_ID,
+            Action::Label => "app.tree.editLabel",
+            Action::LabelTimes => "app.tree.toggleLabelTimestamp",
+            Action::Export => "arbor.tree.export",
+            Action::Mark => "arbor.tree.mark",
+            Action::Compare => COMPARE_ID,
+            Action::Filter(Filter::Default) => "app.tree.filter.default",
+            Action::Filter(Filter::NoTools) => "app.tree.filter.noTools",
+            Action::Filter(Filter::UserOnly) => "app.tree.filter.userOnly",
+            Action::Filter(Filter::LabeledOnly) => "app.tree.filter.labeledOnly",
+            Action::Filter(Filter::All) => "app.tree.filter.all",
+            Action::Cycle => "app.tree.filter.cycleForward",
+            Action::CycleBack => "app.tree.filter.cycleBackward",
+            Action::Detail => "arbor.tree.detail",
+            Action::Context => CONTEXT_ID,
+            Action::Help => "arbor.tree.help",
+            Action::Back => CANCEL_ID,
+        })
+    }
+}
+
+/// The ids of the keys that open the context and compare views (which
+/// close them too).
+const CONTEXT_ID: &str = "arbor.tree.context";
+const COMPARE_ID: &str = "arbor.tree.compare";
 
 const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
 
@@ -52,7 +94,9 @@ const ALT: KeyModifiers = KeyModifiers::ALT;
 /// The tree's keys: dispatch, the help (F1) and the footer's key names all
 /// come from here. Keys not listed go to the search field, so the
 /// tree's own ←/→, Home/End, Ctrl/Alt+←/→ and Ctrl+A/U are not the
-/// field's here.
+/// field's here. Every character typed is the search's (`Test` searches
+/// `Test`): the commands Atomic gives Shift+L and Shift+T, and arbor's
+/// export, mark and compare, are on Alt+letters, which type nothing.
 pub const KEYS: Keymap<Action> = Keymap(&[
     bind(
         &[
@@ -60,15 +104,22 @@ pub const KEYS: Keymap<Action> = Keymap(&[
             (key(KeyCode::Down), Action::Down),
             // While searching the rows are the matches: these step
             // through them without leaving the field (n/N would type).
-            (ctrl('n').quiet(), Action::Down),
-            (ctrl('p').quiet(), Action::Up),
+            (ctrl('n').quiet().as_id("arbor.tree.down"), Action::Down),
+            (ctrl('p').quiet().as_id("arbor.tree.up"), Action::Up),
         ],
         "move (wraps around); with a search, through its matches",
     ),
     bind(
         &[
-            (key(KeyCode::Left), Action::PageUp),
-            (key(KeyCode::Right), Action::PageDown),
+            // As Atomic's: the editor's cursor keys page the tree.
+            (
+                key(KeyCode::Left).as_id("tui.editor.cursorLeft"),
+                Action::PageUp,
+            ),
+            (
+                key(KeyCode::Right).as_id("tui.editor.cursorRight"),
+                Action::PageDown,
+            ),
             (key(KeyCode::PageUp).quiet(), Action::PageUp),
             (key(KeyCode::PageDown).quiet(), Action::PageDown),
         ],
@@ -107,20 +158,20 @@ pub const KEYS: Keymap<Action> = Keymap(&[
         "continue from here: branch in place or fork to a new file",
     ),
     bind(
-        &[(ch('L'), Action::Label)],
+        &[(alt('l'), Action::Label)],
         "edit the label (empty removes it)",
     ),
-    bind(&[(ch('T'), Action::LabelTimes)], "show label times"),
+    bind(&[(alt('t'), Action::LabelTimes)], "show label times"),
     bind(
-        &[(ch('E'), Action::Export)],
+        &[(alt('e'), Action::Export)],
         "export the branch ending here into the current folder",
     ),
     bind(
-        &[(ch('M'), Action::Mark)],
+        &[(alt('m'), Action::Mark)],
         "mark this entry to compare (again: unmark)",
     ),
     bind(
-        &[(ch('C'), Action::Compare)],
+        &[(alt('c'), Action::Compare)],
         "compare the marked entry's branch with the selected one's",
     ),
     bind(
@@ -154,15 +205,15 @@ pub const KEYS: Keymap<Action> = Keymap(&[
         "context: what the model sees when resuming here",
     ),
     bind(&[(key(KeyCode::F(1)), Action::Help)], "this help"),
-    bind_when_empty(
-        &[(ch('?'), Action::Help)],
-        "this help, when the search is empty",
-    ),
+    // Ctrl+C is Atomic's cancel too: it never quits from a tree the
+    // picker opened.
     bind(
-        &[(key(KeyCode::Esc), Action::Back)],
+        &[
+            (key(KeyCode::Esc), Action::Back),
+            (ctrl('c').quiet(), Action::Back),
+        ],
         "clear the search, else back to the picker (or quit)",
     ),
-    bind(&[(ctrl('c'), Action::Quit)], "quit"),
 ]);
 
 /// What the context view's keys do.
@@ -170,7 +221,15 @@ pub const KEYS: Keymap<Action> = Keymap(&[
 pub enum ContextAction {
     Scroll(Scroll),
     Close,
-    Quit,
+}
+
+impl Named for ContextAction {
+    fn id(&self) -> Option<&'static str> {
+        match self {
+            ContextAction::Scroll(s) => s.id(),
+            ContextAction::Close => Some(CANCEL_ID),
+        }
+    }
 }
 
 /// The context view's keys (F3): it scrolls; F3 or Esc go back.
@@ -193,12 +252,12 @@ pub const CONTEXT_KEYS: Keymap<ContextAction> = Keymap(&[
     ),
     bind(
         &[
-            (key(KeyCode::F(3)), ContextAction::Close),
+            (key(KeyCode::F(3)).as_id(CONTEXT_ID), ContextAction::Close),
             (key(KeyCode::Esc), ContextAction::Close),
+            (ctrl('c').quiet(), ContextAction::Close),
         ],
         "back to the tree",
     ),
-    bind(&[(ctrl('c').quiet(), ContextAction::Quit)], "quit"),
 ]);
 
 /// What the compare view's keys do.
@@ -206,10 +265,18 @@ pub const CONTEXT_KEYS: Keymap<ContextAction> = Keymap(&[
 pub enum CompareAction {
     Scroll(Scroll),
     Close,
-    Quit,
 }
 
-/// The compare view's keys (Shift+C): it scrolls; Esc goes back to the
+impl Named for CompareAction {
+    fn id(&self) -> Option<&'static str> {
+        match self {
+            CompareAction::Scroll(s) => s.id(),
+            CompareAction::Close => Some(CANCEL_ID),
+        }
+    }
+}
+
+/// The compare view's keys (`arbor.tree.compare`, Alt+C): it scrolls; Esc goes back to the
 /// tree, the mark and the selection as they were.
 pub const COMPARE_KEYS: Keymap<CompareAction> = Keymap(&[
     bind(
@@ -229,11 +296,11 @@ pub const COMPARE_KEYS: Keymap<CompareAction> = Keymap(&[
     bind(
         &[
             (key(KeyCode::Esc), CompareAction::Close),
-            (ch('C').quiet(), CompareAction::Close),
+            (alt('c').quiet().as_id(COMPARE_ID), CompareAction::Close),
+            (ctrl('c').quiet(), CompareAction::Close),
         ],
         "back to the tree",
     ),
-    bind(&[(ctrl('c').quiet(), CompareAction::Quit)], "quit"),
 ]);
 
 /// Handles an event while the tree view is open.
@@ -244,15 +311,22 @@ pub fn update(app: &mut App, ev: AppEvent) -> Step {
     };
     let list_h = super::view::list_area(w, h).height as usize;
     t.page = list_h.max(1);
+    // A double click, told apart before the event is taken apart.
+    let ev_kind = match &ev {
+        AppEvent::DoubleClick(_) => Some(true),
+        AppEvent::Mouse(_) => Some(false),
+        _ => None,
+    };
     let step: Step = match ev {
         AppEvent::Key(k) if k.kind != KeyEventKind::Release => on_key(t, k, w, h).into(),
         AppEvent::Paste(text) => on_paste(t, &text).into(),
-        AppEvent::Mouse(m) => {
+        AppEvent::Mouse(m) | AppEvent::DoubleClick(m) => {
+            let double = matches!(ev_kind, Some(true));
             let in_compare = t.compare.is_some() && t.dialog == TreeDialog::None;
             let step = if in_compare {
                 on_compare_mouse(t, m, w, h)
             } else {
-                on_mouse(t, m, w, h)
+                on_mouse(t, m, w, h, double)
             };
             match step {
                 Some(step) => step,
@@ -288,19 +362,33 @@ fn on_compare_mouse(t: &mut TreeState, m: MouseEvent, w: u16, h: u16) -> Option<
     Some(Step::redraw(Vec::new()))
 }
 
-/// The wheel moves the selection; a click on a row selects it; `None`
-/// for anything else.
-fn on_mouse(t: &mut TreeState, m: MouseEvent, w: u16, h: u16) -> Option<Step> {
-    let area = super::view::list_area(w, h);
+/// The wheel moves the selection over the rows and scrolls the detail
+/// pane over it; a click on a row selects it, a double click does what
+/// Enter does there; `None` for anything else (or while a box is up).
+fn on_mouse(t: &mut TreeState, m: MouseEvent, w: u16, h: u16, double: bool) -> Option<Step> {
+    if t.dialog != TreeDialog::None {
+        return None;
+    }
+    let (list, detail) = super::view::panes(t, w, h);
+    let at = ratatui::layout::Position::new(m.column, m.row);
+    let over_detail = detail.is_some_and(|d| d.contains(at));
     match m.kind {
+        MouseEventKind::ScrollUp if over_detail => {
+            t.detail_scroll = t.detail_scroll.saturating_sub(3);
+        }
+        MouseEventKind::ScrollDown if over_detail => {
+            t.detail_scroll = t.detail_scroll.saturating_add(3);
+        }
         MouseEventKind::ScrollUp => move_by(t, -3, false),
         MouseEventKind::ScrollDown => move_by(t, 3, false),
-        MouseEventKind::Down(MouseButton::Left)
-            if m.row >= area.y && m.row < area.y + area.height =>
-        {
-            let pos = t.scroll + (m.row - area.y) as usize;
-            if pos < t.rows.len() {
-                t.select_row(pos);
+        MouseEventKind::Down(MouseButton::Left) if list.contains(at) => {
+            let pos = t.scroll + (m.row - list.y) as usize;
+            if pos >= t.rows.len() {
+                return None;
+            }
+            t.select_row(pos);
+            if double {
+                return Some(Step::redraw(act(t, Action::Continue, w)));
             }
         }
         _ => return None,
@@ -404,7 +492,6 @@ fn on_key(t: &mut TreeState, k: KeyEvent, width: u16, height: u16) -> Option<Vec
         let page = t.page;
         match COMPARE_KEYS.action(&k, true)? {
             CompareAction::Close => t.compare = None,
-            CompareAction::Quit => return Some(vec![Effect::Exit(Outcome::Quit)]),
             CompareAction::Scroll(s) => {
                 let c = t.compare.as_mut()?;
                 // A resize may have left the scroll past the end.
@@ -420,7 +507,6 @@ fn on_key(t: &mut TreeState, k: KeyEvent, width: u16, height: u16) -> Option<Vec
     if t.context_view {
         match CONTEXT_KEYS.action(&k, true)? {
             ContextAction::Close => t.context_view = false,
-            ContextAction::Quit => return Some(vec![Effect::Exit(Outcome::Quit)]),
             ContextAction::Scroll(s) => {
                 let at = s.apply(t.context_scroll.into(), t.page, u16::MAX.into());
                 t.context_scroll = u16::try_from(at).unwrap_or(u16::MAX);
@@ -448,7 +534,6 @@ fn act(t: &mut TreeState, action: Action, width: u16) -> Vec<Effect> {
     let page = t.page as isize;
     match action {
         Action::Back => return back(t),
-        Action::Quit => return vec![Effect::Exit(Outcome::Quit)],
         Action::DetailUp => t.detail_scroll = t.detail_scroll.saturating_sub(1),
         Action::DetailDown => t.detail_scroll = t.detail_scroll.saturating_add(1),
         Action::Up => move_by(t, -1, true),
@@ -533,7 +618,7 @@ fn unfold_down(t: &mut TreeState) {
     }
 }
 
-/// Shift+M: the selected entry marked to compare, or the mark removed.
+/// Alt+M (`arbor.tree.mark`): the selected entry marked to compare, or the mark removed.
 fn toggle_mark(t: &mut TreeState) {
     if let Some(i) = t.selected_entry() {
         let id = t.entry_id(i).to_string();
@@ -553,7 +638,7 @@ fn toggle_mark(t: &mut TreeState) {
     }
 }
 
-/// Shift+C: the marked entry's branch compared with the selected one's.
+/// Alt+C (`arbor.tree.compare`): the marked entry's branch compared with the selected one's.
 fn compare(t: &mut TreeState) {
     let selected = t.selected_entry().map(|i| t.entry_id(i).to_string());
     match (t.mark.clone(), selected) {

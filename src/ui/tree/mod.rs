@@ -11,7 +11,7 @@ pub use detail::detail_lines;
 pub use dialogs::user_text;
 pub use dialogs::{Choice, ExportChoice, Offer, CONTINUE_KEYS, EXPORT_KEYS, OFFER_KEYS};
 pub use keys::{update, Action, CompareAction, ContextAction, COMPARE_KEYS, CONTEXT_KEYS, KEYS};
-pub use state::{CompareView, Loaded, TreeDialog, TreeState, TREE_MAX_LINE};
+pub use state::{CompareView, Loaded, OpenedAt, TreeDialog, TreeState, TREE_MAX_LINE};
 pub use view::{help_rows, render};
 
 /// Rows the tree's list shows on a `width` × `height` screen.

@@ -72,7 +72,7 @@ impl Loaded {
 pub enum TreeDialog {
     None,
     Help,
-    /// Shift+L: the label being edited for `target`.
+    /// `app.tree.editLabel`: the label being edited for `target`.
     Label {
         target: String,
         input: LineInput,
@@ -90,7 +90,7 @@ pub enum TreeDialog {
     ConfirmMigrate {
         then: Pending,
     },
-    /// Shift+E: export the branch ending at `entry` (to the current folder).
+    /// `arbor.tree.export`: export the branch ending at `entry` (to the current folder).
     Export {
         entry: String,
         thinking: bool,
@@ -207,9 +207,45 @@ pub struct TreeState {
     pub utc_offset: chrono::FixedOffset,
     /// Opened from the picker: Esc goes back there.
     pub from_picker: bool,
+    /// The picker's search carried over and how many entries its preview
+    /// listed for it: the footer gives both counts while that search is
+    /// the tree's (the tree counts rows, and shows a tool call on its
+    /// result's row; the preview counts entries).
+    pub preview_matches: Option<(String, usize)>,
     /// The text of the user message a pending branch or fork continues
     /// before, shown once the write is done.
     pub resend: Option<String>,
+}
+
+/// Where [`TreeState::open_at`] opened the tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenedAt {
+    /// The session has no such entry.
+    Missing,
+    /// At the entry, under the filter in force.
+    Entry,
+    /// At the entry, under this filter: the one in force hid it.
+    Filter(Filter),
+    /// At the result of its tool call: it is a message of tool calls
+    /// alone, which no filter shows.
+    CallResult,
+    /// At its nearest shown ancestor: no filter shows it.
+    Ancestor,
+}
+
+impl OpenedAt {
+    /// What the status line says of it (`None`: at the entry, as asked).
+    pub fn said(self) -> Option<String> {
+        match self {
+            OpenedAt::Missing | OpenedAt::Entry => None,
+            OpenedAt::Filter(f) => Some(format!(
+                "Filter {}: the default filter hides this match",
+                f.tag().unwrap_or("default")
+            )),
+            OpenedAt::CallResult => Some("At its call's result: calls alone have no row".into()),
+            OpenedAt::Ancestor => Some("At the entry before: no filter shows this match".into()),
+        }
+    }
 }
 
 impl TreeState {
@@ -253,6 +289,7 @@ impl TreeState {
             now_ms,
             utc_offset: chrono::Offset::fix(&chrono::Utc),
             from_picker: false,
+            preview_matches: None,
             resend: None,
         };
         t.index_session();
@@ -563,6 +600,12 @@ impl TreeState {
         }
         if self.carried_search.is_some() && !search.is_empty() && !self.search_waiting() {
             self.carried_search = None;
+            if self.preview_differs().is_some() && self.status.is_none() {
+                self.status = Some((
+                    "Rows count: a call matches on its result's row".into(),
+                    false,
+                ));
+            }
             if self.rows.is_empty() {
                 self.status = Some((
                     format!(
@@ -599,13 +642,24 @@ impl TreeState {
             .or(Some(self.rows.len() - 1))
     }
 
-    /// Opens the tree at entry `id`: selected, its ancestors unfolded, and
-    /// every entry shown when the filter hides it. False (nothing changes)
-    /// when the session has no such entry.
-    pub fn open_at(&mut self, id: &str) -> bool {
+    /// How many entries the picker's preview listed for the search in
+    /// force, when the tree's rows count otherwise.
+    pub fn preview_differs(&self) -> Option<usize> {
+        let (text, n) = self.preview_matches.as_ref()?;
+        (text == self.search.text().trim() && *n != self.rows.len()).then_some(*n)
+    }
+
+    /// Opens the tree at entry `id` (a match picked in the picker's
+    /// preview): selected, its ancestors unfolded. When the filter hides
+    /// it, the first filter that shows it is put in force; an assistant
+    /// message of tool calls alone, which no filter shows, is shown by its
+    /// calls' results (each such row shows its call: the first whose row
+    /// holds the search, else the first), else by its nearest shown
+    /// ancestor. What it did, for the status line.
+    pub fn open_at(&mut self, id: &str) -> OpenedAt {
         let tree = &self.loaded.tree;
         let Some(i) = tree.index_of(id) else {
-            return false;
+            return OpenedAt::Missing;
         };
         let mut cur = tree.parent.of(i);
         while let Some(a) = cur {
@@ -613,22 +667,58 @@ impl TreeState {
                 .remove(self.loaded.session.entries[a].id.as_str());
             cur = tree.parent.of(a);
         }
-        self.anchor = Some(id.to_string());
-        self.rebuild();
-        if self.selected_entry() != Some(i) && self.filter != Filter::All {
-            // Hidden by the filter: show everything, if that shows it (an
-            // assistant message of tool calls alone shows in no filter:
-            // then its nearest shown ancestor is selected).
-            let before = self.filter;
-            self.filter = Filter::All;
-            self.rebuild();
-            if self.selected_entry() != Some(i) {
-                self.filter = before;
-                self.rebuild();
+        self.detail_scroll = 0;
+        if self.show_entry(i) {
+            return OpenedAt::Entry;
+        }
+        let before = self.filter;
+        for f in [Filter::Default, Filter::All] {
+            if f != before {
+                self.filter = f;
+                if self.show_entry(i) {
+                    return OpenedAt::Filter(f);
+                }
             }
         }
-        self.detail_scroll = 0;
-        true
+        self.filter = before;
+        if let Some(r) = self.call_result_of(i) {
+            if self.show_entry(r) {
+                return OpenedAt::CallResult;
+            }
+        }
+        self.show_entry(i);
+        OpenedAt::Ancestor
+    }
+
+    /// Selects entry `i` (as the anchor) under the filter in force; true
+    /// when its own row is shown.
+    fn show_entry(&mut self, i: usize) -> bool {
+        self.anchor = Some(self.loaded.session.entries[i].id.clone());
+        self.rebuild();
+        self.selected_entry() == Some(i)
+    }
+
+    /// The row that shows a call of assistant message `i`: of the tool
+    /// results that follow it (each the child of the one before), the
+    /// first whose row holds the search, else the first.
+    fn call_result_of(&mut self, i: usize) -> Option<usize> {
+        let tree = &self.loaded.tree;
+        let entries = &self.loaded.session.entries;
+        let mut results = Vec::new();
+        let mut at = i;
+        while let Some(&c) = tree.children[at].first() {
+            if entries[c].role() != Some("toolResult") {
+                break;
+            }
+            results.push(c);
+            at = c;
+        }
+        let query = self.query.clone();
+        let holds = results
+            .iter()
+            .copied()
+            .find(|&r| !arbor_search::hits::match_ranges(&query, self.haystack(r)).is_empty());
+        holds.or_else(|| results.first().copied())
     }
 
     pub fn selected_entry(&self) -> Option<usize> {

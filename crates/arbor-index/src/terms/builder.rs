@@ -24,6 +24,13 @@ pub struct SegmentBuilder {
     /// Per [`SegmentBuilder::add`]: its file id and where its run of `log` ends.
     runs: Vec<(u32, u32)>,
     docs: usize,
+    /// The terms and postings it held when last encoded (the next one is
+    /// sized for as many).
+    terms_seen: usize,
+    log_seen: usize,
+    /// The slots `table` gets at the first add after an encode (it is
+    /// empty until then; see [`SegmentBuilder::sized_like`]).
+    table_slots: usize,
 }
 
 impl Default for SegmentBuilder {
@@ -35,6 +42,9 @@ impl Default for SegmentBuilder {
             log: Vec::new(),
             runs: Vec::new(),
             docs: 0,
+            terms_seen: 0,
+            log_seen: 0,
+            table_slots: 1024,
         }
     }
 }
@@ -87,6 +97,28 @@ pub(super) fn term_key(t: &[u8]) -> u64 {
     } else {
         0
     }
+}
+
+/// Whether two terms of the same length, over 8 bytes (whose keys are
+/// hashes), are the same: up to 16 bytes by two overlapping loads each,
+/// inline (a call to `memcmp` per found long term was a twentieth of a
+/// build of realistic sessions, whose tool output is paths and names).
+#[inline(always)]
+pub(super) fn same_long_term(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if !(8..=16).contains(&n) {
+        return a == b;
+    }
+    // One load each (in bounds: 8 <= n <= 16).
+    let at = |x: &[u8], i: usize| {
+        x.get(i..i + 8)
+            .and_then(|s| <[u8; 8]>::try_from(s).ok())
+            .map_or(0, u64::from_le_bytes)
+    };
+    at(a, 0) == at(b, 0) && at(a, n - 8) == at(b, n - 8)
 }
 
 /// Where a term's probe starts: every bit of the key reaches the low bits
@@ -161,6 +193,7 @@ impl SegmentBuilder {
     #[inline(always)]
     fn add_keyed<'a>(&mut self, file_id: u32, terms: impl Iterator<Item = (u64, usize, &'a [u8])>) {
         self.docs += 1;
+        self.ensure_table();
         let terms: Vec<(u64, &[u8])> = terms.map(|(k, _, t)| (k, t)).collect();
         let n = terms.len();
         let mut found = [u32::MAX; 2 * LOOKAHEAD];
@@ -207,6 +240,7 @@ impl SegmentBuilder {
     /// [`SegmentBuilder::add`], never both: their slots are keyed apart.
     pub fn add_pairs<'s>(&mut self, file_id: u32, keys: &[u64], side: impl Fn(u32) -> &'s [u8]) {
         self.docs += 1;
+        self.ensure_table();
         for &key in keys.iter().take(LOOKAHEAD) {
             self.prefetch(key, 0);
         }
@@ -278,7 +312,7 @@ impl SegmentBuilder {
             }
             if k == key
                 && len as usize == t.len() + 1
-                && (t.len() <= 8 || self.term(idx as usize) == t)
+                && (t.len() <= 8 || same_long_term(self.term(idx as usize), t))
             {
                 return idx;
             }
@@ -288,6 +322,14 @@ impl SegmentBuilder {
 
     fn grow(&mut self) {
         grow_table(&mut self.table);
+    }
+
+    /// Gives the table its slots, when an encode left it empty.
+    #[inline]
+    fn ensure_table(&mut self) {
+        if self.table.is_empty() {
+            self.table = vec![(0, 0, 0); self.table_slots.max(1024)];
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -311,9 +353,44 @@ impl SegmentBuilder {
             || (postings > POSTINGS_LIMIT && dictionary < postings / 4)
     }
 
-    /// Encodes and empties the builder.
+    /// Encodes and empties the builder, which is then ready for as much
+    /// again (see [`SegmentBuilder::sized_like`]).
     pub fn take(&mut self) -> Encoded {
         let mut b = std::mem::take(self);
+        let encoded = b.encode();
+        *self = SegmentBuilder::sized_like(&b);
+        encoded
+    }
+
+    /// An empty builder with room for what `was` held: a build's builders
+    /// fill up alike from one commit to the next, and one grown from a
+    /// table of 1,024 slots and empty buffers rehashed its table and
+    /// copied its buffers a dozen times per commit (a twentieth of a
+    /// build of realistic sessions). Nothing is written now: the table is
+    /// made at the first add (after the commit has stored and freed the
+    /// encoded segment, so the two never add up in the build's peak), and
+    /// the buffers' pages are touched as they fill.
+    fn sized_like(was: &SegmentBuilder) -> SegmentBuilder {
+        let terms = was.terms_seen;
+        SegmentBuilder {
+            table: Vec::new(),
+            table_slots: (terms * 2 + 1).next_power_of_two().max(1024),
+            arena: Vec::with_capacity(was.arena.capacity()),
+            starts: Vec::with_capacity(terms),
+            log: Vec::with_capacity(was.log_seen),
+            runs: Vec::with_capacity(was.runs.capacity()),
+            docs: 0,
+            terms_seen: 0,
+            log_seen: 0,
+        }
+    }
+
+    /// Encodes the builder's postings (leaving its buffers' capacities,
+    /// read by [`SegmentBuilder::sized_like`]).
+    fn encode(&mut self) -> Encoded {
+        let b = self;
+        b.terms_seen = b.starts.len();
+        b.log_seen = b.log.len();
         // The table only finds terms, and is the builder's biggest part (two
         // to four slots of 16 bytes a term): gone before the sort's lists
         // are made, a commit's peak at 100,000 sessions is ~30 MB lower.
@@ -349,7 +426,15 @@ impl SegmentBuilder {
                 .then_with(|| b.term(x.1 as usize).cmp(b.term(y.1 as usize)))
         });
         let order: Vec<u32> = keyed.into_iter().map(|(_, t)| t).collect();
-        let mut w = Writer::default();
+        // Sized at once: the dictionary exactly (each term and its `\n`),
+        // the postings at a byte and a half a posting (gaps of one or two
+        // bytes; a list that is longer as a bitmap is shorter).
+        let mut w = Writer::new(
+            Vec::with_capacity(b.arena.len() + n + 2),
+            Vec::with_capacity(ids.len() + ids.len() / 2 + 16),
+            Vec::with_capacity(4 * n + 4),
+            n,
+        );
         let mut sorted = Vec::new();
         for t in order {
             let list = &mut ids[bounds[t as usize] as usize..bounds[t as usize + 1] as usize];

@@ -72,6 +72,9 @@ pub(super) struct Writer<T, P, Q> {
     starts: Vec<u8>,
     n: usize,
     post_starts: Q,
+    /// One posting list's varints, put in one piece (a put per posting
+    /// was a call to copy one or two bytes).
+    scratch: Vec<u8>,
 }
 
 pub(super) type MemoryWriter = Writer<Vec<u8>, Vec<u8>, Vec<u8>>;
@@ -80,6 +83,16 @@ impl Default for MemoryWriter {
     fn default() -> Self {
         Writer::new(Vec::new(), Vec::new(), Vec::new(), 0)
     }
+}
+
+/// Appends `v` as a varint ([`varint`]'s bytes).
+#[inline]
+fn push_varint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
 }
 
 /// A varint's bytes: at most 5 for a `u32`.
@@ -108,6 +121,7 @@ impl<T: Sink, P: Sink, Q: Sink> Writer<T, P, Q> {
             starts,
             n: 0,
             post_starts,
+            scratch: Vec::new(),
         }
     }
 
@@ -148,13 +162,15 @@ impl<T: Sink, P: Sink, Q: Sink> Writer<T, P, Q> {
             self.put_postings(&bits);
             return;
         }
+        let mut list = std::mem::take(&mut self.scratch);
+        list.clear();
         let mut last = 0u32;
         for &id in ids {
-            let b = varint(id - last, &mut buf);
-            self.postings.put(b);
-            self.postings_len += b.len();
+            push_varint(&mut list, id - last);
             last = id;
         }
+        self.put_postings(&list);
+        self.scratch = list;
     }
 
     fn put_postings(&mut self, bytes: &[u8]) {
@@ -197,13 +213,13 @@ pub(crate) fn pack_starts(raw: &[u8]) -> Vec<u8> {
     let values = raw[4..]
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
-    let (mut last, mut buf) = (0u32, [0u8; 5]);
+    let mut last = 0u32;
     for (i, v) in values.enumerate() {
         if i == n {
             // The posting starts count from 0 again.
             last = 0;
         }
-        out.extend_from_slice(varint(v - last, &mut buf));
+        push_varint(&mut out, v - last);
         last = v;
     }
     out

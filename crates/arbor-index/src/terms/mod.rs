@@ -41,7 +41,7 @@ pub use tokens::distinct_tokens;
 mod tests {
     //! The word index as a whole: building, encoding, finding and merging.
 
-    use super::builder::term_key;
+    use super::builder::{same_long_term, term_key};
     use super::encoding::{
         bitmap_bytes, pack_starts, varint, varint_list_len, MemoryWriter, BITMAP_MARK,
     };
@@ -388,6 +388,59 @@ mod tests {
         assert_eq!(a.starts, b.starts);
         assert_eq!(a.postings, b.postings);
         assert_eq!(a.docs, b.docs);
+    }
+
+    /// Long terms (keyed by a hash) are the same only byte for byte: a
+    /// byte changed anywhere, at every length around the two loads' width.
+    #[test]
+    fn long_terms_are_equal_only_byte_for_byte() {
+        for n in 8..=40usize {
+            let a: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+            assert!(same_long_term(&a, &a.clone()), "{n}");
+            for i in 0..n {
+                let mut b = a.clone();
+                b[i] ^= 0x20;
+                assert!(!same_long_term(&a, &b), "{n} {i}");
+            }
+            assert!(!same_long_term(&a, &a[..n - 1]), "{n}");
+        }
+    }
+
+    /// A builder taken (encoded) is sized for as much again and then
+    /// encodes what it is given next exactly as a new builder does.
+    #[test]
+    fn a_builder_taken_encodes_the_next_segment_as_a_new_one() {
+        let docs = |round: u32| -> Vec<(u32, String)> {
+            (0..300u32)
+                .map(|i| {
+                    let text: String = (0..40u32)
+                        .map(|j| {
+                            format!(
+                                "w{}x{} averyveryverylongterm{} ",
+                                (i * 7 + j) % 97,
+                                round,
+                                j % 13
+                            )
+                        })
+                        .collect();
+                    (i + round * 1000, text)
+                })
+                .collect()
+        };
+        let mut reused = SegmentBuilder::default();
+        for round in 0..3 {
+            let mut fresh = SegmentBuilder::default();
+            for (id, text) in docs(round) {
+                reused.add(id, distinct_tokens(&text));
+                fresh.add(id, distinct_tokens(&text));
+            }
+            let (a, b) = (reused.take(), fresh.take());
+            assert_eq!(a.terms, b.terms, "round {round}");
+            assert_eq!(a.starts, b.starts, "round {round}");
+            assert_eq!(a.postings, b.postings, "round {round}");
+            assert_eq!(a.docs, b.docs, "round {round}");
+            assert!(reused.is_empty());
+        }
     }
 
     #[test]

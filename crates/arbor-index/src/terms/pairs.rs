@@ -133,8 +133,13 @@ pub(super) fn radix_sort(v: &mut Vec<u64>, spare: &mut Vec<u64>) {
             c[(k >> (8 * d)) as usize & 0xff] += 1;
         }
     }
-    spare.clear();
-    spare.resize(v.len(), 0);
+    // Every slot is written before it is read: only new room is zeroed
+    // (zeroing the whole spare again was a pass over it per compaction).
+    if spare.len() < v.len() {
+        spare.resize(v.len(), 0);
+    } else {
+        spare.truncate(v.len());
+    }
     for (c, &d) in counts.iter_mut().zip(digits) {
         if c.iter().any(|&n| n as usize == v.len()) {
             continue;
@@ -204,11 +209,17 @@ impl PairSet {
     }
 
     /// Empties the set, keeping its log's memory up to the first cap.
+    /// A bigger log is let go and a new one taken rather than shrunk:
+    /// `shrink_to` reallocates, which copies the cap's worth of bytes that
+    /// are no longer wanted (2 MB twice per file with many pairs).
     pub fn clear(&mut self) {
+        if self.log.capacity() > PAIR_LOG_CAP {
+            self.log = Vec::with_capacity(PAIR_LOG_CAP);
+        }
+        if self.spare.capacity() > PAIR_LOG_CAP {
+            self.spare = Vec::new();
+        }
         self.log.clear();
-        self.log.shrink_to(PAIR_LOG_CAP);
-        self.spare.clear();
-        self.spare.shrink_to(PAIR_LOG_CAP);
         self.sorted = 0;
         self.cap = PAIR_LOG_CAP;
     }

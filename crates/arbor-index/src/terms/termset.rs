@@ -1,6 +1,6 @@
 //! The distinct words of a file's text, each numbered once.
 
-use super::builder::{grow_table, term_key, term_slot};
+use super::builder::{grow_table, same_long_term, term_key, term_slot};
 
 /// A set of distinct terms, gathered one at a time (a file's words of one
 /// part): an arena of their bytes and an open-addressing table keyed as in
@@ -63,7 +63,7 @@ impl TermSet {
                 }
                 return Some(n);
             }
-            if k == key && tl == len + 1 && (len <= 8 || self.term(n) == t) {
+            if k == key && tl == len + 1 && (len <= 8 || same_long_term(self.term(n), t)) {
                 return Some(n);
             }
             i = (i + 1) & mask;
@@ -98,12 +98,16 @@ impl TermSet {
     }
 
     /// [`TermSet::into_parts`], leaving the set empty but its table
-    /// allocated, sized for as many terms as it held (see [`reset_table`]).
+    /// allocated, sized for as many terms as it held (see [`reset_table`]),
+    /// and room for as many bytes and terms again: the parts are handed
+    /// away, and a set grown from nothing for each file reallocated (and
+    /// copied) its arena a dozen times per file.
     pub fn take_parts(&mut self) -> (Vec<u8>, Vec<(u32, u32)>) {
         reset_table(&mut self.table, self.ranges.len());
+        let (bytes, terms) = (self.arena.len(), self.ranges.len());
         (
-            std::mem::take(&mut self.arena),
-            std::mem::take(&mut self.ranges),
+            std::mem::replace(&mut self.arena, Vec::with_capacity(bytes)),
+            std::mem::replace(&mut self.ranges, Vec::with_capacity(terms)),
         )
     }
 }

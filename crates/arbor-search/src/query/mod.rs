@@ -6,17 +6,20 @@
 //! - `term`: one term, what it matches and how much it scores;
 //! - `filter`: the `key:value` conditions on a row;
 //! - `fuzzy`: a word's compact fuzzy match in a short field;
-//! - `rank`: the rows a query keeps, best first.
+//! - `rank`: the rows a query keeps, best first;
+//! - `relevance`: Atomic's order of the sessions matched.
 
 mod filter;
 mod fuzzy;
 mod parse;
 mod rank;
+mod relevance;
 mod term;
 
 pub use filter::Filter;
 pub use fuzzy::{compact_limit, new_matcher, Fuzzy, Span};
 pub use rank::{rank, rank_order, rank_order_visiting, rank_with_index};
+pub use relevance::{atomic_score, relevance};
 pub use term::{tier_score, word_key, Term, Tiers};
 
 use nucleo_matcher::{Matcher, Utf32Str};
@@ -58,7 +61,8 @@ pub const MAX_TERMS: usize = 32;
 /// Words shorter than this (in characters) are not looked up in message
 /// bodies: as a substring they match nearly every transcript, so they would
 /// filter nothing and cost a pass over the whole store. They still match the
-/// short fields (fuzzily, or as a substring).
+/// short fields (fuzzily, or as a substring). A Chinese, Japanese or
+/// Korean word is looked up whatever its length (see `term::is_cjk`).
 pub const MIN_BODY_WORD: usize = 3;
 
 impl Query {
@@ -130,6 +134,13 @@ impl Query {
             total = total.saturating_add(s);
         }
         Some(total)
+    }
+
+    /// What a session `doc` that the query matched with arbor's `score`
+    /// ([`Query::score_with`], [`crate::Scorer::score`]) is listed by,
+    /// highest first: Atomic's relevance order (see [`relevance`]).
+    pub fn rank_score(&self, doc: &SearchDoc, score: u32) -> u32 {
+        relevance(atomic_score(self, doc), score)
     }
 
     /// Character positions in `text` to highlight.
@@ -327,6 +338,13 @@ mod tests {
         assert!(!matches("ox", &d));
         assert!(matches("\"ox\"", &d));
         assert!(matches("ox ", &doc("ox", "")));
+        // A word of one or two CJK characters is a whole word: it looks at
+        // the bodies, and the two characters apart do not match.
+        let d = doc("x", "我已经修复了解析器 and バグ");
+        assert!(matches("修复", &d));
+        assert!(matches("修", &d));
+        assert!(matches("バグ", &d));
+        assert!(!matches("修析", &doc("x", "修 复 解析")));
     }
 
     #[test]

@@ -42,7 +42,8 @@ pub fn rank_with_index(
         .collect()
 }
 
-/// Which of `n` rows `query` keeps, best first, then the most recent (by
+/// Which of `n` rows `query` keeps, best first ([`Query::rank_score`]:
+/// Atomic's relevance order), then the most recent (by
 /// the document's time), ties in the order given; `row(i)` is row `i`'s
 /// document and path (for its body hits), `None` for a row to leave out.
 /// Every row, in order, for a query without conditions.
@@ -93,7 +94,7 @@ pub fn rank_order_visiting<'a>(
         });
         query
             .score_with(&doc, fz, bits)
-            .map(|s| (s, doc.facts.modified_ms))
+            .map(|s| (query.rank_score(&doc, s), doc.facts.modified_ms))
     };
     let scored: Vec<Option<(u32, i64)>> = match visit.filter(|v| v.len() == n) {
         None => (0..n).into_par_iter().map_init(Fuzzy::new, score).collect(),

@@ -37,7 +37,10 @@ impl Term {
     /// index answers it; see the index's `Index::search`).
     pub fn searches_body(&self) -> bool {
         match self {
-            Term::Word { lower, .. } => lower.chars().count() >= MIN_BODY_WORD,
+            Term::Word { lower, .. } => {
+                lower.chars().count() >= MIN_BODY_WORD
+                    || (!lower.is_empty() && lower.chars().all(is_cjk))
+            }
             Term::Phrase(_) | Term::Regex(_) => true,
         }
     }
@@ -124,7 +127,7 @@ impl Term {
 
     /// The first match of the term in `norm` (normalized text of one
     /// part), as a byte range; words shorter than [`MIN_BODY_WORD`] never
-    /// match bodies.
+    /// match bodies, unless they are Chinese, Japanese or Korean ([`is_cjk`]).
     pub fn find_in(&self, norm: &str) -> Option<std::ops::Range<usize>> {
         match self {
             Term::Word { lower, finder, .. } => {
@@ -216,6 +219,24 @@ impl Term {
             _ => None,
         }
     }
+}
+
+/// Whether `c` is a Han character, kana or Hangul: in Chinese, Japanese
+/// and Korean a word of one or two such characters is a whole word (`修复`,
+/// `バグ`), not the letter or two of a Latin word that is in nearly every
+/// transcript, so such words search the bodies too (docs/search.md).
+pub fn is_cjk(c: char) -> bool {
+    matches!(c,
+        '\u{1100}'..='\u{11FF}'       // Hangul jamo
+        | '\u{3040}'..='\u{30FF}'     // Hiragana, Katakana
+        | '\u{3130}'..='\u{318F}'     // Hangul compatibility jamo
+        | '\u{31F0}'..='\u{31FF}'     // Katakana extensions
+        | '\u{3400}'..='\u{4DBF}'     // Han extension A
+        | '\u{4E00}'..='\u{9FFF}'     // Han
+        | '\u{AC00}'..='\u{D7AF}'     // Hangul syllables
+        | '\u{F900}'..='\u{FAFF}'     // Han compatibility
+        | '\u{FF66}'..='\u{FF9F}'     // halfwidth Katakana
+        | '\u{20000}'..='\u{3134F}') // Han extensions B–G
 }
 
 /// Per rank of part (conversation text, tool calls, tool output and

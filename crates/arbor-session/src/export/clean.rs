@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 
+use crate::escapes::strip_escapes;
 use crate::render::is_unsafe;
 
 /// Text with terminal escape sequences removed and the other characters the
@@ -14,6 +15,7 @@ pub(crate) fn clean_text(s: &str) -> Cow<'_, str> {
     if !needs {
         return Cow::Borrowed(s);
     }
+    let s = strip_escapes(s);
     let mut out = String::with_capacity(s.len());
     let mut it = s.chars().peekable();
     while let Some(c) = it.next() {
@@ -22,41 +24,6 @@ pub(crate) fn clean_text(s: &str) -> Cow<'_, str> {
             '\r' => {
                 if it.peek() != Some(&'\n') {
                     out.push('\n');
-                }
-            }
-            '\u{1b}' => match it.peek() {
-                // CSI: parameters and intermediates, then one final byte.
-                Some('[') => {
-                    it.next();
-                    for c in it.by_ref() {
-                        if ('\u{40}'..='\u{7e}').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-                // OSC, DCS, SOS, PM, APC: up to BEL or ST (ESC \).
-                Some(']' | 'P' | 'X' | '^' | '_') => {
-                    it.next();
-                    while let Some(c) = it.next() {
-                        if c == '\u{7}' || c == '\u{9c}' {
-                            break;
-                        }
-                        if c == '\u{1b}' && it.peek() == Some(&'\\') {
-                            it.next();
-                            break;
-                        }
-                    }
-                }
-                Some(_) => {
-                    it.next();
-                }
-                None => {}
-            },
-            '\u{9b}' => {
-                for c in it.by_ref() {
-                    if ('\u{40}'..='\u{7e}').contains(&c) {
-                        break;
-                    }
                 }
             }
             c if is_unsafe(c) => {}
@@ -93,6 +60,8 @@ mod tests {
     fn clean_text_drops_escapes_and_controls() {
         let s = "a\x1b[31mred\x1b[0m b\x1b]0;title\x07c\r\nd\re\u{202e}f\u{9b}2Jg\x00h";
         assert_eq!(clean_text(s), "ared bc\nd\nefgh");
+        let s = "x\x1bP1$r\x1b\\y\u{9f}apc\u{9c}z\x1b_k\x07\u{85}!";
+        assert_eq!(clean_text(s), "xyz!");
         assert!(matches!(clean_text("plain\ttext\n"), Cow::Borrowed(_)));
     }
 }

@@ -65,6 +65,13 @@ pub struct UsageBucket {
     pub cache_read: u64,
     pub cache_write: u64,
     pub cost: f64,
+    /// Replies copied into this session by a fork (docs/cli.md, "Labels
+    /// and usage"): in a session with a parent session, those older than
+    /// its header. The parent holds the same replies, so a report that
+    /// counts the parent leaves these out (each reply's money is spent
+    /// once).
+    #[serde(default)]
+    pub copied: bool,
 }
 
 /// A label in effect, with what shows it: for `arbor labels` and the
@@ -139,8 +146,9 @@ pub struct UsageFigures {
 pub const HOUR_MS: i64 = 3_600_000;
 
 impl Usage {
-    /// Counts one assistant message of `model` at `ms`.
-    pub fn add(&mut self, model: &str, ms: i64, f: UsageFigures) {
+    /// Counts one assistant message of `model` at `ms`, `copied` from the
+    /// parent session or not (see [`UsageBucket::copied`]).
+    pub fn add(&mut self, model: &str, ms: i64, f: UsageFigures, copied: bool) {
         let hour = ms.div_euclid(HOUR_MS);
         let m = match self.models.iter().position(|x| x == model) {
             Some(m) => m as u32,
@@ -154,13 +162,14 @@ impl Usage {
         let b = match self
             .buckets
             .iter()
-            .rposition(|b| b.model == m && b.hour == hour)
+            .rposition(|b| b.model == m && b.hour == hour && b.copied == copied)
         {
             Some(b) => &mut self.buckets[b],
             None => {
                 self.buckets.push(UsageBucket {
                     model: m,
                     hour,
+                    copied,
                     ..Default::default()
                 });
                 let last = self.buckets.len() - 1;
@@ -543,10 +552,10 @@ mod tests {
             cache_write: 4,
             cost: c,
         };
-        u.add("m1", 10, f(0.5));
-        u.add("m1", HOUR_MS - 1, f(0.25));
-        u.add("m2", HOUR_MS, f(1.0));
-        u.add("m1", -1, f(1.0));
+        u.add("m1", 10, f(0.5), false);
+        u.add("m1", HOUR_MS - 1, f(0.25), false);
+        u.add("m2", HOUR_MS, f(1.0), false);
+        u.add("m1", -1, f(1.0), false);
         assert_eq!(u.models, vec!["m1", "m2"]);
         let b: Vec<(u32, i64, u64, f64)> = u
             .buckets

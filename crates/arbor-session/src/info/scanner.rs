@@ -362,8 +362,12 @@ impl InfoScanner {
                     .or(i.newest_message_ms)
                     .or(i.header_ms)
                     .unwrap_or_default();
+                // A fork copies its parent's replies, times and all; the
+                // ones it made itself come after its header's time.
+                let copied = i.parent_session_path.is_some()
+                    && matches!((ms, i.header_ms), (Some(m), Some(h)) if m < h);
                 i.usage
-                    .add(model.as_deref().unwrap_or(""), at, figures.summed());
+                    .add(model.as_deref().unwrap_or(""), at, figures.summed(), copied);
             }
         } else if raw_is(p.ty, "session_info") {
             if let Some(n) = raw_str(p.name) {

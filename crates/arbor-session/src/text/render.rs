@@ -5,19 +5,29 @@ use serde_json::Value;
 
 use crate::entry::Entry;
 
-/// Makes untrusted text safe and single-line: control characters (C0, DEL,
-/// C1) and bidi overrides become spaces, so no escape sequence reaches the
-/// terminal and no row can be visually reordered.
+/// Makes untrusted text safe and single-line: terminal escape sequences
+/// are removed whole (`escapes::strip_escapes`: what a terminal would hide),
+/// and the control characters left (C0, DEL, C1, newlines and tabs) and
+/// bidi controls become spaces, so no escape sequence reaches the terminal
+/// and no row can be visually reordered. Every piece of session text drawn
+/// or printed goes through this or [`sanitize_block`].
 pub fn sanitize_line(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        out.push(if is_unsafe(c) { ' ' } else { c });
-    }
-    out
+    replace_controls(&crate::escapes::strip_escapes(s))
+}
+
+/// `s` with every control character and bidi control as a space, and
+/// nothing removed: for a file name or a value printed for a script, where
+/// what is shown must still say which file it is (`--p [41m--`), not what
+/// a terminal would have drawn of it.
+pub fn replace_controls(s: &str) -> String {
+    s.chars()
+        .map(|c| if is_unsafe(c) { ' ' } else { c })
+        .collect()
 }
 
 /// Like `sanitize_line` but keeps newlines (for multi-line panes).
 pub fn sanitize_block(s: &str) -> String {
+    let s = crate::escapes::strip_escapes(s);
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -524,6 +534,10 @@ mod tests {
         let s = sanitize_line("a\x1b]0;title\x07b\x1b[31mred\r\n\u{202e}x\u{9b}");
         assert!(!s.chars().any(|c| c.is_control()));
         assert!(!s.contains('\u{202e}'));
-        assert!(s.contains("red"));
+        assert_eq!(s, "abred   x");
+        assert_eq!(
+            sanitize_block("\x1b[32m✓\x1b[39m ok\n\x1b]0;t\x07\u{7}z"),
+            "✓ ok\n z"
+        );
     }
 }

@@ -341,6 +341,12 @@ pub fn write_new(
         .map_err(Error::FillFile)
 }
 
+/// Creates the folder `path` and those above it that are missing (where
+/// `arbor man --dir` writes its pages).
+pub fn create_folders(path: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(path)
+}
+
 /// Writes `bytes` to `path` (creating its folders) and dates it
 /// `modified` when it can (a copy dated now would look live). A symlink
 /// at `path` is not followed (the open fails).
@@ -415,8 +421,39 @@ pub fn trash(path: &Path) -> Result<(), trash::Error> {
     let result = trash::delete(path);
     if result.is_err() {
         remove_refused_placeholders(path, &before);
+    } else {
+        trash_companions(&[path]);
     }
     result
+}
+
+/// The folder a session keeps beside its file, named as the file less
+/// `.jsonl` (Claude Code's `<id>/subagents/` and `<id>/tool-results/`),
+/// when there is one: it goes to the trash and comes back with its
+/// session, or its sub-agent runs would be listed as sessions of their own
+/// with the session gone. A symlink is not followed.
+pub fn companion_dir(path: &Path) -> Option<PathBuf> {
+    let dir = companion_path(path)?;
+    std::fs::symlink_metadata(&dir)
+        .is_ok_and(|m| m.is_dir())
+        .then_some(dir)
+}
+
+/// Where [`companion_dir`] of `path` would be.
+fn companion_path(path: &Path) -> Option<PathBuf> {
+    (path.extension()? == "jsonl").then(|| path.with_extension(""))
+}
+
+/// The companion folders of sessions just moved to the trash, in one call
+/// (one by one when it fails). A folder the trash refuses stays: its
+/// session is in the trash all the same.
+fn trash_companions(moved: &[&Path]) {
+    let dirs: Vec<PathBuf> = moved.iter().filter_map(|p| companion_dir(p)).collect();
+    if !dirs.is_empty() && trash::delete_all(&dirs).is_err() {
+        for d in dirs.iter().filter(|d| d.exists()) {
+            let _ = trash::delete(d);
+        }
+    }
 }
 
 /// After a move of `path` was refused: the placeholders it left in the
@@ -459,17 +496,22 @@ pub fn trash_many(paths: &[PathBuf]) -> Vec<Result<(), trash::Error>> {
             }
         }
     }
-    paths
+    let mut companions_of: Vec<&Path> = Vec::new();
+    let results = paths
         .iter()
         .zip(present)
         .map(|(p, here)| {
             if here && (all_moved || std::fs::symlink_metadata(p).is_err()) {
+                companions_of.push(p);
                 Ok(())
             } else {
+                // Moves its companion itself.
                 trash(p)
             }
         })
-        .collect()
+        .collect();
+    trash_companions(&companions_of);
+    results
 }
 
 /// The names the home trash has taken for a file named as `path` is
@@ -573,10 +615,17 @@ pub(crate) fn restore_many(
     where_trash_restores!({
         use std::collections::{HashMap, HashSet};
         let resolved: Vec<Option<PathBuf>> = paths.iter().map(|p| resolved(p)).collect();
+        // Each session's companion folder comes back with it.
+        let companions: Vec<PathBuf> = paths
+            .iter()
+            .chain(resolved.iter().flatten())
+            .filter_map(|p| companion_path(p))
+            .collect();
         let wanted: HashSet<&Path> = paths
             .iter()
             .map(PathBuf::as_path)
             .chain(resolved.iter().flatten().map(PathBuf::as_path))
+            .chain(companions.iter().map(PathBuf::as_path))
             .collect();
         let mut newest: HashMap<PathBuf, trash::TrashItem> = HashMap::new();
         for item in trash::os_limited::list().map_err(RestoreError::Trash)? {
@@ -597,7 +646,18 @@ pub(crate) fn restore_many(
             .map(
                 |(p, r)| match newest.remove(p).or_else(|| newest.remove(r.as_ref()?)) {
                     Some(item) => {
-                        trash::os_limited::restore_all([item]).map_err(RestoreError::Trash)
+                        trash::os_limited::restore_all([item]).map_err(RestoreError::Trash)?;
+                        let companion = [Some(p), r.as_ref()]
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|p| companion_path(p))
+                            .find_map(|c| newest.remove(&c));
+                        // A folder standing in its place keeps it in the
+                        // trash: the session is back all the same.
+                        if let Some(c) = companion {
+                            let _ = trash::os_limited::restore_all([c]);
+                        }
+                        Ok(())
                     }
                     None => Err(RestoreError::NotInTrash),
                 },

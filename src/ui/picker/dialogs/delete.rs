@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 
 use super::{confirm, first_and_rest};
 use crate::ui::app::{Effect, Outcome};
-use crate::ui::keymap::{bind, ch, ctrl, key, Answer, Keymap, CONFIRM};
+use crate::ui::keymap::{bind, ch, ctrl, key, Answer, Keymap, CANCEL_ID, CONFIRM, QUIT_ID};
 use crate::ui::picker::keys::{Action, KEYS};
 use crate::ui::picker::state::{
     Dialog, PickerState, StatusKind, LIVE_WINDOW_MS, PERMANENT_GUARD_MS,
@@ -19,25 +19,35 @@ use crate::ui::text::{sanitize_line, truncate, wrap_styled};
 use crate::ui::theme::Theme;
 
 /// While the trash works: only Ctrl+C (quit) is a key.
-pub const TRASHING_KEYS: Keymap<Answer> = Keymap(&[bind(&[(ctrl('c'), Answer::No)], "quit arbor")]);
+pub const TRASHING_KEYS: Keymap<Answer> = Keymap(&[bind(
+    &[(ctrl('c').as_id(QUIT_ID), Answer::No)],
+    "quit arbor",
+)]);
 
 /// The permanent-delete question: `y`, typed on purpose, deletes; Enter
 /// is not an answer (it was likely meant for the question before).
 pub const PERMANENT_KEYS: Keymap<Answer> = Keymap(&[
     bind(
-        &[(ch('y'), Answer::Yes), (ch('Y').quiet(), Answer::Yes)],
+        &[
+            (ch('y').as_id(FOREVER_ID), Answer::Yes),
+            (ch('Y').quiet().as_id(FOREVER_ID), Answer::Yes),
+        ],
         "delete it forever",
     ),
     bind(
         &[
-            (key(KeyCode::Esc), Answer::No),
-            (ch('n').quiet(), Answer::No),
-            (ch('N').quiet(), Answer::No),
-            (ctrl('c').quiet(), Answer::No),
+            (key(KeyCode::Esc).as_id(CANCEL_ID), Answer::No),
+            (ch('n').quiet().as_id(KEEP_ID), Answer::No),
+            (ch('N').quiet().as_id(KEEP_ID), Answer::No),
+            (ctrl('c').quiet().as_id(CANCEL_ID), Answer::No),
         ],
         "keep it",
     ),
 ]);
+
+/// The permanent-delete question's own answers.
+const FOREVER_ID: &str = "arbor.picker.deleteForever";
+const KEEP_ID: &str = "arbor.picker.keep";
 
 /// `1 session`, `12 sessions`.
 pub fn sessions(n: usize) -> String {

@@ -9,7 +9,9 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
 use crate::ui::app::{App, Effect, Outcome, Step};
-use crate::ui::keymap::{bind, ctrl, key, Keymap};
+use crate::ui::keymap::{
+    bind, ctrl, key, Keymap, Named, CANCEL_ID, CONFIRM_ID, FIRST_ID, LAST_ID, QUIT_ID,
+};
 use crate::ui::picker::state::{Dialog, PickerState, Scope};
 use crate::ui::text::{fit, sanitize_line, truncate, width};
 use crate::ui::theme::Theme;
@@ -28,6 +30,22 @@ pub enum LabelAction {
     Open,
     Close,
     Quit,
+}
+
+impl Named for LabelAction {
+    fn id(&self) -> Option<&'static str> {
+        Some(match self {
+            LabelAction::Up => "tui.select.up",
+            LabelAction::Down => "tui.select.down",
+            LabelAction::PageUp => "tui.select.pageUp",
+            LabelAction::PageDown => "tui.select.pageDown",
+            LabelAction::First => FIRST_ID,
+            LabelAction::Last => LAST_ID,
+            LabelAction::Open => CONFIRM_ID,
+            LabelAction::Close => CANCEL_ID,
+            LabelAction::Quit => QUIT_ID,
+        })
+    }
 }
 
 pub const LABEL_KEYS: Keymap<LabelAction> = Keymap(&[
@@ -49,7 +67,8 @@ pub const LABEL_KEYS: Keymap<LabelAction> = Keymap(&[
     bind(
         &[
             (key(KeyCode::Esc), LabelAction::Close),
-            (ctrl('l'), LabelAction::Close),
+            // The key that opened it (the picker's).
+            (ctrl('l').as_id("arbor.picker.labels"), LabelAction::Close),
         ],
         "close",
     ),
@@ -153,7 +172,10 @@ pub fn render(
             theme.dim(),
         ))),
         Some([]) => lines.push(Line::from(Span::styled(
-            "  No labels in these sessions (shift+l in the tree sets one)",
+            format!(
+                "  No labels in these sessions ({} in the tree sets one)",
+                crate::ui::tree::KEYS.keys_of(&[crate::ui::tree::Action::Label])
+            ),
             theme.dim(),
         ))),
         Some(v) => {

@@ -29,7 +29,8 @@ pub fn update(app: &mut App, ev: AppEvent) -> Step {
         AppEvent::Key(k) if k.kind != KeyEventKind::Release => keys::on_key(app, k).into(),
         AppEvent::Key(_) => Step::none(),
         AppEvent::Paste(text) => keys::on_paste(&mut app.picker, &text).into(),
-        AppEvent::Mouse(m) => keys::on_mouse(app, m).into(),
+        AppEvent::Mouse(m) => keys::on_mouse(app, m, false).into(),
+        AppEvent::DoubleClick(m) => keys::on_mouse(app, m, true).into(),
         AppEvent::Resize(..) => Step::redraw(Vec::new()),
         AppEvent::Tick(now) => on_tick(app, now),
         other => on_result(&mut app.picker, &app.store, other),
@@ -112,8 +113,10 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
         AppEvent::Key(_)
         | AppEvent::Paste(_)
         | AppEvent::Mouse(_)
+        | AppEvent::DoubleClick(_)
         | AppEvent::Resize(..)
         | AppEvent::Tick(_)
+        | AppEvent::Keys(_)
         | AppEvent::TreeLoaded { .. }
         | AppEvent::Exported(_)
         | AppEvent::TreeSearchText { .. }

@@ -59,9 +59,21 @@ pub fn trashed(p: &mut PickerState, path: PathBuf, result: Result<(), String>) -
     }
     match result {
         Ok(()) => {
+            // Kept, as a batch's rows are, for Ctrl+Z to list and select
+            // at once.
+            if let Some(i) = p.row_index(&path) {
+                let row = p.list.rows[i].clone();
+                p.trash.rows.insert(path.clone(), row);
+            }
             p.remove_keeping_place(&path);
             p.trash.batches.push(vec![path]);
-            p.set_status(StatusKind::Success, "Session moved to trash · ctrl+z undo");
+            p.set_status(
+                StatusKind::Success,
+                format!(
+                    "Session moved to trash · {} undo",
+                    KEYS.keys_of(&[Action::Undo])
+                ),
+            );
         }
         Err(reason) => {
             p.flash.status = None;
@@ -184,20 +196,45 @@ pub fn restored_batch(
             ),
         ),
     }
-    let back: Vec<Row> = restored
-        .iter()
-        .filter_map(|x| p.trash.rows.remove(x))
-        .collect();
-    let mut fx = Vec::new();
-    if !back.is_empty() {
-        p.upsert(back);
-        p.recompute();
-        fx.extend(search_again(p));
-    }
+    let mut fx = list_restored(p, restored);
     fx.push(Effect::Rescan(
         restored.iter().map(|x| store.session_file(x)).collect(),
     ));
     Step::redraw(fx)
+}
+
+/// The rows of sessions back from the trash listed again, and the
+/// selection on the one the list shows first: the undo returns to what
+/// was deleted, not to wherever the selection moved after it.
+fn list_restored(p: &mut PickerState, restored: &[PathBuf]) -> Vec<Effect> {
+    let back: Vec<Row> = restored
+        .iter()
+        .filter_map(|x| p.trash.rows.remove(x))
+        .collect();
+    if back.is_empty() {
+        return Vec::new();
+    }
+    let ids: HashSet<String> = back.iter().map(|r| r.id().to_owned()).collect();
+    p.upsert(back);
+    p.recompute();
+    // By session id: the row listed for it (its path is the one it had).
+    let first = p
+        .list
+        .visible
+        .iter()
+        .position(|v| ids.contains(p.list.rows[v.idx].id()));
+    let again = search_again(p);
+    match first {
+        Some(pos) => p.user_select_pos(pos),
+        // Listed once the query's answer comes: held there by path.
+        None => {
+            if let Some(path) = restored.first() {
+                p.hold_selection();
+                p.selection.selected = Some(path.clone());
+            }
+        }
+    }
+    again.into_iter().collect()
 }
 
 pub fn deleted_batch(
@@ -246,7 +283,9 @@ pub fn restored(
     match result {
         Ok(()) => {
             p.set_status(StatusKind::Success, "Session restored from trash");
-            return Step::redraw(vec![Effect::Rescan(vec![store.session_file(path)])]);
+            let mut fx = list_restored(p, &[path.to_path_buf()]);
+            fx.push(Effect::Rescan(vec![store.session_file(path)]));
+            return Step::redraw(fx);
         }
         Err(e) => p.set_status(StatusKind::Error, format!("Undo failed: {e}")),
     }

@@ -63,7 +63,8 @@ fn title_line(p: &PickerState, theme: &Theme, w: usize) -> Line<'static> {
     Line::from(line)
 }
 
-/// The title line's right-hand part: scope, name filter, sort.
+/// The title line's right-hand part: scope, name filter, sort (their
+/// labels in Atomic's `muted`, the choices in `accent`).
 fn toggles(p: &PickerState, theme: &Theme) -> Vec<Span<'static>> {
     let mut right: Vec<Span> = Vec::new();
     if let Some((done, total)) = p.progress.loading {
@@ -73,19 +74,19 @@ fn toggles(p: &PickerState, theme: &Theme) -> Vec<Span<'static>> {
         } else {
             format!("Loading {done}/{total}")
         };
-        right.push(Span::styled("○ Current Folder | ", theme.dim()));
+        right.push(Span::styled("○ Current Folder | ", theme.muted()));
         right.push(Span::styled(progress, theme.accent()));
     } else {
-        let on = |yes: bool| if yes { theme.accent() } else { theme.dim() };
+        let on = |yes: bool| if yes { theme.accent() } else { theme.muted() };
         let (cur, all) = match p.settings.scope {
             Scope::Current => ("◉ Current Folder", "○ All"),
             Scope::All => ("○ Current Folder", "◉ All"),
         };
         right.push(Span::styled(cur, on(p.settings.scope == Scope::Current)));
-        right.push(Span::styled(" | ", theme.dim()));
+        right.push(Span::styled(" | ", theme.muted()));
         right.push(Span::styled(all, on(p.settings.scope == Scope::All)));
     }
-    right.push(Span::styled("  Name: ", theme.dim()));
+    right.push(Span::styled("  Name: ", theme.muted()));
     right.push(Span::styled(
         if p.settings.named_only {
             "Named"
@@ -94,7 +95,7 @@ fn toggles(p: &PickerState, theme: &Theme) -> Vec<Span<'static>> {
         },
         theme.accent(),
     ));
-    right.push(Span::styled("  Sort: ", theme.dim()));
+    right.push(Span::styled("  Sort: ", theme.muted()));
     right.push(Span::styled(p.settings.sort.label(), theme.accent()));
     right
 }
@@ -118,13 +119,13 @@ fn notes_line(p: &PickerState, theme: &Theme) -> Line<'static> {
                 KEYS.hint(&[Action::Delete], "delete them"),
                 KEYS.hint(&[Action::Unmark], "clear")
             ),
-            theme.dim(),
+            theme.muted(),
         ));
     }
     if let Some((done, total)) = p.progress.indexing {
         notes.push(Span::styled(
             format!("Indexing {done}/{total}"),
-            theme.dim(),
+            theme.muted(),
         ));
     }
     // Never an incomplete answer shown as complete (see `search_bodies`).
@@ -136,7 +137,7 @@ fn notes_line(p: &PickerState, theme: &Theme) -> Line<'static> {
         notes.push(Span::styled(text, theme.warning()));
     }
     if let Some(n) = &p.flash.note {
-        notes.push(Span::styled(sanitize_line(n), theme.dim()));
+        notes.push(Span::styled(sanitize_line(n), theme.muted()));
     }
     if p.settings.show_internal {
         notes.push(Span::styled("Internal: shown", theme.warning()));
@@ -144,7 +145,7 @@ fn notes_line(p: &PickerState, theme: &Theme) -> Line<'static> {
     let mut spans = Vec::new();
     for (i, n) in notes.into_iter().enumerate() {
         if i > 0 {
-            spans.push(Span::styled(" · ", theme.dim()));
+            spans.push(Span::styled(" · ", theme.muted()));
         }
         spans.push(n);
     }

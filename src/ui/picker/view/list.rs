@@ -20,14 +20,19 @@ use arbor_util::age;
 
 /// Atomic's texts, which depend on the filters only (a query that matches
 /// nothing gets the same hint as an empty folder).
-fn empty_text(p: &PickerState) -> &'static str {
+fn empty_text(p: &PickerState) -> String {
+    use crate::ui::picker::keys::{Action, KEYS};
+    let (scope, named) = (
+        KEYS.keys_of(&[Action::Scope]),
+        KEYS.keys_of(&[Action::Named]),
+    );
     match (p.settings.named_only, p.settings.scope) {
-        (false, Scope::Current) => "No sessions in current folder. tab view all.",
-        (false, Scope::All) => "No sessions found",
+        (false, Scope::Current) => format!("No sessions in current folder. {scope} view all."),
+        (false, Scope::All) => "No sessions found".into(),
         (true, Scope::Current) => {
-            "No named sessions in current folder. ctrl+n show all · tab view all."
+            format!("No named sessions in current folder. {named} show all · {scope} view all.")
         }
-        (true, Scope::All) => "No named sessions found. Press ctrl+n to show all.",
+        (true, Scope::All) => format!("No named sessions found. Press {named} to show all."),
     }
 }
 
@@ -82,9 +87,9 @@ fn render_empty(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
     // Rows still loading may be this list's (the current folder's
     // come among the others': on a first run, after seconds).
     let text = if p.query_active() && p.search.incomplete.is_some() {
-        "No sessions found (search incomplete)"
+        "No sessions found (search incomplete)".to_string()
     } else if p.progress.loading.is_some() && p.search.parsed.error().is_none() {
-        "Loading sessions…"
+        "Loading sessions…".to_string()
     } else {
         empty_text(p)
     };

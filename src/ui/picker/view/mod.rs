@@ -61,17 +61,23 @@ pub fn preview_visible(p: &PickerState, width: u16) -> bool {
     p.settings.preview_on.unwrap_or(width >= PREVIEW_MIN_WIDTH) && width >= 60
 }
 
-pub fn render(f: &mut Frame, app: &App, theme: &Theme) {
-    let p = &app.picker;
-    let area = f.area();
-    let full = list_area(p, area.width, area.height);
-    let (list, preview) = if preview_visible(p, area.width) {
+/// The list's pane and the preview's beside it, when it is shown (also
+/// used to map the mouse).
+pub fn panes(p: &PickerState, width: u16, height: u16) -> (Rect, Option<Rect>) {
+    let full = list_area(p, width, height);
+    if preview_visible(p, width) {
         let [l, r] = Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)])
             .areas(full);
         (l, Some(r))
     } else {
         (full, None)
-    };
+    }
+}
+
+pub fn render(f: &mut Frame, app: &App, theme: &Theme) {
+    let p = &app.picker;
+    let area = f.area();
+    let (list, preview) = panes(p, area.width, area.height);
     header::render_header(f, p, theme, area);
     list::render_list(f, p, theme, list);
     if let Some(r) = preview {

@@ -63,7 +63,7 @@ pub fn render_continue(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect, 
         let keys = CONTINUE_KEYS.hinted(&[c]);
         let mut text = text.to_string();
         if keys.len() > 1 {
-            text.push_str(&format!(" ({})", label(keys[1..].iter().copied(), "/")));
+            text.push_str(&format!(" ({})", label(&keys[1..], "/")));
         }
         Line::from(vec![
             Span::styled(

@@ -91,6 +91,9 @@ fn status_line(t: &TreeState, theme: &Theme) -> Line<'static> {
             1 => " · 1 match".to_string(),
             n => format!(" · {n} matches"),
         });
+        if let Some(p) = t.preview_differs() {
+            status.push_str(&format!(" · preview {p}"));
+        }
     }
     let mut spans = vec![Span::styled(status, theme.dim())];
     if let Some((msg, err)) = &t.status {

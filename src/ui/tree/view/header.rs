@@ -9,6 +9,7 @@ use ratatui::Frame;
 use super::{compare_rows, list_area};
 use crate::ui::text::{truncate, width};
 use crate::ui::theme::Theme;
+use crate::ui::tree::keys::{Action, ContextAction, CONTEXT_KEYS, KEYS};
 use crate::ui::tree::state::{CompareView, TreeDialog, TreeState};
 use arbor_session::render::sanitize_line;
 
@@ -22,11 +23,18 @@ pub fn render_header(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     } else if t.context_view {
         // Typing does not search here: say what the keys do instead.
         Line::from(Span::styled(
-            "↑↓ scroll · Esc back to the tree · F1 help",
+            format!(
+                "↑↓ scroll · {} back to the tree · {} help",
+                CONTEXT_KEYS.keys_of(&[ContextAction::Close]),
+                KEYS.keys_of(&[Action::Help])
+            ),
             theme.dim(),
         ))
     } else if t.search.is_empty() {
-        Line::from(Span::styled("type to search · F1 help", theme.dim()))
+        Line::from(Span::styled(
+            format!("type to search · {} help", KEYS.keys_of(&[Action::Help])),
+            theme.dim(),
+        ))
     } else {
         search_field(f, t, theme, area)
     };

@@ -98,7 +98,7 @@ pub fn render_list(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
         if r.folded() && !r.connector() {
             spans.push(Span::styled("⊞ ", theme.accent()));
         }
-        // The entry marked to compare (Shift+M).
+        // The entry marked to compare (`arbor.tree.mark`).
         if t.mark.as_deref() == Some(e.id.as_str()) {
             spans.push(Span::styled("◆ ", theme.warning()));
         }

@@ -36,6 +36,19 @@ pub(crate) fn detail_visible(t: &TreeState, width: u16) -> bool {
     t.detail_on.unwrap_or(width >= DETAIL_MIN_WIDTH) && width >= 60
 }
 
+/// The rows' pane and the detail pane beside it, when shown (also used
+/// to map the mouse).
+pub fn panes(t: &TreeState, width: u16, height: u16) -> (Rect, Option<Rect>) {
+    let main = list_area(width, height);
+    if t.compare.is_none() && !t.context_view && detail_visible(t, width) {
+        let [l, r] = Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)])
+            .areas(main);
+        (l, Some(r))
+    } else {
+        (main, None)
+    }
+}
+
 pub fn render(f: &mut Frame, t: &TreeState, theme: &Theme) {
     let area = f.area();
     header::render_header(f, t, theme, area);
@@ -44,9 +57,7 @@ pub fn render(f: &mut Frame, t: &TreeState, theme: &Theme) {
         panes::render_compare(f, c, theme, main, area);
     } else if t.context_view {
         panes::render_context(f, t, theme, main);
-    } else if detail_visible(t, area.width) {
-        let [l, r] = Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)])
-            .areas(main);
+    } else if let (l, Some(r)) = panes(t, area.width, area.height) {
         list::render_list(f, t, theme, l);
         panes::render_detail(f, t, theme, r);
     } else {
