@@ -693,7 +693,7 @@ impl TreeState {
     /// Selects entry `i` (as the anchor) under the filter in force; true
     /// when its own row is shown.
     fn show_entry(&mut self, i: usize) -> bool {
-        self.anchor = Some(self.loaded.session.entries[i].id.clone());
+        self.anchor = Some(self.loaded.session.entries[i].id.to_string());
         self.rebuild();
         self.selected_entry() == Some(i)
     }
@@ -707,6 +707,7 @@ impl TreeState {
         let mut results = Vec::new();
         let mut at = i;
         while let Some(&c) = tree.children[at].first() {
+            let c = c as usize;
             if entries[c].role() != Some("toolResult") {
                 break;
             }
