@@ -276,7 +276,7 @@ fn arbor_writes_beside_a_live_appending_process() {
     assert!(original.ends_with(b"\n"));
     let initial = read_session(&path).unwrap();
     let itree = SessionTree::build(&initial);
-    let initial_ids: Vec<String> = initial.entries.iter().map(|e| e.id.clone()).collect();
+    let initial_ids: Vec<String> = initial.entries.iter().map(|e| e.id.to_string()).collect();
     // Where a branch at each initial entry must hang (docs/spec.md §7).
     let branch_point: HashMap<String, Value> = initial
         .entries
@@ -285,9 +285,9 @@ fn arbor_writes_beside_a_live_appending_process() {
             let p = if e.role() == Some("user") {
                 e.raw.get("parentId").cloned().unwrap_or(Value::Null)
             } else {
-                Value::from(e.id.clone())
+                Value::from(e.id.to_string())
             };
-            (e.id.clone(), p)
+            (e.id.to_string(), p)
         })
         .collect();
 

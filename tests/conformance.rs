@@ -344,7 +344,7 @@ fn entries_by_id(file: &Path) -> (HashMap<String, Value>, Vec<String>) {
     let map = session
         .entries
         .iter()
-        .map(|e| (e.id.clone(), Value::Object(e.raw.clone())))
+        .map(|e| (e.id.to_string(), Value::Object(e.raw.clone())))
         .collect();
     (map, order)
 }

@@ -51,8 +51,8 @@ fn reference_show_json(s: &Session) -> String {
     let t = SessionTree::build(s);
     let mut labels = Map::new();
     for e in &s.entries {
-        if let Some(l) = t.labels.get(&e.id) {
-            labels.insert(e.id.clone(), l.text.clone().into());
+        if let Some(l) = t.labels.get(e.id.as_str()) {
+            labels.insert(e.id.to_string(), l.text.clone().into());
         }
     }
     let entries: Vec<Value> = s
@@ -61,16 +61,19 @@ fn reference_show_json(s: &Session) -> String {
         .enumerate()
         .map(|(i, e)| {
             let mut m = Map::new();
-            m.insert("id".into(), e.id.clone().into());
+            m.insert("id".into(), e.id.to_string().into());
             m.insert(
                 "parentId".into(),
-                e.parent_id.clone().map(Value::from).unwrap_or(Value::Null),
+                e.parent_id
+                    .as_deref()
+                    .map(Value::from)
+                    .unwrap_or(Value::Null),
             );
             m.insert("type".into(), e.entry_type().into());
             if let Some(r) = e.role() {
                 m.insert("role".into(), r.into());
             }
-            if let Some(l) = t.labels.get(&e.id) {
+            if let Some(l) = t.labels.get(e.id.as_str()) {
                 m.insert("label".into(), l.text.clone().into());
             }
             m.insert("depth".into(), t.depth[i].into());
@@ -80,7 +83,7 @@ fn reference_show_json(s: &Session) -> String {
         .collect();
     json!({
         "id": s.id(),
-        "leafId": t.leaf.map(|l| s.entries[l].id.clone()),
+        "leafId": t.leaf.map(|l| s.entries[l].id.to_string()),
         "name": t.display_name(),
         "labels": labels,
         "entries": entries,

@@ -62,6 +62,9 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
+/// The tests of this binary run one at a time: the counters are shared.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The most bytes held above what was held before `f` ran.
 fn peak_of<R>(f: impl FnOnce() -> R) -> (R, usize) {
     let base = HELD.load(Relaxed);
@@ -108,6 +111,7 @@ fn write_session(path: &Path, n: usize) {
 
 #[test]
 fn fork_context_and_export_hold_the_facts_and_a_few_lines_not_the_file() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.jsonl");
     write_session(&path, 12_000);
@@ -152,6 +156,26 @@ fn fork_context_and_export_hold_the_facts_and_a_few_lines_not_the_file() {
         assert!(n > size / 2, "{n}");
     });
     assert!(held <= lines, "context: {held} > {lines}");
+
+    // The lines of the entries among others too long to read (the tree's
+    // search reads its entries so): read one by one, not as the span of
+    // the file that holds them all (16 lines of 9 KB here; of hundreds of
+    // megabytes in a hostile file).
+    const SHORT: usize = 4 << 10;
+    session.limit_lines(SHORT);
+    let mid = 12_000 / 2;
+    let around = &session.entries[mid - 8..mid + 8];
+    assert!(around.iter().filter(|e| e.unread_len().is_some()).count() > 8);
+    let (_, held) = peak_of(|| {
+        let mut n = 0;
+        session.for_each_line(around, |_, l| n += l.map_or(0, <[u8]>::len));
+        assert!(n > 0, "{n}");
+    });
+    assert!(
+        held <= 2 * SHORT,
+        "the lines among long ones: {held} > {}",
+        2 * SHORT
+    );
     drop((session, tree));
 
     let out = dir.path().join("forked.jsonl");
@@ -162,4 +186,87 @@ fn fork_context_and_export_hold_the_facts_and_a_few_lines_not_the_file() {
     assert!(held <= bound, "fork: {held} > {bound}");
     let forked = std::fs::metadata(&out).unwrap().len() as usize;
     assert!(forked > size / 2, "{forked}");
+}
+
+/// A session of `n` short entries in Atomic's turns (user, assistant tool
+/// call, tool result, assistant text), a side branch every 1,000 and a
+/// label every 10,000: what a long agent run looks like, without its text.
+fn write_short_session(path: &Path, n: usize) {
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = std::io::BufWriter::new(f);
+    writeln!(w, r#"{{"type":"session","version":3,"id":"0193b000-0000-7000-8000-000000000002","timestamp":"2026-12-07T10:00:00.000Z","cwd":"/m"}}"#).unwrap();
+    let mut parent = "null".to_string();
+    for i in 0..n {
+        let id = format!("{i:08x}");
+        let ts = format!(
+            "2026-12-07T10:{:02}:{:02}.{:03}Z",
+            i / 60_000 % 60,
+            i / 1000 % 60,
+            i % 1000
+        );
+        let line = match i % 4 {
+            _ if i % 10_000 == 9_999 => format!(
+                r#"{{"type":"label","id":"{id}","parentId":{parent},"timestamp":"{ts}","targetId":"{:08x}","label":"l{i}"}}"#,
+                i - 1
+            ),
+            0 => format!(
+                r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{ts}","message":{{"role":"user","content":"q{i}"}}}}"#
+            ),
+            1 => format!(
+                r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{ts}","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c{i}","name":"bash","arguments":{{"command":"ls"}}}}],"stopReason":"toolUse"}}}}"#
+            ),
+            2 => format!(
+                r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{ts}","message":{{"role":"toolResult","toolCallId":"c{}","toolName":"bash","content":[{{"type":"text","text":"r"}}]}}}}"#,
+                i - 1
+            ),
+            _ => format!(
+                r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{ts}","message":{{"role":"assistant","content":[{{"type":"text","text":"a{i}"}}],"stopReason":"stop"}}}}"#
+            ),
+        };
+        writeln!(w, "{line}").unwrap();
+        // Every 1,000 entries a side branch of one entry off the main line.
+        parent = if i % 1000 == 500 {
+            format!("\"{:08x}\"", i - 1)
+        } else {
+            format!("\"{id}\"")
+        };
+    }
+}
+
+/// What every command that needs the tree holds for each entry of the
+/// session it read: its facts (ids, type, role, time, where its line is)
+/// and its place in the tree (parent, children, depth, the id index). A
+/// million entries must fit in a few hundred megabytes with room for the
+/// rest: at most 200 bytes an entry held (the entries were 216, the tree
+/// 150), 240 at the peak of reading them.
+#[test]
+fn the_facts_and_tree_of_a_session_hold_few_bytes_an_entry() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.jsonl");
+    const N: usize = 200_000;
+    write_short_session(&path, N);
+
+    let base = HELD.load(Relaxed);
+    let ((session, tree), peak) = peak_of(|| {
+        let s = arbor_session::reader::read_session_lean(&path).unwrap();
+        let t = SessionTree::build(&s);
+        (s, t)
+    });
+    let held = HELD.load(Relaxed) - base;
+    assert_eq!(session.entries.len(), N);
+    assert_eq!(tree.path_to(N - 1).len(), N - N / 1000);
+    // The loader's read block is a fixed budget, not per entry.
+    let block = 8 * MB + MB;
+    eprintln!(
+        "held {held} ({} an entry), peak {peak} ({} an entry beyond the block)",
+        held / N,
+        peak.saturating_sub(block) / N
+    );
+    assert!(held <= 200 * N, "held {held}: {} bytes an entry", held / N);
+    assert!(
+        peak <= 240 * N + block,
+        "peak {peak}: {} bytes an entry",
+        peak.saturating_sub(block) / N
+    );
 }

@@ -365,12 +365,12 @@ fn claude_code_tree_and_context() {
     let mut want: Vec<String> = [1, 2, 10, 12, 13, 15, 16].iter().map(|&n| id(n)).collect();
     want.push(format!("{CLAUDE_ID}:title"));
     assert_eq!(active, want);
-    let first = tree.by_id[&id(3)];
+    let first = tree.index_of(&id(3)).unwrap();
     assert!(
         !tree.on_active_path[first],
         "the first attempt is a side branch"
     );
-    assert_eq!(tree.parent[first], Some(tree.by_id[&id(2)]));
+    assert_eq!(tree.parent.of(first), Some(tree.index_of(&id(2)).unwrap()));
     // The context at the leaf starts at the compaction's summary.
     let ctx = build_context(&s, &tree, tree.leaf, ContextFlavor::Atomic);
     let texts: Vec<String> = ctx.messages.iter().map(|m| format!("{m:?}")).collect();
@@ -394,7 +394,7 @@ fn codex_rollout_is_a_linear_thread() {
     let tree = SessionTree::build(&s);
     assert_eq!(tree.roots.len(), 1);
     for (i, p) in tree.parent.iter().enumerate().skip(1) {
-        assert_eq!(*p, Some(i - 1), "entry {i}");
+        assert_eq!(p, Some(i - 1), "entry {i}");
     }
     assert!(tree.on_active_path.iter().all(|on| *on));
     let kinds: Vec<&str> = s.entries.iter().map(|e| e.entry_type()).collect();

@@ -603,7 +603,10 @@ fn rename_writes_one_session_info_line_after_the_last_entry() {
     assert_eq!(added.lines().count(), 1);
     let v: serde_json::Value = serde_json::from_str(added.trim_end()).unwrap();
     assert_eq!(v["type"], "session_info");
-    assert_eq!(v["parentId"], serde_json::Value::String(last_id));
+    assert_eq!(
+        v["parentId"],
+        serde_json::Value::String(last_id.to_string())
+    );
     assert_eq!(v["name"], "Auth test, fixed");
     // Blank names are ignored.
     ctrl(&mut app, 'r');

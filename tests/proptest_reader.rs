@@ -334,11 +334,11 @@ fn check(buf: &[u8], vis_seed: u64) -> Result<(), TestCaseError> {
         let path = tree.path_to(i);
         prop_assert!(path.len() <= n);
         prop_assert_eq!(path.last().copied(), Some(i));
-        prop_assert!(tree.parent[path[0]].is_none(), "path starts at a root");
+        prop_assert!(tree.parent.of(path[0]).is_none(), "path starts at a root");
         for w in path.windows(2) {
-            prop_assert_eq!(tree.parent[w[1]], Some(w[0]));
+            prop_assert_eq!(tree.parent.of(w[1]), Some(w[0]));
         }
-        prop_assert_eq!(tree.depth[i], path.len() - 1);
+        prop_assert_eq!(tree.depth[i] as usize, path.len() - 1);
     }
     prop_assert_eq!(tree.leaf, n.checked_sub(1));
     if let Some(leaf) = tree.leaf {
@@ -355,7 +355,7 @@ fn check(buf: &[u8], vis_seed: u64) -> Result<(), TestCaseError> {
     seen.sort_unstable();
     prop_assert_eq!(seen, (0..n).collect::<Vec<_>>());
     for r in &rows {
-        prop_assert_eq!(r.visible_parent(&rows), tree.parent[r.entry()]);
+        prop_assert_eq!(r.visible_parent(&rows), tree.parent.of(r.entry()));
         prop_assert_eq!(r.on_active_path(), tree.on_active_path[r.entry()]);
     }
     if let Some(leaf) = tree.leaf {

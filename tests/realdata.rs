@@ -141,7 +141,10 @@ fn version_1_files_migrate_in_memory_to_a_linear_chain() {
         assert_eq!(tree.roots, vec![0], "{}: exactly one root", f.name);
         assert_eq!(tree.leaf, Some(s.entries.len() - 1));
         assert!(tree.on_active_path.iter().all(|&a| a));
-        assert_eq!(tree.depth.last().copied(), Some(s.entries.len() - 1));
+        assert_eq!(
+            tree.depth.last().map(|&d| d as usize),
+            Some(s.entries.len() - 1)
+        );
 
         // Compactions: `firstKeptEntryIndex` (header = line 0) became the id
         // of the entry on that line.

@@ -115,7 +115,7 @@ fn oracle_entries(path: &Path) -> Entries {
             .filter(|(_, t)| !t.is_empty())
             .map(|(s, t)| (s, norm(&t)))
             .collect();
-        out.push((id, parts));
+        out.push((id.to_string(), parts));
     }
     out
 }

@@ -33,7 +33,7 @@ fn expected(t: &TreeState) -> Vec<arbor_session::view::TreeRow> {
         passes_filter(
             e,
             tree.leaf == Some(i),
-            tree.labels.contains_key(&e.id),
+            tree.labels.contains_key(e.id.as_str()),
             t.filter,
         )
     };

@@ -187,7 +187,7 @@ fn fork_at_a_user_message_ends_at_its_parent_and_offers_the_text() {
     let t = SessionTree::build(&s);
     let i = t.index_of(user_id).expect("the user message");
     assert_eq!(s.entries[i].role(), Some("user"));
-    let parent = s.entries[t.parent[i].unwrap()].id.clone();
+    let parent = s.entries[t.parent.of(i).unwrap()].id.clone();
     let text =
         arbor_session::entry::content_text(s.entries[i].message().unwrap().get("content"), "");
 

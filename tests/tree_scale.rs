@@ -342,7 +342,7 @@ fn search_rows_are_the_flattening_of_what_each_term_matches() {
         let scoped = q.starts_with("in:");
         let visible = |i: usize| {
             let e = &s.entries[i];
-            let labeled = tr.labels.contains_key(&e.id);
+            let labeled = tr.labels.contains_key(e.id.as_str());
             if !passes_filter(e, tr.leaf == Some(i), labeled, t.filter) {
                 return false;
             }

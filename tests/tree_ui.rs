@@ -473,7 +473,7 @@ fn continue_from_here_branches_in_place() {
         .unwrap();
     tree_select(&mut app, pos);
     let user_entry = tree(&app).selected_entry().unwrap();
-    let parent = tree(&app).loaded.tree.parent[user_entry].unwrap();
+    let parent = tree(&app).loaded.tree.parent.of(user_entry).unwrap();
     let parent_id = tree(&app).entry_id(parent).to_string();
     key(&mut app, KeyCode::Enter);
     assert!(matches!(tree(&app).dialog, TreeDialog::Continue { .. }));

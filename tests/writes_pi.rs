@@ -356,7 +356,7 @@ fn append_and_check(case: &str, path: &Path, op: &Op) {
     let pre = read_session(path).unwrap();
     let pre_tree = SessionTree::build(&pre);
     let pre_ids: HashSet<&str> = pre.entries.iter().map(|e| e.id.as_str()).collect();
-    let last_id = Value::from(pre.entries.last().map(|e| e.id.clone()));
+    let last_id = Value::from(pre.entries.last().map(|e| e.id.to_string()));
 
     let id = run_op(path, op);
     let case = format!("{case} / {op:?}");
@@ -433,7 +433,7 @@ fn append_and_check(case: &str, path: &Path, op: &Op) {
             let point = if e.role() == Some("user") {
                 parent_of(e)
             } else {
-                Value::from(e.id.clone())
+                Value::from(e.id.to_string())
             };
             assert_eq!(obj["parentId"], point, "{case}: parent = branch point");
             let from = if point.is_null() {
@@ -476,7 +476,7 @@ fn fork_and_check(case: &str, source: &Path, entry: &str) -> PathBuf {
     let target = st.index_of(entry).unwrap();
     let at_user = src.entries[target].role() == Some("user");
     let leaf = if at_user {
-        st.parent[target]
+        st.parent.of(target)
     } else {
         Some(target)
     };
@@ -561,13 +561,13 @@ fn fork_and_check(case: &str, source: &Path, entry: &str) -> PathBuf {
     );
     for (k, &i) in path.iter().enumerate() {
         let mut want = src.entries[i].raw.clone();
-        let mut p = st.parent[i];
+        let mut p = st.parent.of(i);
         while let Some(x) = p.filter(|&x| is_label(x)) {
-            p = st.parent[x];
+            p = st.parent.of(x);
         }
         want.insert(
             "parentId".into(),
-            p.map(|x| Value::from(src.entries[x].id.clone()))
+            p.map(|x| Value::from(src.entries[x].id.to_string()))
                 .unwrap_or(Value::Null),
         );
         assert_eq!(lines[k + 1], want, "{case}: entry {}", src.entries[i].id);
@@ -585,8 +585,11 @@ fn fork_and_check(case: &str, source: &Path, entry: &str) -> PathBuf {
     let mut got_labels = BTreeMap::new();
     let mut prev = path
         .last()
-        .map_or(Value::Null, |&i| Value::from(src.entries[i].id.clone()));
-    let mut ids: HashSet<String> = path.iter().map(|&i| src.entries[i].id.clone()).collect();
+        .map_or(Value::Null, |&i| Value::from(src.entries[i].id.to_string()));
+    let mut ids: HashSet<String> = path
+        .iter()
+        .map(|&i| src.entries[i].id.to_string())
+        .collect();
     for l in labels {
         assert_eq!(keys(l), LABEL_KEYS, "{case}: label keys");
         assert_eq!(l["type"], "label");
@@ -691,7 +694,7 @@ fn compare_with_pi(c: &Checked, pi: &Value, errors: &mut Vec<String>) {
             s.id()
         ));
     }
-    let leaf = Value::from(t.leaf.map(|l| s.entries[l].id.clone()));
+    let leaf = Value::from(t.leaf.map(|l| s.entries[l].id.to_string()));
     if pi["leafId"] != leaf {
         err(format!("leafId: pi {} arbor {leaf}", pi["leafId"]));
     }
@@ -699,7 +702,7 @@ fn compare_with_pi(c: &Checked, pi: &Value, errors: &mut Vec<String>) {
     let ours: Vec<(Value, Value)> = s
         .entries
         .iter()
-        .map(|e| (Value::from(e.id.clone()), parent_of(e)))
+        .map(|e| (Value::from(e.id.to_string()), parent_of(e)))
         .collect();
     let theirs: Vec<(Value, Value)> = pi["entries"]
         .as_array()
@@ -721,8 +724,8 @@ fn compare_with_pi(c: &Checked, pi: &Value, errors: &mut Vec<String>) {
         .iter()
         .filter_map(|e| {
             t.labels
-                .get(&e.id)
-                .map(|l| (e.id.clone(), Value::from(l.text.clone())))
+                .get(e.id.as_str())
+                .map(|l| (e.id.to_string(), Value::from(l.text.clone())))
         })
         .collect();
     let theirs: BTreeMap<String, Value> = pi["labels"]

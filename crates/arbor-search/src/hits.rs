@@ -458,7 +458,7 @@ fn entry_hit(
         .sum();
     let (snippet, highlight) = snippet(&text, range);
     Some(EntryHit {
-        entry_id: e.id.clone(),
+        entry_id: e.id.to_string(),
         index: e.index,
         role: e
             .role()

@@ -34,7 +34,7 @@ pub(crate) use write::{own_partial, splice};
 // What most callers need, at the top.
 pub use agent::Agent;
 pub use context::{build_context, ContextFlavor, ContextMessage, ContextPlan, SessionContext};
-pub use entry::{Entry, Header};
+pub use entry::{Entry, EntryId, Header};
 pub use error::{Error, Result};
 pub use info::{scan_info, SessionInfo};
 pub use reader::{read_session, Diagnostics, Session};

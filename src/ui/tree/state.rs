@@ -298,7 +298,7 @@ impl TreeState {
             .loaded
             .tree
             .leaf
-            .map(|l| t.loaded.session.entries[l].id.clone());
+            .map(|l| t.loaded.session.entries[l].id.to_string());
         t.rebuild();
         t
     }
@@ -661,10 +661,11 @@ impl TreeState {
         let Some(i) = tree.index_of(id) else {
             return OpenedAt::Missing;
         };
-        let mut cur = tree.parent[i];
+        let mut cur = tree.parent.of(i);
         while let Some(a) = cur {
-            self.folded.remove(&self.loaded.session.entries[a].id);
-            cur = tree.parent[a];
+            self.folded
+                .remove(self.loaded.session.entries[a].id.as_str());
+            cur = tree.parent.of(a);
         }
         self.detail_scroll = 0;
         if self.show_entry(i) {
@@ -692,7 +693,7 @@ impl TreeState {
     /// Selects entry `i` (as the anchor) under the filter in force; true
     /// when its own row is shown.
     fn show_entry(&mut self, i: usize) -> bool {
-        self.anchor = Some(self.loaded.session.entries[i].id.clone());
+        self.anchor = Some(self.loaded.session.entries[i].id.to_string());
         self.rebuild();
         self.selected_entry() == Some(i)
     }
@@ -706,6 +707,7 @@ impl TreeState {
         let mut results = Vec::new();
         let mut at = i;
         while let Some(&c) = tree.children[at].first() {
+            let c = c as usize;
             if entries[c].role() != Some("toolResult") {
                 break;
             }
@@ -730,7 +732,7 @@ impl TreeState {
     pub fn select_row(&mut self, pos: usize) {
         if let Some(r) = self.rows.get(pos) {
             self.selected = Some(pos);
-            self.anchor = Some(self.loaded.session.entries[r.entry()].id.clone());
+            self.anchor = Some(self.loaded.session.entries[r.entry()].id.to_string());
             self.detail_scroll = 0;
             self.context_scroll = 0;
         }

@@ -241,7 +241,7 @@ pub fn compare_at(session: &Session, tree: &SessionTree, ia: usize, ib: usize) -
     let ancestor = shared.checked_sub(1).map(|k| pa[k]);
     let (ta, tb) = (turns(entries, &pa[shared..]), turns(entries, &pb[shared..]));
     let side = |i: usize, path: &[usize], turns: &[Turn]| Side {
-        id: entries[i].id.clone(),
+        id: entries[i].id.to_string(),
         text: text(i),
         entries: path.len() - shared,
         turns: turns.iter().filter(|t| t.starts_with_user()).count(),
@@ -249,7 +249,7 @@ pub fn compare_at(session: &Session, tree: &SessionTree, ia: usize, ib: usize) -
     };
     let (sa, sb) = (side(ia, &pa, &ta), side(ib, &pb, &tb));
     Comparison {
-        common_ancestor: ancestor.map(|i| entries[i].id.clone()),
+        common_ancestor: ancestor.map(|i| entries[i].id.to_string()),
         ancestor_text: ancestor.map(text),
         a: sa,
         b: sb,
@@ -271,7 +271,7 @@ fn turns(entries: &[Entry], path: &[usize]) -> Vec<Turn> {
             results.insert(
                 id.to_string(),
                 ToolResult {
-                    id: e.id.clone(),
+                    id: e.id.to_string(),
                     is_error: m.get("isError").and_then(Value::as_bool) == Some(true),
                     text: content_text(m.get("content"), "\n"),
                 },
@@ -299,7 +299,7 @@ fn turns(entries: &[Entry], path: &[usize]) -> Vec<Turn> {
 /// changes, names) and for tool results (shown with their call).
 fn items_of(e: &Entry, results: &HashMap<String, ToolResult>) -> Vec<Item> {
     let item = |kind, text: String| Item {
-        id: e.id.clone(),
+        id: e.id.to_string(),
         kind,
         text,
         tool: None,
@@ -348,7 +348,7 @@ fn items_of(e: &Entry, results: &HashMap<String, ToolResult>) -> Vec<Item> {
                         .and_then(|id| results.get(id))
                         .cloned();
                     out.push(Item {
-                        id: e.id.clone(),
+                        id: e.id.to_string(),
                         kind: Kind::Tool,
                         text: tool_call_text(name, &args),
                         tool: Some(ToolRun {

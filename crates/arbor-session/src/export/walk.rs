@@ -124,7 +124,7 @@ pub(super) fn walk<'e>(
         facts.note(e);
         let time = when(e.raw.get("timestamp"));
         let time = time.as_deref();
-        let label = tree.labels.get(&e.id).map(|l| one_line(&l.text));
+        let label = tree.labels.get(e.id.as_str()).map(|l| one_line(&l.text));
         let label = label.as_deref();
         entry(e, time, label, &facts.calls, opts, s);
         spill.take(s.held())?;

@@ -9,22 +9,30 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::entry::Entry;
-use crate::source::LineRef;
+use std::sync::Arc;
+
+use crate::entry::{Entry, EntryId};
+use crate::source::{LineRef, Source};
 use arbor_util::hash::FxBuild;
 
 /// A call's arguments: missing (`null`), a value held, or a span of a line
-/// that was checked to decode exactly as the whole line does.
+/// that was checked to decode exactly as the whole line does: bytes
+/// `start..start + len` of the calls' source (see [`ToolCalls::src`]), or
+/// of another source's line (never, but kept correct).
 #[derive(Clone)]
 enum Args {
     Null,
     Value(Box<Value>),
-    Span(LineRef),
+    Span { start: u64, len: u32 },
+    Line(Box<LineRef>),
 }
 
+/// 24 bytes: a session of a million entries holds a quarter of a million
+/// calls (a name and a source handle in each took 64 a call).
 #[derive(Clone)]
 struct Call {
-    name: Box<str>,
+    /// Position in [`ToolCalls::names`].
+    name: u32,
     args: Args,
 }
 
@@ -33,8 +41,13 @@ struct Call {
 #[derive(Clone, Default)]
 pub struct ToolCalls {
     /// FxHash: every call of a big session is hashed on load, twice (each
-    /// chunk's map, then the merge).
-    map: HashMap<Box<str>, Call, FxBuild>,
+    /// chunk's map, then the merge). Keyed by an [`EntryId`]: a call id
+    /// of up to 14 bytes is held inline.
+    map: HashMap<EntryId, Call, FxBuild>,
+    /// The tool names, each once (a session calls a few tools many times).
+    names: Vec<Box<str>>,
+    /// The source the spans are in (the session's file).
+    src: Option<Arc<Source>>,
 }
 
 impl std::fmt::Debug for ToolCalls {
@@ -47,26 +60,78 @@ impl ToolCalls {
     /// The tool name and arguments of call `id`.
     pub fn get(&self, id: &str) -> Option<(&str, Cow<'_, Value>)> {
         let c = self.map.get(id)?;
+        let decode = |bytes: &[u8]| {
+            std::str::from_utf8(bytes)
+                .ok()
+                .and_then(|t| serde_json::from_str(t).ok())
+                .unwrap_or(Value::Null)
+        };
         let args = match &c.args {
             Args::Null => Cow::Owned(Value::Null),
             Args::Value(v) => Cow::Borrowed(&**v),
-            Args::Span(s) => Cow::Owned(
-                std::str::from_utf8(&s.bytes())
-                    .ok()
-                    .and_then(|t| serde_json::from_str(t).ok())
-                    .unwrap_or(Value::Null),
-            ),
+            Args::Span { start, len } => {
+                let start = *start as usize;
+                Cow::Owned(match &self.src {
+                    Some(src) => decode(&src.read(start, start + *len as usize)),
+                    None => Value::Null,
+                })
+            }
+            Args::Line(l) => Cow::Owned(decode(&l.bytes())),
         };
-        Some((&c.name, args))
+        let name = self.names.get(c.name as usize).map_or("", |n| &**n);
+        Some((name, args))
+    }
+
+    /// The position of `name` in `names`, added when not among the first
+    /// [`SHARED_NAMES`] (a hostile file's thousands of names each cost a
+    /// slot, never a quadratic search).
+    fn name_at(&mut self, name: &str) -> u32 {
+        const SHARED_NAMES: usize = 256;
+        let known = &self.names[..self.names.len().min(SHARED_NAMES)];
+        match known.iter().position(|n| **n == *name) {
+            Some(k) => k as u32,
+            None => {
+                self.names.push(name.into());
+                (self.names.len() - 1) as u32
+            }
+        }
     }
 
     /// Adds `later`'s calls, which replace these on equal ids.
     pub(crate) fn merge(&mut self, later: ToolCalls) {
-        if self.map.is_empty() {
-            self.map = later.map;
-        } else {
-            self.map.extend(later.map);
+        if self.map.is_empty() && self.names.is_empty() {
+            *self = later;
+            return;
         }
+        let ToolCalls { map, names, src } = later;
+        let renamed: Vec<u32> = names.iter().map(|n| self.name_at(n)).collect();
+        for (id, mut call) in map {
+            call.name = renamed.get(call.name as usize).copied().unwrap_or(0);
+            if let Args::Span { start, len } = call.args {
+                call.args = self.span_args(src.as_ref(), start, len);
+            }
+            self.map.insert(id, call);
+        }
+    }
+
+    /// Arguments at `start..start + len` of `src`: a span of this map's
+    /// source, or a line of its own.
+    fn span_args(&mut self, src: Option<&Arc<Source>>, start: u64, len: u32) -> Args {
+        let Some(src) = src else {
+            return Args::Null;
+        };
+        match &self.src {
+            None => self.src = Some(src.clone()),
+            Some(mine) if Arc::ptr_eq(mine, src) => {}
+            Some(_) => {
+                return Args::Line(Box::new(LineRef {
+                    src: src.clone(),
+                    start: start as usize,
+                    end: start as usize + len as usize,
+                }))
+            }
+        }
+        Args::Span { start, len }
     }
 
     pub fn len(&self) -> usize {
@@ -86,24 +151,23 @@ impl ToolCalls {
     /// `arguments` key).
     pub(crate) fn insert_span(&mut self, id: &str, name: &str, span: Option<LineRef>) {
         let args = match span {
-            Some(s) => Args::Span(s),
+            Some(s) => match u32::try_from(s.end - s.start) {
+                Ok(len) => self.span_args(Some(&s.src), s.start as u64, len),
+                Err(_) => Args::Line(Box::new(s)),
+            },
             None => Args::Null,
         };
-        self.map.insert(
-            id.into(),
-            Call {
-                name: name.into(),
-                args,
-            },
-        );
+        let name = self.name_at(name);
+        self.map.insert(id.into(), Call { name, args });
     }
 
     /// Records a call whose arguments are `args`.
     pub(crate) fn insert_value(&mut self, id: &str, name: &str, args: Value) {
+        let name = self.name_at(name);
         self.map.insert(
             id.into(),
             Call {
-                name: name.into(),
+                name,
                 args: Args::Value(Box::new(args)),
             },
         );
@@ -127,13 +191,8 @@ impl ToolCalls {
                     None => Args::Null,
                     Some(v) => Args::Value(Box::new(v.clone())),
                 };
-                self.map.insert(
-                    id.into(),
-                    Call {
-                        name: name.into(),
-                        args,
-                    },
-                );
+                let name = self.name_at(name);
+                self.map.insert(id.into(), Call { name, args });
             }
         }
     }

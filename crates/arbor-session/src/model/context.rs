@@ -292,7 +292,7 @@ fn verbatim_boundary(c: &Entry, kept: &[ContextMessage]) -> ContextMessage {
     });
     ContextMessage {
         role: "custom".into(),
-        entry_id: c.id.clone(),
+        entry_id: c.id.to_string(),
         entry_index: c.index,
         message,
         text,
@@ -322,7 +322,7 @@ fn pi_compaction_summary(c: &Entry) -> ContextMessage {
     });
     ContextMessage {
         role: "compactionSummary".into(),
-        entry_id: c.id.clone(),
+        entry_id: c.id.to_string(),
         entry_index: c.index,
         message,
         text: summary,
@@ -353,7 +353,7 @@ fn push_entry(out: &mut Vec<ContextMessage>, e: &Entry) {
         let text = message_text(msg.as_object());
         out.push(ContextMessage {
             role,
-            entry_id: e.id.clone(),
+            entry_id: e.id.to_string(),
             entry_index: e.index,
             message: msg,
             text,
@@ -373,7 +373,7 @@ fn push_entry(out: &mut Vec<ContextMessage>, e: &Entry) {
             }
             out.push(ContextMessage {
                 role: "custom".into(),
-                entry_id: e.id.clone(),
+                entry_id: e.id.to_string(),
                 entry_index: e.index,
                 message: Value::Object(message),
                 text,
@@ -386,7 +386,7 @@ fn push_entry(out: &mut Vec<ContextMessage>, e: &Entry) {
             }
             out.push(ContextMessage {
                 role: "branchSummary".into(),
-                entry_id: e.id.clone(),
+                entry_id: e.id.to_string(),
                 entry_index: e.index,
                 message: json!({
                     "role": "branchSummary",

@@ -5,6 +5,7 @@
 pub mod calls;
 pub mod context;
 pub mod entry;
+mod id_index;
 pub mod ids;
 pub mod tree;
 pub mod types;

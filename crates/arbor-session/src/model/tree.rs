@@ -3,12 +3,14 @@
 //! Every walk here is bounded: parent links are checked for cycles once, at
 //! build time, and nodes caught in a cycle become roots (Atomic loops forever).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::entry::{parse_iso_ms, Entry};
 use crate::reader::Session;
 use crate::{Error, Result};
-use arbor_util::hash::FxBuild;
+
+pub use super::id_index::{Children, IdIndex, Parents};
 
 /// A label on an entry, with the time it was set.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,13 +22,13 @@ pub struct Label {
 #[derive(Debug, Clone)]
 pub struct SessionTree {
     /// Parent of each entry (index into `Session::entries`), cycles broken.
-    pub parent: Vec<Option<usize>>,
+    pub parent: Parents,
     /// Children of each entry, by timestamp then file order.
-    pub children: Vec<Vec<usize>>,
+    pub children: Children,
     pub roots: Vec<usize>,
     /// Entry id → position; with duplicate ids the last one wins (as in
-    /// Atomic). FxHash: a million ids are hashed on every load.
-    pub by_id: HashMap<String, usize, FxBuild>,
+    /// Atomic).
+    pub by_id: IdIndex,
     /// The active leaf: the last entry in file order.
     pub leaf: Option<usize>,
     /// Labels by target entry id.
@@ -36,7 +38,7 @@ pub struct SessionTree {
     /// Whether each entry is on the root → leaf path.
     pub on_active_path: Vec<bool>,
     /// Depth of each entry (roots are 0).
-    pub depth: Vec<usize>,
+    pub depth: Vec<u32>,
 }
 
 impl SessionTree {
@@ -46,48 +48,38 @@ impl SessionTree {
 
     pub fn from_entries(entries: &[Entry]) -> SessionTree {
         let n = entries.len();
-        let mut by_id = HashMap::with_capacity_and_hasher(n, FxBuild::default());
-        for (i, e) in entries.iter().enumerate() {
-            by_id.insert(e.id.clone(), i);
-        }
+        let by_id = IdIndex::of(entries.iter().map(|e| e.id.as_str()));
         let mut parent: Vec<Option<usize>> = entries
             .iter()
             .enumerate()
             .map(|(i, e)| {
                 e.parent_id
                     .as_ref()
-                    .and_then(|p| by_id.get(p).copied())
+                    .and_then(|p| by_id.get(p))
                     .filter(|&p| p != i)
             })
             .collect();
         break_cycles(&mut parent);
 
-        let ts: Vec<Option<i64>> = {
+        // Milliseconds, `i64::MAX` without a time (sorted last).
+        let ts: Vec<i64> = {
             use rayon::prelude::*;
             entries
                 .par_iter()
-                .map(|e| e.timestamp().and_then(parse_iso_ms))
+                .map(|e| e.timestamp().and_then(parse_iso_ms).unwrap_or(i64::MAX))
                 .collect()
         };
-        let mut children = vec![Vec::new(); n];
-        let mut roots = Vec::new();
-        for (i, p) in parent.iter().enumerate() {
-            match p {
-                Some(p) => children[*p].push(i),
-                None => roots.push(i),
-            }
-        }
-        let key = |i: &usize| (ts[*i].unwrap_or(i64::MAX), *i);
-        for c in &mut children {
-            c.sort_by_key(key);
-        }
-        roots.sort_by_key(key);
+        let mut children = Children::of(&parent);
+        let mut roots: Vec<usize> = (0..n).filter(|&i| parent[i].is_none()).collect();
+        children.sort_each_by_key(|i| (ts[i as usize], i));
+        roots.sort_by_key(|&i| (ts[i], i));
+        drop(ts);
 
-        let mut depth = vec![0usize; n];
+        let mut depth = vec![0u32; n];
         // Parents can come after children in the file, so walk from the roots.
         let mut stack: Vec<usize> = roots.clone();
         while let Some(i) = stack.pop() {
-            for &c in &children[i] {
+            for c in children.of_entry(i) {
                 depth[c] = depth[i] + 1;
                 stack.push(c);
             }
@@ -134,7 +126,7 @@ impl SessionTree {
         }
 
         SessionTree {
-            parent,
+            parent: Parents::from(&parent[..]),
             children,
             roots,
             by_id,
@@ -160,7 +152,7 @@ impl SessionTree {
         let mut cur = Some(i);
         while let Some(c) = cur {
             path.push(c);
-            cur = self.parent[c];
+            cur = self.parent.of(c);
             if path.len() > self.parent.len() {
                 break; // unreachable after break_cycles; a guard, not a path
             }
@@ -170,7 +162,7 @@ impl SessionTree {
     }
 
     pub fn index_of(&self, id: &str) -> Option<usize> {
-        self.by_id.get(id).copied()
+        self.by_id.get(id)
     }
 
     /// The entry an id typed by a person names: that id exactly, else the
@@ -179,13 +171,12 @@ impl SessionTree {
         if let Some(i) = self.index_of(given) {
             return Ok(i);
         }
-        let mut found: Vec<(&str, usize)> = if given.is_empty() {
+        let mut found: Vec<(Cow<'_, str>, usize)> = if given.is_empty() {
             Vec::new()
         } else {
             self.by_id
                 .iter()
                 .filter(|(id, _)| id.starts_with(given))
-                .map(|(id, &i)| (id.as_str(), i))
                 .collect()
         };
         match found.len() {
@@ -199,7 +190,7 @@ impl SessionTree {
                     examples: found
                         .iter()
                         .take(3)
-                        .map(|(id, _)| *id)
+                        .map(|(id, _)| &**id)
                         .collect::<Vec<_>>()
                         .join(", "),
                 })
@@ -214,7 +205,7 @@ impl SessionTree {
 
     /// Children of `i` with the one holding the active leaf first (Atomic's /tree order).
     pub fn children_active_first(&self, i: usize) -> Vec<usize> {
-        let mut c = self.children[i].clone();
+        let mut c: Vec<usize> = self.children.of_entry(i).collect();
         if let Some(pos) = c.iter().position(|&x| self.on_active_path[x]) {
             let a = c.remove(pos);
             c.insert(0, a);
@@ -228,13 +219,13 @@ impl SessionTree {
         // One child is first anyway (most entries: a chain).
         let active = match c.len() {
             0 | 1 => None,
-            _ => c.iter().position(|&x| self.on_active_path[x]),
+            _ => c.iter().position(|&x| self.on_active_path[x as usize]),
         };
-        active.map(|p| c[p]).into_iter().chain(
+        active.map(|p| c[p] as usize).into_iter().chain(
             c.iter()
                 .enumerate()
                 .filter(move |&(k, _)| Some(k) != active)
-                .map(|(_, &x)| x),
+                .map(|(_, &x)| x as usize),
         )
     }
 
@@ -296,7 +287,7 @@ pub fn write_json_pieces(
     let mut seen = std::collections::HashSet::new();
     let mut first = true;
     for e in entries {
-        if let Some(l) = tree.labels.get(&e.id) {
+        if let Some(l) = tree.labels.get(e.id.as_str()) {
             if seen.insert(e.id.as_str()) {
                 if !first {
                     out.push(b',');
@@ -323,7 +314,7 @@ pub fn write_json_pieces(
             out.extend_from_slice(b",\"role\":");
             string(out, r);
         }
-        if let Some(l) = tree.labels.get(&e.id) {
+        if let Some(l) = tree.labels.get(e.id.as_str()) {
             out.extend_from_slice(b",\"label\":");
             string(out, &l.text);
         }
@@ -426,7 +417,7 @@ mod tests {
             entry(5, "y", Some("early"), "2025-01-01T00:00:11.000Z"),
         ];
         let t = SessionTree::from_entries(&es);
-        assert_eq!(t.children[0], vec![2, 1]);
+        assert_eq!(&t.children[0], &[2, 1]);
         assert_eq!(t.children_active_first(0), vec![2, 1]);
         assert_eq!(t.depth[4], 2);
         assert!(t.on_active_path[2] && !t.on_active_path[1]);

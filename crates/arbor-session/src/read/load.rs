@@ -17,9 +17,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::calls::ToolCalls;
-use crate::entry::{
-    id_text, intern_role, intern_type, Entry, Facts, LabelFacts, StopKind, TextKind,
-};
+use crate::entry::{id_text, Entry, EntryId, Facts, LabelFacts, StopKind, TextKind};
 use crate::jsonscan::Skim;
 use crate::reader::{lines, parse_object, Diagnostics};
 use crate::source::{LineRef, Source};
@@ -30,8 +28,8 @@ type CallSpan = (String, String, Option<(usize, usize)>);
 
 /// What one line gives: an entry's identity and facts, its tool calls.
 pub(crate) struct Scanned {
-    pub id: Option<String>,
-    pub parent_id: Option<String>,
+    pub id: Option<EntryId>,
+    pub parent_id: Option<EntryId>,
     pub facts: Facts,
     pub calls: Vec<CallSpan>,
 }
@@ -73,14 +71,15 @@ fn text_of(span: &str) -> Option<TextKind> {
 }
 
 /// An id-like value as the tree keys on it (see [`id_text`]).
-fn id_of(span: Option<&str>) -> Option<String> {
+fn id_of(span: Option<&str>) -> Option<EntryId> {
     let span = span?;
     if span.starts_with('"') {
-        return string(span).map(Cow::into_owned);
+        return string(span).map(|s| EntryId::from(s.as_ref()));
     }
     serde_json::from_str::<Value>(span)
         .ok()
         .and_then(|v| id_text(&v))
+        .map(EntryId::from)
 }
 
 /// The fast path for one line; `None` sends it to the general parser.
@@ -117,7 +116,7 @@ pub(crate) fn scan_line(line: &[u8]) -> Option<Scanned> {
     let [ty, id, parent_id, timestamp, _, label, target_id, name] = top;
     let ty = ty.and_then(string).unwrap_or(Cow::Borrowed(""));
     let role = if ty == "message" && message_is_object {
-        msg[0].and_then(string).map(|r| intern_role(&r))
+        msg[0].and_then(string)
     } else {
         None
     };
@@ -162,14 +161,14 @@ pub(crate) fn scan_line(line: &[u8]) -> Option<Scanned> {
     Some(Scanned {
         id: id_of(id),
         parent_id: id_of(parent_id),
-        facts: Facts {
-            ty: intern_type(&ty),
-            role,
-            timestamp: boxed(timestamp),
-            strs: (strs != LabelFacts::default()).then(|| Box::new(strs)),
-            text: text_kind,
+        facts: Facts::new(
+            &ty,
+            role.as_deref(),
+            timestamp.and_then(string).as_deref(),
+            strs,
+            text_kind,
             stop,
-        },
+        ),
         calls,
     })
 }
@@ -178,14 +177,14 @@ pub(crate) fn scan_line(line: &[u8]) -> Option<Scanned> {
 /// read from the object.
 fn scan_parsed(obj: &serde_json::Map<String, Value>, calls: &mut ToolCalls) -> Scanned {
     let facts = Facts::of(obj);
-    if facts.role.as_deref() == Some("assistant") {
+    if facts.role() == Some("assistant") {
         if let Some(Value::Object(m)) = obj.get("message") {
             calls.insert_from_message(m);
         }
     }
     Scanned {
-        id: obj.get("id").and_then(id_text),
-        parent_id: obj.get("parentId").and_then(id_text),
+        id: obj.get("id").and_then(id_text).map(EntryId::from),
+        parent_id: obj.get("parentId").and_then(id_text).map(EntryId::from),
         facts,
         calls: Vec::new(),
     }
@@ -412,7 +411,7 @@ fn merge(
         }));
         for k in c.unnamed {
             let e = &mut entries[base + k];
-            e.id = format!("#{}", e.index);
+            e.id = EntryId::from(format!("#{}", e.index));
         }
     }
 }

@@ -348,9 +348,9 @@ pub fn branch_point(session: &Session, entry_id: &str) -> Option<Option<String>>
     let i = tree.index_of(entry_id)?;
     let e = &session.entries[i];
     if e.role() == Some("user") {
-        Some(tree.parent[i].map(|p| session.entries[p].id.clone()))
+        Some(tree.parent.of(i).map(|p| session.entries[p].id.to_string()))
     } else {
-        Some(Some(e.id.clone()))
+        Some(Some(e.id.to_string()))
     }
 }
 
@@ -401,7 +401,7 @@ pub(crate) fn fork_point(session: &Session, tree: &SessionTree, i: usize) -> For
         };
     }
     ForkPoint {
-        leaf: tree.parent[i],
+        leaf: tree.parent.of(i),
         prompt: Some(user_message_text(e)),
     }
 }
@@ -541,12 +541,12 @@ impl ForkLines<'_> {
 
         // A kept entry whose parent was a dropped label hangs from that label's parent.
         let kept_parent = |i: usize| {
-            let mut p = tree.parent[i];
+            let mut p = tree.parent.of(i);
             while let Some(x) = p {
                 if !is_label(x) {
                     break;
                 }
-                p = tree.parent[x];
+                p = tree.parent.of(x);
             }
             p.map(|x| entries[x].id.as_str())
         };
@@ -578,7 +578,7 @@ impl ForkLines<'_> {
                 None => e.with_raw(Map::clone),
             };
             if is_trimmed(&raw) {
-                *trimmed = Some(e.id.clone());
+                *trimmed = Some(e.id.to_string());
                 return Err(std::io::Error::other("an entry nests JSON too deeply"));
             }
             raw.insert(
@@ -589,12 +589,12 @@ impl ForkLines<'_> {
             w.write_all(b"\n")?;
             taken.insert(&e.id);
             kept.push(i);
-            last = Some(e.id.clone());
+            last = Some(e.id.to_string());
         }
         let mut new_ids = Vec::new();
         for &k in &kept {
             let kid = &entries[k].id;
-            let Some(label) = tree.labels.get(kid) else {
+            let Some(label) = tree.labels.get(kid.as_str()) else {
                 continue;
             };
             let lid = loop {

@@ -21,7 +21,12 @@ pub fn render_detail(f: &mut Frame, t: &TreeState, theme: &Theme, area: Rect) {
     f.render_widget(block, area);
     let Some(i) = t.selected_entry() else { return };
     let e = &t.loaded.session.entries[i];
-    let label = t.loaded.tree.labels.get(&e.id).map(|l| l.text.as_str());
+    let label = t
+        .loaded
+        .tree
+        .labels
+        .get(e.id.as_str())
+        .map(|l| l.text.as_str());
     let lines = crate::ui::tree::detail::detail_lines(e, label, &t.query, theme);
     f.render_widget(
         Paragraph::new(lines)

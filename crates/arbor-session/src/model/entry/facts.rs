@@ -1,24 +1,59 @@
 //! What every entry answers without parsing its line: its type, role,
 //! the kind of its text and stop reason, and the label it sets.
 
-use std::borrow::Cow;
-
 use serde_json::{Map, Value};
 
 /// What every entry answers without parsing its line: exactly what the
 /// accessors of the same names read from the parsed object.
-#[derive(Debug, Clone, PartialEq, Default)]
+///
+/// Packed, because a session of a million entries holds a million of
+/// these: the type and role as a number into the known spellings, the
+/// timestamp inline when it is no longer than ISO 8601's 24 bytes, and
+/// whatever is rare (another type or role, a longer timestamp, the label
+/// fields) in one box. 40 bytes, where the plain fields took 80 and a
+/// timestamp allocation.
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Facts {
-    /// `type` when it is a string, else empty.
-    pub ty: Cow<'static, str>,
-    /// `message.role` of a `message` entry whose message is an object.
-    pub role: Option<Cow<'static, str>>,
-    pub timestamp: Option<Box<str>>,
-    /// `label`, `targetId` and `name`, when any is a string.
-    pub strs: Option<Box<LabelFacts>>,
+    stamp: [u8; STAMP],
+    /// Bytes of `stamp` used; [`NO_STAMP`]: none; [`RARE`]: in `rare`.
+    stamp_len: u8,
+    /// Position in [`KNOWN_TYPES`], or [`RARE`].
+    ty: u8,
+    /// [`NO_ROLE`], a position in [`KNOWN_ROLES`], or [`RARE`].
+    role: u8,
     /// Of an assistant message: its text and how it stopped.
     pub text: TextKind,
     pub stop: StopKind,
+    rare: Option<Box<RareFacts>>,
+}
+
+/// Room for `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+const STAMP: usize = 24;
+const NO_STAMP: u8 = u8::MAX - 1;
+const NO_ROLE: u8 = u8::MAX - 1;
+const RARE: u8 = u8::MAX;
+
+/// The facts few entries have.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct RareFacts {
+    ty: Box<str>,
+    role: Box<str>,
+    timestamp: Box<str>,
+    /// `label`, `targetId` and `name`, when any is a string.
+    strs: LabelFacts,
+}
+
+impl Default for Facts {
+    fn default() -> Facts {
+        Facts::new(
+            "",
+            None,
+            None,
+            LabelFacts::default(),
+            TextKind::Blank,
+            StopKind::Missing,
+        )
+    }
 }
 
 /// Whether a message's content has text that is not blank: a string
@@ -162,22 +197,6 @@ const KNOWN_ROLES: [&str; 7] = [
     "compactionSummary",
 ];
 
-/// A shared copy for the common spellings, an allocation for the others.
-pub(crate) fn interned(s: &str, known: &[&'static str]) -> Cow<'static, str> {
-    match known.iter().find(|k| **k == s) {
-        Some(k) => Cow::Borrowed(k),
-        None => Cow::Owned(s.to_string()),
-    }
-}
-
-pub(crate) fn intern_type(s: &str) -> Cow<'static, str> {
-    interned(s, &KNOWN_TYPES)
-}
-
-pub(crate) fn intern_role(s: &str) -> Cow<'static, str> {
-    interned(s, &KNOWN_ROLES)
-}
-
 impl Facts {
     /// The reference: the facts read from a parsed object.
     pub(crate) fn of(raw: &Map<String, Value>) -> Facts {
@@ -188,7 +207,6 @@ impl Facts {
                 .and_then(Value::as_object)
                 .and_then(|m| m.get("role"))
                 .and_then(Value::as_str)
-                .map(intern_role)
         } else {
             None
         };
@@ -197,20 +215,99 @@ impl Facts {
             target_id: s("targetId").map(Box::from),
             name: s("name").map(Box::from),
         };
-        let (text, stop) = match (role.as_deref(), raw.get("message")) {
+        let (text, stop) = match (role, raw.get("message")) {
             (Some("assistant"), Some(Value::Object(m))) => (
                 TextKind::of_content(m.get("content")),
                 StopKind::of(m.get("stopReason")),
             ),
             _ => (TextKind::Blank, StopKind::Missing),
         };
+        Facts::new(ty, role, s("timestamp"), strs, text, stop)
+    }
+
+    /// Facts packed from their values.
+    pub(crate) fn new(
+        ty: &str,
+        role: Option<&str>,
+        timestamp: Option<&str>,
+        strs: LabelFacts,
+        text: TextKind,
+        stop: StopKind,
+    ) -> Facts {
+        let mut rare = RareFacts {
+            strs,
+            ..RareFacts::default()
+        };
+        let ty = match KNOWN_TYPES.iter().position(|k| *k == ty) {
+            Some(k) => k as u8,
+            None => {
+                rare.ty = ty.into();
+                RARE
+            }
+        };
+        let role = match role {
+            None => NO_ROLE,
+            Some(r) => match KNOWN_ROLES.iter().position(|k| *k == r) {
+                Some(k) => k as u8,
+                None => {
+                    rare.role = r.into();
+                    RARE
+                }
+            },
+        };
+        let mut stamp = [0u8; STAMP];
+        let stamp_len = match timestamp {
+            None => NO_STAMP,
+            Some(t) if t.len() <= STAMP => {
+                stamp[..t.len()].copy_from_slice(t.as_bytes());
+                t.len() as u8
+            }
+            Some(t) => {
+                rare.timestamp = t.into();
+                RARE
+            }
+        };
+        let is_rare = ty == RARE || role == RARE || stamp_len == RARE;
         Facts {
-            ty: intern_type(ty),
+            stamp,
+            stamp_len,
+            ty,
             role,
-            timestamp: s("timestamp").map(Box::from),
-            strs: (strs != LabelFacts::default()).then(|| Box::new(strs)),
             text,
             stop,
+            rare: (is_rare || rare.strs != LabelFacts::default()).then(|| Box::new(rare)),
         }
+    }
+
+    /// `type` when it is a string, else empty.
+    pub(crate) fn ty(&self) -> &str {
+        match (KNOWN_TYPES.get(usize::from(self.ty)), &self.rare) {
+            (Some(k), _) => k,
+            (None, Some(r)) => &r.ty,
+            (None, None) => "",
+        }
+    }
+
+    /// `message.role` of a `message` entry whose message is an object.
+    pub(crate) fn role(&self) -> Option<&str> {
+        match (self.role, &self.rare) {
+            (NO_ROLE, _) => None,
+            (RARE, Some(r)) => Some(&r.role),
+            (k, _) => KNOWN_ROLES.get(usize::from(k)).copied(),
+        }
+    }
+
+    pub(crate) fn timestamp(&self) -> Option<&str> {
+        match (self.stamp_len, &self.rare) {
+            (NO_STAMP, _) => None,
+            (RARE, Some(r)) => Some(&r.timestamp),
+            // Copied from a `&str` whole: always UTF-8.
+            (n, _) => std::str::from_utf8(self.stamp.get(..usize::from(n))?).ok(),
+        }
+    }
+
+    /// `label`, `targetId` and `name`, when any is a string.
+    pub(crate) fn strs(&self) -> Option<&LabelFacts> {
+        self.rare.as_deref().map(|r| &r.strs)
     }
 }

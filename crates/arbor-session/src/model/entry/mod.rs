@@ -4,11 +4,13 @@
 //! types and fields survive untouched. Accessors are deliberately tolerant:
 //! a field of the wrong type reads as absent instead of failing the line.
 
+mod entry_id;
 mod facts;
 mod raw;
 mod time;
 
-pub(crate) use facts::{intern_role, intern_type, Facts, LabelFacts};
+pub use entry_id::EntryId;
+pub(crate) use facts::{Facts, LabelFacts};
 pub use facts::{StopKind, TextKind};
 pub use raw::Raw;
 pub use time::{format_iso_ms, number_ms, parse_iso_ms, sane_ms, LATEST_SANE_MS};
@@ -87,9 +89,11 @@ pub(crate) fn is_internal_marker(raw: &Map<String, Value>) -> bool {
 pub struct Entry {
     /// 1-based position among the parsed lines (the header is 0).
     pub index: usize,
-    /// Entry id; a non-string id is kept as its JSON text.
-    pub id: String,
-    pub parent_id: Option<String>,
+    /// Entry id; a non-string id is kept as its JSON text. Held inline
+    /// when it is short (Atomic's are 8 bytes), so that a million entries
+    /// do not make two million small allocations.
+    pub id: EntryId,
+    pub parent_id: Option<EntryId>,
     pub raw: Raw,
     facts: Facts,
 }
@@ -120,8 +124,8 @@ impl Entry {
         let id = raw
             .get("id")
             .and_then(id_text)
-            .unwrap_or_else(|| format!("#{index}"));
-        let parent_id = raw.get("parentId").and_then(id_text);
+            .map_or_else(|| EntryId::from(format!("#{index}")), EntryId::from);
+        let parent_id = raw.get("parentId").and_then(id_text).map(EntryId::from);
         let facts = Facts::of(&raw);
         Entry {
             index,
@@ -136,14 +140,14 @@ impl Entry {
     /// `parent_id` and `facts` must be what [`Entry::new`] reads from it.
     pub(crate) fn from_line(
         index: usize,
-        id: Option<String>,
-        parent_id: Option<String>,
+        id: Option<EntryId>,
+        parent_id: Option<EntryId>,
         facts: Facts,
         line: LineRef,
     ) -> Entry {
         Entry {
             index,
-            id: id.unwrap_or_else(|| format!("#{index}")),
+            id: id.unwrap_or_else(|| EntryId::from(format!("#{index}"))),
             parent_id,
             raw: Raw::lazy(line),
             facts,
@@ -185,15 +189,15 @@ impl Entry {
     }
 
     pub fn entry_type(&self) -> &str {
-        &self.facts.ty
+        self.facts.ty()
     }
 
     pub fn timestamp(&self) -> Option<&str> {
-        self.facts.timestamp.as_deref()
+        self.facts.timestamp()
     }
 
     pub fn str_field(&self, key: &str) -> Option<&str> {
-        let strs = self.facts.strs.as_deref();
+        let strs = self.facts.strs();
         match key {
             "timestamp" => self.timestamp(),
             "label" => strs.and_then(|s| s.label.as_deref()),
@@ -213,7 +217,7 @@ impl Entry {
 
     /// The role of a message entry (`hookMessage` already migrated to `custom`).
     pub fn role(&self) -> Option<&str> {
-        self.facts.role.as_deref()
+        self.facts.role()
     }
 
     pub fn is_message_role(&self, role: &str) -> bool {

@@ -1,7 +1,7 @@
 //! An entry's JSON object, held from the start or kept as its line and
 //! parsed when first read.
 
-use std::sync::OnceLock;
+use once_cell::race::OnceBox;
 
 use crate::source::LineRef;
 
@@ -13,7 +13,9 @@ use serde_json::{Map, Value};
 /// every entry (search, `arbor show`) costs time, not memory.
 pub struct Raw {
     line: Option<LineRef>,
-    parsed: OnceLock<Box<Map<String, Value>>>,
+    /// One pointer (a `OnceLock` of a box took two words): a million
+    /// entries each hold one.
+    parsed: OnceBox<Map<String, Value>>,
 }
 
 /// Parses a line as the reader did when it accepted it.
@@ -22,11 +24,19 @@ pub(super) fn parse_line(bytes: &[u8]) -> Map<String, Value> {
     crate::reader::parse_object(bytes, &mut lossy).unwrap_or_default()
 }
 
+/// A cell holding `map`.
+fn held(map: Map<String, Value>) -> OnceBox<Map<String, Value>> {
+    let cell = OnceBox::new();
+    // A new cell is empty: this always sets it.
+    let _ = cell.set(Box::new(map));
+    cell
+}
+
 impl From<Map<String, Value>> for Raw {
     fn from(map: Map<String, Value>) -> Raw {
         Raw {
             line: None,
-            parsed: OnceLock::from(Box::new(map)),
+            parsed: held(map),
         }
     }
 }
@@ -35,7 +45,7 @@ impl Raw {
     pub(crate) fn lazy(line: LineRef) -> Raw {
         Raw {
             line: Some(line),
-            parsed: OnceLock::new(),
+            parsed: OnceBox::new(),
         }
     }
 
@@ -98,7 +108,10 @@ impl Raw {
     pub(super) fn duplicate(&self) -> Raw {
         Raw {
             line: self.line.clone(),
-            parsed: self.parsed.clone(),
+            parsed: match self.parsed.get() {
+                Some(m) => held(m.clone()),
+                None => OnceBox::new(),
+            },
         }
     }
 }

@@ -162,7 +162,7 @@ impl FilterBits {
                     let Some(entry) = entries.get(i) else {
                         continue;
                     };
-                    let labeled = check_labels && tree.labels.contains_key(&entry.id);
+                    let labeled = check_labels && tree.labels.contains_key(entry.id.as_str());
                     let m = filter_mask(entry, Some(i) == leaf, labeled);
                     for (f, word) in w.iter_mut().enumerate() {
                         *word |= u64::from((m >> f) & 1) << k;

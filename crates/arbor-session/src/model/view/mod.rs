@@ -146,7 +146,7 @@ impl Preorder {
         // Subtree sizes, children before parents (a parent comes first).
         let mut end = vec![1u32; order.len()];
         for p in (0..order.len()).rev() {
-            if let Some(par) = tree.parent[order[p] as usize] {
+            if let Some(par) = tree.parent.of(order[p] as usize) {
                 let pp = pos[par];
                 if pp != NONE && (pp as usize) < p {
                     end[pp as usize] += end[p];
@@ -655,7 +655,7 @@ mod tests {
             prop_assert_eq!(pre.len(), n);
             let leaf = tree.leaf;
             let labeled: Vec<bool> =
-                entries.iter().map(|e| tree.labels.contains_key(&e.id)).collect();
+                entries.iter().map(|e| tree.labels.contains_key(e.id.as_str())).collect();
             let mut visibles: Vec<Box<dyn Fn(usize) -> bool>> = vec![
                 Box::new(|i| vis[i % vis.len()] < 7),
                 Box::new(|i| vis[i % vis.len()] < 2),
@@ -689,7 +689,7 @@ mod tests {
                                 expect = Some(r);
                                 break;
                             }
-                            cur = tree.parent[c];
+                            cur = tree.parent.of(c);
                         }
                         prop_assert_eq!(pre.row_of_nearest(&rows, i), expect, "entry {}", i);
                     }

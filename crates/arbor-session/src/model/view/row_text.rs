@@ -68,7 +68,7 @@ pub fn label_part(
     tree: &SessionTree,
     label_time: Option<&dyn Fn(&str) -> String>,
 ) -> String {
-    let Some(l) = tree.labels.get(&e.id) else {
+    let Some(l) = tree.labels.get(e.id.as_str()) else {
         return String::new();
     };
     let mut s = format!("[{}] ", crate::render::sanitize_line(&l.text));

@@ -13,7 +13,7 @@ use crate::tree::SessionTree;
 /// than its first 200 characters, and the row text as shown.
 pub fn search_haystack(e: &Entry, tree: &SessionTree, calls: &ToolCalls) -> String {
     let text = search_text(e, calls);
-    match tree.labels.get(&e.id) {
+    match tree.labels.get(e.id.as_str()) {
         // Lowercasing the label and the rest apart is lowercasing them
         // joined by a space: a space never makes a final sigma.
         Some(l) => format!("{} {text}", l.text.to_lowercase()),
@@ -112,7 +112,7 @@ mod tests {
         let calls = ToolCalls::default();
         for e in &entries {
             let mut parts: Vec<String> = Vec::new();
-            if let Some(l) = tree.labels.get(&e.id) {
+            if let Some(l) = tree.labels.get(e.id.as_str()) {
                 parts.push(l.text.clone());
             }
             parts.push(search_parts(e, &calls));

@@ -149,6 +149,27 @@ impl Session {
             entries.iter().for_each(|e| f(e, None));
             return;
         };
+        // Lines far apart (around a line too long to read, or a long
+        // stretch of other entries) are read one at a time: the span
+        // between them could be hundreds of megabytes.
+        const GAP: usize = 64 << 10;
+        let used: usize = entries
+            .iter()
+            .filter_map(|e| e.raw.line_range())
+            .map(|(s, e)| e - s)
+            .sum();
+        if to - from > 2 * used + GAP {
+            for e in entries {
+                match e.raw.line_range().filter(|_| !e.raw.is_parsed()) {
+                    Some((s, end)) => {
+                        let line = src.read(s, end);
+                        f(e, (line.len() == end - s).then_some(&line[..]));
+                    }
+                    None => f(e, None),
+                }
+            }
+            return;
+        }
         let block = src.read(from, to);
         for e in entries {
             match e.raw.line_range() {
