@@ -163,10 +163,11 @@ impl Children {
         Children { start, list }
     }
 
-    /// Sorts each entry's children by `key`.
-    pub(crate) fn sort_each_by_key<K: Ord>(&mut self, key: impl Fn(u32) -> K) {
+    /// Sorts each entry's children by `time`, oldest first, as Atomic's
+    /// tree sorts them (see [`super::js_sort`]).
+    pub(crate) fn sort_each_by_time(&mut self, time: impl Fn(u32) -> Option<i64>) {
         for w in self.start.windows(2) {
-            self.list[w[0] as usize..w[1] as usize].sort_by_key(|&c| key(c));
+            super::js_sort::sort_by_time(&mut self.list[w[0] as usize..w[1] as usize], &time);
         }
     }
 
@@ -216,7 +217,7 @@ mod tests {
         assert_eq!(&c[0], &[1, 2, 5]);
         assert_eq!(&c[1], &[3]);
         assert!(c[4].is_empty());
-        c.sort_each_by_key(std::cmp::Reverse);
+        c.sort_each_by_time(|i| Some(-i64::from(i)));
         assert_eq!(&c[0], &[5, 2, 1]);
         assert_eq!(c.of_entry(0).collect::<Vec<_>>(), vec![5, 2, 1]);
     }

@@ -7,6 +7,7 @@ pub mod context;
 pub mod entry;
 mod id_index;
 pub mod ids;
+mod js_sort;
 pub mod tree;
 pub mod types;
 pub mod view;

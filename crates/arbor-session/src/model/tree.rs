@@ -61,18 +61,19 @@ impl SessionTree {
             .collect();
         break_cycles(&mut parent);
 
-        // Milliseconds, `i64::MAX` without a time (sorted last).
-        let ts: Vec<i64> = {
+        // Milliseconds, `None` for a time that does not parse.
+        let ts: Vec<Option<i64>> = {
             use rayon::prelude::*;
             entries
                 .par_iter()
-                .map(|e| e.timestamp().and_then(parse_iso_ms).unwrap_or(i64::MAX))
+                .map(|e| e.timestamp().and_then(parse_iso_ms))
                 .collect()
         };
         let mut children = Children::of(&parent);
-        let mut roots: Vec<usize> = (0..n).filter(|&i| parent[i].is_none()).collect();
-        children.sort_each_by_key(|i| (ts[i as usize], i));
-        roots.sort_by_key(|&i| (ts[i], i));
+        // Roots stay in file order and siblings are sorted by time, as
+        // Atomic's session manager leaves and sorts them.
+        let roots: Vec<usize> = (0..n).filter(|&i| parent[i].is_none()).collect();
+        children.sort_each_by_time(|i| ts[i as usize]);
         drop(ts);
 
         let mut depth = vec![0u32; n];
@@ -405,6 +406,23 @@ mod tests {
         ];
         let t = SessionTree::from_entries(&es);
         assert_eq!(t.roots, vec![0, 1, 2]);
+    }
+
+    /// Atomic leaves roots in file order and sorts only children, with a
+    /// time that does not parse left where JavaScript's sort leaves it.
+    #[test]
+    fn roots_in_file_order_and_an_unreadable_time_where_atomic_puts_it() {
+        let es = vec![
+            entry(1, "late", None, "2025-01-01T00:00:09.000Z"),
+            entry(2, "early", None, "2025-01-01T00:00:01.000Z"),
+            entry(3, "c3", Some("late"), "2025-01-01T00:00:13.000Z"),
+            entry(4, "bad", Some("late"), "not a time"),
+            entry(5, "c1", Some("late"), "2025-01-01T00:00:11.000Z"),
+        ];
+        let t = SessionTree::from_entries(&es);
+        assert_eq!(t.roots, vec![0, 1]);
+        // Node: [13, NaN, 11] sorted by difference stays as it is.
+        assert_eq!(&t.children[0], &[2, 3, 4]);
     }
 
     #[test]
