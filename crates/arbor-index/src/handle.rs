@@ -535,18 +535,6 @@ impl Index {
         self.search_in(query, Some(search::Within::Paths(within)), &|| false)
     }
 
-    /// Like [`Index::search_cancellable`], limited to the sessions of these
-    /// row ids (those its answers name): phrases and regexes read only
-    /// their text when they are few. Not remembered.
-    pub fn search_ids(
-        &self,
-        query: &Query,
-        ids: &[u32],
-        cancel: &(dyn Fn() -> bool + Sync),
-    ) -> Result<Option<BodyHits>, Error> {
-        self.search_in(query, Some(search::Within::Ids(ids)), cancel)
-    }
-
     /// A body search through this index's connection and memo.
     fn search_in(
         &self,

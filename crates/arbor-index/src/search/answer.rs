@@ -43,7 +43,6 @@ pub(super) fn answer(
         .iter()
         .any(|(_, t)| !matches!(t, Term::Word { .. }));
     let allowed: Option<IdSet> = within.filter(|_| reads).and_then(|w| match w {
-        Within::Ids(ids) => Some(ids.iter().copied().collect()),
         // As many paths as the index has sessions (a listing of the whole
         // store): reading every session's text reads no more than theirs,
         // and mapping 100,000 paths to ids cost ~40 ms. Not for a cache of

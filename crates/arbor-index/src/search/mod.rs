@@ -159,11 +159,10 @@ pub fn remembers(slot: &Option<SearchCache>, query: &Query) -> bool {
 pub type Cancel<'a> = &'a (dyn Fn() -> bool + Sync);
 
 /// The sessions a search answers for, when not all of them: by path (the
-/// rows on screen), or by the index's row ids (the ids its answers name).
+/// rows on screen).
 #[derive(Clone, Copy)]
 pub enum Within<'a> {
     Paths(&'a [&'a std::path::Path]),
-    Ids(&'a [u32]),
 }
 
 /// `map_text`: the caller will search many times (see [`Text::Mapped`]).

@@ -3,10 +3,9 @@
 
 use memchr::memmem;
 use nucleo_matcher::pattern::Atom;
-use nucleo_matcher::Utf32Str;
 use regex::Regex;
 
-use super::fuzzy::{compact_fuzzy, new_matcher, Fuzzy, Span};
+use super::fuzzy::{compact_fuzzy, Fuzzy, Span};
 use super::MIN_BODY_WORD;
 use crate::doc::SearchDoc;
 use arbor_session::searchable::Parts;
@@ -69,60 +68,6 @@ impl Term {
             Term::Regex(_) => REGEX_SCORE,
         };
         Some(base >> tier.min(2))
-    }
-
-    /// The most the term can score in any session: its best possible
-    /// match in a short field (the word whole, after a space: nucleo's
-    /// bonuses for a character depend only on the one before it, and a
-    /// gap only costs), which outscores any body match. `None` for a
-    /// phrase or a regex (a body match scores as much as a field's) and a
-    /// word that is not ASCII: their best rows cannot be known from the
-    /// fields alone.
-    pub fn ceiling(&self) -> Option<u32> {
-        let Term::Word { atom, lower, .. } = self else {
-            return None;
-        };
-        if lower.is_empty() || !lower.is_ascii() {
-            return None;
-        }
-        let mut matcher = new_matcher();
-        let word = lower.as_bytes();
-        // Every case of the word nucleo might reward differently (a case
-        // change is a camel-case boundary), after every ASCII character.
-        let mut variants = vec![
-            word.to_vec(),
-            word.to_ascii_uppercase(),
-            word.iter()
-                .enumerate()
-                .map(|(i, c)| if i == 0 { c.to_ascii_uppercase() } else { *c })
-                .collect(),
-        ];
-        for parity in 0..2 {
-            variants.push(
-                word.iter()
-                    .enumerate()
-                    .map(|(i, c)| {
-                        if i % 2 == parity {
-                            c.to_ascii_uppercase()
-                        } else {
-                            *c
-                        }
-                    })
-                    .collect(),
-            );
-        }
-        let mut best = None;
-        let mut hay = Vec::with_capacity(word.len() + 1);
-        for v in &variants {
-            best = best.max(atom.score(Utf32Str::Ascii(v), &mut matcher));
-            for before in 0..128u8 {
-                hay.clear();
-                hay.push(before);
-                hay.extend_from_slice(v);
-                best = best.max(atom.score(Utf32Str::Ascii(&hay), &mut matcher));
-            }
-        }
-        best.map(|b| u32::from(b) + BODY_SCORE)
     }
 
     /// The first match of the term in `norm` (normalized text of one
