@@ -35,7 +35,10 @@ struct Lead {
 }
 
 impl Lead {
-    fn of(doc: &SearchDoc, words: bool) -> Lead {
+    /// `words`: the query has a word (`raw` is made); `texts`: a phrase
+    /// or a regex (`norm` is made). Each is made only when asked: this
+    /// runs for every session a query matches, on every keystroke.
+    fn of(doc: &SearchDoc, words: bool, texts: bool) -> Lead {
         let (id, name, first) = doc.atomic_lead();
         let raw = if words {
             format!("{id} {} {first}", name.unwrap_or(""))
@@ -45,7 +48,11 @@ impl Lead {
         } else {
             Vec::new()
         };
-        let mut norm = String::with_capacity(id.len() + first.len() + 16);
+        let mut norm = String::new();
+        if !texts {
+            return Lead { raw, norm };
+        }
+        norm.reserve(id.len() + first.len() + 16);
         for (i, t) in [id, name.unwrap_or(""), first].into_iter().enumerate() {
             if i > 0 && !norm.ends_with(' ') {
                 norm.push(' ');
@@ -67,7 +74,8 @@ pub fn atomic_score(query: &Query, doc: &SearchDoc) -> (u32, i64) {
         return (0, 0);
     }
     let words = query.terms.iter().any(|t| t.word().is_some());
-    let lead = Lead::of(doc, words);
+    let texts = query.terms.iter().any(|t| t.word().is_none());
+    let lead = Lead::of(doc, words, texts);
     let mut further = 0u32;
     let mut sum = 0i64;
     for t in &query.terms {
