@@ -281,7 +281,7 @@ fn a_transport_that_hangs_is_killed_by_the_watchdog() {
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\necho $$ > '{}'\nexec sleep 300\n",
+            "#!/bin/sh\necho $$ > '{}'\nexec sleep 3600\n",
             pidfile.display()
         ),
     )
@@ -303,7 +303,17 @@ fn a_transport_that_hangs_is_killed_by_the_watchdog() {
         "{err}"
     );
     let pid = std::fs::read_to_string(&pidfile).unwrap();
-    let pid = pid.trim();
+    let pid = pid.trim().to_string();
+    // Whatever the outcome, the process does not outlive the test.
+    struct Reap(String);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &self.0])
+                .status();
+        }
+    }
+    let _reap = Reap(pid.clone());
     // The hung transport was killed with rsync (its process group).
     let mut gone = false;
     for _ in 0..100 {
