@@ -434,9 +434,21 @@ fn a_transport_command_syncs_the_usual_folders_from_its_home() {
         arbor_remote::remote_path(&cache, &r, &atomic.local.join("--p--/s.jsonl")).as_deref(),
         Some("~/.atomic/agent/sessions/--p--/s.jsonl")
     );
-    // Nothing but the configured folders: the home's other files stay there.
+    // Nothing but the configured folders: the home's other files stay
+    // there, and links inside a folder (to a file or a folder outside it)
+    // are neither followed nor copied.
     std::fs::write(home.join(".atomic/agent/auth.json"), "secret").unwrap();
+    let sessions_root = home.join(".atomic/agent/sessions");
+    std::os::unix::fs::symlink(
+        home.join(".atomic/agent/auth.json"),
+        sessions_root.join("--p--/link.jsonl"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(home.join(".atomic/agent"), sessions_root.join("--agent--"))
+        .unwrap();
     run_sync(&r, &cache, &ssh).unwrap();
     let mirror = arbor_remote::mirror_dir(&cache, "box");
     assert!(!mirror.join("home/.atomic/agent/auth.json").exists());
+    assert!(std::fs::symlink_metadata(atomic.local.join("--p--/link.jsonl")).is_err());
+    assert!(std::fs::symlink_metadata(atomic.local.join("--agent--")).is_err());
 }
