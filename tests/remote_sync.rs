@@ -92,9 +92,15 @@ fn first_sync_copies_the_folders_private_and_read_only() {
         "{state:?}"
     );
     assert_eq!(state.last_ok_ms, state.last_attempt_ms);
-    // Nothing changed: nothing sent.
-    let again = run_sync(&r, cache.path(), &ssh_of(&server)).unwrap();
+    // Nothing changed: nothing sent, and one pass (the second one is for
+    // files rewritten without growing).
+    let mut passes = 0;
+    let again = sync(&r, cache.path(), &ssh_of(&server), &mut |p| {
+        passes += u32::from(matches!(p, arbor_remote::SyncProgress::Pass { .. }));
+    })
+    .unwrap();
     assert_eq!((again.files, again.literal_bytes), (0, 0), "{again:?}");
+    assert_eq!(passes, 1);
 }
 
 #[test]
@@ -163,9 +169,11 @@ fn a_rewritten_file_is_copied_whole_and_a_deleted_one_removed() {
     run_sync(&r, cache.path(), &ssh).unwrap();
     let a = mirrored(cache.path(), &r, "--work-proj--/a.jsonl");
     assert_eq!(std::fs::read_to_string(&a).unwrap(), grown);
-    // Shorter: the append pass skips it, the plain pass copies it.
+    // Shorter: the append pass skips it, the second pass copies it (it
+    // alone: one file).
     std::fs::write(&remote_a, "{\"type\":\"session\",\"id\":\"short\"}\n").unwrap();
-    run_sync(&r, cache.path(), &ssh).unwrap();
+    let report = run_sync(&r, cache.path(), &ssh).unwrap();
+    assert_eq!(report.files, 1, "{report:?}");
     assert_eq!(
         std::fs::read(&a).unwrap(),
         std::fs::read(&remote_a).unwrap()
