@@ -442,6 +442,25 @@ fn a_transport_command_syncs_the_usual_folders_from_its_home() {
         arbor_remote::remote_path(&cache, &r, &atomic.local.join("--p--/s.jsonl")).as_deref(),
         Some("~/.atomic/agent/sessions/--p--/s.jsonl")
     );
+    // A grown file is appended to its read-only copy (as any user: the
+    // copy is made writable for the sync only).
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(sessions.join("s.jsonl"))
+        .unwrap();
+    std::io::Write::write_all(&mut f, b"{\"type\":\"message\"}\n").unwrap();
+    drop(f);
+    let report = run_sync(&r, &cache, &ssh).unwrap();
+    assert_eq!((report.files, report.literal_bytes), (1, 19), "{report:?}");
+    let copy = atomic.local.join("--p--/s.jsonl");
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        std::fs::read(sessions.join("s.jsonl")).unwrap()
+    );
+    assert_eq!(
+        std::fs::metadata(&copy).unwrap().permissions().mode() & 0o777,
+        0o400
+    );
     // Nothing but the configured folders: the home's other files stay
     // there, and links inside a folder (to a file or a folder outside it)
     // are neither followed nor copied.
