@@ -38,6 +38,8 @@ mod proptest_reader;
 mod pty_e2e;
 mod realdata;
 mod relevance;
+mod remote_cli;
+mod remote_sync;
 mod report;
 mod resume_cmd;
 mod resume_hostile;

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod pty;
+pub mod sshd;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -27,6 +28,8 @@ pub fn arbor() -> Command {
         .env_remove("CODEX_HOME")
         // Nor arbor's settings file (tests that read one name it).
         .env_remove("ARBOR_CONFIG")
+        // Nor the developer's ssh command for remotes.
+        .env_remove("ARBOR_SSH")
         .env("XDG_CONFIG_HOME", "/nonexistent-arbor-config")
         .env(
             "XDG_CACHE_HOME",
