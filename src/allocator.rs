@@ -27,6 +27,43 @@ const SYSTEM: u8 = 2;
 static CHOICE: AtomicU8 = AtomicU8::new(UNDECIDED);
 /// The size of the last allocation that failed (0: none did).
 static FAILED: AtomicUsize = AtomicUsize::new(0);
+/// The thread it failed on ([`this_thread`]) and when ([`now_ms`]).
+static FAILED_ON: AtomicUsize = AtomicUsize::new(0);
+static FAILED_AT: AtomicUsize = AtomicUsize::new(0);
+
+/// How long after an allocation failed an abort on its thread is taken to
+/// be for it: Rust aborts right after an infallible allocation fails (its
+/// hook may print a backtrace first, which allocates and can take a
+/// while); after a fallible one (`try_reserve`) the program goes on, and a
+/// later abort is for something else.
+const ABORT_WITHIN_MS: usize = 5_000;
+
+/// A monotonic clock in milliseconds (`clock_gettime`: safe in the abort
+/// handler).
+fn now_ms() -> usize {
+    #[cfg(unix)]
+    {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes the struct it is given.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+        (t.tv_sec as usize).saturating_mul(1000) + t.tv_nsec as usize / 1_000_000
+    }
+    #[cfg(not(unix))]
+    0
+}
+
+/// The calling thread, as a number (`pthread_self`: no system call, and
+/// safe in the abort handler, which runs on the aborting thread).
+fn this_thread() -> usize {
+    #[cfg(unix)]
+    // SAFETY: pthread_self has no preconditions and cannot fail.
+    return unsafe { libc::pthread_self() } as usize;
+    #[cfg(not(unix))]
+    return 0;
+}
 
 fn choice() -> u8 {
     match CHOICE.load(Ordering::Relaxed) {
@@ -70,17 +107,29 @@ pub fn is_mimalloc() -> bool {
     choice() == MIMALLOC
 }
 
-/// The size of the last allocation that failed, if one did.
+/// The size of the allocation whose failure the calling thread is
+/// aborting for: the last one that failed, when it failed on this thread
+/// moments ago (see [`ABORT_WITHIN_MS`]). An abort for anything else is
+/// not out of memory.
 pub fn failed_allocation() -> Option<usize> {
-    match FAILED.load(Ordering::Relaxed) {
+    failed_allocation_at(now_ms())
+}
+
+/// [`failed_allocation`] at the time `now` ([`now_ms`]).
+fn failed_allocation_at(now: usize) -> Option<usize> {
+    match FAILED.load(Ordering::Acquire) {
         0 => None,
+        _ if FAILED_ON.load(Ordering::Acquire) != this_thread() => None,
+        _ if now.saturating_sub(FAILED_AT.load(Ordering::Acquire)) > ABORT_WITHIN_MS => None,
         size => Some(size),
     }
 }
 
 fn record(p: *mut u8, size: usize) -> *mut u8 {
     if p.is_null() {
-        FAILED.store(size.max(1), Ordering::Relaxed);
+        FAILED_ON.store(this_thread(), Ordering::Release);
+        FAILED_AT.store(now_ms(), Ordering::Release);
+        FAILED.store(size.max(1), Ordering::Release);
     }
     p
 }
@@ -133,6 +182,15 @@ mod tests {
         let huge = Layout::from_size_align(usize::MAX >> 2, 8).unwrap();
         assert!(unsafe { a.alloc(huge) }.is_null());
         assert_eq!(failed_allocation(), Some(usize::MAX >> 2));
+        // Not this thread's failure: another thread aborting is not out of
+        // memory.
+        let elsewhere = std::thread::spawn(failed_allocation).join().unwrap();
+        assert_eq!(elsewhere, None);
+        assert_eq!(failed_allocation(), Some(usize::MAX >> 2));
+        // Seconds later the thread is still going: the failure was handled
+        // (a fallible allocation's), and an abort now is for something else.
+        let later = now_ms() + ABORT_WITHIN_MS + 1;
+        assert_eq!(failed_allocation_at(later), None);
         let small = Layout::from_size_align(64, 8).unwrap();
         unsafe {
             let p = a.alloc(small);

@@ -270,3 +270,160 @@ fn the_facts_and_tree_of_a_session_hold_few_bytes_an_entry() {
         peak.saturating_sub(block) / N
     );
 }
+
+/// The text of the huge line of [`write_huge_line_session`]: words, a
+/// newline (an escape in JSON) every line of them, a quoted word, and a
+/// word no other entry has at its end.
+fn huge_text(len: usize) -> String {
+    let line = "output of a tool \"quoted\" that goes on and on\n";
+    let mut t = line.repeat(len / line.len());
+    t.push_str("zebrafish");
+    t
+}
+
+/// A short session whose tool result is one line of about `len` bytes.
+fn write_huge_line_session(path: &Path, len: usize) {
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = std::io::BufWriter::new(f);
+    writeln!(w, r#"{{"type":"session","version":3,"id":"0193b000-0000-7000-8000-000000000003","timestamp":"2026-12-07T10:00:00.000Z","cwd":"/m"}}"#).unwrap();
+    let text = serde_json::to_string(&huge_text(len)).unwrap();
+    let lines = [
+        r#"{"type":"message","id":"00000001","parentId":null,"timestamp":"2026-12-07T10:00:01.000Z","message":{"role":"user","content":"run it"}}"#.to_string(),
+        r#"{"type":"message","id":"00000002","parentId":"00000001","timestamp":"2026-12-07T10:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c2","name":"bash","arguments":{"command":"ls"}}],"stopReason":"toolUse"}}"#.to_string(),
+        format!(r#"{{"type":"message","id":"00000003","parentId":"00000002","timestamp":"2026-12-07T10:00:03.000Z","message":{{"role":"toolResult","toolCallId":"c2","toolName":"bash","content":[{{"type":"text","text":{text}}}],"isError":false}}}}"#),
+        r#"{"type":"message","id":"00000004","parentId":"00000003","timestamp":"2026-12-07T10:00:04.000Z","message":{"role":"assistant","content":[{"type":"text","text":"done"}],"stopReason":"stop"}}"#.to_string(),
+    ];
+    for l in lines {
+        writeln!(w, "{l}").unwrap();
+    }
+}
+
+/// A line of hundreds of megabytes (one tool's output) is held once, not
+/// three or four times over: its text parsed a block at a time out of the
+/// file (never its bytes, serde_json's scratch and the string together),
+/// and fork, context, export, diff and search pass it through without
+/// another copy (`arbor search` also held a lowercase copy and the words
+/// joined). The goal is twice the line in all (with what reading the
+/// session costs); here each is held to the text and a quarter.
+#[test]
+fn a_huge_line_is_held_once_by_every_command_that_reads_it() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.jsonl");
+    const TEXT: usize = 24 * MB;
+    write_huge_line_session(&path, TEXT);
+    let line = std::fs::metadata(&path).unwrap().len() as usize;
+    // The line's text (the line's length reserved for it), and a fixed
+    // budget of blocks; the line parsed the old way held 3 times it.
+    let once = line + line / 8 + 4 * MB;
+    // Reading the session lean (its facts) reads the line once, whole.
+    let (_, lean) = peak_of(|| arbor_session::reader::read_session_lean(&path).unwrap());
+    let mut failed = Vec::new();
+    let mut check = |what: &str, held: usize, bound: usize| {
+        eprintln!("{what}: {held} (bound {bound})");
+        if held > bound {
+            failed.push(format!("{what}: {held} > {bound}"));
+        }
+    };
+
+    let out = dir.path().join("forked.jsonl");
+    let (_, held) = peak_of(|| arbor_session::writer::fork(&path, "00000004", Some(&out)).unwrap());
+    check("fork", held, once.max(lean) + MB);
+    assert_eq!(
+        std::fs::metadata(&out).unwrap().len() / MB as u64,
+        std::fs::metadata(&path).unwrap().len() / MB as u64
+    );
+
+    let session = arbor_session::reader::read_session_lean(&path).unwrap();
+    let tree = SessionTree::build(&session);
+    let (n, held) = peak_of(|| {
+        let plan = ContextPlan::new(&session, &tree, None, ContextFlavor::Atomic).texts_only();
+        let mut n = 0;
+        plan.for_each_message(|m| n += m.text.len());
+        n
+    });
+    assert!(n > TEXT, "{n}");
+    check("context", held, once);
+
+    let (_, held) = peak_of(|| {
+        let c = arbor_session::compare::compare_at(&session, &tree, 1, 3);
+        drop(c);
+    });
+    check("diff", held, once);
+    drop((session, tree));
+
+    let export = Export::open(&path, None).unwrap();
+    for format in [
+        ExportFormat::Markdown,
+        ExportFormat::Html,
+        ExportFormat::Json,
+    ] {
+        let mut size = 0;
+        let (_, held) = peak_of(|| {
+            let mut w = Counted(&mut size);
+            export
+                .write(format, ExportOptions::default(), &mut w)
+                .unwrap();
+        });
+        assert!(size > TEXT, "{size}");
+        check(&format!("export {format:?}"), held, once);
+    }
+    drop(export);
+
+    let query = arbor_search::query::Query::parse("zebrafish");
+    let (hits, held) = peak_of(|| arbor_search::hits::file_entry_hits(&path, &query).unwrap());
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert!(hits[0].snippet.contains("zebrafish"), "{}", hits[0].snippet);
+    check("search's hits", held, once);
+    let (bits, held) = peak_of(|| {
+        let mut m =
+            arbor_search::hits::PartMatcher::new(&query, arbor_session::searchable::Parts::ALL);
+        m.file(&path);
+        m.tiers
+    });
+    assert_ne!(bits, arbor_search::query::Tiers::default());
+    check("search's match", held, once);
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+/// A writer that counts the bytes it is given.
+struct Counted<'a>(&'a mut usize);
+
+impl std::io::Write for Counted<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        *self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The tree's search text (every entry's text, lowercased, for
+/// type-to-search) holds that text and 8 bytes an entry beside it (where
+/// each text ends, and which byte classes it has: 16 bytes before, 16 MB
+/// of a million-entry session's 300).
+#[test]
+fn the_tree_search_text_holds_its_text_and_eight_bytes_an_entry() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.jsonl");
+    const N: usize = 200_000;
+    write_short_session(&path, N);
+    let session = arbor_session::reader::read_session_lean(&path).unwrap();
+    let (text, held) = peak_of(|| arbor_session::search_text::SearchText::build(&session));
+    let chars: usize = (0..N).map(|i| text.get(i).len() + 1).sum();
+    let beside = held.saturating_sub(chars);
+    eprintln!(
+        "text {chars}, held {held}: {} bytes an entry beside",
+        beside / N
+    );
+    // The pieces' own headers (one per 512 entries) and the per-piece
+    // threads' scratch: a few bytes an entry at most.
+    assert!(
+        beside <= 11 * N,
+        "{} bytes an entry beside the text",
+        beside / N
+    );
+}

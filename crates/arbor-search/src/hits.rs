@@ -13,7 +13,9 @@ use arbor_session::entry::Entry;
 use arbor_session::normalize::{normalize, original_range};
 use std::path::Path;
 
-use arbor_session::info::{read_lines, with_read_buffer};
+use super::blocks::find_in_long;
+use arbor_session::info::{read_lines, read_lines_capped, with_read_buffer, Piece};
+use arbor_session::lifted::{FileLine, LIFT_LINE};
 use arbor_session::line_skim::{skim_line, LineSpans};
 use arbor_session::searchable::{
     may_have_other_parts, part_words_of, parts_of_entry, parts_of_line, Part, Parts, SeenPieces,
@@ -112,10 +114,20 @@ impl<'q> PartMatcher<'q> {
         if !self.parts.contains(part) {
             return 0;
         }
-        if !part_normal_form(text, &mut self.norm) {
-            return 0;
-        }
-        let bits = term_bits(self.terms, self.mask, &self.norm);
+        let bits = match find_in_long(self.terms, self.mask, text) {
+            // A long text: matched a block at a time, never copied whole.
+            Some(found) => found
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.is_some())
+                .fold(0, |b, (i, _)| b | 1 << i),
+            None => {
+                if !part_normal_form(text, &mut self.norm) {
+                    return 0;
+                }
+                term_bits(self.terms, self.mask, &self.norm)
+            }
+        };
         self.tiers[part.tier()] |= bits;
         bits
     }
@@ -146,12 +158,11 @@ impl<'q> PartMatcher<'q> {
         {
             return false;
         }
-        if !self.needs.is_empty() && !may_spell_letters(line) {
-            self.lower.clear();
-            self.lower.extend(line.iter().map(u8::to_ascii_lowercase));
-            if !self.needs.held_by(&self.lower) {
-                return false;
-            }
+        if !self.needs.is_empty()
+            && !may_spell_letters(line)
+            && !self.needs.held_by_line(line, &mut self.lower)
+        {
+            return false;
         }
         true
     }
@@ -164,13 +175,19 @@ impl<'q> PartMatcher<'q> {
         let (terms, mask, tiers) = (self.terms, self.mask, &mut self.tiers);
         let piece = &mut self.piece;
         let mut current = None;
-        let mut flush = |part: Option<Part>, piece: &mut Vec<u8>| {
+        // A long piece is matched as it grows, a block at a time, keeping
+        // what a match across the border may start in (see `blocks`):
+        // the words of a tool's output of 200 MB were held joined.
+        let window = literal_window(terms, mask);
+        let mut early = 0u32;
+        let mut flush = |part: Option<Part>, piece: &mut Vec<u8>, early: &mut u32| {
             if let Some(part) = part.filter(|_| !piece.is_empty()) {
                 // Words are cut from valid UTF-8 at character boundaries.
                 if let Ok(norm) = std::str::from_utf8(piece) {
-                    tiers[Part::tier(part)] |= term_bits(terms, mask, norm);
+                    tiers[Part::tier(part)] |= term_bits(terms, mask, norm) | *early;
                 }
             }
+            *early = 0;
             piece.clear();
         };
         piece.clear();
@@ -182,17 +199,29 @@ impl<'q> PartMatcher<'q> {
                 &mut self.seen,
                 &mut |part, w| {
                     if w.is_empty() {
-                        flush(current.replace(part), piece);
+                        flush(current.replace(part), piece, &mut early);
                         return;
                     }
                     if !piece.is_empty() {
                         piece.push(b' ');
                     }
                     piece.extend_from_slice(w);
+                    if let Some(keep) = window.filter(|_| piece.len() > PIECE_BLOCK) {
+                        if let Ok(norm) = std::str::from_utf8(piece) {
+                            early |= term_bits(terms, mask, norm);
+                        }
+                        // Words are whole characters: any cut after a word
+                        // boundary is one; keep at least `keep` bytes.
+                        let mut cut = piece.len().saturating_sub(keep + 1);
+                        while cut > 0 && piece[cut] & 0xc0 == 0x80 {
+                            cut -= 1;
+                        }
+                        piece.drain(..cut);
+                    }
                 },
             )
         });
-        flush(current, piece);
+        flush(current, piece, &mut early);
         if !cut {
             parts_of_line(line, &mut |p, t| {
                 self.feed(p, t);
@@ -211,10 +240,27 @@ impl<'q> PartMatcher<'q> {
         let Ok((mut f, _)) = arbor_session::open::open_session_file(path) else {
             return;
         };
+        // A line too long to hold is parsed from the file a block at a
+        // time (see `arbor_session::lifted`), through a second handle.
+        let again = f.try_clone().ok();
         let _ = with_read_buffer(|buf| {
-            read_lines(&mut f, buf, |line, complete, _| {
-                if complete {
-                    self.line(line);
+            read_lines_capped(&mut f, buf, LIFT_LINE, |piece| {
+                match piece {
+                    Piece::Line(line, complete, _) => {
+                        if complete {
+                            self.line(line);
+                        }
+                    }
+                    Piece::Long(start, end, complete) => {
+                        let file = again.as_ref().filter(|_| complete);
+                        if let Some(obj) =
+                            file.and_then(|file| FileLine { file, start, end }.parse())
+                        {
+                            parts_of_entry(&obj, &mut |p, t| {
+                                self.feed(p, t);
+                            });
+                        }
+                    }
                 }
                 !self.complete()
             })
@@ -249,6 +295,28 @@ impl PartMatcher<'_> {
             });
         }
     }
+}
+
+/// Lines longer than this are checked by [`LineFilter`] a block at a time.
+const LONG_LINE: usize = 1 << 20;
+
+/// How long a piece of words grows before it is matched and cut.
+const PIECE_BLOCK: usize = 1 << 20;
+
+/// For a query whose body terms are all words and phrases, how many bytes
+/// of a piece a match across a cut may start in (the longest term's);
+/// `None` with a regex, which is matched on the whole piece.
+fn literal_window(terms: &[Term], mask: u32) -> Option<usize> {
+    terms
+        .iter()
+        .enumerate()
+        .take(32)
+        .filter(|&(i, _)| mask & (1 << i) != 0)
+        .try_fold(0, |longest, (_, t)| match t {
+            Term::Word { lower, .. } => Some(longest.max(lower.len())),
+            Term::Phrase(p) => Some(longest.max(p.len())),
+            Term::Regex(_) => None,
+        })
 }
 
 /// `text`'s normal form as one part's (no space before or after: the
@@ -386,8 +454,9 @@ struct Matched {
     terms: u32,
     /// The best rank each term matched in.
     best_tier: [usize; 32],
-    /// The first match in the best-ranked part: the part, its original
-    /// text and where the match is in it.
+    /// The first match in the best-ranked part: the part, the snippet
+    /// around it and where the match is in the snippet (made as it is
+    /// found: the part's text, of any length, is not kept).
     first: Option<(Part, String, Range<usize>)>,
 }
 
@@ -400,19 +469,33 @@ fn match_entry(raw: &Map<String, Value>, query: &Query, norm: &mut String) -> Ma
         best_tier: [usize::MAX; 32],
         first: None,
     };
+    let mask = body_mask(query);
     parts_of_entry(raw, &mut |part, text| {
         if !query.parts.contains(part) {
             return;
         }
-        if !part_normal_form(text, norm) {
-            return;
-        }
-        let mut at: Option<Range<usize>> = None;
-        for (i, t) in query.terms.iter().enumerate().take(32) {
-            if !t.searches_body() {
-                continue;
+        // A long text is matched a block at a time, never copied whole.
+        let found = match find_in_long(&query.terms, mask, text) {
+            Some(found) => found,
+            None => {
+                if !part_normal_form(text, norm) {
+                    return;
+                }
+                query
+                    .terms
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        (i < 32 && mask & (1 << i) != 0)
+                            .then(|| t.find_in(norm))
+                            .flatten()
+                    })
+                    .collect()
             }
-            if let Some(r) = t.find_in(norm) {
+        };
+        let mut at: Option<Range<usize>> = None;
+        for (i, r) in found.into_iter().enumerate().take(32) {
+            if let Some(r) = r {
                 m.terms |= 1 << i;
                 m.best_tier[i] = m.best_tier[i].min(part.tier());
                 if at.as_ref().is_none_or(|a| r.start < a.start) {
@@ -427,7 +510,8 @@ fn match_entry(raw: &Map<String, Value>, query: &Query, norm: &mut String) -> Ma
                 .is_none_or(|(p, _, _)| part.tier() < p.tier());
             if better {
                 if let Some(orig) = original_range(text, r) {
-                    m.first = Some((part, text.to_string(), orig));
+                    let (snip, highlight) = snippet(text, orig);
+                    m.first = Some((part, snip, highlight));
                 }
             }
         }
@@ -447,7 +531,7 @@ fn entry_hit(
         best_tier,
         first,
     } = match_entry(raw, query, norm);
-    let (part, text, range) = first?;
+    let (part, snippet, highlight) = first?;
     let score = query
         .terms
         .iter()
@@ -456,7 +540,6 @@ fn entry_hit(
         .filter(|(i, _)| terms & (1 << i) != 0)
         .filter_map(|(i, t)| t.body_score(best_tier[i]))
         .sum();
-    let (snippet, highlight) = snippet(&text, range);
     Some(EntryHit {
         entry_id: e.id.to_string(),
         index: e.index,
@@ -508,6 +591,11 @@ impl LineFilter {
         }
         if self.needs.iter().any(LineNeeds::is_empty) || may_spell_letters(line) {
             return true;
+        }
+        if line.len() > LONG_LINE {
+            // Lowercased a block at a time, never copied whole.
+            let lower = &mut self.lower;
+            return self.needs.iter().any(|n| n.held_by_line(line, lower));
         }
         self.lower.clear();
         self.lower.extend(line.iter().map(u8::to_ascii_lowercase));
@@ -567,8 +655,32 @@ pub fn file_entry_hits_until(
     // first object, which must be a version 3 header.
     let mut index: Option<usize> = None;
     let mut read_whole = false;
+    // A line too long to hold is parsed from the file a block at a time
+    // (see `arbor_session::lifted`), through a second handle.
+    let again = f.try_clone().ok();
     with_read_buffer(|buf| {
-        read_lines(&mut f, buf, |line, _, _| {
+        read_lines_capped(&mut f, buf, LIFT_LINE, |piece| {
+            let line = match piece {
+                Piece::Line(line, _, _) => line,
+                Piece::Long(start, end, _) => {
+                    let Some(i) = index else {
+                        // A header no reader would hold: read as before.
+                        read_whole = true;
+                        return false;
+                    };
+                    let obj = again
+                        .as_ref()
+                        .and_then(|file| FileLine { file, start, end }.parse());
+                    let e = obj.map(|obj| Entry::new(i, obj));
+                    if let Some(h) =
+                        e.and_then(|e| e.raw.with(|raw| entry_hit(&e, raw, query, &mut norm)))
+                    {
+                        hits.push(h);
+                    }
+                    index = Some(i + 1);
+                    return !(i % 256 == 255 && stop());
+                }
+            };
             match index {
                 Some(i) => {
                     if let Some(h) = line_hit(i, line, query, &mut filter, &mut norm) {
@@ -618,16 +730,19 @@ pub fn session_term_bits(
     if !looks_at_entries(query) {
         return Some(vec![0; n]);
     }
-    let pieces: Option<Vec<Vec<u32>>> = session
-        .entries
-        .par_chunks(512)
-        .map(|chunk| {
+    // Written in place, a block of entries per task (a piece per block
+    // joined afterwards held the answer twice: 8 MB at a million entries).
+    let mut out = vec![0u32; n];
+    let done = out
+        .par_chunks_mut(512)
+        .zip(session.entries.par_chunks(512))
+        .all(|(out, chunk)| {
             if stale() {
-                return None;
+                return false;
             }
             let mut filter = LineFilter::new(query);
             let mut norm = String::new();
-            let mut out = Vec::with_capacity(chunk.len());
+            let mut k = 0;
             session.for_each_line(chunk, |e, line| {
                 let bits = match line {
                     Some(l) if !filter.may_match(l) => 0,
@@ -635,12 +750,14 @@ pub fn session_term_bits(
                         .map_or(0, |raw| match_entry(&raw, query, &mut norm).terms),
                     None => e.raw.with(|raw| match_entry(raw, query, &mut norm).terms),
                 };
-                out.push(bits);
+                if let Some(o) = out.get_mut(k) {
+                    *o = bits;
+                }
+                k += 1;
             });
-            Some(out)
-        })
-        .collect();
-    Some(pieces?.concat())
+            true
+        });
+    done.then_some(out)
 }
 
 /// Where each term of `query` occurs in `text` (shown text: a row, a line

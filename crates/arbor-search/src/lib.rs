@@ -12,6 +12,7 @@
 
 // The modules other crates name in their paths are public; the raw-line
 // prefilter and the scorer are not (the scorer's types are re-exported).
+pub mod blocks;
 pub mod doc;
 pub mod hits;
 pub mod literals;

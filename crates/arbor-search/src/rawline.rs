@@ -86,6 +86,46 @@ impl LineNeeds {
     }
 }
 
+/// Lines longer than this are lowercased a block at a time by
+/// [`LineNeeds::held_by_line`].
+const LOWER_BLOCK: usize = 1 << 20;
+
+impl LineNeeds {
+    /// [`LineNeeds::held_by`] of `line` lowercased, into `scratch`; a long
+    /// line a block at a time (each block with the bytes after it that a
+    /// literal starting in it may reach), never copied whole (a search
+    /// held a lowercase copy of a line of 200 MB). On a long line a run of
+    /// words, which whitespace may stretch to any length, is not looked
+    /// for: it counts as held (the filter may only say "no match" when it
+    /// is sure).
+    pub fn held_by_line(&self, line: &[u8], scratch: &mut Vec<u8>) -> bool {
+        scratch.clear();
+        if line.len() <= LOWER_BLOCK {
+            scratch.extend(line.iter().map(u8::to_ascii_lowercase));
+            return self.held_by(scratch);
+        }
+        let reach = self
+            .literals
+            .iter()
+            .flatten()
+            .map(|f| f.needle().len())
+            .max()
+            .unwrap_or(0);
+        let mut found = vec![false; self.literals.len()];
+        let mut start = 0;
+        while start < line.len() && found.iter().any(|f| !f) {
+            let end = (start + LOWER_BLOCK + reach).min(line.len());
+            scratch.clear();
+            scratch.extend(line[start..end].iter().map(u8::to_ascii_lowercase));
+            for (any, f) in self.literals.iter().zip(found.iter_mut()) {
+                *f = *f || any.iter().any(|x| x.find(scratch).is_some());
+            }
+            start += LOWER_BLOCK;
+        }
+        found.iter().all(|f| *f)
+    }
+}
+
 /// Whether a raw line has an escape that could spell a letter (`\u…`,
 /// `\/`) or a character whose lowercase is ASCII (the Kelvin sign, `İ`):
 /// its bytes then say nothing about the text's normal form.
@@ -189,6 +229,27 @@ fn follows(lower: &[u8], mut i: usize, rest: &[Vec<u8>]) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_long_line_is_checked_a_block_at_a_time_across_its_borders() {
+        let q = crate::query::Query::parse_at("needle", 0);
+        let needs = LineNeeds::of(&q.terms[0]);
+        let mut scratch = Vec::new();
+        for at in [
+            0,
+            LOWER_BLOCK - 3,
+            LOWER_BLOCK - 6,
+            2 * LOWER_BLOCK + 1,
+            3 * LOWER_BLOCK - 1,
+        ] {
+            let mut line = vec![b'x'; 3 * LOWER_BLOCK + 10];
+            line[at..at + 6].copy_from_slice(b"NeEdLe");
+            assert!(needs.held_by_line(&line, &mut scratch), "{at}");
+            assert!(scratch.len() <= LOWER_BLOCK + 6, "{}", scratch.len());
+        }
+        let line = vec![b'n'; 3 * LOWER_BLOCK];
+        assert!(!needs.held_by_line(&line, &mut scratch));
+    }
     use super::*;
     use crate::Query;
 

@@ -22,7 +22,7 @@ mod write;
 pub use agents::{agent, foreign, resume_id};
 pub use info::extras;
 pub use model::{context, entry, tree, types, view};
-pub use read::{chunked, jsonscan, line_skim, open, reader};
+pub use read::{chunked, jsonscan, lifted, line_skim, open, reader};
 pub use text::{escapes, normalize, render, search_text, searchable, words};
 pub use write::{bulk, fileops, writer};
 

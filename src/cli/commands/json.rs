@@ -43,6 +43,58 @@ pub(super) fn needs_c1_escape(buf: &[u8]) -> bool {
     may_need_escape(buf) && String::from_utf8_lossy(buf).chars().any(must_escape)
 }
 
+/// A writer that escapes what [`escape_c1`] escapes as the bytes go
+/// through it (a character cut between two writes is held until it is
+/// whole): the same bytes as `escape_c1` of everything written.
+pub(super) struct C1Escaped<W: std::io::Write> {
+    inner: W,
+    /// The start of a character the last write cut.
+    carry: Vec<u8>,
+}
+
+impl<W: std::io::Write> C1Escaped<W> {
+    pub(super) fn new(inner: W) -> C1Escaped<W> {
+        C1Escaped {
+            inner,
+            carry: Vec::new(),
+        }
+    }
+
+    /// Writes what is held (bytes that never made a whole character are
+    /// passed on as they are, as `escape_c1` passes on what is not UTF-8).
+    pub(super) fn finish(mut self) -> std::io::Result<()> {
+        let rest = std::mem::take(&mut self.carry);
+        self.inner.write_all(&rest)
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for C1Escaped<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.carry.is_empty() && !may_need_escape(buf) {
+            // No character here starts with a byte an escaped one starts with.
+            return self.inner.write(buf);
+        }
+        self.carry.extend_from_slice(buf);
+        let whole = match std::str::from_utf8(&self.carry) {
+            Ok(_) => self.carry.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => {
+                let raw = std::mem::take(&mut self.carry);
+                self.inner.write_all(&raw)?;
+                return Ok(buf.len());
+            }
+        };
+        let text = String::from_utf8_lossy(&self.carry[..whole]);
+        self.inner.write_all(escaped(&text).as_bytes())?;
+        self.carry.drain(..whole);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 fn escaped(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 16);
     for c in s.chars() {
@@ -83,6 +135,14 @@ mod tests {
         assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), v);
         let bytes = escape_c1(v.to_string().into_bytes());
         assert_eq!(String::from_utf8(bytes).unwrap(), text);
+        // Escaped as it goes, a byte at a time: the same.
+        let mut streamed = Vec::new();
+        let mut w = C1Escaped::new(&mut streamed);
+        for b in v.to_string().as_bytes() {
+            std::io::Write::write_all(&mut w, std::slice::from_ref(b)).unwrap();
+        }
+        w.finish().unwrap();
+        assert_eq!(String::from_utf8(streamed).unwrap(), text);
         assert!(!needs_c1_escape("plain — “quoted” é".as_bytes()));
     }
 }

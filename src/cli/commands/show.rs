@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{bail, Context as _, Result};
 use rayon::prelude::*;
 
-use super::json::{escape_c1, json_text, needs_c1_escape, plain};
+use super::json::{escape_c1, json_text, needs_c1_escape, plain, C1Escaped};
 use super::{load, resolve};
 use crate::cli::{ContextArgs, DiffArgs, ExportArgs, ShowArgs};
 use crate::term::{path as shown, sanitize_line as clean};
@@ -95,7 +95,8 @@ pub(super) fn context(config: &StoreConfig, a: &ContextArgs, out: &mut impl Writ
         ),
         None => None,
     };
-    let plan = ContextPlan::new(&s, &t, leaf, flavor);
+    // Only the messages' text is shown: each taken out of its message.
+    let plan = ContextPlan::new(&s, &t, leaf, flavor).texts_only();
     if a.json {
         // The object of `SessionContext::to_json` with the flavor, written a
         // message at a time (the context is never held whole).
@@ -196,7 +197,11 @@ fn write_context_row(
         entry_id: &m.entry_id,
         text: &m.text,
     };
-    w.write_all(&escape_c1(serde_json::to_vec(&row)?))
+    // Escaped as it is written: a message of hundreds of megabytes is not
+    // held again as its JSON.
+    let mut out = C1Escaped::new(w);
+    serde_json::to_writer(&mut out, &row)?;
+    out.finish()
 }
 
 pub(super) fn export(config: &StoreConfig, a: &ExportArgs, out: &mut impl Write) -> Result<()> {

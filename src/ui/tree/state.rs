@@ -500,12 +500,13 @@ impl TreeState {
                                 .iter()
                                 .filter(|(u, _)| !u.is_empty() && w.contains(u.as_str()))
                                 .max_by_key(|(u, _)| u.len())
-                                .map(|(_, hits)| &hits.entries);
+                                .map(|(_, hits)| unpacked(&hits.entries, text.len()));
                             let entries = match within {
-                                Some(within) => text.containing_within(w, within),
+                                Some(within) => text.containing_within(w, &within),
                                 None => text.containing(w),
                             };
                             let at = positions_of(&entries, &self.loaded.pre);
+                            let entries = packed(&entries);
                             self.word_hits.insert(w.clone(), WordHits { entries, at });
                         }
                         let labeled = self.labels_holding(w, vis);
@@ -818,8 +819,26 @@ impl TreeState {
 /// rows are flattened from).
 #[derive(Debug)]
 struct WordHits {
-    entries: Vec<bool>,
+    /// A bit per entry (a `bool` each was 1 MB a word at a million
+    /// entries, and every prefix typed is remembered).
+    entries: Vec<u64>,
     at: Vec<u64>,
+}
+
+/// A bit per `bool`.
+fn packed(marks: &[bool]) -> Vec<u64> {
+    let mut bits = vec![0u64; marks.len().div_ceil(64)];
+    for (i, _) in marks.iter().enumerate().filter(|(_, &m)| m) {
+        bits[i / 64] |= 1 << (i % 64);
+    }
+    bits
+}
+
+/// The first `n` marks of [`packed`] bits.
+fn unpacked(bits: &[u64], n: usize) -> Vec<bool> {
+    (0..n)
+        .map(|i| bits.get(i / 64).is_some_and(|b| b >> (i % 64) & 1 == 1))
+        .collect()
 }
 
 /// Per body term of a query, the walk-order positions whose entry the

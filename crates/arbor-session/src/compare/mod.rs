@@ -42,7 +42,14 @@ pub enum Kind {
 pub struct ToolResult {
     pub id: String,
     pub is_error: bool,
-    pub text: String,
+    /// Shared by every call shown with it: a tool's output of hundreds of
+    /// megabytes is held once, not once more per copy of the result.
+    #[serde(serialize_with = "shared_text")]
+    pub text: std::sync::Arc<String>,
+}
+
+fn shared_text<S: serde::Serializer>(t: &std::sync::Arc<String>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(t)
 }
 
 /// A tool call made on a branch.
@@ -265,21 +272,41 @@ fn turns(entries: &[Entry], path: &[usize]) -> Vec<Turn> {
         if entries[i].role() != Some("toolResult") {
             continue;
         }
-        let e = entries[i].parsed();
-        let Some(m) = e.message() else { continue };
-        if let Some(id) = m.get("toolCallId").and_then(Value::as_str) {
+        // The message taken out of its line's object, its text out of the
+        // message (a tool's output of hundreds of megabytes is not held
+        // twice over).
+        let e = &entries[i];
+        let m = match e.raw.parse_unparsed() {
+            Some(raw) => raw.and_then(|mut raw| raw.shift_remove("message")),
+            None => e.with_raw(|raw| raw.get("message").cloned()),
+        };
+        let Some(m) = m.filter(Value::is_object) else {
+            continue;
+        };
+        if let Some(id) = m
+            .get("toolCallId")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+        {
+            let is_error = m.get("isError").and_then(Value::as_bool) == Some(true);
+            let text = crate::context::take_content_text(m);
             results.insert(
-                id.to_string(),
+                id,
                 ToolResult {
                     id: e.id.to_string(),
-                    is_error: m.get("isError").and_then(Value::as_bool) == Some(true),
-                    text: content_text(m.get("content"), "\n"),
+                    is_error,
+                    text: std::sync::Arc::new(text),
                 },
             );
         }
     }
     let mut out: Vec<Turn> = Vec::new();
     for &i in path {
+        if entries[i].role() == Some("toolResult") && entries[i].entry_type() == "message" {
+            // Shown with the call that made it (see `items_of`): not read
+            // again.
+            continue;
+        }
         let e = entries[i].parsed();
         let items = items_of(&e, &results);
         if items.is_empty() {

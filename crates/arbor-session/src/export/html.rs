@@ -4,12 +4,16 @@
 use std::fmt::Write as _;
 
 use super::clean::{clean_text, one_line};
+use super::spill::{pieces, Spill};
 use super::walk::{image_kb, DocInfo, Kind, Sink};
 
 #[derive(Default)]
 pub(super) struct Html {
     pub(super) out: String,
     in_section: bool,
+    /// Where `out` goes as it grows, and the first write that failed.
+    pub(super) spill: Spill,
+    failed: Option<std::io::Error>,
 }
 
 /// Escapes text for an HTML text node. Session text only ever goes into
@@ -17,8 +21,12 @@ pub(super) struct Html {
 /// base64), but quotes are escaped too, so that this stays right in an
 /// attribute value.
 fn esc(s: &str, out: &mut String) {
-    let s = clean_text(s);
-    let mut rest: &str = &s;
+    esc_clean(&clean_text(s), out);
+}
+
+/// [`esc`] of text cleaned already.
+fn esc_clean(s: &str, out: &mut String) {
+    let mut rest: &str = s;
     while let Some(i) = rest.find(['&', '<', '>', '"', '\'']) {
         out.push_str(&rest[..i]);
         out.push_str(match rest.as_bytes()[i] {
@@ -134,8 +142,11 @@ impl Html {
 }
 
 impl Sink for Html {
-    fn held(&mut self) -> &mut String {
-        &mut self.out
+    fn pour(&mut self) -> std::io::Result<()> {
+        match self.failed.take() {
+            Some(e) => Err(e),
+            None => self.spill.take(&mut self.out),
+        }
     }
 
     fn section(&mut self, kind: Kind, title: &str, time: Option<&str>, label: Option<&str>) {
@@ -181,7 +192,11 @@ impl Sink for Html {
             self.meta(time, label);
         }
         self.out.push_str("</summary><pre>");
-        esc(body.trim_end_matches('\n'), &mut self.out);
+        let body = clean_text(body.trim_end_matches('\n'));
+        for piece in pieces(&body) {
+            esc_clean(piece, &mut self.out);
+            self.spill.take_or_keep(&mut self.out, &mut self.failed);
+        }
         self.out.push_str("</pre></details>\n");
     }
 

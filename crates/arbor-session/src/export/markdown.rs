@@ -4,11 +4,15 @@
 use std::fmt::Write as _;
 
 use super::clean::{clean_text, one_line};
+use super::spill::{pieces, Spill};
 use super::walk::{image_kb, DocInfo, Kind, Sink};
 
 #[derive(Default)]
 pub(super) struct Markdown {
     pub(super) out: String,
+    /// Where `out` goes as it grows, and the first write that failed.
+    pub(super) spill: Spill,
+    failed: Option<std::io::Error>,
 }
 
 /// Inline text that Markdown shows literally (headings, labels, names):
@@ -196,7 +200,10 @@ impl Markdown {
         let fence = "`".repeat(n);
         self.blank();
         let _ = writeln!(self.out, "{fence}{lang}");
-        self.out.push_str(body.trim_end_matches('\n'));
+        for piece in pieces(body.trim_end_matches('\n')) {
+            self.out.push_str(piece);
+            self.spill.take_or_keep(&mut self.out, &mut self.failed);
+        }
         self.out.push('\n');
         let _ = writeln!(self.out, "{fence}");
     }
@@ -233,8 +240,11 @@ impl Markdown {
 }
 
 impl Sink for Markdown {
-    fn held(&mut self) -> &mut String {
-        &mut self.out
+    fn pour(&mut self) -> std::io::Result<()> {
+        match self.failed.take() {
+            Some(e) => Err(e),
+            None => self.spill.take(&mut self.out),
+        }
     }
 
     fn section(&mut self, kind: Kind, title: &str, time: Option<&str>, label: Option<&str>) {

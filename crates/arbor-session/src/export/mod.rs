@@ -32,7 +32,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use crate::entry::{Entry, Header};
-use crate::reader::{parse_object, parse_session, Session};
+use crate::reader::{parse_session, Session};
 use crate::tree::SessionTree;
 use crate::{Error, Result};
 
@@ -288,20 +288,19 @@ impl Export {
         // the reader holds parsed (a migrated file) is lent.
         let get = |i: usize| -> Option<Cow<'_, Entry>> {
             let e = &entries[i];
-            match e.raw.unparsed_line() {
-                Some(line) => {
-                    let raw = parse_object(&line, &mut false)?;
-                    Some(Cow::Owned(Entry::new(e.index, raw)))
-                }
+            match e.raw.parse_unparsed() {
+                Some(raw) => Some(Cow::Owned(Entry::new(e.index, raw?))),
                 None => Some(Cow::Borrowed(e)),
             }
         };
         let raw_line = |i: usize| -> Option<String> {
-            let line = entries[i].raw.unparsed_line()?;
+            // The line read for this use is handed over, not copied (a
+            // line of 200 MB was held twice).
+            let line = entries[i].raw.unparsed_line_owned()?;
             if !light::is_strict(&line) {
                 return None;
             }
-            String::from_utf8(line.to_vec()).ok()
+            String::from_utf8(line).ok()
         };
         let may_think = |i: usize| entries[i].role() == Some("assistant");
         let branch = Branch {
@@ -342,28 +341,25 @@ fn render(
     opts: ExportOptions,
     w: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
-    let mut spill = spill::Spill::default();
     match format {
         ExportFormat::Json => json_lines(b.entries, b.get, b.raw_line, b.may_think, opts, w),
         ExportFormat::Markdown => {
             let mut md = Markdown::default();
-            let doc = walk(
-                b.header, b.tree, b.entries, b.get, opts, &mut md, &mut spill,
-            )?;
+            let doc = walk(b.header, b.tree, b.entries, b.get, opts, &mut md)?;
             md.end();
             let mut head = md.head(&doc);
             if !md.out.is_empty() {
                 head.push('\n');
             }
             w.write_all(head.as_bytes())?;
-            spill.finish(&md.out, w)
+            std::mem::take(&mut md.spill).finish(&md.out, w)
         }
         ExportFormat::Html => {
             let mut h = Html::default();
-            let doc = walk(b.header, b.tree, b.entries, b.get, opts, &mut h, &mut spill)?;
+            let doc = walk(b.header, b.tree, b.entries, b.get, opts, &mut h)?;
             h.end();
             w.write_all(h.head(&doc).as_bytes())?;
-            spill.finish(&h.out, w)
+            std::mem::take(&mut h.spill).finish(&h.out, w)
         }
     }
 }

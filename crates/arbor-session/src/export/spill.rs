@@ -40,6 +40,15 @@ impl Spill {
         Ok(())
     }
 
+    /// [`Spill::take`] in the middle of rendering one block, where a
+    /// failed write cannot be returned yet: the first error is kept in
+    /// `failed` (and reported by the sink's next `pour`).
+    pub(super) fn take_or_keep(&mut self, out: &mut String, failed: &mut Option<std::io::Error>) {
+        if let Err(e) = self.take(out) {
+            failed.get_or_insert(e);
+        }
+    }
+
     /// Writes the body: what went to the scratch file, then `rest`.
     pub(super) fn finish(self, rest: &str, w: &mut dyn Write) -> std::io::Result<()> {
         if let Some(f) = self.file {
@@ -49,6 +58,25 @@ impl Spill {
         }
         w.write_all(rest.as_bytes())
     }
+}
+
+/// `s` in pieces of about [`HOLD`] bytes (cut at character boundaries):
+/// a block of hundreds of megabytes is rendered a piece at a time, each
+/// spilled before the next.
+pub(super) fn pieces(s: &str) -> impl Iterator<Item = &str> {
+    let mut rest = s;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut cut = rest.len().min(HOLD);
+        while !rest.is_char_boundary(cut) {
+            cut += 1;
+        }
+        let (piece, tail) = rest.split_at(cut);
+        rest = tail;
+        Some(piece)
+    })
 }
 
 #[cfg(test)]

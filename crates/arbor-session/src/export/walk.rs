@@ -1,6 +1,7 @@
 //! The branch walked entry by entry into a [`Sink`], the one document model
 //! both Markdown and HTML are written from.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -10,7 +11,6 @@ use crate::entry::{format_iso_ms, parse_iso_ms, Entry, Header};
 use crate::tree::SessionTree;
 
 use super::clean::{first_chars, one_line};
-use super::spill::Spill;
 use super::{ExportOptions, GetEntry};
 
 pub(super) fn has_thinking(e: &Entry) -> bool {
@@ -89,8 +89,10 @@ pub(super) trait Sink {
     fn image(&mut self, mime: &str, data: &str);
     /// A one-line remark (model change, error, …).
     fn note(&mut self, text: &str, time: Option<&str>);
-    /// The text rendered and not yet written out.
-    fn held(&mut self) -> &mut String;
+    /// Moves the text rendered so far to the scratch file once it is more
+    /// than a fixed budget (see `Spill::take`); the first failed write
+    /// since the last call is its error.
+    fn pour(&mut self) -> std::io::Result<()>;
 }
 
 /// What the walk learns of the branch as it goes: the document's facts
@@ -103,7 +105,7 @@ struct BranchFacts {
     models: Vec<String>,
 }
 
-/// Renders the branch into `s`, whose text goes to `spill` as it grows;
+/// Renders the branch into `s`, whose text goes to its scratch file as it grows;
 /// returns the document's facts (its head is written last, since the
 /// title and models come from the branch).
 pub(super) fn walk<'e>(
@@ -113,7 +115,6 @@ pub(super) fn walk<'e>(
     get: GetEntry<'_, 'e>,
     opts: ExportOptions,
     s: &mut dyn Sink,
-    spill: &mut Spill,
 ) -> std::io::Result<DocInfo> {
     let mut facts = BranchFacts::default();
     for &i in branch {
@@ -127,7 +128,7 @@ pub(super) fn walk<'e>(
         let label = tree.labels.get(e.id.as_str()).map(|l| one_line(&l.text));
         let label = label.as_deref();
         entry(e, time, label, &facts.calls, opts, s);
-        spill.take(s.held())?;
+        s.pour()?;
     }
     Ok(doc_info(header, tree, branch, get, facts))
 }
@@ -390,20 +391,25 @@ fn compaction(e: &Entry, time: Option<&str>, label: Option<&str>, s: &mut dyn Si
     }
 }
 
-/// A `content` value's text blocks joined, and its images.
-fn content_parts(v: Option<&Value>) -> (String, Vec<(&str, &str)>) {
-    let mut text = String::new();
+/// A `content` value's text blocks joined, and its images. One text is
+/// lent, not copied (a tool's output of hundreds of megabytes).
+fn content_parts(v: Option<&Value>) -> (Cow<'_, str>, Vec<(&str, &str)>) {
+    let mut text = Cow::Borrowed("");
     let mut images = Vec::new();
     match v {
-        Some(Value::String(t)) => text.push_str(t),
+        Some(Value::String(t)) => text = Cow::Borrowed(t),
         Some(Value::Array(blocks)) => {
             for b in blocks {
                 match block_type(b) {
                     "text" => {
-                        if !text.is_empty() {
-                            text.push('\n');
+                        let t = str_of(b.get("text"));
+                        if text.is_empty() {
+                            text = Cow::Borrowed(t);
+                        } else {
+                            let joined = text.to_mut();
+                            joined.push('\n');
+                            joined.push_str(t);
                         }
-                        text.push_str(str_of(b.get("text")));
                     }
                     "image" => images.push((str_of(b.get("mimeType")), str_of(b.get("data")))),
                     _ => {}

@@ -15,9 +15,9 @@ mod scanner;
 
 pub use json_row::{JsonDiagnostics, JsonRow};
 pub use scan::{
-    mtime_ms, read_lines, read_whole, scan_foreign, scan_info, scan_info_bytes,
+    mtime_ms, read_lines, read_lines_capped, read_whole, scan_foreign, scan_info, scan_info_bytes,
     scan_info_bytes_reference, scan_info_bytes_skimmed, scan_info_seeing, scan_info_with,
-    with_read_buffer, LineSeer, SeenRow,
+    with_read_buffer, LineSeer, Piece, SeenRow,
 };
 pub use scanner::InfoScanner;
 

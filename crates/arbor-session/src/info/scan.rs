@@ -199,9 +199,37 @@ const CHUNK: usize = 256 << 10;
 /// whether it had one, and the number of bytes consumed up to and including
 /// it; it returns false to stop. Returns the number of bytes read.
 pub fn read_lines(
-    r: &mut impl std::io::Read,
+    r: &mut (impl std::io::Read + std::io::Seek),
     buf: &mut Vec<u8>,
     mut f: impl FnMut(&[u8], bool, u64) -> bool,
+) -> std::io::Result<u64> {
+    read_lines_capped(r, buf, usize::MAX, |piece| match piece {
+        Piece::Line(line, complete, end) => f(line, complete, end),
+        // Never: no line is longer than `usize::MAX`.
+        Piece::Long(..) => true,
+    })
+}
+
+/// What [`read_lines_capped`] hands out.
+pub enum Piece<'a> {
+    /// A line (without its `\n`), whether it had one, and the bytes
+    /// consumed up to and including it.
+    Line(&'a [u8], bool, u64),
+    /// A line longer than the cap, not held: where it starts in the stream
+    /// and where it ends (its `\n` excluded), and whether it had a `\n`.
+    Long(u64, u64, bool),
+}
+
+/// [`read_lines`], but a line longer than `cap` bytes is never held: its
+/// bytes are read through and it is handed out as where it is
+/// ([`Piece::Long`]), for the caller to read a block at a time (a line of
+/// hundreds of megabytes held in the read buffer was the bulk of what a
+/// search held).
+pub fn read_lines_capped(
+    r: &mut (impl std::io::Read + std::io::Seek),
+    buf: &mut Vec<u8>,
+    cap: usize,
+    mut f: impl FnMut(Piece<'_>) -> bool,
 ) -> std::io::Result<u64> {
     if buf.len() < CHUNK {
         buf.resize(CHUNK, 0);
@@ -210,36 +238,61 @@ pub fn read_lines(
     // and holds no newline before `scanned`.
     let mut base: u64 = 0;
     let (mut start, mut filled, mut scanned) = (0usize, 0usize, 0usize);
+    // Inside a line over the cap: where it started.
+    let mut long: Option<u64> = None;
     loop {
+        let mut grown = None;
         if filled == buf.len() {
-            if start > 0 {
+            if long.is_some() {
+                // The long line's bytes so far are not kept.
+                base += filled as u64;
+                (start, filled, scanned) = (0, 0, 0);
+            } else if start > 0 {
                 buf.copy_within(start..filled, 0);
                 base += start as u64;
                 filled -= start;
                 scanned -= start;
                 start = 0;
             } else {
-                // One line longer than the buffer: grow it.
-                buf.resize(buf.len() * 2, 0);
+                // One line longer than the buffer: grow it, unless it is
+                // longer than the cap.
+                grown = grow(r, buf, filled, cap)?;
+                if grown.is_none() {
+                    long = Some(base);
+                    base += filled as u64;
+                    (start, filled, scanned) = (0, 0, 0);
+                }
             }
         }
-        let n = loop {
-            match r.read(&mut buf[filled..]) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            }
+        let n = match grown {
+            Some(n) => n,
+            None => loop {
+                match r.read(&mut buf[filled..]) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                }
+            },
         };
         if n == 0 {
-            if start < filled {
-                f(&buf[start..filled], false, base + filled as u64);
+            if let Some(at) = long {
+                f(Piece::Long(at, base + filled as u64, false));
+            } else if start < filled {
+                f(Piece::Line(
+                    &buf[start..filled],
+                    false,
+                    base + filled as u64,
+                ));
             }
             return Ok(base + filled as u64);
         }
         filled += n;
         while let Some(p) = memchr::memchr(b'\n', &buf[scanned..filled]) {
             let nl = scanned + p;
-            let keep_going = f(&buf[start..nl], true, base + nl as u64 + 1);
+            let keep_going = match long.take() {
+                Some(at) => f(Piece::Long(at, base + nl as u64, true)),
+                None => f(Piece::Line(&buf[start..nl], true, base + nl as u64 + 1)),
+            };
             start = nl + 1;
             scanned = start;
             if !keep_going {
@@ -254,6 +307,58 @@ pub fn read_lines(
             scanned = 0;
         }
     }
+}
+
+/// Makes room in `buf` (its first `filled` bytes kept, one line not yet
+/// ended) for the rest of that line, whose end is found first (read ahead,
+/// then read again from where it was): the buffer is sized once, and
+/// filled without being zeroed first (`Read::read_to_end` reads into spare
+/// capacity). Doubling it held a line of 200 MB in 256 MB zeroed, and in
+/// the 128 MB before it that the allocator had not given back yet.
+/// Returns the bytes read; `None` (nothing read) when the line is longer
+/// than `cap`.
+fn grow(
+    r: &mut (impl std::io::Read + std::io::Seek),
+    buf: &mut Vec<u8>,
+    filled: usize,
+    cap: usize,
+) -> std::io::Result<Option<usize>> {
+    use std::io::{Read, SeekFrom};
+    let here = r.stream_position()?;
+    let mut ahead = 0usize;
+    let mut probe = vec![0u8; 64 << 10];
+    loop {
+        let n = match r.read(&mut probe) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            break;
+        }
+        if let Some(i) = memchr::memchr(b'\n', &probe[..n]) {
+            ahead += i + 1;
+            break;
+        }
+        ahead += n;
+        if filled.saturating_add(ahead) > cap {
+            break;
+        }
+    }
+    drop(probe);
+    r.seek(SeekFrom::Start(here))?;
+    if filled.saturating_add(ahead) > cap {
+        return Ok(None);
+    }
+    // At least a block more: a line that grew meanwhile costs one more
+    // round, not one per byte.
+    let want = (filled + ahead).max(buf.len() + CHUNK.min(ahead));
+    buf.truncate(filled);
+    buf.reserve_exact(want - filled);
+    // `read_to_end` retries an interrupted read itself.
+    let read = r.take((want - filled) as u64).read_to_end(buf)?;
+    buf.resize(want, 0);
+    Ok(Some(read))
 }
 
 pub fn scan_info_bytes(path: &Path, buf: &[u8], file_mtime_ms: i64) -> Result<SessionInfo> {
@@ -331,4 +436,52 @@ pub fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines as they are read: whole, or (over the cap) where they are.
+    fn pieces(data: &[u8], cap: usize) -> Vec<(String, u64, u64, bool)> {
+        let mut out = Vec::new();
+        let mut buf = Vec::new();
+        let mut r = std::io::Cursor::new(data);
+        read_lines_capped(&mut r, &mut buf, cap, |p| {
+            out.push(match p {
+                Piece::Line(l, c, end) => (String::from_utf8_lossy(l).into_owned(), 0, end, c),
+                Piece::Long(s, e, c) => ("long".into(), s, e, c),
+            });
+            true
+        })
+        .unwrap();
+        // The buffer never grew past the cap (and a block).
+        if cap != usize::MAX {
+            assert!(buf.len() <= cap + CHUNK, "{}", buf.len());
+        }
+        out
+    }
+
+    #[test]
+    fn a_line_over_the_cap_is_read_through_and_told_where_it_is() {
+        let b = "b".repeat(3 * CHUNK + 5);
+        let c = "c".repeat(2 * CHUNK);
+        let data = format!("a\n{b}\n{c}\nd");
+        let got = pieces(data.as_bytes(), 2 * CHUNK + 10);
+        let (b_start, b_end) = (2u64, 2 + b.len() as u64);
+        let c_end = b_end + 1 + c.len() as u64;
+        assert_eq!(
+            got,
+            vec![
+                ("a".into(), 0, 2, true),
+                ("long".into(), b_start, b_end, true),
+                (c.clone(), 0, c_end + 1, true),
+                ("d".into(), 0, c_end + 2, false),
+            ]
+        );
+        // Without a cap every line is whole, the buffer sized to the longest.
+        let all = pieces(data.as_bytes(), usize::MAX);
+        assert_eq!(all[1].0, b);
+        assert_eq!(all.len(), 4);
+    }
 }

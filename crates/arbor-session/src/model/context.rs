@@ -129,6 +129,9 @@ pub struct ContextPlan<'s> {
     pub thinking_level: Value,
     /// Index among the messages of the compaction boundary, when one is active.
     pub boundary: Option<usize>,
+    /// Each message's text only (its `message` left `Null`): see
+    /// [`ContextPlan::texts_only`].
+    texts_only: bool,
 }
 
 impl<'s> ContextPlan<'s> {
@@ -155,7 +158,17 @@ impl<'s> ContextPlan<'s> {
             model,
             thinking_level,
             boundary: boundary_pos.map(|_| 0),
+            texts_only: false,
         }
+    }
+
+    /// Makes each message with its text only (`message` is `Null`), the
+    /// text taken out of the message rather than copied: what a caller
+    /// that shows only the text needs, with a message of hundreds of
+    /// megabytes held once instead of twice.
+    pub fn texts_only(mut self) -> ContextPlan<'s> {
+        self.texts_only = true;
+        self
     }
 
     /// The id of the entry the context ends at.
@@ -168,8 +181,9 @@ impl<'s> ContextPlan<'s> {
     pub fn for_each_message(&self, mut f: impl FnMut(ContextMessage)) {
         let (entries, path) = (self.entries, &self.path);
         let mut one = Vec::with_capacity(1);
+        let texts_only = self.texts_only;
         let mut push = |e: &Entry, f: &mut dyn FnMut(ContextMessage)| {
-            push_entry(&mut one, e);
+            push_entry(&mut one, e, texts_only);
             one.drain(..).for_each(f);
         };
         let Some(b) = self.boundary_pos else {
@@ -192,7 +206,7 @@ impl<'s> ContextPlan<'s> {
             ContextFlavor::Atomic => {
                 let mut kept_msgs = Vec::new();
                 for &i in kept {
-                    push_entry(&mut kept_msgs, &entries[i]);
+                    push_entry(&mut kept_msgs, &entries[i], false);
                 }
                 f(verbatim_boundary(c, &kept_msgs));
             }
@@ -329,7 +343,7 @@ fn pi_compaction_summary(c: &Entry) -> ContextMessage {
     }
 }
 
-fn push_entry(out: &mut Vec<ContextMessage>, e: &Entry) {
+fn push_entry(out: &mut Vec<ContextMessage>, e: &Entry, texts_only: bool) {
     if !matches!(
         e.entry_type(),
         "message" | "custom_message" | "branch_summary"
@@ -339,18 +353,21 @@ fn push_entry(out: &mut Vec<ContextMessage>, e: &Entry) {
     if e.entry_type() == "message" {
         // The message taken out of its line's object (a line of hundreds
         // of megabytes is not held twice over).
-        let msg = match e.raw.unparsed_line() {
-            Some(line) => crate::reader::parse_object(&line, &mut false)
-                .and_then(|mut raw| raw.shift_remove("message")),
+        let msg = match e.raw.parse_unparsed() {
+            Some(raw) => raw.and_then(|mut raw| raw.shift_remove("message")),
             None => e.with_raw(|raw| raw.get("message").cloned()),
         };
-        let msg = msg.unwrap_or(Value::Null);
+        let mut msg = msg.unwrap_or(Value::Null);
         let role = msg
             .get("role")
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        let text = message_text(msg.as_object());
+        let text = if texts_only {
+            take_message_text(std::mem::take(&mut msg))
+        } else {
+            message_text(msg.as_object())
+        };
         out.push(ContextMessage {
             role,
             entry_id: e.id.to_string(),
@@ -417,6 +434,45 @@ pub fn message_text(m: Option<&Map<String, Value>>) -> String {
         }
         Some("branchSummary") | Some("compactionSummary") => json_text(m.get("summary")),
         _ => content_text(m.get("content"), "\n"),
+    }
+}
+
+/// [`message_text`] of a message that is let go: a text that is one
+/// string of it is moved out, not copied.
+fn take_message_text(msg: Value) -> String {
+    let role = msg.get("role").and_then(Value::as_str);
+    if matches!(
+        role,
+        Some("bashExecution" | "branchSummary" | "compactionSummary")
+    ) {
+        return message_text(msg.as_object());
+    }
+    take_content_text(msg)
+}
+
+/// `content_text(msg.content, "\n")` of a message that is let go: a text
+/// that is one string of it is moved out, not copied.
+pub(crate) fn take_content_text(mut msg: Value) -> String {
+    let Some(content) = msg.get_mut("content") else {
+        return String::new();
+    };
+    if let Value::Array(blocks) = content {
+        let mut texts = blocks.iter_mut().filter_map(|b| match b {
+            Value::Object(o) if o.get("type").and_then(Value::as_str) == Some("text") => {
+                match o.get_mut("text") {
+                    Some(Value::String(t)) => Some(t),
+                    _ => None,
+                }
+            }
+            _ => None,
+        });
+        if let (Some(one), None) = (texts.next(), texts.next()) {
+            return std::mem::take(one);
+        }
+    }
+    match content {
+        Value::String(s) => std::mem::take(s),
+        other => content_text(Some(other), "\n"),
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod chunked;
 pub mod jsonscan;
+pub mod lifted;
 pub mod line_skim;
 pub(crate) mod load;
 pub mod open;

@@ -98,9 +98,23 @@ impl Source {
     }
 }
 
+impl crate::lifted::LineBytes for LineRef {
+    /// From the bytes held, or else from the file.
+    fn read_at(&self, buf: &mut [u8], off: usize) -> usize {
+        let at = self.start + off;
+        let want = buf.len().min(self.end.saturating_sub(at));
+        if let Some(b) = self.src.held() {
+            if self.end <= b.len() {
+                return b[at..].read_at(&mut buf[..want], 0);
+            }
+        }
+        self.src.read_into(&mut buf[..want], at as u64).unwrap_or(0)
+    }
+}
+
 /// Reads into `buf` from `off`, as much as there is; no shared file
 /// position, so several threads may read one file.
-fn read_at(f: &File, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
+pub(crate) fn read_at(f: &File, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
     let mut done = 0;
     while done < buf.len() {
         #[cfg(unix)]
@@ -134,6 +148,17 @@ pub(crate) enum Bytes {
     Owned(Vec<u8>),
 }
 
+impl Bytes {
+    /// The bytes as a vector of their own: a copy read from the file is
+    /// moved out, not copied again.
+    pub fn into_vec(self) -> Vec<u8> {
+        match self {
+            Bytes::Owned(v) => v,
+            shared => shared.to_vec(),
+        }
+    }
+}
+
 impl Deref for Bytes {
     type Target = [u8];
 
@@ -156,6 +181,18 @@ pub(crate) struct LineRef {
 impl LineRef {
     pub fn bytes(&self) -> Bytes {
         self.src.read(self.start, self.end)
+    }
+
+    /// Parses the line for this use only, a huge one a block at a time
+    /// (see [`crate::lifted`]): its bytes are never held whole.
+    pub fn parse(&self) -> Option<serde_json::Map<String, serde_json::Value>> {
+        let len = self.end.saturating_sub(self.start);
+        if len >= crate::lifted::LIFT_LINE {
+            if let crate::lifted::Lifted::Parsed(m) = crate::lifted::parse_lifted(self, len) {
+                return Some(m);
+            }
+        }
+        crate::reader::parse_object(&self.bytes(), &mut false)
     }
 
     /// Whether the line is longer than its source reads (never read).

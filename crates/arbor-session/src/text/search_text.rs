@@ -27,27 +27,29 @@ struct Piece {
     first: usize,
     /// The texts, each followed by `\n` (never in a query word).
     text: Vec<u8>,
-    /// End of each entry's text in `text` (before its `\n`).
-    ends: Vec<usize>,
+    /// End of each entry's text in `text` (before its `\n`): 4 bytes an
+    /// entry (a piece's text stays under 4 GB: see [`Piece::push`]).
+    ends: Vec<u32>,
     /// Each entry's [`byte_classes`]: which entries a word can be in,
     /// known without reading their text.
-    classes: Vec<u64>,
+    classes: Vec<u32>,
 }
 
-/// The bit of a byte's class: one per letter and digit (a text holds a
-/// one-letter word exactly when it has that bit), the rest shared.
-const fn class_bit(b: u8) -> u64 {
+/// The bit of a byte's class: one per letter (a text holds a one-letter
+/// word exactly when it has that bit), the rest shared — 4 bytes an entry
+/// (a million entries' classes took 8 MB as 64 classes).
+const fn class_bit(b: u8) -> u32 {
     let class = match b {
         b'a'..=b'z' => b - b'a',
-        b'0'..=b'9' => 26 + b - b'0',
-        0x80.. => 63,
-        _ => 36 + b % 27,
+        b'0'..=b'9' => 26 + (b - b'0') % 3,
+        0x80.. => 31,
+        _ => 29 + b % 2,
     };
     1 << class
 }
 
-const CLASS: [u64; 256] = {
-    let mut t = [0u64; 256];
+const CLASS: [u32; 256] = {
+    let mut t = [0u32; 256];
     let mut b = 0;
     while b < 256 {
         t[b] = class_bit(b as u8);
@@ -57,14 +59,18 @@ const CLASS: [u64; 256] = {
 };
 
 /// The classes of the bytes of `text`.
-fn byte_classes(text: &[u8]) -> u64 {
+fn byte_classes(text: &[u8]) -> u32 {
     text.iter().fold(0, |m, &b| m | CLASS[b as usize])
 }
 
 impl Piece {
     fn push(&mut self, text: &[u8]) {
-        self.text.extend_from_slice(text);
-        self.ends.push(self.text.len());
+        // The tree reads no line over 32 MB, so 512 entries' texts fit in
+        // 4 GB; were they longer, the rest of the piece is not searched.
+        if self.text.len() + text.len() < u32::MAX as usize {
+            self.text.extend_from_slice(text);
+        }
+        self.ends.push(self.text.len() as u32);
         self.classes.push(byte_classes(text));
         self.text.push(b'\n');
     }
@@ -73,9 +79,9 @@ impl Piece {
     fn entry(&self, k: usize) -> &[u8] {
         let start = match k {
             0 => 0,
-            _ => self.ends[k - 1] + 1,
+            _ => self.ends[k - 1] as usize + 1,
         };
-        &self.text[start..self.ends[k]]
+        &self.text[start..self.ends[k] as usize]
     }
 }
 
@@ -119,7 +125,7 @@ impl SearchText {
 
     /// Which entries' text contains `word` (already lowercased, no
     /// whitespace). Only the entries holding every byte class of the
-    /// word are read (none for a letter or a digit: its class answers);
+    /// word are read (none for a letter: its class answers);
     /// the pieces are scanned on all cores.
     pub fn containing(&self, word: &str) -> Vec<bool> {
         self.scan(word, None)
@@ -141,7 +147,7 @@ impl SearchText {
             return vec![true; self.len];
         }
         let need = byte_classes(word.as_bytes());
-        let exact = word.len() == 1 && word.as_bytes()[0].is_ascii_alphanumeric();
+        let exact = word.len() == 1 && word.as_bytes()[0].is_ascii_lowercase();
         let finder = Finder::new(word.as_bytes());
         self.per_piece(|p, hit| {
             for (k, h) in hit.iter_mut().enumerate() {

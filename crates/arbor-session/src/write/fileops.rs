@@ -61,7 +61,61 @@ pub(crate) struct AppendFailed {
 /// `O_APPEND` write moves the handle's offset to the end of the bytes it
 /// wrote. They are cut only while they are still the end of the file:
 /// bytes another program appended after them are never cut.
+///
+/// The write, the check of the length and the cut are made under an
+/// exclusive `flock` of the file, which every arbor append and cut takes:
+/// another arbor process (four labelling one session at once) cannot land
+/// a line between the check and the cut, where the cut would take it. The
+/// agents do not lock their files, so an agent's line could still land in
+/// that window of two system calls; it would have to be written while
+/// arbor's write is failing (a full disk fails the agent's write too, and
+/// leaves at most its half line, which the cut takes with arbor's). No
+/// call truncates a file only if it has a given length.
 pub(crate) fn append_line(file: &mut File, line: &[u8]) -> Result<(), AppendFailed> {
+    let _lock = AppendLock::take(file);
+    append_line_locked(file, line)
+}
+
+/// An exclusive `flock` of a file while it lives (Unix; elsewhere nothing).
+/// Taken through its own descriptor (a `dup`), so the file stays free to
+/// write through the caller's handle.
+struct AppendLock(Option<File>);
+
+impl AppendLock {
+    fn take(file: &File) -> AppendLock {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{flock, FlockOperation};
+            let held = file.try_clone().ok().filter(|dup| {
+                // A file system without locks: appended without one, as
+                // before.
+                loop {
+                    match flock(dup, FlockOperation::LockExclusive) {
+                        Err(rustix::io::Errno::INTR) => continue,
+                        r => return r.is_ok(),
+                    }
+                }
+            });
+            AppendLock(held)
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = file;
+            AppendLock(None)
+        }
+    }
+}
+
+impl Drop for AppendLock {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(dup) = &self.0 {
+            let _ = rustix::fs::flock(dup, rustix::fs::FlockOperation::Unlock);
+        }
+    }
+}
+
+fn append_line_locked(file: &mut File, line: &[u8]) -> Result<(), AppendFailed> {
     use std::io::Seek;
     let (error, written) = match file.write(line) {
         Ok(n) if n == line.len() => match file.sync_data() {
@@ -115,9 +169,12 @@ fn short_write(written: usize, len: usize) -> std::io::Error {
 /// Cuts a dead partial last line arbor left (`from` is where it starts)
 /// off a file that is `len` bytes long, then syncs it. Nothing is cut when
 /// the file is no longer `len` bytes long: then it is being written.
-/// (Between that check and the cut remain two system calls; the agents do
-/// not lock their files, so no check can close it.)
+/// (Between that check and the cut remain two system calls: closed to
+/// other arbor processes by the lock every arbor append takes, open to the
+/// agents, which do not lock their files; see `append_line`.)
 pub(crate) fn cut_dead_partial_line(file: &mut File, from: u64, len: u64) -> std::io::Result<bool> {
+    // Another arbor process's append waits for the cut (see `append_line`).
+    let _lock = AppendLock::take(file);
     if file.metadata()?.len() != len {
         return Ok(false);
     }
@@ -825,6 +882,40 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 2, "{names:?}");
+    }
+
+    /// The check of the length and the cut after a failed append happen
+    /// under a lock every arbor append takes: another arbor process's line
+    /// waits until both are done (it is never cut with arbor's half line).
+    #[cfg(unix)]
+    #[test]
+    fn an_append_waits_for_another_appenders_lock() {
+        use rustix::fs::{flock, FlockOperation};
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        std::fs::write(&p, b"{}\n").unwrap();
+        // Another arbor process, between its failed write and its cut.
+        let other = std::fs::File::open(&p).unwrap();
+        flock(&other, FlockOperation::LockExclusive).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = p.clone();
+        let appender = std::thread::spawn(move || {
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .unwrap();
+            append_line(&mut f, b"{\"a\":1}\n").unwrap();
+            tx.send(()).unwrap();
+        });
+        // Held off while the lock is held, however long that is.
+        assert!(rx
+            .recv_timeout(std::time::Duration::from_millis(500))
+            .is_err());
+        assert_eq!(std::fs::read(&p).unwrap(), b"{}\n");
+        flock(&other, FlockOperation::Unlock).unwrap();
+        rx.recv().unwrap();
+        appender.join().unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"{}\n{\"a\":1}\n");
     }
 
     #[cfg(unix)]

@@ -562,11 +562,11 @@ impl ForkLines<'_> {
             let e = &entries[i];
             // Parsed for this line only (its bytes let go before it is
             // written out): the entries are never all held.
-            let mut raw = match e.raw.unparsed_line() {
+            let mut raw = match e.raw.parse_unparsed() {
                 // Read back from the file by where the line was: a file
                 // rewritten in place since (an editor's save) has something
                 // else there, which must not be copied as this entry.
-                Some(line) => match parse_object(&line, &mut false) {
+                Some(obj) => match obj {
                     Some(obj) if obj.get("id").and_then(Value::as_str) == Some(e.id.as_str()) => {
                         obj
                     }

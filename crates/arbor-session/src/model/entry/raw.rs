@@ -24,6 +24,12 @@ pub(super) fn parse_line(bytes: &[u8]) -> Map<String, Value> {
     crate::reader::parse_object(bytes, &mut lossy).unwrap_or_default()
 }
 
+/// Parses a line of the file, its bytes let go before the object is used
+/// (a huge line never held whole: see [`LineRef::parse`]).
+fn parse_ref(line: &LineRef) -> Map<String, Value> {
+    line.parse().unwrap_or_default()
+}
+
 /// A cell holding `map`.
 fn held(map: Map<String, Value>) -> OnceBox<Map<String, Value>> {
     let cell = OnceBox::new();
@@ -65,7 +71,7 @@ impl Raw {
     pub fn with<R>(&self, f: impl FnOnce(&Map<String, Value>) -> R) -> R {
         match (self.parsed.get(), self.readable()) {
             (Some(m), _) => f(m),
-            (None, Some(line)) => f(&parse_line(&line.bytes())),
+            (None, Some(line)) => f(&parse_ref(line)),
             (None, None) => f(&Map::new()),
         }
     }
@@ -84,6 +90,26 @@ impl Raw {
         }
     }
 
+    /// The object parsed from the entry's line for this use only (a huge
+    /// line a block at a time, never held whole): `None` when the object
+    /// is held parsed (or the line too long to read), `Some(None)` when
+    /// the line is not an object (any more).
+    pub fn parse_unparsed(&self) -> Option<Option<Map<String, Value>>> {
+        match (self.parsed.get(), self.readable()) {
+            (None, Some(line)) => Some(line.parse()),
+            _ => None,
+        }
+    }
+
+    /// [`Raw::unparsed_line`] as bytes of its own (a line read from the
+    /// file is handed over, not copied).
+    pub fn unparsed_line_owned(&self) -> Option<Vec<u8>> {
+        match (self.parsed.get(), self.readable()) {
+            (None, Some(line)) => Some(line.bytes().into_vec()),
+            _ => None,
+        }
+    }
+
     /// Whether the parsed object is held in memory.
     pub fn is_parsed(&self) -> bool {
         self.parsed.get().is_some()
@@ -96,7 +122,7 @@ impl std::ops::Deref for Raw {
     fn deref(&self) -> &Map<String, Value> {
         self.parsed.get_or_init(|| {
             Box::new(match self.readable() {
-                Some(line) => parse_line(&line.bytes()),
+                Some(line) => parse_ref(line),
                 None => Map::new(),
             })
         })

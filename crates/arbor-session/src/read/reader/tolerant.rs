@@ -28,6 +28,13 @@ pub fn lines(buf: &[u8]) -> impl Iterator<Item = (&[u8], bool)> {
 
 /// Parses one line to a JSON object; `None` when it is not one.
 pub fn parse_object(line: &[u8], lossy: &mut bool) -> Option<Map<String, Value>> {
+    if line.len() >= crate::lifted::LIFT_LINE {
+        // A huge line: its long strings unescaped without serde_json's
+        // scratch copy of each.
+        if let crate::lifted::Lifted::Parsed(m) = crate::lifted::parse_lifted(line, line.len()) {
+            return Some(m);
+        }
+    }
     let text: std::borrow::Cow<str> = match std::str::from_utf8(line) {
         Ok(s) => s.into(),
         Err(_) => {
