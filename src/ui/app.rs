@@ -58,6 +58,17 @@ pub enum AppEvent {
     IndexIncomplete(String),
     /// The watcher saw these paths change.
     FsChanged(Vec<PathBuf>),
+    /// A remote's background sync took this many files so far.
+    RemoteSyncing {
+        host: String,
+        files: u64,
+    },
+    /// A remote's background sync ended: the files it took, or why it
+    /// failed (a sentence naming the host).
+    RemoteSynced {
+        host: String,
+        result: Result<u64, String>,
+    },
     /// The user's `keybindings.json` changed: the bindings it now gives.
     Keys(Arc<crate::ui::keybindings::UserKeys>),
     /// A watched file is gone (or no longer a session).

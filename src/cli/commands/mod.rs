@@ -47,6 +47,7 @@ pub fn store_config(g: &GlobalOpts) -> StoreConfig {
         }
     }
     c.narrow(&g.agents);
+    c.narrow_hosts(&g.hosts);
     c
 }
 

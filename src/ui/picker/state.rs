@@ -126,6 +126,8 @@ pub struct PickerState {
     pub dialog: Modal,
     pub flash: Flash,
     pub trash: Trashed,
+    /// The remotes whose mirrors are listed, and their syncs.
+    pub remotes: super::remotes::Remotes,
     /// The event clock's last time.
     pub now_ms: i64,
 }
@@ -145,6 +147,7 @@ impl PickerState {
             dialog: Modal::default(),
             flash: Flash::default(),
             trash: Trashed::default(),
+            remotes: super::remotes::Remotes::default(),
             now_ms,
         }
     }
