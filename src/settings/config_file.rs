@@ -2,9 +2,9 @@
 //! wrong value costs only that setting (its default is used) and is
 //! reported with the file, the line and the key.
 //!
-//! A new setting is one more arm in [`read_key`]; a new section (a future
-//! `[[remote]]` list, say) one more arm handing its value to a reader of
-//! its own, as `[resume]` is handed to [`read_resume`].
+//! A new setting is one more arm in [`read_key`]; a new section one more
+//! arm handing its value to a reader of its own, as `[resume]` is handed
+//! to [`read_resume`] and `[[remote]]` to `super::remotes::read`.
 
 use std::path::Path;
 
@@ -33,6 +33,10 @@ pub struct FileSettings {
     pub sort: Option<Sort>,
     /// `[resume]`: each agent's command, in the file's order.
     pub resume: Vec<(Agent, String)>,
+    /// `ssh = "ssh -F …"`: the ssh program and options (`ARBOR_SSH` beats it).
+    pub ssh: Option<String>,
+    /// `[[remote]]`: the remotes, in the file's order (docs/remotes.md).
+    pub remotes: Vec<arbor_remote::Remote>,
 }
 
 /// The file read: its settings, and a line for each problem (with the
@@ -80,12 +84,22 @@ pub fn parse(path: &Path, text: &str) -> ReadFile {
         ));
     }
     let mut unknown = Vec::new();
+    let mut remote_problems = Vec::new();
     // In the file's order (the table's is by name).
     let mut keys: Vec<_> = table.get_ref().iter().collect();
     keys.sort_by_key(|(k, _)| k.span().start);
     for (key, value) in keys {
         let name = key.get_ref().as_ref();
         let line = line_of(text, key.span().start);
+        if name == "remote" {
+            super::remotes::read(
+                value,
+                &mut out.settings.remotes,
+                &mut unknown,
+                &mut remote_problems,
+            );
+            continue;
+        }
         if let Err((key, message, span)) = read_key(
             &mut out.settings,
             (name, key.span().start),
@@ -98,6 +112,10 @@ pub fn parse(path: &Path, text: &str) -> ReadFile {
                 one_line(&message)
             ));
         }
+    }
+    for (message, at) in remote_problems {
+        out.problems
+            .push(format!("{shown}: line {}: {message}", line_of(text, at)));
     }
     unknown.sort_by_key(|u| u.1);
     if !unknown.is_empty() {
@@ -156,6 +174,7 @@ fn read_key(
             })
         }
         "resume" => read_resume(s, value, unknown)?,
+        "ssh" => s.ssh = Some(de::<String>(value).map_err(err)?),
         _ => unknown.push((name.to_string(), at)),
     }
     Ok(())

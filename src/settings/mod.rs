@@ -10,6 +10,7 @@ pub mod atomic_theme;
 pub mod builtin_themes;
 pub mod color;
 pub mod config_file;
+pub mod remotes;
 
 use std::path::{Path, PathBuf};
 
@@ -89,6 +90,10 @@ pub struct Settings {
     pub mouse: Setting<bool>,
     /// Each agent's resume command.
     pub resume: Vec<(Agent, Setting<String>)>,
+    /// `[[remote]]`: other machines whose sessions are mirrored.
+    pub remotes: Vec<arbor_remote::Remote>,
+    /// The ssh program and options: `ARBOR_SSH`, else the file's `ssh`.
+    pub ssh: arbor_remote::SshCommand,
     /// One line per problem met (a file's error, an unknown key, a broken
     /// theme), to print before the screen opens.
     pub warnings: Vec<String>,
@@ -125,6 +130,15 @@ impl Settings {
             .iter()
             .map(|&agent| (agent, resume_for(agent, o, &file)))
             .collect();
+        let ssh = arbor_remote::SshCommand::resolve(
+            var("ARBOR_SSH").as_deref(),
+            file.ssh.as_deref(),
+            home,
+        )
+        .unwrap_or_else(|e| {
+            warnings.push(format!("{e}; plain ssh is used"));
+            arbor_remote::SshCommand::default()
+        });
         Settings {
             config_path,
             agent_dir,
@@ -136,6 +150,8 @@ impl Settings {
             preview: from_file(file.preview, Preview::Auto),
             mouse: from_file(file.mouse, true),
             resume,
+            remotes: file.remotes,
+            ssh,
             warnings,
         }
     }

@@ -300,7 +300,7 @@ fn sync_folder(path: &Path) {
 /// Writes `bytes` to `path` atomically: a temporary file in the same
 /// folder, synced, renamed over it; then the folder is synced. A symlink
 /// at `path` is refused (see [`refuse_symlink`]).
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     refuse_mirror_io(path)?;
     refuse_symlink(path)?;
     replace_with(path, "session", |f| f.write_all(bytes))?;
