@@ -7,6 +7,7 @@ mod commands;
 mod error_line;
 mod report;
 pub mod resume;
+pub mod resume_remote;
 mod search;
 mod shell;
 

@@ -343,8 +343,10 @@ impl Outcome {
     /// A resume whose folder no longer exists: it runs nowhere until the
     /// person agrees to the current folder (see [`App::ask_resume_here`]).
     pub fn folder_gone(&self) -> bool {
-        matches!(self, Outcome::Resume { cwd, .. }
-            if !cwd.is_empty() && !std::path::Path::new(cwd).is_dir())
+        // A remote's session resumes in its folder there.
+        matches!(self, Outcome::Resume { cwd, path, .. }
+            if !cwd.is_empty() && !std::path::Path::new(cwd).is_dir()
+                && arbor_util::hosts::host_of(path).is_none())
     }
 }
 

@@ -604,6 +604,7 @@ fn remove_placeholder((file, info): &(PathBuf, PathBuf), with_info: bool) {
 
 /// Deletes `path` for good.
 pub fn delete_permanently(path: &Path) -> std::io::Result<()> {
+    refuse_mirror_io(path)?;
     std::fs::remove_file(path)
 }
 
