@@ -38,6 +38,7 @@ mod proptest_reader;
 mod pty_e2e;
 mod realdata;
 mod relevance;
+mod remote_hosts;
 mod report;
 mod resume_cmd;
 mod resume_hostile;
