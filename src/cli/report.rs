@@ -380,10 +380,15 @@ pub fn stats(
         groups.sort_by(|a, b| b.1.cost.total_cmp(&a.1.cost).then_with(|| a.0.cmp(&b.0)));
     }
     if a.json {
-        let line = |group: &str, s: &Acc| {
-            json!({
-                "group": group,
-                "host": null,
+        // A group's sessions are on one host (`null`: this machine); the
+        // total is every host's, and names none.
+        let line = |group: &str, host: Option<Option<&str>>, s: &Acc| {
+            let mut v = serde_json::Map::new();
+            v.insert("group".into(), group.into());
+            if let Some(h) = host {
+                v.insert("host".into(), h.into());
+            }
+            let figures = json!({
                 "sessions": s.sessions,
                 "messages": s.messages,
                 "input": s.input,
@@ -391,18 +396,16 @@ pub fn stats(
                 "cacheRead": s.cache_read,
                 "cacheWrite": s.cache_write,
                 "cost": s.cost,
-            })
+            });
+            if let serde_json::Value::Object(f) = figures {
+                v.extend(f);
+            }
+            serde_json::Value::Object(v)
         };
         for ((host, k), s) in &groups {
-            let mut v = line(k, s);
-            v["host"] = host.as_deref().into();
-            writeln!(out, "{}", json_text(&v))?;
+            writeln!(out, "{}", json_text(&line(k, Some(host.as_deref()), s)))?;
         }
-        let mut v = line("total", &total);
-        if let Some(o) = v.as_object_mut() {
-            // The total is every host's.
-            o.remove("host");
-        }
+        let v = line("total", None, &total);
         writeln!(out, "{}", json_text(&v))?;
         return Ok(());
     }
