@@ -138,6 +138,8 @@ pub enum Command {
     /// The keys in force on each screen, and where each came from
     /// (arbor's defaults or the user's keybindings.json)
     Keys(KeysArgs),
+    /// Other machines' sessions: add, list, remove and sync remotes (docs/remotes.md)
+    Remote(commands::remote::RemoteArgs),
     /// Print the completion script for a shell (bash, zsh, fish, powershell, elvish)
     Completions(CompletionsArgs),
     /// Print arbor's manual page (roff: `arbor man | man -l -`), or write every command's page

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod pty;
+pub mod sshd;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

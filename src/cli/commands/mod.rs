@@ -10,6 +10,7 @@
 //! - `index`: `arbor index`;
 //! - `config`: `arbor config`, and the settings the picker starts with;
 //! - `keys`: `arbor keys`;
+//! - `remote`: `arbor remote add|list|remove|sync`;
 //! - `json`: JSON and output safe for a terminal.
 
 mod config;
@@ -17,6 +18,7 @@ mod index;
 mod json;
 mod keys;
 mod list;
+pub(crate) mod remote;
 mod show;
 mod start;
 mod writes;
@@ -108,6 +110,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Fork(a)) => writes::fork(&config, &remotes, &a, &mut out),
         Some(Command::Config(_)) => config::config_cmd(&cli, &mut out),
         Some(Command::Keys(a)) => keys::keys(&a, &mut out),
+        Some(Command::Remote(ref a)) => remote::remote(&cli, a, &mut out),
         Some(Command::Completions(_) | Command::Man(_)) => Ok(()),
     }
 }
