@@ -450,3 +450,77 @@ fn picker_rows_of_remotes_carry_their_tag_and_age() {
     assert!(screen.contains("as of 3h ago"), "{screen}");
     insta::assert_snapshot!("remote_rows", screen);
 }
+
+#[test]
+fn through_a_real_sshd_the_remote_shell_gets_the_folder_exactly() {
+    let Some(server) =
+        crate::common::sshd::Sshd::start_or_skip("through_a_real_sshd_the_remote_shell_gets_the_folder_exactly")
+    else {
+        return;
+    };
+    let w = World::new();
+    let cwd = w.dir.path().join(format!("proj {HOSTILE}"));
+    std::fs::create_dir_all(&cwd).unwrap();
+    let cwd_s = cwd.to_str().unwrap();
+    let folder = arbor_store::encode_cwd(cwd_s);
+    // The session on the "remote" (the server's home), and its copy here.
+    let there = session(
+        &server.home.join(".atomic/agent/sessions").join(&folder),
+        "0199-sshd",
+        cwd_s,
+        "over ssh",
+        7,
+    );
+    let copy = w
+        .mirror("devbox")
+        .join(&folder)
+        .join(there.file_name().unwrap());
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(&there, &copy).unwrap();
+    w.settings(&format!(
+        "[[remote]]\nname = \"devbox\"\nssh = \"{}\"\npaths = [\"~/.atomic/agent/sessions\"]\n",
+        server.dest()
+    ));
+    // The agent there, by an absolute path (the login's PATH is sshd's).
+    let ran = w.dir.path().join("ran");
+    let agent = w.dir.path().join("agent");
+    script(
+        &agent,
+        &format!(
+            "#!/bin/sh\npwd > '{}'\nprintf '%s\\0' \"$@\" >> '{}'\n",
+            ran.display(),
+            ran.display()
+        ),
+    );
+    let out = common::run(
+        w.arbor()
+            .arg("--last")
+            .arg("--resume-cmd")
+            .arg(format!("{} --session {{path}} --in={{cwd}}", agent.display()))
+            .current_dir(&cwd)
+            .env("ARBOR_SSH", server.ssh_command()),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ran = std::fs::read_to_string(&ran).unwrap();
+    // `pwd`'s line (the folder holds a newline), then the arguments.
+    let (dir, argv) = ran.split_at(cwd_s.len());
+    assert_eq!(dir, cwd_s, "it ran in the session's folder there");
+    let words: Vec<&str> = argv[1..].split('\0').collect();
+    assert_eq!(
+        words[..3],
+        ["--session", there.to_str().unwrap(), &format!("--in={cwd_s}")]
+    );
+    for d in [w.dir.path(), &cwd, &server.home] {
+        assert!(!d.join("pwned1").exists() && !d.join("pwned2").exists());
+    }
+    // arbor is not on the server's PATH: a write is refused, naming the host.
+    let out = common::run(
+        w.arbor()
+            .args(["rename", "--", copy.to_str().unwrap(), "x"])
+            .env("ARBOR_SSH", server.ssh_command()),
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("arbor is not installed on devbox"), "{err}");
+    assert!(!std::fs::read_to_string(&there).unwrap().contains("session_info"));
+}
