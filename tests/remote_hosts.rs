@@ -88,9 +88,23 @@ fn hosts_of(lines: &[serde_json::Value]) -> Vec<serde_json::Value> {
 /// One local session and one of `devbox`, both in `/w`.
 fn two_hosts() -> (World, PathBuf, PathBuf) {
     let w = World::new();
-    w.settings("[[remote]]\nname = \"devbox\"\nssh = \"devbox\"\npaths = [\"~/.atomic/agent/sessions\"]\n");
-    let local = session(&w.local_store().join("--w--"), "0199-local", "/w", "local work", 1);
-    let remote = session(&w.mirror("devbox").join("--w--"), "0199-remote", "/w", "remote work", 2);
+    w.settings(
+        "[[remote]]\nname = \"devbox\"\nssh = \"devbox\"\npaths = [\"~/.atomic/agent/sessions\"]\n",
+    );
+    let local = session(
+        &w.local_store().join("--w--"),
+        "0199-local",
+        "/w",
+        "local work",
+        1,
+    );
+    let remote = session(
+        &w.mirror("devbox").join("--w--"),
+        "0199-remote",
+        "/w",
+        "remote work",
+        2,
+    );
     (w, local, remote)
 }
 
@@ -103,7 +117,10 @@ fn rows_json_and_filters_carry_the_host() {
         ))
     };
     let all = list(&[]);
-    assert_eq!(hosts_of(&all), [serde_json::json!("devbox"), serde_json::Value::Null]);
+    assert_eq!(
+        hosts_of(&all),
+        [serde_json::json!("devbox"), serde_json::Value::Null]
+    );
     let only = |args: &[&str]| -> Vec<String> {
         list(args)
             .iter()
@@ -111,34 +128,52 @@ fn rows_json_and_filters_carry_the_host() {
             .collect()
     };
     let (l, r) = (local.display().to_string(), remote.display().to_string());
-    assert_eq!(only(&["--host", "devbox"]), [r.clone()]);
-    assert_eq!(only(&["--host", "local"]), [l.clone()]);
-    assert_eq!(only(&["--query", "host:devbox"]), [r.clone()]);
-    assert_eq!(only(&["--query", "host:local work"]), [l.clone()]);
-    assert_eq!(only(&["--query", "host:DEVBOX remote"]), [r.clone()]);
+    assert_eq!(only(&["--host", "devbox"]), [r.as_str()]);
+    assert_eq!(only(&["--host", "local"]), [l.as_str()]);
+    assert_eq!(only(&["--query", "host:devbox"]), [r.as_str()]);
+    assert_eq!(only(&["--query", "host:local work"]), [l.as_str()]);
+    assert_eq!(only(&["--query", "host:DEVBOX remote"]), [r.as_str()]);
     // search, labels and stats name the host too.
     let found = json_lines(&common::run_ok(
         w.arbor().args(["search", "--all", "--json", "work"]),
     ));
-    assert_eq!(hosts_of(&found), [serde_json::json!("devbox"), serde_json::Value::Null]);
-    let labels = json_lines(&common::run_ok(w.arbor().args(["labels", "--all", "--json"])));
-    assert_eq!(hosts_of(&labels), [serde_json::json!("devbox"), serde_json::Value::Null]);
+    assert_eq!(
+        hosts_of(&found),
+        [serde_json::json!("devbox"), serde_json::Value::Null]
+    );
     let labels = json_lines(&common::run_ok(
-        w.arbor().args(["labels", "--all", "--json", "--host", "devbox"]),
+        w.arbor().args(["labels", "--all", "--json"]),
+    ));
+    assert_eq!(
+        hosts_of(&labels),
+        [serde_json::json!("devbox"), serde_json::Value::Null]
+    );
+    let labels = json_lines(&common::run_ok(
+        w.arbor()
+            .args(["labels", "--all", "--json", "--host", "devbox"]),
     ));
     assert_eq!(labels[0]["label"], "remote work label");
     // An unknown host is an error naming the known ones.
     let out = common::run(w.arbor().args(["list", "--all", "--host", "nope"]));
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--host nope") && err.contains("devbox"), "{err}");
+    assert!(
+        err.contains("--host nope") && err.contains("devbox"),
+        "{err}"
+    );
 }
 
 #[test]
 fn tables_have_a_host_column_when_remotes_are_configured() {
     let (w, _, _) = two_hosts();
     let table = common::run_ok(w.arbor().args(["list", "--all"]).env("COLUMNS", "120"));
-    let row = |text: &str| table.lines().find(|l| l.contains(text)).unwrap().to_string();
+    let row = |text: &str| {
+        table
+            .lines()
+            .find(|l| l.contains(text))
+            .unwrap()
+            .to_string()
+    };
     assert!(row("remote work").contains(" devbox "), "{table}");
     assert!(row("local work").contains(" local "), "{table}");
     let labels = common::run_ok(w.arbor().args(["labels", "--all"]));
@@ -189,10 +224,17 @@ fn a_mirror_file_is_read_like_any_session_and_never_written() {
         let err = String::from_utf8_lossy(&out.stderr);
         let said = err.contains("arbor is not installed on devbox")
             || String::from_utf8_lossy(&out.stdout).contains("arbor is not installed on devbox");
-        assert!(!out.status.success() || args[0] == "trash", "{args:?}: {err}");
+        assert!(
+            !out.status.success() || args[0] == "trash",
+            "{args:?}: {err}"
+        );
         assert!(said, "{args:?}: {err}");
     }
-    assert_eq!(std::fs::read(&remote).unwrap(), before, "the mirror is as it was");
+    assert_eq!(
+        std::fs::read(&remote).unwrap(),
+        before,
+        "the mirror is as it was"
+    );
 }
 
 /// `env -i HOME=… PATH=…` as the remote: a shell on this machine whose
@@ -230,11 +272,15 @@ fn a_rename_runs_on_the_remote_through_its_arbor() {
         "[[remote]]\nname = \"devbox\"\ntransport = \"{}\"\npaths = [\"~/.atomic/agent/sessions\"]\n",
         local_transport(&remote_home, &bin)
     ));
-    let out = common::run_ok(
-        w.arbor()
-            .args(["rename", "--", copy.to_str().unwrap(), "-named there"]),
+    let out =
+        common::run_ok(
+            w.arbor()
+                .args(["rename", "--", copy.to_str().unwrap(), "-named there"]),
+        );
+    assert!(
+        !out.trim().is_empty(),
+        "the remote's arbor prints the new entry's id"
     );
-    assert!(!out.trim().is_empty(), "the remote's arbor prints the new entry's id");
     let there = std::fs::read_to_string(&original).unwrap();
     assert!(
         there.lines().last().unwrap().contains("\"-named there\""),
@@ -273,7 +319,13 @@ fn resume_runs_the_agent_there_in_the_session_folder_exactly() {
     std::fs::create_dir_all(&cwd).unwrap();
     let cwd_s = cwd.to_str().unwrap();
     let folder = arbor_store::encode_cwd(cwd_s);
-    let copy = session(&w.mirror("devbox").join(&folder), "0199-res", cwd_s, "resume me", 4);
+    let copy = session(
+        &w.mirror("devbox").join(&folder),
+        "0199-res",
+        cwd_s,
+        "resume me",
+        4,
+    );
     let bin = w.dir.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let log = w.dir.path().join("ssh-args");
@@ -309,7 +361,11 @@ fn resume_runs_the_agent_there_in_the_session_folder_exactly() {
             .env("ARBOR_SSH", bin.join("fake-ssh"))
             .env("PATH", &path_var),
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let args = std::fs::read_to_string(&log).unwrap();
     let args: Vec<&str> = args.split('\0').collect();
     assert_eq!(args[0], "-t", "a terminal for the agent: {args:?}");
@@ -344,7 +400,10 @@ fn resume_runs_the_agent_there_in_the_session_folder_exactly() {
             .env("PATH", &path_var),
     );
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(said.contains("To resume this session on devbox run:"), "{said}");
+    assert!(
+        said.contains("To resume this session on devbox run:"),
+        "{said}"
+    );
     assert!(said.contains("/nonexistent/ssh -t"), "{said}");
 }
 
@@ -352,8 +411,20 @@ fn resume_runs_the_agent_there_in_the_session_folder_exactly() {
 fn the_first_frame_does_not_wait_for_a_hanging_or_unreachable_remote() {
     let w = World::new();
     let home = w.home();
-    session(&w.local_store().join("--w--"), "0199-here", "/w", "the local one", 5);
-    session(&w.mirror("hung").join("--w--"), "0199-hung", "/w", "from the hung host", 6);
+    session(
+        &w.local_store().join("--w--"),
+        "0199-here",
+        "/w",
+        "the local one",
+        5,
+    );
+    session(
+        &w.mirror("hung").join("--w--"),
+        "0199-hung",
+        "/w",
+        "from the hung host",
+        6,
+    );
     // One remote never answers (a transport that waits until the test
     // ends, with a long timeout), the other cannot be reached at all.
     let stop = w.dir.path().join("stop");
@@ -436,16 +507,21 @@ fn picker_rows_of_remotes_carry_their_tag_and_age() {
         &mut app,
         AppEvent::RemoteSynced {
             host: "laptop".into(),
-            result: Err("laptop could not be reached: ssh: connect to host laptop port 22: \
+            result: Err(
+                "laptop could not be reached: ssh: connect to host laptop port 22: \
                          Connection refused"
-                .into()),
+                    .into(),
+            ),
         },
     );
     let mut t = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
     t.draw(|f| arbor::ui::picker::render(f, &app, &Theme::plain()))
         .unwrap();
     let screen = common::buffer_text(t.backend().buffer());
-    assert!(screen.contains("@devbox") && !screen.contains("@devbox 1m"), "{screen}");
+    assert!(
+        screen.contains("@devbox") && !screen.contains("@devbox 1m"),
+        "{screen}"
+    );
     assert!(screen.contains("@laptop 3h"), "{screen}");
     assert!(screen.contains("as of 3h ago"), "{screen}");
     insta::assert_snapshot!("remote_rows", screen);
@@ -453,9 +529,9 @@ fn picker_rows_of_remotes_carry_their_tag_and_age() {
 
 #[test]
 fn through_a_real_sshd_the_remote_shell_gets_the_folder_exactly() {
-    let Some(server) =
-        crate::common::sshd::Sshd::start_or_skip("through_a_real_sshd_the_remote_shell_gets_the_folder_exactly")
-    else {
+    let Some(server) = crate::common::sshd::Sshd::start_or_skip(
+        "through_a_real_sshd_the_remote_shell_gets_the_folder_exactly",
+    ) else {
         return;
     };
     let w = World::new();
@@ -496,11 +572,18 @@ fn through_a_real_sshd_the_remote_shell_gets_the_folder_exactly() {
         w.arbor()
             .arg("--last")
             .arg("--resume-cmd")
-            .arg(format!("{} --session {{path}} --in={{cwd}}", agent.display()))
+            .arg(format!(
+                "{} --session {{path}} --in={{cwd}}",
+                agent.display()
+            ))
             .current_dir(&cwd)
             .env("ARBOR_SSH", server.ssh_command()),
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let ran = std::fs::read_to_string(&ran).unwrap();
     // `pwd`'s line (the folder holds a newline), then the arguments.
     let (dir, argv) = ran.split_at(cwd_s.len());
@@ -508,7 +591,11 @@ fn through_a_real_sshd_the_remote_shell_gets_the_folder_exactly() {
     let words: Vec<&str> = argv[1..].split('\0').collect();
     assert_eq!(
         words[..3],
-        ["--session", there.to_str().unwrap(), &format!("--in={cwd_s}")]
+        [
+            "--session",
+            there.to_str().unwrap(),
+            &format!("--in={cwd_s}")
+        ]
     );
     for d in [w.dir.path(), &cwd, &server.home] {
         assert!(!d.join("pwned1").exists() && !d.join("pwned2").exists());
@@ -522,5 +609,7 @@ fn through_a_real_sshd_the_remote_shell_gets_the_folder_exactly() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("arbor is not installed on devbox"), "{err}");
-    assert!(!std::fs::read_to_string(&there).unwrap().contains("session_info"));
+    assert!(!std::fs::read_to_string(&there)
+        .unwrap()
+        .contains("session_info"));
 }

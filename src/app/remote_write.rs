@@ -75,7 +75,10 @@ fn path_from_home(remote_path: &str) -> &str {
 /// The remote's arbor: remembered, else asked for (and remembered).
 /// `None`: not installed there.
 pub fn arbor_on(remotes: &Remotes, remote: &Remote) -> Result<Option<String>> {
-    let cache = remotes.cache.as_deref().context("arbor has no cache folder")?;
+    let cache = remotes
+        .cache
+        .as_deref()
+        .context("arbor has no cache folder")?;
     let mut state = arbor_remote::read_state(cache, &remote.name);
     if let Some(found) = &state.arbor_on_remote {
         return Ok(match found {
@@ -121,9 +124,15 @@ pub fn run(
     migrate: bool,
 ) -> Result<String> {
     let host = &remote.name;
-    let cache = remotes.cache.as_deref().context("arbor has no cache folder")?;
+    let cache = remotes
+        .cache
+        .as_deref()
+        .context("arbor has no cache folder")?;
     let Some(remote_path) = arbor_remote::remote_path(cache, remote, local) else {
-        bail!("{} is not in the copy of {host}'s sessions", local.display());
+        bail!(
+            "{} is not in the copy of {host}'s sessions",
+            local.display()
+        );
     };
     let Some(program) = arbor_on(remotes, remote)? else {
         bail!(
@@ -177,12 +186,18 @@ mod tests {
             entry: "e1".into(),
             text: None,
         };
-        assert_eq!(w.args("/s/a.jsonl", false), ["label", "--clear", "--", "/s/a.jsonl", "e1"]);
+        assert_eq!(
+            w.args("/s/a.jsonl", false),
+            ["label", "--clear", "--", "/s/a.jsonl", "e1"]
+        );
         let w = RemoteWrite::Branch {
             entry: "e1".into(),
             summary: "-x".into(),
         };
-        assert_eq!(w.args("a", false), ["branch", "--summary=-x", "--", "a", "e1"]);
+        assert_eq!(
+            w.args("a", false),
+            ["branch", "--summary=-x", "--", "a", "e1"]
+        );
         assert_eq!(RemoteWrite::Trash.args("a", true), ["trash", "--", "a"]);
         assert_eq!(path_from_home("~/.atomic/x"), ".atomic/x");
         assert_eq!(path_from_home("/srv/x"), "/srv/x");

@@ -36,11 +36,9 @@ pub fn remote_line(template: &str, t: &Target, path: &str) -> Result<String, Tem
     if words.is_empty() {
         return Err(TemplateError::Empty);
     }
-    let any = words.iter().any(|w| {
-        ["{path}", "{id}", "{cwd}"]
-            .iter()
-            .any(|p| w.contains(p))
-    });
+    let any = words
+        .iter()
+        .any(|w| ["{path}", "{id}", "{cwd}"].iter().any(|p| w.contains(p)));
     let mut out = words
         .iter()
         .map(|w| remote_word(w, t, path))
@@ -200,7 +198,9 @@ mod tests {
 
     /// What a POSIX shell makes of `line`: the words `printf` gets.
     fn shell_words(line: &str, home: &str) -> Vec<String> {
-        let script = line.replacen("cd ", "printf '%s\\0' ", 1).replace(" && ", " ");
+        let script = line
+            .replacen("cd ", "printf '%s\\0' ", 1)
+            .replace(" && ", " ");
         let out = std::process::Command::new("sh")
             .arg("-c")
             .arg(format!("{script} | tr '\\0' '\\036'"))

@@ -95,9 +95,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Diff(a)) => show::diff(&config, &a, &mut out),
         Some(Command::Labels(a)) => super::report::labels(&config, &cli.global, &a, &mut out),
         Some(Command::Stats(a)) => super::report::stats(&config, &cli.global, &a, &mut out),
-        Some(Command::Trash(a)) => {
-            super::bulk::trash(&config, &remotes, &cli.global, &a, &mut out)
-        }
+        Some(Command::Trash(a)) => super::bulk::trash(&config, &remotes, &cli.global, &a, &mut out),
         Some(Command::Restore(a)) => super::bulk::restore(&config, &a, &mut out),
         Some(Command::Tree(ref a)) => {
             drop(out);

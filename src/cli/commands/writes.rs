@@ -7,12 +7,12 @@ use std::path::Path;
 use anyhow::{bail, Result};
 
 use super::{load, resolve};
+use crate::app::remote_write::RemoteWrite;
+use crate::app::remotes::Remotes;
 use crate::cli::{BranchArgs, ForkArgs, LabelArgs, RenameArgs};
 use crate::term::{for_stdout, path as shown};
 use arbor_session::writer;
 use arbor_session::Error as SessionError;
-use crate::app::remote_write::RemoteWrite;
-use crate::app::remotes::Remotes;
 use arbor_store::StoreConfig;
 
 /// `arbor label`: sets or clears an entry's label.
