@@ -84,6 +84,14 @@ impl Remotes {
         crate::ui::picker::Remotes { hosts }
     }
 
+    /// Those whose mirrors `config` lists (`--host` and `--store` leave
+    /// some or all out): the picker syncs only them.
+    pub fn listed_in(mut self, config: &StoreConfig) -> Remotes {
+        self.remotes
+            .retain(|r| config.roots.iter().any(|root| root.host.as_deref() == Some(&r.name)));
+        self
+    }
+
     /// The remote whose mirror holds `path`, when one does.
     pub fn owning(&self, path: &Path) -> Option<&Remote> {
         let absolute = std::path::absolute(path).ok()?;

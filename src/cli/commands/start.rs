@@ -66,6 +66,7 @@ pub(super) fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
     let builder_args = note
         .is_none()
         .then(|| crate::cli::behind::store_args(&cli.global));
+    let remotes = crate::app::remotes::Remotes::from_settings(&settings).listed_in(&config);
     let opts = crate::ui::runtime::PickerOptions {
         config,
         project_cwd: project_cwd(None)?,
@@ -78,7 +79,7 @@ pub(super) fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
         query: cli.query.join(" "),
         builder_args,
         look: look(&settings),
-        remotes: crate::app::remotes::Remotes::from_settings(&settings),
+        remotes,
     };
     finish(
         crate::ui::runtime::run_picker(opts)?,

@@ -78,10 +78,16 @@ pub fn fork(path: PathBuf, entry: &str) -> Vec<AppEvent> {
     let write = RemoteWrite::Fork {
         entry: entry.to_string(),
     };
-    // A remote's fork is written there: it is listed once the mirror has
-    // it, and is not opened here.
+    // A remote's fork is written there, beside its source (the remote's
+    // arbor prints its path there); the sync brings it here beside the
+    // source's copy.
     let result = match on_remote(&path, &write) {
-        Some(r) => r.map(|_| None),
+        Some(r) => r.map(|printed| {
+            let name = std::path::Path::new(printed.lines().next().unwrap_or_default().trim())
+                .file_name()
+                .map(std::ffi::OsStr::to_os_string);
+            name.map(|n| path.with_file_name(n))
+        }),
         None => arbor_session::writer::fork(&path, entry, None)
             .map(|f| Some(f.path))
             .map_err(|e| e.to_string()),
