@@ -87,8 +87,12 @@ impl Remotes {
     /// Those whose mirrors `config` lists (`--host` and `--store` leave
     /// some or all out): the picker syncs only them.
     pub fn listed_in(mut self, config: &StoreConfig) -> Remotes {
-        self.remotes
-            .retain(|r| config.roots.iter().any(|root| root.host.as_deref() == Some(&r.name)));
+        self.remotes.retain(|r| {
+            config
+                .roots
+                .iter()
+                .any(|root| root.host.as_deref() == Some(&r.name))
+        });
         self
     }
 

@@ -837,6 +837,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn nothing_is_written_in_a_remote_s_mirror() {
+        let dir = tempfile::tempdir().unwrap();
+        let mirror = dir.path().join("cache/remotes/devbox/home/s");
+        std::fs::create_dir_all(&mirror).unwrap();
+        arbor_util::hosts::register(&mirror, "devbox");
+        let p = mirror.join("a.jsonl");
+        std::fs::write(&p, "{}\n").unwrap();
+        let why = mirror_refusal(&p).unwrap();
+        assert!(why.contains("session on devbox"), "{why}");
+        assert!(open_to_append(&p).is_err());
+        assert!(write_atomic(&p, b"x").is_err());
+        assert!(write_atomic_new(&mirror.join("b.jsonl"), b"x").is_err());
+        assert!(write_new(&mirror.join("c.md"), true, |f| f.write_all(b"x")).is_err());
+        assert!(trash(&p).is_err());
+        assert!(trash_many(std::slice::from_ref(&p))[0].is_err());
+        assert!(delete_permanently(&p).is_err());
+        assert_eq!(std::fs::read(&p).unwrap(), b"{}\n");
+        assert!(!mirror.join("b.jsonl").exists() && !mirror.join("c.md").exists());
+        // Beside the mirror, all as before.
+        assert!(mirror_refusal(&dir.path().join("cache/remotes/devbox/state.json")).is_none());
+    }
+
+    #[test]
     fn a_new_file_never_replaces_one_unless_asked() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("out.md");
