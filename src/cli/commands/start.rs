@@ -30,7 +30,8 @@ pub(super) fn tree(config: &StoreConfig, cli: &Cli, a: &TreeArgs) -> Result<()> 
         query: String::new(),
         builder_args: None,
         look: look(&settings),
-        remotes: crate::app::remotes::Remotes::default(),
+        // For the writes of a remote's session (the tree syncs nothing).
+        remotes: crate::app::remotes::Remotes::from_settings(&settings).listed_in(config),
     };
     finish(
         crate::ui::runtime::run_picker(opts)?,
