@@ -131,6 +131,21 @@ fn sync_over_ssh_then_a_failure_listed_with_the_mirror_kept() {
         .join(folder.strip_prefix("/").unwrap())
         .join("--p--/s.jsonl");
     assert!(mirrored.is_file());
+    let again = common::run_ok(
+        arbor(&config, &cache)
+            .env("ARBOR_SSH", server.ssh_command())
+            .args(["remote", "sync", "--json"]),
+    );
+    let v: serde_json::Value = serde_json::from_str(again.trim()).unwrap();
+    assert_eq!(
+        (v["name"].as_str(), v["files"].as_u64()),
+        (Some("devbox"), Some(0)),
+        "{v}"
+    );
+    assert!(
+        v["bytes_received"].as_u64() > Some(0) && v["error"].is_null(),
+        "{v}"
+    );
     let json = common::run_ok(arbor(&config, &cache).args(["remote", "list", "--json"]));
     let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
     assert!(v["last_ok_ms"].is_i64() && v["last_error"].is_null(), "{v}");

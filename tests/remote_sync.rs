@@ -281,7 +281,7 @@ fn a_transport_that_hangs_is_killed_by_the_watchdog() {
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\necho $$ > '{}'\nexec sleep 300\n",
+            "#!/bin/sh\necho $$ > '{}'\nexec sleep 3600\n",
             pidfile.display()
         ),
     )
@@ -303,7 +303,17 @@ fn a_transport_that_hangs_is_killed_by_the_watchdog() {
         "{err}"
     );
     let pid = std::fs::read_to_string(&pidfile).unwrap();
-    let pid = pid.trim();
+    let pid = pid.trim().to_string();
+    // Whatever the outcome, the process does not outlive the test.
+    struct Reap(String);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &self.0])
+                .status();
+        }
+    }
+    let _reap = Reap(pid.clone());
     // The hung transport was killed with rsync (its process group).
     let mut gone = false;
     for _ in 0..100 {
@@ -424,9 +434,21 @@ fn a_transport_command_syncs_the_usual_folders_from_its_home() {
         arbor_remote::remote_path(&cache, &r, &atomic.local.join("--p--/s.jsonl")).as_deref(),
         Some("~/.atomic/agent/sessions/--p--/s.jsonl")
     );
-    // Nothing but the configured folders: the home's other files stay there.
+    // Nothing but the configured folders: the home's other files stay
+    // there, and links inside a folder (to a file or a folder outside it)
+    // are neither followed nor copied.
     std::fs::write(home.join(".atomic/agent/auth.json"), "secret").unwrap();
+    let sessions_root = home.join(".atomic/agent/sessions");
+    std::os::unix::fs::symlink(
+        home.join(".atomic/agent/auth.json"),
+        sessions_root.join("--p--/link.jsonl"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(home.join(".atomic/agent"), sessions_root.join("--agent--"))
+        .unwrap();
     run_sync(&r, &cache, &ssh).unwrap();
     let mirror = arbor_remote::mirror_dir(&cache, "box");
     assert!(!mirror.join("home/.atomic/agent/auth.json").exists());
+    assert!(std::fs::symlink_metadata(atomic.local.join("--p--/link.jsonl")).is_err());
+    assert!(std::fs::symlink_metadata(atomic.local.join("--agent--")).is_err());
 }

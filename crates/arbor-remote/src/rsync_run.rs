@@ -62,12 +62,13 @@ pub(crate) fn run(
         .stderr
         .take()
         .ok_or_else(|| std::io::Error::other("no stderr"))?;
-    let err_reader = std::thread::spawn(move || {
+    let (err_tx, err_rx) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
         let mut text = Vec::new();
         let _ = err.by_ref().take(64 * 1024).read_to_end(&mut text);
         // Drained past the first 64 KiB so that rsync never blocks on it.
         let _ = std::io::copy(&mut err, &mut std::io::sink());
-        String::from_utf8_lossy(&text).into_owned()
+        let _ = err_tx.send(String::from_utf8_lossy(&text).into_owned());
     });
     let mut outcome = RunOutcome::default();
     let mut pending = Vec::new();
@@ -86,11 +87,19 @@ pub(crate) fn run(
         }
     }
     let status = child.wait()?;
-    let _ = reader.join();
+    // A process rsync started that outlived it (a transport not killed
+    // with it) may hold the pipes open: after a timeout the readers are
+    // left to end on their own, and stderr is waited for briefly only.
+    let stderr_wait = if outcome.timed_out {
+        Duration::from_millis(200)
+    } else {
+        let _ = reader.join();
+        Duration::from_secs(5)
+    };
     pending.push(b'\n');
     take_lines(&mut pending, &mut outcome, progress);
     outcome.code = status.code();
-    outcome.stderr = err_reader.join().unwrap_or_default();
+    outcome.stderr = err_rx.recv_timeout(stderr_wait).unwrap_or_default();
     Ok(outcome)
 }
 

@@ -73,6 +73,9 @@ pub struct RemoveArgs {
 pub struct SyncArgs {
     /// The remotes to sync (default: all)
     pub names: Vec<String>,
+    /// One JSON object per remote: its figures, or its error
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub(crate) fn remote(cli: &Cli, args: &RemoteArgs, out: &mut impl Write) -> Result<()> {
@@ -224,8 +227,13 @@ fn sync(s: &Settings, a: &SyncArgs, out: &mut impl Write) -> Result<()> {
     };
     let mut failed = 0;
     for r in &chosen {
-        match sync_one(r, &cache, &ssh) {
-            Ok(rep) => writeln!(out, "{}", summary(r, &rep))?,
+        let result = sync_one(r, &cache, &ssh);
+        if a.json {
+            writeln!(out, "{}", super::json_text(&sync_json(r, &result)))?;
+        }
+        match result {
+            Ok(rep) if !a.json => writeln!(out, "{}", summary(r, &rep))?,
+            Ok(_) => {}
             Err(e) => {
                 failed += 1;
                 eprintln!(
@@ -243,6 +251,21 @@ fn sync(s: &Settings, a: &SyncArgs, out: &mut impl Write) -> Result<()> {
         );
     }
     Ok(())
+}
+
+fn sync_json(r: &Remote, result: &Result<SyncReport, RemoteError>) -> serde_json::Value {
+    match result {
+        Ok(rep) => serde_json::json!({
+            "name": r.name,
+            "files": rep.files,
+            "literal_bytes": rep.literal_bytes,
+            "bytes_received": rep.bytes_received,
+            "bytes_sent": rep.bytes_sent,
+            "elapsed_ms": u64::try_from(rep.elapsed.as_millis()).unwrap_or(u64::MAX),
+            "error": null,
+        }),
+        Err(e) => serde_json::json!({ "name": r.name, "error": e.to_string() }),
+    }
 }
 
 fn summary(r: &Remote, rep: &SyncReport) -> String {
