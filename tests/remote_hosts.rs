@@ -435,7 +435,8 @@ fn the_first_frame_does_not_wait_for_a_hanging_or_unreachable_remote() {
         stop.display()
     ));
     let mut cmd = pty::arbor();
-    cmd.args(["--all", "--no-index"]);
+    let log = w.dir.path().join("log");
+    cmd.args(["--all", "--no-index", "--log", log.to_str().unwrap()]);
     cmd.env("HOME", &home);
     cmd.env("ARBOR_CACHE_DIR", w.cache());
     cmd.env("ARBOR_CONFIG", w.config());
@@ -447,11 +448,17 @@ fn the_first_frame_does_not_wait_for_a_hanging_or_unreachable_remote() {
     });
     assert!(screen.contains("@hung never"), "{screen}");
     // Said on the status line, which may wrap.
-    term.wait_for("the unreachable host said", |t| {
-        let words = t.split_whitespace().collect::<Vec<_>>().join(" ");
-        words.contains("gone.invalid could not be reached")
-            && words.contains("none of its sessions is listed yet")
-    });
+    let said = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        term.wait_for("the unreachable host said", |t| {
+            let words = t.split_whitespace().collect::<Vec<_>>().join(" ");
+            words.contains("gone.invalid could not be reached")
+                && words.contains("none of its sessions is listed yet")
+        })
+    }));
+    if let Err(e) = said {
+        eprintln!("LOG: {}", std::fs::read_to_string(&log).unwrap_or_default());
+        std::panic::resume_unwind(e);
+    }
     // It answers keys while `hung` still syncs.
     term.send(b"local");
     term.wait_for("the query", |t| {

@@ -678,6 +678,14 @@ impl PickerState {
         self.flash.status = Some(Status { text, kind });
     }
 
+    /// A status that stays until another replaces it (a remote that
+    /// could not be reached: its rows are old until it is).
+    pub fn set_lasting_status(&mut self, kind: StatusKind, text: impl Into<String>) {
+        let text = text.into();
+        self.flash.timer.hold(&text);
+        self.flash.status = Some(Status { text, kind });
+    }
+
     /// A status for work under way (`Restoring from trash…`): it stays
     /// until the result replaces it.
     pub fn set_progress(&mut self, text: impl Into<String>) {

@@ -39,9 +39,11 @@ pub fn synced(p: &mut PickerState, host: &str, result: Result<u64, String>) -> S
                 ),
                 None => "none of its sessions is listed yet".to_string(),
             };
-            let text = format!("{}; {listed}", why.trim_end_matches('.'));
+            // One line: the error's first (the log has it whole).
+            let first = why.lines().next().unwrap_or_default().trim_end_matches('.');
+            let text = format!("{first}; {listed}");
             h.failed = Some(why);
-            p.set_status(StatusKind::Error, text);
+            p.set_lasting_status(StatusKind::Error, text);
         }
     }
     Step::redraw(Vec::new())
