@@ -87,7 +87,22 @@ fn copy(
     progress: &mut dyn FnMut(SyncProgress),
 ) -> Result<SyncReport, RemoteError> {
     let started = Instant::now();
-    let script = rsh::write(dir, remote, ssh)?;
+    let rsh = rsh::write(dir, remote, ssh)?;
+    let result = copy_groups(remote, dir, ssh, &rsh, progress);
+    rsh.close();
+    let mut report = result?;
+    report.elapsed = started.elapsed();
+    Ok(report)
+}
+
+/// The passes over each group of folders (under the home, absolute).
+fn copy_groups(
+    remote: &Remote,
+    dir: &Path,
+    ssh: &SshCommand,
+    rsh: &rsh::Rsh,
+    progress: &mut dyn FnMut(SyncProgress),
+) -> Result<SyncReport, RemoteError> {
     let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
     for (home, top) in [(true, HOME_DIR), (false, ROOT_DIR)] {
         let sources: Vec<String> = remote
@@ -112,7 +127,7 @@ fn copy(
             for append in [true, false] {
                 pass += 1;
                 progress(SyncProgress::Pass { pass, of });
-                let cmd = rsync_command(remote, &rsh::rsync_e(&script), sources, &dest, append);
+                let cmd = rsync_command(remote, &rsh::rsync_e(&rsh.script), sources, &dest, append);
                 let outcome = rsync_run::run(
                     cmd,
                     Duration::from_secs(remote.timeout()),
@@ -128,7 +143,6 @@ fn copy(
         readonly::set(&dest, true);
         result?;
     }
-    report.elapsed = started.elapsed();
     Ok(report)
 }
 

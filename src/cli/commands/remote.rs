@@ -79,7 +79,11 @@ pub struct SyncArgs {
 }
 
 pub(crate) fn remote(cli: &Cli, args: &RemoteArgs, out: &mut impl Write) -> Result<()> {
-    let settings = super::config::load_for_screen(cli);
+    // `add` writes the file, which need not exist yet: no warning for that.
+    let settings = match args.action {
+        RemoteAction::Add(_) => Settings::from_process(&super::config::overrides(cli)),
+        _ => super::config::load_for_screen(cli),
+    };
     match &args.action {
         RemoteAction::Add(a) => add(cli, &settings, a, out),
         RemoteAction::List(a) => list(&settings, a, out),
