@@ -106,3 +106,15 @@ app=$(hf_best "$reps" bash -c "append && $(printf '%q ' "${sync[@]}") >/dev/null
 append
 read -r f lit rec sent < <("${sync[@]}" --json | bytes)
 echo "append    $app   (timed with the 20 appends) files $f, literal $lit B, received $rec B, sent $sent B"
+
+# For comparison: rsync's usual delta transfer (no --append-verify) of the
+# same 20 appends, one pass into a copy of the mirror.
+base=$out/delta-mirror
+rm -rf "$base"
+cp -a "$mirror/root" "$base"
+chmod -R u+w "$base"
+append
+read -r rec sent < <(rsync -rt --relative --delete --stats --no-human-readable -e "$ARBOR_SSH" "$(id -un)@127.0.0.1:$remote" "$base/" |
+  awk -F': ' '/^Total bytes received/ { r = $2 } /^Total bytes sent/ { s = $2 } END { print r + 0, s + 0 }')
+echo "delta     (plain rsync -rt, one pass, same 20 appends) received $rec B, sent $sent B"
+rm -rf "$base"

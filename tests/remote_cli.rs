@@ -55,6 +55,23 @@ fn add_list_remove_keep_the_rest_of_the_settings_file() {
         listed,
         "devbox\tme@devbox\tnever synced\nbox\tdocker exec -i box\tnever synced\n"
     );
+    let shown = common::run_ok(
+        arbor(&config, &cache)
+            .env("ARBOR_SSH", "ssh -4 -F '/a b'")
+            .arg("config"),
+    );
+    assert!(
+        shown.lines().any(|l| l.starts_with("ssh ")
+            && l.contains("ssh -4 -F '/a b'")
+            && l.ends_with("env ARBOR_SSH")),
+        "{shown}"
+    );
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.starts_with("remotes ") && l.contains("devbox, box") && l.ends_with("file")),
+        "{shown}"
+    );
     let json = common::run_ok(arbor(&config, &cache).args(["remote", "list", "--json"]));
     let first: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
     assert_eq!(first["name"], "devbox");

@@ -92,9 +92,15 @@ fn first_sync_copies_the_folders_private_and_read_only() {
         "{state:?}"
     );
     assert_eq!(state.last_ok_ms, state.last_attempt_ms);
-    // Nothing changed: nothing sent.
-    let again = run_sync(&r, cache.path(), &ssh_of(&server)).unwrap();
+    // Nothing changed: nothing sent, and one pass (the second one is for
+    // files rewritten without growing).
+    let mut passes = 0;
+    let again = sync(&r, cache.path(), &ssh_of(&server), &mut |p| {
+        passes += u32::from(matches!(p, arbor_remote::SyncProgress::Pass { .. }));
+    })
+    .unwrap();
     assert_eq!((again.files, again.literal_bytes), (0, 0), "{again:?}");
+    assert_eq!(passes, 1);
 }
 
 #[test]
@@ -163,9 +169,11 @@ fn a_rewritten_file_is_copied_whole_and_a_deleted_one_removed() {
     run_sync(&r, cache.path(), &ssh).unwrap();
     let a = mirrored(cache.path(), &r, "--work-proj--/a.jsonl");
     assert_eq!(std::fs::read_to_string(&a).unwrap(), grown);
-    // Shorter: the append pass skips it, the plain pass copies it.
+    // Shorter: the append pass skips it, the second pass copies it (it
+    // alone: one file).
     std::fs::write(&remote_a, "{\"type\":\"session\",\"id\":\"short\"}\n").unwrap();
-    run_sync(&r, cache.path(), &ssh).unwrap();
+    let report = run_sync(&r, cache.path(), &ssh).unwrap();
+    assert_eq!(report.files, 1, "{report:?}");
     assert_eq!(
         std::fs::read(&a).unwrap(),
         std::fs::read(&remote_a).unwrap()
@@ -433,6 +441,25 @@ fn a_transport_command_syncs_the_usual_folders_from_its_home() {
     assert_eq!(
         arbor_remote::remote_path(&cache, &r, &atomic.local.join("--p--/s.jsonl")).as_deref(),
         Some("~/.atomic/agent/sessions/--p--/s.jsonl")
+    );
+    // A grown file is appended to its read-only copy (as any user: the
+    // copy is made writable for the sync only).
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(sessions.join("s.jsonl"))
+        .unwrap();
+    std::io::Write::write_all(&mut f, b"{\"type\":\"message\"}\n").unwrap();
+    drop(f);
+    let report = run_sync(&r, &cache, &ssh).unwrap();
+    assert_eq!((report.files, report.literal_bytes), (1, 19), "{report:?}");
+    let copy = atomic.local.join("--p--/s.jsonl");
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        std::fs::read(sessions.join("s.jsonl")).unwrap()
+    );
+    assert_eq!(
+        std::fs::metadata(&copy).unwrap().permissions().mode() & 0o777,
+        0o400
     );
     // Nothing but the configured folders: the home's other files stay
     // there, and links inside a folder (to a file or a folder outside it)

@@ -28,6 +28,8 @@ pub fn arbor() -> Command {
         .env_remove("CODEX_HOME")
         // Nor arbor's settings file (tests that read one name it).
         .env_remove("ARBOR_CONFIG")
+        // Nor the developer's ssh command for remotes.
+        .env_remove("ARBOR_SSH")
         .env("XDG_CONFIG_HOME", "/nonexistent-arbor-config")
         .env(
             "XDG_CACHE_HOME",

@@ -97,7 +97,7 @@ impl Sshd {
                 "ListenAddress 127.0.0.1\nPort {port}\nHostKey {hk}\nPidFile {pid}\n\
                  AuthorizedKeysFile {auth}\nStrictModes no\nPubkeyAuthentication yes\n\
                  PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
-                 PermitRootLogin prohibit-password\nLogLevel ERROR\n\
+                 PermitRootLogin prohibit-password\nLogLevel INFO\n\
                  ForceCommand cd {home} && HOME={home} exec /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"\n",
                 hk = host_key.display(),
                 pid = d.join("sshd.pid").display(),
@@ -141,7 +141,39 @@ impl Sshd {
             user,
         };
         s.wait_ready()?;
+        s.check_login()?;
         Ok(s)
+    }
+
+    /// One login with the test's key, so that a machine where this user
+    /// cannot log in at all (a locked account, as `nobody`'s) is a skip
+    /// with sshd's reason rather than a failure of every test.
+    fn check_login(&self) -> Result<(), String> {
+        let words = shlex::split(&self.ssh_command()).ok_or("the ssh command")?;
+        let out = Command::new(&words[0])
+            .args(&words[1..])
+            .args([
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "ConnectTimeout=20",
+                "--",
+                &self.dest(),
+                "true",
+            ])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| e.to_string())?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let log = std::fs::read_to_string(self.dir.path().join("sshd.log")).unwrap_or_default();
+        Err(format!(
+            "a login as {} failed: {} {}",
+            self.user,
+            String::from_utf8_lossy(&out.stderr).trim(),
+            log.trim()
+        ))
     }
 
     /// Waits for the server's banner.

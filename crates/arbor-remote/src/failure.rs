@@ -39,7 +39,7 @@ pub(crate) fn check(remote: &Remote, o: &RunOutcome) -> Result<(), RemoteError> 
             host,
             secs: remote.timeout(),
         }
-    } else if has("Permission denied (") || has("Too many authentication failures") {
+    } else if ssh_login_denied(err) || has("Too many authentication failures") {
         RemoteError::LoginRefused {
             host,
             why: first_line(err, "Permission denied"),
@@ -60,6 +60,13 @@ pub(crate) fn check(remote: &Remote, o: &RunOutcome) -> Result<(), RemoteError> 
             },
         }
     })
+}
+
+/// ssh's `Permission denied (publickey,password).`, not a file's
+/// `Permission denied (13)` from rsync.
+fn ssh_login_denied(err: &str) -> bool {
+    err.match_indices("Permission denied (")
+        .any(|(at, m)| err[at + m.len()..].starts_with(|c: char| c.is_ascii_alphabetic()))
 }
 
 /// The first line of `err` holding `want` (any line when empty), without
@@ -108,6 +115,16 @@ mod tests {
             .starts_with("me@devbox: ssh could not verify"));
         assert!(failed(12, "bash: line 1: rsync: command not found\n")
             .contains("rsync is not installed there"));
+        assert!(failed(255, "me@devbox: Permission denied (publickey).\r\n")
+            .starts_with("me@devbox refused the login"));
+        let file = failed(
+            23,
+            "rsync: [receiver] open \"/m/a.jsonl\" failed: Permission denied (13)\n",
+        );
+        assert!(
+            file.starts_with("me@devbox: rsync failed: rsync: [receiver] open"),
+            "{file}"
+        );
         let other = failed(23, "rsync: [sender] read errors mapping \"/x\u{1b}[2J\": Input/output error (5)\nrsync error: some files/attrs were not transferred");
         assert!(other.contains("/x?[2J") && !other.contains('\n'), "{other}");
     }

@@ -12,6 +12,7 @@ mod mirror;
 mod private_dir;
 mod readonly;
 mod remote;
+mod rewritten;
 mod rsh;
 mod rsync_run;
 mod settings_edit;

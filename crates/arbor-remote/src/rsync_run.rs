@@ -24,6 +24,9 @@ pub(crate) struct RunOutcome {
     pub literal_bytes: u64,
     pub bytes_received: u64,
     pub bytes_sent: u64,
+    /// The files named copied or unchanged, as rsync writes names
+    /// (`\\#ooo` for a byte it does not print).
+    pub seen: Vec<String>,
 }
 
 /// Runs `cmd`, reporting progress, killing it after `timeout` of silence.
@@ -127,13 +130,30 @@ fn take_lines(pending: &mut Vec<u8>, o: &mut RunOutcome, progress: &mut dyn FnMu
 }
 
 fn read_line(line: &str, o: &mut RunOutcome, progress: &mut dyn FnMut(SyncProgress)) {
+    // rsync may write a message right after a byte count, with no line
+    // break between: `0  0%  0.00kB/s  0:00:00 (xfr#0, to-chk=5/7)NAME is uptodate`.
+    let line = match progress2_bytes(line).and(line.find("-chk=")) {
+        Some(at) => match line[at..].find(')') {
+            Some(end) if !line[at + end + 1..].trim().is_empty() => {
+                read_line(&line[..at + end + 1], o, progress);
+                line[at + end + 1..].trim()
+            }
+            _ => line,
+        },
+        None => line,
+    };
     if let Some(name) = line.strip_prefix(FILE_MARK.trim_end()) {
         let name = name.trim_start();
         if !name.ends_with('/') {
+            o.seen.push(name.to_string());
             progress(SyncProgress::File {
                 path: name.to_string(),
             });
         }
+        return;
+    }
+    if let Some(name) = line.strip_suffix(" is uptodate") {
+        o.seen.push(name.to_string());
         return;
     }
     let stat = |prefix: &str| {
@@ -166,6 +186,20 @@ fn progress2_bytes(line: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_right_after_a_byte_count_is_read() {
+        let mut o = RunOutcome::default();
+        let mut seen = Vec::new();
+        let mut text = format!(
+            "  0   0%    0.00kB/s    0:00:00 (xfr#0, to-chk=5/7)a/b.jsonl is uptodate\n\
+             \r  10   1%    0.00kB/s    0:00:00 (xfr#1, to-chk=4/7){FILE_MARK}a/c (x).jsonl\n"
+        )
+        .into_bytes();
+        take_lines(&mut text, &mut o, &mut |p| seen.push(p));
+        assert_eq!(o.seen, ["a/b.jsonl", "a/c (x).jsonl"]);
+        assert_eq!(seen[0], SyncProgress::Bytes { bytes: 0 });
+    }
 
     #[test]
     fn stats_and_progress_are_read() {

@@ -1,19 +1,22 @@
 //! A sync: the remote's configured folders copied into its mirror by
-//! rsync, in two passes per group of folders (those under the remote's
-//! home, the absolute ones):
+//! rsync, in up to two passes per group of folders (those under the
+//! remote's home, the absolute ones):
 //! 1. `--append-verify`: a file that grew is sent from its old end only,
 //!    and the whole file's checksum is compared afterwards; when the old
-//!    part changed too, rsync sends the file again in full;
-//! 2. a plain pass: a file that was rewritten without growing (the first
-//!    pass skips a file not longer than its copy) is sent again.
+//!    part changed too, rsync sends the file again in full. This pass
+//!    also deletes what is gone from the remote (`--delete`), and names
+//!    the files it found unchanged (`--info=name2`);
+//! 2. only when some mirrored file was neither copied nor unchanged —
+//!    rewritten without growing, which the first pass skips — those
+//!    files alone (`--files-from`), with rsync's usual delta transfer.
 //!
-//! Both passes delete what is gone from the remote (`--delete`). The
-//! mirror's files are read-only between syncs (0400; made writable for
-//! the copy only, as rsync writes an appended file in place), its
+//! The mirror's files are read-only between syncs (0400; made writable
+//! for the copy only, as rsync writes an appended file in place), its
 //! folders 0700. Nothing outside the configured folders is asked for:
-//! rsync is given those folders only, copies no symbolic link (`-rt`, no
-//! `-l`/`-L`), and the `--relative` copy keeps each under its own path.
-//! A missing folder on the remote is no error (`--ignore-missing-args`).
+//! rsync is given those folders only (the second pass, files found in
+//! their copies), copies no symbolic link (`-rt`, no `-l`/`-L`), and the
+//! `--relative` copy keeps each under its own path. A missing folder on
+//! the remote is no error (`--ignore-missing-args`).
 
 use std::path::Path;
 use std::process::Command;
@@ -23,7 +26,7 @@ use crate::mirror::{mirror_dir, HOME_DIR, ROOT_DIR};
 use crate::remote::folder_parts;
 use crate::rsync_run::{self, RunOutcome, FILE_MARK};
 use crate::state::{now_ms, read_state, write_state};
-use crate::{private_dir, readonly, rsh, Remote, RemoteError, SshCommand};
+use crate::{private_dir, readonly, rewritten, rsh, Remote, RemoteError, SshCommand};
 
 /// What a sync is doing, as it goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,8 +106,8 @@ fn copy_groups(
     rsh: &rsh::Rsh,
     progress: &mut dyn FnMut(SyncProgress),
 ) -> Result<SyncReport, RemoteError> {
-    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
-    for (home, top) in [(true, HOME_DIR), (false, ROOT_DIR)] {
+    let mut groups: Vec<(&str, &str, Vec<String>)> = Vec::new();
+    for (home, top, base) in [(true, HOME_DIR, "."), (false, ROOT_DIR, "/")] {
         let sources: Vec<String> = remote
             .folders()
             .iter()
@@ -113,30 +116,41 @@ fn copy_groups(
             .map(|(_, rest)| if home { rest } else { format!("/{rest}") })
             .collect();
         if !sources.is_empty() {
-            groups.push((top, sources));
+            groups.push((top, base, sources));
         }
     }
     let of = u32::try_from(groups.len() * 2).unwrap_or(u32::MAX);
     let mut report = SyncReport::default();
     let mut pass = 0;
-    for (top, sources) in &groups {
+    let e = rsh::rsync_e(&rsh.script);
+    for (top, base, sources) in &groups {
         let dest = dir.join(top);
         private_dir::create(&dest)?;
         readonly::set(&dest, false);
-        let result = (|| {
-            for append in [true, false] {
-                pass += 1;
-                progress(SyncProgress::Pass { pass, of });
-                let cmd = rsync_command(remote, &rsh::rsync_e(&rsh.script), sources, &dest, append);
-                let outcome = rsync_run::run(
-                    cmd,
-                    Duration::from_secs(remote.timeout()),
-                    ssh.batch,
-                    progress,
-                )
+        let mut run = |cmd: Command| -> Result<RunOutcome, RemoteError> {
+            pass += 1;
+            progress(SyncProgress::Pass { pass, of });
+            let timeout = Duration::from_secs(remote.timeout());
+            let outcome = rsync_run::run(cmd, timeout, ssh.batch, progress)
                 .map_err(|e| spawn_error(&dest, e))?;
-                crate::failure::check(remote, &outcome)?;
-                add(&mut report, &outcome);
+            crate::failure::check(remote, &outcome)?;
+            add(&mut report, &outcome);
+            Ok(outcome)
+        };
+        let result = (|| {
+            let mut cmd = rsync_command(remote, &e);
+            cmd.args(["--append-verify", "--delete", "--info=name2"]);
+            let first = run(with_paths(
+                cmd,
+                sources.iter().map(|s| format!("arbor:{s}")),
+                &dest,
+            ))?;
+            let list = dir.join(REWRITTEN_LIST);
+            if rewritten::write_list(&dest, &first.seen, &list)? {
+                let mut cmd = rsync_command(remote, &e);
+                cmd.arg("--from0")
+                    .arg(format!("--files-from={}", list.display()));
+                run(with_paths(cmd, [format!("arbor:{base}")], &dest))?;
             }
             Ok(())
         })();
@@ -146,26 +160,28 @@ fn copy_groups(
     Ok(report)
 }
 
-fn rsync_command(
-    remote: &Remote,
-    rsh: &str,
-    sources: &[String],
-    dest: &Path,
-    append: bool,
-) -> Command {
+/// The list of files the second pass copies, in the mirror folder.
+const REWRITTEN_LIST: &str = "rewritten.list";
+
+/// rsync with what every pass shares: times kept, the mirror's modes,
+/// each file under its remote path (`--relative`), a missing folder no
+/// error, the remote shell `rsh`, figures and names on stdout.
+fn rsync_command(remote: &Remote, rsh: &str) -> Command {
     let mut cmd = Command::new("rsync");
-    cmd.args(["-rt", "-p", "--chmod=D0700,F0600", "--relative", "--delete"])
+    cmd.args(["-rt", "-p", "--chmod=D0700,F0600", "--relative"])
         .args(["--ignore-missing-args", "--no-human-readable", "--stats"])
         .arg("--info=progress2")
         .arg(format!("--out-format={FILE_MARK}%n"))
         .arg(format!("--timeout={}", remote.timeout()))
         .arg("-e")
         .arg(rsh);
-    if append {
-        cmd.arg("--append-verify");
-    }
-    // `arbor:` is a stand-in host: the remote shell script drops it.
-    cmd.args(sources.iter().map(|s| format!("arbor:{s}")));
+    cmd
+}
+
+/// `cmd` given its sources (`arbor:` is a stand-in host: the remote
+/// shell script drops it) and the mirror folder `dest`.
+fn with_paths(mut cmd: Command, sources: impl IntoIterator<Item = String>, dest: &Path) -> Command {
+    cmd.args(sources);
     let mut d = dest.as_os_str().to_owned();
     d.push("/");
     cmd.arg(d);

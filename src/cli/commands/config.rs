@@ -80,6 +80,23 @@ pub(super) fn config_cmd(cli: &Cli, out: &mut impl Write) -> Result<()> {
             &cmd.origin,
         ));
     }
+    let ssh_origin = match s.ssh.origin {
+        arbor_remote::SshOrigin::Env => crate::settings::Origin::Env("ARBOR_SSH"),
+        arbor_remote::SshOrigin::File => crate::settings::Origin::File,
+        arbor_remote::SshOrigin::Default => crate::settings::Origin::Default,
+    };
+    rows.push(row(
+        "ssh",
+        &arbor_remote::shell_line(&s.ssh.words),
+        &ssh_origin,
+    ));
+    let names: Vec<&str> = s.remotes.iter().map(|r| r.name.as_str()).collect();
+    let (remotes, origin) = if names.is_empty() {
+        ("none".to_string(), crate::settings::Origin::Default)
+    } else {
+        (names.join(", "), crate::settings::Origin::File)
+    };
+    rows.push(row("remotes", &remotes, &origin));
     let key_w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     let value_w = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
     for (key, value, origin) in rows {
