@@ -39,7 +39,7 @@ pub(crate) fn write_list(dest: &Path, seen: &[String], list: &Path) -> Result<bo
         }
     }
     if out.is_empty() {
-        let _ = std::fs::remove_file(list);
+        crate::mirror_files::remove(list);
         return Ok(false);
     }
     arbor_session::fileops::write_atomic(list, &out).map_err(|e| RemoteError::io(list, e))?;

@@ -50,7 +50,7 @@ pub fn write_settings(path: &Path, text: &str) -> Result<(), RemoteError> {
         _ => path.to_path_buf(),
     };
     if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| RemoteError::io(dir, e))?;
+        arbor_session::fileops::create_folders(dir).map_err(|e| RemoteError::io(dir, e))?;
     }
     arbor_session::fileops::write_atomic(&target, text.as_bytes())
         .map_err(|e| RemoteError::io(&target, e))

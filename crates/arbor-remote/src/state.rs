@@ -49,7 +49,7 @@ pub fn read_state(cache: &Path, name: &str) -> MirrorState {
 /// is created, private, when missing).
 pub fn write_state(cache: &Path, name: &str, state: &MirrorState) -> Result<(), RemoteError> {
     let dir = mirror_dir(cache, name);
-    crate::private_dir::create(&dir)?;
+    crate::mirror_files::create_private(&dir)?;
     let bytes = serde_json::to_vec_pretty(state).map_err(|e| RemoteError::io(&dir, e.into()))?;
     let path = dir.join(STATE_FILE);
     arbor_session::fileops::write_atomic(&path, &bytes).map_err(|e| RemoteError::io(&path, e))

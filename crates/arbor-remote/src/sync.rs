@@ -23,10 +23,11 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::mirror::{mirror_dir, HOME_DIR, ROOT_DIR};
+use crate::mirror_files::{create_private, set_readonly, Lock};
 use crate::remote::folder_parts;
 use crate::rsync_run::{self, RunOutcome, FILE_MARK};
 use crate::state::{now_ms, read_state, write_state};
-use crate::{private_dir, readonly, rewritten, rsh, Remote, RemoteError, SshCommand};
+use crate::{rewritten, rsh, Remote, RemoteError, SshCommand};
 
 /// What a sync is doing, as it goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,8 +66,8 @@ pub fn sync(
 ) -> Result<SyncReport, RemoteError> {
     remote.validate()?;
     let dir = mirror_dir(cache, &remote.name);
-    private_dir::create(&dir)?;
-    let _lock = crate::lock::Lock::take(&dir.join(".lock"))?;
+    create_private(&dir)?;
+    let _lock = Lock::take(&dir.join(".lock"))?;
     let mut state = read_state(cache, &remote.name);
     state.last_attempt_ms = Some(now_ms());
     let result = copy(remote, &dir, ssh, progress);
@@ -125,8 +126,8 @@ fn copy_groups(
     let e = rsh::rsync_e(&rsh.script);
     for (top, base, sources) in &groups {
         let dest = dir.join(top);
-        private_dir::create(&dest)?;
-        readonly::set(&dest, false);
+        create_private(&dest)?;
+        set_readonly(&dest, false);
         let mut run = |cmd: Command| -> Result<RunOutcome, RemoteError> {
             pass += 1;
             progress(SyncProgress::Pass { pass, of });
@@ -154,7 +155,7 @@ fn copy_groups(
             }
             Ok(())
         })();
-        readonly::set(&dest, true);
+        set_readonly(&dest, true);
         result?;
     }
     Ok(report)

@@ -136,18 +136,18 @@ fn remove(s: &Settings, a: &RemoveArgs, out: &mut impl Write) -> Result<()> {
     let text = settings_text(path)?;
     let edited = arbor_remote::remove_remote(&text, &a.name, path)?;
     arbor_remote::write_settings(path, &edited)?;
-    let mirror = arbor_remote::mirror_dir(&cache_dir()?, &a.name);
-    let said = if !mirror.exists() {
-        "it had no mirror".to_string()
-    } else if a.purge {
-        std::fs::remove_dir_all(&mirror)
-            .with_context(|| format!("cannot delete the mirror {}", crate::term::path(&mirror)))?;
-        format!("its mirror {} was deleted", crate::term::path(&mirror))
+    let cache = cache_dir()?;
+    let mirror = crate::term::path(&arbor_remote::mirror_dir(&cache, &a.name));
+    let said = if a.purge {
+        if arbor_remote::purge_mirror(&cache, &a.name)? {
+            format!("its mirror {mirror} was deleted")
+        } else {
+            "it had no mirror".to_string()
+        }
+    } else if arbor_remote::mirror_dir(&cache, &a.name).exists() {
+        format!("its mirror {mirror} was kept (`--purge` deletes it)")
     } else {
-        format!(
-            "its mirror {} was kept (`--purge` deletes it)",
-            crate::term::path(&mirror)
-        )
+        "it had no mirror".to_string()
     };
     writeln!(
         out,
