@@ -114,11 +114,13 @@ impl Homes {
                     path: self.atomic_root(),
                     kind: arbor_store::StoreKind::PerProject,
                     agent: Agent::Atomic,
+                    host: None,
                 },
                 arbor_store::StoreRoot {
                     path: self.pi_root(),
                     kind: arbor_store::StoreKind::PerProject,
                     agent: Agent::Pi,
+                    host: None,
                 },
             ],
         }

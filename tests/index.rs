@@ -916,6 +916,7 @@ fn rows_from_the_pi_store_are_marked() {
         path: p.parent().unwrap().parent().unwrap().to_path_buf(),
         kind: StoreKind::PerProject,
         agent: Agent::Pi,
+        host: None,
     }];
     let rows = index.stored_rows(&roots, None).unwrap();
     assert_eq!(rows[0].agent, Agent::Pi);
@@ -2580,6 +2581,7 @@ fn stored_rows_read_in_batches_are_the_refreshed_rows() {
         path: s.root.clone(),
         kind: StoreKind::PerProject,
         agent: Agent::Atomic,
+        host: None,
     }];
     let stored = index.stored_rows(&roots, None).unwrap();
     assert_eq!(stored.len(), 1300);

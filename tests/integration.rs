@@ -39,6 +39,7 @@ mod pty_e2e;
 mod realdata;
 mod relevance;
 mod remote_cli;
+mod remote_hosts;
 mod remote_sync;
 mod report;
 mod resume_cmd;

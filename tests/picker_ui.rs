@@ -2141,6 +2141,7 @@ fn label_filter_with_rows_from_the_files_or_the_index() {
         path: fx.root.clone(),
         kind: StoreKind::PerProject,
         agent: Default::default(),
+        host: None,
     };
     let stored = index.stored_rows(&[root], None).unwrap();
     assert_eq!(stored.len(), files.len());

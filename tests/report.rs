@@ -44,6 +44,7 @@ fn labels_of_the_demo_store() {
             "label": "checkpoint",
             "labelTime": "2026-11-21T09:22:19.223Z",
             "text": "assistant: Committed as `3f9c2a1` on `fix/flaky-auth-test` (2 files changed).",
+            "host": null,
         }),
         serde_json::json!({
             "path": webapp.to_string_lossy(),
@@ -52,6 +53,7 @@ fn labels_of_the_demo_store() {
             "label": "checkpoint",
             "labelTime": "2026-11-21T09:21:20.860Z",
             "text": "assistant: Fixed. Summary: - `src/auth/session.ts`: `SessionOptions.now?: () => number` (defaults to `Date.now`), used …",
+            "host": null,
         }),
     ];
     let cold = run_ok(cmd(&store, cache.path()).args(["labels", "--all", "--json"]));
@@ -350,7 +352,12 @@ fn row(
     w: u64,
     cost: f64,
 ) -> serde_json::Value {
-    serde_json::json!({"group":group,"sessions":s,"messages":m,"input":i,"output":o,
+    // A group's sessions are this machine's; the total names no host.
+    if group == "total" {
+        return serde_json::json!({"group":group,"sessions":s,"messages":m,"input":i,"output":o,
+                       "cacheRead":r,"cacheWrite":w,"cost":cost});
+    }
+    serde_json::json!({"group":group,"host":null,"sessions":s,"messages":m,"input":i,"output":o,
                        "cacheRead":r,"cacheWrite":w,"cost":cost})
 }
 

@@ -529,10 +529,12 @@ fn search_json_shape_limit_and_exit_status() {
             "timestamp",
             "snippet",
             "part",
-            "match"
+            "match",
+            "host"
         ]
         .into()
     );
+    assert_eq!(v["host"], Value::Null, "a session of this machine");
     assert_eq!(v["path"].as_str().unwrap(), file.to_str().unwrap());
     assert!(Path::new(v["path"].as_str().unwrap()).is_absolute());
     assert_eq!(v["sessionId"], "0199aaaa-0000-7000-8000-000000000001");

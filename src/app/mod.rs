@@ -4,4 +4,6 @@
 
 pub mod bodies;
 pub mod load;
+pub mod remote_write;
+pub mod remotes;
 pub mod searcher;

@@ -180,6 +180,7 @@ fn measure(cands: &mut [Candidate], now_ms: i64) {
 
 pub fn trash(
     config: &StoreConfig,
+    remotes: &crate::app::remotes::Remotes,
     g: &GlobalOpts,
     a: &TrashArgs,
     out: &mut impl Write,
@@ -187,9 +188,23 @@ pub fn trash(
     let now_ms = chrono::Utc::now().timestamp_millis();
     let mut cands = candidates(config, g, a, now_ms)?;
     measure(&mut cands, now_ms);
+    // A remote's sessions go to the trash there, by its arbor.
+    let mut on_remotes = std::collections::HashSet::new();
+    for c in cands.iter_mut().filter(|c| c.refused.is_none()) {
+        let Some(remote) = remotes.owning(&c.path) else {
+            continue;
+        };
+        on_remotes.insert(c.path.clone());
+        if !a.dry_run {
+            let trash = crate::app::remote_write::RemoteWrite::Trash;
+            if let Err(e) = crate::app::remote_write::run(remotes, remote, &c.path, &trash, false) {
+                c.refused = Some(e.to_string());
+            }
+        }
+    }
     let movable: Vec<PathBuf> = cands
         .iter()
-        .filter(|c| c.refused.is_none())
+        .filter(|c| c.refused.is_none() && !on_remotes.contains(&c.path))
         .map(|c| c.path.clone())
         .collect();
     if !a.dry_run && !movable.is_empty() {
@@ -207,6 +222,7 @@ pub fn trash(
                 "status": if c.refused.is_some() { "not-moved" } else { done },
                 "error": c.refused,
                 "note": c.note,
+                "host": arbor_util::hosts::host_of(&c.path).as_deref(),
             });
             writeln!(out, "{}", json_text(&v))?;
         } else if c.refused.is_none() {

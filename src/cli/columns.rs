@@ -1,5 +1,5 @@
 //! Plain tables fitted to the terminal (`list`, `labels`, `stats`): the
-//! width they may take, and the agent column they share.
+//! width they may take, and the agent and host columns they share.
 
 use arbor_session::Agent;
 
@@ -31,6 +31,29 @@ pub fn agent_cell(agent: Agent) -> &'static str {
         Agent::Claude => "Claude",
         Agent::Codex => "Codex",
     }
+}
+
+/// The host column's cells, its separator included: the longest
+/// remote's name (or `local`) and two spaces; 0 — no column — when no
+/// remote is configured.
+pub fn host_width(config: &arbor_store::StoreConfig) -> usize {
+    let longest = config
+        .roots
+        .iter()
+        .filter_map(|r| r.host.as_deref())
+        .map(str::len)
+        .max();
+    longest.map_or(0, |w| w.max(arbor_util::hosts::LOCAL.len()) + 2)
+}
+
+/// A row's host cell, `width` cells with its separator (nothing when
+/// `width` is 0): the remote's name, or `local`.
+pub fn host_cell(host: Option<&str>, width: usize) -> String {
+    if width == 0 {
+        return String::new();
+    }
+    let name = host.unwrap_or(arbor_util::hosts::LOCAL);
+    format!("{name:<w$}  ", w = width - 2)
 }
 
 /// The agent column's width: its longest cell.

@@ -7,6 +7,7 @@ mod commands;
 mod error_line;
 mod report;
 pub mod resume;
+pub mod resume_remote;
 mod search;
 mod shell;
 
@@ -79,6 +80,10 @@ pub struct GlobalOpts {
     /// that agent's store
     #[arg(long = "agent", global = true, value_name = "AGENT", value_parser = parse_agent)]
     pub agents: Vec<arbor_session::Agent>,
+    /// Only the sessions of this remote, by its name in the settings, or
+    /// of this machine: `local` (repeatable); see docs/remotes.md
+    #[arg(long = "host", global = true, value_name = "NAME")]
+    pub hosts: Vec<String>,
     /// arbor's settings file (default: $ARBOR_CONFIG, else
     /// $XDG_CONFIG_HOME/arbor/config.toml); see `arbor config`
     #[arg(long, global = true, value_name = "FILE")]

@@ -106,6 +106,7 @@ pub fn labels(
                 "label": l.label,
                 "labelTime": l.time,
                 "text": l.text,
+                "host": arbor_util::hosts::host_of(&l.path).as_deref(),
             });
             writeln!(out, "{}", json_text(&v))?;
         }
@@ -122,13 +123,18 @@ pub fn labels(
         .unwrap_or(0)
         .clamp(5, 24);
     // The text takes what the other columns leave of a known width.
+    let host_w = super::columns::host_width(config);
     let text_w = match super::columns::output_width() {
-        Some(w) => super::columns::slack(w, 16 + label_w + 8 + 8 + AGENT_W + 5 * 2, 10),
+        Some(w) => super::columns::slack(w, 16 + label_w + 8 + 8 + AGENT_W + 5 * 2 + host_w, 10),
         None => 80,
+    };
+    let host_head = match host_w {
+        0 => String::new(),
+        w => format!("{:<w$}", "HOST"),
     };
     writeln!(
         out,
-        "{:<16}  {:<label_w$}  {:<8}  {:<8}  {:<AGENT_W$}  TEXT",
+        "{:<16}  {:<label_w$}  {:<8}  {:<8}  {:<AGENT_W$}  {host_head}TEXT",
         "TIME (UTC)", "LABEL", "SESSION", "ENTRY", "AGENT"
     )?;
     for l in &found {
@@ -141,13 +147,14 @@ pub fn labels(
             })
             .unwrap_or_default();
         let line = format!(
-            "{:<16}  {}  {:<8}  {:<8}  {:<AGENT_W$}  {}",
+            "{:<16}  {}  {:<8}  {:<8}  {:<AGENT_W$}  {}{}",
             cut(&clean(&time), 16),
             pad(&cut(&clean(&l.label), label_w), label_w),
             // A prefix, as `arbor tree` and the others take it.
             clean(&l.session_id).chars().take(8).collect::<String>(),
             cut(&clean(&l.entry_id), 8),
             agent_cell(l.agent),
+            super::columns::host_cell(arbor_util::hosts::host_of(&l.path).as_deref(), host_w),
             cut(&clean(&l.text), text_w),
         );
         writeln!(out, "{}", line.trim_end())?;
@@ -305,9 +312,18 @@ fn group_of(by: By, r: &SessionInfo, b: &UsageBucket) -> String {
     }
 }
 
-/// The figures of `rows` per group of `by`, and their total, from `since`.
-fn sum_groups(rows: &[SessionInfo], by: By, since: Option<i64>) -> (HashMap<String, Acc>, Acc) {
-    let mut groups: HashMap<String, Acc> = HashMap::new();
+/// A group of `stats`: the host its sessions are on (`None`: this
+/// machine), and the group's name.
+type GroupKey = (Option<std::sync::Arc<str>>, String);
+
+fn key_of(by: By, r: &SessionInfo, b: &UsageBucket) -> GroupKey {
+    (arbor_util::hosts::host_of(&r.path), group_of(by, r, b))
+}
+
+/// The figures of `rows` per group of `by` (and host), and their total,
+/// from `since`.
+fn sum_groups(rows: &[SessionInfo], by: By, since: Option<i64>) -> (HashMap<GroupKey, Acc>, Acc) {
+    let mut groups: HashMap<GroupKey, Acc> = HashMap::new();
     let mut total = Acc::default();
     // Each reply once (docs/cli.md, "Labels and usage"): a fork's copies of its parent's
     // replies count only when the parent is not counted here itself.
@@ -327,7 +343,7 @@ fn sum_groups(rows: &[SessionInfo], by: By, since: Option<i64>) -> (HashMap<Stri
             if since.is_some_and(|s| (b.hour + 1).saturating_mul(HOUR_MS) <= s) {
                 continue;
             }
-            groups.entry(group_of(by, r, b)).or_default().add(ri, b);
+            groups.entry(key_of(by, r, b)).or_default().add(ri, b);
             total.add(ri, b);
         }
     }
@@ -357,16 +373,22 @@ pub fn stats(
         super::commands::no_sessions_hint(&scope, "counts every folder's");
     }
     let (groups, total) = sum_groups(&rows, by, since);
-    let mut groups: Vec<(String, Acc)> = groups.into_iter().collect();
+    let mut groups: Vec<(GroupKey, Acc)> = groups.into_iter().collect();
     if by.by_time() {
         groups.sort_by(|a, b| a.0.cmp(&b.0));
     } else {
         groups.sort_by(|a, b| b.1.cost.total_cmp(&a.1.cost).then_with(|| a.0.cmp(&b.0)));
     }
     if a.json {
-        let line = |group: &str, s: &Acc| {
-            json!({
-                "group": group,
+        // A group's sessions are on one host (`null`: this machine); the
+        // total is every host's, and names none.
+        let line = |group: &str, host: Option<Option<&str>>, s: &Acc| {
+            let mut v = serde_json::Map::new();
+            v.insert("group".into(), group.into());
+            if let Some(h) = host {
+                v.insert("host".into(), h.into());
+            }
+            let figures = json!({
                 "sessions": s.sessions,
                 "messages": s.messages,
                 "input": s.input,
@@ -374,16 +396,22 @@ pub fn stats(
                 "cacheRead": s.cache_read,
                 "cacheWrite": s.cache_write,
                 "cost": s.cost,
-            })
+            });
+            if let serde_json::Value::Object(f) = figures {
+                v.extend(f);
+            }
+            serde_json::Value::Object(v)
         };
-        for (k, s) in &groups {
-            writeln!(out, "{}", json_text(&line(k, s)))?;
+        for ((host, k), s) in &groups {
+            writeln!(out, "{}", json_text(&line(k, Some(host.as_deref()), s)))?;
         }
-        writeln!(out, "{}", json_text(&line("total", &total)))?;
+        let v = line("total", None, &total);
+        writeln!(out, "{}", json_text(&v))?;
         return Ok(());
     }
     let agents = group_agents(by, &rows, since);
-    write_table(by.name(), &groups, &total, &agents, out)
+    let hosts = config.has_remotes();
+    write_table(by.name(), hosts, &groups, &total, &agents, out)
 }
 
 /// The plain table of `stats`: a row per group, a rule, the total. Fitted
@@ -392,18 +420,24 @@ pub fn stats(
 /// fit, figures are written short (`5.8M`) under short headings.
 fn write_table(
     by: &str,
-    groups: &[(String, Acc)],
+    hosts: bool,
+    groups: &[(GroupKey, Acc)],
     total: &Acc,
-    agents: &HashMap<String, u8>,
+    agents: &HashMap<GroupKey, u8>,
     out: &mut impl Write,
 ) -> Result<()> {
     let fit = super::columns::output_width();
     let all_agents = agents.values().fold(0, |m, a| m | a);
+    // Where the figures start: after the group, the agent and, with
+    // remotes configured, the host.
+    let first_figure = if hosts { 3 } else { 2 };
     let build = |short: bool| {
-        let head = match short {
+        let mut head: Vec<&str> = vec![by, "agent"];
+        if hosts {
+            head.push("host");
+        }
+        head.extend(match short {
             false => [
-                by,
-                "agent",
                 "sessions",
                 "messages",
                 "input",
@@ -413,14 +447,16 @@ fn write_table(
                 "cost",
             ],
             true => [
-                by, "agent", "sess", "msgs", "input", "output", "cache r", "cache w", "cost",
+                "sess", "msgs", "input", "output", "cache r", "cache w", "cost",
             ],
-        };
+        });
         let n = |v: u64| if short { compact(v) } else { thousands(v) };
-        let cells = |k: &str, s: &Acc, agents: u8| -> [String; 9] {
-            [
-                clean(k),
-                agent_list(agents, short),
+        let cells = |k: &str, host: Option<&str>, s: &Acc, agents: u8| -> Vec<String> {
+            let mut row = vec![clean(k), agent_list(agents, short)];
+            if hosts {
+                row.push(host.unwrap_or_default().to_string());
+            }
+            row.extend([
                 n(s.sessions),
                 n(s.messages),
                 n(s.input),
@@ -428,16 +464,16 @@ fn write_table(
                 n(s.cache_read),
                 n(s.cache_write),
                 format!("${:.2}", s.cost),
-            ]
+            ]);
+            row
         };
-        let mut table: Vec<[String; 9]> = vec![head.map(str::to_string)];
-        table.extend(
-            groups
-                .iter()
-                .map(|(k, s)| cells(k, s, agents.get(k).copied().unwrap_or(0))),
-        );
-        table.push(cells("total", total, all_agents));
-        let mut w = [0usize; 9];
+        let mut table: Vec<Vec<String>> = vec![head.iter().map(|h| h.to_string()).collect()];
+        table.extend(groups.iter().map(|(k, s)| {
+            let host = k.0.as_deref().unwrap_or(arbor_util::hosts::LOCAL);
+            cells(&k.1, Some(host), s, agents.get(k).copied().unwrap_or(0))
+        }));
+        table.push(cells("total", None, total, all_agents));
+        let mut w = vec![0usize; head.len()];
         for row in &table {
             for (c, cell) in row.iter().enumerate() {
                 w[c] = w[c].max(width(cell));
@@ -446,7 +482,7 @@ fn write_table(
         (table, w)
     };
     const MIN_GROUP: usize = 12;
-    let others = |w: &[usize; 9]| w[1..].iter().sum::<usize>() + 2 * 8;
+    let others = |w: &[usize]| w[1..].iter().sum::<usize>() + 2 * (w.len() - 1);
     let (mut table, mut w) = build(false);
     if fit.is_some_and(|total| others(&w) + MIN_GROUP > total) {
         (table, w) = build(true);
@@ -461,8 +497,10 @@ fn write_table(
             writeln!(out, "{}", "─".repeat(rule))?;
         }
         let mut line = pad(&left_cut(&row[0], w[0]), w[0]);
-        line.push_str(&format!("  {}", pad(&row[1], w[1])));
-        for c in 2..9 {
+        for c in 1..first_figure {
+            line.push_str(&format!("  {}", pad(&row[c], w[c])));
+        }
+        for c in first_figure..row.len() {
             line.push_str(&format!("  {:>width$}", row[c], width = w[c]));
         }
         writeln!(out, "{}", line.trim_end())?;
@@ -489,14 +527,14 @@ fn compact(n: u64) -> String {
 /// The agents of the sessions counted in each group (as a bit set of
 /// `Agent as u8`), counted as `stats` counts: the buckets ending after
 /// `since`.
-fn group_agents(by: By, rows: &[SessionInfo], since: Option<i64>) -> HashMap<String, u8> {
-    let mut agents: HashMap<String, u8> = HashMap::new();
+fn group_agents(by: By, rows: &[SessionInfo], since: Option<i64>) -> HashMap<GroupKey, u8> {
+    let mut agents: HashMap<GroupKey, u8> = HashMap::new();
     for r in rows {
         for b in &r.usage.buckets {
             if since.is_some_and(|s| (b.hour + 1).saturating_mul(HOUR_MS) <= s) {
                 continue;
             }
-            *agents.entry(group_of(by, r, b)).or_default() |= 1 << (r.agent as u8);
+            *agents.entry(key_of(by, r, b)).or_default() |= 1 << (r.agent as u8);
         }
     }
     agents

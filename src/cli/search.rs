@@ -38,6 +38,8 @@ struct JsonHit<'a> {
     /// The match's byte range in `snippet`.
     #[serde(rename = "match")]
     highlight: [usize; 2],
+    /// The remote the session is on; `null`: this machine.
+    host: Option<&'a str>,
 }
 
 pub fn search(
@@ -194,6 +196,7 @@ impl Written {
             .unwrap_or_else(|_| row.0.clone())
             .to_string_lossy()
             .into_owned();
+        let host = arbor_util::hosts::host_of(&row.0);
         for h in hits {
             if self.shown >= self.limit {
                 break;
@@ -209,6 +212,7 @@ impl Written {
                     snippet: &h.snippet,
                     part: h.part.name(),
                     highlight: [h.highlight.start, h.highlight.end],
+                    host: host.as_deref(),
                 };
                 serde_json::to_writer(&mut *out, &line)?;
                 out.write_all(b"\n")?;

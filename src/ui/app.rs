@@ -58,6 +58,17 @@ pub enum AppEvent {
     IndexIncomplete(String),
     /// The watcher saw these paths change.
     FsChanged(Vec<PathBuf>),
+    /// A remote's background sync took this many files so far.
+    RemoteSyncing {
+        host: String,
+        files: u64,
+    },
+    /// A remote's background sync ended: the files it took, or why it
+    /// failed (a sentence naming the host).
+    RemoteSynced {
+        host: String,
+        result: Result<u64, String>,
+    },
     /// The user's `keybindings.json` changed: the bindings it now gives.
     Keys(Arc<crate::ui::keybindings::UserKeys>),
     /// A watched file is gone (or no longer a session).
@@ -332,8 +343,10 @@ impl Outcome {
     /// A resume whose folder no longer exists: it runs nowhere until the
     /// person agrees to the current folder (see [`App::ask_resume_here`]).
     pub fn folder_gone(&self) -> bool {
-        matches!(self, Outcome::Resume { cwd, .. }
-            if !cwd.is_empty() && !std::path::Path::new(cwd).is_dir())
+        // A remote's session resumes in its folder there.
+        matches!(self, Outcome::Resume { cwd, path, .. }
+            if !cwd.is_empty() && !std::path::Path::new(cwd).is_dir()
+                && arbor_util::hosts::host_of(path).is_none())
     }
 }
 

@@ -56,6 +56,9 @@ pub struct PickerOptions {
     pub builder_args: Option<Vec<std::ffi::OsString>>,
     /// The settings of the screen's look and input.
     pub look: Look,
+    /// The remotes whose mirrors are listed: each is synced behind the
+    /// screen as it opens.
+    pub remotes: crate::app::remotes::Remotes,
 }
 
 /// The settings the screen starts with (see `settings`).
@@ -67,6 +70,22 @@ pub struct Look {
     pub sort: super::picker::Sort,
     /// `None`: the preview follows the terminal's width.
     pub preview_on: Option<bool>,
+}
+
+/// The remotes the picker lists (set once at start; read by the effects
+/// that write a remote's session there).
+static REMOTES: std::sync::OnceLock<crate::app::remotes::Remotes> = std::sync::OnceLock::new();
+
+/// The remotes configured, and the one owning `path` when it is a
+/// mirrored file.
+fn remote_of(
+    path: &std::path::Path,
+) -> Option<(
+    &'static crate::app::remotes::Remotes,
+    &'static arbor_remote::Remote,
+)> {
+    let remotes = REMOTES.get()?;
+    Some((remotes, remotes.owning(path)?))
 }
 
 /// Whether this process uses the index (set once at start; read by workers).
@@ -136,6 +155,8 @@ pub fn run_picker(mut opts: PickerOptions) -> Result<Outcome> {
     app.picker.settings.sort = opts.look.sort;
     app.picker.settings.preview_on = opts.look.preview_on;
     app.picker.progress.loading = Some((0, 0));
+    app.picker.remotes = opts.remotes.statuses();
+    let _ = REMOTES.set(opts.remotes.clone());
     if !opts.query.is_empty() {
         app.picker.start_with_query(&opts.query);
     }
@@ -202,6 +223,8 @@ fn event_loop(
                 builder_args: opts.builder_args.clone(),
             };
             spawn_loader(tx.clone(), loader, drawn_rx);
+            // Behind the first frame, never before it.
+            sources::spawn_syncs(&tx, &opts.remotes);
             None
         }
         Some(file) => {

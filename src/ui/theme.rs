@@ -158,6 +158,18 @@ impl Theme {
     }
 }
 
+impl Theme {
+    /// A remote's tag on its rows (`@devbox`), coloured as the agents'
+    /// tags are; dimmed instead while its mirror is not known to be
+    /// current.
+    pub fn host(&self, stale: bool) -> Style {
+        match stale {
+            true => self.dim(),
+            false => self.fg(|p| p.border_accent),
+        }
+    }
+}
+
 /// `NO_COLOR` set to anything but the empty string (no-color.org).
 pub fn no_color() -> bool {
     std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())

@@ -99,6 +99,9 @@ pub struct RowFacts {
     pub agent: arbor_session::agent::Agent,
     /// The labels in effect (on an entry the file has), lowercased.
     pub labels: Vec<String>,
+    /// The remote machine the session is on, when it is a mirrored copy
+    /// (`None`: this machine's); see `arbor_util::hosts`.
+    pub host: Option<Arc<str>>,
 }
 
 /// Whether `c` is a grapheme of its own whatever surrounds it, in a text
@@ -143,14 +146,16 @@ fn fold(c: char) -> u8 {
 
 impl RowFacts {
     pub fn of(info: &SessionInfo) -> RowFacts {
-        RowFacts::new(
+        let mut facts = RowFacts::new(
             RowText::of(info),
             info.modified_ms,
             info.models.iter().map(String::as_str),
             info.parent_session_path.is_some(),
             info.agent,
             &info.labels,
-        )
+        );
+        facts.host = arbor_util::hosts::host_of(&info.path);
+        facts
     }
 
     /// The facts of a row wherever it lives (decoded, or read in place
@@ -177,6 +182,7 @@ impl RowFacts {
                 .filter(|l| l.text != LabelText::Missing)
                 .map(|l| l.label.to_lowercase())
                 .collect(),
+            host: None,
         }
     }
 }

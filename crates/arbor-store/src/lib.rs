@@ -11,6 +11,7 @@ pub mod paths;
 pub mod scan;
 pub mod watch;
 
+pub use arbor_util::hosts;
 pub use error::{Error, Result};
 pub use paths::{encode_cwd, Agent, StoreConfig, StoreKind, StoreRoot};
 pub use scan::{

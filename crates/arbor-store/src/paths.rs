@@ -23,6 +23,10 @@ pub struct StoreRoot {
     pub kind: StoreKind,
     /// Whose sessions the root holds; every file found under it carries it.
     pub agent: Agent,
+    /// The remote machine whose mirror the root is (`None`: this machine's
+    /// own store). Every file under it is that host's session; see
+    /// [`crate::hosts`].
+    pub host: Option<std::sync::Arc<str>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -111,6 +115,7 @@ impl StoreConfig {
             path: absolute(&agent_dir.join("sessions")),
             kind: StoreKind::PerProject,
             agent: Agent::Atomic,
+            host: None,
         }];
         if let Some(h) = env.home() {
             let legacy = h.join(".pi").join("agent").join("sessions");
@@ -119,6 +124,7 @@ impl StoreConfig {
                     path: absolute(&legacy),
                     kind: StoreKind::PerProject,
                     agent: Agent::Pi,
+                    host: None,
                 });
             }
         }
@@ -139,6 +145,7 @@ impl StoreConfig {
                 path: absolute(path),
                 kind,
                 agent: Agent::Atomic,
+                host: None,
             }],
         }
     }
@@ -152,6 +159,47 @@ impl StoreConfig {
             .filter(|r| path.starts_with(&r.path))
             .max_by_key(|r| r.path.components().count())
             .map_or(Agent::Atomic, |r| r.agent)
+    }
+
+    /// The host of a session file given by path: that of the innermost
+    /// root holding it (`None`: this machine's).
+    pub fn host_of(&self, path: &Path) -> Option<&str> {
+        let path = absolute(path);
+        self.roots
+            .iter()
+            .filter(|r| path.starts_with(&r.path))
+            .max_by_key(|r| r.path.components().count())
+            .and_then(|r| r.host.as_deref())
+    }
+
+    /// Adds a remote's mirror folder as a root of `host`'s sessions, and
+    /// names it so for [`crate::hosts::host_of`].
+    pub fn add_mirror(&mut self, path: &Path, kind: StoreKind, agent: Agent, host: &str) {
+        let path = absolute(path);
+        crate::hosts::register(&path, host);
+        self.roots.push(StoreRoot {
+            path,
+            kind,
+            agent,
+            host: Some(host.into()),
+        });
+    }
+
+    /// Keeps the roots of `hosts` only (`--host`; `local` is this
+    /// machine's); none given keeps all.
+    pub fn narrow_hosts(&mut self, hosts: &[String]) {
+        if !hosts.is_empty() {
+            self.roots.retain(|r| {
+                hosts
+                    .iter()
+                    .any(|h| crate::hosts::same_host(h, r.host.as_deref()))
+            });
+        }
+    }
+
+    /// Whether any root is a remote's mirror.
+    pub fn has_remotes(&self) -> bool {
+        self.roots.iter().any(|r| r.host.is_some())
     }
 
     /// A session file given by path, with its agent (see [`Self::agent_of`]).
@@ -186,6 +234,7 @@ fn other_agents(env: &dyn Env) -> Vec<StoreRoot> {
                 path: absolute(&d),
                 kind: StoreKind::PerProject,
                 agent: Agent::Claude,
+                host: None,
             });
         }
     }
@@ -195,6 +244,7 @@ fn other_agents(env: &dyn Env) -> Vec<StoreRoot> {
                 path: absolute(&d),
                 kind: StoreKind::Dated,
                 agent: Agent::Codex,
+                host: None,
             });
         }
     }

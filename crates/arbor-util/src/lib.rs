@@ -5,6 +5,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod hash;
+pub mod hosts;
 pub mod intern;
 pub mod memo;
 pub mod memory;

@@ -116,6 +116,23 @@ pub fn json_text(v: &Value) -> String {
     escaped(&s)
 }
 
+/// Adds `"host"` (the remote a session is on, `null` for this machine's)
+/// as the last member of the JSON object line that starts at `start` in
+/// `buf` and ends there with `}\n`, as every session row is written.
+pub(super) fn push_host(buf: &mut Vec<u8>, start: usize, host: Option<&str>) {
+    if !buf[start..].ends_with(b"}\n") {
+        return;
+    }
+    buf.truncate(buf.len() - 2);
+    buf.extend_from_slice(b",\"host\":");
+    match host {
+        // A remote's name is `[A-Za-z0-9._-]`: nothing to escape.
+        Some(h) => buf.extend_from_slice(Value::from(h).to_string().as_bytes()),
+        None => buf.extend_from_slice(b"null"),
+    }
+    buf.extend_from_slice(b"}\n");
+}
+
 pub(super) fn plain(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 use rayon::prelude::*;
 
-use super::json::escape_c1;
+use super::json::{escape_c1, push_host};
 use super::project_cwd;
 use crate::app::load::{load_listing_stored, LoadEvent};
 use crate::cli::GlobalOpts;
@@ -50,10 +50,14 @@ pub(super) fn list(
         ..
     } = listed_rows(config, g, &scope, index, query.as_ref(), a.include_internal);
     let now = chrono::Utc::now().timestamp_millis();
-    let fit = ListFit::new(crate::cli::columns::output_width());
+    let host_w = crate::cli::columns::host_width(config);
+    let fit = ListFit::new(crate::cli::columns::output_width(), host_w);
     let line = |r: ListRow, buf: &mut Vec<u8>| {
+        let host = arbor_util::hosts::host_of(r.path());
         if a.json {
+            let start = buf.len();
             r.write_json_line(buf);
+            push_host(buf, start, host.as_deref());
             return;
         }
         let title = arbor_session::render::sanitize_line(r.title());
@@ -64,11 +68,12 @@ pub(super) fn list(
         };
         let id = clean(r.id());
         let text = format!(
-            "{}  {:>5}  {:>4}  {:<agent_w$}  {}\n",
+            "{}  {:>5}  {:>4}  {:<agent_w$}  {}{}\n",
             crate::cli::report::pad(&title, fit.title),
             r.message_count(),
             arbor_util::age(now, r.modified_ms()),
             crate::cli::columns::agent_cell(r.agent()),
+            crate::cli::columns::host_cell(host.as_deref(), host_w),
             crate::ui::text::clip(&id, fit.id),
             agent_w = crate::cli::columns::AGENT_W,
         );
@@ -139,7 +144,9 @@ impl ListFit {
     /// Narrower than this, the ids are shortened to give the title room.
     const ROOMY_TITLE: usize = 40;
 
-    fn new(width: Option<usize>) -> ListFit {
+    /// `host_w`: the host column's cells, its separator included (0:
+    /// no column).
+    fn new(width: Option<usize>, host_w: usize) -> ListFit {
         let Some(w) = width else {
             return ListFit {
                 fitted: false,
@@ -148,7 +155,7 @@ impl ListFit {
             };
         };
         // Messages, age and agent, and the four separators.
-        let others = 5 + 4 + crate::cli::columns::AGENT_W + 4 * 2;
+        let others = 5 + 4 + crate::cli::columns::AGENT_W + 4 * 2 + host_w;
         let id = if w.saturating_sub(others + Self::FULL_ID) >= Self::ROOMY_TITLE {
             Self::FULL_ID
         } else {
@@ -290,11 +297,13 @@ fn rank_listing(
             let row = |i: usize| {
                 let k = keys[i];
                 let row = listing.row(k)?;
-                let doc = if words {
+                let mut doc = if words {
                     row.search_doc()
                 } else {
                     row.search_doc_short()
                 };
+                // A stored row's facts are made without its path.
+                doc.facts.host = arbor_util::hosts::host_of(listing.path(k));
                 Some((doc, listing.path(k)))
             };
             let mut visit: Vec<usize> = (0..keys.len()).collect();

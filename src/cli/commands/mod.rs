@@ -36,8 +36,13 @@ use arbor_session::{Session, SessionTree};
 use arbor_store::paths::{absolute_cwd, ProcessEnv};
 use arbor_store::{resolve_session, StoreConfig};
 
-pub fn store_config(g: &GlobalOpts) -> StoreConfig {
+/// The store's roots the command line names, and (unless it names a store
+/// of its own) the mirrors of the configured `remotes`.
+pub fn store_config(g: &GlobalOpts, remotes: &crate::app::remotes::Remotes) -> StoreConfig {
     let mut c = StoreConfig::resolve(g.store.as_deref(), g.session_dir.as_deref(), &ProcessEnv);
+    if g.store.is_none() && g.session_dir.is_none() {
+        remotes.add_mirrors(&mut c);
+    }
     let given = g.store.is_some() || g.session_dir.is_some();
     if let ([agent], true) = (g.agents.as_slice(), given) {
         // `--store DIR --agent claude`: DIR is a Claude Code store.
@@ -49,6 +54,7 @@ pub fn store_config(g: &GlobalOpts) -> StoreConfig {
         }
     }
     c.narrow(&g.agents);
+    c.narrow_hosts(&g.hosts);
     c
 }
 
@@ -67,7 +73,9 @@ pub fn run(cli: Cli) -> Result<()> {
             .with_context(|| format!("cannot open the log file {}", p.display()))?;
     }
     explicit_store_exists(&cli.global)?;
-    let config = store_config(&cli.global);
+    let remotes = crate::app::remotes::Remotes::of(&cli.global);
+    remotes.check_hosts(&cli.global.hosts)?;
+    let config = store_config(&cli.global, &remotes);
     arbor_util::log::line(format!(
         "arbor {} with store roots {:?}",
         env!("CARGO_PKG_VERSION"),
@@ -87,17 +95,17 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Diff(a)) => show::diff(&config, &a, &mut out),
         Some(Command::Labels(a)) => super::report::labels(&config, &cli.global, &a, &mut out),
         Some(Command::Stats(a)) => super::report::stats(&config, &cli.global, &a, &mut out),
-        Some(Command::Trash(a)) => super::bulk::trash(&config, &cli.global, &a, &mut out),
+        Some(Command::Trash(a)) => super::bulk::trash(&config, &remotes, &cli.global, &a, &mut out),
         Some(Command::Restore(a)) => super::bulk::restore(&config, &a, &mut out),
         Some(Command::Tree(ref a)) => {
             drop(out);
             start::tree(&config, &cli, a)
         }
-        Some(Command::Label(a)) => writes::label(&config, &a, &mut out),
-        Some(Command::Branch(a)) => writes::branch(&config, &a, &mut out),
-        Some(Command::Rename(a)) => writes::name_session(&config, &a, &mut out),
+        Some(Command::Label(a)) => writes::label(&config, &remotes, &a, &mut out),
+        Some(Command::Branch(a)) => writes::branch(&config, &remotes, &a, &mut out),
+        Some(Command::Rename(a)) => writes::name_session(&config, &remotes, &a, &mut out),
         Some(Command::Index(a)) => index::index_cmd(&config, &a, &mut out),
-        Some(Command::Fork(a)) => writes::fork(&config, &a, &mut out),
+        Some(Command::Fork(a)) => writes::fork(&config, &remotes, &a, &mut out),
         Some(Command::Config(_)) => config::config_cmd(&cli, &mut out),
         Some(Command::Keys(a)) => keys::keys(&a, &mut out),
         Some(Command::Remote(ref a)) => remote::remote(&cli, a, &mut out),

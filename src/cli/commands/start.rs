@@ -30,10 +30,13 @@ pub(super) fn tree(config: &StoreConfig, cli: &Cli, a: &TreeArgs) -> Result<()> 
         query: String::new(),
         builder_args: None,
         look: look(&settings),
+        // For the writes of a remote's session (the tree syncs nothing).
+        remotes: crate::app::remotes::Remotes::from_settings(&settings).listed_in(config),
     };
     finish(
         crate::ui::runtime::run_picker(opts)?,
         &settings.resume_cmds(),
+        &crate::app::remotes::Remotes::from_settings(&settings),
     )
 }
 
@@ -64,6 +67,7 @@ pub(super) fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
     let builder_args = note
         .is_none()
         .then(|| crate::cli::behind::store_args(&cli.global));
+    let remotes = crate::app::remotes::Remotes::from_settings(&settings).listed_in(&config);
     let opts = crate::ui::runtime::PickerOptions {
         config,
         project_cwd: project_cwd(None)?,
@@ -76,10 +80,12 @@ pub(super) fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
         query: cli.query.join(" "),
         builder_args,
         look: look(&settings),
+        remotes,
     };
     finish(
         crate::ui::runtime::run_picker(opts)?,
         &settings.resume_cmds(),
+        &crate::app::remotes::Remotes::from_settings(&settings),
     )
 }
 
@@ -110,7 +116,11 @@ fn last(config: &StoreConfig, cli: &Cli, settings: &Settings) -> Result<()> {
             agent: newest.agent,
         }
     };
-    finish(outcome, &settings.resume_cmds())
+    finish(
+        outcome,
+        &settings.resume_cmds(),
+        &crate::app::remotes::Remotes::from_settings(settings),
+    )
 }
 
 /// How the screen looks and takes input, from the settings.
@@ -123,7 +133,11 @@ fn look(s: &Settings) -> crate::ui::runtime::Look {
     }
 }
 
-fn finish(outcome: crate::ui::Outcome, resume_cmd: &[String]) -> Result<()> {
+fn finish(
+    outcome: crate::ui::Outcome,
+    resume_cmd: &[String],
+    remotes: &crate::app::remotes::Remotes,
+) -> Result<()> {
     use crate::ui::Outcome;
     // The folder is gone and the person agreed, in the picker or the tree,
     // to the current one (`ResumeHere`): not asked again.
@@ -153,6 +167,16 @@ fn finish(outcome: crate::ui::Outcome, resume_cmd: &[String]) -> Result<()> {
                 agent,
             };
             let template = crate::cli::resume::template_for(resume_cmd, target.agent);
+            // A remote's session resumes on its own machine, in its own
+            // folder there.
+            if let (Some(remote), Some(cache)) = (remotes.owning(&target.path), &remotes.cache) {
+                let on = crate::cli::resume_remote::OnRemote {
+                    remote,
+                    ssh: &remotes.ssh,
+                    cache,
+                };
+                return crate::cli::resume_remote::resume(template, &target, &on);
+            }
             if here {
                 crate::cli::resume::resume(template, &target, &mut |_| Some(true))
             } else {

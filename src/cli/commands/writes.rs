@@ -7,6 +7,8 @@ use std::path::Path;
 use anyhow::{bail, Result};
 
 use super::{load, resolve};
+use crate::app::remote_write::RemoteWrite;
+use crate::app::remotes::Remotes;
 use crate::cli::{BranchArgs, ForkArgs, LabelArgs, RenameArgs};
 use crate::term::{for_stdout, path as shown};
 use arbor_session::writer;
@@ -14,22 +16,46 @@ use arbor_session::Error as SessionError;
 use arbor_store::StoreConfig;
 
 /// `arbor label`: sets or clears an entry's label.
-pub(super) fn label(config: &StoreConfig, a: &LabelArgs, out: &mut impl Write) -> Result<()> {
+pub(super) fn label(
+    config: &StoreConfig,
+    remotes: &Remotes,
+    a: &LabelArgs,
+    out: &mut impl Write,
+) -> Result<()> {
     let path = resolve(config, &a.session)?;
     if !a.clear && a.text.as_deref().is_none_or(|t| t.trim().is_empty()) {
         bail!("give the label text, or --clear to remove the label");
     }
     let text = if a.clear { None } else { a.text.as_deref() };
     let entry = entry_arg(&path, &a.entry)?;
+    let write = RemoteWrite::Label {
+        entry: entry.clone(),
+        text: text.map(str::to_string),
+    };
+    if on_remote(remotes, &path, &write, a.write.migrate, out)? {
+        return Ok(());
+    }
     append(out, &path, a.write.migrate, || {
         writer::append_label(&path, &entry, text)
     })
 }
 
 /// `arbor branch`: a branch summary at an entry.
-pub(super) fn branch(config: &StoreConfig, a: &BranchArgs, out: &mut impl Write) -> Result<()> {
+pub(super) fn branch(
+    config: &StoreConfig,
+    remotes: &Remotes,
+    a: &BranchArgs,
+    out: &mut impl Write,
+) -> Result<()> {
     let path = resolve(config, &a.session)?;
     let entry = entry_arg(&path, &a.entry)?;
+    let write = RemoteWrite::Branch {
+        entry: entry.clone(),
+        summary: a.summary.clone(),
+    };
+    if on_remote(remotes, &path, &write, a.write.migrate, out)? {
+        return Ok(());
+    }
     append(out, &path, a.write.migrate, || {
         writer::append_branch(&path, &entry, &a.summary)
     })
@@ -38,19 +64,40 @@ pub(super) fn branch(config: &StoreConfig, a: &BranchArgs, out: &mut impl Write)
 /// `arbor rename`: the session's name.
 pub(super) fn name_session(
     config: &StoreConfig,
+    remotes: &Remotes,
     a: &RenameArgs,
     out: &mut impl Write,
 ) -> Result<()> {
     let path = resolve(config, &a.session)?;
+    let write = RemoteWrite::Rename {
+        name: a.name.clone(),
+    };
+    if on_remote(remotes, &path, &write, a.write.migrate, out)? {
+        return Ok(());
+    }
     append(out, &path, a.write.migrate, || {
         writer::append_session_name(&path, &a.name)
     })
 }
 
 /// `arbor fork`: a new session of the path to an entry; prints its path.
-pub(super) fn fork(config: &StoreConfig, a: &ForkArgs, out: &mut impl Write) -> Result<()> {
+pub(super) fn fork(
+    config: &StoreConfig,
+    remotes: &Remotes,
+    a: &ForkArgs,
+    out: &mut impl Write,
+) -> Result<()> {
     let path = resolve(config, &a.session)?;
     let entry = entry_arg(&path, &a.entry)?;
+    if remotes.owning(&path).is_some() && a.out.is_some() {
+        bail!("--out names a file here; a fork of a remote's session is written there, beside it");
+    }
+    let write = RemoteWrite::Fork {
+        entry: entry.clone(),
+    };
+    if on_remote(remotes, &path, &write, false, out)? {
+        return Ok(());
+    }
     let forked = writer::fork(&path, &entry, a.out.as_deref())?;
     writeln!(out, "{}", for_stdout(&forked.path.to_string_lossy()))?;
     // As Atomic's /fork: the new session ends before the user
@@ -62,6 +109,26 @@ pub(super) fn fork(config: &StoreConfig, a: &ForkArgs, out: &mut impl Write) -> 
         }
     }
     Ok(())
+}
+
+/// A write to a remote's session, run by arbor there (see
+/// `app::remote_write`), its answer printed; `false` for a session of
+/// this machine.
+fn on_remote(
+    remotes: &Remotes,
+    path: &Path,
+    write: &RemoteWrite,
+    migrate: bool,
+    out: &mut impl Write,
+) -> Result<bool> {
+    let Some(remote) = remotes.owning(path) else {
+        return Ok(false);
+    };
+    let said = crate::app::remote_write::run(remotes, remote, path, write, migrate)?;
+    if !said.is_empty() {
+        writeln!(out, "{said}")?;
+    }
+    Ok(true)
 }
 
 /// Runs an append (after the one-time rewrite of an older file, when

@@ -280,7 +280,13 @@ fn resume(p: &mut PickerState, print_mode: bool) -> Vec<Effect> {
             vec![Effect::Exit(Outcome::Print(r.info.path.to_path_buf()))]
         }
         Some(r) => {
-            let (path, id) = r.resume_target();
+            let (mut path, id) = r.resume_target();
+            // A remote's Claude Code sub-agent run resumes its parent there,
+            // by the parent's id; the path the remote's agent wrote is not
+            // this machine's, so the run's own copy names the remote.
+            if r.host().is_some() && arbor_util::hosts::host_of(&path).is_none() {
+                path = r.info.path.to_path_buf();
+            }
             // The file's name: the status line is one line.
             let name = path
                 .file_name()

@@ -7,6 +7,7 @@ mod list;
 mod matches;
 mod preview;
 mod progress;
+mod remotes;
 mod row;
 mod search;
 mod selection;
@@ -23,6 +24,7 @@ pub use preview::{
     load_hits, load_hits_noting, load_preview, load_preview_with, Preview, PreviewHits,
     PreviewLimits, Unread, MAX_HITS,
 };
+pub use remotes::{HostStatus, Remotes};
 pub use row::{Folders, Row, RowInfo, FIRST_PROMPT_KEPT};
 pub use state::{
     Dialog, Flash, Modal, PickerState, PreviewPane, Progress, Scope, Search, Selection,

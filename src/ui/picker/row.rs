@@ -156,6 +156,9 @@ impl Row {
             .parent_session_path
             .as_deref()
             .map(|p| dirs.canonical(Path::new(p)));
+        let mut doc = doc;
+        // A stored row's facts are made without its path.
+        doc.facts.host = arbor_util::hosts::host_of(&info.path);
         let doc = Arc::new(doc);
         // What the picker keeps of each session is bounded by what it can
         // show, not by the session's text: the body lives on in the search
@@ -182,6 +185,11 @@ impl Row {
             parent_canonical,
             doc,
         }
+    }
+
+    /// The remote machine the session is on (`None`: this one's).
+    pub fn host(&self) -> Option<&str> {
+        self.doc.facts.host.as_deref()
     }
 
     /// The session id.
@@ -523,6 +531,7 @@ mod tests {
                 path: root,
                 kind: StoreKind::PerProject,
                 agent: Agent::Atomic,
+                host: None,
             }],
         };
         let listing = list_store(&config, &Scope::All);

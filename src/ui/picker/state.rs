@@ -126,6 +126,8 @@ pub struct PickerState {
     pub dialog: Modal,
     pub flash: Flash,
     pub trash: Trashed,
+    /// The remotes whose mirrors are listed, and their syncs.
+    pub remotes: super::remotes::Remotes,
     /// The event clock's last time.
     pub now_ms: i64,
 }
@@ -145,6 +147,7 @@ impl PickerState {
             dialog: Modal::default(),
             flash: Flash::default(),
             trash: Trashed::default(),
+            remotes: super::remotes::Remotes::default(),
             now_ms,
         }
     }
@@ -672,6 +675,14 @@ impl PickerState {
     pub fn set_status(&mut self, kind: StatusKind, text: impl Into<String>) {
         let text = text.into();
         self.flash.timer.start(&text, self.now_ms);
+        self.flash.status = Some(Status { text, kind });
+    }
+
+    /// A status that stays until another replaces it (a remote that
+    /// could not be reached: its rows are old until it is).
+    pub fn set_lasting_status(&mut self, kind: StatusKind, text: impl Into<String>) {
+        let text = text.into();
+        self.flash.timer.hold(&text);
         self.flash.status = Some(Status { text, kind });
     }
 

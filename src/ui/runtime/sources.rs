@@ -137,6 +137,51 @@ pub(super) fn spawn_loader(tx: Sender<AppEvent>, loader: Loader, drawn: Receiver
     });
 }
 
+/// A sync of each remote's mirror (see `arbor_remote::sync`), each on a
+/// thread of its own: its progress comes as `RemoteSyncing`, its end as
+/// `RemoteSynced`, and the files it changed as `FsChanged`, read again
+/// as any file changed on disk. ssh is never let ask anything (the screen
+/// is the terminal's): an unknown host key or a password prompt fails
+/// the sync, said on the status line.
+pub(super) fn spawn_syncs(tx: &Sender<AppEvent>, remotes: &crate::app::remotes::Remotes) {
+    let Some(cache) = remotes.cache.clone() else {
+        return;
+    };
+    let mut ssh = remotes.ssh.clone();
+    ssh.batch = true;
+    for remote in remotes.remotes.clone() {
+        let (tx, cache, ssh) = (tx.clone(), cache.clone(), ssh.clone());
+        std::thread::spawn(move || {
+            let host = remote.name.clone();
+            let mirror = arbor_remote::mirror_dir(&cache, &host);
+            let mut files = 0u64;
+            let mut changed = Vec::new();
+            let _ = tx.send(AppEvent::RemoteSyncing {
+                host: host.clone(),
+                files,
+            });
+            let result = arbor_remote::sync(&remote, &cache, &ssh, &mut |p| {
+                if let arbor_remote::SyncProgress::File { path } = p {
+                    files += 1;
+                    changed.extend(crate::app::remotes::mirrored_file(&mirror, &path));
+                    let _ = tx.send(AppEvent::RemoteSyncing {
+                        host: host.clone(),
+                        files,
+                    });
+                }
+            });
+            arbor_util::log::line(format!("sync {host}: {result:?}"));
+            if !changed.is_empty() {
+                let _ = tx.send(AppEvent::FsChanged(changed));
+            }
+            let _ = tx.send(AppEvent::RemoteSynced {
+                host,
+                result: result.map(|r| r.files).map_err(|e| e.to_string()),
+            });
+        });
+    }
+}
+
 /// What the loader loads, and how a cold index is built.
 pub(super) struct Loader {
     pub(super) config: StoreConfig,

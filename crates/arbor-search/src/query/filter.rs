@@ -23,6 +23,9 @@ pub enum Filter {
     Agent(Agent),
     /// `label:TEXT`: a label in effect contains TEXT (lowercased).
     Label(String),
+    /// `host:NAME`: the session is on that remote (`host:local`: on this
+    /// machine).
+    Host(String),
 }
 
 impl Filter {
@@ -36,6 +39,7 @@ impl Filter {
             Filter::Fork => f.fork,
             Filter::Agent(a) => f.agent == *a,
             Filter::Label(t) => f.labels.iter().any(|l| l.contains(t.as_str())),
+            Filter::Host(h) => arbor_util::hosts::same_host(h, f.host.as_deref()),
         }
     }
 }
@@ -47,7 +51,7 @@ pub(super) fn filter_key(rest: &str) -> Option<(&str, &str)> {
     let key = &rest[..colon];
     matches!(
         key,
-        "dir" | "after" | "before" | "model" | "label" | "is" | "agent" | "in"
+        "dir" | "after" | "before" | "model" | "label" | "is" | "agent" | "host" | "in"
     )
     .then(|| (key, &rest[colon + 1..]))
 }
@@ -73,6 +77,7 @@ pub(super) fn parse_filter(key: &str, value: &str, now_ms: i64) -> Result<Filter
         "dir" => Filter::Dir(value.to_lowercase()),
         "model" => Filter::Model(value.to_lowercase()),
         "label" => Filter::Label(value.to_lowercase()),
+        "host" => Filter::Host(value.to_string()),
         "after" | "before" => {
             let ms = parse_time(value, now_ms)
                 .ok_or_else(|| format!("{key}: wants {AGE_HELP}, not \"{value}\""))?;
@@ -151,6 +156,18 @@ mod tests {
             arbor_session::entry::format_iso_ms(NOW),
             "2026-12-01T12:00:00.000Z"
         );
+    }
+
+    #[test]
+    fn host_filter_names_a_remote_or_this_machine() {
+        let mirror = std::path::Path::new("/arbor-filter-test/cache/remotes/devbox");
+        arbor_util::hosts::register(mirror, "devbox");
+        let mut remote = row("/w", NOW);
+        remote.path = mirror.join("s/--w--/a.jsonl").into();
+        let local = row("/w", NOW);
+        assert!(keeps("host:devbox", &remote) && keeps("host:DEVBOX", &remote));
+        assert!(!keeps("host:local", &remote) && !keeps("host:other", &remote));
+        assert!(keeps("host:local", &local) && !keeps("host:devbox", &local));
     }
 
     #[test]

@@ -28,7 +28,8 @@ use super::doc::{RowFacts, SearchDoc};
 use arbor_session::searchable::Parts;
 
 /// The filter keys, as F1 and the errors list them.
-pub const FILTER_KEYS: &str = "dir: after: before: model: label: is:named is:fork agent: in: re:";
+pub const FILTER_KEYS: &str =
+    "dir: after: before: model: label: is:named is:fork agent: host: in: re:";
 
 /// The `in:` scopes, as F1 and the errors list them.
 pub const SCOPE_NAMES: &str = "user assistant tools thinking other";

@@ -5,6 +5,8 @@
 //! one or many) and a permanent delete, arbor's note of the last batch it
 //! trashed, and unpacking the demo store.
 //!
+//! Nothing here ever writes into a remote's mirror (see [`mirror_refusal`]).
+//!
 //! Not here: the index's own cache files (`index/`), the `--log` file and
 //! the terminal, which are not the user's files.
 
@@ -21,6 +23,7 @@ use crate::{Error, Result};
 /// A file that cannot be opened for writing says so (a read-only file
 /// system is not a read error), and one that is gone says it is gone.
 pub(crate) fn open_to_append(path: &Path) -> Result<(File, Metadata)> {
+    refuse_mirror(path)?;
     open_session_file_with(path, OpenOptions::new().read(true).append(true)).map_err(|e| match e {
         Error::Read { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
             Error::Vanished {
@@ -33,6 +36,37 @@ pub(crate) fn open_to_append(path: &Path) -> Result<(File, Metadata)> {
         },
         other => other,
     })
+}
+
+/// Why `path` may not be written: it is in arbor's mirror of another
+/// machine's sessions, a copy the next sync would overwrite (the session
+/// is changed on its own machine, then synced). `None` for every other
+/// path.
+pub fn mirror_refusal(path: &Path) -> Option<String> {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let host = arbor_util::hosts::host_of(&absolute)?;
+    Some(format!(
+        "{} is arbor's copy of a session on {host}; arbor never writes a copy: \
+         the change must be made on {host}",
+        path.display()
+    ))
+}
+
+fn refuse_mirror(path: &Path) -> Result<()> {
+    match mirror_refusal(path) {
+        Some(why) => Err(Error::Invalid(why)),
+        None => Ok(()),
+    }
+}
+
+fn refuse_mirror_io(path: &Path) -> std::io::Result<()> {
+    match mirror_refusal(path) {
+        Some(why) => Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            why,
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Appends `bytes` in one write call: `O_APPEND` makes it land after
@@ -324,6 +358,7 @@ fn sync_folder(path: &Path) {
 /// folder, synced, renamed over it; then the folder is synced. A symlink
 /// at `path` is refused (see [`refuse_symlink`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    refuse_mirror_io(path)?;
     refuse_symlink(path)?;
     replace_with(path, "session", |f| f.write_all(bytes))?;
     sync_folder(path);
@@ -345,6 +380,7 @@ pub(crate) fn write_atomic_new_with(
     path: &Path,
     fill: impl FnOnce(&mut File) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
+    refuse_mirror_io(path)?;
     create_with(path, fill)
 }
 
@@ -375,6 +411,7 @@ pub fn write_new(
     replace: bool,
     write: impl FnOnce(&mut File) -> std::io::Result<()>,
 ) -> Result<()> {
+    refuse_mirror(path)?;
     if replace {
         refuse_symlink(path).map_err(Error::CreateFile)?;
         // The filling's errors are told apart from the creation's.
@@ -474,6 +511,9 @@ pub fn scratch_file() -> std::io::Result<std::fs::File> {
 /// moving it, and leaves it when the move fails: a file that cannot be
 /// moved, say).
 pub fn trash(path: &Path) -> Result<(), trash::Error> {
+    if let Some(why) = mirror_refusal(path) {
+        return Err(trash::Error::Unknown { description: why });
+    }
     let before = home_trash_slots(path);
     let result = trash::delete(path);
     if result.is_err() {
@@ -534,6 +574,9 @@ pub const TRASH_CALL: usize = 64;
 /// and the others are asked for one by one, so that each failure is its
 /// own (and leaves nothing in the trash, as [`trash`]).
 pub fn trash_many(paths: &[PathBuf]) -> Vec<Result<(), trash::Error>> {
+    if paths.iter().any(|p| mirror_refusal(p).is_some()) {
+        return paths.iter().map(|p| trash(p)).collect();
+    }
     // A file missing already fails a call before it moves anything.
     let present: Vec<bool> = paths
         .iter()
@@ -618,6 +661,7 @@ fn remove_placeholder((file, info): &(PathBuf, PathBuf), with_info: bool) {
 
 /// Deletes `path` for good.
 pub fn delete_permanently(path: &Path) -> std::io::Result<()> {
+    refuse_mirror_io(path)?;
     std::fs::remove_file(path)
 }
 
@@ -848,6 +892,29 @@ pub(crate) fn remove_note(path: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nothing_is_written_in_a_remote_s_mirror() {
+        let dir = tempfile::tempdir().unwrap();
+        let mirror = dir.path().join("cache/remotes/devbox/home/s");
+        std::fs::create_dir_all(&mirror).unwrap();
+        arbor_util::hosts::register(&mirror, "devbox");
+        let p = mirror.join("a.jsonl");
+        std::fs::write(&p, "{}\n").unwrap();
+        let why = mirror_refusal(&p).unwrap();
+        assert!(why.contains("session on devbox"), "{why}");
+        assert!(open_to_append(&p).is_err());
+        assert!(write_atomic(&p, b"x").is_err());
+        assert!(write_atomic_new(&mirror.join("b.jsonl"), b"x").is_err());
+        assert!(write_new(&mirror.join("c.md"), true, |f| f.write_all(b"x")).is_err());
+        assert!(trash(&p).is_err());
+        assert!(trash_many(std::slice::from_ref(&p))[0].is_err());
+        assert!(delete_permanently(&p).is_err());
+        assert_eq!(std::fs::read(&p).unwrap(), b"{}\n");
+        assert!(!mirror.join("b.jsonl").exists() && !mirror.join("c.md").exists());
+        // Beside the mirror, all as before.
+        assert!(mirror_refusal(&dir.path().join("cache/remotes/devbox/state.json")).is_none());
+    }
 
     #[test]
     fn a_new_file_never_replaces_one_unless_asked() {

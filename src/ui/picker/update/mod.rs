@@ -4,6 +4,7 @@
 //! a search's answer, a preview read, a write on disk.
 
 mod preview;
+mod remotes;
 mod rows;
 pub mod search;
 mod writes;
@@ -110,6 +111,8 @@ fn on_result(p: &mut PickerState, store: &StoreConfig, ev: AppEvent) -> Step {
         AppEvent::Deleted { path, result } => writes::deleted(p, &path, result),
         AppEvent::Restored { path, result } => writes::restored(p, store, &path, result),
         AppEvent::LabelsLoaded(found) => labels::loaded(p, found),
+        AppEvent::RemoteSyncing { host, files } => remotes::syncing(p, &host, files),
+        AppEvent::RemoteSynced { host, result } => remotes::synced(p, &host, result),
         AppEvent::Key(_)
         | AppEvent::Paste(_)
         | AppEvent::Mouse(_)

@@ -151,7 +151,7 @@ impl Columns {
     }
 
     /// The right-hand figures of one row: path, cwd and git branch; the
-    /// agent tag; count and age.
+    /// agent tag (and a remote's, `@devbox`); count and age.
     fn right_of(&self, p: &PickerState, row: &Row) -> (String, String, String) {
         let (w, count_w, age_w) = (self.w, self.count_w, self.age_w);
         let info = &row.info;
@@ -173,11 +173,15 @@ impl Columns {
             right.push_str(&format!("⎇ {b} "));
         }
         // The agent's tag, in its own colour, between the place and the figures.
-        let agent_tag = info
+        let mut agent_tag = info
             .agent
             .tag()
             .map(|t| format!("{t} "))
             .unwrap_or_default();
+        if let Some(host) = row.host() {
+            agent_tag.push_str(&p.remotes.tag(host, p.now_ms).0);
+            agent_tag.push(' ');
+        }
         let figures = format!(
             "{:>count_w$} {:>age_w$}",
             info.message_count,
@@ -288,7 +292,23 @@ fn row_line(
         } else {
             theme.agent(info.agent)
         };
-        spans.push(Span::styled(agent_tag, style));
+        // A remote's tag after the agent's: dimmed while its mirror is
+        // not known to be current.
+        let host = r.host().map(|h| p.remotes.tag(h, p.now_ms));
+        let host_at = host
+            .as_ref()
+            .map_or(agent_tag.len(), |(t, _)| agent_tag.len() - t.len() - 1);
+        let (own, remote) = agent_tag.split_at(host_at);
+        if !own.is_empty() {
+            spans.push(Span::styled(own.to_string(), style));
+        }
+        if let Some((_, stale)) = host {
+            let style = match is_deleting {
+                true => style,
+                false => theme.host(stale),
+            };
+            spans.push(Span::styled(remote.to_string(), style));
+        }
     }
     spans.push(Span::styled(figures, rest_style));
     let mut line = Line::from(spans);

@@ -8,6 +8,14 @@ use crate::ui::trash_text;
 use arbor_session::fileops;
 
 pub fn trash(path: PathBuf) -> Vec<AppEvent> {
+    // A remote's session goes to the trash there, by its arbor.
+    if let Some((remotes, remote)) = super::super::remote_of(&path) {
+        let write = crate::app::remote_write::RemoteWrite::Trash;
+        let result = crate::app::remote_write::run(remotes, remote, &path, &write, false)
+            .map(|_| ())
+            .map_err(|e| format!("{e:#}"));
+        return vec![AppEvent::Trashed { path, result }];
+    }
     let result = fileops::trash(&path).map_err(|e| trash_text::trash_error_text(&e));
     if result.is_ok() {
         note_batch(std::slice::from_ref(&path));

@@ -3,10 +3,23 @@
 
 use std::path::PathBuf;
 
+use crate::app::remote_write::{self, RemoteWrite};
 use crate::ui::app::{AppEvent, Effect, WriteKind};
+
+/// `write` run by arbor on the remote owning `path` (see
+/// `app::remote_write`); `None` for a session of this machine.
+fn on_remote(path: &std::path::Path, write: &RemoteWrite) -> Option<Result<String, String>> {
+    let (remotes, remote) = super::super::remote_of(path)?;
+    Some(remote_write::run(remotes, remote, path, write, false).map_err(|e| format!("{e:#}")))
+}
 
 pub fn rename_session(path: PathBuf, name: String) -> Vec<AppEvent> {
     use arbor_session::Error as SessionError;
+    let write = RemoteWrite::Rename { name: name.clone() };
+    if let Some(result) = on_remote(&path, &write) {
+        let result = result.map(|_| name);
+        return vec![AppEvent::Renamed { path, result }];
+    }
     let result = match arbor_session::writer::append_session_name(&path, &name) {
         Err(SessionError::NeedsMigration { version, .. }) => {
             return vec![AppEvent::RenameNeedsMigration {
@@ -22,9 +35,16 @@ pub fn rename_session(path: PathBuf, name: String) -> Vec<AppEvent> {
 
 /// `label` set on the entry `target` (`None`: the label removed).
 pub fn label(path: PathBuf, target: &str, label: Option<&str>) -> Vec<AppEvent> {
-    let result = arbor_session::writer::append_label(&path, target, label)
-        .map(|_| None)
-        .map_err(|e| e.to_string());
+    let write = RemoteWrite::Label {
+        entry: target.to_string(),
+        text: label.map(str::to_string),
+    };
+    let result = match on_remote(&path, &write) {
+        Some(r) => r.map(|_| None),
+        None => arbor_session::writer::append_label(&path, target, label)
+            .map(|_| None)
+            .map_err(|e| e.to_string()),
+    };
     vec![AppEvent::Wrote {
         path,
         what: if label.is_some() {
@@ -37,9 +57,16 @@ pub fn label(path: PathBuf, target: &str, label: Option<&str>) -> Vec<AppEvent> 
 }
 
 pub fn branch(path: PathBuf, entry: &str, summary: &str) -> Vec<AppEvent> {
-    let result = arbor_session::writer::append_branch(&path, entry, summary)
-        .map(|_| None)
-        .map_err(|e| e.to_string());
+    let write = RemoteWrite::Branch {
+        entry: entry.to_string(),
+        summary: summary.to_string(),
+    };
+    let result = match on_remote(&path, &write) {
+        Some(r) => r.map(|_| None),
+        None => arbor_session::writer::append_branch(&path, entry, summary)
+            .map(|_| None)
+            .map_err(|e| e.to_string()),
+    };
     vec![AppEvent::Wrote {
         path,
         what: WriteKind::Branch,
@@ -48,9 +75,23 @@ pub fn branch(path: PathBuf, entry: &str, summary: &str) -> Vec<AppEvent> {
 }
 
 pub fn fork(path: PathBuf, entry: &str) -> Vec<AppEvent> {
-    let result = arbor_session::writer::fork(&path, entry, None)
-        .map(|f| Some(f.path))
-        .map_err(|e| e.to_string());
+    let write = RemoteWrite::Fork {
+        entry: entry.to_string(),
+    };
+    // A remote's fork is written there, beside its source (the remote's
+    // arbor prints its path there); the sync brings it here beside the
+    // source's copy.
+    let result = match on_remote(&path, &write) {
+        Some(r) => r.map(|printed| {
+            let name = std::path::Path::new(printed.lines().next().unwrap_or_default().trim())
+                .file_name()
+                .map(std::ffi::OsStr::to_os_string);
+            name.map(|n| path.with_file_name(n))
+        }),
+        None => arbor_session::writer::fork(&path, entry, None)
+            .map(|f| Some(f.path))
+            .map_err(|e| e.to_string()),
+    };
     vec![AppEvent::Wrote {
         path,
         what: WriteKind::Fork,
