@@ -11,10 +11,13 @@ use arbor_index::behind::{self, Deferred};
 use arbor_index::Index;
 
 /// The index for a command that answers from it (`None` with
-/// `--no-index`), leaving a big build to a process behind the answer.
+/// `--no-index`), leaving a big build to a process behind the answer, and
+/// marked busy while this process runs: a build behind stops for it (see
+/// [`behind::mark_busy`]).
 pub fn open_index(g: &GlobalOpts) -> Option<Result<Index, arbor_index::Error>> {
     (!g.no_index).then(|| {
         Index::open_default().map(|mut index| {
+            behind::mark_busy(index.path());
             index.build_behind(behind::threshold());
             index
         })

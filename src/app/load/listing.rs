@@ -204,11 +204,15 @@ pub fn load_listing_stored_holding(
     match index {
         Some(Ok(mut index)) => {
             index.set_folders_only(matches!(scope, Scope::Project(_)));
-            if text {
+            let building = arbor_index::behind::builder(index.path()).is_some();
+            if text && building && index.builds_behind() {
+                // A build runs: what it has not written yet is read from
+                // the files (the rows by the refresh, the bodies below),
+                // not waited for.
+            } else if text {
                 // A query searches the bodies in the index once it holds
                 // most files (see `bodies::answer_from_files`): what it lacks is
-                // indexed here, or by the build running, which is waited
-                // for: the next query's answer then comes from the index.
+                // indexed here.
                 // The lock is taken whether or not a builder was seen: one
                 // starting just after the look would else build the same
                 // files beside this one.
@@ -248,6 +252,10 @@ pub fn load_listing_stored_holding(
                             out.warn(LoadWarning::IndexNotUpdated(e));
                         }
                         if let Some(d) = stats.deferred {
+                            if let Some(query) = bodies {
+                                // The rows read are those the index lacks.
+                                listing.hits = Some(lacking_hits(&listing.read, query));
+                            }
                             out.warn(LoadWarning::BuildingBehind(d));
                         }
                         problems.extend(stats.problems);
@@ -296,6 +304,28 @@ pub fn load_listing_stored_holding(
     read_files(&files, problems, (false, &[]), &Listed, &mut plain);
     listing.files = files;
     (listing, finished, None)
+}
+
+/// The body matches of `query` in the files of `rows` (those a refresh
+/// read because the index lacks them: a build runs behind), as the index
+/// would give them: with the index's answer for the others, the whole
+/// answer (see `rank_listing`). A file that cannot be read has none.
+fn lacking_hits(rows: &[SessionInfo], query: &Query) -> arbor_search::BodyHits {
+    let files: Vec<SessionFile> = rows
+        .iter()
+        .map(|r| SessionFile {
+            path: r.path.to_path_buf(),
+            agent: r.agent,
+        })
+        .collect();
+    let tiers = crate::app::bodies::tiers_from_files(&files, query, &|| false);
+    let mut hits = arbor_search::BodyHits::default();
+    for (row, t) in rows.iter().zip(tiers.into_iter().flatten()) {
+        if let Some(t) = t.filter(|t| *t != arbor_search::Tiers::default()) {
+            hits.insert_shared(row.path.as_os_arc().clone(), t);
+        }
+    }
+    hits
 }
 
 /// At most this many rows a listing's refresh reads from changed files
