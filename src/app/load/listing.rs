@@ -204,25 +204,8 @@ pub fn load_listing_stored_holding(
     match index {
         Some(Ok(mut index)) => {
             index.set_folders_only(matches!(scope, Scope::Project(_)));
-            let building = arbor_index::behind::builder(index.path()).is_some();
-            if text && building && index.builds_behind() {
-                // A build runs: what it has not written yet is read from
-                // the files (the rows by the refresh, the bodies below),
-                // not waited for.
-            } else if text {
-                // A query searches the bodies in the index once it holds
-                // most files (see `bodies::answer_from_files`): what it lacks is
-                // indexed here.
-                // The lock is taken whether or not a builder was seen: one
-                // starting just after the look would else build the same
-                // files beside this one.
-                index.build_here();
-                if let Some(pid) = arbor_index::behind::builder(index.path()) {
-                    out.warn(LoadWarning::WaitingForBuild(pid));
-                }
-                if let Err(e) = index.take_build_lock(true) {
-                    out.log(format_args!("the build lock: {e}"));
-                }
+            if text {
+                build_for_query(&mut index, &mut out);
             }
             let mut refreshed = refresh_listing(&mut index, &files, &mut listing, held);
             // Rows read past what is held were let go: the index has them
@@ -304,6 +287,27 @@ pub fn load_listing_stored_holding(
     read_files(&files, problems, (false, &[]), &Listed, &mut plain);
     listing.files = files;
     (listing, finished, None)
+}
+
+/// Who builds what the index lacks before a query is answered from it. A
+/// query searches the bodies in the index once it holds most files (see
+/// `bodies::answer_from_files`): what it lacks is indexed here, unless a
+/// build runs behind: what that has not written yet is then read from the
+/// files (the rows by the refresh, the bodies by [`lacking_hits`]), not
+/// waited for.
+fn build_for_query(index: &mut Index, out: &mut Out<'_, SessionInfo>) {
+    if index.builds_behind() && arbor_index::behind::builder(index.path()).is_some() {
+        return;
+    }
+    // The lock is taken whether or not a builder was seen: one starting
+    // just after the look would else build the same files beside this one.
+    index.build_here();
+    if let Some(pid) = arbor_index::behind::builder(index.path()) {
+        out.warn(LoadWarning::WaitingForBuild(pid));
+    }
+    if let Err(e) = index.take_build_lock(true) {
+        out.log(format_args!("the build lock: {e}"));
+    }
 }
 
 /// The body matches of `query` in the files of `rows` (those a refresh
