@@ -23,8 +23,9 @@
 # - during the build: `list --all --json` and the phrase query run one
 #   after the other, GAP seconds apart (a build behind stops while a
 #   command runs), from the first command's answer until the builder
-#   exits (each command's range and count), beside the same commands with
-#   --no-index and warm;
+#   exits (each command's range and count), each followed at once by the
+#   same command with --no-index (the same load), beside the same commands
+#   with --no-index alone and warm;
 # - `arbor index` alone on an empty index (wall, user+sys CPU, peak RSS);
 # - the index's size as a share of the store;
 # - warm: list, a phrase, a regex and an `in:tools` word, REPS runs
@@ -153,12 +154,14 @@ for n in ${STORE:+custom} ${STORE:-$SIZES}; do
   t0=$(now_ms)
   "$ARBOR" --store "$store" list --all --json >/dev/null 2>"$TMP/first.err"
   BUILDER=$(builder_of "$TMP/first.err")
-  lists="" phrases=""
+  lists="" phrases="" plain_lists="" plain_phrases=""
   while [ -n "$BUILDER" ] && kill -0 "$BUILDER" 2>/dev/null; do
     lists="$lists $(timed "$ARBOR" --store "$store" list --all --json)"
+    plain_lists="$plain_lists $(timed "$ARBOR" --store "$store" list --all --json --no-index)"
     sleep "$GAP"
     kill -0 "$BUILDER" 2>/dev/null || break
     phrases="$phrases $(timed "$ARBOR" --store "$store" list --all --json --query "$PHRASE")"
+    plain_phrases="$plain_phrases $(timed "$ARBOR" --store "$store" list --all --json --no-index --query "$PHRASE")"
     sleep "$GAP"
   done
   BUILDER=""
@@ -167,6 +170,10 @@ for n in ${STORE:+custom} ${STORE:-$SIZES}; do
   row "during the build (${during} ms from the first command): \`list --all --json\`" "$(range $lists)"
   # shellcheck disable=SC2086
   row "during the build: \`list --all --json --query '$PHRASE'\`" "$(range $phrases)"
+  # shellcheck disable=SC2086
+  row "during the build, each right after the one above: \`list --all --json --no-index\`" "$(range $plain_lists)"
+  # shellcheck disable=SC2086
+  row "during the build, each right after the one above: \`--no-index --query '$PHRASE'\`" "$(range $plain_phrases)"
 
   # The build alone.
   rm -rf "$cache"

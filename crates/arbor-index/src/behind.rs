@@ -18,9 +18,9 @@
 //! A command does not share the cores with a build behind it either: while
 //! it runs it holds [`mark_busy`]'s shared lock, and a builder behind
 //! ([`yield_to_commands`]) stops before its next file or commit until no
-//! command holds it. On two cores a query run beside a build had taken up
-//! to 5× its time alone; now it runs as if no build ran, and the build
-//! goes on between commands.
+//! command holds it (at most 30 s at a go). On two cores a query run beside
+//! a build had taken up to 5× its time alone; now it runs as if no build
+//! ran, and the build goes on between commands.
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
@@ -29,6 +29,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use rustix::fs::{flock, FlockOperation};
 
@@ -143,6 +144,7 @@ static BUSY: Mutex<Option<File>> = Mutex::new(None);
 
 /// Marks this process as a command that answers now: a builder behind
 /// ([`yield_to_commands`]) stops until it ends (or calls [`unmark_busy`]).
+/// (A build that starts after this look runs beside it.)
 /// A shared lock: commands never wait for each other. Failing (a read-only
 /// cache dir), the command just runs beside the build.
 pub fn mark_busy(db: &Path) {
@@ -150,7 +152,9 @@ pub fn mark_busy(db: &Path) {
     if held.is_some() {
         return;
     }
-    let Ok(file) = open_at(&busy_path(db)) else {
+    // Made by the builder ([`yield_to_commands`]): without it no build
+    // behind has started, and a command writes nothing to the cache dir.
+    let Ok(file) = File::open(busy_path(db)) else {
         return;
     };
     // The builder holds it exclusively only for an instant (see
@@ -179,27 +183,99 @@ pub fn yield_to_commands(db: &Path) {
     }
 }
 
+/// The longest a build behind stops for commands at one go. A command
+/// that holds it longer (one whose output waits for a pager nobody reads)
+/// then shares the cores with the build for as long again, rather than stop
+/// it: a first query at 100,000 sessions reads its files in ~10 s.
+const LONGEST_PAUSE: Duration = Duration::from_secs(30);
+
+/// Until when a build that stopped for [`LONGEST_PAUSE`] goes on unpaused.
+static UNPAUSED_UNTIL: Mutex<Option<Instant>> = Mutex::new(None);
+
 /// Waits while a command holds the index busy, when this process yields
-/// to commands: called by the build before each file and each commit.
-/// Taking the lock exclusively waits for every shared holder; it is let go
-/// at once (two threads of this process taking it at once share it: the
-/// lock is its open file's).
+/// to commands: called by the build before each file and each commit. The
+/// lock is tried exclusively (free only when no command holds it shared)
+/// every 10 ms and let go at once (two threads of this process taking it
+/// at once share it: the lock is its open file's).
 pub(crate) fn pause_while_busy() {
     let Some(file) = YIELDING.get() else { return };
-    match flock(file, FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => {}
-        Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
-            arbor_util::log::line("index build paused: a command runs");
-            let _ = flock(file, FlockOperation::LockExclusive);
+    let unpaused = |until: Option<Instant>| {
+        if let Ok(mut u) = UNPAUSED_UNTIL.lock() {
+            match until {
+                Some(t) => *u = Some(t),
+                None => return u.is_some_and(|t| Instant::now() < t),
+            }
         }
-        Err(_) => return,
+        false
+    };
+    if unpaused(None) {
+        return;
     }
-    let _ = flock(file, FlockOperation::Unlock);
+    let started = Instant::now();
+    loop {
+        match flock(file, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => {
+                let _ = flock(file, FlockOperation::Unlock);
+                return;
+            }
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK => {}
+            Err(_) => return,
+        }
+        if started.elapsed() > LONGEST_PAUSE {
+            arbor_util::log::line("index build goes on beside a command that runs long");
+            unpaused(Some(Instant::now() + LONGEST_PAUSE));
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Whether this process builds behind commands (see [`yield_to_commands`]).
-pub(crate) fn yields() -> bool {
+fn yields() -> bool {
     YIELDING.get().is_some()
+}
+
+/// A test's hold on a build behind (debug builds only): with
+/// `ARBOR_TEST_PAUSE_BUILD_AFTER=N`, a builder behind commits its first N
+/// files, writes its pid to the file named by `ARBOR_TEST_BUILD_PAUSED`
+/// and waits until that file is gone, so that a test can run commands
+/// while a real build is in progress.
+pub(crate) struct TestPause {
+    left: Option<usize>,
+}
+
+impl TestPause {
+    pub(crate) fn from_env() -> TestPause {
+        let left = (cfg!(debug_assertions) && yields())
+            .then(|| std::env::var("ARBOR_TEST_PAUSE_BUILD_AFTER").ok())
+            .flatten()
+            .and_then(|n| n.parse().ok());
+        TestPause { left }
+    }
+
+    /// Counts a file put; whether the build is to stop here.
+    pub(crate) fn after_one(&mut self) -> bool {
+        match &mut self.left {
+            Some(n) => {
+                *n = n.saturating_sub(1);
+                *n == 0
+            }
+            None => false,
+        }
+    }
+
+    pub(crate) fn wait(&mut self) {
+        self.left = None;
+        let Some(flag) = std::env::var_os("ARBOR_TEST_BUILD_PAUSED") else {
+            return;
+        };
+        if std::fs::write(&flag, std::process::id().to_string()).is_err() {
+            return;
+        }
+        while std::path::Path::new(&flag).exists() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
 }
 
 fn open_at(path: &Path) -> io::Result<File> {

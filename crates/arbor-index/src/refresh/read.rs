@@ -166,7 +166,7 @@ pub(super) fn read_changed(
         let mut batch = Vec::new();
         let mut last_emit = Instant::now();
         let mut last_commit = Instant::now();
-        let mut test_pause = TestPause::from_env();
+        let mut test_pause = crate::behind::TestPause::from_env();
         for (msg, weight) in rx {
             // Given back at once: the result's memory is freed within this
             // turn of the loop.
@@ -217,49 +217,6 @@ pub(super) fn read_changed(
         }
     });
     result
-}
-
-/// A test's hold on a build behind (debug builds only): with
-/// `ARBOR_TEST_PAUSE_BUILD_AFTER=N`, a builder behind commits its first N
-/// files, writes its pid to the file named by `ARBOR_TEST_BUILD_PAUSED`
-/// and waits until that file is gone, so that a test can run commands
-/// while a real build is in progress.
-struct TestPause {
-    left: Option<usize>,
-}
-
-impl TestPause {
-    fn from_env() -> TestPause {
-        let left = (cfg!(debug_assertions) && crate::behind::yields())
-            .then(|| std::env::var("ARBOR_TEST_PAUSE_BUILD_AFTER").ok())
-            .flatten()
-            .and_then(|n| n.parse().ok());
-        TestPause { left }
-    }
-
-    /// Counts a file put; whether the build is to stop here.
-    fn after_one(&mut self) -> bool {
-        match &mut self.left {
-            Some(n) => {
-                *n = n.saturating_sub(1);
-                *n == 0
-            }
-            None => false,
-        }
-    }
-
-    fn wait(&mut self) {
-        self.left = None;
-        let Some(flag) = std::env::var_os("ARBOR_TEST_BUILD_PAUSED") else {
-            return;
-        };
-        if std::fs::write(&flag, std::process::id().to_string()).is_err() {
-            return;
-        }
-        while std::path::Path::new(&flag).exists() {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
 }
 
 /// The order files are read (and their rows written) in: the few big
