@@ -7,6 +7,8 @@
 #   bench/first-minutes.sh [SIZE ...]     (default: 2000)
 #   STORE=DIR bench/first-minutes.sh      (an existing store instead)
 #   ARBOR=BIN bench/first-minutes.sh ...  (another build; default target/release/arbor)
+#   GAP=SECONDS                           (pause between the commands run
+#                                          during a build; default 1)
 #
 # Stores as in bench/compare.sh: target/bench/stress-SIZE (stress profile,
 # seed 1), 100000: target/bench/realistic-100000 (realistic, median 20 KiB,
@@ -18,10 +20,12 @@
 # - time to warm: `arbor list --all --json` on an empty index (it answers
 #   from the files and starts `arbor index` behind it), until that builder
 #   exits, nothing else running (RUNS times, default 3);
-# - during the build: `list --all --json` and the phrase query run back to
-#   back from the first command's answer until the builder exits (each
-#   command's range and count), beside the same commands with --no-index
-#   and warm;
+# - during the build: `list --all --json` and the phrase query run one
+#   after the other, GAP seconds apart (a build behind stops while a
+#   command runs), from the first command's answer until the builder
+#   exits (each command's range and count), each followed at once by the
+#   same command with --no-index (the same load), beside the same commands
+#   with --no-index alone and warm;
 # - `arbor index` alone on an empty index (wall, user+sys CPU, peak RSS);
 # - the index's size as a share of the store;
 # - warm: list, a phrase, a regex and an `in:tools` word, REPS runs
@@ -37,6 +41,7 @@ SHARED=${ARBOR_SHARED:-../shared}
 GEN=$SHARED/corpus/gen_corpus.py
 REPS=${REPS:-9}
 RUNS=${RUNS:-3}
+GAP=${GAP:-1}
 PHRASE=${PHRASE:-'"token refresh"'}
 mkdir -p "$BENCH" target/bench-index
 TMP=$(mktemp -d)
@@ -149,11 +154,15 @@ for n in ${STORE:+custom} ${STORE:-$SIZES}; do
   t0=$(now_ms)
   "$ARBOR" --store "$store" list --all --json >/dev/null 2>"$TMP/first.err"
   BUILDER=$(builder_of "$TMP/first.err")
-  lists="" phrases=""
+  lists="" phrases="" plain_lists="" plain_phrases=""
   while [ -n "$BUILDER" ] && kill -0 "$BUILDER" 2>/dev/null; do
     lists="$lists $(timed "$ARBOR" --store "$store" list --all --json)"
+    plain_lists="$plain_lists $(timed "$ARBOR" --store "$store" list --all --json --no-index)"
+    sleep "$GAP"
     kill -0 "$BUILDER" 2>/dev/null || break
     phrases="$phrases $(timed "$ARBOR" --store "$store" list --all --json --query "$PHRASE")"
+    plain_phrases="$plain_phrases $(timed "$ARBOR" --store "$store" list --all --json --no-index --query "$PHRASE")"
+    sleep "$GAP"
   done
   BUILDER=""
   during=$(($(now_ms) - t0))
@@ -161,6 +170,10 @@ for n in ${STORE:+custom} ${STORE:-$SIZES}; do
   row "during the build (${during} ms from the first command): \`list --all --json\`" "$(range $lists)"
   # shellcheck disable=SC2086
   row "during the build: \`list --all --json --query '$PHRASE'\`" "$(range $phrases)"
+  # shellcheck disable=SC2086
+  row "during the build, each right after the one above: \`list --all --json --no-index\`" "$(range $plain_lists)"
+  # shellcheck disable=SC2086
+  row "during the build, each right after the one above: \`--no-index --query '$PHRASE'\`" "$(range $plain_phrases)"
 
   # The build alone.
   rm -rf "$cache"

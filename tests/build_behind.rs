@@ -194,8 +194,16 @@ fn while_a_build_runs_others_read_the_files_and_index_waits() {
     );
     assert_eq!(sessions_indexed(&root, &cache).0, 0);
 
-    // `arbor index` waits for the build, then brings the index up to date;
-    // a query under the threshold waits for it too.
+    // A query under the threshold does not wait for the build: what the
+    // index lacks is read from the files.
+    let (beside, err) = list(&root, &cache, None, &["--query", "the"]);
+    assert_eq!(
+        (&beside, &without_behind(&err)),
+        (&query_plain, &query_plain_err)
+    );
+    assert_eq!(sessions_indexed(&root, &cache).0, 0);
+
+    // `arbor index` waits for the build, then brings the index up to date.
     let waiting = |args: &[&str]| {
         arbor()
             .env("ARBOR_CACHE_DIR", &cache)
@@ -208,30 +216,17 @@ fn while_a_build_runs_others_read_the_files_and_index_waits() {
             .unwrap()
     };
     let mut index = waiting(&["index"]);
-    let mut query = waiting(&["list", "--all", "--json", "--query", "the"]);
     std::thread::sleep(Duration::from_millis(500));
     assert!(index.try_wait().unwrap().is_none(), "it waits");
-    assert!(query.try_wait().unwrap().is_none(), "it waits");
     drop(lock);
     let waited = format!("waiting for the index build in process {me}");
     let out = index.wait_with_output().unwrap();
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(out.status.success(), "{err}");
     assert!(err.contains(&waited), "{err}");
-    let out = query.wait_with_output().unwrap();
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(out.status.success(), "{err}");
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), query_plain);
-    let said: Vec<&str> = err.lines().filter(|l| l.contains(&waited)).collect();
-    assert_eq!(said.len(), 1, "{err}");
-    assert_eq!(
-        err.lines()
-            .filter(|l| !l.contains(&waited))
-            .map(|l| format!("{l}\n"))
-            .collect::<String>(),
-        query_plain_err
-    );
     assert!(sessions_indexed(&root, &cache).0 > 10);
+    let (warm, warm_err) = list(&root, &cache, None, &["--query", "the"]);
+    assert_eq!((&warm, &warm_err), (&query_plain, &query_plain_err));
     let (warm, warm_err) = list(&root, &cache, None, &[]);
     assert_eq!((plain, plain_err), (warm, warm_err));
 }
@@ -265,4 +260,113 @@ fn a_query_in_a_project_the_index_lacks_reads_its_files() {
     assert!(sessions_indexed(&root, &cache).0 > indexed);
     let (warm, warm_err) = list_scoped(&root, &cache, Some("0"), &["--cwd", small], &query);
     assert_eq!((&plain, &plain_err), (&warm, &warm_err));
+}
+
+/// `arbor list --json` with `args`, given at most two minutes: a command
+/// that waited for the paused build below would never end.
+fn list_in_time(root: &Path, cache: &Path, args: &[&str]) -> (String, String) {
+    let child = arbor()
+        .env("ARBOR_CACHE_DIR", cache)
+        .arg("--store")
+        .arg(root)
+        .args(["list", "--json", "--all"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (done, out) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(child.wait_with_output()));
+    let Ok(out) = out.recv_timeout(Duration::from_secs(120)) else {
+        let _ = std::process::Command::new("kill")
+            .arg(pid.to_string())
+            .status();
+        panic!("`list {args:?}` waited for the build in progress");
+    };
+    let out = out.unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{err}");
+    (String::from_utf8(out.stdout).unwrap(), err)
+}
+
+/// Queries run while a real build is in progress (the builder a first run
+/// started, held by its test hook after writing most files) answer from
+/// what it has written and the files it has not, at once, and give the
+/// same answers as `--no-index`; so do they once it has finished.
+#[test]
+fn queries_during_a_build_in_progress_answer_as_without_the_index() {
+    let dir = conformance_corpus();
+    let root = dir.path().join("corpus");
+    let cache = dir.path().join("cache");
+    let paused = dir.path().join("build-paused");
+    let queries: [&[&str]; 6] = [
+        &[],
+        &["--query", "the"],
+        &["--query", "\"the file\""],
+        &["--query", "header re:err\\w+"],
+        &["--query", "in:tools \"src/\" file"],
+        &["--query", "in:thinking the"],
+    ];
+    let plain: Vec<(String, String)> = queries
+        .iter()
+        .map(|q| list_in_time(&root, &cache, &[&["--no-index"][..], q].concat()))
+        .collect();
+    let total = plain[0].0.lines().count();
+    assert!(total > 10, "{}", plain[0].0);
+    for (q, (out, _)) in queries.iter().zip(&plain).skip(1) {
+        assert!(!out.is_empty(), "{q:?} finds sessions");
+    }
+
+    // A first run starts the build behind it; its hook holds it after
+    // two thirds of the files, committed.
+    let mut first = arbor();
+    first
+        .env("ARBOR_CACHE_DIR", &cache)
+        .env("ARBOR_BUILD_BEHIND_BYTES", "0")
+        .env("ARBOR_TEST_PAUSE_BUILD_AFTER", (total * 2 / 3).to_string())
+        .env("ARBOR_TEST_BUILD_PAUSED", &paused)
+        .arg("--store")
+        .arg(&root)
+        .args(["list", "--all", "--json"]);
+    let first_err = String::from_utf8(first.output().unwrap().stderr).unwrap();
+    let builder = process_named(&first_err);
+    let t = Instant::now();
+    while !paused.exists() {
+        assert!(!common::process_ended(builder), "the build ended unpaused");
+        assert!(t.elapsed() < Duration::from_secs(120), "never paused");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (indexed, building) = sessions_indexed(&root, &cache);
+    assert!(
+        indexed > total as u64 / 2 && indexed < total as u64,
+        "{indexed} of {total}"
+    );
+    assert_eq!(building, serde_json::json!(builder));
+
+    for (q, (out, err)) in queries.iter().zip(&plain) {
+        let (during, during_err) = list_in_time(&root, &cache, q);
+        assert_eq!(&during, out, "{q:?} during the build");
+        assert_eq!(err, &without_behind(&during_err), "{q:?}");
+        assert!(
+            during_err.contains(&format!("the index is being built (process {builder})")),
+            "{q:?}: {during_err}"
+        );
+    }
+    assert_eq!(
+        sessions_indexed(&root, &cache).0,
+        indexed,
+        "nothing written"
+    );
+
+    std::fs::remove_file(&paused).unwrap();
+    wait_gone(builder);
+    assert!(sessions_indexed(&root, &cache).0 >= total as u64);
+    for (q, (out, err)) in queries.iter().zip(&plain) {
+        assert_eq!(
+            &list_in_time(&root, &cache, q),
+            &(out.clone(), err.clone()),
+            "{q:?} warm"
+        );
+    }
 }

@@ -11,10 +11,19 @@ use arbor_index::behind::{self, Deferred};
 use arbor_index::Index;
 
 /// The index for a command that answers from it (`None` with
-/// `--no-index`), leaving a big build to a process behind the answer.
+/// `--no-index`), leaving a big build to a process behind the answer; with
+/// or without it, this process is marked busy while it runs: a build
+/// behind stops for it (see [`behind::mark_busy`]).
 pub fn open_index(g: &GlobalOpts) -> Option<Result<Index, arbor_index::Error>> {
+    if g.no_index {
+        // Reading every file, it is as much a command a build waits for.
+        if let Some(dir) = arbor_index::default_dir() {
+            behind::mark_busy(&dir.join(arbor_index::FILE_NAME));
+        }
+    }
     (!g.no_index).then(|| {
         Index::open_default().map(|mut index| {
+            behind::mark_busy(index.path());
             index.build_behind(behind::threshold());
             index
         })

@@ -14,6 +14,13 @@
 //! builds behind and finds it held reads what the index lacks from the
 //! files and writes nothing, rather than racing the builder for the same
 //! files.
+//!
+//! A command does not share the cores with a build behind it either: while
+//! it runs it holds [`mark_busy`]'s shared lock, and a builder behind
+//! ([`yield_to_commands`]) stops before its next file or commit until no
+//! command holds it (at most 30 s at a go). On two cores a query run beside
+//! a build had taken up to 5× its time alone; now it runs as if no build
+//! ran, and the build goes on between commands.
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
@@ -21,6 +28,8 @@ use std::io::{self, Read, Seek, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use rustix::fs::{flock, FlockOperation};
 
@@ -84,8 +93,11 @@ impl BuildLock {
         }
     }
 
-    /// The lock, waiting for the process holding it to finish.
+    /// The lock, waiting for the process holding it to finish. This
+    /// process's [`mark_busy`] is let go first: the builder waited for
+    /// would else stop for it, and neither would go on.
     pub fn wait(db: &Path) -> io::Result<BuildLock> {
+        unmark_busy();
         let file = open_lock(db)?;
         flock(&file, FlockOperation::LockExclusive)?;
         Ok(BuildLock::holding(file))
@@ -103,12 +115,7 @@ impl BuildLock {
 }
 
 fn open_lock(db: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(lock_path(db))
+    open_at(&lock_path(db))
 }
 
 /// The pid of the process building the index in `db`, when one is (0 when
@@ -122,6 +129,162 @@ pub fn builder(db: &Path) -> Option<u32> {
     let mut pid = String::new();
     let _ = file.read_to_string(&mut pid);
     Some(pid.trim().parse().unwrap_or(0))
+}
+
+/// The file commands hold a shared lock on while they run (see
+/// [`mark_busy`]), beside the index's database.
+pub(crate) fn busy_path(db: &Path) -> PathBuf {
+    let mut p = db.as_os_str().to_owned();
+    p.push(".busy");
+    PathBuf::from(p)
+}
+
+/// This process's shared lock on [`busy_path`], while it holds one.
+static BUSY: Mutex<Option<File>> = Mutex::new(None);
+
+/// Marks this process as a command that answers now: a builder behind
+/// ([`yield_to_commands`]) stops until it ends (or calls [`unmark_busy`]).
+/// (A build that starts after this look runs beside it.)
+/// A shared lock: commands never wait for each other. Failing (a read-only
+/// cache dir), the command just runs beside the build.
+pub fn mark_busy(db: &Path) {
+    let Ok(mut held) = BUSY.lock() else { return };
+    if held.is_some() {
+        return;
+    }
+    // Made by the builder ([`yield_to_commands`]): without it no build
+    // behind has started, and a command writes nothing to the cache dir.
+    let Ok(file) = File::open(busy_path(db)) else {
+        return;
+    };
+    // The builder holds it exclusively only for an instant (see
+    // `pause_while_busy`): this waits at most that long.
+    if flock(&file, FlockOperation::LockShared).is_ok() {
+        *held = Some(file);
+    }
+}
+
+/// Lets [`mark_busy`]'s lock go: this process no longer answers (it waits
+/// for a build, or hands the terminal to an agent).
+pub fn unmark_busy() {
+    if let Ok(mut held) = BUSY.lock() {
+        held.take();
+    }
+}
+
+/// The busy file of the index a builder behind yields to.
+static YIELDING: OnceLock<File> = OnceLock::new();
+
+/// Makes this process (`arbor index --behind`) stop its build while any
+/// command holds [`mark_busy`] on the index at `db`.
+pub fn yield_to_commands(db: &Path) {
+    if let Ok(file) = open_at(&busy_path(db)) {
+        let _ = YIELDING.set(file);
+    }
+}
+
+/// The longest a build behind stops for commands at one go. A command
+/// that holds it longer (one whose output waits for a pager nobody reads)
+/// then shares the cores with the build for as long again, rather than stop
+/// it: a first query at 100,000 sessions reads its files in ~10 s.
+const LONGEST_PAUSE: Duration = Duration::from_secs(30);
+
+/// Until when a build that stopped for [`LONGEST_PAUSE`] goes on unpaused.
+static UNPAUSED_UNTIL: Mutex<Option<Instant>> = Mutex::new(None);
+
+/// Waits while a command holds the index busy, when this process yields
+/// to commands: called by the build before each file and each commit. The
+/// lock is tried exclusively (free only when no command holds it shared)
+/// every 10 ms and let go at once (two threads of this process taking it
+/// at once share it: the lock is its open file's).
+pub(crate) fn pause_while_busy() {
+    let Some(file) = YIELDING.get() else { return };
+    let unpaused = |until: Option<Instant>| {
+        if let Ok(mut u) = UNPAUSED_UNTIL.lock() {
+            match until {
+                Some(t) => *u = Some(t),
+                None => return u.is_some_and(|t| Instant::now() < t),
+            }
+        }
+        false
+    };
+    if unpaused(None) {
+        return;
+    }
+    let started = Instant::now();
+    loop {
+        match flock(file, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => {
+                let _ = flock(file, FlockOperation::Unlock);
+                return;
+            }
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK => {}
+            Err(_) => return,
+        }
+        if started.elapsed() > LONGEST_PAUSE {
+            arbor_util::log::line("index build goes on beside a command that runs long");
+            unpaused(Some(Instant::now() + LONGEST_PAUSE));
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether this process builds behind commands (see [`yield_to_commands`]).
+fn yields() -> bool {
+    YIELDING.get().is_some()
+}
+
+/// A test's hold on a build behind (debug builds only): with
+/// `ARBOR_TEST_PAUSE_BUILD_AFTER=N`, a builder behind commits its first N
+/// files, writes its pid to the file named by `ARBOR_TEST_BUILD_PAUSED`
+/// and waits until that file is gone, so that a test can run commands
+/// while a real build is in progress.
+pub(crate) struct TestPause {
+    left: Option<usize>,
+}
+
+impl TestPause {
+    pub(crate) fn from_env() -> TestPause {
+        let left = (cfg!(debug_assertions) && yields())
+            .then(|| std::env::var("ARBOR_TEST_PAUSE_BUILD_AFTER").ok())
+            .flatten()
+            .and_then(|n| n.parse().ok());
+        TestPause { left }
+    }
+
+    /// Counts a file put; whether the build is to stop here.
+    pub(crate) fn after_one(&mut self) -> bool {
+        match &mut self.left {
+            Some(n) => {
+                *n = n.saturating_sub(1);
+                *n == 0
+            }
+            None => false,
+        }
+    }
+
+    pub(crate) fn wait(&mut self) {
+        self.left = None;
+        let Some(flag) = std::env::var_os("ARBOR_TEST_BUILD_PAUSED") else {
+            return;
+        };
+        if std::fs::write(&flag, std::process::id().to_string()).is_err() {
+            return;
+        }
+        while std::path::Path::new(&flag).exists() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+fn open_at(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
 }
 
 /// Where a builder started by [`start_builder`] says what went wrong.
@@ -177,6 +340,31 @@ pub fn lower_priority() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A builder that yields to commands stops while one holds the index
+    /// busy, and goes on once it lets go.
+    #[test]
+    fn a_build_behind_waits_while_a_command_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("index.db");
+        yield_to_commands(&db);
+        pause_while_busy();
+        // As `mark_busy` takes it (its lock is the process's, which other
+        // tests let go).
+        let command = open_at(&busy_path(&db)).unwrap();
+        flock(&command, FlockOperation::LockShared).unwrap();
+        let (went, gone) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            pause_while_busy();
+            let _ = went.send(());
+        });
+        // Not a timing goal: without the wait it would be through at once.
+        let early = gone.recv_timeout(std::time::Duration::from_millis(300));
+        drop(command);
+        assert!(early.is_err(), "it went on while the command ran");
+        let late = gone.recv_timeout(std::time::Duration::from_secs(30));
+        assert!(late.is_ok(), "it goes on once the command is done");
+    }
 
     #[test]
     fn a_held_lock_is_seen_and_not_taken_twice() {

@@ -84,6 +84,15 @@ impl BodyHits {
         self.entries.push((path, tiers));
     }
 
+    /// Adds `other`'s matches by path (an answer from other sessions'
+    /// files: the same path is not in both).
+    pub fn add_all(&mut self, other: Option<BodyHits>) {
+        let Some(other) = other else { return };
+        for (path, tiers) in other.map() {
+            self.insert_shared(path.clone(), *tiers);
+        }
+    }
+
     fn map(&self) -> &HashMap<Arc<OsStr>, Tiers, FxBuild> {
         self.by_path.get_or_init(|| {
             let by_id = self.paths.iter().flat_map(|paths| {

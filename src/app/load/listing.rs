@@ -205,20 +205,7 @@ pub fn load_listing_stored_holding(
         Some(Ok(mut index)) => {
             index.set_folders_only(matches!(scope, Scope::Project(_)));
             if text {
-                // A query searches the bodies in the index once it holds
-                // most files (see `bodies::answer_from_files`): what it lacks is
-                // indexed here, or by the build running, which is waited
-                // for: the next query's answer then comes from the index.
-                // The lock is taken whether or not a builder was seen: one
-                // starting just after the look would else build the same
-                // files beside this one.
-                index.build_here();
-                if let Some(pid) = arbor_index::behind::builder(index.path()) {
-                    out.warn(LoadWarning::WaitingForBuild(pid));
-                }
-                if let Err(e) = index.take_build_lock(true) {
-                    out.log(format_args!("the build lock: {e}"));
-                }
+                build_for_query(&mut index, &mut out);
             }
             let mut refreshed = refresh_listing(&mut index, &files, &mut listing, held);
             // Rows read past what is held were let go: the index has them
@@ -248,6 +235,10 @@ pub fn load_listing_stored_holding(
                             out.warn(LoadWarning::IndexNotUpdated(e));
                         }
                         if let Some(d) = stats.deferred {
+                            if let Some(query) = bodies {
+                                // The rows read are those the index lacks.
+                                listing.hits = Some(lacking_hits(&listing.read, query));
+                            }
                             out.warn(LoadWarning::BuildingBehind(d));
                         }
                         problems.extend(stats.problems);
@@ -296,6 +287,49 @@ pub fn load_listing_stored_holding(
     read_files(&files, problems, (false, &[]), &Listed, &mut plain);
     listing.files = files;
     (listing, finished, None)
+}
+
+/// Who builds what the index lacks before a query is answered from it. A
+/// query searches the bodies in the index once it holds most files (see
+/// `bodies::answer_from_files`): what it lacks is indexed here, unless a
+/// build runs behind: what that has not written yet is then read from the
+/// files (the rows by the refresh, the bodies by [`lacking_hits`]), not
+/// waited for.
+fn build_for_query(index: &mut Index, out: &mut Out<'_, SessionInfo>) {
+    if index.builds_behind() && arbor_index::behind::builder(index.path()).is_some() {
+        return;
+    }
+    // The lock is taken whether or not a builder was seen: one starting
+    // just after the look would else build the same files beside this one.
+    index.build_here();
+    if let Some(pid) = arbor_index::behind::builder(index.path()) {
+        out.warn(LoadWarning::WaitingForBuild(pid));
+    }
+    if let Err(e) = index.take_build_lock(true) {
+        out.log(format_args!("the build lock: {e}"));
+    }
+}
+
+/// The body matches of `query` in the files of `rows` (those a refresh
+/// read because the index lacks them: a build runs behind), as the index
+/// would give them: with the index's answer for the others, the whole
+/// answer (see `rank_listing`). A file that cannot be read has none.
+fn lacking_hits(rows: &[SessionInfo], query: &Query) -> arbor_search::BodyHits {
+    let files: Vec<SessionFile> = rows
+        .iter()
+        .map(|r| SessionFile {
+            path: r.path.to_path_buf(),
+            agent: r.agent,
+        })
+        .collect();
+    let tiers = crate::app::bodies::tiers_from_files(&files, query, &|| false);
+    let mut hits = arbor_search::BodyHits::default();
+    for (row, t) in rows.iter().zip(tiers.into_iter().flatten()) {
+        if let Some(t) = t.filter(|t| *t != arbor_search::Tiers::default()) {
+            hits.insert_shared(row.path.as_os_arc().clone(), t);
+        }
+    }
+    hits
 }
 
 /// At most this many rows a listing's refresh reads from changed files

@@ -17,6 +17,7 @@ use arbor_store::{list_session_files, Scope, StoreConfig};
 /// lock holds it for an instant: it is asked again a few times.
 fn take_lock_behind(index: &mut Index) -> Result<bool> {
     arbor_index::behind::lower_priority();
+    arbor_index::behind::yield_to_commands(index.path());
     for _ in 0..10 {
         if index.take_build_lock(false)? {
             return Ok(true);

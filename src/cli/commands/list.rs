@@ -274,6 +274,24 @@ fn rank_listing(
     let found = listing.hits.take();
     let paths = || keys.iter().map(|&k| listing.path(k));
     let hits = match index {
+        // A build runs behind: the rows read from their files are those the
+        // index lacks (or holds an older version of), their matches found
+        // in their files; the index answers for the others.
+        Some(index) if found.is_some() => {
+            let lacking: std::collections::HashSet<&std::path::Path> =
+                listing.read.iter().map(|r| r.path.as_path()).collect();
+            let held: Vec<&std::path::Path> = listing
+                .keys()
+                .into_iter()
+                .map(|k| listing.path(k))
+                .filter(|p| !lacking.contains(p))
+                .collect();
+            index.search_within(query, &held).map(|hits| {
+                let mut hits = hits.unwrap_or_default();
+                hits.add_all(found);
+                Some(hits)
+            })
+        }
         // Told every session listed, the index reads them all when they are
         // as many as it has, without matching each path to its own.
         Some(index) if whole => index.search_within(

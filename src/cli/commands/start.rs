@@ -101,6 +101,8 @@ fn last(config: &StoreConfig, cli: &Cli, settings: &Settings) -> Result<()> {
         LoadEvent::Warning(w) => crate::cli::behind::warn(&cli.global, &w),
         _ => {}
     });
+    // The agent resumed next is no command a build behind waits for.
+    arbor_index::behind::unmark_busy();
     filter_rows(&mut rows, &scope, false);
     sort_recent(&mut rows);
     let Some(newest) = rows.into_iter().next() else {

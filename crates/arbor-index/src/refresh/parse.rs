@@ -321,6 +321,10 @@ fn resume_point(
 /// line to the scanner `s` and its words to `words`, until the scanner
 /// fails. Gives the bytes read, the end of the last complete line and the
 /// partial last line, if any.
+/// Bytes of a file parsed between two looks for a command to stop for
+/// (a few milliseconds of parsing).
+const PAUSE_EVERY: usize = 4 << 20;
+
 fn read_lines_from(
     f: &mut File,
     start: u64,
@@ -329,9 +333,17 @@ fn read_lines_from(
 ) -> std::io::Result<(u64, u64, Option<Vec<u8>>)> {
     let mut complete_end = start;
     let mut tail: Option<Vec<u8>> = None;
+    let mut unpaused = 0usize;
     let read = with_read_buffer(|buf| {
         read_lines(f, buf, |line, complete, end| {
             if complete {
+                // A big file holds a core for seconds: a build behind
+                // commands stops within it too (see `behind`).
+                unpaused += line.len();
+                if unpaused > PAUSE_EVERY {
+                    unpaused = 0;
+                    crate::behind::pause_while_busy();
+                }
                 let at = start + end - line.len() as u64 - 1;
                 // The header (the first line read from the start) has no
                 // parts; the other lines are skimmed once for the row and

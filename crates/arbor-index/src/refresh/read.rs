@@ -152,6 +152,8 @@ pub(super) fn read_changed(
         let (jobs, budget) = (&jobs, &budget);
         scope.spawn(move || {
             jobs.par_iter().for_each_with(tx, |tx, (f, c, _)| {
+                // A build behind commands stops while one runs.
+                crate::behind::pause_while_busy();
                 let parsed = parse_file(f, c.as_ref());
                 let weight = parsed.as_ref().map_or(0, Parsed::weight);
                 budget.take(weight);
@@ -164,6 +166,7 @@ pub(super) fn read_changed(
         let mut batch = Vec::new();
         let mut last_emit = Instant::now();
         let mut last_commit = Instant::now();
+        let mut test_pause = crate::behind::TestPause::from_env();
         for (msg, weight) in rx {
             // Given back at once: the result's memory is freed within this
             // turn of the loop.
@@ -200,8 +203,13 @@ pub(super) fn read_changed(
             if result.is_ok()
                 && (writer.builder_full() || last_commit.elapsed() > Duration::from_secs(4))
             {
+                crate::behind::pause_while_busy();
                 result = writer.commit();
                 last_commit = Instant::now();
+            }
+            if result.is_ok() && test_pause.after_one() {
+                result = writer.commit();
+                test_pause.wait();
             }
         }
         if !batch.is_empty() {
