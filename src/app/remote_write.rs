@@ -72,19 +72,17 @@ fn path_from_home(remote_path: &str) -> &str {
     remote_path.strip_prefix("~/").unwrap_or(remote_path)
 }
 
-/// The remote's arbor: remembered, else asked for (and remembered).
-/// `None`: not installed there.
+/// The remote's arbor: remembered once found, else asked for (and
+/// remembered). `None`: not installed there. Its absence is asked again
+/// at each write, so that installing arbor there is noticed at once.
 pub fn arbor_on(remotes: &Remotes, remote: &Remote) -> Result<Option<String>> {
     let cache = remotes
         .cache
         .as_deref()
         .context("arbor has no cache folder")?;
     let mut state = arbor_remote::read_state(cache, &remote.name);
-    if let Some(found) = &state.arbor_on_remote {
-        return Ok(match found {
-            ArborOnRemote::Yes { program } => Some(program.clone()),
-            ArborOnRemote::No => None,
-        });
+    if let Some(ArborOnRemote::Yes { program }) = &state.arbor_on_remote {
+        return Ok(Some(program.clone()));
     }
     let mut ssh = remotes.ssh.clone();
     ssh.batch = true;

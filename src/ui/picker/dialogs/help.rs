@@ -20,7 +20,7 @@ pub const HELP_WIDTH: u16 = 74;
 /// line.
 pub fn help_rows() -> Vec<HelpRow> {
     KEYS.help_with_field(
-        "search: all words, \"exact phrase\", re:regex; filters dir: model: label: agent: is: in:tools after:2d before:2026-11-30",
+        "search: all words, \"exact phrase\", re:regex; filters dir: model: label: agent: host: is: in:tools after:2d before:2026-11-30",
         "Editing the query",
         &input::KEYS,
     )

@@ -8,15 +8,40 @@ use crate::ui::app::{AppEvent, Effect, WriteKind};
 
 /// `write` run by arbor on the remote owning `path` (see
 /// `app::remote_write`); `None` for a session of this machine.
-fn on_remote(path: &std::path::Path, write: &RemoteWrite) -> Option<Result<String, String>> {
+/// `migrate`: the remote's arbor rewrites a version 1/2 file as version 3
+/// first (the user said yes to it, as for a file of this machine).
+fn on_remote(
+    path: &std::path::Path,
+    write: &RemoteWrite,
+    migrate: bool,
+) -> Option<Result<String, String>> {
     let (remotes, remote) = super::super::remote_of(path)?;
-    Some(remote_write::run(remotes, remote, path, write, false).map_err(|e| format!("{e:#}")))
+    Some(remote_write::run(remotes, remote, path, write, migrate).map_err(|e| format!("{e:#}")))
+}
+
+/// The version of a remote's session as its mirrored copy says, when it is
+/// older than 3: the rewrite is asked here, before the remote is reached.
+fn remote_version_to_migrate(path: &std::path::Path) -> Option<u32> {
+    super::super::remote_of(path)?;
+    let session = arbor_session::reader::read_session_lean(path).ok()?;
+    session.needs_migration().then_some(session.file_version)
 }
 
 pub fn rename_session(path: PathBuf, name: String) -> Vec<AppEvent> {
+    if let Some(version) = remote_version_to_migrate(&path) {
+        return vec![AppEvent::RenameNeedsMigration {
+            path,
+            name,
+            version,
+        }];
+    }
+    rename_with(path, name, false)
+}
+
+fn rename_with(path: PathBuf, name: String, migrate: bool) -> Vec<AppEvent> {
     use arbor_session::Error as SessionError;
     let write = RemoteWrite::Rename { name: name.clone() };
-    if let Some(result) = on_remote(&path, &write) {
+    if let Some(result) = on_remote(&path, &write, migrate) {
         let result = result.map(|_| name);
         return vec![AppEvent::Renamed { path, result }];
     }
@@ -35,11 +60,15 @@ pub fn rename_session(path: PathBuf, name: String) -> Vec<AppEvent> {
 
 /// `label` set on the entry `target` (`None`: the label removed).
 pub fn label(path: PathBuf, target: &str, label: Option<&str>) -> Vec<AppEvent> {
+    label_with(path, target, label, false)
+}
+
+fn label_with(path: PathBuf, target: &str, label: Option<&str>, migrate: bool) -> Vec<AppEvent> {
     let write = RemoteWrite::Label {
         entry: target.to_string(),
         text: label.map(str::to_string),
     };
-    let result = match on_remote(&path, &write) {
+    let result = match on_remote(&path, &write, migrate) {
         Some(r) => r.map(|_| None),
         None => arbor_session::writer::append_label(&path, target, label)
             .map(|_| None)
@@ -57,11 +86,15 @@ pub fn label(path: PathBuf, target: &str, label: Option<&str>) -> Vec<AppEvent> 
 }
 
 pub fn branch(path: PathBuf, entry: &str, summary: &str) -> Vec<AppEvent> {
+    branch_with(path, entry, summary, false)
+}
+
+fn branch_with(path: PathBuf, entry: &str, summary: &str, migrate: bool) -> Vec<AppEvent> {
     let write = RemoteWrite::Branch {
         entry: entry.to_string(),
         summary: summary.to_string(),
     };
-    let result = match on_remote(&path, &write) {
+    let result = match on_remote(&path, &write, migrate) {
         Some(r) => r.map(|_| None),
         None => arbor_session::writer::append_branch(&path, entry, summary)
             .map(|_| None)
@@ -75,13 +108,17 @@ pub fn branch(path: PathBuf, entry: &str, summary: &str) -> Vec<AppEvent> {
 }
 
 pub fn fork(path: PathBuf, entry: &str) -> Vec<AppEvent> {
+    fork_with(path, entry, false)
+}
+
+fn fork_with(path: PathBuf, entry: &str, migrate: bool) -> Vec<AppEvent> {
     let write = RemoteWrite::Fork {
         entry: entry.to_string(),
     };
     // A remote's fork is written there, beside its source (the remote's
     // arbor prints its path there); the sync brings it here beside the
     // source's copy.
-    let result = match on_remote(&path, &write) {
+    let result = match on_remote(&path, &write, migrate) {
         Some(r) => r.map(|printed| {
             let name = std::path::Path::new(printed.lines().next().unwrap_or_default().trim())
                 .file_name()
@@ -101,6 +138,24 @@ pub fn fork(path: PathBuf, entry: &str) -> Vec<AppEvent> {
 
 /// The file rewritten as version 3, then `then` performed on it.
 pub fn migrate_then(path: PathBuf, then: Effect) -> Vec<AppEvent> {
+    if super::super::remote_of(&path).is_some() {
+        // A mirror is never written: the remote's arbor rewrites its file.
+        return match then {
+            Effect::Rename { path, name } => rename_with(path, name, true),
+            Effect::Label {
+                path,
+                target,
+                label,
+            } => label_with(path, &target, label.as_deref(), true),
+            Effect::Branch {
+                path,
+                entry,
+                summary,
+            } => branch_with(path, &entry, &summary, true),
+            Effect::Fork { path, entry } => fork_with(path, &entry, true),
+            other => super::perform(other),
+        };
+    }
     match arbor_session::writer::migrate_file(&path) {
         Ok(_) => super::perform(then),
         // The picker's rename hears of it as a failed rename.
