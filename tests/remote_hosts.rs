@@ -620,3 +620,64 @@ fn through_a_real_sshd_the_remote_shell_gets_the_folder_exactly() {
         .unwrap()
         .contains("session_info"));
 }
+
+#[test]
+fn a_remote_version_2_session_is_rewritten_there_when_the_picker_renames_it() {
+    let w = World::new();
+    let remote_home = w.dir.path().join("remote-home");
+    let folder = remote_home.join(".atomic/agent/sessions/--w--");
+    std::fs::create_dir_all(&folder).unwrap();
+    let original = folder.join("2026-01-01T10-04-00-000Z_0199-old.jsonl");
+    let ts = "2026-01-01T10:04:00.000Z";
+    let header = serde_json::json!({"type": "session", "version": 2, "id": "0199-old",
+        "timestamp": ts, "cwd": "/w"});
+    let msg = serde_json::json!({"type": "message", "id": "m1", "parentId": null,
+        "timestamp": ts,
+        "message": {"role": "user", "content": [{"type": "text", "text": "an old one there"}]}});
+    std::fs::write(&original, format!("{header}\n{msg}\n")).unwrap();
+    let copy = w
+        .mirror("devbox")
+        .join("--w--")
+        .join(original.file_name().unwrap());
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(&original, &copy).unwrap();
+    let bin = w.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_arbor"), bin.join("arbor")).unwrap();
+    w.settings(&format!(
+        "[[remote]]\nname = \"devbox\"\ntransport = \"{}\"\npaths = [\"~/.atomic/agent/sessions\"]\n",
+        local_transport(&remote_home, &bin)
+    ));
+    let mut cmd = pty::arbor();
+    cmd.args(["--all", "--no-index"]);
+    cmd.env("HOME", w.home());
+    cmd.env("ARBOR_CACHE_DIR", w.cache());
+    cmd.env("ARBOR_CONFIG", w.config());
+    cmd.cwd(w.dir.path());
+    let mut term = pty::Term::spawn(cmd, 24, 120);
+    term.wait_for("the remote row", |t| t.contains("an old one there"));
+    term.send(b"\x12");
+    term.wait_for("the rename field", |t| t.contains("Rename:"));
+    term.send(b"renamed there\r");
+    // Asked here, as for a file of this machine: the mirror is not written.
+    term.wait_for("the rewrite asked", |t| {
+        t.contains("rewrite it as version 3")
+    });
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        std::fs::read(&original).unwrap()
+    );
+    term.send(b"\r");
+    term.wait_for("renamed", |t| t.contains("Renamed to"));
+    let there = std::fs::read_to_string(&original).unwrap();
+    assert!(there.contains("\"version\":3"), "{there}");
+    assert!(
+        there.lines().last().unwrap().contains("renamed there"),
+        "{there}"
+    );
+    assert!(folder
+        .join("2026-01-01T10-04-00-000Z_0199-old.jsonl.bak")
+        .exists());
+    term.send(b"\x03");
+    term.wait_exit("ctrl+c");
+}
