@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::ui::input::LineInput;
+use arbor_search::entry_bits::EntryTermBits;
 use arbor_search::hits::looks_at_entries;
 use arbor_search::{Query, Term};
 use arbor_session::context::ContextFlavor;
@@ -354,7 +355,12 @@ impl TreeState {
 
     /// Takes the entry bits read for `query` (those of a session replaced
     /// since are dropped); true when the rows changed.
-    pub fn set_hits(&mut self, session: &Arc<Session>, query: String, bits: Arc<Vec<u32>>) -> bool {
+    pub fn set_hits(
+        &mut self,
+        session: &Arc<Session>,
+        query: String,
+        bits: Arc<EntryTermBits>,
+    ) -> bool {
         if !Arc::ptr_eq(session, &self.loaded.session) || bits.len() != self.haystacks.len() {
             return false;
         }
@@ -367,6 +373,7 @@ impl TreeState {
         }
         let terms = Query::parse(&query).terms.len().min(32);
         let per_term = term_bits(&bits, terms, &self.loaded.pre);
+        drop(bits);
         self.entry_bits.insert(query, Arc::new(per_term));
         if current {
             self.rebuild();
@@ -500,13 +507,12 @@ impl TreeState {
                                 .iter()
                                 .filter(|(u, _)| !u.is_empty() && w.contains(u.as_str()))
                                 .max_by_key(|(u, _)| u.len())
-                                .map(|(_, hits)| unpacked(&hits.entries, text.len()));
+                                .map(|(_, hits)| &hits.entries);
                             let entries = match within {
-                                Some(within) => text.containing_within(w, &within),
+                                Some(within) => text.containing_within(w, within),
                                 None => text.containing(w),
                             };
                             let at = positions_of(&entries, &self.loaded.pre);
-                            let entries = packed(&entries);
                             self.word_hits.insert(w.clone(), WordHits { entries, at });
                         }
                         let labeled = self.labels_holding(w, vis);
@@ -825,31 +831,19 @@ struct WordHits {
     at: Vec<u64>,
 }
 
-/// A bit per `bool`.
-fn packed(marks: &[bool]) -> Vec<u64> {
-    let mut bits = vec![0u64; marks.len().div_ceil(64)];
-    for (i, _) in marks.iter().enumerate().filter(|(_, &m)| m) {
-        bits[i / 64] |= 1 << (i % 64);
-    }
-    bits
-}
-
-/// The first `n` marks of [`packed`] bits.
-fn unpacked(bits: &[u64], n: usize) -> Vec<bool> {
-    (0..n)
-        .map(|i| bits.get(i / 64).is_some_and(|b| b >> (i % 64) & 1 == 1))
-        .collect()
-}
-
 /// Per body term of a query, the walk-order positions whose entry the
 /// picker's matcher found it in.
 type TermBits = Vec<Vec<u64>>;
 
-/// The walk-order positions of the marked entries.
-fn positions_of(entries: &[bool], pre: &Preorder) -> Vec<u64> {
+/// The walk-order positions of the entries marked (a bit per entry).
+fn positions_of(entries: &[u64], pre: &Preorder) -> Vec<u64> {
     let mut at = vec![0u64; pre.len().div_ceil(64)];
-    for (e, _) in entries.iter().enumerate().filter(|(_, &h)| h) {
-        set_position(&mut at, pre, e);
+    for (w, &bits) in entries.iter().enumerate() {
+        let mut b = bits;
+        while b != 0 {
+            set_position(&mut at, pre, w * 64 + b.trailing_zeros() as usize);
+            b &= b - 1;
+        }
     }
     at
 }
@@ -863,16 +857,14 @@ fn set_position(bits: &mut [u64], pre: &Preorder, e: usize) {
 }
 
 /// [`TermBits`] of `terms` terms from a bit per term per entry.
-fn term_bits(per_entry: &[u32], terms: usize, pre: &Preorder) -> TermBits {
-    let mut per_term = vec![vec![0u64; pre.len().div_ceil(64)]; terms];
-    for (e, &b) in per_entry.iter().enumerate().filter(|(_, &b)| b != 0) {
-        let mut b = b;
-        while b != 0 {
-            if let Some(bits) = per_term.get_mut(b.trailing_zeros() as usize) {
-                set_position(bits, pre, e);
+fn term_bits(per_entry: &EntryTermBits, terms: usize, pre: &Preorder) -> TermBits {
+    (0..terms)
+        .map(|t| {
+            let mut bits = vec![0u64; pre.len().div_ceil(64)];
+            for e in per_entry.entries_of(t) {
+                set_position(&mut bits, pre, e);
             }
-            b &= b - 1;
-        }
-    }
-    per_term
+            bits
+        })
+        .collect()
 }
