@@ -465,3 +465,34 @@ fn the_tree_search_answers_hold_a_bit_an_entry() {
     // A bit an entry and a task's scratch: 2 bytes an entry at most.
     assert!(held <= 2 * N, "session_term_bits held {held} bytes");
 }
+
+/// The tree screen, open on a session, holds its rows (24 bytes an entry
+/// shown) and little more an entry: the haystacks a search reads before
+/// the search text arrives are kept for the entries read, not in a slot
+/// for every entry (24 bytes an entry before, 24 MB at a million entries),
+/// and the rows are made with room for the visible entries once (grown by
+/// doubling, they held up to twice that, and while growing one and a half
+/// times more).
+#[test]
+fn the_tree_screen_holds_its_rows_and_little_more_an_entry() {
+    use arbor::ui::tree::{Loaded, TreeState};
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.jsonl");
+    const N: usize = 200_000;
+    write_short_session(&path, N);
+    let loaded = Loaded::read(&path, arbor_session::Agent::Atomic).unwrap();
+    let (t, held) = peak_of(|| TreeState::new(path.clone(), loaded, 0));
+    let row = std::mem::size_of_val(&t.rows[0]);
+    eprintln!(
+        "{} rows of {row} bytes; held {held}: {} bytes an entry",
+        t.rows.len(),
+        held / N
+    );
+    assert!(t.rows.len() > N / 2);
+    assert!(
+        held <= row * t.rows.len() + 2 * N,
+        "{} bytes an entry held",
+        held / N
+    );
+}

@@ -142,7 +142,10 @@ pub struct TreeState {
     /// Folded entries, by id (stable across reloads).
     pub folded: HashSet<String>,
     pub search: LineInput,
-    haystacks: Vec<Option<String>>,
+    /// The haystacks read so far, by entry (a search reads them one by one
+    /// until the search text arrives; a slot for every entry was 24 MB at
+    /// a million entries, held for as long as the screen was open).
+    haystacks: HashMap<usize, String>,
     /// Every entry's search text, built off the UI thread after a load
     /// (until it arrives, entries are read one by one as a search needs them).
     search_text: Option<Arc<SearchText>>,
@@ -253,7 +256,7 @@ impl TreeState {
     pub fn new(path: PathBuf, loaded: Loaded, now_ms: i64) -> TreeState {
         let mut t = TreeState {
             path,
-            haystacks: Vec::new(),
+            haystacks: HashMap::new(),
             search_text: None,
             search_text_pending: false,
             word_hits: HashMap::new(),
@@ -305,8 +308,7 @@ impl TreeState {
     }
 
     fn index_session(&mut self) {
-        let entries = &self.loaded.session.entries;
-        self.haystacks = vec![None; entries.len()];
+        self.haystacks = HashMap::new();
         self.search_text = None;
         self.search_text_pending = false;
         self.word_hits.clear();
@@ -317,7 +319,9 @@ impl TreeState {
     /// Installs the search text built for this session (a stale one, of a
     /// session replaced since, is dropped).
     pub fn set_search_text(&mut self, session: &Arc<Session>, text: Arc<SearchText>) {
-        if Arc::ptr_eq(session, &self.loaded.session) && text.len() == self.haystacks.len() {
+        if Arc::ptr_eq(session, &self.loaded.session)
+            && text.len() == self.loaded.session.entries.len()
+        {
             self.search_text = Some(text);
             self.search_text_pending = false;
             self.word_hits.clear();
@@ -361,7 +365,9 @@ impl TreeState {
         query: String,
         bits: Arc<EntryTermBits>,
     ) -> bool {
-        if !Arc::ptr_eq(session, &self.loaded.session) || bits.len() != self.haystacks.len() {
+        if !Arc::ptr_eq(session, &self.loaded.session)
+            || bits.len() != self.loaded.session.entries.len()
+        {
             return false;
         }
         if self.entry_bits.len() >= 16 {
@@ -455,12 +461,11 @@ impl TreeState {
     }
 
     fn haystack(&mut self, i: usize) -> &str {
-        if self.haystacks[i].is_none() {
-            let e = &self.loaded.session.entries[i];
-            let h = search_haystack(e, &self.loaded.tree, self.calls_ref());
-            self.haystacks[i] = Some(h);
-        }
-        self.haystacks[i].as_deref().unwrap_or("")
+        let loaded = &self.loaded;
+        self.haystacks.entry(i).or_insert_with(|| {
+            let e = &loaded.session.entries[i];
+            search_haystack(e, &loaded.tree, &loaded.session.calls)
+        })
     }
 
     /// Which entries match the search, parsed as a query: every term must
