@@ -427,3 +427,72 @@ fn the_tree_search_text_holds_its_text_and_eight_bytes_an_entry() {
         beside / N
     );
 }
+
+/// The tree's search answers a bit an entry: which entries hold a word
+/// (a `bool` each before: 1 MB at a million entries, and a keystroke
+/// held two, the answer and the previous word's it narrows within), and
+/// which body terms of a query the matcher finds in each entry (a `u32`
+/// each before: 4 MB at a million entries).
+#[test]
+fn the_tree_search_answers_hold_a_bit_an_entry() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.jsonl");
+    const N: usize = 200_000;
+    write_short_session(&path, N);
+    let session = arbor_session::reader::read_session_lean(&path).unwrap();
+    let text = arbor_session::search_text::SearchText::build(&session);
+    let (within, held) = peak_of(|| text.containing("a"));
+    eprintln!("containing: {held} bytes for {N} entries");
+    assert!(held <= N / 8 + 4096, "containing held {held} bytes");
+    let (_, held) = peak_of(|| text.containing_within("a1", &within));
+    eprintln!("containing_within: {held} bytes for {N} entries");
+    assert!(held <= N / 8 + 4096, "containing_within held {held} bytes");
+
+    // On one thread: each task's scratch (its block's lines, read and
+    // parsed a line at a time) is held once, whatever the cores.
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let query = arbor_search::Query::parse("bash");
+    let (bits, held) = one.install(|| {
+        peak_of(|| arbor_search::hits::session_term_bits(&session, &query, &|| false).unwrap())
+    });
+    eprintln!("session_term_bits: {held} bytes for {N} entries");
+    assert_eq!(bits.len(), N);
+    assert!(bits.has(1, 0) && !bits.has(0, 0));
+    // A bit an entry and a task's scratch: 2 bytes an entry at most.
+    assert!(held <= 2 * N, "session_term_bits held {held} bytes");
+}
+
+/// The tree screen, open on a session, holds its rows (24 bytes an entry
+/// shown) and little more an entry: the haystacks a search reads before
+/// the search text arrives are kept for the entries read, not in a slot
+/// for every entry (24 bytes an entry before, 24 MB at a million entries),
+/// and the rows are made with room for the visible entries once (grown by
+/// doubling, they held up to twice that, and while growing one and a half
+/// times more).
+#[test]
+fn the_tree_screen_holds_its_rows_and_little_more_an_entry() {
+    use arbor::ui::tree::{Loaded, TreeState};
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.jsonl");
+    const N: usize = 200_000;
+    write_short_session(&path, N);
+    let loaded = Loaded::read(&path, arbor_session::Agent::Atomic).unwrap();
+    let (t, held) = peak_of(|| TreeState::new(path.clone(), loaded, 0));
+    let row = std::mem::size_of_val(&t.rows[0]);
+    eprintln!(
+        "{} rows of {row} bytes; held {held}: {} bytes an entry",
+        t.rows.len(),
+        held / N
+    );
+    assert!(t.rows.len() > N / 2);
+    assert!(
+        held <= row * t.rows.len() + 2 * N,
+        "{} bytes an entry held",
+        held / N
+    );
+}

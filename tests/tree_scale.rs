@@ -348,7 +348,7 @@ fn search_rows_are_the_flattening_of_what_each_term_matches() {
             }
             let hay = search_haystack(e, tr, &s.calls);
             query.terms.iter().enumerate().all(|(k, term)| {
-                let found = bits.get(i).is_some_and(|b| b & (1 << k) != 0);
+                let found = bits.has(i, k);
                 match term {
                     arbor_search::Term::Word { lower, .. } if !scoped => {
                         found || hay.contains(lower.as_str())

@@ -83,7 +83,7 @@ pub enum AppEvent {
     TreeHits {
         session: SharedSession,
         query: String,
-        bits: Arc<Vec<u32>>,
+        bits: Arc<arbor_search::entry_bits::EntryTermBits>,
     },
     Renamed {
         path: PathBuf,

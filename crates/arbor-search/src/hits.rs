@@ -14,6 +14,7 @@ use arbor_session::normalize::{normalize, original_range};
 use std::path::Path;
 
 use super::blocks::find_in_long;
+use super::entry_bits::{set_in_block, EntryTermBits, BLOCK};
 use arbor_session::info::{read_lines, read_lines_capped, with_read_buffer, Piece};
 use arbor_session::lifted::{FileLine, LIFT_LINE};
 use arbor_session::line_skim::{skim_line, LineSpans};
@@ -716,26 +717,26 @@ pub fn file_entry_hits_until(
     Ok(hits)
 }
 
-/// Per entry of `session` (in its order): the bits of `query`'s body
-/// terms that match in it (see [`entry_hits`]), read on all cores, a
-/// block of lines at a time, most lines never parsed (see [`LineFilter`]).
-/// `None` when `stale` said the answer is no longer wanted.
+/// Per entry of `session` (in its order): which of `query`'s body terms
+/// match in it (see [`entry_hits`]), read on all cores, a block of lines
+/// at a time, most lines never parsed (see [`LineFilter`]). `None` when
+/// `stale` said the answer is no longer wanted.
 pub fn session_term_bits(
     session: &arbor_session::Session,
     query: &Query,
     stale: &(dyn Fn() -> bool + Sync),
-) -> Option<Vec<u32>> {
+) -> Option<EntryTermBits> {
     use rayon::prelude::*;
     let n = session.entries.len();
     if !looks_at_entries(query) {
-        return Some(vec![0; n]);
+        return Some(EntryTermBits::new(n, 0));
     }
-    // Written in place, a block of entries per task (a piece per block
-    // joined afterwards held the answer twice: 8 MB at a million entries).
-    let mut out = vec![0u32; n];
+    // Written in place, a block of entries per task: a bit per term per
+    // entry (a `u32` an entry was 4 MB at a million entries).
+    let mut out = EntryTermBits::new(n, query.terms.len());
     let done = out
-        .par_chunks_mut(512)
-        .zip(session.entries.par_chunks(512))
+        .par_blocks_mut()
+        .zip(session.entries.par_chunks(BLOCK))
         .all(|(out, chunk)| {
             if stale() {
                 return false;
@@ -750,9 +751,7 @@ pub fn session_term_bits(
                         .map_or(0, |raw| match_entry(&raw, query, &mut norm).terms),
                     None => e.raw.with(|raw| match_entry(raw, query, &mut norm).terms),
                 };
-                if let Some(o) = out.get_mut(k) {
-                    *o = bits;
-                }
+                set_in_block(out, k, bits);
                 k += 1;
             });
             true

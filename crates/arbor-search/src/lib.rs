@@ -14,6 +14,7 @@
 // prefilter and the scorer are not (the scorer's types are re-exported).
 pub mod blocks;
 pub mod doc;
+pub mod entry_bits;
 pub mod hits;
 pub mod literals;
 pub mod query;

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::ui::input::LineInput;
+use arbor_search::entry_bits::EntryTermBits;
 use arbor_search::hits::looks_at_entries;
 use arbor_search::{Query, Term};
 use arbor_session::context::ContextFlavor;
@@ -141,7 +142,10 @@ pub struct TreeState {
     /// Folded entries, by id (stable across reloads).
     pub folded: HashSet<String>,
     pub search: LineInput,
-    haystacks: Vec<Option<String>>,
+    /// The haystacks read so far, by entry (a search reads them one by one
+    /// until the search text arrives; a slot for every entry was 24 MB at
+    /// a million entries, held for as long as the screen was open).
+    haystacks: HashMap<usize, String>,
     /// Every entry's search text, built off the UI thread after a load
     /// (until it arrives, entries are read one by one as a search needs them).
     search_text: Option<Arc<SearchText>>,
@@ -252,7 +256,7 @@ impl TreeState {
     pub fn new(path: PathBuf, loaded: Loaded, now_ms: i64) -> TreeState {
         let mut t = TreeState {
             path,
-            haystacks: Vec::new(),
+            haystacks: HashMap::new(),
             search_text: None,
             search_text_pending: false,
             word_hits: HashMap::new(),
@@ -304,8 +308,7 @@ impl TreeState {
     }
 
     fn index_session(&mut self) {
-        let entries = &self.loaded.session.entries;
-        self.haystacks = vec![None; entries.len()];
+        self.haystacks = HashMap::new();
         self.search_text = None;
         self.search_text_pending = false;
         self.word_hits.clear();
@@ -316,7 +319,9 @@ impl TreeState {
     /// Installs the search text built for this session (a stale one, of a
     /// session replaced since, is dropped).
     pub fn set_search_text(&mut self, session: &Arc<Session>, text: Arc<SearchText>) {
-        if Arc::ptr_eq(session, &self.loaded.session) && text.len() == self.haystacks.len() {
+        if Arc::ptr_eq(session, &self.loaded.session)
+            && text.len() == self.loaded.session.entries.len()
+        {
             self.search_text = Some(text);
             self.search_text_pending = false;
             self.word_hits.clear();
@@ -354,8 +359,15 @@ impl TreeState {
 
     /// Takes the entry bits read for `query` (those of a session replaced
     /// since are dropped); true when the rows changed.
-    pub fn set_hits(&mut self, session: &Arc<Session>, query: String, bits: Arc<Vec<u32>>) -> bool {
-        if !Arc::ptr_eq(session, &self.loaded.session) || bits.len() != self.haystacks.len() {
+    pub fn set_hits(
+        &mut self,
+        session: &Arc<Session>,
+        query: String,
+        bits: Arc<EntryTermBits>,
+    ) -> bool {
+        if !Arc::ptr_eq(session, &self.loaded.session)
+            || bits.len() != self.loaded.session.entries.len()
+        {
             return false;
         }
         if self.entry_bits.len() >= 16 {
@@ -367,6 +379,7 @@ impl TreeState {
         }
         let terms = Query::parse(&query).terms.len().min(32);
         let per_term = term_bits(&bits, terms, &self.loaded.pre);
+        drop(bits);
         self.entry_bits.insert(query, Arc::new(per_term));
         if current {
             self.rebuild();
@@ -448,12 +461,11 @@ impl TreeState {
     }
 
     fn haystack(&mut self, i: usize) -> &str {
-        if self.haystacks[i].is_none() {
-            let e = &self.loaded.session.entries[i];
-            let h = search_haystack(e, &self.loaded.tree, self.calls_ref());
-            self.haystacks[i] = Some(h);
-        }
-        self.haystacks[i].as_deref().unwrap_or("")
+        let loaded = &self.loaded;
+        self.haystacks.entry(i).or_insert_with(|| {
+            let e = &loaded.session.entries[i];
+            search_haystack(e, &loaded.tree, &loaded.session.calls)
+        })
     }
 
     /// Which entries match the search, parsed as a query: every term must
@@ -500,13 +512,12 @@ impl TreeState {
                                 .iter()
                                 .filter(|(u, _)| !u.is_empty() && w.contains(u.as_str()))
                                 .max_by_key(|(u, _)| u.len())
-                                .map(|(_, hits)| unpacked(&hits.entries, text.len()));
+                                .map(|(_, hits)| &hits.entries);
                             let entries = match within {
-                                Some(within) => text.containing_within(w, &within),
+                                Some(within) => text.containing_within(w, within),
                                 None => text.containing(w),
                             };
                             let at = positions_of(&entries, &self.loaded.pre);
-                            let entries = packed(&entries);
                             self.word_hits.insert(w.clone(), WordHits { entries, at });
                         }
                         let labeled = self.labels_holding(w, vis);
@@ -825,31 +836,19 @@ struct WordHits {
     at: Vec<u64>,
 }
 
-/// A bit per `bool`.
-fn packed(marks: &[bool]) -> Vec<u64> {
-    let mut bits = vec![0u64; marks.len().div_ceil(64)];
-    for (i, _) in marks.iter().enumerate().filter(|(_, &m)| m) {
-        bits[i / 64] |= 1 << (i % 64);
-    }
-    bits
-}
-
-/// The first `n` marks of [`packed`] bits.
-fn unpacked(bits: &[u64], n: usize) -> Vec<bool> {
-    (0..n)
-        .map(|i| bits.get(i / 64).is_some_and(|b| b >> (i % 64) & 1 == 1))
-        .collect()
-}
-
 /// Per body term of a query, the walk-order positions whose entry the
 /// picker's matcher found it in.
 type TermBits = Vec<Vec<u64>>;
 
-/// The walk-order positions of the marked entries.
-fn positions_of(entries: &[bool], pre: &Preorder) -> Vec<u64> {
+/// The walk-order positions of the entries marked (a bit per entry).
+fn positions_of(entries: &[u64], pre: &Preorder) -> Vec<u64> {
     let mut at = vec![0u64; pre.len().div_ceil(64)];
-    for (e, _) in entries.iter().enumerate().filter(|(_, &h)| h) {
-        set_position(&mut at, pre, e);
+    for (w, &bits) in entries.iter().enumerate() {
+        let mut b = bits;
+        while b != 0 {
+            set_position(&mut at, pre, w * 64 + b.trailing_zeros() as usize);
+            b &= b - 1;
+        }
     }
     at
 }
@@ -863,16 +862,14 @@ fn set_position(bits: &mut [u64], pre: &Preorder, e: usize) {
 }
 
 /// [`TermBits`] of `terms` terms from a bit per term per entry.
-fn term_bits(per_entry: &[u32], terms: usize, pre: &Preorder) -> TermBits {
-    let mut per_term = vec![vec![0u64; pre.len().div_ceil(64)]; terms];
-    for (e, &b) in per_entry.iter().enumerate().filter(|(_, &b)| b != 0) {
-        let mut b = b;
-        while b != 0 {
-            if let Some(bits) = per_term.get_mut(b.trailing_zeros() as usize) {
-                set_position(bits, pre, e);
+fn term_bits(per_entry: &EntryTermBits, terms: usize, pre: &Preorder) -> TermBits {
+    (0..terms)
+        .map(|t| {
+            let mut bits = vec![0u64; pre.len().div_ceil(64)];
+            for e in per_entry.entries_of(t) {
+                set_position(&mut bits, pre, e);
             }
-            b &= b - 1;
-        }
-    }
-    per_term
+            bits
+        })
+        .collect()
 }

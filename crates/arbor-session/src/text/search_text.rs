@@ -124,46 +124,50 @@ impl SearchText {
     }
 
     /// Which entries' text contains `word` (already lowercased, no
-    /// whitespace). Only the entries holding every byte class of the
-    /// word are read (none for a letter: its class answers);
-    /// the pieces are scanned on all cores.
-    pub fn containing(&self, word: &str) -> Vec<bool> {
+    /// whitespace), a bit per entry (bit `i % 64` of word `i / 64`; a
+    /// `bool` each was 1 MB at a million entries). Only the entries holding
+    /// every byte class of the word are read (none for a letter: its class
+    /// answers); the pieces are scanned on all cores.
+    pub fn containing(&self, word: &str) -> Vec<u64> {
         self.scan(word, None)
     }
 
     /// [`SearchText::containing`], looking only at the entries `within`
-    /// marks: the answer for a word that `word` contains (the previous
-    /// keystroke's), whose matches hold every match of `word`. Typing a
-    /// word then scans less at every key instead of the whole text again.
-    pub fn containing_within(&self, word: &str, within: &[bool]) -> Vec<bool> {
-        if within.len() != self.len {
+    /// marks (bits as it answers): the answer for a word that `word`
+    /// contains (the previous keystroke's), whose matches hold every match
+    /// of `word`. Typing a word then scans less at every key instead of the
+    /// whole text again.
+    pub fn containing_within(&self, word: &str, within: &[u64]) -> Vec<u64> {
+        if within.len() != self.len.div_ceil(64) {
             return self.containing(word);
         }
         self.scan(word, Some(within))
     }
 
-    fn scan(&self, word: &str, within: Option<&[bool]>) -> Vec<bool> {
-        if word.is_empty() {
-            return vec![true; self.len];
-        }
+    fn scan(&self, word: &str, within: Option<&[u64]>) -> Vec<u64> {
         let need = byte_classes(word.as_bytes());
-        let exact = word.len() == 1 && word.as_bytes()[0].is_ascii_lowercase();
+        let exact = word.is_empty() || word.len() == 1 && word.as_bytes()[0].is_ascii_lowercase();
         let finder = Finder::new(word.as_bytes());
+        let marked = |bits: &[u64], i: usize| bits[i / 64] >> (i % 64) & 1 == 1;
+        // Every entry holds the empty word.
+        let within = within.filter(|_| !word.is_empty());
         self.per_piece(|p, hit| {
-            for (k, h) in hit.iter_mut().enumerate() {
-                if p.classes[k] & need != need || within.is_some_and(|w| !w[p.first + k]) {
+            for k in 0..p.ends.len() {
+                if p.classes[k] & need != need || within.is_some_and(|w| !marked(w, p.first + k)) {
                     continue;
                 }
-                *h = exact || finder.find(p.entry(k)).is_some();
+                if exact || finder.find(p.entry(k)).is_some() {
+                    hit[k / 64] |= 1 << (k % 64);
+                }
             }
         })
     }
 
-    /// Runs `scan` on every piece (on all cores) with the piece's slice of
-    /// the answer, all false at first.
-    fn per_piece(&self, scan: impl Fn(&Piece, &mut [bool]) + Sync) -> Vec<bool> {
-        let mut hit = vec![false; self.len];
-        hit.par_chunks_mut(PIECE)
+    /// Runs `scan` on every piece (on all cores) with the piece's words of
+    /// the answer, all clear at first.
+    fn per_piece(&self, scan: impl Fn(&Piece, &mut [u64]) + Sync) -> Vec<u64> {
+        let mut hit = vec![0u64; self.len.div_ceil(64)];
+        hit.par_chunks_mut(PIECE / 64)
             .zip(self.pieces.par_iter())
             .for_each(|(h, p)| scan(p, h));
         hit
@@ -208,12 +212,17 @@ mod tests {
             .collect();
         let refs: Vec<&str> = entries.iter().map(String::as_str).collect();
         let t = text(&refs);
+        let bools = |bits: Vec<u64>| -> Vec<bool> {
+            (0..refs.len())
+                .map(|i| bits[i / 64] >> (i % 64) & 1 == 1)
+                .collect()
+        };
         for w in words {
             let naive: Vec<bool> = refs.iter().map(|e| e.contains(w)).collect();
-            assert_eq!(t.containing(w), naive, "{w:?}");
+            assert_eq!(bools(t.containing(w)), naive, "{w:?}");
             for u in words.iter().filter(|u| w.contains(**u)) {
                 assert_eq!(
-                    t.containing_within(w, &t.containing(u)),
+                    bools(t.containing_within(w, &t.containing(u))),
                     naive,
                     "{w:?} in {u:?}"
                 );

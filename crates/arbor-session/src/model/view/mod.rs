@@ -251,6 +251,15 @@ pub fn flatten_pre(
 ) {
     rows.clear();
     stack.clear();
+    // Room for every visible position (no more rows than that), made once:
+    // grown by doubling, a million rows held room for 1,048,576 and, while
+    // growing, the half as many before them too (37 MB for 18).
+    let most: usize = visible.iter().map(|w| w.count_ones() as usize).sum();
+    if rows.capacity() < most {
+        // The old room let go first (a reserve would copy it over).
+        *rows = Vec::new();
+        rows.reserve_exact(most);
+    }
     let root_count = visible_rows(rows, stack, pre, visible, folds);
     lay_out(rows, root_count > 1);
 }
@@ -326,6 +335,13 @@ fn visible_rows(
         at = if is_folded {
             next_bit(visible, end[p] as usize, n)
         } else {
+            // An ancestor whose subtree ends with this one's gets no more
+            // children: it leaves the stack now rather than when both end
+            // (a long line of single children kept all of its entries
+            // there: 12 MB at a million).
+            if stack.last().is_some_and(|s| s.0 == end[p]) {
+                stack.pop();
+            }
             stack.push((end[p], row, NONE));
             next_bit(visible, p + 1, n)
         };
