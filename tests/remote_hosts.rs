@@ -619,6 +619,27 @@ fn through_a_real_sshd_the_remote_shell_gets_the_folder_exactly() {
     assert!(!std::fs::read_to_string(&there)
         .unwrap()
         .contains("session_info"));
+    // Installed there since: the next write finds it and renames there,
+    // and the mirror is synced.
+    let bin = server.home.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_arbor"), bin.join("arbor")).unwrap();
+    let out = common::run(
+        w.arbor()
+            .args(["rename", "--", copy.to_str().unwrap(), "named over ssh"])
+            .env("ARBOR_SSH", server.ssh_command()),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let renamed = std::fs::read_to_string(&there).unwrap();
+    assert!(
+        renamed.lines().last().unwrap().contains("named over ssh"),
+        "{renamed}"
+    );
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), renamed);
 }
 
 #[test]

@@ -3,7 +3,9 @@
 //! `StrictModes no`) and a `known_hosts` for the client holding the host
 //! key, so that ssh checks it as it would any host's. Logins run their
 //! command with `HOME` (and the folder they start in) set to a fake home
-//! of the test's, so `~/…` on "the remote" is never the real home.
+//! of the test's, so `~/…` on "the remote" is never the real home, and
+//! with the fake home's `bin` first on `PATH` (where a test installs
+//! programs "on the remote").
 //!
 //! [`Sshd::start_or_skip`] says why and returns `None` where `sshd`,
 //! `ssh-keygen` or `rsync` are missing (`.ci/run` installs them).
@@ -98,7 +100,7 @@ impl Sshd {
                  AuthorizedKeysFile {auth}\nStrictModes no\nPubkeyAuthentication yes\n\
                  PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
                  PermitRootLogin prohibit-password\nLogLevel INFO\n\
-                 ForceCommand cd {home} && HOME={home} exec /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"\n",
+                 ForceCommand cd {home} && HOME={home} PATH={home}/bin:$PATH exec /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"\n",
                 hk = host_key.display(),
                 pid = d.join("sshd.pid").display(),
                 auth = authorized.display(),
