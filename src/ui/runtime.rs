@@ -210,6 +210,9 @@ fn event_loop(
         key_watch::watch_keys(tx.clone(), (*super::keybindings::in_force()).clone());
     let search_tx = spawn_search_worker(tx.clone());
     let preview_tx = spawn_preview_worker(tx.clone());
+    // However the loop ends (a choice, quit, a signal, an error), the
+    // remotes' syncs still under way are stopped before arbor goes on.
+    let syncs = StopOnDrop(arbor_remote::SyncCancel::new());
     // Lives as long as the loop.
     let _tree_watcher = match &opts.open_tree {
         None => {
@@ -224,7 +227,7 @@ fn event_loop(
             };
             spawn_loader(tx.clone(), loader, drawn_rx);
             // Behind the first frame, never before it.
-            sources::spawn_syncs(&tx, &opts.remotes);
+            sources::spawn_syncs(&tx, &opts.remotes, &syncs.0);
             None
         }
         Some(file) => {
@@ -284,6 +287,16 @@ fn event_loop(
                 }
             }
         }
+    }
+}
+
+/// Cancels the syncs it holds when dropped: their rsync process groups are
+/// killed, so that a hung host's rsync does not outlive the picker.
+struct StopOnDrop(arbor_remote::SyncCancel);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
     }
 }
 

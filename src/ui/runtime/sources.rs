@@ -143,7 +143,11 @@ pub(super) fn spawn_loader(tx: Sender<AppEvent>, loader: Loader, drawn: Receiver
 /// as any file changed on disk. ssh is never let ask anything (the screen
 /// is the terminal's): an unknown host key or a password prompt fails
 /// the sync, said on the status line.
-pub(super) fn spawn_syncs(tx: &Sender<AppEvent>, remotes: &crate::app::remotes::Remotes) {
+pub(super) fn spawn_syncs(
+    tx: &Sender<AppEvent>,
+    remotes: &crate::app::remotes::Remotes,
+    cancel: &arbor_remote::SyncCancel,
+) {
     let Some(cache) = remotes.cache.clone() else {
         return;
     };
@@ -151,6 +155,7 @@ pub(super) fn spawn_syncs(tx: &Sender<AppEvent>, remotes: &crate::app::remotes::
     ssh.batch = true;
     for remote in remotes.remotes.clone() {
         let (tx, cache, ssh) = (tx.clone(), cache.clone(), ssh.clone());
+        let cancel = cancel.clone();
         std::thread::spawn(move || {
             let host = remote.name.clone();
             let mirror = arbor_remote::mirror_dir(&cache, &host);
@@ -160,7 +165,7 @@ pub(super) fn spawn_syncs(tx: &Sender<AppEvent>, remotes: &crate::app::remotes::
                 host: host.clone(),
                 files,
             });
-            let result = arbor_remote::sync(&remote, &cache, &ssh, &mut |p| {
+            let result = arbor_remote::sync_cancellable(&remote, &cache, &ssh, &cancel, &mut |p| {
                 if let arbor_remote::SyncProgress::File { path } = p {
                     files += 1;
                     changed.extend(crate::app::remotes::mirrored_file(&mirror, &path));
