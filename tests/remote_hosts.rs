@@ -620,3 +620,46 @@ fn through_a_real_sshd_the_remote_shell_gets_the_folder_exactly() {
         .unwrap()
         .contains("session_info"));
 }
+
+#[test]
+fn with_no_local_sessions_the_syncs_fill_the_picker() {
+    if !which("rsync") {
+        eprintln!("empty_local: skipped: rsync is not installed");
+        return;
+    }
+    let w = World::new();
+    let remote_home = w.dir.path().join("remote-home");
+    session(
+        &remote_home.join(".atomic/agent/sessions/--w--"),
+        "0199-there",
+        "/w",
+        "from the box",
+        3,
+    );
+    // No local session at all, no mirror yet. The transport waits for
+    // `go` before it lets rsync through (a shell on this machine whose home
+    // is the "remote" home).
+    let go = w.dir.path().join("go");
+    w.settings(&format!(
+        "[[remote]]\nname = \"box\"\n\
+         transport = \"sh -c 'while [ ! -e {} ]; do sleep 0.2; done; exec env -i HOME={} PATH=/usr/bin:/bin \\\"$@\\\"' box\"\n\
+         paths = [\"~/.atomic/agent/sessions\"]\n",
+        go.display(),
+        remote_home.display()
+    ));
+    let mut cmd = pty::arbor();
+    cmd.args(["--no-index"]);
+    cmd.env("HOME", w.home());
+    cmd.env("ARBOR_CACHE_DIR", w.cache());
+    cmd.env("ARBOR_CONFIG", w.config());
+    cmd.cwd(w.dir.path());
+    let mut term = pty::Term::spawn(cmd, 24, 120);
+    let screen = term.wait_for("the empty list saying the sync", |t| {
+        t.contains("No sessions here yet; syncing box")
+    });
+    assert!(!screen.contains("Demo store"), "{screen}");
+    std::fs::write(&go, "").unwrap();
+    term.wait_for("the remote's row", |t| t.contains("from the box"));
+    term.send(b"\x03");
+    term.wait_exit("ctrl+c");
+}
