@@ -663,3 +663,29 @@ fn with_no_local_sessions_the_syncs_fill_the_picker() {
     term.send(b"\x03");
     term.wait_exit("ctrl+c");
 }
+
+#[test]
+fn a_remote_named_by_host_is_listed_beside_a_given_store() {
+    let (w, local, remote) = two_hosts();
+    let paths = |args: &[&str]| -> Vec<String> {
+        let store = w.local_store();
+        json_lines(&common::run_ok(
+            w.arbor()
+                .args(["list", "--all", "--json", "--store"])
+                .arg(&store)
+                .args(args),
+        ))
+        .iter()
+        .map(|v| v["path"].as_str().unwrap().to_string())
+        .collect()
+    };
+    let (l, r) = (local.display().to_string(), remote.display().to_string());
+    // The store given is what is listed; a remote asked for by name too.
+    assert_eq!(paths(&[]), [l.as_str()]);
+    assert_eq!(paths(&["--host", "devbox"]), [r.as_str()]);
+    assert_eq!(paths(&["--host", "local"]), [l.as_str()]);
+    assert_eq!(
+        paths(&["--host", "devbox", "--host", "local"]),
+        [r.as_str(), l.as_str()]
+    );
+}
