@@ -689,3 +689,130 @@ fn a_remote_named_by_host_is_listed_beside_a_given_store() {
         [r.as_str(), l.as_str()]
     );
 }
+
+/// Sets a file's time an hour back (a file changed seconds ago is taken
+/// for one an agent is writing, and not moved).
+fn an_hour_old(p: &Path) {
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(p)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+}
+
+/// Two sessions on `devbox` (an hour old) and their mirror; the remote's
+/// arbor is this build, each of its runs noted in the returned file.
+fn remote_pair() -> (World, Vec<PathBuf>, Vec<PathBuf>, PathBuf) {
+    let w = World::new();
+    let remote_home = w.dir.path().join("remote-home");
+    let mut originals = Vec::new();
+    let mut copies = Vec::new();
+    for (id, minute) in [("0199-one", 3), ("0199-two", 4)] {
+        let original = session(
+            &remote_home.join(".atomic/agent/sessions/--w--"),
+            id,
+            "/w",
+            "work over there",
+            minute,
+        );
+        an_hour_old(&original);
+        let copy = w
+            .mirror("devbox")
+            .join("--w--")
+            .join(original.file_name().unwrap());
+        std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+        std::fs::copy(&original, &copy).unwrap();
+        an_hour_old(&copy);
+        originals.push(original);
+        copies.push(copy);
+    }
+    let bin = w.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let calls = w.dir.path().join("calls");
+    script(
+        &bin.join("arbor"),
+        &format!(
+            "#!/bin/sh\necho \"$1\" >> '{}'\nexec '{}' \"$@\"\n",
+            calls.display(),
+            env!("CARGO_BIN_EXE_arbor")
+        ),
+    );
+    w.settings(&format!(
+        "[[remote]]\nname = \"devbox\"\ntransport = \"{}\"\npaths = [\"~/.atomic/agent/sessions\"]\n",
+        local_transport(&remote_home, &bin)
+    ));
+    (w, originals, copies, calls)
+}
+
+#[test]
+fn a_batch_of_a_remotes_sessions_goes_to_its_trash_in_one_call() {
+    let (w, originals, copies, calls) = remote_pair();
+    let out = common::run(w.arbor().args(["trash", "--json", "--"]).args(&copies));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for o in &originals {
+        assert!(
+            !o.exists(),
+            "{} is still on the remote: {said}",
+            o.display()
+        );
+    }
+    let lines = json_lines(&said);
+    assert!(
+        lines
+            .iter()
+            .all(|v| v["status"] == "moved" && v["host"] == "devbox"),
+        "{said}"
+    );
+    // One run of arbor there for the two.
+    let ran = std::fs::read_to_string(&calls).unwrap();
+    assert_eq!(ran.lines().collect::<Vec<_>>(), ["trash"], "{ran}");
+    // Restoring is the remote's to do: refused here, saying where and how.
+    let out = common::run(w.arbor().args(["restore", "--"]).arg(&copies[0]));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("in the trash on devbox") && err.contains("`arbor restore` on devbox"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_pickers_marked_remote_rows_go_to_its_trash_in_one_call() {
+    let (w, originals, _copies, calls) = remote_pair();
+    let mut cmd = pty::arbor();
+    cmd.args(["--all", "--no-index"]);
+    cmd.env("HOME", w.home());
+    cmd.env("ARBOR_CACHE_DIR", w.cache());
+    cmd.env("ARBOR_CONFIG", w.config());
+    cmd.cwd(w.dir.path());
+    let mut term = pty::Term::spawn(cmd, 24, 120);
+    term.wait_for("the two rows", |t| {
+        t.matches("work over there").count() >= 2 && t.contains("@devbox")
+    });
+    // Mark the listed (alt+a), delete them (ctrl+d), confirm.
+    term.send(b"\x1ba");
+    term.send(b"\x04");
+    term.wait_for("the question", |t| t.contains("marked sessions"));
+    term.send(b"\r");
+    term.wait_for("the rows gone", |t| !t.contains("work over there"));
+    for o in &originals {
+        assert!(!o.exists(), "{} is still on the remote", o.display());
+    }
+    let ran = std::fs::read_to_string(&calls).unwrap();
+    assert_eq!(ran.lines().collect::<Vec<_>>(), ["trash"], "{ran}");
+    // The undo is the remote's to do: said, with the command to run there.
+    term.send(b"\x1a");
+    term.wait_for("the undo refused", |t| {
+        let words = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        words.contains("in the trash on devbox") && words.contains("arbor restore")
+    });
+    term.send(b"\x03");
+    term.wait_exit("ctrl+c");
+}

@@ -31,7 +31,9 @@ use workers::{
     PREVIEWS_ASKED, TREE_HITS_ASKED, WANTED_SEARCH,
 };
 
-pub use effects::{export_branch, perform, perform_search, restore_from_trash};
+pub use effects::{
+    export_branch, perform, perform_search, remote_restore_text, restore_from_trash,
+};
 pub use terminal::restore_terminal;
 
 /// How the picker was started.
