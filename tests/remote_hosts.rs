@@ -816,3 +816,77 @@ fn the_pickers_marked_remote_rows_go_to_its_trash_in_one_call() {
     term.send(b"\x03");
     term.wait_exit("ctrl+c");
 }
+
+#[test]
+fn quitting_the_picker_stops_a_hung_sync() {
+    if !which("rsync") {
+        eprintln!("quit_hung: skipped: rsync is not installed");
+        return;
+    }
+    let w = World::new();
+    session(
+        &w.local_store().join("--w--"),
+        "0199-here",
+        "/w",
+        "the local one",
+        5,
+    );
+    // A transport that never answers; its timeout would be ten minutes.
+    let pidfile = w.dir.path().join("pid");
+    let hang = w.dir.path().join("hang.sh");
+    script(
+        &hang,
+        &format!(
+            "#!/bin/sh\necho $$ > '{0}.tmp' && mv '{0}.tmp' '{0}'\nexec sleep 3600\n",
+            pidfile.display()
+        ),
+    );
+    w.settings(&format!(
+        "[[remote]]\nname = \"hung\"\ntransport = \"{}\"\ntimeout = 600\n\
+         paths = [\"~/.atomic/agent/sessions\"]\n",
+        hang.display()
+    ));
+    let mut cmd = pty::arbor();
+    cmd.args(["--all", "--no-index"]);
+    cmd.env("HOME", w.home());
+    cmd.env("ARBOR_CACHE_DIR", w.cache());
+    cmd.env("ARBOR_CONFIG", w.config());
+    cmd.cwd(w.dir.path());
+    let mut term = pty::Term::spawn(cmd, 24, 120);
+    term.wait_for("the row and the sync", |t| {
+        t.contains("the local one") && t.contains("syncing hung")
+    });
+    let mut pid = String::new();
+    for _ in 0..400 {
+        pid = std::fs::read_to_string(&pidfile).unwrap_or_default();
+        if !pid.trim().is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let pid = pid.trim().to_string();
+    assert!(!pid.is_empty(), "the transport never started");
+    struct Reap(String);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &self.0])
+                .status();
+        }
+    }
+    let _reap = Reap(pid.clone());
+    term.send(b"\x1b");
+    term.wait_exit("esc");
+    // Killed with rsync's group before arbor exited: gone, or a zombie
+    // about to be reaped.
+    let mut gone = false;
+    for _ in 0..100 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.is_empty() || stat.contains(") Z ") {
+            gone = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(gone, "the hung transport {pid} outlived the picker");
+}

@@ -214,7 +214,7 @@ fn event_loop(
     let preview_tx = spawn_preview_worker(tx.clone());
     // However the loop ends (a choice, quit, a signal, an error), the
     // remotes' syncs still under way are stopped before arbor goes on.
-    let syncs = StopOnDrop(arbor_remote::SyncCancel::new());
+    let mut syncs = StopOnDrop::default();
     // Lives as long as the loop.
     let _tree_watcher = match &opts.open_tree {
         None => {
@@ -229,7 +229,7 @@ fn event_loop(
             };
             spawn_loader(tx.clone(), loader, drawn_rx);
             // Behind the first frame, never before it.
-            sources::spawn_syncs(&tx, &opts.remotes, &syncs.0);
+            syncs.threads = sources::spawn_syncs(&tx, &opts.remotes, &syncs.cancel);
             None
         }
         Some(file) => {
@@ -293,12 +293,27 @@ fn event_loop(
 }
 
 /// Cancels the syncs it holds when dropped: their rsync process groups are
-/// killed, so that a hung host's rsync does not outlive the picker.
-struct StopOnDrop(arbor_remote::SyncCancel);
+/// killed, so that a hung host's rsync does not outlive the picker. Then
+/// waits for their threads a little, for each to leave its mirror as a
+/// failed sync does (read-only, its state written) before arbor exits.
+#[derive(Default)]
+struct StopOnDrop {
+    cancel: arbor_remote::SyncCancel,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
 
 impl Drop for StopOnDrop {
     fn drop(&mut self) {
-        self.0.cancel();
+        self.cancel.cancel();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while !self
+            .threads
+            .iter()
+            .all(std::thread::JoinHandle::is_finished)
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 }
 

@@ -147,16 +147,17 @@ pub(super) fn spawn_syncs(
     tx: &Sender<AppEvent>,
     remotes: &crate::app::remotes::Remotes,
     cancel: &arbor_remote::SyncCancel,
-) {
+) -> Vec<std::thread::JoinHandle<()>> {
+    let mut threads = Vec::new();
     let Some(cache) = remotes.cache.clone() else {
-        return;
+        return threads;
     };
     let mut ssh = remotes.ssh.clone();
     ssh.batch = true;
     for remote in remotes.remotes.clone() {
         let (tx, cache, ssh) = (tx.clone(), cache.clone(), ssh.clone());
         let cancel = cancel.clone();
-        std::thread::spawn(move || {
+        threads.push(std::thread::spawn(move || {
             let host = remote.name.clone();
             let mirror = arbor_remote::mirror_dir(&cache, &host);
             let mut files = 0u64;
@@ -183,8 +184,9 @@ pub(super) fn spawn_syncs(
                 host,
                 result: result.map(|r| r.files).map_err(|e| e.to_string()),
             });
-        });
+        }));
     }
+    threads
 }
 
 /// What the loader loads, and how a cold index is built.
