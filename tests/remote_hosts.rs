@@ -702,3 +702,273 @@ fn a_remote_version_2_session_is_rewritten_there_when_the_picker_renames_it() {
     term.send(b"\x03");
     term.wait_exit("ctrl+c");
 }
+
+#[test]
+fn with_no_local_sessions_the_syncs_fill_the_picker() {
+    if !which("rsync") {
+        eprintln!("empty_local: skipped: rsync is not installed");
+        return;
+    }
+    let w = World::new();
+    let remote_home = w.dir.path().join("remote-home");
+    session(
+        &remote_home.join(".atomic/agent/sessions/--w--"),
+        "0199-there",
+        "/w",
+        "from the box",
+        3,
+    );
+    // No local session at all, no mirror yet. The transport waits for
+    // `go` before it lets rsync through (a shell on this machine whose home
+    // is the "remote" home).
+    let go = w.dir.path().join("go");
+    w.settings(&format!(
+        "[[remote]]\nname = \"box\"\n\
+         transport = \"sh -c 'while [ ! -e {} ]; do sleep 0.2; done; exec env -i HOME={} PATH=/usr/bin:/bin \\\"$@\\\"' box\"\n\
+         paths = [\"~/.atomic/agent/sessions\"]\n",
+        go.display(),
+        remote_home.display()
+    ));
+    let mut cmd = pty::arbor();
+    cmd.args(["--no-index"]);
+    cmd.env("HOME", w.home());
+    cmd.env("ARBOR_CACHE_DIR", w.cache());
+    cmd.env("ARBOR_CONFIG", w.config());
+    cmd.cwd(w.dir.path());
+    let mut term = pty::Term::spawn(cmd, 24, 120);
+    let screen = term.wait_for("the empty list saying the sync", |t| {
+        t.contains("No sessions here yet; syncing box")
+    });
+    assert!(!screen.contains("Demo store"), "{screen}");
+    std::fs::write(&go, "").unwrap();
+    term.wait_for("the remote's row", |t| t.contains("from the box"));
+    term.send(b"\x03");
+    term.wait_exit("ctrl+c");
+}
+
+#[test]
+fn a_remote_named_by_host_is_listed_beside_a_given_store() {
+    let (w, local, remote) = two_hosts();
+    let paths = |args: &[&str]| -> Vec<String> {
+        let store = w.local_store();
+        json_lines(&common::run_ok(
+            w.arbor()
+                .args(["list", "--all", "--json", "--store"])
+                .arg(&store)
+                .args(args),
+        ))
+        .iter()
+        .map(|v| v["path"].as_str().unwrap().to_string())
+        .collect()
+    };
+    let (l, r) = (local.display().to_string(), remote.display().to_string());
+    // The store given is what is listed; a remote asked for by name too.
+    assert_eq!(paths(&[]), [l.as_str()]);
+    assert_eq!(paths(&["--host", "devbox"]), [r.as_str()]);
+    assert_eq!(paths(&["--host", "local"]), [l.as_str()]);
+    assert_eq!(
+        paths(&["--host", "devbox", "--host", "local"]),
+        [r.as_str(), l.as_str()]
+    );
+}
+
+/// Sets a file's time an hour back (a file changed seconds ago is taken
+/// for one an agent is writing, and not moved).
+fn an_hour_old(p: &Path) {
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(p)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+}
+
+/// Two sessions on `devbox` (an hour old) and their mirror; the remote's
+/// arbor is this build, each of its runs noted in the returned file.
+fn remote_pair() -> (World, Vec<PathBuf>, Vec<PathBuf>, PathBuf) {
+    let w = World::new();
+    let remote_home = w.dir.path().join("remote-home");
+    let mut originals = Vec::new();
+    let mut copies = Vec::new();
+    for (id, minute) in [("0199-one", 3), ("0199-two", 4)] {
+        let original = session(
+            &remote_home.join(".atomic/agent/sessions/--w--"),
+            id,
+            "/w",
+            "work over there",
+            minute,
+        );
+        an_hour_old(&original);
+        let copy = w
+            .mirror("devbox")
+            .join("--w--")
+            .join(original.file_name().unwrap());
+        std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+        std::fs::copy(&original, &copy).unwrap();
+        an_hour_old(&copy);
+        originals.push(original);
+        copies.push(copy);
+    }
+    let bin = w.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let calls = w.dir.path().join("calls");
+    script(
+        &bin.join("arbor"),
+        &format!(
+            "#!/bin/sh\necho \"$1\" >> '{}'\nexec '{}' \"$@\"\n",
+            calls.display(),
+            env!("CARGO_BIN_EXE_arbor")
+        ),
+    );
+    w.settings(&format!(
+        "[[remote]]\nname = \"devbox\"\ntransport = \"{}\"\npaths = [\"~/.atomic/agent/sessions\"]\n",
+        local_transport(&remote_home, &bin)
+    ));
+    (w, originals, copies, calls)
+}
+
+#[test]
+fn a_batch_of_a_remotes_sessions_goes_to_its_trash_in_one_call() {
+    let (w, originals, copies, calls) = remote_pair();
+    let out = common::run(w.arbor().args(["trash", "--json", "--"]).args(&copies));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for o in &originals {
+        assert!(
+            !o.exists(),
+            "{} is still on the remote: {said}",
+            o.display()
+        );
+    }
+    let lines = json_lines(&said);
+    assert!(
+        lines
+            .iter()
+            .all(|v| v["status"] == "moved" && v["host"] == "devbox"),
+        "{said}"
+    );
+    // One run of arbor there for the two.
+    let ran = std::fs::read_to_string(&calls).unwrap();
+    assert_eq!(ran.lines().collect::<Vec<_>>(), ["trash"], "{ran}");
+    // Restoring is the remote's to do: refused here, saying where and how.
+    let out = common::run(w.arbor().args(["restore", "--"]).arg(&copies[0]));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("in the trash on devbox") && err.contains("`arbor restore` on devbox"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_pickers_marked_remote_rows_go_to_its_trash_in_one_call() {
+    let (w, originals, _copies, calls) = remote_pair();
+    let mut cmd = pty::arbor();
+    cmd.args(["--all", "--no-index"]);
+    cmd.env("HOME", w.home());
+    cmd.env("ARBOR_CACHE_DIR", w.cache());
+    cmd.env("ARBOR_CONFIG", w.config());
+    cmd.cwd(w.dir.path());
+    let mut term = pty::Term::spawn(cmd, 24, 120);
+    term.wait_for("the two rows", |t| {
+        t.matches("work over there").count() >= 2 && t.contains("@devbox")
+    });
+    // Mark the listed (alt+a), delete them (ctrl+d), confirm.
+    term.send(b"\x1ba");
+    term.send(b"\x04");
+    term.wait_for("the question", |t| t.contains("marked sessions"));
+    term.send(b"\r");
+    term.wait_for("the rows gone", |t| !t.contains("work over there"));
+    for o in &originals {
+        assert!(!o.exists(), "{} is still on the remote", o.display());
+    }
+    let ran = std::fs::read_to_string(&calls).unwrap();
+    assert_eq!(ran.lines().collect::<Vec<_>>(), ["trash"], "{ran}");
+    // The undo is the remote's to do: said, with the command to run there.
+    term.send(b"\x1a");
+    term.wait_for("the undo refused", |t| {
+        let words = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        words.contains("in the trash on devbox") && words.contains("arbor restore")
+    });
+    term.send(b"\x03");
+    term.wait_exit("ctrl+c");
+}
+
+#[test]
+fn quitting_the_picker_stops_a_hung_sync() {
+    if !which("rsync") {
+        eprintln!("quit_hung: skipped: rsync is not installed");
+        return;
+    }
+    let w = World::new();
+    session(
+        &w.local_store().join("--w--"),
+        "0199-here",
+        "/w",
+        "the local one",
+        5,
+    );
+    // A transport that never answers; its timeout would be ten minutes.
+    let pidfile = w.dir.path().join("pid");
+    let hang = w.dir.path().join("hang.sh");
+    script(
+        &hang,
+        &format!(
+            "#!/bin/sh\necho $$ > '{0}.tmp' && mv '{0}.tmp' '{0}'\nexec sleep 3600\n",
+            pidfile.display()
+        ),
+    );
+    w.settings(&format!(
+        "[[remote]]\nname = \"hung\"\ntransport = \"{}\"\ntimeout = 600\n\
+         paths = [\"~/.atomic/agent/sessions\"]\n",
+        hang.display()
+    ));
+    let mut cmd = pty::arbor();
+    cmd.args(["--all", "--no-index"]);
+    cmd.env("HOME", w.home());
+    cmd.env("ARBOR_CACHE_DIR", w.cache());
+    cmd.env("ARBOR_CONFIG", w.config());
+    cmd.cwd(w.dir.path());
+    let mut term = pty::Term::spawn(cmd, 24, 120);
+    term.wait_for("the row and the sync", |t| {
+        t.contains("the local one") && t.contains("syncing hung")
+    });
+    let mut pid = String::new();
+    for _ in 0..400 {
+        pid = std::fs::read_to_string(&pidfile).unwrap_or_default();
+        if !pid.trim().is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let pid = pid.trim().to_string();
+    assert!(!pid.is_empty(), "the transport never started");
+    struct Reap(String);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &self.0])
+                .status();
+        }
+    }
+    let _reap = Reap(pid.clone());
+    term.send(b"\x1b");
+    term.wait_exit("esc");
+    // Killed with rsync's group before arbor exited: gone, or a zombie
+    // about to be reaped.
+    let mut gone = false;
+    for _ in 0..100 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.is_empty() || stat.contains(") Z ") {
+            gone = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(gone, "the hung transport {pid} outlived the picker");
+}

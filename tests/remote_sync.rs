@@ -479,3 +479,80 @@ fn a_transport_command_syncs_the_usual_folders_from_its_home() {
     assert!(std::fs::symlink_metadata(atomic.local.join("--p--/link.jsonl")).is_err());
     assert!(std::fs::symlink_metadata(atomic.local.join("--agent--")).is_err());
 }
+
+#[test]
+fn a_cancelled_sync_kills_its_hung_transport_at_once() {
+    if crate::common::sshd::find_program("rsync").is_none() {
+        eprintln!("transport_cancel: skipped: rsync is not installed");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let pidfile = d.path().join("pid");
+    let script = d.path().join("hang.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho $$ > '{}.tmp' && mv '{0}.tmp' '{0}'\nexec sleep 3600\n",
+            pidfile.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The watchdog would wait an hour: only the cancel can end this run.
+    let r = Remote {
+        name: "box".into(),
+        transport: Some(script.to_string_lossy().into_owned()),
+        timeout_secs: Some(3600),
+        ..Remote::default()
+    };
+    let ssh = SshCommand {
+        batch: true,
+        ..SshCommand::default()
+    };
+    let cancel = arbor_remote::SyncCancel::new();
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let cache = d.path().to_path_buf();
+    let handle = cancel.clone();
+    std::thread::spawn(move || {
+        let result = arbor_remote::sync_cancellable(&r, &cache, &ssh, &handle, &mut |_| {});
+        let _ = done_tx.send(result);
+    });
+    let mut pid = String::new();
+    for _ in 0..400 {
+        pid = std::fs::read_to_string(&pidfile).unwrap_or_default();
+        if !pid.trim().is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let pid = pid.trim().to_string();
+    assert!(!pid.is_empty(), "the transport never started");
+    struct Reap(String);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &self.0])
+                .status();
+        }
+    }
+    let _reap = Reap(pid.clone());
+    cancel.cancel();
+    // A generous bound, not a timing figure: without the cancel the run
+    // lasts an hour.
+    let result = done_rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the cancelled sync did not end");
+    let err = result.unwrap_err();
+    assert!(matches!(err, RemoteError::Cancelled { .. }), "{err}");
+    // Killed with rsync's group: gone (or a zombie) once the kill lands.
+    let mut gone = false;
+    for _ in 0..100 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.is_empty() || stat.contains(") Z ") {
+            gone = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(gone, "the transport process {pid} is still running");
+}

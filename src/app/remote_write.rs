@@ -6,7 +6,7 @@
 //! the transport) and remembered in the mirror's state; without it the
 //! write is refused with a sentence naming the host.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _, Result};
 
@@ -132,11 +132,36 @@ pub fn run(
             local.display()
         );
     };
+    let out = run_there(
+        remotes,
+        remote,
+        write.verb(),
+        write.args(path_from_home(&remote_path), migrate),
+        false,
+    )?;
+    Ok(String::from_utf8_lossy(&out).trim_end().to_string())
+}
+
+/// Runs `arbor ARGS` on `remote` (in its home), then syncs the mirror;
+/// returns what it printed. `verb` names the write in a refusal. With
+/// `per_session`, a failure that printed something (a line for each
+/// session, some not moved) is returned as it is, for the caller to read.
+fn run_there(
+    remotes: &Remotes,
+    remote: &Remote,
+    verb: &str,
+    args: Vec<String>,
+    per_session: bool,
+) -> Result<Vec<u8>> {
+    let host = &remote.name;
+    let cache = remotes
+        .cache
+        .as_deref()
+        .context("arbor has no cache folder")?;
     let Some(program) = arbor_on(remotes, remote)? else {
         bail!(
-            "arbor is not installed on {host}, so it cannot {} a session there; \
-             arbor never changes its copy of {host}'s sessions",
-            write.verb()
+            "arbor is not installed on {host}, so it cannot {verb} a session there; \
+             arbor never changes its copy of {host}'s sessions"
         );
     };
     // In the remote's home, where `~/…` paths start.
@@ -147,7 +172,7 @@ pub fn run(
         "arbor-write".to_string(),
         program,
     ];
-    argv.extend(write.args(path_from_home(&remote_path), migrate));
+    argv.extend(args);
     let mut ssh = remotes.ssh.clone();
     ssh.batch = true;
     let out = arbor_remote::remote_command(remote, &ssh, &argv, false)
@@ -155,7 +180,7 @@ pub fn run(
         .output()
         .with_context(|| format!("cannot run arbor on {host}"))?;
     let said = |b: &[u8]| crate::term::sanitize_line(String::from_utf8_lossy(b).trim());
-    if !out.status.success() {
+    if !out.status.success() && (!per_session || out.stdout.is_empty()) {
         let why = said(&out.stderr);
         let why = why.strip_prefix("arbor: ").unwrap_or(&why);
         bail!("on {host}: {why}");
@@ -164,7 +189,81 @@ pub fn run(
     if let Err(e) = arbor_remote::sync(remote, cache, &ssh, &mut |_| {}) {
         eprintln!("arbor: the change was made on {host}, but the copy here is not updated: {e}");
     }
-    Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+    Ok(out.stdout)
+}
+
+/// What a batch of a remote's sessions came to: those moved to the trash
+/// there, and those not (with why), by their paths here.
+#[derive(Debug, Default)]
+pub struct RemoteBatch {
+    pub moved: Vec<PathBuf>,
+    pub failed: Vec<(PathBuf, String)>,
+}
+
+/// Moves the mirrored sessions `locals` (all of `remote`) to the trash on
+/// the remote, in one call of its arbor (`arbor trash --json`, whose line
+/// for each session says whether it moved), then one sync.
+pub fn trash_all(remotes: &Remotes, remote: &Remote, locals: &[PathBuf]) -> RemoteBatch {
+    let mut batch = RemoteBatch::default();
+    let Some(cache) = remotes.cache.as_deref() else {
+        let why = "arbor has no cache folder".to_string();
+        batch.failed = locals.iter().map(|p| (p.clone(), why.clone())).collect();
+        return batch;
+    };
+    // The remote's path of each, as its arbor will name it back.
+    let mut there: Vec<(String, PathBuf)> = Vec::new();
+    for local in locals {
+        match arbor_remote::remote_path(cache, remote, local) {
+            Some(r) => there.push((r, local.clone())),
+            None => batch.failed.push((
+                local.clone(),
+                format!("it is not in the copy of {}'s sessions", remote.name),
+            )),
+        }
+    }
+    if there.is_empty() {
+        return batch;
+    }
+    let mut args = vec!["trash".to_string(), "--json".to_string(), "--".to_string()];
+    args.extend(there.iter().map(|(r, _)| path_from_home(r).to_string()));
+    let said = match run_there(remotes, remote, "trash", args, true) {
+        Ok(out) => String::from_utf8_lossy(&out).into_owned(),
+        Err(e) => {
+            let why = format!("{e:#}");
+            batch
+                .failed
+                .extend(there.into_iter().map(|(_, l)| (l, why.clone())));
+            return batch;
+        }
+    };
+    let lines: Vec<serde_json::Value> = said
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    for (remote_path, local) in there {
+        let wanted = path_from_home(&remote_path);
+        // The remote's arbor prints absolute paths: matched by their end.
+        let line = lines.iter().find(|v| {
+            v["path"]
+                .as_str()
+                .is_some_and(|p| p == wanted || p.ends_with(&format!("/{wanted}")))
+        });
+        match line {
+            Some(v) if v["status"] == "moved" => batch.moved.push(local),
+            Some(v) => {
+                let why = v["error"].as_str().unwrap_or("not moved");
+                let why = crate::term::sanitize_line(why);
+                batch
+                    .failed
+                    .push((local, format!("on {}: {why}", remote.name)));
+            }
+            None => batch.failed.push((
+                local,
+                format!("on {}: arbor there did not say it moved", remote.name),
+            )),
+        }
+    }
+    batch
 }
 
 #[cfg(test)]

@@ -178,6 +178,39 @@ fn measure(cands: &mut [Candidate], now_ms: i64) {
     }
 }
 
+/// A remote's sessions go to the trash there, by its arbor: one call for
+/// each remote. Returns the paths that are remotes' (moved or not).
+fn trash_on_remotes(
+    cands: &mut [Candidate],
+    remotes: &crate::app::remotes::Remotes,
+    dry_run: bool,
+) -> std::collections::HashSet<PathBuf> {
+    let mut on_remotes = std::collections::HashSet::new();
+    for remote in &remotes.remotes {
+        let ps: Vec<PathBuf> = cands
+            .iter()
+            .filter(|c| c.refused.is_none())
+            .filter(|c| {
+                remotes
+                    .owning(&c.path)
+                    .is_some_and(|r| r.name == remote.name)
+            })
+            .map(|c| c.path.clone())
+            .collect();
+        on_remotes.extend(ps.iter().cloned());
+        if dry_run || ps.is_empty() {
+            continue;
+        }
+        let done = crate::app::remote_write::trash_all(remotes, remote, &ps);
+        for (p, why) in done.failed {
+            if let Some(c) = cands.iter_mut().find(|c| c.path == p) {
+                c.refused = Some(why);
+            }
+        }
+    }
+    on_remotes
+}
+
 pub fn trash(
     config: &StoreConfig,
     remotes: &crate::app::remotes::Remotes,
@@ -188,20 +221,7 @@ pub fn trash(
     let now_ms = chrono::Utc::now().timestamp_millis();
     let mut cands = candidates(config, g, a, now_ms)?;
     measure(&mut cands, now_ms);
-    // A remote's sessions go to the trash there, by its arbor.
-    let mut on_remotes = std::collections::HashSet::new();
-    for c in cands.iter_mut().filter(|c| c.refused.is_none()) {
-        let Some(remote) = remotes.owning(&c.path) else {
-            continue;
-        };
-        on_remotes.insert(c.path.clone());
-        if !a.dry_run {
-            let trash = crate::app::remote_write::RemoteWrite::Trash;
-            if let Err(e) = crate::app::remote_write::run(remotes, remote, &c.path, &trash, false) {
-                c.refused = Some(e.to_string());
-            }
-        }
-    }
+    let on_remotes = trash_on_remotes(&mut cands, remotes, a.dry_run);
     let movable: Vec<PathBuf> = cands
         .iter()
         .filter(|c| c.refused.is_none() && !on_remotes.contains(&c.path))
@@ -389,6 +409,16 @@ fn to_restore(config: &StoreConfig, a: &RestoreArgs) -> Result<Vec<PathBuf>> {
 
 pub fn restore(config: &StoreConfig, a: &RestoreArgs, out: &mut impl Write) -> Result<()> {
     let paths = to_restore(config, a)?;
+    // A remote's session went to the trash on its own machine.
+    for p in &paths {
+        if let Some(host) = arbor_util::hosts::host_of(&absolute(p)) {
+            bail!(
+                "{}: {}",
+                shown(p),
+                crate::ui::runtime::remote_restore_text(&host)
+            );
+        }
+    }
     let result = bulk::restore_all(&paths)
         .map_err(|e| anyhow::anyhow!("cannot list the trash: {}", restore_error_text(&e)))?;
     let failed: Vec<(PathBuf, String)> = result

@@ -31,7 +31,9 @@ use workers::{
     PREVIEWS_ASKED, TREE_HITS_ASKED, WANTED_SEARCH,
 };
 
-pub use effects::{export_branch, perform, perform_search, restore_from_trash};
+pub use effects::{
+    export_branch, perform, perform_search, remote_restore_text, restore_from_trash,
+};
 pub use terminal::restore_terminal;
 
 /// How the picker was started.
@@ -210,6 +212,9 @@ fn event_loop(
         key_watch::watch_keys(tx.clone(), (*super::keybindings::in_force()).clone());
     let search_tx = spawn_search_worker(tx.clone());
     let preview_tx = spawn_preview_worker(tx.clone());
+    // However the loop ends (a choice, quit, a signal, an error), the
+    // remotes' syncs still under way are stopped before arbor goes on.
+    let mut syncs = StopOnDrop::default();
     // Lives as long as the loop.
     let _tree_watcher = match &opts.open_tree {
         None => {
@@ -224,7 +229,7 @@ fn event_loop(
             };
             spawn_loader(tx.clone(), loader, drawn_rx);
             // Behind the first frame, never before it.
-            sources::spawn_syncs(&tx, &opts.remotes);
+            syncs.threads = sources::spawn_syncs(&tx, &opts.remotes, &syncs.cancel);
             None
         }
         Some(file) => {
@@ -283,6 +288,31 @@ fn event_loop(
                     arbor_util::log::line("first frame with rows drawn");
                 }
             }
+        }
+    }
+}
+
+/// Cancels the syncs it holds when dropped: their rsync process groups are
+/// killed, so that a hung host's rsync does not outlive the picker. Then
+/// waits for their threads a little, for each to leave its mirror as a
+/// failed sync does (read-only, its state written) before arbor exits.
+#[derive(Default)]
+struct StopOnDrop {
+    cancel: arbor_remote::SyncCancel,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while !self
+            .threads
+            .iter()
+            .all(std::thread::JoinHandle::is_finished)
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
     }
 }

@@ -21,6 +21,8 @@ pub enum RemoteError {
     TimedOut { host: String, secs: u64 },
     #[error("{host}: ssh could not verify the host's key (unknown, or changed); run `ssh {host}` in a terminal to see why and answer ssh's question (arbor never bypasses it)")]
     HostKeyUnknown { host: String },
+    #[error("{host}: the sync was stopped (arbor was leaving); the last mirror is kept")]
+    Cancelled { host: String },
     #[error("{host} refused the login: {why} (arbor uses your ssh keys and agent; it stores no password)")]
     LoginRefused { host: String, why: String },
     #[error("{host}: rsync is not installed there (arbor copies the session folders with it)")]

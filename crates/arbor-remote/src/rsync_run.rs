@@ -8,6 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use crate::cancel::SyncCancel;
 use crate::SyncProgress;
 
 /// Marks the lines `--out-format` prints (one per file copied).
@@ -34,6 +35,7 @@ pub(crate) fn run(
     mut cmd: Command,
     timeout: Duration,
     own_group: bool,
+    cancel: &SyncCancel,
     progress: &mut dyn FnMut(SyncProgress),
 ) -> std::io::Result<RunOutcome> {
     cmd.stdin(Stdio::null())
@@ -48,6 +50,7 @@ pub(crate) fn run(
         cmd.process_group(0);
     }
     let mut child = cmd.spawn()?;
+    cancel.started(child.id(), own_group);
     let (tx, rx) = mpsc::channel::<Vec<u8>>();
     let mut out = child
         .stdout
@@ -89,6 +92,7 @@ pub(crate) fn run(
             }
         }
     }
+    cancel.finished(child.id());
     let status = child.wait()?;
     // A process rsync started that outlived it (a transport not killed
     // with it) may hold the pipes open: after a timeout the readers are
@@ -107,14 +111,8 @@ pub(crate) fn run(
 }
 
 fn kill(child: &mut Child, own_group: bool) {
-    #[cfg(unix)]
     if own_group {
-        if let Ok(pid) = i32::try_from(child.id()) {
-            // SAFETY: a plain kill(2) of the group this run created.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
+        crate::cancel::kill(child.id(), true);
     }
     let _ = child.kill();
 }

@@ -22,6 +22,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::cancel::SyncCancel;
 use crate::mirror::{mirror_dir, HOME_DIR, ROOT_DIR};
 use crate::mirror_files::{create_private, set_readonly, Lock};
 use crate::remote::folder_parts;
@@ -64,13 +65,24 @@ pub fn sync(
     ssh: &SshCommand,
     progress: &mut dyn FnMut(SyncProgress),
 ) -> Result<SyncReport, RemoteError> {
+    sync_cancellable(remote, cache, ssh, &SyncCancel::new(), progress)
+}
+
+/// [`sync`], stopped (its rsync's process group killed) when `cancel` is.
+pub fn sync_cancellable(
+    remote: &Remote,
+    cache: &Path,
+    ssh: &SshCommand,
+    cancel: &SyncCancel,
+    progress: &mut dyn FnMut(SyncProgress),
+) -> Result<SyncReport, RemoteError> {
     remote.validate()?;
     let dir = mirror_dir(cache, &remote.name);
     create_private(&dir)?;
     let _lock = Lock::take(&dir.join(".lock"))?;
     let mut state = read_state(cache, &remote.name);
     state.last_attempt_ms = Some(now_ms());
-    let result = copy(remote, &dir, ssh, progress);
+    let result = copy(remote, &dir, ssh, cancel, progress);
     match &result {
         Ok(_) => {
             state.last_ok_ms = state.last_attempt_ms;
@@ -88,11 +100,12 @@ fn copy(
     remote: &Remote,
     dir: &Path,
     ssh: &SshCommand,
+    cancel: &SyncCancel,
     progress: &mut dyn FnMut(SyncProgress),
 ) -> Result<SyncReport, RemoteError> {
     let started = Instant::now();
     let rsh = rsh::write(dir, remote, ssh)?;
-    let result = copy_groups(remote, dir, ssh, &rsh, progress);
+    let result = copy_groups(remote, dir, (ssh, cancel), &rsh, progress);
     rsh.close();
     let mut report = result?;
     report.elapsed = started.elapsed();
@@ -103,7 +116,7 @@ fn copy(
 fn copy_groups(
     remote: &Remote,
     dir: &Path,
-    ssh: &SshCommand,
+    (ssh, cancel): (&SshCommand, &SyncCancel),
     rsh: &rsh::Rsh,
     progress: &mut dyn FnMut(SyncProgress),
 ) -> Result<SyncReport, RemoteError> {
@@ -132,8 +145,13 @@ fn copy_groups(
             pass += 1;
             progress(SyncProgress::Pass { pass, of });
             let timeout = Duration::from_secs(remote.timeout());
-            let outcome = rsync_run::run(cmd, timeout, ssh.batch, progress)
+            let outcome = rsync_run::run(cmd, timeout, ssh.batch, cancel, progress)
                 .map_err(|e| spawn_error(&dest, e))?;
+            if cancel.is_cancelled() {
+                return Err(RemoteError::Cancelled {
+                    host: remote.name.clone(),
+                });
+            }
             crate::failure::check(remote, &outcome)?;
             add(&mut report, &outcome);
             Ok(outcome)

@@ -36,14 +36,16 @@ use arbor_session::{Session, SessionTree};
 use arbor_store::paths::{absolute_cwd, ProcessEnv};
 use arbor_store::{resolve_session, StoreConfig};
 
-/// The store's roots the command line names, and (unless it names a store
-/// of its own) the mirrors of the configured `remotes`.
+/// The store's roots the command line names, and the mirrors of the
+/// configured `remotes` — unless it names a store of its own, when only a
+/// remote `--host` names brings them in (asked for by name, it is listed).
 pub fn store_config(g: &GlobalOpts, remotes: &crate::app::remotes::Remotes) -> StoreConfig {
     let mut c = StoreConfig::resolve(g.store.as_deref(), g.session_dir.as_deref(), &ProcessEnv);
-    if g.store.is_none() && g.session_dir.is_none() {
-        remotes.add_mirrors(&mut c);
-    }
     let given = g.store.is_some() || g.session_dir.is_some();
+    let remote_named = g
+        .hosts
+        .iter()
+        .any(|h| !arbor_util::hosts::same_host(h, None));
     if let ([agent], true) = (g.agents.as_slice(), given) {
         // `--store DIR --agent claude`: DIR is a Claude Code store.
         for r in &mut c.roots {
@@ -52,6 +54,10 @@ pub fn store_config(g: &GlobalOpts, remotes: &crate::app::remotes::Remotes) -> S
                 r.kind = arbor_store::StoreKind::Dated;
             }
         }
+    }
+    // After the agent of a given store is set: a mirror's roots keep theirs.
+    if !given || remote_named {
+        remotes.add_mirrors(&mut c);
     }
     c.narrow(&g.agents);
     c.narrow_hosts(&g.hosts);

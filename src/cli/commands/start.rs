@@ -1,4 +1,5 @@
-//! The picker's start (the demo store when there are no sessions), `arbor
+//! The picker's start (the demo store when there are no sessions and no
+//! remotes), `arbor
 //! tree`, `arbor --last`, and what the person chose in them.
 
 use anyhow::{bail, Context as _, Result};
@@ -40,7 +41,8 @@ pub(super) fn tree(config: &StoreConfig, cli: &Cli, a: &TreeArgs) -> Result<()> 
     )
 }
 
-/// Opens the picker; on a machine with no sessions, on the bundled demo store.
+/// Opens the picker; on a machine with no sessions and no remotes, on the
+/// bundled demo store.
 pub(super) fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
     let settings = super::config::load_for_screen(cli);
     if cli.last {
@@ -49,7 +51,14 @@ pub(super) fn picker(mut config: StoreConfig, cli: &Cli) -> Result<()> {
     // A problem with the settings stays on screen (stderr is covered).
     let mut note = (!settings.warnings.is_empty()).then(|| settings.warnings.join(" · "));
     let mut start_in_all = settings.scope.value == crate::ui::picker::Scope::All;
-    if !arbor_store::scan::has_session_files(&config) {
+    // With remotes configured the picker opens on the (maybe empty) store
+    // and their mirrors, which the background syncs fill: the demo is
+    // for a machine with nothing to list at all.
+    let mirrors = config.roots.iter().any(|r| r.host.is_some());
+    let empty = !arbor_store::scan::has_session_files(&config);
+    if empty && mirrors {
+        start_in_all = true;
+    } else if empty {
         let dest = crate::demo::demo_dir();
         crate::demo::unpack_demo_store(&dest)
             .with_context(|| format!("cannot unpack the demo store to {}", dest.display()))?;

@@ -143,15 +143,21 @@ pub(super) fn spawn_loader(tx: Sender<AppEvent>, loader: Loader, drawn: Receiver
 /// as any file changed on disk. ssh is never let ask anything (the screen
 /// is the terminal's): an unknown host key or a password prompt fails
 /// the sync, said on the status line.
-pub(super) fn spawn_syncs(tx: &Sender<AppEvent>, remotes: &crate::app::remotes::Remotes) {
+pub(super) fn spawn_syncs(
+    tx: &Sender<AppEvent>,
+    remotes: &crate::app::remotes::Remotes,
+    cancel: &arbor_remote::SyncCancel,
+) -> Vec<std::thread::JoinHandle<()>> {
+    let mut threads = Vec::new();
     let Some(cache) = remotes.cache.clone() else {
-        return;
+        return threads;
     };
     let mut ssh = remotes.ssh.clone();
     ssh.batch = true;
     for remote in remotes.remotes.clone() {
         let (tx, cache, ssh) = (tx.clone(), cache.clone(), ssh.clone());
-        std::thread::spawn(move || {
+        let cancel = cancel.clone();
+        threads.push(std::thread::spawn(move || {
             let host = remote.name.clone();
             let mirror = arbor_remote::mirror_dir(&cache, &host);
             let mut files = 0u64;
@@ -160,7 +166,7 @@ pub(super) fn spawn_syncs(tx: &Sender<AppEvent>, remotes: &crate::app::remotes::
                 host: host.clone(),
                 files,
             });
-            let result = arbor_remote::sync(&remote, &cache, &ssh, &mut |p| {
+            let result = arbor_remote::sync_cancellable(&remote, &cache, &ssh, &cancel, &mut |p| {
                 if let arbor_remote::SyncProgress::File { path } = p {
                     files += 1;
                     changed.extend(crate::app::remotes::mirrored_file(&mirror, &path));
@@ -178,8 +184,9 @@ pub(super) fn spawn_syncs(tx: &Sender<AppEvent>, remotes: &crate::app::remotes::
                 host,
                 result: result.map(|r| r.files).map_err(|e| e.to_string()),
             });
-        });
+        }));
     }
+    threads
 }
 
 /// What the loader loads, and how a cold index is built.

@@ -90,6 +90,9 @@ fn render_empty(f: &mut Frame, p: &PickerState, theme: &Theme, area: Rect) {
         "No sessions found (search incomplete)".to_string()
     } else if p.progress.loading.is_some() && p.search.parsed.error().is_none() {
         "Loading sessions…".to_string()
+    } else if let Some(syncing) = p.remotes.progress().filter(|_| p.list.rows.is_empty()) {
+        // Nothing here yet: the remotes' syncs will fill the list.
+        format!("No sessions here yet; {syncing} (their sessions appear as they arrive)")
     } else {
         empty_text(p)
     };

@@ -11,7 +11,7 @@ use super::workers::{search_done, tree_hits};
 use crate::app::searcher::Searcher;
 use crate::ui::app::{AppEvent, Effect};
 
-pub use files::restore_from_trash;
+pub use files::{remote_restore_text, restore_from_trash};
 pub use writes::export_branch;
 
 /// [`Effect::Search`] with `searcher` (its index, its memory of earlier
