@@ -187,7 +187,13 @@ fn run_there(
     }
     // The change comes back the way every change does: by the mirror.
     if let Err(e) = arbor_remote::sync(remote, cache, &ssh, &mut |_| {}) {
-        eprintln!("arbor: the change was made on {host}, but the copy here is not updated: {e}");
+        let said = format!("the change was made on {host}, but the copy here is not updated: {e}");
+        // Never onto the picker's screen: its next sync brings the change.
+        if arbor_util::log::screen_up() {
+            arbor_util::log::line(said);
+        } else {
+            eprintln!("arbor: {said}");
+        }
     }
     Ok(out.stdout)
 }

@@ -38,6 +38,11 @@ pub fn on_screen(up: bool) {
     ON_SCREEN.store(up, Ordering::Relaxed);
 }
 
+/// Whether the picker's screen is up (stderr must not be written).
+pub fn screen_up() -> bool {
+    ON_SCREEN.load(Ordering::Relaxed)
+}
+
 /// Whether a line would go anywhere (to skip building one that would not).
 pub fn enabled() -> bool {
     LOG.get().is_some() || tracing()
