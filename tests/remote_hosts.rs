@@ -532,6 +532,26 @@ fn picker_rows_of_remotes_carry_their_tag_and_age() {
     assert!(screen.contains("@laptop 3h"), "{screen}");
     assert!(screen.contains("as of 3h ago"), "{screen}");
     insta::assert_snapshot!("remote_rows", screen);
+    // Wide, with the preview: a remote's row says whose it is and how old
+    // the copy here is.
+    for c in "host:laptop".chars() {
+        common::drive(
+            &mut app,
+            AppEvent::Key(crossterm::event::KeyEvent::new(
+                crossterm::event::KeyCode::Char(c),
+                crossterm::event::KeyModifiers::NONE,
+            )),
+        );
+    }
+    app.width = 170;
+    let mut t = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
+    t.draw(|f| arbor::ui::picker::render(f, &app, &Theme::plain()))
+        .unwrap();
+    let screen = common::buffer_text(t.backend().buffer());
+    assert!(
+        screen.contains("host     @laptop · a copy, synced 3h ago"),
+        "{screen}"
+    );
 }
 
 #[test]

@@ -100,6 +100,9 @@ fn fact_lines(p: &PickerState, r: &Row, theme: &Theme, w: usize) -> Vec<Line<'st
             Span::styled(info.agent.display_name(), theme.agent(info.agent)),
         ]));
     }
+    if let Some(host) = host_line(p, r, theme, value_w) {
+        lines.push(Line::from(vec![label("host"), host]));
+    }
     // Both dates the same way: when, and how long ago.
     let when = |ms: i64| format!("{} ({})", fmt_time(ms), age(p.now_ms, ms));
     let created = match arbor_session::entry::parse_iso_ms(&info.created) {
@@ -236,6 +239,21 @@ fn last_message_lines(p: &PickerState, r: &Row, theme: &Theme, w: usize) -> Vec<
         lines.extend(wrap_styled(&[vec![(note.clone(), theme.warning())]], w));
     }
     lines
+}
+
+/// A remote's session: its host's tag (dimmed while the copy here is not
+/// known to be current) and how old that copy is.
+fn host_line(p: &PickerState, r: &Row, theme: &Theme, w: usize) -> Option<Span<'static>> {
+    let name = r.host()?;
+    let (tag, stale) = p.remotes.tag(name, p.now_ms);
+    let copy = match p.remotes.get(name).and_then(|h| h.last_ok_ms) {
+        Some(ms) => match age(p.now_ms, ms) {
+            a if a == "now" => format!("@{name} · a copy, synced just now"),
+            a => format!("@{name} · a copy, synced {a} ago"),
+        },
+        None => format!("{tag} · a copy, not synced yet"),
+    };
+    Some(Span::styled(truncate(&copy, w), theme.host(stale)))
 }
 
 fn fmt_time(ms: i64) -> String {
