@@ -161,17 +161,6 @@ impl StoreConfig {
             .map_or(Agent::Atomic, |r| r.agent)
     }
 
-    /// The host of a session file given by path: that of the innermost
-    /// root holding it (`None`: this machine's).
-    pub fn host_of(&self, path: &Path) -> Option<&str> {
-        let path = absolute(path);
-        self.roots
-            .iter()
-            .filter(|r| path.starts_with(&r.path))
-            .max_by_key(|r| r.path.components().count())
-            .and_then(|r| r.host.as_deref())
-    }
-
     /// Adds a remote's mirror folder as a root of `host`'s sessions, and
     /// names it so for [`crate::hosts::host_of`].
     pub fn add_mirror(&mut self, path: &Path, kind: StoreKind, agent: Agent, host: &str) {
